@@ -1,0 +1,75 @@
+// Error classes shared by every layer. Each has a stable `code` (for logs, tests
+// and scripts) and an `exitCode` the CLI uses: 2 for bad usage or a bad pipeline
+// file, 1 for a run that failed (API, sink or data error). Messages say what
+// failed, where, and what to do; they never contain credentials.
+
+export interface ErrorOptions {
+  cause?: unknown;
+}
+
+export class CatalogStreamsError extends Error {
+  readonly code: string;
+  readonly exitCode: 1 | 2;
+
+  constructor(code: string, message: string, options: ErrorOptions & { exitCode?: 1 | 2 } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = options.exitCode ?? 1;
+  }
+}
+
+/** Bad command-line usage (exit 2). */
+export class UsageError extends CatalogStreamsError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super('usage', message, { ...options, exitCode: 2 });
+  }
+}
+
+/** Options of a stage or a pipeline file that do not fit their schema (exit 2). */
+export class ConfigError extends CatalogStreamsError {
+  /** Where: a file (with line/column when known) and a path such as `transforms[1].locales[0]`. */
+  readonly location: { file?: string; line?: number; column?: number; path?: string };
+
+  constructor(
+    message: string,
+    location: { file?: string; line?: number; column?: number; path?: string } = {},
+    options: ErrorOptions & { code?: string } = {},
+  ) {
+    super(options.code ?? 'config.invalid', message, { ...options, exitCode: 2 });
+    this.location = location;
+  }
+}
+
+/** A request that breaks the API spec, caught before it is sent (exit 2: the request is ours). */
+export class RequestValidationError extends CatalogStreamsError {
+  readonly endpoint: string;
+  readonly path: string;
+
+  constructor(endpoint: string, path: string, message: string) {
+    super('request.invalid', `${endpoint}: ${path ? `${path}: ` : ''}${message}`, { exitCode: 2 });
+    this.endpoint = endpoint;
+    this.path = path;
+  }
+}
+
+/** A record that does not fit its schema, or too many of them (exit 1). */
+export class DataError extends CatalogStreamsError {
+  constructor(message: string, options: ErrorOptions & { code?: string } = {}) {
+    super(options.code ?? 'data.invalid', message, options);
+  }
+}
+
+/** A sink could not write or commit its output (exit 1). */
+export class SinkError extends CatalogStreamsError {
+  constructor(message: string, options: ErrorOptions & { code?: string } = {}) {
+    super(options.code ?? 'sink.failed', message, options);
+  }
+}
+
+/** The run was stopped by a signal or an AbortSignal. */
+export class AbortedError extends CatalogStreamsError {
+  constructor(message = 'the run was aborted', options: ErrorOptions = {}) {
+    super('aborted', message, options);
+  }
+}

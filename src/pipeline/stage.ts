@@ -1,0 +1,72 @@
+// The stage contract: every source, transform and sink is a factory registered
+// under a type name with a zod schema for its options. The pipeline-file loader
+// and the code API both go through these definitions, so a stage that exists in
+// code exists in YAML with the same option names.
+import type { Readable, Transform, Writable } from 'node:stream';
+import type { z } from 'zod';
+import type { RunEvents, OutputRecord } from '../events.js';
+
+export type StageKind = 'source' | 'transform' | 'sink';
+
+/** A sink: a Writable that commits its outputs in `_final` and lists them. */
+export interface SinkStream extends Writable {
+  /** Every file/object committed under its final name, with rows and bytes. */
+  readonly outputs: readonly OutputRecord[];
+}
+
+/** What a sink writes into a manifest, asked for at commit time. */
+export interface RunDescription {
+  runId: string;
+  name: string;
+  startedAt: Date;
+  /** The filter the source actually sent (including an incremental `updatedSince`). */
+  sourceFilter?: unknown;
+  sourceType?: string;
+  /** Incremental cursor: the one this run started from and the one it will store. */
+  cursor?: { previous?: number; next?: number };
+}
+
+export interface StageContext {
+  run: { id: string; name: string; startedAt: Date };
+  /** Relative paths in options resolve against this (the pipeline file's folder, or cwd). */
+  baseDir: string;
+  signal: AbortSignal;
+  events: RunEvents;
+  /**
+   * What the pipeline's source produces, so downstream stages can pick the
+   * resource schema (validate, flatten-locales, parquet inference).
+   */
+  source?: { type: string; resource?: string; endpoint?: string };
+  /** Builds a registered sink from a spec such as `{type: 'jsonl', path: 'out/rejected.jsonl'}`. */
+  createSink(spec: { type: string; [option: string]: unknown }): SinkStream;
+  /** Run facts for manifests; call it when committing, not when created. */
+  describeRun(): RunDescription;
+  /** Runtime services a stage may need; sources find the shared CatalogClient here. */
+  services: Record<string, unknown>;
+}
+
+export interface StageDefinition<Options = any, Out = Readable | Transform | Writable> {
+  kind: StageKind;
+  /** Type name used in pipeline files: `products.query`, `validate`, `parquet`. */
+  type: string;
+  /** One line for `catalog-streams stages` and the README reference. */
+  description: string;
+  /** The options schema (without `type`); strict, so unknown keys are errors. */
+  options: z.ZodType<Options>;
+  create(options: Options, ctx: StageContext): Out;
+}
+
+export type SourceDefinition<O = any> = StageDefinition<O, Readable> & { kind: 'source' };
+export type TransformDefinition<O = any> = StageDefinition<O, Transform> & { kind: 'transform' };
+export type SinkDefinition<O = any> = StageDefinition<O, SinkStream> & { kind: 'sink' };
+
+/** Identity helper that keeps the option type inferred from the schema. */
+export function defineStage<S extends z.ZodType, Out extends Readable | Transform | Writable>(def: {
+  kind: StageKind;
+  type: string;
+  description: string;
+  options: S;
+  create(options: z.output<S>, ctx: StageContext): Out;
+}): StageDefinition<z.output<S>, Out> {
+  return def as StageDefinition<z.output<S>, Out>;
+}
