@@ -1,0 +1,257 @@
+// Every query and stream endpoint of the spec (§4) as data: path, mode, resource,
+// filters, sortings and what the body requires. Sources, the sandbox and the
+// pipeline loader all read this table, and `validateRequest` rejects a request
+// that breaks the spec before it is sent.
+import { z } from 'zod';
+import { RequestValidationError } from '../../errors.js';
+import {
+  type Filter,
+  type FilterIssue,
+  type FilterParams,
+  type Sorting,
+  type SortingParams,
+  checkFilter,
+  checkSorting,
+  codeFilterNames,
+  formatPath,
+} from '../filters.js';
+import { MAX_REACHABLE_RESULTS, PAGE_SIZES, type PageSize } from '../limits.js';
+import type { ResourceName } from '../resources/index.js';
+import { productFilters, productSortings } from './products.js';
+import {
+  brandFilters,
+  brandSortings,
+  catalogCategoryFilters,
+  catalogCategorySortings,
+  correctionFilters,
+  correctionSortings,
+  mediaFilters,
+  mediaSortings,
+  organizationFilters,
+  organizationSortings,
+  updateFilters,
+  updateSortings,
+} from './reference.js';
+
+export interface EndpointSpec<F extends FilterParams = FilterParams, S extends SortingParams = SortingParams> {
+  name: string;
+  method: 'POST';
+  path: string;
+  /** `paged`: JSON `{meta, results}` pages; `stream`: NDJSON lines, no page. */
+  mode: 'paged' | 'stream';
+  resource: ResourceName;
+  filters: F;
+  sortings: S;
+  filterRequired: boolean;
+  sortingRequired: boolean;
+  /** The spec lists `page` as required (products/query); elsewhere leaving it out returns all results. */
+  pageRequired: boolean;
+  /** The service's default sorting when none is sent. */
+  defaultSorting?: Sorting<S>;
+  /** products/query: only the first 10000 results are reachable and `meta.total` is capped there. */
+  capped: boolean;
+  /** Filters that take lists of identifier codes (at most 1000 per query). */
+  codeFilters: string[];
+  /** Whether the endpoint has an `updatedSince` filter (incremental extracts). */
+  incremental: boolean;
+}
+
+function endpoint<F extends FilterParams, S extends SortingParams>(
+  spec: Omit<EndpointSpec<F, S>, 'method' | 'codeFilters' | 'incremental'>,
+): EndpointSpec<F, S> {
+  return { ...spec, method: 'POST', codeFilters: codeFilterNames(spec.filters), incremental: 'updatedSince' in spec.filters };
+}
+
+export const endpoints = {
+  'products.query': endpoint({
+    name: 'products.query',
+    path: '/v4/products/query',
+    mode: 'paged',
+    resource: 'product',
+    filters: productFilters,
+    sortings: productSortings,
+    filterRequired: true,
+    sortingRequired: true,
+    pageRequired: true,
+    capped: true,
+  }),
+  'products.stream': endpoint({
+    name: 'products.stream',
+    path: '/v4/products/stream',
+    mode: 'stream',
+    resource: 'product',
+    filters: productFilters,
+    sortings: productSortings,
+    filterRequired: true,
+    sortingRequired: true,
+    pageRequired: false,
+    capped: false,
+  }),
+  'media.stream': endpoint({
+    name: 'media.stream',
+    path: '/v4/media/stream',
+    mode: 'stream',
+    resource: 'media',
+    filters: mediaFilters,
+    sortings: mediaSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+  }),
+  'organizations.query': endpoint({
+    name: 'organizations.query',
+    path: '/v4/organizations/query',
+    mode: 'paged',
+    resource: 'organization',
+    filters: organizationFilters,
+    sortings: organizationSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+  }),
+  'corrections.query': endpoint({
+    name: 'corrections.query',
+    path: '/v4/corrections/query',
+    mode: 'paged',
+    resource: 'correction',
+    filters: correctionFilters,
+    sortings: correctionSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+  }),
+  'updates.query': endpoint({
+    name: 'updates.query',
+    path: '/v4/updates/query',
+    mode: 'paged',
+    resource: 'news-item',
+    filters: updateFilters,
+    sortings: updateSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+  }),
+  'catalog-categories.query': endpoint({
+    name: 'catalog-categories.query',
+    path: '/v4/catalog-categories/query',
+    mode: 'paged',
+    resource: 'catalog-category',
+    filters: catalogCategoryFilters,
+    sortings: catalogCategorySortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    capped: false,
+  }),
+  'brands.query': endpoint({
+    name: 'brands.query',
+    path: '/v4/brands/query',
+    mode: 'paged',
+    resource: 'brand',
+    filters: brandFilters,
+    sortings: brandSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+  }),
+} as const;
+
+export type Endpoints = typeof endpoints;
+export type EndpointName = keyof Endpoints;
+export const ENDPOINT_NAMES = Object.keys(endpoints) as EndpointName[];
+
+type FiltersOf<E extends EndpointName> = Endpoints[E]['filters'];
+type SortingsOf<E extends EndpointName> = Endpoints[E]['sortings'];
+
+/** The filter type of an endpoint: `EndpointFilter<'products.query'>` completes every product filter. */
+export type EndpointFilter<E extends EndpointName> = Filter<FiltersOf<E>>;
+export type EndpointSorting<E extends EndpointName> = Sorting<SortingsOf<E>>;
+export type ProductFilter = EndpointFilter<'products.query'>;
+export type ProductSorting = EndpointSorting<'products.query'>;
+export type MediaFilter = EndpointFilter<'media.stream'>;
+
+export interface PageRequest {
+  /** Zero-based page number. */
+  no: number;
+  size: PageSize;
+}
+
+/** The JSON body of a request to endpoint E. */
+export interface QueryRequest<E extends EndpointName = EndpointName> {
+  filter?: EndpointFilter<E>;
+  sorting?: EndpointSorting<E>;
+  page?: PageRequest;
+}
+
+export function getEndpoint(name: string): EndpointSpec | undefined {
+  return (endpoints as Record<string, EndpointSpec>)[name];
+}
+
+const PageSchema = z.strictObject({
+  no: z.int().nonnegative(),
+  size: z.union(PAGE_SIZES.map((s) => z.literal(s)) as [z.ZodLiteral<10>, z.ZodLiteral<50>, z.ZodLiteral<100>, z.ZodLiteral<250>], {
+    message: `page size must be one of ${PAGE_SIZES.join(', ')}`,
+  }),
+});
+
+/** All the ways a request body breaks the spec; empty when it is valid. */
+export function checkRequest(name: EndpointName | string, body: unknown): FilterIssue[] {
+  const spec = getEndpoint(name);
+  if (!spec) return [{ path: [], message: `unknown endpoint "${name}"` }];
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [{ path: [], message: 'the request body must be a JSON object' }];
+  const b = body as Record<string, unknown>;
+  const issues: FilterIssue[] = [];
+  const allowed = ['filter', 'sorting', ...(spec.mode === 'paged' ? ['page'] : [])];
+  for (const key of Object.keys(b)) {
+    if (!allowed.includes(key)) issues.push({ path: [key], message: `unknown key "${key}"; allowed: ${allowed.join(', ')}` });
+  }
+  if (b.filter === undefined) {
+    if (spec.filterRequired) issues.push({ path: ['filter'], message: 'is required by this endpoint' });
+  } else {
+    issues.push(...checkFilter(spec.filters, b.filter, ['filter']));
+  }
+  const sortingNames = Object.keys(spec.sortings);
+  if (b.sorting === undefined) {
+    if (spec.sortingRequired) issues.push({ path: ['sorting'], message: `is required by this endpoint; allowed: ${sortingNames.join(', ')}` });
+  } else if (sortingNames.length === 0) {
+    issues.push({ path: ['sorting'], message: 'this endpoint takes no sorting' });
+  } else {
+    issues.push(...checkSorting(spec.sortings, b.sorting, ['sorting']));
+  }
+  if (b.page !== undefined && spec.mode === 'paged') {
+    const parsed = PageSchema.safeParse(b.page);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) issues.push({ path: ['page', ...(issue.path as (string | number)[])], message: issue.message });
+    } else if (spec.capped && parsed.data.no * parsed.data.size >= MAX_REACHABLE_RESULTS) {
+      issues.push({
+        path: ['page', 'no'],
+        message: `offset ${parsed.data.no * parsed.data.size} is past the ${MAX_REACHABLE_RESULTS} results this endpoint can reach; narrow the filter (the products.query source slices by createdAt for you) or use products.stream`,
+      });
+    }
+  } else if (b.page === undefined && spec.pageRequired) {
+    issues.push({ path: ['page'], message: 'is required by this endpoint: {no, size}' });
+  }
+  return issues;
+}
+
+/** Throws a RequestValidationError naming the first problem's path (and how many more there are). */
+export function validateRequest<E extends EndpointName>(name: E, body: QueryRequest<E> | unknown): asserts body is QueryRequest<E> {
+  const issues = checkRequest(name, body);
+  if (issues.length === 0) return;
+  const [first] = issues;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  throw new RequestValidationError(name, formatPath(first!.path), `${first!.message}${more}`);
+}
+
+export { productFilters, productSortings } from './products.js';
+export * from './reference.js';

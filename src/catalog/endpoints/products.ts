@@ -1,0 +1,81 @@
+// products/query (spec §4.2) and products/stream (§4.9, same filters and sortings, no page).
+import { z } from 'zod';
+import { GtinCode, NameSorting, TimestampFilter, codes, oneOrMore, Direction } from '../filters.js';
+import {
+  AllowedSpeciesCode,
+  ArtgCategory,
+  CannabisCategory,
+  CannabisForm,
+  Conservation,
+  CultivarType,
+  MinorCannabinoid,
+  Narcotic,
+  ProductStatusFilterValue,
+  ScheduleCode,
+  Terpene,
+  YesNoUnknown,
+} from '../resources/enums.js';
+
+const range = z
+  .strictObject({ min: z.number().optional(), max: z.number().optional() })
+  .refine((r) => r.min !== undefined || r.max !== undefined, { message: 'needs `min`, `max` or both' });
+
+export const productFilters = {
+  id: codes(z.string().min(1)),
+  status: oneOrMore(ProductStatusFilterValue),
+  organization: codes(z.int()),
+  publicCategory: codes(z.int()),
+  catalogCategories: codes(z.string()),
+  brand: codes(z.int()),
+  productFamily: codes(z.int()),
+  search: z.strictObject({ query: z.string(), locale: z.string(), type: z.string().optional() }),
+  minimumContent: z.boolean(),
+  hasContent: z.strictObject({ flag: z.string(), locale: z.string() }),
+  ean: codes(GtinCode),
+  gtin: codes(z.union([z.string(), z.int()])),
+  eanGtin8: codes(GtinCode),
+  eanGtin12: codes(GtinCode),
+  eanGtin13: codes(GtinCode),
+  eanGtin14: codes(GtinCode),
+  hsCode: codes(z.union([z.string(), z.int()])),
+  artgId: z.string(),
+  pbs: codes(z.string()),
+  fred: codes(z.string()),
+  zCode: codes(z.string()),
+  activeIngredient: codes(z.int()),
+  conservation: oneOrMore(Conservation),
+  allowedSpecies: oneOrMore(AllowedSpeciesCode),
+  atcCategory: codes(z.string()),
+  gs1Category: codes(z.string()),
+  hasCannabisData: z.boolean(),
+  cannabisForm: oneOrMore(CannabisForm),
+  cannabisCategory: oneOrMore(CannabisCategory),
+  cultivarType: oneOrMore(CultivarType),
+  thcPercentage: range,
+  cbdPercentage: range,
+  thcCbdRatio: oneOrMore(z.string().regex(/^\d+(\.\d+)?:\d+(\.\d+)?$/, { message: 'must have the form X:Y' })),
+  strain: z.string(),
+  terpene: oneOrMore(Terpene),
+  minorCannabinoid: oneOrMore(MinorCannabinoid),
+  narcotic: Narcotic,
+  biocide: YesNoUnknown,
+  scheduleCode: ScheduleCode,
+  artgCategory: ArtgCategory,
+  attributes: codes(z.union([z.int(), z.string()])),
+  dietaryRestrictions: codes(z.string()),
+  colors: codes(z.string()),
+  notApplicableField: oneOrMore(z.string()),
+  officialDeletionAt: TimestampFilter,
+  createdAt: TimestampFilter,
+  updatedSince: TimestampFilter,
+};
+
+export const productSortings = {
+  id: Direction,
+  name: NameSorting,
+  pbs: Direction,
+  createdAt: Direction,
+  touchedAt: Direction,
+  statusTouchedAt: Direction,
+  status: Direction,
+};

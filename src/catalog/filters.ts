@@ -1,0 +1,175 @@
+// Filter and sorting machinery shared by every query endpoint (spec §4.1): a
+// filter is an object with exactly one key, either a filter name of the endpoint
+// or one of the combinators `and`/`or`/`not`, recursively. Validation walks the
+// tree itself (rather than a zod union) so a mistake is reported at its exact
+// path with the allowed names or values.
+import { z } from 'zod';
+import { MAX_CODES_PER_FILTER } from './limits.js';
+import { SortDirection, UnixTimestamp, catalogKindOf } from './primitives.js';
+
+/** "One or more": a single value or a non-empty list. */
+export function oneOrMore<T extends z.ZodType>(item: T) {
+  return z.union([item, z.array(item).min(1, { message: 'must list at least one value' })]);
+}
+
+/** A list of identifier codes: at most 1000 per query (spec §8). */
+export function codes<T extends z.ZodType>(item: T) {
+  return z
+    .union([
+      item,
+      z
+        .array(item)
+        .min(1, { message: 'must list at least one value' })
+        .max(MAX_CODES_PER_FILTER, {
+          message: `lists more than ${MAX_CODES_PER_FILTER} codes; split it into several queries (the sources do this for you)`,
+        }),
+    ])
+    .meta({ catalogKind: 'codes' });
+}
+
+/** Timestamp filter parameter: a unix timestamp, or `{from, until}` (both inclusive, each optional). */
+export const TimestampFilter = z.union([
+  UnixTimestamp,
+  z
+    .strictObject({ from: UnixTimestamp.optional(), until: UnixTimestamp.optional() })
+    .refine((r) => r.from !== undefined || r.until !== undefined, { message: 'needs `from`, `until` or both' })
+    .refine((r) => r.from === undefined || r.until === undefined || r.from <= r.until, { message: '`from` is after `until`' }),
+]);
+export type TimestampFilter = z.infer<typeof TimestampFilter>;
+
+/** An EAN/GTIN code in a filter: an integer, or a digit string (keeps leading zeros readable). */
+export const GtinCode = z.union([z.int().nonnegative(), z.string().regex(/^\d{1,14}$/, { message: 'must be 1 to 14 digits' })]);
+
+export type FilterParams = Record<string, z.ZodType>;
+
+type LeafFilter<P extends FilterParams> = { [K in keyof P]: { [Q in K]: z.input<P[K]> } }[keyof P];
+/** A filter of an endpoint whose leaf filters are `P`, combined with and/or/not. */
+export type Filter<P extends FilterParams> = LeafFilter<P> | { and: Filter<P>[] } | { or: Filter<P>[] } | { not: Filter<P> };
+
+export type SortingParams = Record<string, z.ZodType>;
+type OneSorting<S extends SortingParams> = { [K in keyof S]: { [Q in K]: z.input<S[K]> } }[keyof S];
+export type Sorting<S extends SortingParams> = OneSorting<S>;
+
+export const Direction = SortDirection;
+export const NameSorting = z.strictObject({ direction: SortDirection, locale: z.string().min(1) });
+
+export interface FilterIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+const COMBINATORS = ['and', 'or', 'not'] as const;
+
+function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'string') return `"${v}"`;
+  if (typeof v === 'object') return 'an object';
+  return `${typeof v} ${String(v)}`;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Turns a zod issue into one sentence, adding the allowed values of an enum. */
+function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
+  if (issue.code === 'invalid_value' && 'values' in issue) {
+    const got = issue.path.reduce<unknown>((v, k) => (isPlainObject(v) || Array.isArray(v) ? (v as any)[k as any] : undefined), value);
+    return `${describeValue(got)} is not allowed; allowed: ${issue.values.map(String).join(', ')}`;
+  }
+  return issue.message;
+}
+
+/**
+ * zod reports a failed union as one "Invalid input" issue holding each branch's
+ * issues. For "one or more" parameters the branch that matches the value's shape
+ * (a list or a single value) is the one a user wants to hear about.
+ */
+function expandIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  return issues.flatMap((issue) => {
+    if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+    // The branch that got furthest into the value (deepest first issue), and
+    // among equals one that did not fail on the value's type at its root.
+    const score = (b: readonly z.core.$ZodIssue[]) =>
+      Math.min(...b.map((i) => i.path.length)) * 2 + (b.some((i) => i.code === 'invalid_type' && i.path.length === 0) ? 0 : 1);
+    const branch = issue.errors.reduce((best, b) => (score(b) > score(best) ? b : best));
+    return expandIssues(branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })));
+  });
+}
+
+/** Validates one filter tree. Returns the issues (empty when valid). */
+export function checkFilter(params: FilterParams, filter: unknown, path: (string | number)[] = []): FilterIssue[] {
+  if (!isPlainObject(filter)) {
+    return [{ path, message: `a filter must be an object with one key, got ${describeValue(filter)}` }];
+  }
+  const keys = Object.keys(filter);
+  if (keys.length !== 1) {
+    return [
+      {
+        path,
+        message:
+          keys.length === 0
+            ? 'a filter must have exactly one key (a filter name, or and/or/not)'
+            : `a filter must have exactly one key, got ${keys.length} (${keys.join(', ')}); combine them with {and: [...]}`,
+      },
+    ];
+  }
+  const key = keys[0]!;
+  const value = filter[key];
+  if (key === 'and' || key === 'or') {
+    if (!Array.isArray(value) || value.length === 0) {
+      return [{ path: [...path, key], message: `\`${key}\` takes a non-empty list of filters` }];
+    }
+    return value.flatMap((f, i) => checkFilter(params, f, [...path, key, i]));
+  }
+  if (key === 'not') return checkFilter(params, value, [...path, key]);
+  const schema = params[key];
+  if (!schema) {
+    const names = [...Object.keys(params), ...COMBINATORS];
+    return [{ path: [...path, key], message: `unknown filter "${key}"; this endpoint's filters are: ${names.join(', ')}` }];
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return [];
+  return expandIssues(parsed.error.issues).map((issue) => ({ path: [...path, key, ...(issue.path as (string | number)[])], message: issueMessage(issue, value) }));
+}
+
+/** Validates a sorting: exactly one known key with its parameter. */
+export function checkSorting(sortings: SortingParams, sorting: unknown, path: (string | number)[] = []): FilterIssue[] {
+  if (!isPlainObject(sorting) || Object.keys(sorting).length !== 1) {
+    return [{ path, message: `a sorting must be an object with exactly one key; allowed: ${Object.keys(sortings).join(', ')}` }];
+  }
+  const key = Object.keys(sorting)[0]!;
+  const schema = sortings[key];
+  if (!schema) return [{ path: [...path, key], message: `unknown sorting "${key}"; allowed: ${Object.keys(sortings).join(', ')}` }];
+  const parsed = schema.safeParse(sorting[key]);
+  if (parsed.success) return [];
+  return expandIssues(parsed.error.issues).map((issue) => ({ path: [...path, key, ...(issue.path as (string | number)[])], message: issueMessage(issue, sorting[key]) }));
+}
+
+/** A zod schema for a filter of an endpoint (for pipeline files and stage options). */
+export function filterSchema<P extends FilterParams>(params: P): z.ZodType<Filter<P>> {
+  return z.any().superRefine((value, ctx) => {
+    for (const issue of checkFilter(params, value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  }) as unknown as z.ZodType<Filter<P>>;
+}
+
+export function sortingSchema<S extends SortingParams>(sortings: S): z.ZodType<Sorting<S>> {
+  return z.any().superRefine((value, ctx) => {
+    for (const issue of checkSorting(sortings, value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  }) as unknown as z.ZodType<Sorting<S>>;
+}
+
+/** Names of the filters that take identifier-code lists (and so are split into chunks of 1000). */
+export function codeFilterNames(params: FilterParams): string[] {
+  return Object.entries(params)
+    .filter(([, s]) => catalogKindOf(s) === 'codes')
+    .map(([k]) => k);
+}
+
+/** `filter.and[1].status` from a path array. */
+export function formatPath(path: readonly (string | number)[], root = ''): string {
+  let out = root;
+  for (const k of path) out += typeof k === 'number' ? `[${k}]` : out ? `.${k}` : k;
+  return out;
+}

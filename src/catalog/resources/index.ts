@@ -1,0 +1,23 @@
+// Resource schemas by name, so stages can pick the schema of their source.
+import type { z } from 'zod';
+import { MediaRecord } from './media.js';
+import { CatalogCategory, Product } from './product.js';
+import { Brand, Correction, NewsItem, Organization } from './reference.js';
+
+export const resourceSchemas = {
+  product: Product,
+  media: MediaRecord,
+  organization: Organization,
+  brand: Brand,
+  correction: Correction,
+  'news-item': NewsItem,
+  'catalog-category': CatalogCategory,
+} as const satisfies Record<string, z.ZodType>;
+
+export type ResourceName = keyof typeof resourceSchemas;
+export const RESOURCE_NAMES = Object.keys(resourceSchemas) as ResourceName[];
+
+export * from './enums.js';
+export * from './media.js';
+export * from './product.js';
+export * from './reference.js';

@@ -1,0 +1,126 @@
+// Reads the resource zod schemas as data: which fields exist, their kind
+// (timestamp, GTIN code, localized string...), nullability and nesting. Stages
+// use it instead of hard-coded field lists: flatten-locales finds localized
+// fields, Parquet picks column types, validate reports unknown fields.
+import type { z } from 'zod';
+import { catalogMetaOf } from './primitives.js';
+
+export type FieldKind =
+  | 'string'
+  | 'integer'
+  | 'float'
+  | 'boolean'
+  | 'timestamp'
+  | 'gtin'
+  | 'localized'
+  | 'enum'
+  | 'object'
+  | 'array'
+  | 'unknown';
+
+export interface FieldInfo {
+  kind: FieldKind;
+  nullable: boolean;
+  optional: boolean;
+  enumValues?: string[];
+  /** Declared digit count of a GTIN/EAN code. */
+  digits?: number;
+  /** Known fields of an object (loose objects accept more). */
+  fields?: Record<string, FieldInfo>;
+  /** Element of an array. */
+  element?: FieldInfo;
+}
+
+type Def = { type: string; [k: string]: any };
+const defOf = (s: z.ZodType): Def => (s as any)._zod.def as Def;
+
+export function describeSchema(schema: z.ZodType): FieldInfo {
+  let nullable = false;
+  let optional = false;
+  let s = schema;
+  // Unwrap modifiers; the catalog kind marker may sit on any layer.
+  for (;;) {
+    const meta = catalogMetaOf(s);
+    const kind = meta?.catalogKind;
+    if (kind === 'timestamp' || kind === 'localized' || kind === 'gtin') {
+      return { kind, nullable, optional, ...(meta?.digits ? { digits: meta.digits } : {}) };
+    }
+    const def = defOf(s);
+    if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault') {
+      optional = true;
+      s = def.innerType;
+    } else if (def.type === 'nullable') {
+      nullable = true;
+      s = def.innerType;
+    } else if (def.type === 'pipe') {
+      s = def.in;
+    } else if (def.type === 'lazy') {
+      s = def.getter();
+    } else break;
+  }
+  const def = defOf(s);
+  const base = { nullable, optional };
+  switch (def.type) {
+    case 'string':
+      return { kind: 'string', ...base };
+    case 'number':
+      return { kind: (s as any).format === 'safeint' || (s as any).isInt ? 'integer' : 'float', ...base };
+    case 'boolean':
+      return { kind: 'boolean', ...base };
+    case 'enum':
+      return { kind: 'enum', enumValues: Object.values(def.entries as Record<string, string>), ...base };
+    case 'object': {
+      const fields: Record<string, FieldInfo> = {};
+      for (const [k, v] of Object.entries(def.shape as Record<string, z.ZodType>)) fields[k] = describeSchema(v);
+      return { kind: 'object', fields, ...base };
+    }
+    case 'array':
+      return { kind: 'array', element: describeSchema(def.element), ...base };
+    case 'record':
+      return { kind: 'object', ...base };
+    case 'union': {
+      const kinds = new Set((def.options as z.ZodType[]).map((o) => describeSchema(o).kind));
+      if (kinds.size === 1) return { ...describeSchema(def.options[0]), ...base };
+      return { kind: 'unknown', ...base };
+    }
+    default:
+      return { kind: 'unknown', ...base };
+  }
+}
+
+/**
+ * Paths of every localized field, `[]` marking an array step:
+ * `name`, `brands[].name`, `descriptions[].content`.
+ */
+export function localizedFieldPaths(schema: z.ZodType): string[] {
+  const out: string[] = [];
+  const walk = (info: FieldInfo, path: string) => {
+    if (info.kind === 'localized') out.push(path);
+    else if (info.kind === 'object' && info.fields) {
+      for (const [k, v] of Object.entries(info.fields)) walk(v, path ? `${path}.${k}` : k);
+    } else if (info.kind === 'array' && info.element) walk(info.element, `${path}[]`);
+  };
+  walk(describeSchema(schema), '');
+  return out;
+}
+
+/** Paths (`photos[2].foo`) of fields in `value` that the schema does not declare. */
+export function unknownFieldPaths(schema: z.ZodType | FieldInfo, value: unknown, limit = 50): string[] {
+  const info = 'kind' in schema && typeof (schema as FieldInfo).kind === 'string' && !('_zod' in schema) ? (schema as FieldInfo) : describeSchema(schema as z.ZodType);
+  const out: string[] = [];
+  const walk = (i: FieldInfo, v: unknown, path: string) => {
+    if (out.length >= limit || v === null || v === undefined) return;
+    if (i.kind === 'object' && i.fields && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+        const p = path ? `${path}.${k}` : k;
+        const known = i.fields[k];
+        if (!known) out.push(p);
+        else walk(known, child, p);
+      }
+    } else if (i.kind === 'array' && i.element && Array.isArray(v)) {
+      v.forEach((el, idx) => walk(i.element!, el, `${path}[${idx}]`));
+    }
+  };
+  walk(info, value, '');
+  return out;
+}
