@@ -1,6 +1,7 @@
 // Where a record came from (endpoint, page, stream index), carried on the record
 // under a symbol key: invisible to JSON.stringify, Object.keys and sinks, cheap
-// to set per record, and readable by stages that report on records (dead letters).
+// to set per record (a plain assignment), copied by object spread, and readable
+// by stages that report on records (dead letters).
 
 export interface RecordOrigin {
   endpoint: string;
@@ -15,7 +16,7 @@ export interface RecordOrigin {
 export const ORIGIN: unique symbol = Symbol.for('catalog-streams.origin');
 
 export function setOrigin<T extends object>(record: T, origin: RecordOrigin): T {
-  Object.defineProperty(record, ORIGIN, { value: origin, enumerable: false, configurable: true, writable: true });
+  (record as Record<symbol, RecordOrigin>)[ORIGIN] = origin;
   return record;
 }
 
