@@ -1,0 +1,44 @@
+// The pipeline file's shape (DESIGN §4). The core keys are a public contract:
+// users' files depend on them. Stage specs are `{type, ...options}`; their
+// options are checked against the registered stage's own schema.
+import { z } from 'zod';
+
+export const StageSpec = z.looseObject({ type: z.string().min(1) }).describe('a stage: {type, ...its options}');
+export type StageSpec = z.infer<typeof StageSpec>;
+
+export const ConnectionBlock = z
+  .strictObject({
+    baseUrl: z.url({ message: 'must be an absolute URL such as https://api.example.com' }).optional().describe('API base URL (default: $CATALOG_BASE_URL)'),
+    apiKey: z.string().min(1).optional().describe('API key (default: $CATALOG_API_KEY); use ${VAR}, never a literal'),
+    apiSecret: z.string().min(1).optional().describe('API secret (default: $CATALOG_API_SECRET); use ${VAR}, never a literal'),
+    rateLimit: z.number().positive().optional().describe('requests per minute for this credential (default 100)'),
+    concurrency: z.int().min(1).max(16).optional().describe('page requests kept in flight (default 2)'),
+  })
+  .describe('where the API is and how fast to call it; what is left out comes from the environment');
+export type ConnectionBlock = z.infer<typeof ConnectionBlock>;
+
+export const StateBlock = z
+  .strictObject({
+    path: z.string().min(1).describe('local file or s3://bucket/key holding the incremental cursor'),
+    overlapSeconds: z
+      .int()
+      .nonnegative()
+      .default(300)
+      .describe('safety overlap subtracted from the run start for the next cursor (clock skew, in-flight updates)'),
+  })
+  .describe('enables incremental runs (updatedSince) for products and media');
+export type StateBlock = z.infer<typeof StateBlock>;
+
+export const PipelineFile = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'must be a simple name (letters, digits, . _ -): it names state and output files' })
+    .describe('names the run, its state and its output files'),
+  description: z.string().optional(),
+  connection: ConnectionBlock.optional(),
+  source: StageSpec,
+  transforms: z.array(StageSpec).default([]),
+  sinks: z.array(StageSpec).min(1, { message: 'needs at least one sink' }),
+  state: StateBlock.optional(),
+});
+export type PipelineFile = z.infer<typeof PipelineFile>;
