@@ -1,0 +1,106 @@
+// A local output file that appears under its final name only when complete.
+//
+// Bytes go to `.<name>.<random>.tmp` in the same folder (hidden, so globs such as
+// `*.parquet` never pick it up, and on the same file system so the rename is atomic).
+// `close()` flushes, fsyncs and closes it; `commit()` renames it over the final name.
+// `abort()` removes the temp file; after an abort nothing exists under the final name
+// that this object created. A process killed with SIGKILL can leave a `.tmp` behind,
+// never a partial file under the final name.
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { SinkError } from '../errors.js';
+import { waitForDrain, writeWithBackpressure, type ByteDestination } from './byte-destination.js';
+
+const STREAM_HIGH_WATER_MARK = 256 * 1024;
+
+export class AtomicFile implements ByteDestination {
+  readonly kind = 'file' as const;
+  readonly location: string;
+  readonly tempPath: string;
+  bytes = 0;
+  readonly #stream: WriteStream;
+  #state: 'open' | 'closed' | 'committed' | 'aborted' = 'open';
+  #closing: Promise<void> | undefined;
+
+  private constructor(location: string, tempPath: string, stream: WriteStream) {
+    this.location = location;
+    this.tempPath = tempPath;
+    this.#stream = stream;
+  }
+
+  /** Creates the folder if needed and opens a fresh temp file next to `finalPath`. */
+  static async create(finalPath: string): Promise<AtomicFile> {
+    const dir = dirname(finalPath);
+    const tempPath = join(dir, `.${basename(finalPath)}.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      await mkdir(dir, { recursive: true });
+      // `flush`: fsync before close, so a committed file survives a crash right after the rename.
+      const stream = createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: STREAM_HIGH_WATER_MARK });
+      // Errors surface through write()/close(); keep an unobserved one from crashing the process.
+      stream.on('error', () => {});
+      await once(stream, 'ready');
+      return new AtomicFile(finalPath, tempPath, stream);
+    } catch (err) {
+      throw new SinkError(`cannot create ${finalPath}: ${(err as Error).message}`, { code: 'sink.file', cause: err });
+    }
+  }
+
+  write(chunk: Uint8Array): void | Promise<void> {
+    if (this.#state !== 'open') throw new SinkError(`write to ${this.location} after it was closed`, { code: 'sink.file' });
+    this.bytes += chunk.byteLength;
+    return writeWithBackpressure(this.#stream, chunk);
+  }
+
+  /** Flushes, fsyncs and closes the temp file (still under its temp name). */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    const stream = this.#stream;
+    try {
+      if (stream.writableNeedDrain) await waitForDrain(stream);
+      const closed = once(stream, 'close');
+      stream.end();
+      await closed;
+      if (stream.errored) throw stream.errored;
+      this.#state = 'closed';
+    } catch (err) {
+      throw new SinkError(`cannot write ${this.location}: ${(err as Error).message}`, { code: 'sink.file', cause: err });
+    }
+  }
+
+  async commit(): Promise<void> {
+    if (this.#state === 'committed') return;
+    await this.close();
+    try {
+      await rename(this.tempPath, this.location);
+    } catch (err) {
+      throw new SinkError(`cannot rename ${this.tempPath} to ${this.location}: ${(err as Error).message}`, { code: 'sink.file', cause: err });
+    }
+    this.#state = 'committed';
+  }
+
+  async abort(): Promise<void> {
+    if (this.#state === 'committed' || this.#state === 'aborted') return;
+    this.#state = 'aborted';
+    if (!this.#stream.closed) {
+      const closed = once(this.#stream, 'close').catch(() => {});
+      this.#stream.destroy();
+      await closed;
+    }
+    await unlink(this.tempPath).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
+
+  /** Removes the committed file again (a later part of the run failed). */
+  async revoke(): Promise<void> {
+    if (this.#state !== 'committed') return this.abort();
+    await unlink(this.location).catch(() => {});
+  }
+}

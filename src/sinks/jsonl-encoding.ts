@@ -1,0 +1,155 @@
+// JSON Lines encoding shared by the jsonl sink and the s3 sink (format: jsonl):
+// one `JSON.stringify(record)` per line, `\n`-terminated, optionally gzip'd.
+// BigInt values are written as bare integers, without quotes or loss.
+import { createGzip, type Gzip } from 'node:zlib';
+import type { ByteDestination } from './byte-destination.js';
+import { writeWithBackpressure } from './byte-destination.js';
+import type { PartEncoder } from './part-encoder.js';
+import type { RecordFormat } from './record-sink.js';
+
+const BATCH_BYTES = 64 * 1024;
+
+/**
+ * `JSON.stringify(value)`, except that BigInt values become integer literals
+ * (`{"id":12345678901234567890}`) instead of throwing. Byte-identical to
+ * JSON.stringify for every value without a BigInt.
+ */
+export function stringifyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
+    return stringifyWithBigInt(value, '') ?? 'null';
+  }
+}
+
+/** JSON.stringify semantics (toJSON, undefined/function/symbol omission) plus BigInt literals. */
+function stringifyWithBigInt(value: unknown, key: string): string | undefined {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    value = (value as { toJSON(key: string): unknown }).toJSON(key);
+  }
+  switch (typeof value) {
+    case 'bigint':
+      return value.toString();
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    case 'object': {
+      if (value === null) return 'null';
+      if (value instanceof Number || value instanceof String || value instanceof Boolean) return JSON.stringify(value);
+      if (Array.isArray(value)) {
+        return `[${value.map((item, i) => stringifyWithBigInt(item, String(i)) ?? 'null').join(',')}]`;
+      }
+      const parts: string[] = [];
+      for (const k of Object.keys(value)) {
+        const encoded = stringifyWithBigInt((value as Record<string, unknown>)[k], k);
+        if (encoded !== undefined) parts.push(`${JSON.stringify(k)}:${encoded}`);
+      }
+      return `{${parts.join(',')}}`;
+    }
+    default:
+      return JSON.stringify(value);
+  }
+}
+
+/**
+ * Writes records as JSON lines into one destination. Lines are batched into
+ * 64 KiB chunks; with gzip the chunks go through one gzip stream whose output is
+ * written with backpressure.
+ *
+ * `bytes` (used for maxBytes rotation) is exact for plain output (every line so far,
+ * including the batch not yet handed over); for gzip it is the compressed bytes
+ * produced so far, which trails the input by what zlib holds back.
+ */
+export class JsonlEncoder implements PartEncoder<Record<string, unknown>> {
+  rows = 0;
+  readonly #dest: ByteDestination;
+  readonly #gzip: Gzip | undefined;
+  #lineBytes = 0;
+  #batch: string[] = [];
+  #batchBytes = 0;
+  #gzipError: Error | undefined;
+  #gzipDone: Promise<void> | undefined;
+
+  constructor(dest: ByteDestination, options: { gzip: boolean }) {
+    this.#dest = dest;
+    if (options.gzip) {
+      const gzip = createGzip();
+      this.#gzip = gzip;
+      this.#gzipDone = new Promise<void>((resolve, reject) => {
+        gzip.on('end', resolve);
+        gzip.on('error', (err) => {
+          this.#gzipError = err;
+          reject(err);
+        });
+      });
+      this.#gzipDone.catch(() => {});
+      gzip.on('data', (chunk: Buffer) => {
+        let pending: void | Promise<void>;
+        try {
+          pending = dest.write(chunk);
+        } catch (err) {
+          gzip.destroy(err as Error);
+          return;
+        }
+        if (pending) {
+          gzip.pause();
+          pending.then(
+            () => gzip.resume(),
+            (err: Error) => gzip.destroy(err),
+          );
+        }
+      });
+    }
+  }
+
+  get bytes(): number {
+    return this.#gzip ? this.#dest.bytes : this.#lineBytes;
+  }
+
+  write(record: Record<string, unknown>): void | Promise<void> {
+    const line = `${stringifyJson(record)}\n`;
+    const size = Buffer.byteLength(line);
+    this.rows++;
+    this.#lineBytes += size;
+    this.#batch.push(line);
+    this.#batchBytes += size;
+    if (this.#batchBytes >= BATCH_BYTES) return this.#flushBatch();
+  }
+
+  #flushBatch(): void | Promise<void> {
+    if (this.#batch.length === 0) return;
+    const chunk = Buffer.from(this.#batch.length === 1 ? this.#batch[0]! : this.#batch.join(''));
+    this.#batch = [];
+    this.#batchBytes = 0;
+    if (this.#gzipError) throw this.#gzipError;
+    return this.#gzip ? writeWithBackpressure(this.#gzip, chunk) : this.#dest.write(chunk);
+  }
+
+  async end(): Promise<void> {
+    await this.#flushBatch();
+    if (this.#gzip) {
+      this.#gzip.end();
+      await this.#gzipDone;
+    }
+  }
+
+  destroy(): void {
+    this.#gzip?.destroy();
+  }
+}
+
+/** JSON Lines as a record format: every record is written as it comes. */
+export function jsonlFormat(options: { gzip: boolean }): RecordFormat<Record<string, unknown>> {
+  return {
+    name: 'jsonl',
+    accept: (record, _ordinal, emit) => emit(record, record),
+    flush: async () => {},
+    createEncoder: (destination) => new JsonlEncoder(destination, options),
+    canWriteEmpty: () => true,
+    describeSchema: () => null,
+    close: async () => {},
+    abort: async () => {},
+  };
+}

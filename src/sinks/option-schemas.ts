@@ -1,0 +1,82 @@
+// Option pieces shared by the sink schemas (jsonl, parquet, s3), so an option
+// means the same thing, with the same text, wherever it appears.
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { formatIssues } from '../pipeline/registry.js';
+
+const UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+};
+
+/** Parses `5242880`, `"64MiB"`, `"1.5 GB"` into bytes; undefined when it is not a size. */
+export function parseByteSize(input: string | number): number | undefined {
+  if (typeof input === 'number') return Number.isSafeInteger(input) && input > 0 ? input : undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?\s*$/i.exec(input);
+  if (!match) return undefined;
+  const bytes = Math.round(Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()]!);
+  return bytes > 0 ? bytes : undefined;
+}
+
+/** A positive byte count: a number, or a string with a unit (B, KB, MB, GB, KiB, MiB, GiB). */
+export function byteSize() {
+  return z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const bytes = parseByteSize(value);
+    if (bytes === undefined) {
+      ctx.addIssue({ code: 'custom', message: `expected a positive byte size such as 1048576 or "64MiB", received ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+}
+
+/** A sink spec for a dead-letter output: `{type: jsonl, path: out/rejected.jsonl}`. */
+export const deadLetterSpec = z.looseObject({ type: z.string().min(1).describe('Sink type of the dead-letter output (jsonl, parquet, s3)') });
+
+export type DeadLetterSpec = z.output<typeof deadLetterSpec>;
+
+/** Rotation and partitioning: the same three options on every sink that writes files/objects. */
+export const rotationOptions = {
+  maxRows: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Close the current part after this many records and continue in the next {part}; needs {part} in the path/key'),
+  maxBytes: byteSize()
+    .optional()
+    .describe(
+      'Close the current part once it holds this many bytes (number or "128MiB") and continue in the next {part}; needs {part}. ' +
+        'Checked after each record, so a part ends within one record (plain JSONL), the compressor backlog (gzip) or one row group (Parquet) past it',
+    ),
+  maxOpenPartitions: z
+    .number()
+    .int()
+    .positive()
+    .default(8)
+    .describe(
+      'Partition outputs (paths with {field}) kept open at once; past it the least recently used one is closed and continued in a new {part} ' +
+        '(or, without {part} in the path, the run fails). Each open Parquet partition buffers one row group',
+    ),
+};
+
+/** The text shared by the `path` option of the local-file sinks. */
+export const PATH_DESCRIPTION =
+  'Output file, relative to the pipeline file\'s folder; "-" writes to stdout. Placeholders: {name} run name, {run} run id, ' +
+  '{date} run start date (UTC, YYYY-MM-DD), {part} part number (00000, 00001, ...), key={field} a Hive partition taken from a record field. ' +
+  'Written under a temporary name and renamed when complete';
+
+/**
+ * Validates code-API options with a stage's schema; errors read like pipeline-file
+ * errors (`parquet.rowGroupRows: ...`).
+ */
+export function parseStageOptions<S extends z.ZodType>(schema: S, input: unknown, type: string): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error, type), { path: type }, { cause: parsed.error });
+  return parsed.data;
+}

@@ -1,0 +1,200 @@
+// The one module that talks to hyparquet-writer (pinned: it is 0.x). Everything
+// else deals in our own ParquetColumn/ParquetRow types, so swapping the writer
+// means rewriting this file only.
+//
+// Streaming: rows are buffered column by column until a row group is full
+// (`rowGroupRows` rows or about `rowGroupBytes` of values), then hyparquet's
+// ParquetWriter encodes that row group into its byte buffer, and the bytes go to
+// the destination at once (waiting when it applies backpressure). Only one row
+// group is ever held in memory; the footer is written by end().
+//
+// Types as written (and as DuckDB reads them):
+//   string, json -> BYTE_ARRAY UTF8 (VARCHAR; json holds JSON text, without statistics)
+//   int32 -> INT32 (INTEGER); int64 -> INT64 (BIGINT); double -> DOUBLE; boolean -> BOOLEAN
+//   timestamp-millis / -micros -> INT64 TIMESTAMP(isAdjustedToUTC, MILLIS/MICROS)
+//                                (TIMESTAMP WITH TIME ZONE)
+//   list -> standard 3-level LIST (<type>[]); every column is OPTIONAL (nullable).
+// Compression: snappy (built into hyparquet-writer), gzip (node:zlib), none.
+// zstd is not offered: hyparquet-writer ships only snappy, and Node 20's zlib has no
+// zstd (it needs a native/wasm dependency, or Node >= 22.15).
+// Column statistics (min/max/null count) are written for every column except json.
+import { gzipSync } from 'node:zlib';
+import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
+import type { ByteDestination } from './byte-destination.js';
+import type { PartEncoder } from './part-encoder.js';
+
+export type ParquetCompression = 'snappy' | 'gzip' | 'none';
+export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'none'] as const satisfies readonly ParquetCompression[];
+
+export interface ParquetColumn {
+  name: string;
+  type: 'string' | 'json' | 'int32' | 'int64' | 'double' | 'boolean' | 'timestamp-millis' | 'timestamp-micros';
+  list: boolean;
+}
+
+/**
+ * One row in physical values, in column order: strings, numbers (int32, double),
+ * bigints (int64 and timestamps in their unit), booleans, arrays of those for lists,
+ * null/undefined for missing. `bytes` estimates its in-memory size for row-group sizing.
+ */
+export interface ParquetRow {
+  values: unknown[];
+  bytes: number;
+}
+
+export interface ParquetEncoderOptions {
+  compression: ParquetCompression;
+  rowGroupRows: number;
+  rowGroupBytes: number;
+  /** Extra key/value metadata written into the footer. */
+  metadata?: Record<string, string> | undefined;
+  /**
+   * Encoded bytes per estimated in-memory byte, shared by the parts of one sink so a new
+   * part sizes itself (for maxBytes) with what earlier row groups compressed to.
+   */
+  compressionRatio?: CompressionRatio | undefined;
+}
+
+/** Running totals of estimated (in-memory) and encoded bytes of the row groups written. */
+export class CompressionRatio {
+  estimated = 0;
+  encoded = 0;
+
+  get value(): number {
+    return this.estimated > 0 ? this.encoded / this.estimated : 1;
+  }
+}
+
+const CREATED_BY = 'catalog-streams (hyparquet-writer 0.17.0)';
+const PAGE_SIZE = 1024 * 1024;
+
+function leafElement(name: string, type: ParquetColumn['type']): SchemaElement {
+  const repetition_type = 'OPTIONAL';
+  switch (type) {
+    case 'string':
+    case 'json':
+      return { name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type };
+    case 'int32':
+      return { name, type: 'INT32', repetition_type };
+    case 'int64':
+      return { name, type: 'INT64', repetition_type };
+    case 'double':
+      return { name, type: 'DOUBLE', repetition_type };
+    case 'boolean':
+      return { name, type: 'BOOLEAN', repetition_type };
+    case 'timestamp-millis':
+    case 'timestamp-micros': {
+      const unit = type === 'timestamp-millis' ? 'MILLIS' : 'MICROS';
+      return {
+        name,
+        type: 'INT64',
+        converted_type: `TIMESTAMP_${unit}`,
+        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit },
+        repetition_type,
+      };
+    }
+  }
+}
+
+export function parquetSchema(columns: readonly ParquetColumn[]): SchemaElement[] {
+  const schema: SchemaElement[] = [{ name: 'root', num_children: columns.length }];
+  for (const column of columns) {
+    if (column.list) {
+      schema.push(
+        { name: column.name, repetition_type: 'OPTIONAL', converted_type: 'LIST', logical_type: { type: 'LIST' }, num_children: 1 },
+        { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+        leafElement('element', column.type),
+      );
+    } else {
+      schema.push(leafElement(column.name, column.type));
+    }
+  }
+  return schema;
+}
+
+/** Writes one Parquet file, a row group at a time, into a destination. */
+export class ParquetEncoder implements PartEncoder<ParquetRow> {
+  rows = 0;
+  readonly #dest: ByteDestination;
+  readonly #columns: readonly ParquetColumn[];
+  readonly #options: ParquetEncoderOptions;
+  readonly #bytes = new ByteWriter();
+  readonly #writer: ParquetWriter;
+  #buffer: unknown[][];
+  #bufferedRows = 0;
+  #bufferedBytes = 0;
+  readonly #ratio: CompressionRatio;
+
+  constructor(dest: ByteDestination, columns: readonly ParquetColumn[], options: ParquetEncoderOptions) {
+    this.#dest = dest;
+    this.#columns = columns;
+    this.#options = options;
+    this.#buffer = columns.map(() => []);
+    this.#ratio = options.compressionRatio ?? new CompressionRatio();
+    this.#writer = new ParquetWriter({
+      writer: this.#bytes,
+      schema: parquetSchema(columns),
+      codec: options.compression === 'gzip' ? 'GZIP' : options.compression === 'none' ? 'UNCOMPRESSED' : 'SNAPPY',
+      compressors: options.compression === 'gzip' ? { GZIP: (input) => gzipSync(input) } : {},
+      statistics: true,
+      kvMetadata: Object.entries(options.metadata ?? {}).map(([key, value]) => ({ key, value })),
+      createdBy: CREATED_BY,
+    });
+  }
+
+  /** Bytes written out plus the buffered row group, scaled by the compression seen so far. */
+  get bytes(): number {
+    return this.#bytes.offset + Math.round(this.#bufferedBytes * this.#ratio.value);
+  }
+
+  write(row: ParquetRow): void | Promise<void> {
+    const { values } = row;
+    for (let c = 0; c < this.#buffer.length; c++) this.#buffer[c]!.push(values[c]);
+    this.rows++;
+    this.#bufferedRows++;
+    this.#bufferedBytes += row.bytes;
+    if (this.#bufferedRows >= this.#options.rowGroupRows || this.#bufferedBytes >= this.#options.rowGroupBytes) {
+      return this.#writeRowGroup();
+    }
+  }
+
+  #writeRowGroup(): void | Promise<void> {
+    if (this.#bufferedRows === 0) return;
+    const before = this.#bytes.offset;
+    void this.#writer.write({
+      columnData: this.#columns.map((column, c) => ({
+        name: column.name,
+        data: this.#buffer[c]!,
+        statistics: column.type !== 'json',
+      })),
+      rowGroupSize: this.#bufferedRows,
+      pageSize: PAGE_SIZE,
+    });
+    this.#ratio.estimated += this.#bufferedBytes;
+    this.#ratio.encoded += this.#bytes.offset - before;
+    this.#buffer = this.#columns.map(() => []);
+    this.#bufferedRows = 0;
+    this.#bufferedBytes = 0;
+    return this.#drainBytes();
+  }
+
+  /** Hands the encoded bytes to the destination (a copy: the writer reuses its buffer). */
+  #drainBytes(): void | Promise<void> {
+    const writer = this.#bytes;
+    if (writer.index === 0) return;
+    const chunk = new Uint8Array(writer.buffer.slice(0, writer.index));
+    writer.index = 0;
+    return this.#dest.write(chunk);
+  }
+
+  async end(): Promise<void> {
+    await this.#writeRowGroup();
+    void this.#writer.finish();
+    await this.#drainBytes();
+  }
+
+  destroy(): void {
+    this.#buffer = [];
+    this.#bufferedRows = 0;
+  }
+}

@@ -1,0 +1,88 @@
+// The `parquet` sink: records as Parquet files (hyparquet-writer behind
+// parquet-encoder.ts), columns declared or inferred (parquet-format.ts,
+// column-schema.ts), with path templates, Hive partitions, rotation and atomic commit.
+//
+// Hive partition keys in the path (`status={status}`) are left out of the file's
+// columns: their values live in the path, as Hive, Spark, Trino, Athena and DuckDB
+// (hive_partitioning) expect.
+import { z } from 'zod';
+import type { SinkStream, StageContext } from '../pipeline/stage.js';
+import { defineStage } from '../pipeline/stage.js';
+import type { ColumnHint } from './column-schema.js';
+import { jsonlSinkStage } from './jsonl-sink.js';
+import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
+import { PATH_DESCRIPTION, parseStageOptions, rotationOptions } from './option-schemas.js';
+import { checkDeadLetter, ParquetFormat, parquetFormatOptions, type ParquetFormatOptions } from './parquet-format.js';
+import type { PathTemplate } from './path-template.js';
+import { resolveSinkContext, type PartialStageContext } from './sink-context.js';
+import { columnHintFromZod, resourceSchemaFromContext } from './zod-column-hints.js';
+
+export const parquetSinkOptions = z
+  .strictObject({
+    path: z.string().min(1).describe(PATH_DESCRIPTION),
+    ...parquetFormatOptions,
+    ...rotationOptions,
+  })
+  .superRefine(checkDeadLetter);
+
+/** Options as a caller writes them (defaults optional). */
+export type ParquetSinkOptions = z.input<typeof parquetSinkOptions>;
+/** Options after validation and defaults. */
+export type ParquetSinkConfig = z.output<typeof parquetSinkOptions>;
+
+/** Code-API extras that a pipeline file cannot express. */
+export interface ParquetSchemaHint {
+  /** A zod schema of the records (e.g. the resource schema); types columns before any record is seen. */
+  schemaHint?: z.ZodType;
+}
+
+/**
+ * The Parquet format for a sink writing through `template`: the type hint comes from
+ * an explicit schema, else from the resource schema the runner provides
+ * (ctx.services.resourceSchemas + ctx.source.resource).
+ */
+export function parquetFormatFor(
+  options: ParquetFormatOptions,
+  ctx: StageContext,
+  stage: string,
+  template: PathTemplate | undefined,
+  schemaHint?: z.ZodType,
+): ParquetFormat {
+  const zodSchema = schemaHint ?? resourceSchemaFromContext(ctx);
+  const hint: ColumnHint | undefined = zodSchema ? columnHintFromZod(zodSchema) : undefined;
+  return new ParquetFormat({
+    options,
+    ctx,
+    stage,
+    hint,
+    excludedColumns: new Set(template?.fields.map((f) => f.key) ?? []),
+    metadata: { 'catalog-streams.run': ctx.run.id, 'catalog-streams.name': ctx.run.name },
+  });
+}
+
+function createParquetSink(options: ParquetSinkConfig, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
+  const { path, maxRows, maxBytes, maxOpenPartitions, ...formatOptions } = options;
+  const rotation = { maxRows, maxBytes, maxOpenPartitions };
+  const template = localPathTemplate(path, rotation, ctx);
+  const format = parquetFormatFor(formatOptions, ctx, 'parquet', template, schemaHint);
+  return createLocalFileSink({ sinkType: 'parquet', ctx, path, rotation, format }, template);
+}
+
+export const parquetSinkStage = defineStage({
+  kind: 'sink',
+  type: 'parquet',
+  description:
+    'Writes records as Parquet files (snappy, row groups, statistics): declared or inferred columns, LIST, TIMESTAMP, Hive partitions, rotation, atomic commit',
+  options: parquetSinkOptions,
+  create: (options, ctx): SinkStream => createParquetSink(options, ctx),
+});
+
+/**
+ * A Parquet sink for code: `await pipeline(source, parquetSink({path: 'out/products.parquet'}))`.
+ * `schemaHint` (a zod schema of the records) types the columns up front.
+ */
+export function parquetSink(options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext): SinkStream {
+  const { schemaHint, ...rest } = options;
+  const config = parseStageOptions(parquetSinkOptions, rest, 'parquet');
+  return createParquetSink(config, resolveSinkContext(ctx, () => [jsonlSinkStage, parquetSinkStage]), schemaHint);
+}

@@ -1,0 +1,183 @@
+// Output path/key templates shared by the jsonl, parquet and s3 sinks.
+//
+// Rules (the README reference repeats them):
+// - `{name}`  the run name (ctx.run.name).
+// - `{run}`   the run id (ctx.run.id).
+// - `{date}`  the run's start date in UTC, `YYYY-MM-DD` (ctx.run.startedAt), the same for
+//             every file of the run even when it runs past midnight.
+// - `{part}`  the part number, zero-padded to 5 digits (`00000`, `00001`, ...; wider past
+//             99999). Parts are numbered from 0 separately for each partition. A template
+//             needs `{part}` when the sink may write more than one file for the same
+//             partition (maxRows/maxBytes rotation, or closing partitions past
+//             maxOpenPartitions).
+// - `key={field}` a Hive-style partition: the whole path segment (or the start of a file
+//             name) is `key=` followed by a placeholder naming a record field (`a.b` for a
+//             nested one). The field's value picks the output: one open output per distinct
+//             value. Reserved names (`name`, `run`, `date`, `part`) always mean the run
+//             values above, never a record field.
+// - Values are written as Hive does: `null`, a missing field and `""` become
+//   `__HIVE_DEFAULT_PARTITION__`; strings, numbers, booleans and bigints are written as text,
+//   escaping `"#%'*/:=?\[]^{}`, control characters and a value of `.` or `..` as `%XX`; an
+//   object or array value is an error.
+// - Any other `{...}` and any stray `{` or `}` is a configuration error (a typo such as
+//   `{dat}` must not silently become a partition field).
+import { ConfigError, SinkError } from '../errors.js';
+import { closestName } from '../pipeline/registry.js';
+
+export const HIVE_DEFAULT_PARTITION = '__HIVE_DEFAULT_PARTITION__';
+const RUN_PLACEHOLDERS = ['name', 'run', 'date', 'part'] as const;
+const FIELD_PATH = /^[A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*)*$/;
+
+type Token = { literal: string } | { field: number } | { part: true };
+
+export interface RunValues {
+  name: string;
+  id: string;
+  startedAt: Date;
+}
+
+export interface PartitionField {
+  /** Dotted path of the record field. */
+  path: string[];
+  /** The Hive key before `=`. */
+  key: string;
+}
+
+export class PathTemplate {
+  readonly source: string;
+  readonly fields: readonly PartitionField[];
+  readonly hasPart: boolean;
+  readonly #tokens: Token[];
+
+  private constructor(source: string, tokens: Token[], fields: PartitionField[]) {
+    this.source = source;
+    this.#tokens = tokens;
+    this.fields = fields;
+    this.hasPart = tokens.some((t) => 'part' in t);
+  }
+
+  /**
+   * Parses a template and fills in the run values (`{name}`, `{run}`, `{date}`) at once.
+   * `option` names the option in error messages (`path`, `key`, `manifestKey`).
+   */
+  static parse(source: string, run: RunValues, option = 'path'): PathTemplate {
+    const tokens: Token[] = [];
+    const fields: PartitionField[] = [];
+    const pushLiteral = (text: string) => {
+      if (!text) return;
+      const last = tokens.at(-1);
+      if (last && 'literal' in last) last.literal += text;
+      else tokens.push({ literal: text });
+    };
+    const fail = (message: string) => {
+      throw new ConfigError(`${option} "${source}": ${message}`, { path: option }, { code: 'config.template' });
+    };
+
+    let i = 0;
+    while (i < source.length) {
+      const open = source.indexOf('{', i);
+      const close = source.indexOf('}', i);
+      if (close !== -1 && (open === -1 || close < open)) fail(`unmatched "}" at position ${close}`);
+      if (open === -1) {
+        pushLiteral(source.slice(i));
+        break;
+      }
+      pushLiteral(source.slice(i, open));
+      const end = source.indexOf('}', open);
+      if (end === -1) fail(`unmatched "{" at position ${open}`);
+      const name = source.slice(open + 1, end).trim();
+      i = end + 1;
+      switch (name) {
+        case 'name':
+          pushLiteral(escapePathValue(run.name));
+          continue;
+        case 'run':
+          pushLiteral(escapePathValue(run.id));
+          continue;
+        case 'date':
+          pushLiteral(run.startedAt.toISOString().slice(0, 10));
+          continue;
+        case 'part':
+          tokens.push({ part: true });
+          continue;
+      }
+      // A record field: only in the Hive form `key={field}`, right after `key=`.
+      const before = source.slice(0, open);
+      const segmentStart = Math.max(before.lastIndexOf('/'), before.lastIndexOf('\\')) + 1;
+      const hive = /^([^/\\{}=]+)=$/.exec(source.slice(segmentStart, open));
+      if (!hive || !FIELD_PATH.test(name)) {
+        const hint = closestName(name, [...RUN_PLACEHOLDERS]);
+        fail(
+          `unknown placeholder {${name}}${hint ? `; did you mean {${hint}}?` : ''} ` +
+            `(placeholders: {name} {run} {date} {part}, and key={field} for a Hive partition taken from a record field)`,
+        );
+      }
+      fields.push({ path: name.split('.'), key: hive![1]! });
+      tokens.push({ field: fields.length - 1 });
+    }
+    return new PathTemplate(source, tokens, fields);
+  }
+
+  /** The escaped partition values of a record, one per partition field (empty when unpartitioned). */
+  partitionValues(record: Record<string, unknown>, describeRecord: () => string): string[] {
+    const values: string[] = new Array(this.fields.length);
+    for (let f = 0; f < this.fields.length; f++) {
+      const field = this.fields[f]!;
+      let value: unknown = record;
+      for (const key of field.path) value = value == null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>)[key];
+      if (value === null || value === undefined || value === '') {
+        values[f] = HIVE_DEFAULT_PARTITION;
+      } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+        values[f] = escapePathValue(String(value));
+      } else if (value instanceof Date) {
+        values[f] = escapePathValue(value.toISOString());
+      } else {
+        throw new SinkError(
+          `partition field "${field.path.join('.')}" of ${describeRecord()} is ${Array.isArray(value) ? 'an array' : 'an object'}; ` +
+            `a partition value must be a string, number or boolean`,
+          { code: 'sink.partition' },
+        );
+      }
+    }
+    return values;
+  }
+
+  /** The path of part `part` of the partition with these (escaped) values. */
+  render(partitionValues: readonly string[], part: number): string {
+    let out = '';
+    for (const token of this.#tokens) {
+      if ('literal' in token) out += token.literal;
+      else if ('part' in token) out += formatPart(part);
+      else out += partitionValues[token.field];
+    }
+    return out;
+  }
+
+  /**
+   * The rendered text before the first per-record or per-part placeholder, cut back to the
+   * last `/`: the folder shared by every output of the run (`catalog/products/dt=2026-01-02/`).
+   */
+  fixedPrefix(): string {
+    let out = '';
+    for (const token of this.#tokens) {
+      if (!('literal' in token)) break;
+      out += token.literal;
+    }
+    return out.slice(0, out.lastIndexOf('/') + 1);
+  }
+
+  /** Whether the template contains per-record or per-part placeholders. */
+  get isDynamic(): boolean {
+    return this.#tokens.some((t) => !('literal' in t));
+  }
+}
+
+export function formatPart(part: number): string {
+  return String(part).padStart(5, '0');
+}
+
+/** Hive's escaping of a partition value, plus `.`/`..` and `}` so a value can never climb out of its folder. */
+export function escapePathValue(value: string): string {
+  if (value === '.' || value === '..') return value.replace(/\./g, '%2E');
+  return value.replace(/[\u0000-\u001f\u007f"#%'*/:=?\\[\]^{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}

@@ -1,0 +1,201 @@
+// The Writable behind every sink type. A sink = a record format (JSONL lines or
+// Parquet rows) + a path/key template + a kind of destination (local file, S3
+// object, stdout); this class wires them to the stream contract:
+//
+// - objectMode Writable with a small highWaterMark: `_write` calls back only once
+//   the destination accepted the bytes, so a slow disk/upload slows the pipeline
+//   (and, in a tee, the slowest sink sets the pace). Nothing buffers a whole extract.
+// - `_final` flushes held records, closes and commits every part, then runs
+//   `afterCommit` (the S3 manifest), and lists everything in `outputs`.
+// - destroyed with an error, destroyed before finishing, or ctx.signal aborted:
+//   every uncommitted part is removed (temp files, multipart uploads) and parts
+//   committed earlier in the run are revoked.
+import { Writable } from 'node:stream';
+import { AbortedError, CatalogStreamsError, SinkError } from '../errors.js';
+import type { OutputRecord } from '../events.js';
+import type { SinkStream, StageContext } from '../pipeline/stage.js';
+import type { ByteDestination } from './byte-destination.js';
+import { isPlainObject } from './column-schema.js';
+import type { PartEncoder } from './part-encoder.js';
+import type { PathTemplate } from './path-template.js';
+import { PartitionedParts, type RotationOptions } from './rotation.js';
+
+export const SINK_HIGH_WATER_MARK = 64;
+
+export type EmitItem<Item> = (record: Record<string, unknown>, item: Item) => void | Promise<void>;
+
+/** How records become items and bytes (jsonl-encoding.ts, parquet-format.ts). */
+export interface RecordFormat<Item> {
+  readonly name: 'jsonl' | 'parquet';
+  /** Takes one record and emits it (or holds it back: Parquet keeps its inference sample). */
+  accept(record: Record<string, unknown>, ordinal: number, emit: EmitItem<Item>): void | Promise<void>;
+  /** End of input: emits what was held back. */
+  flush(emit: EmitItem<Item>): Promise<void>;
+  createEncoder(destination: ByteDestination): PartEncoder<Item>;
+  /** Whether an output with no records can be written (Parquet: only with a known schema). */
+  canWriteEmpty(): boolean;
+  /** Schema for manifests (Parquet columns), or null. */
+  describeSchema(): unknown;
+  /** Success: ends side outputs (the dead-letter sink). */
+  close(): Promise<void>;
+  /** Failure: destroys side outputs. */
+  abort(reason: Error): Promise<void>;
+}
+
+export interface CommittedOutput {
+  output: OutputRecord;
+  /** The data destination (absent for side objects such as the manifest). */
+  destination?: ByteDestination;
+}
+
+export interface RecordSinkSpec<Item> {
+  sinkType: string;
+  ctx: StageContext;
+  format: RecordFormat<Item>;
+  /** undefined: the single fixed output `-` (stdout). */
+  template: PathTemplate | undefined;
+  templateOption: string;
+  locate(rendered: string): string;
+  openDestination(location: string): ByteDestination | Promise<ByteDestination>;
+  rotation: RotationOptions;
+  commitOnClose: boolean;
+  /** Write one empty output when no record arrived (a fixed, unpartitioned path). */
+  writeEmpty: boolean;
+  /** Runs once every data output is committed (S3: writes the manifest); may add outputs. */
+  afterCommit?(committed: readonly CommittedOutput[]): Promise<CommittedOutput[]>;
+  /** Runs when the stream closes, after success or failure (closes the S3 client). */
+  dispose?(): void;
+}
+
+/** `record id=P123` or, for a record without an id, `record #42` (1-based position). */
+export function describeRecord(record: Record<string, unknown>, ordinal: number): string {
+  const id = record.id;
+  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? `record id=${String(id)}` : `record #${ordinal}`;
+}
+
+export class RecordSink<Item> extends Writable implements SinkStream {
+  readonly #spec: RecordSinkSpec<Item>;
+  readonly #parts: PartitionedParts<Item>;
+  readonly #committed: CommittedOutput[] = [];
+  readonly #emit: EmitItem<Item>;
+  #ordinal = 0;
+  #finished = false;
+  readonly #onAbort: () => void;
+
+  constructor(spec: RecordSinkSpec<Item>) {
+    super({ objectMode: true, highWaterMark: SINK_HIGH_WATER_MARK });
+    this.#spec = spec;
+    const { ctx, template } = spec;
+    this.#parts = new PartitionedParts<Item>({
+      sinkType: spec.sinkType,
+      template,
+      templateOption: spec.templateOption,
+      locate: spec.locate,
+      rotation: spec.rotation,
+      commitOnClose: spec.commitOnClose,
+      factory: { openDestination: spec.openDestination, createEncoder: (d) => spec.format.createEncoder(d) },
+      onCommit: (output, destination) => {
+        this.#committed.push({ output, destination });
+        ctx.events.emit('output', output);
+      },
+    });
+    this.#emit = template
+      ? (record, item) => this.#parts.write(template.partitionValues(record, () => describeRecord(record, this.#ordinal)), item)
+      : (_record, item) => this.#parts.write([], item);
+    this.#onAbort = () => this.destroy(new AbortedError(`the run was aborted; ${spec.sinkType} sink output discarded`, { cause: ctx.signal.reason }));
+    if (ctx.signal.aborted) process.nextTick(this.#onAbort);
+    else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** Every output committed under its final name (files, objects, the manifest), with rows and bytes. */
+  get outputs(): readonly OutputRecord[] {
+    return this.#committed.map((c) => c.output);
+  }
+
+  #writeOne(record: unknown): void | Promise<void> {
+    if (!isPlainObject(record)) {
+      throw new SinkError(
+        `${this.#spec.sinkType} sink expects plain object records, received ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`,
+        { code: 'sink.record' },
+      );
+    }
+    return this.#spec.format.accept(record, ++this.#ordinal, this.#emit);
+  }
+
+  override _write(record: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    let pending: void | Promise<void>;
+    try {
+      pending = this.#writeOne(record);
+    } catch (err) {
+      callback(this.#wrap(err));
+      return;
+    }
+    if (pending) pending.then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+    else callback();
+  }
+
+  override _writev(chunks: Array<{ chunk: unknown }>, callback: (error?: Error | null) => void): void {
+    const run = async () => {
+      for (const { chunk } of chunks) {
+        const pending = this.#writeOne(chunk);
+        if (pending) await pending;
+      }
+    };
+    run().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    const { format, afterCommit } = this.#spec;
+    (async () => {
+      await format.flush(this.#emit);
+      if (this.#ordinal === 0 && this.#spec.writeEmpty) {
+        if (format.canWriteEmpty()) await this.#parts.openEmpty();
+        else {
+          this.#spec.ctx.events.emit('warning', {
+            code: 'sink.empty',
+            message: `${this.#spec.sinkType} sink received no records and has no declared columns, so it wrote no file`,
+          });
+        }
+      }
+      await this.#parts.finish();
+      await format.close();
+      if (afterCommit) {
+        for (const extra of await afterCommit(this.#committed)) {
+          this.#committed.push(extra);
+          this.#spec.ctx.events.emit('output', extra.output);
+        }
+      }
+      this.#finished = true;
+    })().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#spec.ctx.signal.removeEventListener('abort', this.#onAbort);
+    if (this.#finished) {
+      this.#spec.dispose?.();
+      callback(error);
+      return;
+    }
+    const reason = error ?? new SinkError(`${this.#spec.sinkType} sink was destroyed before it finished; its output was discarded`, { code: 'sink.aborted' });
+    (async () => {
+      await this.#spec.format.abort(reason).catch(() => {});
+      const failures = await this.#parts.abort(reason);
+      for (const failure of failures) {
+        this.#spec.ctx.events.emit('warning', {
+          code: 'sink.cleanup',
+          message: `${this.#spec.sinkType} sink could not remove a partial output: ${failure.message}`,
+        });
+      }
+      this.#committed.length = 0;
+    })().finally(() => {
+      this.#spec.dispose?.();
+      callback(error);
+    });
+  }
+
+  #wrap(err: unknown): Error {
+    if (err instanceof CatalogStreamsError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    return new SinkError(`${this.#spec.sinkType} sink failed: ${message}`, { cause: err });
+  }
+}

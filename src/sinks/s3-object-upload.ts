@@ -1,0 +1,181 @@
+// One S3 object written as a stream: a PassThrough body feeding
+// @aws-sdk/lib-storage's Upload (multipart once the body passes one part size,
+// a single PUT below that). Nothing is staged on disk; memory holds at most
+// (queueSize + 1) parts plus the body's buffer.
+//
+// Backpressure: Upload pulls the body only when one of its `queueSize` uploaders
+// is free, so when the queue is full the body fills up and write() waits.
+//
+// Failure: abort() destroys the body, which makes every uploader fail, so Upload
+// sends AbortMultipartUpload itself; we then send it again for the known UploadId
+// (a no-op if it is gone), so no multipart upload is left open. A part that fails
+// (after the SDK's retries) aborts the whole object at once, even while other
+// uploaders could go on.
+import { PassThrough } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  type S3Client,
+  type S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { SinkError } from '../errors.js';
+import { waitForDrain, type ByteDestination } from './byte-destination.js';
+
+const BODY_HIGH_WATER_MARK = 1024 * 1024;
+
+export interface S3ObjectUploadOptions {
+  bucket: string;
+  key: string;
+  contentType: string;
+  partSize: number;
+  queueSize: number;
+}
+
+export function s3Location(bucket: string, key: string): string {
+  return `s3://${bucket}/${key}`;
+}
+
+export class S3ObjectUpload implements ByteDestination {
+  readonly kind = 'object' as const;
+  readonly location: string;
+  readonly key: string;
+  bytes = 0;
+  etag: string | undefined;
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #body = new PassThrough({ highWaterMark: BODY_HIGH_WATER_MARK });
+  readonly #upload: Upload;
+  readonly #done: Promise<{ ETag?: string | undefined }>;
+  /** Rejects when a request of this upload failed for good; never resolves. */
+  readonly #failed: Promise<never>;
+  #failure: Error | undefined;
+  #state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
+
+  constructor(client: S3Client, options: S3ObjectUploadOptions) {
+    this.#client = client;
+    this.#bucket = options.bucket;
+    this.key = options.key;
+    this.location = s3Location(options.bucket, options.key);
+    let fail!: (err: Error) => void;
+    this.#failed = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    this.#failed.catch(() => {});
+    const onRequestError = (err: Error) => {
+      if (this.#failure || this.#state !== 'open') return;
+      this.#failure = s3Error(err, 'upload', this.location);
+      fail(this.#failure);
+      // Stop feeding the other uploaders: the object is lost anyway.
+      this.#body.destroy(this.#failure);
+    };
+    this.#upload = new Upload({
+      client: watchErrors(client, onRequestError),
+      params: { Bucket: options.bucket, Key: options.key, Body: this.#body, ContentType: options.contentType },
+      partSize: options.partSize,
+      queueSize: options.queueSize,
+      leavePartsOnError: false,
+    });
+    this.#done = this.#upload.done();
+    this.#done.catch((err: Error) => {
+      if (!this.#failure) {
+        this.#failure = s3Error(err, 'upload', this.location);
+        fail(this.#failure);
+      }
+    });
+  }
+
+  write(chunk: Uint8Array): void | Promise<void> {
+    if (this.#failure) throw this.#failure;
+    this.bytes += chunk.byteLength;
+    if (this.#body.write(chunk)) return;
+    return Promise.race([waitForDrain(this.#body), this.#failed]);
+  }
+
+  async commit(): Promise<void> {
+    if (this.#state === 'committed') return;
+    if (this.#failure) throw this.#failure;
+    this.#state = 'committing';
+    this.#body.end();
+    try {
+      const result = await this.#done;
+      this.etag = result.ETag;
+      this.#state = 'committed';
+    } catch (err) {
+      throw this.#failure ?? s3Error(err, 'upload', this.location);
+    }
+  }
+
+  async abort(reason?: unknown): Promise<void> {
+    if (this.#state === 'aborted' || this.#state === 'committed') return;
+    this.#state = 'aborted';
+    if (!this.#body.destroyed) this.#body.destroy(reason instanceof Error ? reason : new Error('upload aborted'));
+    const completed = await this.#done.then(
+      () => true,
+      () => false,
+    );
+    if (completed) {
+      // A small object went up in one PUT before the abort: remove it.
+      await this.#delete();
+      return;
+    }
+    const uploadId = this.#upload.uploadId;
+    if (uploadId) {
+      try {
+        await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }));
+      } catch (err) {
+        const status = (err as S3ServiceException).$metadata?.httpStatusCode;
+        if (status !== 404) throw s3Error(err, 'abort the multipart upload of', this.location);
+      }
+    }
+  }
+
+  /** Deletes the object this run completed (a later part of the run failed). */
+  async revoke(): Promise<void> {
+    if (this.#state !== 'committed') return this.abort();
+    await this.#delete();
+  }
+
+  async #delete(): Promise<void> {
+    try {
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.key }));
+    } catch (err) {
+      throw s3Error(err, 'delete', this.location);
+    }
+  }
+}
+
+/** A view of the client whose send() reports failed requests (after the SDK's own retries). */
+function watchErrors(client: S3Client, onError: (err: Error) => void): S3Client {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return Reflect.get(target, property, receiver);
+      return (...args: Parameters<S3Client['send']>) =>
+        (target.send as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: Error) => {
+          onError(err);
+          throw err;
+        });
+    },
+  });
+}
+
+const AUTH_ERRORS = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken', 'CredentialsProviderError']);
+
+/** A SinkError naming the object and the S3 error, with a hint for the usual causes. */
+export function s3Error(err: unknown, action: string, location: string): SinkError {
+  if (err instanceof SinkError) return err;
+  const e = err as Partial<S3ServiceException> & Error;
+  const name = e?.name ?? 'Error';
+  const status = e?.$metadata?.httpStatusCode;
+  const detail = `${name}${status ? ` (HTTP ${status})` : ''}: ${e?.message ?? String(err)}`;
+  if (AUTH_ERRORS.has(name) || status === 403) {
+    return new SinkError(`S3 rejected the credentials to ${action} ${location}: ${detail}; check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, role)`, {
+      code: 'sink.s3.auth',
+      cause: err,
+    });
+  }
+  if (name === 'NoSuchBucket') {
+    return new SinkError(`cannot ${action} ${location}: the bucket does not exist`, { code: 'sink.s3.bucket', cause: err });
+  }
+  return new SinkError(`cannot ${action} ${location}: ${detail}`, { code: 'sink.s3.upload', cause: err });
+}

@@ -1,0 +1,220 @@
+// The `s3` sink: records as Parquet or JSON Lines objects, streamed through
+// multipart uploads (s3-object-upload.ts), with the same key templates,
+// partitions and rotation as the local sinks, and a manifest written last.
+//
+// Commit protocol (readers and the next incremental run rely on it):
+//  1. data objects are uploaded; each becomes visible when its upload completes;
+//  2. when every data object is complete, `_manifest.json` is written (default: in the
+//     folder shared by all keys of the run, e.g. `catalog/products/dt=2026-01-02/_manifest.json`)
+//     listing each object (key, rows, bytes, ETag), the schema, the run id, the source
+//     filter and cursor, and the start/finish times (ctx.describeRun() at commit time);
+//  3. readers trust only objects listed in a manifest. A failed run writes no manifest,
+//     aborts its open multipart uploads and deletes the objects it had completed.
+// Objects are overwritten when a later run renders the same key; put {run} in the key to
+// keep every run's objects apart.
+import { PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import type { SinkStream, StageContext } from '../pipeline/stage.js';
+import { defineStage } from '../pipeline/stage.js';
+import { jsonlFormat } from './jsonl-encoding.js';
+import { jsonlSinkStage } from './jsonl-sink.js';
+import { byteSize, parseStageOptions, rotationOptions } from './option-schemas.js';
+import { checkDeadLetter, parquetFormatOptions, parquetOptionsSet } from './parquet-format.js';
+import { parquetFormatFor, parquetSinkStage, type ParquetSchemaHint } from './parquet-sink.js';
+import { PathTemplate } from './path-template.js';
+import { RecordSink, type CommittedOutput, type RecordFormat } from './record-sink.js';
+import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
+import { resolveSinkContext, type PartialStageContext } from './sink-context.js';
+
+const MIN_PART_SIZE = 5 * 1024 * 1024;
+
+export const s3SinkOptions = z
+  .strictObject({
+    format: z.enum(['parquet', 'jsonl']).describe('Object format: parquet or jsonl'),
+    bucket: z.string().min(1).describe('Bucket name'),
+    key: z
+      .string()
+      .min(1)
+      .describe(
+        'Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path',
+      ),
+    gzip: z.boolean().optional().describe('format jsonl: gzip the objects; default: when the key ends in .gz'),
+    ...parquetFormatOptions,
+    ...rotationOptions,
+    partSize: byteSize()
+      .default(8 * 1024 * 1024)
+      .describe('Multipart part size (at least 5MiB); memory per open object is about (queueSize + 1) x partSize'),
+    queueSize: z.number().int().min(1).max(16).default(2).describe('Parts of one object uploaded in parallel'),
+    endpoint: z.url().optional().describe('S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS'),
+    region: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Region; default: the AWS SDK chain (AWS_REGION, profile), or us-east-1 with a custom endpoint and no AWS_REGION'),
+    forcePathStyle: z.boolean().optional().describe('Path-style URLs (http://host/bucket/key); default: true with a custom endpoint'),
+    checksums: z
+      .enum(['when-supported', 'when-required'])
+      .optional()
+      .describe(
+        "Request checksum calculation and response validation: when-supported (the SDK default) or when-required (for S3-compatible servers that predate the SDK's default integrity checksums); default: when-required with a custom endpoint",
+      ),
+    maxAttempts: z.number().int().min(1).max(10).default(3).describe('Attempts per S3 request (the SDK retries with backoff)'),
+    manifest: z.boolean().default(true).describe('Write _manifest.json after all data objects; readers trust only objects it lists'),
+    manifestKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Manifest key ({name} {run} {date} only); default: _manifest.json in the folder shared by all keys of the run'),
+  })
+  .superRefine((options, ctx) => {
+    checkDeadLetter(options, ctx);
+    if (options.format === 'jsonl') {
+      for (const key of parquetOptionsSet(options)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to format: parquet only` });
+    } else if (options.gzip !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['gzip'], message: 'gzip applies to format: jsonl only (Parquet compresses columns: use compression)' });
+    }
+    if (options.partSize < MIN_PART_SIZE) {
+      ctx.addIssue({ code: 'custom', path: ['partSize'], message: `S3 multipart parts must be at least 5MiB (${MIN_PART_SIZE} bytes)` });
+    }
+  });
+
+/** Options as a caller writes them (defaults optional). */
+export type S3SinkOptions = z.input<typeof s3SinkOptions>;
+/** Options after validation and defaults. */
+export type S3SinkConfig = z.output<typeof s3SinkOptions>;
+
+/** The S3 client for the sink's options: endpoint and checksum mode for S3-compatible servers. */
+export function createS3Client(options: Pick<S3SinkConfig, 'endpoint' | 'region' | 'forcePathStyle' | 'checksums' | 'maxAttempts'>): S3Client {
+  const endpoint = options.endpoint ?? (process.env.S3_ENDPOINT || undefined);
+  const custom = endpoint !== undefined;
+  const mode = (options.checksums ?? (custom ? 'when-required' : 'when-supported')) === 'when-required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
+  const region = options.region ?? (custom && !process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION ? 'us-east-1' : undefined);
+  const config: S3ClientConfig = {
+    forcePathStyle: options.forcePathStyle ?? custom,
+    requestChecksumCalculation: mode,
+    responseChecksumValidation: mode,
+    maxAttempts: options.maxAttempts,
+    requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
+  };
+  if (endpoint) config.endpoint = endpoint;
+  if (region) config.region = region;
+  return new S3Client(config);
+}
+
+function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
+  const { format, bucket, key, gzip, maxRows, maxBytes, maxOpenPartitions, partSize, queueSize, manifest, manifestKey } = options;
+  const template = PathTemplate.parse(key, ctx.run, 'key');
+  const manifestObjectKey = manifest ? manifestKeyFor(manifestKey, template, ctx) : undefined;
+  const gzipped = gzip ?? key.endsWith('.gz');
+  const recordFormat: RecordFormat<unknown> =
+    format === 'parquet'
+      ? (parquetFormatFor(options, ctx, 's3', template, schemaHint) as RecordFormat<unknown>)
+      : (jsonlFormat({ gzip: gzipped }) as RecordFormat<unknown>);
+  const contentType = format === 'parquet' ? 'application/vnd.apache.parquet' : gzipped ? 'application/gzip' : 'application/x-ndjson';
+  const client = createS3Client(options);
+
+  try {
+    return new RecordSink<unknown>({
+      sinkType: 's3',
+      ctx,
+      format: recordFormat,
+      template,
+      templateOption: 'key',
+      locate: (rendered) => rendered,
+      openDestination: (objectKey) => new S3ObjectUpload(client, { bucket, key: objectKey, contentType, partSize, queueSize }),
+      rotation: { maxRows, maxBytes, maxOpenPartitions },
+      commitOnClose: true,
+      writeEmpty: false,
+      afterCommit: async (committed) => {
+        if (manifestObjectKey === undefined) return [];
+        return [await writeManifest(client, ctx, { bucket, key: manifestObjectKey, keyTemplate: key, format, committed, schema: recordFormat.describeSchema() })];
+      },
+      dispose: () => client.destroy(),
+    });
+  } catch (err) {
+    client.destroy();
+    throw err;
+  }
+}
+
+/** The manifest's key: `manifestKey` (run placeholders only), or `_manifest.json` in the folder shared by all keys. */
+function manifestKeyFor(manifestKey: string | undefined, template: PathTemplate, ctx: StageContext): string {
+  if (manifestKey === undefined) return `${template.fixedPrefix()}_manifest.json`;
+  const parsed = PathTemplate.parse(manifestKey, ctx.run, 'manifestKey');
+  if (parsed.isDynamic) {
+    throw new ConfigError(`manifestKey "${manifestKey}": only {name}, {run} and {date} are allowed (one manifest per run)`, { path: 'manifestKey' });
+  }
+  return parsed.render([], 0);
+}
+
+/** The manifest document, written as the run's last object. */
+export interface S3Manifest {
+  version: 1;
+  runId: string;
+  name: string;
+  startedAt: string;
+  finishedAt: string;
+  source: { type?: string | undefined; filter?: unknown; cursor?: { previous?: number; next?: number } | undefined };
+  format: 'parquet' | 'jsonl';
+  bucket: string;
+  keyTemplate: string;
+  files: Array<{ key: string; rows: number; bytes: number; etag?: string | undefined }>;
+  rows: number;
+  bytes: number;
+  schema: unknown;
+}
+
+async function writeManifest(
+  client: S3Client,
+  ctx: StageContext,
+  m: { bucket: string; key: string; keyTemplate: string; format: 'parquet' | 'jsonl'; committed: readonly CommittedOutput[]; schema: unknown },
+): Promise<CommittedOutput> {
+  const run = ctx.describeRun();
+  const files = m.committed.map(({ output, destination }) => {
+    const upload = destination as S3ObjectUpload;
+    return { key: upload.key, rows: output.rows, bytes: output.bytes, etag: upload.etag };
+  });
+  const document: S3Manifest = {
+    version: 1,
+    runId: run.runId,
+    name: run.name,
+    startedAt: run.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    source: { type: run.sourceType, filter: run.sourceFilter, cursor: run.cursor },
+    format: m.format,
+    bucket: m.bucket,
+    keyTemplate: m.keyTemplate,
+    files,
+    rows: files.reduce((n, f) => n + f.rows, 0),
+    bytes: files.reduce((n, f) => n + f.bytes, 0),
+    schema: m.schema,
+  };
+  const body = Buffer.from(`${JSON.stringify(document, null, 2)}\n`);
+  const location = s3Location(m.bucket, m.key);
+  try {
+    await client.send(new PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }));
+  } catch (err) {
+    throw s3Error(err, 'write the manifest', location);
+  }
+  return { output: { kind: 'object', location, rows: 0, bytes: body.byteLength, sink: 's3' } };
+}
+
+export const s3SinkStage = defineStage({
+  kind: 'sink',
+  type: 's3',
+  description:
+    'Streams records to S3 (or an S3-compatible server) as Parquet or JSON Lines objects via multipart upload, with key templates, rotation and a _manifest.json written last',
+  options: s3SinkOptions,
+  create: (options, ctx): SinkStream => createS3Sink(options, ctx),
+});
+
+/**
+ * An S3 sink for code: `await pipeline(source, s3Sink({format: 'parquet', bucket, key}))`.
+ * Credentials and region come from the AWS SDK's standard chain.
+ */
+export function s3Sink(options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext): SinkStream {
+  const { schemaHint, ...rest } = options;
+  const config = parseStageOptions(s3SinkOptions, rest, 's3');
+  return createS3Sink(config, resolveSinkContext(ctx, () => [jsonlSinkStage, parquetSinkStage, s3SinkStage]), schemaHint);
+}
