@@ -263,15 +263,20 @@ export function inferSchema(
     defs.push({ name: path.join('_'), path, ...decl });
   };
 
+  // The hint describes the source resource, but transforms upstream may have
+  // picked, renamed or retyped fields (normalize-codes turns integer codes into
+  // strings). So the hint never adds a field the sample has (fields seen only as
+  // null excepted: there it names the columns), and never overrides what the
+  // sampled values show: it only refines it (whole-number `vat` -> double).
   const decideObject = (prefix: string[], fields: Map<string, FieldStats> | undefined, objectHint: ReadonlyMap<string, ColumnHint> | undefined) => {
-    const keys = [...(fields?.keys() ?? [])];
-    for (const key of objectHint?.keys() ?? []) if (!fields?.has(key)) keys.push(key);
+    const keys = fields ? [...fields.keys()] : [...(objectHint?.keys() ?? [])];
     for (const key of keys) decide([...prefix, key], fields?.get(key), objectHint?.get(key));
   };
 
   const decide = (path: string[], s: FieldStats | undefined, h: ColumnHint | undefined): void => {
     const name = path.join('_');
-    if (h?.kind === 'leaf') return leaf(path, h.decl);
+    if (h?.kind === 'leaf' && hintFits(h.decl, s)) return leaf(path, h.decl);
+    if (h?.kind === 'leaf') h = undefined;
     if (h?.kind === 'object') {
       if (flatten) return decideObject(path, s?.children, h.fields);
       return leaf(path, { type: 'json', list: false });
@@ -304,6 +309,30 @@ export function inferSchema(
     else columns.push(def);
   }
   return { schema: new ColumnSchema(columns, excluded, settings), notes };
+}
+
+/** Whether a hinted column can hold every value the sample showed for the field. */
+function hintFits(decl: ColumnDecl, s: FieldStats | undefined): boolean {
+  const kinds = ((decl.list ? s?.elementKinds : s?.kinds) ?? K_NULL) & ~K_NULL;
+  if (decl.list && s && (s.kinds & ~K_NULL & ~K_ARRAY) !== 0) return false;
+  if (!decl.list && (kinds & K_ARRAY) !== 0) return false;
+  if (kinds === 0) return true;
+  switch (decl.type) {
+    case 'json':
+      return true;
+    case 'string':
+      return kinds === K_STRING;
+    case 'double':
+      return (kinds & ~(K_INT | K_FLOAT)) === 0;
+    case 'int32':
+    case 'int64':
+    case 'timestamp':
+      return (kinds & ~(K_INT | K_BIGINT | (decl.type === 'timestamp' ? K_DATE : 0))) === 0;
+    case 'boolean':
+      return kinds === K_BOOL;
+    default:
+      return false;
+  }
 }
 
 /** The column type for a set of value kinds, or undefined when they do not fit one type. */

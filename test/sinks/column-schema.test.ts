@@ -115,11 +115,17 @@ describe('zod column hints', () => {
       mixed: 'json',
       meta: 'object',
     });
-    // Hinted int fields named like timestamps become timestamps; unseen hinted fields still get columns.
-    const { schema } = inferSchema([{ id: 'a', vat: 21, name: { en: 'x' } }], settings, hint);
+    // Hinted int fields named like timestamps become timestamps; a field seen only as null is
+    // typed and expanded by the hint; a hinted field the sample never had gets no column
+    // (transforms upstream may have dropped it).
+    const { schema } = inferSchema([{ id: 'a', vat: 21, name: { en: 'x' }, meta: null }, { id: 'b', vat: 20, meta: { createdAt: 5 } }], settings, hint);
     expect(schema.columns.find((c) => c.name === 'meta_createdAt')?.type).toBe('timestamp');
     expect(schema.columns.find((c) => c.name === 'vat')?.type).toBe('double');
     expect(schema.columns.find((c) => c.name === 'name_en')?.type).toBe('string');
+    expect(schema.columns.find((c) => c.name === 'serial')).toBeUndefined();
+    // The sampled values win over a hint they contradict (normalize-codes made integer codes strings).
+    const codes = inferSchema([{ publicPrice: '0012' }], settings, hint).schema;
+    expect(codes.columns.find((c) => c.name === 'publicPrice')?.type).toBe('string');
   });
 
   it('finds the resource schema the runner put in ctx.services', () => {
