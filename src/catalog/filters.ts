@@ -124,7 +124,8 @@ export function checkFilter(params: FilterParams, filter: unknown, path: (string
     return value.flatMap((f, i) => checkFilter(params, f, [...path, key, i]));
   }
   if (key === 'not') return checkFilter(params, value, [...path, key]);
-  const schema = params[key];
+  // hasOwn: a filter named `constructor` must be unknown, not Object.prototype's.
+  const schema = Object.hasOwn(params, key) ? params[key] : undefined;
   if (!schema) {
     const names = [...Object.keys(params), ...COMBINATORS];
     return [{ path: [...path, key], message: `unknown filter "${key}"; this endpoint's filters are: ${names.join(', ')}` }];
@@ -140,7 +141,7 @@ export function checkSorting(sortings: SortingParams, sorting: unknown, path: (s
     return [{ path, message: `a sorting must be an object with exactly one key; allowed: ${Object.keys(sortings).join(', ')}` }];
   }
   const key = Object.keys(sorting)[0]!;
-  const schema = sortings[key];
+  const schema = Object.hasOwn(sortings, key) ? sortings[key] : undefined;
   if (!schema) return [{ path: [...path, key], message: `unknown sorting "${key}"; allowed: ${Object.keys(sortings).join(', ')}` }];
   const parsed = schema.safeParse(sorting[key]);
   if (parsed.success) return [];

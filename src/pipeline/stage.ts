@@ -4,6 +4,7 @@
 // code exists in YAML with the same option names.
 import type { Readable, Transform, Writable } from 'node:stream';
 import type { z } from 'zod';
+import type { CatalogClient } from '../client/catalog-client.js';
 import type { RunEvents, OutputRecord } from '../events.js';
 
 export type StageKind = 'source' | 'transform' | 'sink';
@@ -43,6 +44,12 @@ export interface StageContext {
   describeRun(): RunDescription;
   /** Runtime services a stage may need; sources find the shared CatalogClient here. */
   services: Record<string, unknown>;
+  /**
+   * The run's one CatalogClient (pool, auth, rate limiter, retries), shared by
+   * every source so the run stays within the API's request budget. Sources
+   * throw a ConfigError when it is absent; the runner sets it.
+   */
+  client?: CatalogClient;
 }
 
 export interface StageDefinition<Options = any, Out = Readable | Transform | Writable> {

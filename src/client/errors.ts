@@ -1,0 +1,163 @@
+// Typed errors of the HTTP client and the sources that read its responses.
+// Each carries a stable `code` and says what failed, where (endpoint, a short
+// description of the request, the host) and what to check. Messages are built
+// only from the endpoint name, the request body (filters never hold
+// credentials), the status and what the server sent back; the client redacts
+// its credentials from server text before it gets here, so no error, log line
+// or event can carry a key or a secret.
+import { CatalogStreamsError, type ErrorOptions } from '../errors.js';
+
+/** What the server said in an error body, as far as it said anything. */
+export interface ApiErrorBody {
+  /** `error.code` of the body, e.g. `too_many_requests`. */
+  apiCode?: string;
+  /** `error.message` of the body, or the start of a non-JSON body. */
+  apiMessage?: string;
+  /** 422: the `violations` array, as sent. */
+  violations?: unknown[];
+}
+
+export interface ApiErrorDetails extends ApiErrorBody {
+  status: number;
+  /** Endpoint name, e.g. `products.query`. */
+  endpoint: string;
+  /** Short description of the request, e.g. `filter {status: active} page 3`. */
+  request?: string;
+  /** Attempts made (1 when not retried). */
+  attempts?: number;
+}
+
+/** The service answered with an error status (or an unreadable success body). */
+export class ApiError extends CatalogStreamsError {
+  readonly status: number;
+  readonly apiCode: string | undefined;
+  readonly apiMessage: string | undefined;
+  readonly endpoint: string;
+  readonly request: string | undefined;
+  readonly violations: unknown[] | undefined;
+  readonly attempts: number;
+
+  constructor(details: ApiErrorDetails, options: ErrorOptions & { code?: string; message?: string } = {}) {
+    super(options.code ?? `api.${details.apiCode ?? details.status}`, options.message ?? apiErrorMessage(details), options);
+    this.status = details.status;
+    this.apiCode = details.apiCode;
+    this.apiMessage = details.apiMessage;
+    this.endpoint = details.endpoint;
+    this.request = details.request;
+    this.violations = details.violations;
+    this.attempts = details.attempts ?? 1;
+  }
+}
+
+/** 401/403: the credentials were refused. Never retried. */
+export class AuthError extends ApiError {
+  constructor(details: ApiErrorDetails & { host: string }) {
+    const what =
+      details.status === 401
+        ? `the catalog API at ${details.host} rejected the credentials (401${details.apiCode ? ` ${details.apiCode}` : ''}) for ${details.endpoint}`
+        : `the credentials are not allowed to use ${details.endpoint} at ${details.host} (403${details.apiCode ? ` ${details.apiCode}` : ''})`;
+    super(details, {
+      code: details.status === 401 ? 'auth.unauthorized' : 'auth.forbidden',
+      message:
+        `${what}: check CATALOG_API_KEY and CATALOG_API_SECRET, and that they belong to the environment of ` +
+        `CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
+    });
+  }
+}
+
+/** 429 still answered after every retry the policy allowed. */
+export class RateLimitError extends ApiError {
+  constructor(details: ApiErrorDetails & { waitedMs: number }) {
+    super(details, {
+      code: 'api.rate_limited',
+      message:
+        `${details.endpoint} was still rate limited (429) after ${details.attempts ?? 1} attempts and ${Math.round(details.waitedMs / 1000)} s of waiting` +
+        `${details.request ? ` (${details.request})` : ''}: another client may be using the same credentials; lower connection.rateLimit or try again later`,
+    });
+  }
+}
+
+export type NetworkFailure = 'unreachable' | 'timeout' | 'reset' | 'failed';
+
+/** The service could not be reached, or the connection failed or timed out. */
+export class NetworkError extends CatalogStreamsError {
+  readonly host: string;
+  readonly endpoint: string;
+  readonly failure: NetworkFailure;
+  /** The system or undici error code, e.g. `ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`. */
+  readonly errorCode: string | undefined;
+  readonly attempts: number;
+
+  constructor(details: { host: string; endpoint: string; failure: NetworkFailure; errorCode?: string; attempts: number; request?: string }, options: ErrorOptions = {}) {
+    super(`network.${details.failure}`, networkMessage(details), options);
+    this.host = details.host;
+    this.endpoint = details.endpoint;
+    this.failure = details.failure;
+    this.errorCode = details.errorCode;
+    this.attempts = details.attempts;
+  }
+}
+
+export type StreamProblem = 'malformed_line' | 'line_too_long' | 'index_gap' | 'short' | 'error_line' | 'total_changed' | 'empty' | 'resume_exhausted';
+
+/** An NDJSON stream broke its contract: bad line, index gap, too few lines, or an error line. */
+export class StreamProtocolError extends CatalogStreamsError {
+  readonly endpoint: string;
+  readonly problem: StreamProblem;
+  /** The `meta.index` expected at the point of failure (the line's index when it is known). */
+  readonly index: number | undefined;
+  /** `error_line`: what the error line said. */
+  readonly apiError: ApiErrorBody & { status?: number } | undefined;
+
+  constructor(
+    details: { endpoint: string; problem: StreamProblem; index?: number; apiError?: ApiErrorBody & { status?: number } },
+    message: string,
+    options: ErrorOptions = {},
+  ) {
+    super(`stream.${details.problem}`, `${details.endpoint}: ${message}`, options);
+    this.endpoint = details.endpoint;
+    this.problem = details.problem;
+    this.index = details.index;
+    this.apiError = details.apiError;
+  }
+}
+
+function apiErrorMessage(d: ApiErrorDetails): string {
+  const code = d.apiCode ? ` ${d.apiCode}` : '';
+  const said = d.apiMessage ? `: ${d.apiMessage}` : '';
+  const req = d.request ? ` (${d.request})` : '';
+  const violations = d.violations?.length ? `; violations: ${d.violations.slice(0, 5).map(formatViolation).join('; ')}${d.violations.length > 5 ? ` (and ${d.violations.length - 5} more)` : ''}` : '';
+  const retried = d.attempts && d.attempts > 1 ? ` after ${d.attempts} attempts` : '';
+  return `${d.endpoint} failed with ${d.status}${code}${said}${req}${violations}${retried}`;
+}
+
+/** `filter.status: not allowed` from the usual shapes of a violation, else compact JSON. */
+export function formatViolation(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    const where = o.path ?? o.propertyPath ?? o.field ?? o.property;
+    const what = o.message ?? o.title ?? o.reason;
+    if (what !== undefined) return `${where !== undefined ? `${Array.isArray(where) ? where.join('.') : String(where)}: ` : ''}${String(what)}`;
+  }
+  return truncate(JSON.stringify(v) ?? String(v), 200);
+}
+
+function networkMessage(d: { host: string; endpoint: string; failure: NetworkFailure; errorCode?: string; attempts: number; request?: string }): string {
+  const code = d.errorCode ? ` (${d.errorCode})` : '';
+  const tries = d.attempts > 1 ? ` after ${d.attempts} attempts` : '';
+  switch (d.failure) {
+    case 'unreachable':
+      return `cannot reach the catalog API at ${d.host}${code} for ${d.endpoint}${tries}: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`;
+    case 'timeout':
+      return `the catalog API at ${d.host} timed out${code} on ${d.endpoint}${tries}: the service may be slow or overloaded; raise the client timeouts or try again later`;
+    case 'reset':
+      return `the connection to the catalog API at ${d.host} was reset${code} during ${d.endpoint}${tries}: check your network or proxy, then try again`;
+    default:
+      return `the request to the catalog API at ${d.host} failed${code} during ${d.endpoint}${tries}`;
+  }
+}
+
+export function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}

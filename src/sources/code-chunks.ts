@@ -1,0 +1,175 @@
+// Code lists longer than the API's 1000 per query (spec §4.1, §8), split into
+// several queries that together return every matching record once.
+//
+// - Where: a code filter (`endpoint.codeFilters`: id, ean, eanGtin*, brand...)
+//   at the top level of the filter or inside a top-level `and` (nested `and`s
+//   are flattened: and is associative). Each sub-query keeps the rest of the
+//   filter unchanged.
+// - A list over 1000 inside `or` or `not` cannot be split this way (the union
+//   of `not` chunks is not the `not` of the union): rejected, with its path.
+// - Repeated codes are removed first (they would only cost requests).
+// - Several long lists: each is split and every combination of chunks is
+//   queried (the cartesian product), so every sub-query stays within the limit
+//   and the union is exactly the original filter.
+// - Duplicates: with `id` chunks a record matches exactly one sub-query (a
+//   record has one id). Other code filters may match a multi-valued field (a
+//   product has several EANs, brands, categories), so a record can match two
+//   chunks; then the source drops records whose id it already delivered
+//   (`dedupe`), which keeps the ids of those records in memory.
+import { z } from 'zod';
+import {
+  type EndpointFilter,
+  type EndpointName,
+  type FilterIssue,
+  MAX_CODES_PER_FILTER,
+  checkFilter,
+  formatPath,
+  getEndpoint,
+} from '../catalog/index.js';
+import { RequestValidationError } from '../errors.js';
+
+type AnyFilter = Record<string, unknown>;
+type Path = (string | number)[];
+
+export interface FilterChunk {
+  /** The filter of one sub-query (undefined: the endpoint's whole collection). */
+  filter: AnyFilter | undefined;
+  /** `id chunk 2/3`; undefined when the filter was not split. */
+  label?: string;
+}
+
+export interface ChunkPlan {
+  chunks: FilterChunk[];
+  /** Whether a record can match several chunks, so the source must drop repeats by id. */
+  dedupe: boolean;
+  /** Names of the filters that were split. */
+  split: string[];
+}
+
+interface Conjunct {
+  filter: AnyFilter;
+  path: Path;
+}
+
+/** Splits a filter's long code lists into sub-queries of at most 1000 codes each. */
+export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkPlan {
+  const issues = longListsOutOfReach(endpointName, filter);
+  if (issues.length) throw new RequestValidationError(endpointName, formatPath(issues[0]!.path), issues[0]!.message);
+  if (filter === undefined) return { chunks: [{ filter: undefined }], dedupe: false, split: [] };
+  const conjuncts = topLevelConjuncts(filter as AnyFilter, ['filter']);
+  const codeFilters = new Set(getEndpoint(endpointName)!.codeFilters);
+  const long: { at: number; name: string; chunks: unknown[][] }[] = [];
+  conjuncts.forEach((c, at) => {
+    const [name, value] = leafOf(c.filter);
+    if (name === undefined || !codeFilters.has(name) || !Array.isArray(value) || value.length <= MAX_CODES_PER_FILTER) return;
+    const unique = uniqueCodes(value);
+    long.push({ at, name, chunks: chunksOf(unique, MAX_CODES_PER_FILTER) });
+  });
+  if (long.length === 0) return { chunks: [{ filter: filter as AnyFilter }], dedupe: false, split: [] };
+
+  const chunks: FilterChunk[] = [];
+  const combination = (k: number, picked: number[]): void => {
+    if (k === long.length) {
+      const parts = conjuncts.map((c) => c.filter);
+      const labels: string[] = [];
+      long.forEach((l, i) => {
+        parts[l.at] = { [l.name]: l.chunks[picked[i]!] };
+        labels.push(`${l.name} chunk ${picked[i]! + 1}/${l.chunks.length}`);
+      });
+      chunks.push({ filter: parts.length === 1 ? parts[0] : { and: parts }, label: labels.join(', ') });
+      return;
+    }
+    for (let i = 0; i < long[k]!.chunks.length; i++) combination(k + 1, [...picked, i]);
+  };
+  combination(0, []);
+  return { chunks, dedupe: long.some((l) => l.name !== 'id'), split: long.map((l) => l.name) };
+}
+
+/**
+ * Every problem of a filter as the sources will send it: the endpoint's own
+ * checks, except that long code lists where they can be split are checked in
+ * pieces (paths keep the original positions), and long lists where they cannot
+ * be split are reported.
+ */
+export function checkChunkableFilter(endpointName: EndpointName, filter: unknown): FilterIssue[] {
+  const spec = getEndpoint(endpointName)!;
+  if (!filter || typeof filter !== 'object' || Array.isArray(filter)) return checkFilter(spec.filters, filter, []);
+  const outOfReach = longListsOutOfReach(endpointName, filter, []);
+  if (outOfReach.length) return outOfReach;
+  const codeFilters = new Set(spec.codeFilters);
+  const issues: FilterIssue[] = [];
+  for (const c of topLevelConjuncts(filter as AnyFilter, [])) {
+    const [name, value] = leafOf(c.filter);
+    if (name !== undefined && codeFilters.has(name) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER) {
+      for (let start = 0; start < value.length; start += MAX_CODES_PER_FILTER) {
+        for (const issue of checkFilter(spec.filters, { [name]: value.slice(start, start + MAX_CODES_PER_FILTER) }, c.path)) {
+          const [, index, ...rest] = issue.path.slice(c.path.length);
+          issues.push({ ...issue, path: [...c.path, name, ...(typeof index === 'number' ? [index + start] : index === undefined ? [] : [index]), ...rest] });
+        }
+      }
+    } else {
+      issues.push(...checkFilter(spec.filters, c.filter, c.path));
+    }
+  }
+  return issues;
+}
+
+/** A zod schema for stage options: the endpoint's filter, with code lists over 1000 allowed where they can be split. */
+export function chunkableFilterSchema<E extends EndpointName>(endpointName: E): z.ZodType<EndpointFilter<E>> {
+  return z.any().superRefine((value, ctx) => {
+    for (const issue of checkChunkableFilter(endpointName, value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  }) as unknown as z.ZodType<EndpointFilter<E>>;
+}
+
+/** Leaf filters of the top level and of top-level `and`s (flattened), with their paths. */
+function topLevelConjuncts(filter: AnyFilter, path: Path): Conjunct[] {
+  const keys = Object.keys(filter);
+  if (keys.length === 1 && keys[0] === 'and' && Array.isArray(filter.and)) {
+    return (filter.and as AnyFilter[]).flatMap((f, i) => (f && typeof f === 'object' ? topLevelConjuncts(f, [...path, 'and', i]) : [{ filter: f, path: [...path, 'and', i] }]));
+  }
+  return [{ filter, path }];
+}
+
+/** Code lists over 1000 under `or`/`not` (anywhere below the top-level conjuncts). */
+function longListsOutOfReach(endpointName: EndpointName, filter: unknown, root: Path = ['filter']): FilterIssue[] {
+  if (!filter || typeof filter !== 'object' || Array.isArray(filter)) return [];
+  const codeFilters = new Set(getEndpoint(endpointName)!.codeFilters);
+  const issues: FilterIssue[] = [];
+  const walk = (f: unknown, path: Path, splittable: boolean): void => {
+    if (!f || typeof f !== 'object' || Array.isArray(f)) return;
+    const [key, value] = leafOf(f as AnyFilter);
+    if (key === 'and' && Array.isArray(value)) value.forEach((g, i) => walk(g, [...path, 'and', i], splittable));
+    else if (key === 'or' && Array.isArray(value)) value.forEach((g, i) => walk(g, [...path, 'or', i], false));
+    else if (key === 'not') walk(value, [...path, 'not'], false);
+    else if (key !== undefined && !splittable && codeFilters.has(key) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER) {
+      issues.push({
+        path: [...path, key],
+        message: `lists ${value.length} codes inside \`or\`/\`not\`, more than the ${MAX_CODES_PER_FILTER} a query accepts; lists that long can only be split when they are at the top level of the filter or inside a top-level \`and\`: restructure the filter, or run one pipeline per part`,
+      });
+    }
+  };
+  walk(filter, root, true);
+  return issues;
+}
+
+function leafOf(filter: AnyFilter): [string | undefined, unknown] {
+  const keys = Object.keys(filter);
+  return keys.length === 1 ? [keys[0], filter[keys[0]!]] : [undefined, undefined];
+}
+
+/** Codes in first-seen order without repeats (`1` and `"1"` are different codes). */
+function uniqueCodes(values: unknown[]): unknown[] {
+  const seen = new Set<string>();
+  return values.filter((v) => {
+    const key = `${typeof v}:${String(v)}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function chunksOf<T>(values: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,61 @@
+// Option schemas shared by the source stages (zod, strict, described), and the
+// parse step the code-API factories share with the pipeline loader, so
+// `productsQuery(client, {...})` and a pipeline file accept exactly the same
+// options with the same defaults and the same messages.
+import { z } from 'zod';
+import { EXTRACT_PAGE_SIZE, type EndpointName, MAX_CODES_PER_FILTER, PAGE_SIZES, endpoints, sortingSchema } from '../catalog/index.js';
+import { ConfigError } from '../errors.js';
+import { formatIssues } from '../pipeline/registry.js';
+import { compact } from '../client/request-summary.js';
+import { chunkableFilterSchema } from './code-chunks.js';
+
+export const DEFAULT_CONCURRENCY = 3;
+export const MAX_CONCURRENCY = 16;
+/** Longest NDJSON line accepted by default (characters): far above a product with every locale. */
+export const DEFAULT_MAX_LINE_LENGTH = 8 * 1024 * 1024;
+export const DEFAULT_MAX_RESUMES = 5;
+
+export function filterOption<E extends EndpointName>(endpoint: E) {
+  const required = endpoints[endpoint].filterRequired;
+  const description = `Filter of ${endpoint} (spec §4): one filter name, or and/or/not of filters. Code lists longer than ${MAX_CODES_PER_FILTER} at the top level or in a top-level \`and\` are split into several queries.${required ? ' Required.' : ' Default: everything.'}`;
+  // describe() last: a wrapper such as optional() does not inherit its inner schema's description.
+  return required ? chunkableFilterSchema(endpoint).describe(description) : chunkableFilterSchema(endpoint).optional().describe(description);
+}
+
+export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unknown) {
+  const sliced = endpoints[endpoint].capped ? ' Past 10000 matches the sorting holds within each createdAt window, windows coming in createdAt order.' : '';
+  return sortingSchema(endpoints[endpoint].sortings)
+    .optional()
+    .describe(`Sorting: one of ${Object.keys(endpoints[endpoint].sortings).join(', ')}, with ASC or DESC (default ${compact(fallback)}).${sliced}`);
+}
+
+export const pageSizeOption = z
+  .literal([...PAGE_SIZES])
+  .default(EXTRACT_PAGE_SIZE)
+  .describe(`Records per page request: ${PAGE_SIZES.join(', ')} (default ${EXTRACT_PAGE_SIZE}: fewest requests).`);
+
+export const concurrencyOption = z
+  .int()
+  .min(1)
+  .max(MAX_CONCURRENCY)
+  .default(DEFAULT_CONCURRENCY)
+  .describe(`Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default ${DEFAULT_CONCURRENCY}); the rate limit still applies.`);
+
+export const maxLineLengthOption = z
+  .int()
+  .positive()
+  .default(DEFAULT_MAX_LINE_LENGTH)
+  .describe(`Longest NDJSON line accepted, in characters (default ${DEFAULT_MAX_LINE_LENGTH}); a longer line fails the stream.`);
+
+export const maxResumesOption = z
+  .int()
+  .nonnegative()
+  .default(DEFAULT_MAX_RESUMES)
+  .describe(`Times a broken-off stream is asked for again in a row without progress before the source fails (default ${DEFAULT_MAX_RESUMES}).`);
+
+/** Parses code-API options like the pipeline loader does: defaults applied, ConfigError naming the option. */
+export function parseSourceOptions<S extends z.ZodType>(type: string, schema: S, options: unknown): z.output<S> {
+  const parsed = schema.safeParse(options ?? {});
+  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error, type), { path: type }, { cause: parsed.error });
+  return parsed.data;
+}

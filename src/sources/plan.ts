@@ -1,0 +1,106 @@
+// What a source will do, before it does it (`--dry-run`): its slices (code
+// chunks, createdAt windows), the records each holds, the requests the extract
+// will make and how long they take at the client's rate limit.
+//
+// Planning a query source asks the service for totals: one probe of 10
+// records per code chunk, and for a products.query chunk past the 10000 cap
+// the same createdAt walk the extract does (probes of 10 records), so the
+// windows planned are the windows extracted if the data does not change. These
+// probes count against the budget like any request (`planRequests`). Stream
+// sources are planned without a request: one request per chunk, totals unknown
+// until the stream starts.
+import type { z } from 'zod';
+import { type PageSize, endpoints } from '../catalog/index.js';
+import type { CatalogClient, QueryEndpointName, QueryPage, StreamEndpointName } from '../client/index.js';
+import { ConfigError } from '../errors.js';
+import type { QueryRequest } from '../catalog/index.js';
+import type { SourceBody } from './paged-query.js';
+import { chunkFilter } from './code-chunks.js';
+import { parseSourceOptions } from './options.js';
+import { QUERY_OPTION_SCHEMAS, defaultSorting, requestBody } from './query-sources.js';
+import { PROBE_PAGE_SIZE, type SliceStats, createdAtWindows, isCapped } from './sliced-products-query.js';
+import { STREAM_OPTION_SCHEMAS } from './stream-sources.js';
+
+const sourceOptionSchemas: Record<string, z.ZodType | undefined> = { ...QUERY_OPTION_SCHEMAS, ...STREAM_OPTION_SCHEMAS };
+
+export type SourceType = QueryEndpointName | StreamEndpointName;
+
+export interface PlannedSlice {
+  /** `id chunk 2/3`, `createdAt 1420070400..1451606399`; undefined for an unsplit query. */
+  label?: string;
+  /** The filter this slice sends. */
+  filter: unknown;
+  /** Matching records (unknown for streams). */
+  total?: number;
+  /** Requests the extract makes for this slice. */
+  requests: number;
+}
+
+export interface SourcePlan {
+  type: SourceType;
+  slices: PlannedSlice[];
+  /** Records in all (before removing repeats across code chunks); unknown for streams. */
+  total?: number;
+  /** Requests the extract will make: pages, plus the probes slicing needs. */
+  requests: number;
+  /** Requests this plan made to learn totals. */
+  planRequests: number;
+  /** Requests per minute the estimate assumes (Infinity: unlimited). */
+  rateLimit: number;
+  /** `requests` spaced at the rate limit, in ms (0 when unlimited); transfer time not included. */
+  estimatedMs: number;
+  /** Whether records matching several code chunks are dropped as repeats. */
+  dedupe: boolean;
+}
+
+export async function plan(client: CatalogClient, type: SourceType, options: unknown, run: { signal?: AbortSignal } = {}): Promise<SourcePlan> {
+  const schema = sourceOptionSchemas[type];
+  if (!schema) throw new ConfigError(`no source type "${type}"`, { path: 'source.type' });
+  const parsed = parseSourceOptions(type, schema, options) as { filter?: unknown; sorting?: unknown; pageSize?: PageSize };
+  const chunks = chunkFilter(type, parsed.filter);
+  const sorting = parsed.sorting ?? defaultSorting(type);
+  const slices: PlannedSlice[] = [];
+  let planRequests = 0;
+  let requests = 0;
+
+  if (endpoints[type].mode === 'stream') {
+    for (const c of chunks.chunks) slices.push({ label: c.label, filter: c.filter, requests: 1 });
+    requests = slices.length;
+  } else {
+    const pageSize = parsed.pageSize!;
+    const probe = (body: SourceBody, no: number, size: number): Promise<QueryPage> => {
+      planRequests++;
+      return client.query(type as 'products.query', { ...body, page: { no, size: size as PageSize } } as QueryRequest<'products.query'>, run);
+    };
+    const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
+    for (const c of chunks.chunks) {
+      const body = requestBody(c.filter, sorting);
+      const first = await probe(body, 0, PROBE_PAGE_SIZE);
+      if (!endpoints[type].capped || !isCapped(first.meta.total)) {
+        slices.push({ label: c.label, filter: c.filter, total: first.meta.total, requests: pagesOf(first.meta.total) });
+        requests += pagesOf(first.meta.total);
+        continue;
+      }
+      const stats: SliceStats = { wastedProbes: 0, windows: 0 };
+      for await (const w of createdAtWindows({ body, probeSize: PROBE_PAGE_SIZE, fetchPage: probe, endpoint: type, labelPrefix: c.label, stats })) {
+        slices.push({ label: w.label, filter: w.body.filter, total: w.firstPage.meta.total, requests: pagesOf(w.firstPage.meta.total) });
+        requests += pagesOf(w.firstPage.meta.total);
+      }
+      // The extract repeats the chunk's first probe and the wasted ones; window probes are its pages 0.
+      requests += 1 + stats.wastedProbes;
+    }
+  }
+
+  const totals = slices.map((s) => s.total);
+  const rateLimit = client.rateLimit;
+  return {
+    type,
+    slices,
+    total: totals.every((t) => t !== undefined) ? totals.reduce((a, b) => a! + b!, 0) : undefined,
+    requests,
+    planRequests,
+    rateLimit,
+    estimatedMs: Number.isFinite(rateLimit) ? Math.round((requests * 60_000) / rateLimit) : 0,
+    dedupe: chunks.dedupe,
+  };
+}

@@ -1,0 +1,170 @@
+// The `*.query` sources: products, organizations, corrections, updates,
+// brands and catalog-categories. Each is the paged reader over the segments of
+// its filter: code-list chunks, and for products.query past the 10000 cap,
+// createdAt windows inside each chunk.
+//
+// Sorting: products default to `{id: ASC}` (stable, unique, so pages do not
+// overlap); the other endpoints send their documented default (`{id: ASC}`)
+// explicitly, catalog-categories takes none. Paging assumes the data does not
+// change during the extract; the reader's per-page checks fail the run if it does.
+import { z } from 'zod';
+import { type EndpointFilter, type EndpointSorting, endpoints } from '../catalog/index.js';
+import type { CatalogClient, QueryEndpointName } from '../client/index.js';
+import { ConfigError } from '../errors.js';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { type ChunkPlan, chunkFilter } from './code-chunks.js';
+import { concurrencyOption, filterOption, pageSizeOption, parseSourceOptions, sortingOption } from './options.js';
+import { PagedQuerySource, type SegmentProducer, type SourceBody } from './paged-query.js';
+import { createdAtWindows, isCapped } from './sliced-products-query.js';
+import type { SourceRunOptions } from './source-stream.js';
+
+/** The sorting a source sends when the options give none. */
+export function defaultSorting(endpoint: QueryEndpointName | 'products.stream' | 'media.stream'): unknown {
+  if (endpoint === 'products.query' || endpoint === 'products.stream') return { id: 'ASC' };
+  return endpoints[endpoint].defaultSorting;
+}
+
+function queryOptionsSchema<E extends QueryEndpointName>(endpoint: E) {
+  const hasSorting = Object.keys(endpoints[endpoint].sortings).length > 0;
+  const shape = {
+    filter: filterOption(endpoint),
+    ...(hasSorting ? { sorting: sortingOption(endpoint, defaultSorting(endpoint)) } : {}),
+    pageSize: pageSizeOption,
+    concurrency: concurrencyOption,
+  };
+  return z.strictObject(shape);
+}
+
+export const productsQueryOptions = queryOptionsSchema('products.query');
+export const organizationsQueryOptions = queryOptionsSchema('organizations.query');
+export const correctionsQueryOptions = queryOptionsSchema('corrections.query');
+export const updatesQueryOptions = queryOptionsSchema('updates.query');
+export const brandsQueryOptions = queryOptionsSchema('brands.query');
+export const catalogCategoriesQueryOptions = queryOptionsSchema('catalog-categories.query');
+
+/** Options of a query source in code: `filter` completes the endpoint's filter names. */
+export interface QueryOptions<E extends QueryEndpointName> {
+  filter?: EndpointFilter<E>;
+  sorting?: EndpointSorting<E>;
+  pageSize?: 10 | 50 | 100 | 250;
+  concurrency?: number;
+}
+export type ProductsQueryOptions = QueryOptions<'products.query'> & { filter: EndpointFilter<'products.query'> };
+
+/** The options schema of each query source. */
+export const QUERY_OPTION_SCHEMAS: Record<QueryEndpointName, z.ZodType> = {
+  'products.query': productsQueryOptions,
+  'organizations.query': organizationsQueryOptions,
+  'corrections.query': correctionsQueryOptions,
+  'updates.query': updatesQueryOptions,
+  'brands.query': brandsQueryOptions,
+  'catalog-categories.query': catalogCategoriesQueryOptions,
+};
+
+interface ParsedQueryOptions {
+  filter?: unknown;
+  sorting?: unknown;
+  pageSize: number;
+  concurrency: number;
+}
+
+/**
+ * The segments of a query: one per code chunk, and, where the endpoint is
+ * capped (products.query) and a chunk's page 0 says 10000 or more, that
+ * chunk's createdAt windows. Page 0 of a capped endpoint is fetched here (it
+ * decides between paging and slicing) and handed on, never asked twice.
+ */
+export function querySegments(endpoint: QueryEndpointName, chunks: ChunkPlan, sorting: unknown, pageSize: number, run: SourceRunOptions = {}): SegmentProducer {
+  const capped = endpoints[endpoint].capped;
+  return async function* (fetchPage) {
+    for (let i = 0; i < chunks.chunks.length; i++) {
+      const chunk = chunks.chunks[i]!;
+      const lastChunk = i === chunks.chunks.length - 1;
+      const body = requestBody(chunk.filter, sorting);
+      if (!capped) {
+        yield { body, label: chunk.label, last: lastChunk };
+        continue;
+      }
+      const first = await fetchPage(body, 0, pageSize);
+      if (!isCapped(first.meta.total)) {
+        yield { body, label: chunk.label, firstPage: first, last: lastChunk };
+        continue;
+      }
+      const windows = createdAtWindows({ body, probeSize: pageSize, fetchPage, events: run.events, endpoint, labelPrefix: chunk.label });
+      for await (const w of windows) yield { ...w, last: lastChunk && w.last };
+    }
+  };
+}
+
+export function requestBody(filter: unknown, sorting: unknown): SourceBody {
+  const body: SourceBody = {};
+  if (filter !== undefined) body.filter = filter;
+  if (sorting !== undefined) body.sorting = sorting;
+  return body;
+}
+
+/** A query source from already-parsed options. */
+function createQuerySource(endpoint: QueryEndpointName, client: CatalogClient, options: ParsedQueryOptions, run: SourceRunOptions): PagedQuerySource {
+  const chunks = chunkFilter(endpoint, options.filter);
+  const sorting = options.sorting ?? defaultSorting(endpoint);
+  const events = run.events ?? client.events;
+  return new PagedQuerySource(client, endpoint, querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }), {
+    pageSize: options.pageSize,
+    concurrency: options.concurrency,
+    dedupe: chunks.dedupe,
+    events,
+    signal: run.signal,
+  });
+}
+
+/** A query source for code: options are validated and defaulted like a pipeline file's. */
+export function querySource<E extends QueryEndpointName>(endpoint: E, client: CatalogClient, options: QueryOptions<E> = {}, run: SourceRunOptions = {}): PagedQuerySource {
+  return createQuerySource(endpoint, client, parseSourceOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions, run);
+}
+
+export const productsQuery = (client: CatalogClient, options: ProductsQueryOptions, run?: SourceRunOptions) => querySource('products.query', client, options, run);
+export const organizationsQuery = (client: CatalogClient, options?: QueryOptions<'organizations.query'>, run?: SourceRunOptions) =>
+  querySource('organizations.query', client, options, run);
+export const correctionsQuery = (client: CatalogClient, options?: QueryOptions<'corrections.query'>, run?: SourceRunOptions) => querySource('corrections.query', client, options, run);
+export const updatesQuery = (client: CatalogClient, options?: QueryOptions<'updates.query'>, run?: SourceRunOptions) => querySource('updates.query', client, options, run);
+export const brandsQuery = (client: CatalogClient, options?: QueryOptions<'brands.query'>, run?: SourceRunOptions) => querySource('brands.query', client, options, run);
+export const catalogCategoriesQuery = (client: CatalogClient, options?: Omit<QueryOptions<'catalog-categories.query'>, 'sorting'>, run?: SourceRunOptions) =>
+  querySource('catalog-categories.query', client, options, run);
+
+/** The run's client, or a ConfigError saying who must provide it. */
+export function clientOf(ctx: StageContext, type: string): CatalogClient {
+  if (!ctx.client) {
+    throw new ConfigError(`source "${type}" needs a CatalogClient in its stage context (ctx.client); the runner creates one per run from the connection settings`, {
+      path: 'source',
+    });
+  }
+  return ctx.client;
+}
+
+const DESCRIPTIONS: Record<QueryEndpointName, string> = {
+  'products.query': 'Products by filter, paged; past 10000 matches it slices by createdAt, code lists over 1000 are split.',
+  'organizations.query': 'Organizations by filter, paged.',
+  'corrections.query': 'Corrections (feedback on products) by filter, paged.',
+  'updates.query': 'News items by filter, paged (incremental with updatedSince).',
+  'brands.query': 'Brands by filter, paged.',
+  'catalog-categories.query': 'Catalog categories by filter, paged.',
+};
+
+function queryStage<E extends QueryEndpointName>(endpoint: E) {
+  return defineStage({
+    kind: 'source',
+    type: endpoint,
+    description: DESCRIPTIONS[endpoint],
+    options: QUERY_OPTION_SCHEMAS[endpoint] as ReturnType<typeof queryOptionsSchema<E>>,
+    create: (options, ctx) => createQuerySource(endpoint, clientOf(ctx, endpoint), options as ParsedQueryOptions, { events: ctx.events, signal: ctx.signal }),
+  });
+}
+
+export const queryStages = [
+  queryStage('products.query'),
+  queryStage('organizations.query'),
+  queryStage('corrections.query'),
+  queryStage('updates.query'),
+  queryStage('brands.query'),
+  queryStage('catalog-categories.query'),
+];

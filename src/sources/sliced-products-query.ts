@@ -1,0 +1,134 @@
+// products.query past the 10000 reachable results (spec §8; the service caps
+// `meta.total` at 10000 too, so a total of 10000 or more means "maybe more").
+//
+// The query is sliced into `createdAt` windows `{from, until}` (inclusive unix
+// seconds, DESIGN §5), each AND-ed with the user's filter (so a createdAt the
+// user gave is intersected, whatever its form), until every window holds
+// fewer than 10000 matches. Windows are disjoint integer ranges that cover the
+// whole span, so every product falls in exactly one window: products sharing
+// one createdAt at a window boundary are in the window that contains that
+// second, never in two. The paged reader checks that each window delivers
+// exactly the total its probe reported.
+//
+// Probe cost (each probe is a request against the budget):
+// - 2 probes of 10 records (sorted createdAt ASC, then DESC) find the first and
+//   last createdAt of the matches: the span to cover, with no empty windows
+//   before or after it. Products created after that probe are not part of
+//   this extract (the next incremental run finds them).
+// - Windows are then walked in ascending order. A window is probed with the
+//   page size and sorting of the extract, so when it fits, the probe IS its
+//   page 0 and costs nothing extra. The next window's width comes from the
+//   density just seen (aiming at 80 % of the cap, growing at most 4x per step),
+//   so on evenly spread data nearly every probe fits; a probe that comes back
+//   capped is the only waste, and halves the window.
+// - So an extract of N matches costs ~N/250 pages + 3 + a few wasted probes
+//   (about log2(N/10000) at the start, and one per sudden burst of density).
+// - Planning (--dry-run) runs the same walk with probes of 10 records.
+//
+// Order: windows come in ascending createdAt; within a window the user's
+// sorting applies. Sliced output is thus ordered by window first.
+//
+// A single second holding 10000 or more matches cannot be sliced further
+// (`id` ranges are not filterable): that fails with a DataError naming the
+// instant and pointing at products.stream, never with a silent truncation.
+import { MAX_REACHABLE_RESULTS } from '../catalog/index.js';
+import type { QueryPage, CatalogRecord } from '../client/index.js';
+import { DataError } from '../errors.js';
+import type { RunEvents } from '../events.js';
+import type { PageFetcher, Segment, SourceBody } from './paged-query.js';
+
+/** Smallest page size: what a probe that only wants a total asks for. */
+export const PROBE_PAGE_SIZE = 10;
+/** A window is sized to hold about this share of the cap, leaving room for uneven density. */
+const TARGET_FILL = 0.8;
+/** A window grows at most this factor over the previous one. */
+const MAX_GROWTH = 4;
+
+export interface SliceStats {
+  /** Probe requests that were not reused as a page 0 (bounds and capped windows). */
+  wastedProbes: number;
+  windows: number;
+}
+
+export interface SliceOptions {
+  /** The chunk's body (filter and sorting) without page. */
+  body: SourceBody;
+  /** Page size of the window probes: the extract's page size (probe = page 0), or 10 when planning. */
+  probeSize: number;
+  fetchPage: PageFetcher;
+  events?: RunEvents;
+  endpoint: string;
+  /** Prefix for window labels (a code chunk's label). */
+  labelPrefix?: string;
+  stats?: SliceStats;
+}
+
+/** Whether a page-0 total says the query may hold more than the reachable 10000. */
+export function isCapped(total: number): boolean {
+  return total >= MAX_REACHABLE_RESULTS;
+}
+
+/** The createdAt windows of a capped products query, each with its page 0 (the probe). */
+export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment & { firstPage: QueryPage }> {
+  const stats = o.stats ?? { wastedProbes: 0, windows: 0 };
+  const bound = async (direction: 'ASC' | 'DESC'): Promise<number | undefined> => {
+    stats.wastedProbes++;
+    const page = await o.fetchPage({ filter: o.body.filter, sorting: { createdAt: direction } }, 0, PROBE_PAGE_SIZE);
+    const first = page.results[0] as CatalogRecord | undefined;
+    if (!first) return undefined;
+    const createdAt = (first.meta as { createdAt?: unknown } | undefined)?.createdAt;
+    if (!Number.isSafeInteger(createdAt)) {
+      throw new DataError(`${o.endpoint}: a product has no integer meta.createdAt, so the query cannot be sliced by createdAt; use products.stream`, { code: 'source.unsliceable' });
+    }
+    return createdAt as number;
+  };
+  const lo = await bound('ASC');
+  const hi = await bound('DESC');
+  if (lo === undefined || hi === undefined) return;
+  o.events?.emit('info', {
+    code: 'source.slicing',
+    message: `${o.endpoint}${o.labelPrefix ? ` (${o.labelPrefix})` : ''}: ${MAX_REACHABLE_RESULTS} or more matches, more than one query reaches; slicing by createdAt ${lo}..${hi}`,
+    from: lo,
+    until: hi,
+  });
+
+  let cursor = lo;
+  let width = Math.max(1, Math.floor((hi - lo + 1) / 2));
+  while (cursor <= hi) {
+    const until = Math.min(hi, cursor + width - 1);
+    const body = { ...o.body, filter: withCreatedAt(o.body.filter, cursor, until) };
+    const probe = await o.fetchPage(body, 0, o.probeSize);
+    const span = until - cursor + 1;
+    if (isCapped(probe.meta.total)) {
+      stats.wastedProbes++;
+      if (span === 1) throw overfullInstant(o.endpoint, cursor, probe.meta.total);
+      width = Math.floor(span / 2);
+      continue;
+    }
+    stats.windows++;
+    const label = `${o.labelPrefix ? `${o.labelPrefix}, ` : ''}createdAt ${cursor}..${until}`;
+    yield { body, label, firstPage: probe, last: until === hi };
+    const density = probe.meta.total / span;
+    const fit = density === 0 ? Infinity : Math.floor((MAX_REACHABLE_RESULTS * TARGET_FILL) / density);
+    width = Math.max(1, Math.min(fit, span * MAX_GROWTH));
+    cursor = until + 1;
+  }
+}
+
+/** The filter AND a createdAt window; a top-level `and` is extended rather than nested. */
+export function withCreatedAt(filter: unknown, from: number, until: number): unknown {
+  const window = { createdAt: { from, until } };
+  if (filter === undefined) return window;
+  const f = filter as Record<string, unknown>;
+  const parts = Object.keys(f).length === 1 && Array.isArray(f.and) ? [...(f.and as unknown[]), window] : [filter, window];
+  return { and: parts };
+}
+
+function overfullInstant(endpoint: string, instant: number, total: number): DataError {
+  return new DataError(
+    `${endpoint}: ${total >= MAX_REACHABLE_RESULTS ? `${MAX_REACHABLE_RESULTS} or more` : total} matching products were created in the same second ` +
+      `(createdAt ${instant}, ${new Date(instant * 1000).toISOString()}), more than one query can reach and too many to slice by createdAt; ` +
+      `use products.stream (no limit) or narrow the filter (e.g. by status, brand or organization)`,
+    { code: 'source.instant_over_cap' },
+  );
+}

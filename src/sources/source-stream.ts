@@ -1,0 +1,115 @@
+// The base of every catalog source: an object-mode Readable that knows its
+// endpoint, exposes `total` once it is known (and emits `'meta'` `{total}`
+// then, once), reports to the run's events, and owns an AbortController tied to
+// the run's signal so that destroying the stream, or aborting the run, cancels
+// the requests it has in flight or waiting for the rate limiter.
+//
+// It also keeps what the paged and the stream reader share: the running total
+// over segments (chunks, windows), and dropping records already delivered
+// when code chunks can overlap (see code-chunks.ts).
+import { Readable } from 'node:stream';
+import { AbortedError } from '../errors.js';
+import { RunEvents } from '../events.js';
+
+export interface SourceRunOptions {
+  /** The run's events (`total`, `page`, `info`); the client's bus when absent. */
+  events?: RunEvents;
+  /** The run's signal: aborting it destroys the source with an AbortedError. */
+  signal?: AbortSignal;
+}
+
+export interface SourceMeta {
+  /** Records the source delivers in all. */
+  total: number;
+}
+
+export abstract class CatalogSource extends Readable {
+  readonly endpoint: string;
+  protected readonly events: RunEvents;
+  /** Aborted when the source is destroyed or the run's signal aborts. */
+  protected readonly controller = new AbortController();
+  #total: number | undefined;
+  /** Sum of the totals of the segments opened so far. */
+  #knownTotal = 0;
+  /** Ids delivered, when code chunks may overlap. */
+  readonly #seen: Set<unknown> | undefined;
+  #duplicates = 0;
+  readonly #runSignal: AbortSignal | undefined;
+  readonly #onRunAbort = () => this.destroy(new AbortedError(`${this.endpoint}: the source was aborted`, { cause: this.#runSignal?.reason }));
+
+  constructor(endpoint: string, run: SourceRunOptions & { events: RunEvents; dedupe?: boolean }) {
+    super({ objectMode: true });
+    this.endpoint = endpoint;
+    this.events = run.events;
+    this.#seen = run.dedupe ? new Set() : undefined;
+    this.#runSignal = run.signal;
+    if (run.signal?.aborted) queueMicrotask(this.#onRunAbort);
+    else run.signal?.addEventListener('abort', this.#onRunAbort, { once: true });
+  }
+
+  /** Records this source delivers in all; undefined until known. */
+  get total(): number | undefined {
+    return this.#total;
+  }
+
+  protected get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Sets the exact total (once) and announces it. */
+  protected setTotal(total: number): void {
+    if (this.#total !== undefined) return;
+    this.#total = total;
+    this.emit('meta', { total } satisfies SourceMeta);
+    this.events.emit('total', { endpoint: this.endpoint, total, capped: false });
+  }
+
+  /** A lower bound or estimate while the exact total is not known yet (progress only). */
+  protected announceEstimate(total: number): void {
+    if (this.#total === undefined) this.events.emit('total', { endpoint: this.endpoint, total, capped: true });
+  }
+
+  /**
+   * A segment's total became known. After the last segment the sum is exact,
+   * unless repeats across chunks are dropped (then it is exact at the end).
+   */
+  protected addSegmentTotal(total: number, last: boolean): void {
+    this.#knownTotal += total;
+    if (last && !this.#seen) this.setTotal(this.#knownTotal);
+    else this.announceEstimate(this.#knownTotal);
+  }
+
+  /** With overlapping code chunks: whether this record's id was delivered already (else it is remembered). */
+  protected isRepeat(record: { id?: unknown }): boolean {
+    if (!this.#seen || record.id === undefined) return false;
+    if (this.#seen.has(record.id)) {
+      this.#duplicates++;
+      return true;
+    }
+    this.#seen.add(record.id);
+    return false;
+  }
+
+  /** Every record was delivered: report dropped repeats, settle the total, end the stream. */
+  protected finish(delivered: number): void {
+    if (this.#duplicates > 0) {
+      this.events.emit('info', {
+        code: 'source.duplicates_dropped',
+        message: `${this.endpoint}: ${this.#duplicates} records matched more than one code chunk and were delivered once`,
+        duplicates: this.#duplicates,
+      });
+    }
+    this.setTotal(delivered);
+    this.push(null);
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    this.#runSignal?.removeEventListener('abort', this.#onRunAbort);
+    this.controller.abort(err ?? new AbortedError(`${this.endpoint}: the source was closed`));
+    this.onDestroy();
+    callback(err);
+  }
+
+  /** Releases what the subclass holds (bodies, iterators). */
+  protected onDestroy(): void {}
+}

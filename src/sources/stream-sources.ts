@@ -1,0 +1,77 @@
+// The stream sources: `products.stream` (every product, no 10000 cap) and
+// `media.stream`. One request per code chunk, read by the NDJSON reader; the
+// sorting is always sent (default `{id: ASC}`) so that a resumed stream comes
+// back in the same order and delivered indexes can be skipped.
+import { z } from 'zod';
+import type { EndpointFilter, EndpointSorting } from '../catalog/index.js';
+import type { CatalogClient, StreamEndpointName } from '../client/index.js';
+import { defineStage } from '../pipeline/stage.js';
+import { chunkFilter } from './code-chunks.js';
+import { NdjsonStreamSource } from './ndjson-stream.js';
+import { filterOption, maxLineLengthOption, maxResumesOption, parseSourceOptions, sortingOption } from './options.js';
+import { clientOf, defaultSorting, requestBody } from './query-sources.js';
+import type { SourceRunOptions } from './source-stream.js';
+
+function streamOptionsSchema(endpoint: StreamEndpointName) {
+  return z.strictObject({
+    filter: filterOption(endpoint),
+    sorting: sortingOption(endpoint, defaultSorting(endpoint)),
+    maxLineLength: maxLineLengthOption,
+    maxResumes: maxResumesOption,
+  });
+}
+
+export const productsStreamOptions = streamOptionsSchema('products.stream');
+export const mediaStreamOptions = streamOptionsSchema('media.stream');
+/** The options schema of each stream source. */
+export const STREAM_OPTION_SCHEMAS: Record<StreamEndpointName, z.ZodType> = { 'products.stream': productsStreamOptions, 'media.stream': mediaStreamOptions };
+
+export interface StreamOptions<E extends StreamEndpointName> {
+  filter?: EndpointFilter<E>;
+  sorting?: EndpointSorting<E>;
+  maxLineLength?: number;
+  maxResumes?: number;
+}
+export type ProductsStreamOptions = StreamOptions<'products.stream'> & { filter: EndpointFilter<'products.stream'> };
+
+interface ParsedStreamOptions {
+  filter?: unknown;
+  sorting?: unknown;
+  maxLineLength: number;
+  maxResumes: number;
+}
+
+function createStreamSource(endpoint: StreamEndpointName, client: CatalogClient, options: ParsedStreamOptions, run: SourceRunOptions): NdjsonStreamSource {
+  const chunks = chunkFilter(endpoint, options.filter);
+  const sorting = options.sorting ?? defaultSorting(endpoint);
+  const segments = chunks.chunks.map((c) => ({ body: requestBody(c.filter, sorting), label: c.label }));
+  return new NdjsonStreamSource(client, endpoint, segments, {
+    maxLineLength: options.maxLineLength,
+    maxResumes: options.maxResumes,
+    dedupe: chunks.dedupe,
+    events: run.events ?? client.events,
+    signal: run.signal,
+  });
+}
+
+export function streamSource<E extends StreamEndpointName>(endpoint: E, client: CatalogClient, options: StreamOptions<E> = {}, run: SourceRunOptions = {}): NdjsonStreamSource {
+  return createStreamSource(endpoint, client, parseSourceOptions(endpoint, STREAM_OPTION_SCHEMAS[endpoint], options) as ParsedStreamOptions, run);
+}
+
+export const productsStream = (client: CatalogClient, options: ProductsStreamOptions, run?: SourceRunOptions) => streamSource('products.stream', client, options, run);
+export const mediaStream = (client: CatalogClient, options?: StreamOptions<'media.stream'>, run?: SourceRunOptions) => streamSource('media.stream', client, options, run);
+
+function streamStage(endpoint: StreamEndpointName, description: string) {
+  return defineStage({
+    kind: 'source',
+    type: endpoint,
+    description,
+    options: STREAM_OPTION_SCHEMAS[endpoint] as ReturnType<typeof streamOptionsSchema>,
+    create: (options, ctx) => createStreamSource(endpoint, clientOf(ctx, endpoint), options as ParsedStreamOptions, { events: ctx.events, signal: ctx.signal }),
+  });
+}
+
+export const streamStages = [
+  streamStage('products.stream', 'Every product matching the filter as one NDJSON stream (no 10000 cap); resumed if cut.'),
+  streamStage('media.stream', 'Media records (photos, frontals, links) as one NDJSON stream; resumed if cut.'),
+];

@@ -1,0 +1,128 @@
+// The limiter's schedule on a fake clock: exact start times, FIFO, idle
+// restarts, aborted waiters, 429 slowdown and recovery.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AbortedError } from '../../src/errors.js';
+import { RateLimiter } from '../../src/client/rate-limiter.js';
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  vi.setSystemTime(0);
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function limiter(perMinute: number, extra: Partial<ConstructorParameters<typeof RateLimiter>[0]> = {}) {
+  return new RateLimiter({ perMinute, safetyMargin: 0, now: () => Date.now(), ...extra });
+}
+
+/** Start times of `n` acquires issued at once. */
+async function startTimes(l: RateLimiter, n: number, signal?: AbortSignal): Promise<number[]> {
+  const times: number[] = [];
+  const all = Array.from({ length: n }, () => l.acquire(signal).then(() => times.push(Date.now())));
+  await Promise.resolve();
+  while (times.length < n) await vi.advanceTimersToNextTimerAsync();
+  await Promise.all(all);
+  return times;
+}
+
+describe('RateLimiter', () => {
+  it('spaces starts evenly at 60000/limit ms, first one at once', async () => {
+    expect(await startTimes(limiter(600), 5)).toEqual([0, 100, 200, 300, 400]);
+  });
+
+  it('adds the safety margin to the interval (1 % by default)', () => {
+    expect(new RateLimiter({ perMinute: 100 }).intervalMs).toBeCloseTo(606, 6);
+  });
+
+  it('never puts more than `limit` starts in any rolling 60 s window', async () => {
+    const times = await startTimes(new RateLimiter({ perMinute: 100, now: () => Date.now() }), 250);
+    for (let i = 0; i + 100 < times.length; i++) expect(times[i + 100]! - times[i]!).toBeGreaterThan(60_000);
+  });
+
+  it('a start delayed a little keeps the grid (no rate lost); one delayed past half the slack re-anchors it', async () => {
+    // 1000 ms window, 10 % margin: interval 110 ms, slack 100 ms, catch-up up to 50 ms.
+    let lag = 0;
+    const l = new RateLimiter({ perMinute: 600, windowMs: 1_000, safetyMargin: 0.1, now: () => Date.now() + lag });
+    const seen: number[] = [];
+    /** One acquire whose timer fires `late` ms after its slot (the event loop was busy). */
+    const take = async (late = 0) => {
+      const n = seen.length;
+      void l.acquire().then(() => seen.push(Date.now() + lag));
+      await Promise.resolve();
+      lag += late;
+      while (seen.length === n) await vi.advanceTimersToNextTimerAsync();
+    };
+    await take(); // 0, after idle: a grid on which it is 50 ms late (slots -50, 60, 170, ...)
+    await take(30); // slot 60, started at 90: within the catch-up
+    await take(); // back on the grid at 170, not 200
+    await take(80); // slot 280, started at 360: too late; the new grid puts it 50 ms late
+    await take(); // 420
+    await take(); // 530
+    expect(seen.map((t) => Math.round(t))).toEqual([0, 90, 170, 360, 420, 530]);
+    // Whatever the stalls: any 10 consecutive gaps (11 starts) span more than the window.
+    expect(seen[5]! - seen[0]!).toBeGreaterThan(5 * 110 - 50);
+  });
+
+  it('starts at once after an idle pause, then resumes spacing from there', async () => {
+    const l = limiter(600); // no margin: no catch-up either
+    await startTimes(l, 2); // 0, 100
+    await vi.advanceTimersByTimeAsync(5_000);
+    const t0 = Date.now();
+    expect((await startTimes(l, 3)).map((t) => t - t0)).toEqual([0, 100, 200]);
+  });
+
+  it('an aborted waiter leaves the queue without using a slot', async () => {
+    const l = limiter(600);
+    const times: Record<string, number> = {};
+    const ac = new AbortController();
+    const a = l.acquire().then(() => (times.a = Date.now()));
+    const b = l.acquire(ac.signal).then(
+      () => (times.b = Date.now()),
+      (e: unknown) => (times.bError = e instanceof AbortedError ? Date.now() : -1),
+    );
+    const c = l.acquire().then(() => (times.c = Date.now()));
+    await vi.advanceTimersByTimeAsync(50);
+    ac.abort();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all([a, b, c]);
+    expect(times).toEqual({ a: 0, bError: 50, c: 100 });
+    expect(l.pending).toBe(0);
+  });
+
+  it('penalize() doubles the interval up to maxSlowdown, and it recovers by halves', async () => {
+    const l = limiter(600, { maxSlowdown: 4, recoveryMs: 10_000 });
+    expect(l.penalize()).toBe(200);
+    expect(l.penalize()).toBe(400);
+    expect(l.penalize()).toBe(400);
+    const t0 = Date.now();
+    expect((await startTimes(l, 3)).map((t) => t - t0)).toEqual([0, 400, 800]);
+    vi.setSystemTime(10_000);
+    expect(l.intervalMs).toBe(200);
+    vi.setSystemTime(30_000);
+    expect(l.intervalMs).toBe(100);
+    expect(l.slowdown).toBe(1);
+  });
+
+  it('0 and Infinity mean unlimited', async () => {
+    for (const perMinute of [0, Infinity]) {
+      const l = limiter(perMinute);
+      expect(l.unlimited).toBe(true);
+      expect(await startTimes(l, 50)).toEqual(Array(50).fill(0));
+    }
+  });
+
+  it('close() rejects waiters and later acquires', async () => {
+    const l = limiter(60);
+    await l.acquire();
+    const waiting = l.acquire();
+    l.close();
+    await expect(waiting).rejects.toBeInstanceOf(AbortedError);
+    await expect(l.acquire()).rejects.toBeInstanceOf(AbortedError);
+  });
+
+  it('rejects a negative or non-numeric limit', () => {
+    expect(() => limiter(-1)).toThrow(RangeError);
+    expect(() => limiter(Number.NaN)).toThrow(RangeError);
+  });
+});

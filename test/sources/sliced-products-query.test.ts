@@ -1,0 +1,205 @@
+// products.query past the 10000 cap: the createdAt window walk on its own
+// (in-memory, with dense instants placed exactly on window boundaries), then
+// a 30,000-product sandbox over loopback (every product exactly once), an
+// over-cap single instant, a 2,500-id filter, and plan() numbers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_REACHABLE_RESULTS } from '../../src/catalog/index.js';
+import type { QueryPage } from '../../src/client/index.js';
+import { DataError } from '../../src/errors.js';
+import { type SliceStats, createdAtWindows } from '../../src/sources/sliced-products-query.js';
+import { originOf, plan, productsQuery } from '../../src/sources/index.js';
+import type { SourceBody } from '../../src/sources/paged-query.js';
+import { type SandboxHarness, allProductIds, expectSameSequence, productIdsWithStatus, sandboxHarness } from './sandbox-harness.js';
+import { rng } from '../client/http-test-server.js';
+
+/** An in-memory products.query over `createdAt` values: AND-ed createdAt windows, capped totals, id order. */
+function memoryFetcher(createdAt: number[]) {
+  const calls: { filter: unknown; size: number }[] = [];
+  const fetchPage = async (body: SourceBody, no: number, size: number): Promise<QueryPage> => {
+    calls.push({ filter: body.filter, size });
+    const windows: { from: number; until: number }[] = [];
+    const collect = (f: any) => {
+      if (f?.and) f.and.forEach(collect);
+      else if (f?.createdAt) windows.push(f.createdAt);
+    };
+    collect(body.filter);
+    let ids = createdAt.map((t, i) => ({ id: i, t })).filter((p) => windows.every((w) => p.t >= w.from && p.t <= w.until));
+    const sort = body.sorting as { createdAt?: 'ASC' | 'DESC' } | undefined;
+    if (sort?.createdAt) ids = ids.sort((a, b) => (sort.createdAt === 'ASC' ? a.t - b.t : b.t - a.t) || a.id - b.id);
+    const results = ids.slice(no * size, (no + 1) * size).map((p) => ({ id: p.id, meta: { createdAt: p.t, updatedAt: p.t } }));
+    return { meta: { total: Math.min(ids.length, MAX_REACHABLE_RESULTS), page: { no, offset: no * size, size } }, results };
+  };
+  return { fetchPage, calls };
+}
+
+describe('createdAt windows', () => {
+  it('products on the instant where one window ends and the next begins each land in exactly one window', async () => {
+    // 0..199: 9000 products at 99 (the first window is [0, 99]: its last second),
+    // 5000 at 100 (the next window's first second), 1000 spread evenly.
+    const createdAt = [...Array(9000).fill(99), ...Array(5000).fill(100), ...Array.from({ length: 1000 }, (_, i) => Math.floor(i / 5))];
+    const { fetchPage } = memoryFetcher(createdAt);
+    const stats: SliceStats = { wastedProbes: 0, windows: 0 };
+    const windows = [];
+    for await (const w of createdAtWindows({ body: { filter: { status: 'active' }, sorting: { id: 'ASC' } }, probeSize: 250, fetchPage, endpoint: 'products.query', stats })) {
+      windows.push({ label: w.label, total: w.firstPage.meta.total, filter: w.body.filter, last: w.last });
+    }
+    expect(windows[0]).toEqual({
+      label: 'createdAt 0..99',
+      total: 9000 + 500,
+      filter: { and: [{ status: 'active' }, { createdAt: { from: 0, until: 99 } }] },
+      last: false,
+    });
+    expect(windows[1]!.label).toMatch(/^createdAt 100\.\./);
+    expect(windows.reduce((n, w) => n + w.total, 0)).toBe(15_000);
+    expect(windows.at(-1)!.last).toBe(true);
+    // Bounds (2) and the capped first halves are the only probes not reused as a page 0.
+    expect(stats).toEqual({ wastedProbes: 2, windows: windows.length });
+  });
+
+  it('adapts the window width to the density: few wasted probes on 100,000 spread products', async () => {
+    const random = rng(3);
+    const createdAt = Array.from({ length: 100_000 }, () => 1_000_000 + Math.floor(random() * 50_000_000));
+    const { fetchPage, calls } = memoryFetcher(createdAt);
+    const stats: SliceStats = { wastedProbes: 0, windows: 0 };
+    let total = 0;
+    for await (const w of createdAtWindows({ body: { sorting: { id: 'ASC' } }, probeSize: 250, fetchPage, endpoint: 'products.query', stats })) {
+      expect(w.firstPage.meta.total).toBeLessThan(MAX_REACHABLE_RESULTS);
+      total += w.firstPage.meta.total;
+    }
+    expect(total).toBe(100_000);
+    // ~13 windows of ~8000; bounds + log2(10) halvings + the odd overshoot.
+    expect(stats.windows).toBeLessThanOrEqual(16);
+    expect(stats.wastedProbes).toBeLessThanOrEqual(8);
+    expect(calls).toHaveLength(stats.windows + stats.wastedProbes);
+  });
+
+  it('an instant holding 10000 or more matches fails with a DataError naming it', async () => {
+    const { fetchPage } = memoryFetcher([...Array(10_000).fill(500), 1, 2, 900]);
+    const walk = async () => {
+      for await (const _ of createdAtWindows({ body: {}, probeSize: 10, fetchPage, endpoint: 'products.query' }));
+    };
+    const err: any = await walk().catch((e) => e);
+    expect(err).toBeInstanceOf(DataError);
+    expect(err.code).toBe('source.instant_over_cap');
+    expect(err.message).toContain('createdAt 500, 1970-01-01T00:08:20.000Z');
+    expect(err.message).toContain('use products.stream');
+  });
+});
+
+describe('products.query on a 30,000-product sandbox', () => {
+  let h: SandboxHarness;
+  const BULK = 9_500;
+  let requests = 0;
+  beforeAll(async () => {
+    h = await sandboxHarness({ products: 30_000, seed: 11, bulkInstant: BULK });
+  });
+  afterAll(() => h.close());
+
+  it('slices by createdAt and delivers every product exactly once, windows in createdAt order', async () => {
+    const before = h.client.stats.requests;
+    const src = productsQuery(h.client, { filter: { createdAt: { from: 0 } }, concurrency: 4 });
+    const windows: string[] = [];
+    const delivered: string[] = [];
+    const createdAtOf = new Map<string, number>();
+    const windowOf = new Map<string, string>();
+    let lastWindowEnd: number | undefined;
+    const outside: string[] = [];
+    for await (const p of src) {
+      const slice = originOf(p)!.slice!;
+      const [from, until] = slice.replace('createdAt ', '').split('..').map(Number) as [number, number];
+      if (windows.at(-1) !== slice) {
+        // Windows follow each other: ascending, disjoint, no gap.
+        if (lastWindowEnd !== undefined) expect(from).toBe(lastWindowEnd + 1);
+        windows.push(slice);
+        lastWindowEnd = until;
+      }
+      if (p.meta.createdAt < from || p.meta.createdAt > until) outside.push(p.id);
+      delivered.push(p.id);
+      createdAtOf.set(p.id, p.meta.createdAt);
+      windowOf.set(p.id, slice);
+    }
+    requests = h.client.stats.requests - before;
+    expect(outside).toEqual([]);
+    expect(delivered.length).toBe(30_000);
+    expect(new Set(delivered).size).toBe(30_000);
+    expect([...delivered].sort()).toEqual(allProductIds(h.sandbox));
+    expect(src.total).toBe(30_000);
+    expect(windows.length).toBeGreaterThanOrEqual(4);
+    // Every bulk import (one straddles the 10000th createdAt rank, one holds 9,500 at one second) arrived once, in one window.
+    // (A later import may overwrite part of an earlier one: compare with the dataset's own column.)
+    const ds = h.sandbox.dataset;
+    for (const bulk of ds.bulkImports) {
+      const wrong = [];
+      for (let i = bulk.start; i < bulk.start + bulk.size; i++) if (createdAtOf.get(ds.productId(i)) !== ds.createdAt[i]) wrong.push(i);
+      expect(wrong).toEqual([]);
+    }
+    const big = ds.bulkImports.find((b) => b.size === BULK)!;
+    const atBig = delivered.filter((id) => createdAtOf.get(id) === big.at);
+    expect(atBig.length).toBeGreaterThanOrEqual(BULK);
+    expect(new Set(atBig.map((id) => windows.find((w) => w === windowOf.get(id))))).toHaveProperty('size', 1);
+    // Pages plus a handful of probes.
+    expect(requests).toBeLessThanOrEqual(Math.ceil(30_000 / 250) + windows.length + 10);
+    expect(h.seen.some((e) => e.name === 'info' && e.payload.code === 'source.slicing')).toBe(true);
+    console.log(`30,000 products: ${windows.length} windows, ${requests} requests`);
+  });
+
+  it('plan() finds the same windows and predicts the request count of that extract', async () => {
+    const planner = h.newClient({ rateLimit: 6000 });
+    const p = await plan(planner, 'products.query', { filter: { createdAt: { from: 0 } } });
+    expect(p.total).toBe(30_000);
+    expect(p.slices.length).toBeGreaterThanOrEqual(4);
+    expect(p.slices.every((s) => s.total! < MAX_REACHABLE_RESULTS && s.label!.startsWith('createdAt '))).toBe(true);
+    expect(p.requests).toBe(requests);
+    expect(p.planRequests).toBe(planner.stats.requests);
+    expect(p.estimatedMs).toBe(Math.round((p.requests * 60_000) / 6000));
+  });
+
+  it('a 2,500-id filter delivers exactly those ids (3 chunks of at most 1000)', async () => {
+    const random = rng(99);
+    const all = allProductIds(h.sandbox);
+    const picked = new Set<string>();
+    while (picked.size < 2_500) picked.add(all[Math.floor(random() * all.length)]!);
+    const wanted = [...picked, ...[...picked].slice(0, 10)]; // repeats are dropped before chunking
+    const before = h.sandbox.stats.byEndpoint['products.query']?.[200] ?? 0;
+    const src = productsQuery(h.client, { filter: { id: wanted } });
+    const records = await src.toArray();
+    expect(records.length).toBe(2_500);
+    expect(new Set(records.map((r) => r.id))).toEqual(picked);
+    expect(new Set(records.map((r) => originOf(r)!.slice))).toEqual(new Set(['id chunk 1/3', 'id chunk 2/3', 'id chunk 3/3']));
+    expect((h.sandbox.stats.byEndpoint['products.query']?.[200] ?? 0) - before).toBe(4 + 4 + 2);
+    expect(src.total).toBe(2_500);
+
+    // Combined with the rest of the filter (and), through plan() as well.
+    const activeSet = new Set(productIdsWithStatus(h.sandbox, 'active'));
+    const both = await productsQuery(h.client, { filter: { and: [{ status: 'active' }, { id: wanted }] } }).toArray();
+    expect(new Set(both.map((r) => r.id))).toEqual(new Set([...picked].filter((id) => activeSet.has(id))));
+    const p = await plan(h.client, 'products.query', { filter: { id: wanted } });
+    expect(p.slices.map((s) => [s.label, s.total, s.requests])).toEqual([
+      ['id chunk 1/3', 1000, 4],
+      ['id chunk 2/3', 1000, 4],
+      ['id chunk 3/3', 500, 2],
+    ]);
+    expect(p.requests).toBe(10);
+    expect(p.dedupe).toBe(false);
+  });
+});
+
+describe('a single instant over the cap', () => {
+  it('fails with a clear DataError instead of truncating', async () => {
+    const h = await sandboxHarness({ products: 12_000, seed: 2, bulkInstant: 10_500 });
+    try {
+      const bulk = h.sandbox.dataset.bulkImports.find((b) => b.size === 10_500)!;
+      const got: unknown[] = [];
+      const src = productsQuery(h.client, { filter: { createdAt: { from: 0 } } });
+      src.on('data', (r) => got.push(r));
+      const err: any = await new Promise((resolve) => src.on('error', resolve).on('end', () => resolve(undefined)));
+      expect(err).toBeInstanceOf(DataError);
+      expect(err.code).toBe('source.instant_over_cap');
+      expect(err.message).toContain(`createdAt ${bulk.at}`);
+      expect(err.message).toMatch(/use products\.stream/);
+      expect(got.length).toBeLessThan(12_000);
+    } finally {
+      await h.close();
+    }
+  });
+});
