@@ -3,9 +3,12 @@
 // stage's options against its registered schema (filters against the source
 // endpoint), and incremental state against the source. Every error names the
 // file, line and column, and the path (`transforms[1].locales[0]`).
+//
+// A YAML file may hold several pipelines as documents separated by `---`; they
+// run together in one run, sharing one client and so one request budget.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Node, type Document } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Node, type Document } from 'yaml';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
@@ -29,7 +32,7 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export async function loadPipelineFile(file: string, registry: StageRegistry, opts: LoadOptions = {}): Promise<LoadedPipeline> {
+export async function loadPipelineFile(file: string, registry: StageRegistry, opts: LoadOptions = {}): Promise<LoadedPipeline[]> {
   const abs = path.resolve(file);
   let text: string;
   try {
@@ -41,19 +44,40 @@ export async function loadPipelineFile(file: string, registry: StageRegistry, op
       cause: err,
     });
   }
-  return parsePipeline(text, registry, { ...opts, file: abs, displayName: file });
+  return parsePipelines(text, registry, { ...opts, file: abs, displayName: file });
 }
 
-export function parsePipeline(
+/** Parses and validates every pipeline (YAML document) in `text`. */
+export function parsePipelines(
   text: string,
   registry: StageRegistry,
   opts: LoadOptions & { file?: string; displayName?: string } = {},
-): LoadedPipeline {
-  const env = opts.env ?? process.env;
+): LoadedPipeline[] {
   const file = opts.file ?? '<inline>';
   const shown = opts.displayName ?? file;
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const list = Array.isArray(docs) ? docs : [];
+  if (list.length === 0) throw new ConfigError(`${shown}: the file holds no pipeline (it is empty)`, { file }, { code: 'config.invalid' });
+  const loaded = list.map((doc) => parseDocumentPipeline(doc, lineCounter, registry, { ...opts, file, shown }));
+  const seen = new Map<string, number>();
+  loaded.forEach((p, i) => {
+    if (seen.has(p.config.name)) {
+      throw new ConfigError(`${shown}: pipelines ${seen.get(p.config.name)! + 1} and ${i + 1} are both named "${p.config.name}"; names must be unique (they name state and outputs)`, { file, path: 'name' });
+    }
+    seen.set(p.config.name, i);
+  });
+  return loaded;
+}
+
+function parseDocumentPipeline(
+  doc: Document,
+  lineCounter: LineCounter,
+  registry: StageRegistry,
+  opts: LoadOptions & { file: string; shown: string },
+): LoadedPipeline {
+  const env = opts.env ?? process.env;
+  const { file, shown } = opts;
   const fail = (message: string, offset: number | undefined, at: string | undefined, code = 'config.invalid'): never => {
     const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
     const where = pos ? `${shown}:${pos.line}:${pos.col}` : shown;

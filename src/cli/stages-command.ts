@@ -1,0 +1,27 @@
+// `catalog-streams stages`: every registered stage type with its options, types
+// and defaults, derived from the zod schemas (never a hand-kept copy).
+import { parseArgs } from 'node:util';
+import { UsageError } from '../errors.js';
+import { builtinStages } from '../pipeline/builtins.js';
+import { describeOptions, formatStageList, formatStageReference } from '../pipeline/describe-options.js';
+import type { CliIO } from './io.js';
+
+export const STAGES_USAGE = 'usage: catalog-streams stages [--json | --markdown]';
+
+export async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
+  let values: { json?: boolean; markdown?: boolean };
+  try {
+    ({ values } = parseArgs({ args: argv, strict: true, options: { json: { type: 'boolean' }, markdown: { type: 'boolean' } } }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${STAGES_USAGE}`);
+  }
+  if (values.json) {
+    const list = builtinStages.map((d) => ({ kind: d.kind, type: d.type, description: d.description, options: describeOptions(d) }));
+    io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+  } else if (values.markdown) {
+    io.stdout.write(formatStageReference(builtinStages));
+  } else {
+    io.stdout.write(formatStageList(builtinStages));
+  }
+  return 0;
+}

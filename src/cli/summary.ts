@@ -1,0 +1,26 @@
+// The end-of-run summary: a few readable lines on a TTY, one JSON line otherwise.
+import type { RunSummary } from '../pipeline/runner.js';
+import { formatDuration } from './progress.js';
+
+const fmt = new Intl.NumberFormat('en-US');
+
+export function formatSummaryText(s: RunSummary): string {
+  const lines = [
+    `${s.status === 'succeeded' ? '✓' : '✗'} ${s.pipeline} ${s.status} in ${formatDuration(s.durationMs / 1000)} (run ${s.runId})`,
+    `  read ${fmt.format(s.records.read)} records from ${s.source} · ${fmt.format(s.recordsPerSecond)} rec/s · ${fmt.format(s.pages)} pages · ${fmt.format(s.requests)} requests · ${s.retries} retries · ${s.throttles} × 429`,
+  ];
+  if (s.records.invalid > 0 || s.records.dropped > 0) {
+    lines.push(`  invalid ${fmt.format(s.records.invalid)} (dead-lettered ${fmt.format(s.records.deadLettered)}, skipped ${fmt.format(s.records.skipped)}) · dropped by transforms ${fmt.format(s.records.dropped)}`);
+  }
+  for (const o of s.outputs) lines.push(`  wrote ${o.location} (${o.sink}: ${fmt.format(o.rows)} rows, ${fmt.format(o.bytes)} bytes)`);
+  if (s.cursor) {
+    lines.push(
+      s.cursor.stored
+        ? `  cursor ${s.cursor.next} (${new Date(s.cursor.next! * 1000).toISOString()}) saved to ${s.cursor.location}`
+        : `  cursor left at ${s.cursor.previous ?? '(none)'} in ${s.cursor.location}: the next run redoes this work`,
+    );
+  }
+  for (const w of s.warnings) lines.push(`  ! ${w}`);
+  if (s.error) lines.push(`  error [${s.error.code}]: ${s.error.message}`);
+  return lines.join('\n');
+}

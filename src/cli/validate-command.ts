@@ -1,0 +1,26 @@
+// `catalog-streams validate <pipeline-file>`: checks a file without touching the
+// network (shape, stage options, filters against the source endpoint, state).
+import { parseArgs } from 'node:util';
+import { UsageError } from '../errors.js';
+import { createRegistry } from '../pipeline/builtins.js';
+import { loadPipelineFile } from '../pipeline/loader.js';
+import type { CliIO } from './io.js';
+
+export const VALIDATE_USAGE = 'usage: catalog-streams validate <pipeline-file>';
+
+export async function validateCommand(argv: string[], io: CliIO): Promise<number> {
+  let positionals: string[];
+  try {
+    ({ positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {} }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${VALIDATE_USAGE}`);
+  }
+  if (positionals.length !== 1) throw new UsageError(`validate takes exactly one pipeline file\n${VALIDATE_USAGE}`);
+  const pipelines = await loadPipelineFile(positionals[0]!, createRegistry(), { env: io.env });
+  for (const p of pipelines) {
+    const c = p.config;
+    const stages = [c.source.type, ...c.transforms.map((t) => t.type)].join(' -> ');
+    io.stdout.write(`✓ ${positionals[0]}: pipeline "${c.name}" is valid: ${stages} -> ${c.sinks.map((s) => s.type).join(' + ')}${c.state ? ` (incremental, state ${c.state.path})` : ''}\n`);
+  }
+  return 0;
+}

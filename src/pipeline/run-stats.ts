@@ -1,0 +1,89 @@
+// Counts what a run did from its events: the numbers the progress display, the
+// JSON log lines and the final summary are made of. One listener set per run.
+import type { OutputRecord, RunEvents } from '../events.js';
+
+export interface RunCounters {
+  recordsRead: number;
+  pages: number;
+  requests: number;
+  retries: number;
+  throttles: number;
+  invalid: number;
+  deadLettered: number;
+  skipped: number;
+  /** Expected records from `meta.total` (summed over sources/slices when known). */
+  total?: number;
+  totalCapped: boolean;
+  outputs: OutputRecord[];
+  warnings: string[];
+}
+
+export class RunStats {
+  readonly counters: RunCounters = {
+    recordsRead: 0,
+    pages: 0,
+    requests: 0,
+    retries: 0,
+    throttles: 0,
+    invalid: 0,
+    deadLettered: 0,
+    skipped: 0,
+    totalCapped: false,
+    outputs: [],
+    warnings: [],
+  };
+  readonly startedAt = Date.now();
+  /** Request start times of the last minute, for the requests-per-minute gauge. */
+  readonly #recentRequests: number[] = [];
+
+  constructor(events: RunEvents) {
+    const c = this.counters;
+    events.on('request', () => {
+      c.requests++;
+      this.#recentRequests.push(Date.now());
+    });
+    events.on('retry', () => c.retries++);
+    events.on('throttle', () => c.throttles++);
+    events.on('page', (e) => {
+      c.pages++;
+      c.recordsRead += e.records;
+    });
+    events.on('total', (e) => {
+      // The first total of a source is its whole; later ones refine slices of it.
+      if (c.total === undefined || e.total > c.total) c.total = e.total;
+      c.totalCapped ||= e.capped;
+    });
+    events.on('invalid', (e) => {
+      c.invalid++;
+      if (e.action === 'dead-letter') c.deadLettered++;
+      else if (e.action === 'skip') c.skipped++;
+    });
+    events.on('output', (o) => c.outputs.push(o));
+    events.on('warning', (w) => c.warnings.push(w.message));
+  }
+
+  /** Requests started in the last 60 s. */
+  requestsLastMinute(now = Date.now()): number {
+    const r = this.#recentRequests;
+    while (r.length > 0 && r[0]! < now - 60_000) r.shift();
+    return r.length;
+  }
+
+  elapsedMs(now = Date.now()): number {
+    return now - this.startedAt;
+  }
+
+  /** Records per second since the start. */
+  rate(now = Date.now()): number {
+    const s = this.elapsedMs(now) / 1000;
+    return s > 0 ? this.counters.recordsRead / s : 0;
+  }
+
+  /** Seconds left at the current rate, when the total is known. */
+  etaSeconds(now = Date.now()): number | undefined {
+    const { total, recordsRead } = this.counters;
+    const rate = this.rate(now);
+    if (total === undefined || rate <= 0 || recordsRead >= total) return undefined;
+    return (total - recordsRead) / rate;
+  }
+}

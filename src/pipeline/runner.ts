@@ -1,0 +1,332 @@
+// Runs a loaded pipeline: one CatalogClient (the run's request budget), the
+// source with the incremental cursor added to its filter, the transforms (cheap
+// synchronous stages fused into one stream), and the sinks (several behind a
+// tee), joined by stream.pipeline under one AbortSignal. The state cursor is
+// written only after every sink has committed; a failed or aborted run leaves
+// the previous one, so the next run redoes the work (at-least-once).
+import type { Readable, Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { getEndpoint } from '../catalog/endpoints/index.js';
+import { resourceSchemas } from '../catalog/resources/index.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
+import { CatalogClient } from '../client/catalog-client.js';
+import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
+import { RunEvents, type OutputRecord } from '../events.js';
+import { RecordTransform } from '../transforms/record-transform.js';
+import type { LoadedPipeline } from './loader.js';
+import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
+import type { StageRegistry } from './registry.js';
+import { newRunId } from './run-id.js';
+import { RunStats } from './run-stats.js';
+import type { RunDescription, SinkStream, StageContext } from './stage.js';
+import { type PipelineState, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
+import { TeeSink } from './tee.js';
+
+export interface ResolvedConnection {
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  rateLimit: number;
+  concurrency?: number;
+}
+
+export interface RunOptions {
+  registry: StageRegistry;
+  /** Overrides the file's `connection:` and the environment (the `--sandbox` flag uses it). */
+  connection?: Partial<ResolvedConnection>;
+  fullRefresh?: boolean;
+  signal?: AbortSignal;
+  events?: RunEvents;
+  env?: NodeJS.ProcessEnv;
+  /** Builds the S3 I/O for `state.path: s3://...` (the CLI passes the SDK-backed one). */
+  s3?: () => S3ObjectIO;
+  /** A client shared by several pipelines of one run (one request budget). */
+  client?: CatalogClient;
+  /** Clock for the run start (tests). */
+  now?: () => Date;
+}
+
+export interface SinkSummary {
+  type: string;
+  rows: number;
+  bytes: number;
+  outputs: OutputRecord[];
+}
+
+export interface RunSummary {
+  pipeline: string;
+  runId: string;
+  status: 'succeeded' | 'failed' | 'aborted';
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  source: string;
+  /** The filter actually sent (with the incremental `updatedSince`). */
+  sourceFilter?: unknown;
+  records: { read: number; written: Record<string, number>; invalid: number; deadLettered: number; skipped: number; dropped: number };
+  requests: number;
+  retries: number;
+  throttles: number;
+  pages: number;
+  bytes: number;
+  outputs: OutputRecord[];
+  recordsPerSecond: number;
+  cursor?: { previous?: number; next?: number; stored: boolean; location: string };
+  warnings: string[];
+  error?: { code: string; message: string };
+}
+
+/** Connection settings: the override, then the file's block, then the environment. */
+export function resolveConnection(loaded: LoadedPipeline, override: Partial<ResolvedConnection> = {}, env: NodeJS.ProcessEnv = process.env): ResolvedConnection {
+  const block: ConnectionBlock = loaded.config.connection ?? {};
+  const baseUrl = override.baseUrl ?? block.baseUrl ?? env.CATALOG_BASE_URL;
+  const apiKey = override.apiKey ?? block.apiKey ?? env.CATALOG_API_KEY;
+  const apiSecret = override.apiSecret ?? block.apiSecret ?? env.CATALOG_API_SECRET;
+  const missing = [!baseUrl && 'CATALOG_BASE_URL', !apiKey && 'CATALOG_API_KEY', !apiSecret && 'CATALOG_API_SECRET'].filter(Boolean);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `${loaded.file}: no API connection: set ${missing.join(', ')} (or a connection: block in the file), or pass --sandbox to run against the embedded sandbox`,
+      { file: loaded.file, path: 'connection' },
+      { code: 'config.connection' },
+    );
+  }
+  loaded.redactor.add(apiKey);
+  loaded.redactor.add(apiSecret);
+  return {
+    baseUrl: baseUrl!,
+    apiKey: apiKey!,
+    apiSecret: apiSecret!,
+    rateLimit: override.rateLimit ?? block.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+    concurrency: override.concurrency ?? block.concurrency,
+  };
+}
+
+/** Combines the source's filter with `updatedSince: {from: cursor}` by `and`. */
+export function withUpdatedSince(source: StageSpec, cursor: number): StageSpec {
+  const since = { updatedSince: { from: cursor } };
+  const filter = source.filter as Record<string, unknown> | undefined;
+  if (!filter) return { ...source, filter: since };
+  if (Array.isArray(filter.and) && Object.keys(filter).length === 1) return { ...source, filter: { and: [...filter.and, since] } };
+  return { ...source, filter: { and: [filter, since] } };
+}
+
+/** The next cursor: the run start minus the overlap, or the newest `meta.updatedAt` seen if that is earlier. */
+export function nextCursor(startedAt: Date, overlapSeconds: number, maxUpdatedAt: number | undefined): number {
+  const fromStart = Math.floor(startedAt.getTime() / 1000) - overlapSeconds;
+  return maxUpdatedAt === undefined ? fromStart : Math.min(fromStart, maxUpdatedAt);
+}
+
+export function openPipelineState(loaded: LoadedPipeline, s3?: () => S3ObjectIO): StateStore | undefined {
+  const state = loaded.config.state;
+  return state ? openStateStore(state.path, { baseDir: loaded.baseDir, s3 }) : undefined;
+}
+
+export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
+  const { config } = loaded;
+  const endpoint = getEndpoint(config.source.type);
+  // Each pipeline counts its own events; the caller's bus (progress display,
+  // several pipelines of one file) hears them too. A shared client reports its
+  // requests on its own bus: this pipeline takes those of its endpoint.
+  const events = new RunEvents();
+  const stats = new RunStats(events);
+  const unforward = opts.events ? forwardEvents(events, opts.events) : undefined;
+  const unadopt = opts.client ? adoptClientEvents(opts.client.events, events, endpoint?.name) : undefined;
+  const startedAt = opts.now?.() ?? new Date();
+  const runId = newRunId(startedAt);
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) onAbort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const stateStore = openPipelineState(loaded, opts.s3);
+  let previous: PipelineState | undefined;
+  let sourceSpec: StageSpec = config.source;
+  let next: number | undefined;
+  let maxUpdatedAt: number | undefined;
+  let stored = false;
+  let sinkStream: SinkStream | undefined;
+  let transforms: RecordTransform[] = [];
+  const ownClient = !opts.client;
+  let client = opts.client;
+
+  const describeRun = (): RunDescription => ({
+    runId,
+    name: config.name,
+    startedAt,
+    sourceType: config.source.type,
+    sourceFilter: sourceSpec.filter,
+    cursor: stateStore ? { previous: previous?.cursor, next: next ?? nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt) } : undefined,
+  });
+
+  const summarize = (status: RunSummary['status'], error?: unknown): RunSummary => {
+    const finishedAt = new Date();
+    const c = stats.counters;
+    const outputs = sinkStream ? [...sinkStream.outputs] : c.outputs;
+    const written: Record<string, number> = {};
+    for (const o of outputs) written[o.sink] = (written[o.sink] ?? 0) + o.rows;
+    const dropped = transforms.reduce((n, t) => n + t.stats.dropped, 0);
+    const durationMs = finishedAt.getTime() - startedAt.getTime();
+    const err = error as CatalogStreamsError | undefined;
+    return {
+      pipeline: config.name,
+      runId,
+      status,
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationMs,
+      source: config.source.type,
+      sourceFilter: sourceSpec.filter,
+      records: { read: c.recordsRead, written, invalid: c.invalid, deadLettered: c.deadLettered, skipped: c.skipped, dropped },
+      requests: c.requests,
+      retries: c.retries,
+      throttles: c.throttles,
+      pages: c.pages,
+      bytes: outputs.reduce((n, o) => n + o.bytes, 0),
+      outputs,
+      recordsPerSecond: durationMs > 0 ? Math.round((c.recordsRead * 1000) / durationMs) : 0,
+      cursor: stateStore ? { previous: previous?.cursor, next, stored, location: stateStore.location } : undefined,
+      warnings: c.warnings,
+      error: err ? { code: err.code ?? 'error', message: loaded.redactor.redact(err.message ?? String(err)) } : undefined,
+    };
+  };
+
+  try {
+    if (stateStore && !opts.fullRefresh) {
+      previous = await stateStore.read();
+      if (previous) {
+        sourceSpec = withUpdatedSince(config.source, previous.cursor);
+        events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore.location}` });
+      }
+    }
+    if (!client) {
+      const connection = resolveConnection(loaded, opts.connection, opts.env);
+      client = new CatalogClient({
+        baseUrl: connection.baseUrl,
+        apiKey: connection.apiKey,
+        apiSecret: connection.apiSecret,
+        rateLimit: connection.rateLimit,
+        events,
+        signal: controller.signal,
+      });
+    }
+    const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
+    if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
+
+    const ctx: StageContext = {
+      run: { id: runId, name: config.name, startedAt },
+      baseDir: loaded.baseDir,
+      signal: controller.signal,
+      events,
+      client,
+      source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
+      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, ctx, 'deadLetter'),
+      describeRun,
+      // Sinks type Parquet columns from the source's resource schema where the records still match it.
+      services: { resourceSchemas },
+    };
+
+    const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');
+    // Observe the newest updatedAt for the cursor; a second 'data' listener does not change flow control.
+    if (stateStore) {
+      source.on('data', (record: { meta?: { updatedAt?: unknown } }) => {
+        const u = record?.meta?.updatedAt;
+        if (typeof u === 'number' && (maxUpdatedAt === undefined || u > maxUpdatedAt)) maxUpdatedAt = u;
+      });
+    }
+    transforms = config.transforms.map((t, i) => opts.registry.create<RecordTransform>('transform', t, ctx, `transforms[${i}]`));
+    const sinks = config.sinks.map((s, i) => opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
+    sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks);
+
+    const chain: (Readable | Transform | Writable)[] = [source, ...fuseTransforms(transforms), sinkStream];
+    await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
+
+    if (stateStore) {
+      next = nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt);
+      const finishedAt = new Date();
+      await stateStore.write({
+        version: 1,
+        pipeline: config.name,
+        cursor: next,
+        updatedAt: finishedAt.toISOString(),
+        lastRun: { runId, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString(), records: stats.counters.recordsRead, source: config.source.type },
+      });
+      stored = true;
+      events.emit('info', { code: 'state_saved', message: `cursor ${next} saved to ${stateStore.location}` });
+    }
+    return summarize('succeeded');
+  } catch (error) {
+    const aborted = controller.signal.aborted || (error as Error)?.name === 'AbortError';
+    const err = aborted && !(error instanceof CatalogStreamsError) ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
+    const summary = summarize(aborted ? 'aborted' : 'failed', err);
+    throw new RunFailedError(summary, err);
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    unadopt?.();
+    unforward?.();
+    if (ownClient) await client?.close();
+  }
+}
+
+const CLIENT_EVENTS = ['request', 'retry', 'throttle'];
+const STAGE_EVENTS = ['total', 'page', 'invalid', 'output', 'warning', 'info'];
+type Bus = import('node:events').EventEmitter;
+
+/** Re-emits a pipeline's events on the caller's bus (a shared client's events are there already). */
+function forwardEvents(from: RunEvents, to: RunEvents): () => void {
+  const names = [...STAGE_EVENTS, ...CLIENT_EVENTS];
+  const handlers = names.map((name) => {
+    const h = (e: { shared?: boolean }) => {
+      if (!e?.shared) (to as Bus).emit(name, e);
+    };
+    (from as Bus).on(name, h);
+    return () => (from as Bus).off(name, h);
+  });
+  return () => handlers.forEach((off) => off());
+}
+
+/** Takes a shared client's events for this pipeline's endpoint, marked so they are not forwarded back. */
+function adoptClientEvents(clientBus: RunEvents, events: RunEvents, endpoint: string | undefined): () => void {
+  const handlers = CLIENT_EVENTS.map((name) => {
+    const h = (e: { endpoint: string }) => {
+      if (e.endpoint === endpoint) (events as Bus).emit(name, { ...e, shared: true });
+    };
+    (clientBus as Bus).on(name, h);
+    return () => (clientBus as Bus).off(name, h);
+  });
+  return () => handlers.forEach((off) => off());
+}
+
+function describeReason(reason: unknown): string {
+  if (typeof reason === 'string') return reason;
+  if (reason instanceof Error && reason.message) return reason.message;
+  return 'aborted';
+}
+
+/** Fuses each run of adjacent RecordTransforms into one stream; other transforms stay as they are. */
+export function fuseTransforms(stages: Transform[]): Transform[] {
+  const out: Transform[] = [];
+  let run: RecordTransform[] = [];
+  const flush = () => {
+    if (run.length > 0) out.push(RecordTransform.fuse(run));
+    run = [];
+  };
+  for (const s of stages) {
+    if (s instanceof RecordTransform) run.push(s);
+    else {
+      flush();
+      out.push(s);
+    }
+  }
+  flush();
+  return out;
+}
+
+/** A run that did not succeed, with the summary of what it did before it stopped. */
+export class RunFailedError extends CatalogStreamsError {
+  readonly summary: RunSummary;
+  constructor(summary: RunSummary, cause: unknown) {
+    const c = cause as CatalogStreamsError;
+    super(c?.code ?? 'run.failed', c?.message ?? String(cause), { cause, exitCode: c?.exitCode ?? 1 });
+    this.summary = summary;
+  }
+}
