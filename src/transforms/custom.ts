@@ -1,0 +1,85 @@
+// custom: runs the user's own code from a pipeline file. `module` is a path
+// (relative to the pipeline file's folder, ctx.baseDir) to an ES module or
+// CommonJS file, loaded with a dynamic import before the first record; this
+// RUNS THAT CODE with the rights of the catalog-streams process. `export` names
+// the function (default: the default export); `kind` fixes its contract (see
+// functional.ts: map, filter, flat-map); `options` is handed to it as ctx.options.
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { FunctionTransform, type RecordFunction } from './functional.js';
+
+export const CustomOptionsSchema = z.strictObject({
+  module: z
+    .string()
+    .min(1)
+    .describe('Path of the module with the function, relative to the pipeline file (./my-transform.js); its code runs in the catalog-streams process'),
+  export: z.string().min(1).default('default').describe('Name of the exported function (default: the default export)'),
+  kind: z
+    .enum(['map', 'filter', 'flat-map'])
+    .default('map')
+    .describe(
+      'map: fn(record, ctx) returns a record or null (drop); filter: truthy keeps the record; flat-map: returns a list of records (or one, or null); any may return a Promise',
+    ),
+  options: z.unknown().optional().describe('Any value, passed to the function as ctx.options'),
+});
+
+export type CustomOptions = z.input<typeof CustomOptionsSchema>;
+
+function moduleUrl(specifier: string, baseDir: string): string {
+  if (specifier.startsWith('file:')) return specifier;
+  return pathToFileURL(isAbsolute(specifier) ? specifier : resolve(baseDir, specifier)).href;
+}
+
+async function loadFunction(options: z.output<typeof CustomOptionsSchema>, baseDir: string): Promise<RecordFunction> {
+  const url = moduleUrl(options.module, baseDir);
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    const notFound = (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(new URL(url).pathname);
+    throw new ConfigError(
+      notFound
+        ? `custom: module "${options.module}" not found (looked for ${new URL(url).pathname}, relative to ${baseDir})`
+        : `custom: module "${options.module}" failed to load: ${(error as Error).message}`,
+      { path: 'module' },
+      { code: 'config.custom_module', cause: error },
+    );
+  }
+  const fn = mod[options.export];
+  if (typeof fn !== 'function') {
+    const names = Object.keys(mod)
+      .filter((k) => typeof mod[k] === 'function')
+      .sort();
+    throw new ConfigError(
+      `custom: module "${options.module}" has no function export "${options.export}"${fn === undefined ? '' : ` (it is ${typeof fn})`}; its function exports: ${names.join(', ') || 'none'}`,
+      { path: 'export' },
+      { code: 'config.custom_export' },
+    );
+  }
+  return fn as RecordFunction;
+}
+
+function createCustom(options: z.output<typeof CustomOptionsSchema>, ctx: StageContext): FunctionTransform {
+  return new FunctionTransform(`custom(${options.module})`, options.kind, () => loadFunction(options, ctx.baseDir), ctx, {
+    lazy: true,
+    userOptions: options.options,
+  });
+}
+
+export const customStage = defineStage({
+  kind: 'transform',
+  type: 'custom',
+  description:
+    'Runs your own function from a module (relative to the pipeline file) as map, filter or flat-map; the module is imported and its code runs in the process',
+  options: CustomOptionsSchema,
+  create: createCustom,
+});
+
+/** Code API twin of the pipeline file's `custom` stage (in code, `map(fn)` is simpler). */
+export function custom(options: CustomOptions, ctx: StageContext = defaultStageContext()): FunctionTransform {
+  return createCustom(parseStageOptions('custom', CustomOptionsSchema, options), ctx);
+}

@@ -1,0 +1,306 @@
+// The invalid-record policy shared by validate and normalize-codes: what happens
+// to a record that does not fit (fail the run, skip it, or write it to a
+// dead-letter sink and go on), the `maxInvalid` threshold, counting, `invalid`
+// events, and the life of the dead-letter sink (created on the first dead
+// letter, committed when the stage ends, discarded when the run fails).
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import { z } from 'zod';
+import { DataError } from '../errors.js';
+import type { SinkStream, StageContext } from '../pipeline/stage.js';
+import { originOf, type RecordOrigin } from '../sources/origin.js';
+import { RecordTransform } from './record-transform.js';
+
+export const INVALID_ACTIONS = ['fail', 'skip', 'dead-letter'] as const;
+export type InvalidAction = (typeof INVALID_ACTIONS)[number];
+
+const PERCENT = /^(\d+(?:\.\d+)?)%$/;
+
+/** A sink spec such as `{type: jsonl, path: out/rejected.jsonl}`; its own options are checked by that sink's schema. */
+export const SinkSpecOption = z.looseObject({
+  type: z.string().min(1).describe('Registered sink type, e.g. jsonl'),
+});
+export type SinkSpec = z.output<typeof SinkSpecOption>;
+
+/** The options of the policy, spread into a stage's option schema. */
+export function invalidPolicyOptions(defaultPath: string) {
+  return {
+    onInvalid: z
+      .enum(INVALID_ACTIONS)
+      .default('fail')
+      .describe('An invalid record fails the run (fail), is dropped and counted (skip), or is written to the dead-letter sink (dead-letter)'),
+    deadLetter: SinkSpecOption.default({ type: 'jsonl', path: defaultPath }).describe(
+      `Sink for dead letters, created on the first one; {name} in its path is the run name, {stage} the stage type (default: jsonl at ${defaultPath})`,
+    ),
+    maxInvalid: z
+      .union(
+        [
+          z.int().nonnegative(),
+          z.string().regex(PERCENT, { message: 'maxInvalid as a string must be a percentage such as "0.5%"' }),
+        ],
+        { error: 'maxInvalid must be a number of records (an integer such as 100) or a percentage string such as "0.5%"' },
+      )
+      .optional()
+      .describe(
+        'Fail the run when invalid records exceed this: a count (100: fails at the 101st, checked as records arrive) or a percentage of the records seen ("0.5%": checked at the end of the input); default: no limit',
+      ),
+  };
+}
+
+export interface InvalidPolicyOptions {
+  onInvalid: InvalidAction;
+  deadLetter: SinkSpec;
+  maxInvalid?: number | string | undefined;
+}
+
+/** Cross-option checks of the policy, for the stage schema's superRefine. */
+export function checkInvalidPolicy(options: InvalidPolicyOptions, ctx: z.RefinementCtx): void {
+  if (options.maxInvalid === undefined) return;
+  if (options.onInvalid === 'fail') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['maxInvalid'],
+      message: 'maxInvalid applies to onInvalid: skip or dead-letter (with onInvalid: fail the first invalid record fails the run)',
+    });
+  }
+  const m = typeof options.maxInvalid === 'string' ? PERCENT.exec(options.maxInvalid) : null;
+  if (m && Number(m[1]) > 100) ctx.addIssue({ code: 'custom', path: ['maxInvalid'], message: 'maxInvalid percentage must be at most 100%' });
+}
+
+/** One reason a record was rejected; `path` is `eanGtin13`, `photos[0].displayOrder`. */
+export interface RecordIssue {
+  path: string;
+  message: string;
+  expected?: string;
+  received?: string;
+}
+
+/** What a dead-letter sink receives for each rejected record. */
+export interface DeadLetter {
+  id: string | number | null;
+  resource: string | null;
+  issues: RecordIssue[];
+  origin: RecordOrigin | null;
+  record: unknown;
+  rejectedAt: string;
+  stage: string;
+}
+
+/** An invalid record with `onInvalid: fail`; the message names record, field, value and origin. */
+export class InvalidRecordError extends DataError {
+  readonly stage: string;
+  readonly recordId: string | number | undefined;
+  readonly issues: RecordIssue[];
+  readonly origin: RecordOrigin | undefined;
+
+  constructor(stage: string, message: string, recordId: string | number | undefined, issues: RecordIssue[], origin: RecordOrigin | undefined) {
+    super(message, { code: 'data.invalid' });
+    this.stage = stage;
+    this.recordId = recordId;
+    this.issues = issues;
+    this.origin = origin;
+  }
+}
+
+/** `number 12345678901234`, `string "gone"`, `null`, `nothing (the field is missing)`. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)}`;
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+/** `products.query page 3, index 812`, `media.stream index 5`. */
+export function describeOrigin(origin: RecordOrigin | undefined): string | undefined {
+  if (!origin) return undefined;
+  const parts = [origin.page !== undefined ? `page ${origin.page}` : '', origin.index !== undefined ? `index ${origin.index}` : '', origin.slice ? `slice ${origin.slice}` : '']
+    .filter(Boolean)
+    .join(', ');
+  return parts ? `${origin.endpoint} ${parts}` : origin.endpoint;
+}
+
+export function recordIdOf(record: object): string | number | undefined {
+  const id = (record as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** `validate: product "P1" field eanGtin13: expected ..., got ... (from products.query page 3, index 812)`. */
+export function rejectionMessage(stage: string, resource: string | undefined, record: object, issues: readonly RecordIssue[]): string {
+  const id = recordIdOf(record);
+  const who = `${resource ?? 'record'}${id !== undefined ? ` ${JSON.stringify(id)}` : ' without id'}`;
+  const [first, ...rest] = issues;
+  const what = first ? `field ${first.path || '(the record)'}: ${first.message}` : 'invalid';
+  const from = describeOrigin(originOf(record));
+  const more = rest.length
+    ? `; ${rest
+        .slice(0, 2)
+        .map((i) => `${i.path}: ${i.message}`)
+        .join('; ')}${rest.length > 2 ? `; and ${rest.length - 2} more issues` : ''}`
+    : '';
+  return `${stage}: ${who} ${what}${from ? ` (from ${from})` : ''}${more}`;
+}
+
+type Threshold = { kind: 'count'; max: number; label: string } | { kind: 'fraction'; max: number; label: string };
+
+function parseThreshold(value: number | string | undefined): Threshold | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') return { kind: 'count', max: value, label: String(value) };
+  const m = PERCENT.exec(value);
+  if (!m) throw new TypeError(`maxInvalid "${value}" is neither a count nor a percentage`);
+  return { kind: 'fraction', max: Number(m[1]) / 100, label: value };
+}
+
+export class InvalidRecordPolicy {
+  readonly action: InvalidAction;
+  readonly #owner: RecordTransform;
+  readonly #ctx: StageContext;
+  readonly #resource: string | undefined;
+  readonly #spec: SinkSpec;
+  readonly #threshold: Threshold | undefined;
+  #sink: SinkStream | undefined;
+  #drain: Promise<void> | undefined;
+  #failure: DataError | undefined;
+  #failing: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(owner: RecordTransform, options: InvalidPolicyOptions, ctx: StageContext, resource: string | undefined) {
+    this.#owner = owner;
+    this.#ctx = ctx;
+    this.#resource = resource;
+    this.action = options.onInvalid;
+    this.#threshold = parseThreshold(options.maxInvalid);
+    const path = typeof options.deadLetter.path === 'string' ? options.deadLetter.path : undefined;
+    this.#spec = path
+      ? { ...options.deadLetter, path: path.replaceAll('{name}', ctx.run.name).replaceAll('{stage}', owner.stage) }
+      : options.deadLetter;
+  }
+
+  /** Where dead letters go: the committed location once written, else the configured path. */
+  get location(): string {
+    return this.#sink?.outputs[0]?.location ?? String(this.#spec.path ?? `${this.#spec.type} sink`);
+  }
+
+  /**
+   * Rejects `record`: throws with `onInvalid: fail`, else counts it, reports an
+   * `invalid` event, writes the dead letter, and returns null (the record is dropped).
+   */
+  reject(record: object, issues: RecordIssue[]): null {
+    const stats = this.#owner.stats;
+    stats.invalid++;
+    const message = rejectionMessage(this.#owner.stage, this.#resource, record, issues);
+    const id = recordIdOf(record);
+    this.#ctx.events.emit('invalid', { stage: this.#owner.stage, ...(id !== undefined ? { id } : {}), action: this.action, message });
+    if (this.action === 'fail') throw new InvalidRecordError(this.#owner.stage, message, id, issues, originOf(record));
+    if (this.action === 'dead-letter') {
+      this.#write({
+        id: id ?? null,
+        resource: this.#resource ?? null,
+        issues,
+        origin: originOf(record) ?? null,
+        record,
+        rejectedAt: new Date().toISOString(),
+        stage: this.#owner.stage,
+      });
+      stats.deadLettered++;
+    } else stats.skipped++;
+    const t = this.#threshold;
+    if (t?.kind === 'count' && stats.invalid > t.max && !this.#failure) {
+      this.#failure = this.#thresholdError(`${stats.invalid} invalid records exceed maxInvalid ${t.label} (after ${stats.in} records)`);
+    }
+    return null;
+  }
+
+  /** Dead-letter backpressure, or the threshold failure (committed dead letters first, then rejects). */
+  pending(): Promise<void> | undefined {
+    if (this.#failure) {
+      const failure = this.#failure;
+      return (this.#failing ??= this.#close().then(() => {
+        throw failure;
+      }));
+    }
+    return this.#drain;
+  }
+
+  /** End of input: checks a percentage threshold, commits the dead letters. */
+  async finish(): Promise<void> {
+    const t = this.#threshold;
+    const stats = this.#owner.stats;
+    if (!this.#failure && t?.kind === 'fraction' && stats.in > 0 && stats.invalid / stats.in > t.max) {
+      const pct = ((stats.invalid / stats.in) * 100).toFixed(2).replace(/\.?0+$/, '');
+      this.#failure = this.#thresholdError(`${stats.invalid} invalid records of ${stats.in} (${pct}%) exceed maxInvalid ${t.label}`);
+    }
+    await this.#close();
+    if (this.#failure) throw this.#failure;
+  }
+
+  /** The run failed or was stopped: a dead-letter sink that was not committed is discarded. */
+  abort(): void {
+    if (this.#sink && !this.#closed) {
+      this.#closed = true;
+      this.#sink.destroy();
+    }
+  }
+
+  #thresholdError(what: string): DataError {
+    const where =
+      this.action === 'dead-letter'
+        ? this.#owner.stats.deadLettered
+          ? `the rejected records are in ${this.location}`
+          : 'no dead letters were written'
+        : 'the rejected records were skipped (onInvalid: skip), not kept';
+    return new DataError(`${this.#owner.stage}: ${what}; ${where}`, { code: 'data.max_invalid' });
+  }
+
+  #write(letter: DeadLetter): void {
+    let sink = this.#sink;
+    if (!sink) {
+      sink = this.#sink = this.#ctx.createSink(this.#spec as { type: string; [option: string]: unknown });
+      sink.on('error', (error) => {
+        if (!this.#closed) this.#owner.failStream(error);
+      });
+    }
+    if (!sink.write(letter) && !this.#drain) {
+      this.#drain = once(sink, 'drain').then(() => {
+        this.#drain = undefined;
+      });
+      // a sink error reaches the stream through the 'error' listener; this copy must not be unhandled
+      this.#drain.catch(() => {});
+    }
+  }
+
+  async #close(): Promise<void> {
+    const sink = this.#sink;
+    if (!sink || this.#closed) return;
+    this.#closed = true;
+    sink.end();
+    await finished(sink);
+  }
+}
+
+/**
+ * A stage that checks records and rejects the invalid ones through an
+ * InvalidRecordPolicy (validate, normalize-codes): the policy's backpressure,
+ * threshold failure, commit and abort are wired to the stream here.
+ */
+export abstract class CheckingTransform extends RecordTransform {
+  protected readonly policy: InvalidRecordPolicy;
+
+  protected constructor(stage: string, ctx: StageContext, options: InvalidPolicyOptions, resource: string | undefined) {
+    super(stage, ctx);
+    this.policy = new InvalidRecordPolicy(this, options, ctx, resource);
+  }
+
+  protected override pending(): Promise<void> | undefined {
+    return this.policy.pending();
+  }
+
+  protected override finish(): Promise<void> {
+    return this.policy.finish();
+  }
+
+  protected override abort(): void {
+    this.policy.abort();
+  }
+}

@@ -1,0 +1,77 @@
+// extract: adds columns pulled out of the record by path: `brands[].id` gives a
+// list of ids, `organizations[type=supplier].name.en` the names of the supplier
+// organizations, `meta.updatedAt` one value. `first: true` takes the first
+// value of a list path (null when there is none).
+import { z } from 'zod';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { MissingOption } from './pick.js';
+import { RecordTransform, type RecordOutput } from './record-transform.js';
+
+const ColumnSpec = z.union([
+  z.string().min(1),
+  z.strictObject({
+    path: z.string().min(1).describe('Path to read'),
+    first: z.boolean().default(false).describe('Take the first value of a list path instead of the whole list'),
+  }),
+]);
+
+export const ExtractOptionsSchema = z.strictObject({
+  columns: z
+    .record(z.string().min(1), ColumnSpec)
+    .refine((m) => Object.keys(m).length > 0, { message: 'name at least one column' })
+    .describe(
+      'New column -> path: meta.updatedAt (a value), brands[].id (a list), organizations[type=supplier].name.en (a list of the matching elements), photos[0].formats.large; or {path, first: true} for the first value of a list',
+    ),
+  missing: MissingOption,
+});
+
+export type ExtractOptions = z.input<typeof ExtractOptionsSchema>;
+
+interface ColumnPlan {
+  column: string;
+  get: Getter;
+  first: boolean;
+}
+
+export class ExtractTransform extends RecordTransform {
+  readonly #columns: ColumnPlan[];
+  readonly #omit: boolean;
+
+  constructor(options: z.output<typeof ExtractOptionsSchema>, ctx: StageContext) {
+    super('extract', ctx);
+    this.#omit = options.missing === 'omit';
+    this.#columns = Object.entries(options.columns).map(([column, spec]) => {
+      const source = typeof spec === 'string' ? spec : spec.path;
+      const path = parseFieldPath(source, `columns.${column}`);
+      return { column, get: compileGetter(path), first: typeof spec !== 'string' && spec.first && path.multi };
+    });
+  }
+
+  processRecord(record: object): RecordOutput {
+    const out: Record<string, unknown> = { ...record };
+    const columns = this.#columns;
+    for (let i = 0; i < columns.length; i++) {
+      const c = columns[i]!;
+      let v = c.get(record);
+      if (c.first) v = (v as unknown[])[0];
+      if (v !== undefined) out[c.column] = v;
+      else if (!this.#omit) out[c.column] = null;
+    }
+    return out;
+  }
+}
+
+export const extractStage = defineStage({
+  kind: 'transform',
+  type: 'extract',
+  description: 'Adds columns pulled out by path: brands[].id (a list), organizations[type=supplier].name.en, meta.updatedAt',
+  options: ExtractOptionsSchema,
+  create: (options, ctx) => new ExtractTransform(options, ctx),
+});
+
+/** Code API: `extract({columns: {brand_ids: 'brands[].id'}})`. */
+export function extract(options: ExtractOptions, ctx: StageContext = defaultStageContext()): ExtractTransform {
+  return new ExtractTransform(parseStageOptions('extract', ExtractOptionsSchema, options), ctx);
+}

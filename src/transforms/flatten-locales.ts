@@ -1,0 +1,166 @@
+// flatten-locales: turns localized objects (`name: {en, nl, ...}`) into plain
+// string columns: one per listed locale (`name_en`, `name_nl`; null when the
+// locale is missing) and/or one holding the first locale of a fallback chain
+// that has a value (`name`). Localized fields inside lists are rewritten inside
+// each element (`brands[].name` -> `brands[i].name_en`), so every element keeps
+// its own values and the list stays a clean list of structs; `extract` turns
+// one into a plain list column (`brands_name_en: brands[].name_en`).
+import { z } from 'zod';
+import { localizedFieldPaths, resourceSchemas } from '../catalog/index.js';
+import { ConfigError } from '../errors.js';
+import { closestName } from '../pipeline/registry.js';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { keepOrigin } from '../sources/origin.js';
+import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from './field-path.js';
+import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { ResourceOption, resolveResource } from './resource.js';
+
+const LocaleList = z.array(z.string().min(1, { message: 'a locale code cannot be empty' }));
+
+export const FlattenLocalesOptionsSchema = z
+  .strictObject({
+    resource: ResourceOption,
+    locales: LocaleList.min(1).optional().describe('One column per locale, named by `columns` (name_en, name_nl...); null where the locale is missing'),
+    fallback: LocaleList.min(1)
+      .optional()
+      .describe('One column (named by `fallbackColumn`) with the first of these locales that has a non-empty value, e.g. [en, nl, fr]; null when none has'),
+    fields: z
+      .array(z.string())
+      .min(1)
+      .optional()
+      .describe('Localized fields to flatten, as paths: name, seoName, brands[].name, descriptions[].content; default: every localized field of the resource schema'),
+    columns: z
+      .string()
+      .default('{field}_{locale}')
+      .describe('Name of the per-locale columns; {field} is the field name (name), {locale} the locale code'),
+    fallbackColumn: z.string().default('{field}').describe('Name of the fallback column; {field} is the field name'),
+    fallbackLocaleColumn: z
+      .string()
+      .optional()
+      .describe('Also write which locale the fallback column came from, in this column (e.g. "{field}_locale"); default: not written'),
+    keepOriginal: z.boolean().default(false).describe('Keep the localized object beside the new columns (default: it is replaced by them)'),
+  })
+  .superRefine((o, ctx) => {
+    if (!o.locales && !o.fallback) ctx.addIssue({ code: 'custom', path: ['locales'], message: 'set locales (one column per locale), fallback (one column), or both' });
+    if (!o.columns.includes('{field}') || !o.columns.includes('{locale}')) {
+      ctx.addIssue({ code: 'custom', path: ['columns'], message: 'the column template must contain {field} and {locale}' });
+    }
+    if (!o.fallbackColumn.includes('{field}')) ctx.addIssue({ code: 'custom', path: ['fallbackColumn'], message: 'the template must contain {field}' });
+    if (o.fallbackLocaleColumn !== undefined && !o.fallbackLocaleColumn.includes('{field}')) {
+      ctx.addIssue({ code: 'custom', path: ['fallbackLocaleColumn'], message: 'the template must contain {field}' });
+    }
+    if (o.fallback && o.keepOriginal && o.fallbackColumn === '{field}') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fallbackColumn'],
+        message: 'with keepOriginal the fallback column cannot take the field\'s own name; set fallbackColumn, e.g. "{field}_default"',
+      });
+    }
+  });
+
+export type FlattenLocalesOptions = z.input<typeof FlattenLocalesOptionsSchema>;
+
+/** The columns written for one localized field, computed once. */
+interface LocalizedPlan {
+  keepOriginal: boolean;
+  /** [column, locale] pairs. */
+  columns: Array<readonly [string, string]>;
+  fallbackColumn: string | undefined;
+  fallbackLocaleColumn: string | undefined;
+  fallback: readonly string[];
+}
+
+function writeColumns(out: Record<string, unknown>, key: string, value: unknown, plan: LocalizedPlan): void {
+  if (plan.keepOriginal) out[key] = value;
+  const localized = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  const columns = plan.columns;
+  for (let i = 0; i < columns.length; i++) {
+    const [column, locale] = columns[i]!;
+    const s = localized === undefined ? undefined : localized[locale];
+    out[column] = s === undefined ? null : s;
+  }
+  if (plan.fallbackColumn !== undefined) {
+    let chosen: unknown = null;
+    let from: string | null = null;
+    if (localized !== undefined) {
+      for (const locale of plan.fallback) {
+        const s = localized[locale];
+        if (typeof s === 'string' && s !== '') {
+          chosen = s;
+          from = locale;
+          break;
+        }
+      }
+    }
+    out[plan.fallbackColumn] = chosen;
+    if (plan.fallbackLocaleColumn !== undefined) out[plan.fallbackLocaleColumn] = from;
+  }
+}
+
+export class FlattenLocalesTransform extends RecordTransform {
+  /** The localized field paths this stage rewrites. */
+  readonly fields: readonly string[];
+  readonly #tree: PathNode<LocalizedPlan>;
+
+  constructor(options: z.output<typeof FlattenLocalesOptionsSchema>, ctx: StageContext) {
+    super('flatten-locales', ctx);
+    // Listed fields are checked against the schema when the resource is known; without a list the schema gives them.
+    const sourceResource = ctx.source?.resource;
+    const schemaKnown = !options.fields || options.resource !== undefined || (sourceResource !== undefined && sourceResource in resourceSchemas);
+    const resource = schemaKnown ? resolveResource('flatten-locales', options.resource, ctx, 'product') : undefined;
+    const known = resource ? localizedFieldPaths(resource.schema) : undefined;
+    const fields = options.fields ?? known ?? [];
+    if (known && options.fields) {
+      options.fields.forEach((f, i) => {
+        if (!known.includes(f)) {
+          const hint = closestName(f, known);
+          throw new ConfigError(
+            `flatten-locales: fields[${i}]: "${f}" is not a localized field of ${resource!.name}${hint ? `; did you mean "${hint}"?` : ''} (localized: ${known.join(', ')})`,
+            { path: `fields[${i}]` },
+            { code: 'config.unknown_field' },
+          );
+        }
+      });
+    }
+    if (fields.length === 0) {
+      ctx.events.emit('warning', { code: 'flatten-locales.no_fields', message: `flatten-locales: ${resource?.name ?? 'the resource'} has no localized fields; the stage passes records unchanged` });
+    }
+    this.fields = fields;
+    this.#tree = buildPathTree(
+      fields.map((f, i) => {
+        const path = parseFieldPath(f, `fields[${i}]`);
+        const last = path.steps.at(-1);
+        const key = last?.kind === 'key' ? last.key : f;
+        const name = (template: string) => template.replaceAll('{field}', key);
+        const plan: LocalizedPlan = {
+          keepOriginal: options.keepOriginal,
+          columns: (options.locales ?? []).map((l) => [name(options.columns).replaceAll('{locale}', l), l] as const),
+          fallbackColumn: options.fallback ? name(options.fallbackColumn) : undefined,
+          fallbackLocaleColumn: options.fallback && options.fallbackLocaleColumn ? name(options.fallbackLocaleColumn) : undefined,
+          fallback: options.fallback ?? [],
+        };
+        return [path, plan] as const;
+      }),
+      'fields',
+    );
+  }
+
+  processRecord(record: object): RecordOutput {
+    return keepOrigin(record, rewriteAtPaths(record, this.#tree, writeColumns, true));
+  }
+}
+
+export const flattenLocalesStage = defineStage({
+  kind: 'transform',
+  type: 'flatten-locales',
+  description:
+    'Turns localized objects (name.{en,nl,...}) into string columns: one per locale (name_en) and/or a fallback chain (name); inside lists the elements are rewritten (brands[].name_en)',
+  options: FlattenLocalesOptionsSchema,
+  create: (options, ctx) => new FlattenLocalesTransform(options, ctx),
+});
+
+/** Code API: `flattenLocales({locales: ['en', 'nl'], fallback: ['en', 'nl', 'fr']})`. */
+export function flattenLocales(options: FlattenLocalesOptions, ctx: StageContext = defaultStageContext()): FlattenLocalesTransform {
+  return new FlattenLocalesTransform(parseStageOptions('flatten-locales', FlattenLocalesOptionsSchema, options), ctx);
+}

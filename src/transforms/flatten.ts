@@ -1,0 +1,68 @@
+// flatten: nested objects become top-level columns joined by a separator
+// (`meta.createdAt` -> `meta_createdAt`, `weightWithUnit.value` ->
+// `weightWithUnit_value`). Lists stay lists (Parquet list columns); null stays
+// null under the object's own name.
+import { z } from 'zod';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { keepOrigin } from '../sources/origin.js';
+import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { RecordTransform, type RecordOutput } from './record-transform.js';
+
+export const FlattenOptionsSchema = z.strictObject({
+  fields: z.array(z.string().min(1)).min(1).optional().describe('Top-level object fields to flatten; default: every object-valued field'),
+  separator: z.string().default('_').describe('Joins the names of the levels: meta_createdAt'),
+  maxDepth: z.int().positive().optional().describe('Levels to flatten (1: only the first level of nesting); deeper objects stay objects; default: all'),
+});
+
+export type FlattenOptions = z.input<typeof FlattenOptionsSchema>;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export class FlattenTransform extends RecordTransform {
+  readonly #fields: ReadonlySet<string> | undefined;
+  readonly #separator: string;
+  readonly #maxDepth: number;
+
+  constructor(options: z.output<typeof FlattenOptionsSchema>, ctx: StageContext) {
+    super('flatten', ctx);
+    this.#fields = options.fields ? new Set(options.fields) : undefined;
+    this.#separator = options.separator;
+    this.#maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  }
+
+  processRecord(record: object): RecordOutput {
+    const src = record as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    const fields = this.#fields;
+    for (const key in src) {
+      const v = src[key];
+      if (isPlainObject(v) && (fields === undefined || fields.has(key))) this.#into(out, key, v, 1);
+      else out[key] = v;
+    }
+    return keepOrigin(record, out);
+  }
+
+  #into(out: Record<string, unknown>, prefix: string, value: Record<string, unknown>, depth: number): void {
+    for (const key in value) {
+      const v = value[key];
+      const name = prefix + this.#separator + key;
+      if (isPlainObject(v) && depth < this.#maxDepth) this.#into(out, name, v, depth + 1);
+      else out[name] = v;
+    }
+  }
+}
+
+export const flattenStage = defineStage({
+  kind: 'transform',
+  type: 'flatten',
+  description: 'Flattens nested objects into top-level columns (meta.createdAt -> meta_createdAt); lists stay lists',
+  options: FlattenOptionsSchema,
+  create: (options, ctx) => new FlattenTransform(options, ctx),
+});
+
+/** Code API: `flatten()` or `flatten({fields: ['meta'], separator: '__'})`. */
+export function flatten(options: FlattenOptions = {}, ctx: StageContext = defaultStageContext()): FlattenTransform {
+  return new FlattenTransform(parseStageOptions('flatten', FlattenOptionsSchema, options), ctx);
+}

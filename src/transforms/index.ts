@@ -1,0 +1,87 @@
+// The transform stages: definitions for the registry (pipeline files, the
+// `stages` command) and typed factories for the code API.
+import type { StageDefinition } from '../pipeline/stage.js';
+import { customStage } from './custom.js';
+import { dedupeStage } from './dedupe.js';
+import { dropStage } from './drop.js';
+import { explodeStage } from './explode.js';
+import { extractStage } from './extract.js';
+import { flattenLocalesStage } from './flatten-locales.js';
+import { flattenStage } from './flatten.js';
+import { normalizeCodesStage } from './normalize-codes.js';
+import { pickStage } from './pick.js';
+import { renameStage } from './rename.js';
+import { selectMediaFormatStage } from './select-media-format.js';
+import { validateStage } from './validate.js';
+
+/** Every transform stage, registered under its type name. */
+export const transformStages: StageDefinition[] = [
+  validateStage,
+  flattenLocalesStage,
+  selectMediaFormatStage,
+  normalizeCodesStage,
+  pickStage,
+  renameStage,
+  dropStage,
+  extractStage,
+  flattenStage,
+  explodeStage,
+  dedupeStage,
+  customStage,
+];
+
+export { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
+export { defaultStageContext } from './code-api.js';
+export {
+  INVALID_ACTIONS,
+  InvalidRecordError,
+  type DeadLetter,
+  type InvalidAction,
+  type RecordIssue,
+} from './dead-letter.js';
+export { compileGetter, parseFieldPath, type FieldPath, type Getter, type PathStep } from './field-path.js';
+export { validate, validateStage, ValidateTransform, ValidateOptionsSchema, type ValidateOptions, type ValidateStats } from './validate.js';
+export {
+  flattenLocales,
+  flattenLocalesStage,
+  FlattenLocalesTransform,
+  FlattenLocalesOptionsSchema,
+  type FlattenLocalesOptions,
+} from './flatten-locales.js';
+export {
+  selectMediaFormat,
+  selectMediaFormatStage,
+  SelectMediaFormatTransform,
+  SelectMediaFormatOptionsSchema,
+  MEDIA_FORMAT_NAMES,
+  MEDIA_SIZES,
+  type MediaFormatName,
+  type MediaSize,
+  type SelectMediaFormatOptions,
+} from './select-media-format.js';
+export {
+  normalizeCodes,
+  normalizeCodesStage,
+  NormalizeCodesTransform,
+  NormalizeCodesOptionsSchema,
+  type NormalizeCodesOptions,
+} from './normalize-codes.js';
+export { pick, pickStage, PickTransform, PickOptionsSchema, type PickOptions } from './pick.js';
+export { rename, renameStage, RenameTransform, RenameOptionsSchema, type RenameOptions } from './rename.js';
+export { drop, dropStage, DropTransform, DropOptionsSchema, type DropOptions } from './drop.js';
+export { extract, extractStage, ExtractTransform, ExtractOptionsSchema, type ExtractOptions } from './extract.js';
+export { flatten, flattenStage, FlattenTransform, FlattenOptionsSchema, type FlattenOptions } from './flatten.js';
+export { explode, explodeStage, ExplodeTransform, ExplodeOptionsSchema, type ExplodeOptions } from './explode.js';
+export { dedupe, dedupeStage, DedupeTransform, DedupeOptionsSchema, type DedupeOptions, type DedupeStats } from './dedupe.js';
+export { custom, customStage, CustomOptionsSchema, type CustomOptions } from './custom.js';
+export {
+  map,
+  filter,
+  flatMap,
+  FunctionTransform,
+  type FunctionKind,
+  type MapFunction,
+  type FilterFunction,
+  type FlatMapFunction,
+  type RecordFunctionContext,
+} from './functional.js';

@@ -1,0 +1,165 @@
+// normalize-codes: EAN/GTIN codes, which JSON delivers as integers that lost
+// their leading zeros, become zero-padded strings (DESIGN §5): eanGtin8/12/13/14
+// to their declared length, a list of codes (ean[]) to 13 digits (14 for a
+// 14-digit code). Digit strings pass (padded when short). A code with more
+// digits than declared, a negative, fractional or unsafe (> 2^53) number, or a
+// string that is not all digits makes the record invalid, handled by the same
+// policy as validate (fail, skip, dead-letter).
+import { z } from 'zod';
+import type { FieldInfo } from '../catalog/index.js';
+import { ConfigError } from '../errors.js';
+import { closestName } from '../pipeline/registry.js';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
+import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from './field-path.js';
+import type { RecordOutput } from './record-transform.js';
+import { ResourceOption, resolveResource } from './resource.js';
+
+export const NormalizeCodesOptionsSchema = z
+  .strictObject({
+    resource: ResourceOption,
+    fields: z
+      .array(z.string())
+      .min(1)
+      .optional()
+      .describe('Code fields to normalize (eanGtin13, ean); default: every EAN/GTIN field of the resource schema'),
+    checkDigit: z.boolean().default(false).describe('Also reject codes whose GS1 check digit is wrong'),
+    ...invalidPolicyOptions('out/{name}-codes-rejected.jsonl'),
+  })
+  .superRefine(checkInvalidPolicy);
+
+export type NormalizeCodesOptions = z.input<typeof NormalizeCodesOptionsSchema>;
+
+interface CodePlan {
+  /** Path shown in issues (`eanGtin13`, `ean`). */
+  path: string;
+  /** Most digits a code may have. */
+  digits: number;
+  /** Length codes are padded to: `digits`, or 13 for a list (a 14-digit code stays 14). */
+  padTo: number;
+  list: boolean;
+}
+
+/** Every gtin field of a schema: `eanGtin13` (digits 13), `ean[]` (a list). */
+function gtinFields(info: FieldInfo, path = '', out: Array<{ path: string; digits: number; list: boolean }> = []) {
+  for (const [key, field] of Object.entries(info.fields ?? {})) {
+    const p = path ? `${path}.${key}` : key;
+    if (field.kind === 'gtin') out.push({ path: p, digits: field.digits ?? 14, list: false });
+    else if (field.kind === 'array' && field.element?.kind === 'gtin') out.push({ path: p, digits: field.element.digits ?? 14, list: true });
+    else if (field.kind === 'object') gtinFields(field, p, out);
+  }
+  return out;
+}
+
+const ZEROS = '00000000000000';
+
+/** GS1 mod-10: weights 3,1,3,... from the right, excluding the check digit. */
+function checkDigitOk(code: string): boolean {
+  let sum = 0;
+  for (let i = code.length - 2, w = 3; i >= 0; i--, w = 4 - w) sum += (code.charCodeAt(i) - 48) * w;
+  return (10 - (sum % 10)) % 10 === code.charCodeAt(code.length - 1) - 48;
+}
+
+function isDigits(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+export class NormalizeCodesTransform extends CheckingTransform {
+  readonly fields: readonly string[];
+  readonly #tree: PathNode<CodePlan>;
+  readonly #checkDigit: boolean;
+  /** Issues of the record being rewritten (reset per record; only filled when a code is bad). */
+  #issues: RecordIssue[] = [];
+
+  constructor(options: z.output<typeof NormalizeCodesOptionsSchema>, ctx: StageContext) {
+    const resource = resolveResource('normalize-codes', options.resource, ctx, 'product');
+    super('normalize-codes', ctx, options, resource.name);
+    const known = gtinFields(resource.info);
+    let chosen = known;
+    if (options.fields) {
+      const names = known.map((k) => k.path);
+      chosen = options.fields.map((f, i) => {
+        const name = f.endsWith('[]') ? f.slice(0, -2) : f;
+        const found = known.find((k) => k.path === name);
+        if (!found) {
+          const hint = closestName(name, names);
+          throw new ConfigError(
+            `normalize-codes: fields[${i}]: "${f}" is not an EAN/GTIN field of ${resource.name}${hint ? `; did you mean "${hint}"?` : ''} (codes: ${names.join(', ') || 'none'})`,
+            { path: `fields[${i}]` },
+            { code: 'config.unknown_field' },
+          );
+        }
+        return found;
+      });
+    }
+    this.fields = chosen.map((c) => c.path);
+    this.#checkDigit = options.checkDigit;
+    this.#tree = buildPathTree(
+      chosen.map((c) => [parseFieldPath(c.path), { path: c.path, digits: c.digits, list: c.list, padTo: c.list ? Math.min(13, c.digits) : c.digits }] as const),
+    );
+  }
+
+  processRecord(record: object): RecordOutput {
+    const out = replaceAtPaths(record, this.#tree, this.#replace);
+    if (this.#issues.length > 0) {
+      const issues = this.#issues;
+      this.#issues = [];
+      return this.policy.reject(record, issues);
+    }
+    return out;
+  }
+
+  readonly #replace = (value: unknown, plan: CodePlan): unknown => {
+    if (!plan.list || !Array.isArray(value)) return this.#code(value, plan, plan.path);
+    const list = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) list[i] = this.#code(value[i], plan, `${plan.path}[${i}]`);
+    return list;
+  };
+
+  /** The normalized code, or the value unchanged after recording an issue. */
+  #code(value: unknown, plan: CodePlan, path: string): unknown {
+    let digits: string;
+    if (typeof value === 'number') {
+      if (!Number.isSafeInteger(value) || value < 0) return this.#bad(value, plan, path, Number.isInteger(value) && value > 0 ? 'beyond 2^53, so JSON already lost digits' : undefined);
+      digits = String(value);
+    } else if (typeof value === 'string') {
+      if (!isDigits(value)) return this.#bad(value, plan, path);
+      digits = value;
+    } else if (value === null || value === undefined) return value;
+    else return this.#bad(value, plan, path);
+    if (digits.length > plan.digits) return this.#bad(value, plan, path);
+    const width = digits.length > plan.padTo ? digits.length : plan.padTo;
+    const code = digits.length < width ? ZEROS.slice(0, width - digits.length) + digits : digits;
+    if (this.#checkDigit && !checkDigitOk(code)) {
+      this.#issues.push({ path, message: `check digit of ${code} is wrong, got ${describeValue(value)}`, expected: 'a code with a valid GS1 check digit', received: describeValue(value) });
+    }
+    return code;
+  }
+
+  #bad(value: unknown, plan: CodePlan, path: string, why?: string): unknown {
+    const expected = `a code of at most ${plan.digits} digits (an integer or a digit string)`;
+    const received = describeValue(value);
+    this.#issues.push({ path, message: `expected ${expected}, got ${received}${why ? ` (${why})` : ''}`, expected, received });
+    return value;
+  }
+}
+
+export const normalizeCodesStage = defineStage({
+  kind: 'transform',
+  type: 'normalize-codes',
+  description:
+    'EAN/GTIN codes to zero-padded strings: eanGtin8/12/13/14 to their length, ean[] to 13 digits (14 for 14-digit codes); a code with too many digits is invalid (fail, skip or dead-letter)',
+  options: NormalizeCodesOptionsSchema,
+  create: (options, ctx) => new NormalizeCodesTransform(options, ctx),
+});
+
+/** Code API: `normalizeCodes()` pads every EAN/GTIN field of a product. */
+export function normalizeCodes(options: NormalizeCodesOptions = {}, ctx: StageContext = defaultStageContext()): NormalizeCodesTransform {
+  return new NormalizeCodesTransform(parseStageOptions('normalize-codes', NormalizeCodesOptionsSchema, options), ctx);
+}

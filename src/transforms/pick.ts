@@ -1,0 +1,101 @@
+// pick: keeps only the listed fields, in the listed order. A dotted path keeps
+// the nesting (`meta.updatedAt` -> {meta: {updatedAt}}). Missing fields become
+// null by default, so every output record has the same columns.
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { keepOrigin } from '../sources/origin.js';
+import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { RecordTransform, type RecordOutput } from './record-transform.js';
+
+export const MissingOption = z
+  .enum(['null', 'omit'])
+  .default('null')
+  .describe('A field missing from a record: written as null (stable columns), or left out (omit)');
+
+export const PickOptionsSchema = z.strictObject({
+  fields: z
+    .array(z.string().min(1))
+    .min(1)
+    .describe('Fields to keep, in output order: top-level names or dotted paths into objects (meta.updatedAt keeps {meta: {updatedAt}})'),
+  missing: MissingOption,
+});
+
+export type PickOptions = z.input<typeof PickOptionsSchema>;
+
+interface PickPlan {
+  key: string;
+  /** Top-level field: read directly. */
+  get?: Getter;
+  /** Dotted path: the nested plan under `key`. */
+  nested?: PickPlan[];
+}
+
+function planOf(fields: readonly string[]): PickPlan[] {
+  const plans: PickPlan[] = [];
+  fields.forEach((field, i) => {
+    const path = parseFieldPath(field, `fields[${i}]`);
+    if (path.steps.some((s) => s.kind !== 'key')) {
+      throw new ConfigError(`pick: fields[${i}]: "${field}" reaches into a list; pick keeps fields and objects, extract pulls values out of lists`, {
+        path: `fields[${i}]`,
+      });
+    }
+    let level = plans;
+    path.steps.forEach((step, depth) => {
+      const key = (step as { key: string }).key;
+      const last = depth === path.steps.length - 1;
+      let plan = level.find((p) => p.key === key);
+      if (!plan) level.push((plan = last ? { key, get: compileGetter(key) } : { key, nested: [] }));
+      else if (last || !plan.nested) throw new ConfigError(`pick: fields[${i}]: "${field}" overlaps another picked field`, { path: `fields[${i}]` });
+      if (!last) level = plan.nested!;
+    });
+  });
+  return plans;
+}
+
+function pickInto(record: unknown, plans: readonly PickPlan[], omit: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const src = typeof record === 'object' && record !== null ? (record as Record<string, unknown>) : undefined;
+  for (let i = 0; i < plans.length; i++) {
+    const plan = plans[i]!;
+    if (plan.nested) {
+      const inner = src?.[plan.key];
+      if (omit && (typeof inner !== 'object' || inner === null)) continue;
+      out[plan.key] = pickInto(inner, plan.nested, omit);
+      continue;
+    }
+    const v = src === undefined ? undefined : src[plan.key];
+    if (v !== undefined) out[plan.key] = v;
+    else if (!omit) out[plan.key] = null;
+  }
+  return out;
+}
+
+export class PickTransform extends RecordTransform {
+  readonly #plans: PickPlan[];
+  readonly #omit: boolean;
+
+  constructor(options: z.output<typeof PickOptionsSchema>, ctx: StageContext) {
+    super('pick', ctx);
+    this.#plans = planOf(options.fields);
+    this.#omit = options.missing === 'omit';
+  }
+
+  processRecord(record: object): RecordOutput {
+    return keepOrigin(record, pickInto(record, this.#plans, this.#omit));
+  }
+}
+
+export const pickStage = defineStage({
+  kind: 'transform',
+  type: 'pick',
+  description: 'Keeps only the listed fields, in that order (dotted paths keep their nesting); missing fields become null',
+  options: PickOptionsSchema,
+  create: (options, ctx) => new PickTransform(options, ctx),
+});
+
+/** Code API: `pick({fields: ['id', 'name_en', 'photo_url']})`. */
+export function pick(options: PickOptions, ctx: StageContext = defaultStageContext()): PickTransform {
+  return new PickTransform(parseStageOptions('pick', PickOptionsSchema, options), ctx);
+}

@@ -1,0 +1,297 @@
+// select-media-format: picks image URLs from a product's photos[] and
+// frontals[] (or from media-stream records) by a preference list of formats.
+// A format is a size (thumbnail 200px, medium 450px, large 900px, huge 1500px)
+// and an encoding (jpeg, webp). Photos and frontals name them differently
+// (photos: large/largeWebp; frontals: largeJpg/largeWebp, medium/mediumJpeg);
+// a requested name matches its size+encoding under either scheme.
+import { z } from 'zod';
+import { FrontalPhotoType, PhotoType } from '../catalog/index.js';
+import { ConfigError } from '../errors.js';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { keepOrigin } from '../sources/origin.js';
+import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { ResourceOption, resolveResource } from './resource.js';
+
+export const MEDIA_SIZES = ['thumbnail', 'medium', 'large', 'huge'] as const;
+export type MediaSize = (typeof MEDIA_SIZES)[number];
+type Encoding = 'jpeg' | 'webp';
+
+/** Every name a format can be asked by: `large` (jpeg), `largeJpg`, `largeJpeg`, `largeWebp`, for each size. */
+export const MEDIA_FORMAT_NAMES = MEDIA_SIZES.flatMap((s) => [s, `${s}Jpg`, `${s}Jpeg`, `${s}Webp`] as const) as Array<
+  MediaSize | `${MediaSize}Jpg` | `${MediaSize}Jpeg` | `${MediaSize}Webp`
+>;
+export type MediaFormatName = (typeof MEDIA_FORMAT_NAMES)[number];
+
+function parseFormatName(name: string): { size: MediaSize; encoding: Encoding } {
+  for (const size of MEDIA_SIZES) {
+    if (!name.startsWith(size)) continue;
+    const rest = name.slice(size.length);
+    if (rest === 'Webp') return { size, encoding: 'webp' };
+    if (rest === '' || rest === 'Jpg' || rest === 'Jpeg') return { size, encoding: 'jpeg' };
+  }
+  throw new ConfigError(`select-media-format: unknown format "${name}"`, { path: 'formats' });
+}
+
+/**
+ * The keys that hold a size+encoding in either scheme, the requested name first:
+ * large jpeg -> large (photos), largeJpg (frontals), largeJpeg; medium jpeg ->
+ * medium, mediumJpeg (frontals), mediumJpg; webp -> sizeWebp.
+ */
+function keysFor(name: string): string[] {
+  const { size, encoding } = parseFormatName(name);
+  const keys = encoding === 'webp' ? [`${size}Webp`] : [size, `${size}Jpg`, `${size}Jpeg`];
+  return [name, ...keys.filter((k) => k !== name)];
+}
+
+interface Preference {
+  /** What the format column shows: the requested name, or (fallback: any) the key found. */
+  name: string | undefined;
+  keys: string[];
+}
+
+/** Every other format, nearest size to the first preference first (larger before smaller), same encoding first. */
+function nearestOrder(first: string, exclude: ReadonlySet<string>): Preference[] {
+  const { size, encoding } = parseFormatName(first);
+  const at = MEDIA_SIZES.indexOf(size);
+  const sizes = [...MEDIA_SIZES].sort((a, b) => {
+    const da = Math.abs(MEDIA_SIZES.indexOf(a) - at);
+    const db = Math.abs(MEDIA_SIZES.indexOf(b) - at);
+    return da - db || MEDIA_SIZES.indexOf(b) - MEDIA_SIZES.indexOf(a);
+  });
+  const out: Preference[] = [];
+  for (const s of sizes) {
+    for (const enc of encoding === 'webp' ? ['Webp', ''] : ['', 'Webp']) {
+      const keys = keysFor(`${s}${enc}`).filter((k) => !exclude.has(k));
+      if (keys.length) out.push({ name: undefined, keys });
+    }
+  }
+  return out;
+}
+
+const FormatName = z.enum(MEDIA_FORMAT_NAMES as [MediaFormatName, ...MediaFormatName[]]);
+
+export const SelectMediaFormatOptionsSchema = z.strictObject({
+  resource: ResourceOption,
+  formats: z
+    .array(FormatName)
+    .min(1)
+    .default(['largeWebp', 'large'])
+    .describe(
+      'Formats in order of preference, by size (thumbnail, medium, large, huge) and encoding: large = jpeg (also largeJpg, largeJpeg), largeWebp; matched under the photo and the frontal naming',
+    ),
+  fallback: z
+    .enum(['none', 'any'])
+    .default('none')
+    .describe('When no photo has a listed format: leave the columns null (none), or take the nearest available size (any; the format column then names the key found)'),
+  select: z.enum(['first', 'all']).default('first').describe('The first suitable photo by displayOrder (url/format columns), or all of them (lists of urls and formats)'),
+  from: z
+    .array(z.enum(['photos', 'frontals']))
+    .min(1)
+    .default(['photos', 'frontals'])
+    .describe('Which lists of a product to choose from; each gives its own columns'),
+  photoType: z.array(PhotoType).min(1).optional().describe('Only photos of these types (packshot, productshot, lifestyle_image, pillshot)'),
+  frontalPhotoType: z.array(FrontalPhotoType).min(1).optional().describe('Only frontals of these types (packshot, productshot)'),
+  locales: z.array(z.string()).min(1).optional().describe('Only photos suited to one of these locales; photos without locales suit every locale'),
+  targetGroups: z.array(z.string()).min(1).optional().describe('Only photos for one of these target groups; photos without target groups suit every group'),
+  photosColumn: z.string().min(1).default('photo').describe('Prefix of the photo columns: photo_url, photo_format (select: all: photo_urls, photo_formats)'),
+  frontalsColumn: z.string().min(1).default('frontal').describe('Prefix of the frontal columns: frontal_url, frontal_format (select: all: frontal_urls, frontal_formats)'),
+  keepOriginal: z.boolean().default(true).describe('Keep photos[] and frontals[] (formats on media records) beside the new columns'),
+});
+
+export type SelectMediaFormatOptions = z.input<typeof SelectMediaFormatOptionsSchema>;
+
+interface MediaItem {
+  formats?: Record<string, unknown>;
+  displayOrder?: number;
+  photoType?: string;
+  locales?: string[];
+  targetGroups?: string[];
+}
+
+interface ListPlan {
+  field: 'photos' | 'frontals';
+  urlColumn: string;
+  formatColumn: string;
+  types: ReadonlySet<string> | undefined;
+  /** Photos only: locale and target-group filters. */
+  locales: readonly string[] | undefined;
+  targetGroups: readonly string[] | undefined;
+}
+
+function intersects(list: unknown, wanted: readonly string[]): boolean {
+  if (!Array.isArray(list) || list.length === 0) return true;
+  for (let i = 0; i < wanted.length; i++) if (list.includes(wanted[i])) return true;
+  return false;
+}
+
+const byOrder = (a: { order: number }, b: { order: number }) => a.order - b.order;
+
+function orderOf(item: MediaItem): number {
+  const o = item.displayOrder;
+  return typeof o === 'number' ? o : Number.MAX_SAFE_INTEGER;
+}
+
+export class SelectMediaFormatTransform extends RecordTransform {
+  readonly #preferences: Preference[];
+  readonly #fallback: Preference[];
+  /** The preference lists tried in turn by select: first (the fallback list only when nothing matched). */
+  readonly #passes: Preference[][];
+  /** Fields left out when keepOriginal is false. */
+  readonly #removed: ReadonlySet<string>;
+  readonly #all: boolean;
+  readonly #lists: ListPlan[];
+  readonly #media: boolean;
+  readonly #keepOriginal: boolean;
+  /** Reused by `#resolve`; a stage handles one record at a time. */
+  #chosenName: string | undefined = undefined;
+
+  constructor(options: z.output<typeof SelectMediaFormatOptionsSchema>, ctx: StageContext) {
+    super('select-media-format', ctx);
+    const resource = resolveResource('select-media-format', options.resource, ctx, 'product');
+    if (resource.name !== 'product' && resource.name !== 'media') {
+      throw new ConfigError(`select-media-format: works on product and media records, not ${resource.name}`, { path: 'resource' });
+    }
+    this.#media = resource.name === 'media';
+    this.#preferences = options.formats.map((name) => ({ name, keys: keysFor(name) }));
+    const listed = new Set(this.#preferences.flatMap((p) => p.keys));
+    this.#fallback = options.fallback === 'any' ? nearestOrder(options.formats[0]!, listed) : [];
+    this.#passes = this.#fallback.length ? [this.#preferences, this.#fallback] : [this.#preferences];
+    this.#all = options.select === 'all';
+    this.#keepOriginal = options.keepOriginal;
+    this.#removed = new Set(this.#media ? ['formats'] : options.from);
+    const suffix = this.#all ? 's' : '';
+    this.#lists = options.from.map((field) => {
+      const prefix = field === 'photos' ? options.photosColumn : options.frontalsColumn;
+      const types = field === 'photos' ? options.photoType : options.frontalPhotoType;
+      return {
+        field,
+        urlColumn: `${prefix}_url${suffix}`,
+        formatColumn: `${prefix}_format${suffix}`,
+        types: types ? new Set<string>(types) : undefined,
+        locales: field === 'photos' ? options.locales : undefined,
+        targetGroups: field === 'photos' ? options.targetGroups : undefined,
+      };
+    });
+  }
+
+  processRecord(record: object): RecordOutput {
+    return this.#media ? this.#mediaRecord(record as MediaItem & { url?: unknown }) : this.#product(record as Record<string, unknown>);
+  }
+
+  /** A copy of the record to add columns to, without the media lists unless they are kept. */
+  #copy(record: Record<string, unknown>): Record<string, unknown> {
+    if (this.#keepOriginal) return { ...record };
+    const out: Record<string, unknown> = {};
+    const removed = this.#removed;
+    for (const key in record) if (!removed.has(key)) out[key] = record[key];
+    return keepOrigin(record, out);
+  }
+
+  #product(record: Record<string, unknown>): object {
+    const out = this.#copy(record);
+    for (const plan of this.#lists) {
+      const list = record[plan.field];
+      const items = Array.isArray(list) ? (list as MediaItem[]) : undefined;
+      if (this.#all) this.#selectAll(items, plan, out);
+      else this.#selectFirst(items, plan, out);
+    }
+    return out;
+  }
+
+  #mediaRecord(record: MediaItem & { url?: unknown }): object {
+    const formats = record.formats;
+    const out = this.#copy(record as Record<string, unknown>);
+    if (typeof formats !== 'object' || formats === null) {
+      // a link (no formats): its own url stays
+      if (out.url === undefined) out.url = null;
+      out.format = null;
+      return out;
+    }
+    const url = this.#resolve(formats, this.#preferences) ?? this.#resolve(formats, this.#fallback);
+    out.url = url ?? null;
+    out.format = url === undefined ? null : this.#chosenName;
+    return out;
+  }
+
+  /** The URL of the first preference found in `formats` (its name in `#chosenName`), or undefined. */
+  #resolve(formats: Record<string, unknown>, preferences: readonly Preference[]): string | undefined {
+    for (let i = 0; i < preferences.length; i++) {
+      const p = preferences[i]!;
+      for (let j = 0; j < p.keys.length; j++) {
+        const url = formats[p.keys[j]!];
+        if (typeof url === 'string' && url !== '') {
+          this.#chosenName = p.name ?? p.keys[j];
+          return url;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  #suitable(item: unknown, plan: ListPlan): item is MediaItem {
+    if (typeof item !== 'object' || item === null) return false;
+    const m = item as MediaItem;
+    if (typeof m.formats !== 'object' || m.formats === null) return false;
+    if (plan.types && !plan.types.has(m.photoType as string)) return false;
+    if (plan.locales && !intersects(m.locales, plan.locales)) return false;
+    if (plan.targetGroups && !intersects(m.targetGroups, plan.targetGroups)) return false;
+    return true;
+  }
+
+  /** The lowest displayOrder among suitable items with a preferred format; the fallback list only if none has. */
+  #selectFirst(items: MediaItem[] | undefined, plan: ListPlan, out: Record<string, unknown>): void {
+    let url: string | undefined;
+    let name: string | undefined;
+    if (items) {
+      for (const preferences of this.#passes) {
+        let best = Number.POSITIVE_INFINITY;
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i];
+          if (!this.#suitable(item, plan)) continue;
+          const order = orderOf(item);
+          if (order >= best) continue;
+          const found = this.#resolve(item.formats!, preferences);
+          if (found !== undefined) {
+            best = order;
+            url = found;
+            name = this.#chosenName;
+          }
+        }
+        if (url !== undefined) break;
+      }
+    }
+    out[plan.urlColumn] = url ?? null;
+    out[plan.formatColumn] = url === undefined ? null : name;
+  }
+
+  /** Every suitable item in displayOrder with the format chosen for it; items without any are left out. */
+  #selectAll(items: MediaItem[] | undefined, plan: ListPlan, out: Record<string, unknown>): void {
+    const chosen: Array<{ order: number; url: string; name: string | undefined }> = [];
+    if (items) {
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i];
+        if (!this.#suitable(item, plan)) continue;
+        const url = this.#resolve(item.formats!, this.#preferences) ?? this.#resolve(item.formats!, this.#fallback);
+        if (url !== undefined) chosen.push({ order: orderOf(item), url, name: this.#chosenName });
+      }
+      chosen.sort(byOrder);
+    }
+    out[plan.urlColumn] = chosen.map((c) => c.url);
+    out[plan.formatColumn] = chosen.map((c) => c.name);
+  }
+}
+
+export const selectMediaFormatStage = defineStage({
+  kind: 'transform',
+  type: 'select-media-format',
+  description:
+    'Chooses image URLs from photos[] and frontals[] (or media records) by format preference (largeWebp, large...), across both naming schemes; writes the URL and the format actually chosen',
+  options: SelectMediaFormatOptionsSchema,
+  create: (options, ctx) => new SelectMediaFormatTransform(options, ctx),
+});
+
+/** Code API: `selectMediaFormat({formats: ['largeWebp', 'large']})`. */
+export function selectMediaFormat(options: SelectMediaFormatOptions = {}, ctx: StageContext = defaultStageContext()): SelectMediaFormatTransform {
+  return new SelectMediaFormatTransform(parseStageOptions('select-media-format', SelectMediaFormatOptionsSchema, options), ctx);
+}

@@ -1,0 +1,228 @@
+// validate: checks each record against its resource schema (zod, JIT mode) and
+// applies the invalid-record policy. Valid records pass through unchanged (the
+// same object, so its origin stays with it).
+import { z } from 'zod';
+import type { FieldInfo, ResourceName } from '../catalog/index.js';
+import { joinPath } from '../pipeline/registry.js';
+import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { parseStageOptions, defaultStageContext } from './code-api.js';
+import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';
+import { genericPath } from './field-path.js';
+import type { RecordOutput, StageStats } from './record-transform.js';
+import { ResourceOption, resolveResource } from './resource.js';
+
+export const ValidateOptionsSchema = z
+  .strictObject({
+    resource: ResourceOption,
+    unknownFields: z
+      .enum(['allow', 'report', 'reject'])
+      .default('report')
+      .describe(
+        'Fields the schema does not declare: pass silently (allow), pass and warn once per field path with counts in the summary (report), or treat the record as invalid (reject)',
+      ),
+    ...invalidPolicyOptions('out/{name}-rejected.jsonl'),
+  })
+  .superRefine(checkInvalidPolicy);
+
+export type ValidateOptions = z.input<typeof ValidateOptionsSchema>;
+
+export interface ValidateStats extends StageStats {
+  /** Undeclared field paths seen (`photos[].shiny`), with the number of records carrying them. */
+  unknownFields: Record<string, number>;
+}
+
+/** The fields a schema declares, with null-prototype maps; `open` objects take any key. */
+interface KnownShape {
+  fields?: Record<string, KnownShape>;
+  element?: KnownShape;
+}
+
+function knownShapeOf(info: FieldInfo): KnownShape | undefined {
+  if (info.kind === 'object' && info.fields && Object.keys(info.fields).length > 0) {
+    const fields = Object.create(null) as Record<string, KnownShape>;
+    for (const [k, v] of Object.entries(info.fields)) fields[k] = knownShapeOf(v) ?? {};
+    return { fields };
+  }
+  if (info.kind === 'array' && info.element) {
+    const element = knownShapeOf(info.element);
+    return element ? { element } : undefined;
+  }
+  return undefined;
+}
+
+function hasUnknown(shape: KnownShape, value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (shape.fields) {
+    if (Array.isArray(value)) return false;
+    const fields = shape.fields;
+    for (const k in value as Record<string, unknown>) {
+      const f = fields[k];
+      if (f === undefined) return true;
+      if ((f.fields || f.element) && hasUnknown(f, (value as Record<string, unknown>)[k])) return true;
+    }
+    return false;
+  }
+  if (shape.element && Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasUnknown(shape.element, value[i])) return true;
+  }
+  return false;
+}
+
+function collectUnknown(shape: KnownShape, value: unknown, path: string, out: string[]): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (shape.fields) {
+    if (Array.isArray(value)) return;
+    for (const [k, v] of Object.entries(value)) {
+      const p = path ? `${path}.${k}` : k;
+      const f = shape.fields[k];
+      if (f === undefined) out.push(p);
+      else collectUnknown(f, v, p, out);
+    }
+  } else if (shape.element && Array.isArray(value)) {
+    value.forEach((el, i) => collectUnknown(shape.element!, el, `${path}[${i}]`, out));
+  }
+}
+
+function infoAt(info: FieldInfo | undefined, path: readonly PropertyKey[]): FieldInfo | undefined {
+  for (const key of path) {
+    if (!info) return undefined;
+    info = typeof key === 'number' ? info.element : info.fields?.[String(key)];
+  }
+  return info;
+}
+
+function valueAt(record: unknown, path: readonly PropertyKey[]): unknown {
+  let v = record;
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  int: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  object: 'an object',
+  record: 'an object',
+  array: 'a list',
+  boolean: 'true or false',
+  null: 'null',
+};
+
+function bound(issue: { origin?: string; inclusive?: boolean }, limit: unknown, big: boolean): string {
+  if (issue.origin === 'string') return `${big ? 'at most' : 'at least'} ${String(limit)} characters`;
+  if (issue.origin === 'array') return `${big ? 'at most' : 'at least'} ${String(limit)} items`;
+  return `a number ${big ? '<' : '>'}${issue.inclusive ? '=' : ''} ${String(limit)}`;
+}
+
+/** What the schema expected, in words a data engineer reads in a log line. */
+function expectedOf(issue: z.core.$ZodIssue, field: FieldInfo | undefined): string | undefined {
+  if (field?.kind === 'gtin' && (issue.code === 'too_big' || issue.code === 'too_small' || issue.code === 'invalid_type')) {
+    return `an integer with at most ${field.digits} digits`;
+  }
+  if (field?.kind === 'timestamp' && (issue.code === 'invalid_type' || issue.code === 'too_small')) return 'a unix timestamp (a non-negative integer)';
+  if (field?.kind === 'localized' && issue.code === 'invalid_type') return 'a localized text (an object such as {"en": "..."})';
+  switch (issue.code) {
+    case 'invalid_type':
+      return TYPE_WORDS[issue.expected] ?? issue.expected;
+    case 'invalid_value':
+      return `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'too_big':
+      return bound(issue, issue.maximum, true);
+    case 'too_small':
+      return bound(issue, issue.minimum, false);
+    default:
+      return undefined;
+  }
+}
+
+export class ValidateTransform extends CheckingTransform {
+  declare readonly stats: ValidateStats;
+  readonly resource: ResourceName;
+  readonly #schema: z.ZodType;
+  readonly #info: FieldInfo;
+  readonly #unknownMode: 'allow' | 'report' | 'reject';
+  readonly #known: KnownShape | undefined;
+
+  constructor(options: z.output<typeof ValidateOptionsSchema>, ctx: StageContext) {
+    const resource = resolveResource('validate', options.resource, ctx);
+    super('validate', ctx, options, resource.name);
+    this.resource = resource.name;
+    this.#schema = resource.schema;
+    this.#info = resource.info;
+    this.#unknownMode = options.unknownFields;
+    this.#known = knownShapeOf(resource.info);
+    this.stats.unknownFields = {};
+  }
+
+  processRecord(record: object): RecordOutput {
+    const result = this.#schema.safeParse(record);
+    const known = this.#known;
+    const unknown = this.#unknownMode !== 'allow' && known !== undefined && hasUnknown(known, record) ? this.#unknownPaths(record, known) : undefined;
+    if (result.success) {
+      if (unknown === undefined) return record;
+      if (this.#unknownMode === 'report') {
+        this.#report(record, unknown);
+        return record;
+      }
+      return this.policy.reject(record, unknown.map(unknownIssue));
+    }
+    const issues = result.error.issues.map((issue) => this.#toIssue(record, issue));
+    if (unknown && this.#unknownMode === 'reject') issues.push(...unknown.map(unknownIssue));
+    else if (unknown) this.#report(record, unknown);
+    return this.policy.reject(record, issues);
+  }
+
+  #unknownPaths(record: object, known: KnownShape): string[] {
+    const out: string[] = [];
+    collectUnknown(known, record, '', out);
+    return out;
+  }
+
+  #report(record: object, paths: string[]): void {
+    const counts = this.stats.unknownFields;
+    for (const p of new Set(paths.map(genericPath))) {
+      if (counts[p] === undefined) {
+        counts[p] = 0;
+        const id = recordIdOf(record);
+        this.ctx.events.emit('warning', {
+          code: 'validate.unknown_field',
+          message: `validate: ${this.resource} field "${p}" is not in the catalog v4 schema; passed through (first seen on ${this.resource}${id !== undefined ? ` ${JSON.stringify(id)}` : ''})`,
+        });
+      }
+      counts[p]++;
+    }
+  }
+
+  #toIssue(record: object, issue: z.core.$ZodIssue): RecordIssue {
+    const value = valueAt(record, issue.path);
+    const expected = expectedOf(issue, infoAt(this.#info, issue.path));
+    const received = describeValue(value);
+    return {
+      path: joinPath('', issue.path),
+      message: expected ? `expected ${expected}, got ${received}` : `${issue.message}, got ${received}`,
+      ...(expected ? { expected } : {}),
+      received,
+    };
+  }
+}
+
+function unknownIssue(path: string): RecordIssue {
+  return { path, message: 'not declared in the catalog v4 schema (unknownFields: reject)' };
+}
+
+export const validateStage = defineStage({
+  kind: 'transform',
+  type: 'validate',
+  description:
+    'Checks each record against its resource schema; invalid records fail the run, are skipped, or go to a dead-letter sink (JSONL by default), with a maxInvalid threshold',
+  options: ValidateOptionsSchema,
+  create: (options, ctx) => new ValidateTransform(options, ctx),
+});
+
+/** Code API: `validate({resource: 'product', onInvalid: 'skip'})`. */
+export function validate(options: ValidateOptions = {}, ctx: StageContext = defaultStageContext()): ValidateTransform {
+  return new ValidateTransform(parseStageOptions('validate', ValidateOptionsSchema, options), ctx);
+}

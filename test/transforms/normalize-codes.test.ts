@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DataError } from '../../src/errors.js';
+import { originOf, setOrigin } from '../../src/sources/origin.js';
+import { InvalidRecordError, normalizeCodes, validate } from '../../src/transforms/index.js';
+import { context, fixture, memorySinks, run } from './support.js';
+
+const products = () => fixture<any[]>('products.json');
+const minimal = (codes: Record<string, unknown>): Record<string, any> => ({ id: 'C1', status: 'active', meta: { createdAt: 1, updatedAt: 2 }, ...codes });
+
+describe('normalize-codes', () => {
+  it('pads codes to their declared length as strings, keeping leading zeros', async () => {
+    const [p1, p2, p3, p4] = await run(products(), normalizeCodes({}, context()));
+    expect(p1).toMatchObject({ eanGtin8: '00001234', eanGtin13: '0012345678905' });
+    // ean[]: 13 digits, 14 for a 14-digit code
+    expect(p1.ean).toEqual(['0012345678905', '5412345678908', '12345678901231']);
+    expect(p2).toMatchObject({ eanGtin14: '87123456789012', ean: [] });
+    expect(p3.eanGtin13).toBe('4006381333931');
+    // 11-digit UPC-A to 12; an already normalized string passes unchanged
+    expect(p4).toMatchObject({ eanGtin12: '036000291452', eanGtin13: '0012345678905' });
+    // fields not present stay absent
+    expect(p2).not.toHaveProperty('eanGtin13');
+  });
+
+  it('pads short digit strings, leaves null alone, keeps the origin and the input', async () => {
+    const input = setOrigin(minimal({ eanGtin13: '12345678905', eanGtin8: null, ean: ['4006381333931', 0] }), { endpoint: 'products.stream', index: 4 });
+    const [out] = await run([input], normalizeCodes({}, context()));
+    expect(out).toMatchObject({ eanGtin13: '0012345678905', eanGtin8: null, ean: ['4006381333931', '0000000000000'] });
+    expect(originOf(out)).toEqual({ endpoint: 'products.stream', index: 4 });
+    expect(input.eanGtin13).toBe('12345678905');
+  });
+
+  it('fails on a code with too many digits, naming record, field and value', async () => {
+    const bad = setOrigin(minimal({ id: 'P0001234', eanGtin8: 123456789 }), { endpoint: 'products.query', page: 0, index: 3 });
+    const err = await run([bad], normalizeCodes({}, context())).catch((e) => e);
+    expect(err).toBeInstanceOf(InvalidRecordError);
+    expect(err.message).toBe(
+      'normalize-codes: product "P0001234" field eanGtin8: expected a code of at most 8 digits (an integer or a digit string), got number 123456789 (from products.query page 0, index 3)',
+    );
+  });
+
+  it('rejects every kind of broken code by the shared policy (skip and dead-letter)', async () => {
+    const broken = [
+      minimal({ id: 'B1', eanGtin13: 12345678901234 }),
+      minimal({ id: 'B2', ean: [4006381333931, 123456789012345] }),
+      minimal({ id: 'B3', eanGtin14: 2 ** 53 + 2 }),
+      minimal({ id: 'B4', eanGtin12: '03600029145X' }),
+      minimal({ id: 'B5', eanGtin13: -5 }),
+      minimal({ id: 'B6', eanGtin13: 12.5 }),
+      minimal({ id: 'B7', eanGtin8: { code: 1 } }),
+    ];
+    const sinks = memorySinks();
+    const stage = normalizeCodes({ onInvalid: 'dead-letter' }, context({ stages: [sinks.def] }));
+    const out = await run([...broken, ...products()], stage);
+    expect(out.map((r) => r.id)).toEqual(products().map((p) => p.id));
+    expect(stage.stats).toMatchObject({ in: 11, out: 4, invalid: 7, deadLettered: 7 });
+    const letters = sinks.made[0]!.records;
+    expect(sinks.made[0]!.path).toBe('out/test-codes-rejected.jsonl');
+    expect(letters.map((l) => [l.id, l.issues.map((i: any) => i.path)])).toEqual([
+      ['B1', ['eanGtin13']],
+      ['B2', ['ean[1]']],
+      ['B3', ['eanGtin14']],
+      ['B4', ['eanGtin12']],
+      ['B5', ['eanGtin13']],
+      ['B6', ['eanGtin13']],
+      ['B7', ['eanGtin8']],
+    ]);
+    expect(letters[2].issues[0].message).toContain('beyond 2^53, so JSON already lost digits');
+    // the raw record is kept, not the half-normalized one
+    expect(letters[1].record.ean).toEqual([4006381333931, 123456789012345]);
+    expect(letters[0].stage).toBe('normalize-codes');
+  });
+
+  it('fails the run past maxInvalid, like validate', async () => {
+    const broken = Array.from({ length: 5 }, (_, i) => minimal({ id: `B${i}`, eanGtin8: 123456789 }));
+    const err = await run([...products(), ...broken], normalizeCodes({ onInvalid: 'skip', maxInvalid: '50%' }, context())).catch((e) => e);
+    expect(err).toBeInstanceOf(DataError);
+    expect(err.code).toBe('data.max_invalid');
+    expect(err.message).toMatch(/^normalize-codes: 5 invalid records of 9 \(55.56%\) exceed maxInvalid 50%/);
+  });
+
+  it('checks GS1 check digits on request', async () => {
+    const stage = normalizeCodes({ checkDigit: true, onInvalid: 'skip' }, context());
+    const out = await run([minimal({ id: 'ok', eanGtin13: 4006381333931, eanGtin12: 36000291452 }), minimal({ id: 'bad', eanGtin13: 4006381333932 })], stage);
+    expect(out.map((r) => r.id)).toEqual(['ok']);
+    expect(stage.stats.invalid).toBe(1);
+  });
+
+  it('after validate, the two stages agree on what a valid code is', async () => {
+    const out = await run(products().slice(0, 3), validate({}, context()), normalizeCodes({}, context()));
+    expect(out.map((p) => p.eanGtin13 ?? null)).toEqual(['0012345678905', null, '4006381333931']);
+  });
+
+  it('takes its fields from the schema, or a checked list', () => {
+    expect(normalizeCodes({}, context()).fields).toEqual(['ean', 'eanGtin8', 'eanGtin12', 'eanGtin13', 'eanGtin14']);
+    expect(normalizeCodes({ fields: ['ean[]', 'eanGtin13'] }, context()).fields).toEqual(['ean', 'eanGtin13']);
+    expect(() => normalizeCodes({ fields: ['eanGtin15'] }, context())).toThrow(ConfigError);
+    expect(() => normalizeCodes({ fields: ['eanGtn13'] }, context())).toThrow(/did you mean "eanGtin13"/);
+  });
+
+  it('with only some fields, leaves the others as they are', async () => {
+    const [p1] = await run(products(), normalizeCodes({ fields: ['eanGtin13'] }, context()));
+    expect(p1).toMatchObject({ eanGtin13: '0012345678905', eanGtin8: 1234, ean: [12345678905, 5412345678908, 12345678901231] });
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { StageRegistry } from '../../src/pipeline/registry.js';
+import { ConfigError } from '../../src/errors.js';
+import { RecordTransform, flattenLocales, normalizeCodes, pick, selectMediaFormat, transformStages, validate } from '../../src/transforms/index.js';
+import { context, fixture, run } from './support.js';
+
+describe('transformStages', () => {
+  it('lists every transform type once, under its exact name', () => {
+    expect(transformStages.map((d) => d.type)).toEqual([
+      'validate',
+      'flatten-locales',
+      'select-media-format',
+      'normalize-codes',
+      'pick',
+      'rename',
+      'drop',
+      'extract',
+      'flatten',
+      'explode',
+      'dedupe',
+      'custom',
+    ]);
+    expect(() => new StageRegistry().register(...transformStages)).not.toThrow();
+    for (const d of transformStages) {
+      expect(d.kind).toBe('transform');
+      expect(d.description.length).toBeGreaterThan(20);
+    }
+  });
+
+  it('describes every option and exports as JSON Schema (for the stages command and the README)', () => {
+    for (const d of transformStages) {
+      const shape = (d.options as unknown as z.ZodObject).shape;
+      for (const [name, option] of Object.entries(shape)) {
+        expect((option as z.ZodType).description, `${d.type}.${name}`).toBeTruthy();
+      }
+      const schema = z.toJSONSchema(d.options, { io: 'input' }) as { additionalProperties?: boolean };
+      expect(schema.additionalProperties, d.type).toBe(false);
+    }
+  });
+
+  it('builds through the registry from pipeline-file specs, with path-named errors', async () => {
+    const registry = new StageRegistry().register(...transformStages);
+    const ctx = context();
+    const specs = [
+      { type: 'validate', onInvalid: 'skip' },
+      { type: 'flatten-locales', locales: ['en', 'nl', 'fr'] },
+      { type: 'select-media-format', formats: ['largeWebp', 'large'] },
+      { type: 'normalize-codes' },
+      { type: 'pick', fields: ['id', 'name_en', 'photo_url', 'eanGtin13'] },
+    ];
+    const stages = specs.map((s, i) => registry.create<RecordTransform>('transform', s, ctx, `transforms[${i}]`));
+    expect(stages.every((s) => s instanceof RecordTransform)).toBe(true);
+    const out = await run(fixture<any[]>('products.json').slice(0, 3), ...stages);
+    expect(out[0]).toEqual({ id: 'P0000001', name_en: 'Vitamin C 500 mg', photo_url: 'https://img/p1/1-large.jpg', eanGtin13: '0012345678905' });
+    expect(() => registry.create('transform', { type: 'flatten-locales', locale: ['en'] }, ctx, 'transforms[1]')).toThrow(/^transforms\[1\].*"locale"/);
+    expect(() => registry.create('transform', { type: 'valdate' }, ctx, 'transforms[0]')).toThrow(/did you mean "validate"/);
+  });
+
+  it('work in code without a context, inside stream.pipeline', async () => {
+    const out = await run(
+      fixture<any[]>('products.json').slice(0, 3),
+      validate({ resource: 'product' }),
+      flattenLocales({ fallback: ['en', 'fr'] }),
+      selectMediaFormat(),
+      normalizeCodes(),
+      pick({ fields: ['id', 'name', 'photo_format', 'eanGtin13'] }),
+    );
+    expect(out[1]).toEqual({ id: 'P0000002', name: "Crème hydratante à l'aloe — 50 ml ✓", photo_format: null, eanGtin13: null });
+    // no runner context: a dead-letter sink cannot be built, and the error says what to pass
+    const err = await run([{ id: 'X' }], validate({ resource: 'product', onInvalid: 'dead-letter' })).catch((e) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toMatch(/cannot create the sink "jsonl": this stage was built without a StageContext/);
+    expect(() => validate()).toThrow(/set the option "resource"/);
+  });
+});
