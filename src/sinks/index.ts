@@ -14,4 +14,4 @@ export { COLUMN_TYPE_NAMES, type ColumnHint, type ColumnTypeName } from './colum
 export { columnHintFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from './zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './path-template.js';
 export { stringifyJson } from './jsonl-encoding.js';
-export type { PartialStageContext } from './sink-context.js';
+export type { PartialStageContext } from '../pipeline/default-context.js';

@@ -7,7 +7,7 @@ import { defineStage } from '../pipeline/stage.js';
 import { jsonlFormat } from './jsonl-encoding.js';
 import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
 import { PATH_DESCRIPTION, parseStageOptions, rotationOptions } from './option-schemas.js';
-import { resolveSinkContext, type PartialStageContext } from './sink-context.js';
+import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
 
 export const jsonlSinkOptions = z.strictObject({
   path: z.string().min(1).describe(`${PATH_DESCRIPTION}. A path ending in .gz is gzip-compressed`),
@@ -39,5 +39,5 @@ export const jsonlSinkStage = defineStage({
  * `ctx` is optional; run id, name and date default to a fresh code-API run.
  */
 export function jsonlSink(options: JsonlSinkOptions, ctx?: PartialStageContext): SinkStream {
-  return createJsonlSink(parseStageOptions(jsonlSinkOptions, options, 'jsonl'), resolveSinkContext(ctx, () => [jsonlSinkStage]));
+  return createJsonlSink(parseStageOptions(jsonlSinkOptions, options, 'jsonl'), defaultStageContext(ctx));
 }

@@ -14,7 +14,7 @@ import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
 import { PATH_DESCRIPTION, parseStageOptions, rotationOptions } from './option-schemas.js';
 import { checkDeadLetter, ParquetFormat, parquetFormatOptions, type ParquetFormatOptions } from './parquet-format.js';
 import type { PathTemplate } from './path-template.js';
-import { resolveSinkContext, type PartialStageContext } from './sink-context.js';
+import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
 import { columnHintFromZod, resourceSchemaFromContext } from './zod-column-hints.js';
 
 export const parquetSinkOptions = z
@@ -84,5 +84,5 @@ export const parquetSinkStage = defineStage({
 export function parquetSink(options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext): SinkStream {
   const { schemaHint, ...rest } = options;
   const config = parseStageOptions(parquetSinkOptions, rest, 'parquet');
-  return createParquetSink(config, resolveSinkContext(ctx, () => [jsonlSinkStage, parquetSinkStage]), schemaHint);
+  return createParquetSink(config, defaultStageContext(ctx), schemaHint);
 }

@@ -25,7 +25,7 @@ import { parquetFormatFor, parquetSinkStage, type ParquetSchemaHint } from './pa
 import { PathTemplate } from './path-template.js';
 import { RecordSink, type CommittedOutput, type RecordFormat } from './record-sink.js';
 import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
-import { resolveSinkContext, type PartialStageContext } from './sink-context.js';
+import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
 
@@ -216,5 +216,5 @@ export const s3SinkStage = defineStage({
 export function s3Sink(options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext): SinkStream {
   const { schemaHint, ...rest } = options;
   const config = parseStageOptions(s3SinkOptions, rest, 's3');
-  return createS3Sink(config, resolveSinkContext(ctx, () => [jsonlSinkStage, parquetSinkStage, s3SinkStage]), schemaHint);
+  return createS3Sink(config, defaultStageContext(ctx), schemaHint);
 }

@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { StageRegistry } from '../../src/pipeline/registry.js';
@@ -67,10 +70,15 @@ describe('transformStages', () => {
       pick({ fields: ['id', 'name', 'photo_format', 'eanGtin13'] }),
     );
     expect(out[1]).toEqual({ id: 'P0000002', name: "Crème hydratante à l'aloe — 50 ml ✓", photo_format: null, eanGtin13: null });
-    // no runner context: a dead-letter sink cannot be built, and the error says what to pass
-    const err = await run([{ id: 'X' }], validate({ resource: 'product', onInvalid: 'dead-letter' })).catch((e) => e);
-    expect(err).toBeInstanceOf(ConfigError);
-    expect(err.message).toMatch(/cannot create the sink "jsonl": this stage was built without a StageContext/);
+    // no runner context: the dead-letter sink is built from the built-in sinks
+    const dir = await mkdtemp(join(tmpdir(), 'cs-deadletter-'));
+    const rejected = join(dir, 'rejected.jsonl');
+    const kept = await run([{ id: 'X' }, { id: 'P1', status: 'active', meta: { createdAt: 1, updatedAt: 2 } }], validate({ resource: 'product', onInvalid: 'dead-letter', deadLetter: { type: 'jsonl', path: rejected } }));
+    expect(kept.map((r: any) => r.id)).toEqual(['P1']);
+    const letters = (await readFile(rejected, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(letters.map((l) => l.id)).toEqual(['X']);
+    expect(letters[0].issues.map((i: any) => i.path)).toEqual(expect.arrayContaining(['status', 'meta']));
+    await rm(dir, { recursive: true, force: true });
     expect(() => validate()).toThrow(/set the option "resource"/);
   });
 });
