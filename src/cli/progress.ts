@@ -107,7 +107,8 @@ export function attachProgress(events: RunEvents, stats: RunStats, opts: Progres
   events.on('throttle', (e) => log('warn', 'throttle', { ...e, message: `${e.endpoint} answered 429; slowing down for ${(e.delayMs / 1000).toFixed(1)} s` }));
   events.on('output', (o) => log('info', 'committed', { ...o, message: `${o.sink} wrote ${o.location} (${fmt.format(o.rows)} rows, ${fmt.format(o.bytes)} bytes)` }));
   events.on('warning', (w) => log('warn', w.code, { message: w.message }));
-  events.on('info', (i) => log('info', i.code, { ...i }));
+  // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
+  events.on('info', (i) => log('info', i.code, Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object'))));
 
   return {
     log,

@@ -12,20 +12,24 @@ import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import { RunFailedError, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { startSandbox } from '../sandbox/index.js';
+import type { Command } from './command.js';
 import type { CliIO } from './io.js';
 import { planCommandOutput } from './plan-output.js';
 import { attachProgress } from './progress.js';
 import { s3ObjectIO } from './s3-state-io.js';
 import { formatSummaryText } from './summary.js';
 
-export const RUN_USAGE = `usage: catalog-streams run <pipeline-file> [--sandbox] [--full-refresh] [--dry-run] [--quiet] [--summary-file FILE]
+export const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--full-refresh] [--dry-run] [--quiet] [--summary-file FILE]
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100; the client paces to the same)
   --full-refresh          ignore the stored incremental cursor and extract everything
   --dry-run               print the plan (slices, requests, duration, outputs) and exit
   --quiet                 no progress display or info log lines; errors and the summary only
-  --summary-file FILE     also write the run summary as JSON to FILE`;
+  --summary-file FILE     also write the run summary as JSON to FILE
+
+Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 130 SIGINT, 143 SIGTERM.
+`;
 
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
@@ -48,18 +52,18 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
       },
     });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n${RUN_USAGE}`);
+    throw new UsageError(`run: ${(err as Error).message} (see 'catalog-streams run --help')`);
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    io.stdout.write(`${RUN_USAGE}\n`);
+    io.stdout.write(RUN_USAGE);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(`run takes exactly one pipeline file\n${RUN_USAGE}`);
+  if (positionals.length !== 1) throw new UsageError(`run: takes exactly one pipeline file, got ${positionals.length} (see 'catalog-streams run --help')`);
   const numberFlag = (name: string, raw: string | undefined): number | undefined => {
     if (raw === undefined) return undefined;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} takes a positive number, got "${raw}"`);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`run: --${name} takes a positive number, got "${raw}"`);
     return n;
   };
   const sandboxProducts = numberFlag('sandbox-products', values['sandbox-products']);
@@ -150,3 +154,10 @@ async function runAll(
   if (signalName) return SIGNAL_EXIT[signalName]!;
   return exitCode;
 }
+
+export const runCommandDefinition: Command = {
+  name: 'run',
+  summary: 'run a pipeline file (--sandbox: against the embedded sandbox)',
+  usage: RUN_USAGE,
+  run: runCommand,
+};

@@ -4,16 +4,21 @@ import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
 import { builtinStages } from '../pipeline/builtins.js';
 import { describeOptions, formatStageList, formatStageReference } from '../pipeline/describe-options.js';
+import type { Command } from './command.js';
 import type { CliIO } from './io.js';
 
-export const STAGES_USAGE = 'usage: catalog-streams stages [--json | --markdown]';
+export const STAGES_USAGE = `Usage: catalog-streams stages [--json | --markdown]
+
+Lists every registered stage type with its options, types and defaults (from the
+stages' own schemas).
+`;
 
 export async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
   let values: { json?: boolean; markdown?: boolean };
   try {
     ({ values } = parseArgs({ args: argv, strict: true, options: { json: { type: 'boolean' }, markdown: { type: 'boolean' } } }));
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n${STAGES_USAGE}`);
+    throw new UsageError(`stages: ${(err as Error).message} (see 'catalog-streams stages --help')`);
   }
   if (values.json) {
     const list = builtinStages.map((d) => ({ kind: d.kind, type: d.type, description: d.description, options: describeOptions(d) }));
@@ -25,3 +30,10 @@ export async function stagesCommand(argv: string[], io: CliIO): Promise<number> 
   }
   return 0;
 }
+
+export const stagesCommandDefinition: Command = {
+  name: 'stages',
+  summary: 'list every stage type with its options',
+  usage: STAGES_USAGE,
+  run: stagesCommand,
+};
