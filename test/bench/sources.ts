@@ -6,7 +6,7 @@
 // same process (its JSON building is most of the CPU), which is the same for
 // both, so the ratio shows what the source adds.
 //
-//   npx tsc -p tsconfig.bench.json && node dist/test/bench/sources.js [products]
+//   npx tsc -p tsconfig.json && node dist/test/bench/sources.js [products]
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

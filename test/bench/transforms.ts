@@ -4,7 +4,7 @@
 // plain loop producing the same output records from the same array.
 // Target: the chain reaches at least half the loop's records/s.
 //
-//   npx tsc -p tsconfig.bench.json && node dist/test/bench/transforms.js [count]
+//   npx tsc -p tsconfig.json && node dist/test/bench/transforms.js [count]
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
