@@ -14,6 +14,8 @@ export interface OptionRow {
 }
 
 type JsonSchema = {
+  /** Set by a schema's .meta() where the JSON Schema cannot say it (filters, sortings). */
+  typeLabel?: string;
   type?: string | string[];
   enum?: unknown[];
   const?: unknown;
@@ -32,6 +34,7 @@ const MAX_ENUM = 8;
 
 export function typeLabel(s: JsonSchema | undefined): string {
   if (!s) return 'any';
+  if (s.typeLabel) return s.typeLabel;
   if (s.enum) {
     const values = s.enum.map((v) => JSON.stringify(v));
     return values.length > MAX_ENUM ? `${values.slice(0, MAX_ENUM).join(' | ')} | …` : values.join(' | ');

@@ -19,14 +19,19 @@ export function filterOption<E extends EndpointName>(endpoint: E) {
   const required = endpoints[endpoint].filterRequired;
   const description = `Filter of ${endpoint} (spec §4): one filter name, or and/or/not of filters. Code lists longer than ${MAX_CODES_PER_FILTER} at the top level or in a top-level \`and\` are split into several queries.${required ? ' Required.' : ' Default: everything.'}`;
   // describe() last: a wrapper such as optional() does not inherit its inner schema's description.
-  return required ? chunkableFilterSchema(endpoint).describe(description) : chunkableFilterSchema(endpoint).optional().describe(description);
+  // typeLabel: how `stages` and the README name this option's type (its JSON Schema is open).
+  const meta = { description, typeLabel: `${endpoint} filter` };
+  return required ? chunkableFilterSchema(endpoint).meta(meta) : chunkableFilterSchema(endpoint).optional().meta(meta);
 }
 
 export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unknown) {
   const sliced = endpoints[endpoint].capped ? ' Past 10000 matches the sorting holds within each createdAt window, windows coming in createdAt order.' : '';
   return sortingSchema(endpoints[endpoint].sortings)
     .optional()
-    .describe(`Sorting: one of ${Object.keys(endpoints[endpoint].sortings).join(', ')}, with ASC or DESC (default ${compact(fallback)}).${sliced}`);
+    .meta({
+      description: `Sorting: one of ${Object.keys(endpoints[endpoint].sortings).join(', ')}, with ASC or DESC (default ${compact(fallback)}).${sliced}`,
+      typeLabel: `${endpoint} sorting`,
+    });
 }
 
 export const pageSizeOption = z
