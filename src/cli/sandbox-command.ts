@@ -1,0 +1,115 @@
+// `catalog-streams sandbox`: serves the embedded Catalog API simulator until
+// stopped. The first stdout line gives the base URL and the sandbox
+// credentials (scripts read it to find a port-0 server); SIGINT/SIGTERM close
+// it cleanly and the command exits 0.
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
+import { UsageError } from '../errors.js';
+import { DEFAULT_CREDENTIALS, DEFAULT_PRODUCT_COUNT, DEFAULT_SEED, type SandboxFaults, startSandbox } from '../sandbox/index.js';
+import { MAX_PRODUCTS } from '../sandbox/generate-products.js';
+import { type Command, integerOption, numberOption, parseOptions } from './command.js';
+import type { CliIO } from './io.js';
+
+const NAME = 'sandbox';
+
+const options = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  products: { type: 'string' },
+  seed: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'true-total': { type: 'boolean' },
+  'result-window': { type: 'string' },
+  'bulk-instant': { type: 'string' },
+  'retry-after': { type: 'boolean' },
+  'api-key': { type: 'string' },
+  'api-secret': { type: 'string' },
+  'latency-ms': { type: 'string' },
+  'error-rate': { type: 'string' },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const usage = `Usage: catalog-streams sandbox [options]
+
+Serves a generated, deterministic Product Catalog API v4 over HTTP until stopped
+(Ctrl-C). The first line printed gives the base URL and the credentials.
+
+Options:
+  --port N            TCP port (default 8787; 0 picks a free one)
+  --host H            interface to listen on (default 127.0.0.1)
+  --products N        number of products (default ${DEFAULT_PRODUCT_COUNT}, at most ${MAX_PRODUCTS})
+  --seed S            integer seed; the same seed serves the same bytes (default ${DEFAULT_SEED})
+  --rate-limit N      requests per minute per credential (default ${DEFAULT_RATE_LIMIT_PER_MINUTE}; 0 = no limit)
+  --true-total        report products/query's real meta.total; by default it is capped at
+                      ${MAX_REACHABLE_RESULTS} as the public service does (offsets past the cap are refused either way)
+  --result-window N   results products/query can reach (default and maximum ${MAX_REACHABLE_RESULTS})
+  --bulk-instant N    put N products on one single createdAt instant
+  --retry-after       send Retry-After on 429 (the public service does not)
+  --api-key K         sandbox API key (default ${DEFAULT_CREDENTIALS.apiKey})
+  --api-secret S      sandbox API secret (default ${DEFAULT_CREDENTIALS.apiSecret})
+  --latency-ms N      delay every API answer by N ms
+  --error-rate F      answer this fraction of API requests with 500/503 (0 to 1)
+  --verbose           log one line per request on stderr
+  -h, --help          show this help
+
+Admin routes (same credentials, not rate limited): GET /_sandbox/stats,
+POST /_sandbox/touch {"ids":[...]} or {"count":N}, POST /_sandbox/faults {...}.
+`;
+
+async function run(args: string[], io: CliIO): Promise<number> {
+  const v = parseOptions(NAME, args, options);
+  const port = integerOption(NAME, 'port', v.port, 0, 65535) ?? 8787;
+  const products = integerOption(NAME, 'products', v.products, 1, MAX_PRODUCTS) ?? DEFAULT_PRODUCT_COUNT;
+  const seed = integerOption(NAME, 'seed', v.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) ?? DEFAULT_SEED;
+  const rateLimit = integerOption(NAME, 'rate-limit', v['rate-limit'], 0, 1_000_000_000) ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  const resultWindow = integerOption(NAME, 'result-window', v['result-window'], 1, MAX_REACHABLE_RESULTS);
+  const bulkInstant = integerOption(NAME, 'bulk-instant', v['bulk-instant'], 0, products);
+  const latencyMs = integerOption(NAME, 'latency-ms', v['latency-ms'], 0, 600_000);
+  const errorRate = numberOption(NAME, 'error-rate', v['error-rate'], 0, 1);
+  if (v['api-key'] === '' || v['api-secret'] === '') throw new UsageError(`${NAME}: --api-key and --api-secret cannot be empty`);
+  const faults: SandboxFaults = { ...(latencyMs ? { latencyMs } : {}), ...(errorRate ? { errorRate } : {}) };
+  if (products >= 200_000) io.stderr.write(`generating ${products} products...\n`);
+  let sandbox;
+  try {
+    sandbox = await startSandbox({
+      port,
+      host: v.host ?? '127.0.0.1',
+      products,
+      seed,
+      rateLimit,
+      resultWindow,
+      bulkInstant,
+      trueTotal: v['true-total'] ?? false,
+      retryAfter: v['retry-after'] ?? false,
+      credentials: { apiKey: v['api-key'], apiSecret: v['api-secret'] },
+      faults,
+      log: v.verbose ? (line) => io.stderr.write(`${line}\n`) : undefined,
+    });
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    if (e.code === 'EADDRINUSE') throw new Error(`port ${port} on ${v.host ?? '127.0.0.1'} is in use; choose another with --port (0 picks a free one)`);
+    throw err;
+  }
+  const { url, credentials } = sandbox;
+  io.stdout.write(
+    `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products} products, seed ${seed})\n` +
+      `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}\n` +
+      `rate limit: ${rateLimit > 0 ? `${rateLimit} requests per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
+  );
+  // Serve until SIGINT or SIGTERM (the command's only way to end).
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      io.signals?.off('SIGINT', stop);
+      io.signals?.off('SIGTERM', stop);
+      resolve();
+    };
+    io.signals?.on('SIGINT', stop);
+    io.signals?.on('SIGTERM', stop);
+  });
+  const served = sandbox.stats.requests;
+  await sandbox.close();
+  io.stderr.write(`catalog-streams sandbox stopped after ${served} request${served === 1 ? '' : 's'}\n`);
+  return 0;
+}
+
+export const sandboxCommand: Command = { name: NAME, summary: 'serve the embedded Catalog API simulator (base URL and credentials on the first line)', usage, run };

@@ -1,0 +1,107 @@
+// Generates media: photos, frontal photos and links. Each product owns a run of
+// media ids (`Dataset.mediaStart`); lifestyle photos and links may also be
+// linked to the next one or two products (a product line sharing a picture or
+// a website), so one media item can belong to several products. Only a byte of
+// facts and two timestamps per media item are stored; records are rebuilt from
+// (seed, media index) when served.
+import type { Dataset } from './dataset.js';
+import { Rng, rngFor } from './random.js';
+import { GENERATION_EPOCH, SALT } from './timeline.js';
+import { localeListJson } from './json-fragments.js';
+import { TARGET_GROUPS, VISIBLE_SIDES } from './vocabulary.js';
+
+export const MEDIA_KINDS = ['photo', 'frontal', 'link'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
+export const PHOTO_TYPES = ['packshot', 'productshot', 'lifestyle_image', 'pillshot'] as const;
+export const KIND_PHOTO = 0;
+export const KIND_FRONTAL = 1;
+export const KIND_LINK = 2;
+const LIFESTYLE = 2;
+
+/** The stored byte: kind (2 bits), photo type (2), shared with next products (2), a format missing (1). */
+export const mediaInfo = {
+  kind: (info: number) => info & 3,
+  photoType: (info: number) => (info >> 2) & 3,
+  share: (info: number) => (info >> 4) & 3,
+  lacksFormat: (info: number) => (info >> 6) & 1,
+  pack: (kind: number, photoType: number, share: number, lacksFormat: boolean) => kind | (photoType << 2) | (share << 4) | (lacksFormat ? 64 : 0),
+};
+
+const MEDIA_HOST = 'https://media.catalog-sandbox.test';
+const DAY = 86_400;
+
+export interface MediaDraw {
+  info: number;
+  /** Locale mask of the languages the media suits. */
+  locales: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The stored facts of media item `m`, owned by a product created at `ownerCreatedAt`. */
+export function drawMedia(seed: number, m: number, kind: number, ownerCreatedAt: number): MediaDraw {
+  const rng = rngFor(seed, SALT.media, m);
+  const photoType = kind === KIND_FRONTAL ? rng.int(2) : rng.weighted([[0, 50], [1, 25], [LIFESTYLE, 15], [3, 10]] as const);
+  const share =
+    kind === KIND_PHOTO && photoType === LIFESTYLE ? rng.weighted([[0, 50], [1, 30], [2, 20]] as const) : kind === KIND_LINK ? rng.weighted([[0, 60], [1, 40]] as const) : 0;
+  const lacksFormat = rng.chance(kind === KIND_FRONTAL ? 0.3 : 0.1);
+  const locales = rng.chance(0.5) ? 0b1111 : rng.between(1, 15);
+  const createdAt = Math.min(GENERATION_EPOCH - 1, ownerCreatedAt + rng.int(400 * DAY));
+  const updatedAt = rng.chance(0.4) ? createdAt : createdAt + rng.int(GENERATION_EPOCH - createdAt);
+  return { info: mediaInfo.pack(kind, photoType, share, lacksFormat), locales, createdAt, updatedAt };
+}
+
+/** Per-record details that no filter looks at: drawn when the record is built. */
+function details(seed: number, m: number): { rng: Rng } {
+  return { rng: rngFor(seed, SALT.mediaRecord, m) };
+}
+
+function photoFormatsJson(id: number, lacks: boolean): string {
+  const b = `${MEDIA_HOST}/${id}/`;
+  // Small source images have no huge variants.
+  const huge = lacks ? '' : `,"huge":"${b}1500.jpg","hugeWebp":"${b}1500.webp"`;
+  return `{"thumbnail":"${b}200.jpg","thumbnailWebp":"${b}200.webp","medium":"${b}450.jpg","mediumWebp":"${b}450.webp","large":"${b}900.jpg","largeWebp":"${b}900.webp"${huge}}`;
+}
+
+/** Frontal format names differ from photo ones (`mediumJpeg`, `largeJpg`); some frontals lack `largeWebp`. */
+function frontalFormatsJson(id: number, lacks: boolean): string {
+  const b = `${MEDIA_HOST}/${id}/`;
+  const largeWebp = lacks ? '' : `,"largeWebp":"${b}900.webp"`;
+  return `{"thumbnail":"${b}200.png","thumbnailWebp":"${b}200.webp","medium":"${b}450.png","mediumJpeg":"${b}450.jpg","mediumWebp":"${b}450.webp","largeJpg":"${b}900.jpg"${largeWebp},"huge":"${b}1500.png","hugeWebp":"${b}1500.webp"}`;
+}
+
+/** `"locales":..,"targetGroups":..,"photoType":..,"formats":..,"visibleSides":..` shared by media records and product photos. */
+function photoFieldsJson(ds: Dataset, m: number): string {
+  const info = ds.mediaInfo[m]!;
+  const { rng } = details(ds.seed, m);
+  const targetGroups = rng.chance(0.7) ? '["public"]' : '["public","pharmacist"]';
+  const sides = JSON.stringify(rng.subset(VISIBLE_SIDES, 1, 2));
+  return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
+}
+
+const metaJson = (ds: Dataset, m: number) => `"meta":{"createdAt":${ds.mediaCreatedAt[m]!},"updatedAt":${ds.mediaUpdatedAt[m]!}}`;
+const organizationsJson = (ds: Dataset, owner: number) => `"organizations":${ds.fragments.photoOrganizations[ds.organization1[owner]! - 1]!}`;
+
+/** A media record as media/stream returns it (and as product `links[]` embeds links), as JSON text. */
+export function mediaJson(ds: Dataset, m: number): string {
+  const info = ds.mediaInfo[m]!;
+  const id = m + 1;
+  const products = `"products":${JSON.stringify(ds.mediaProducts(m))}`;
+  const kind = mediaInfo.kind(info);
+  if (kind === KIND_PHOTO) return `{"id":${id},"kind":"photo",${photoFieldsJson(ds, m)},${metaJson(ds, m)},${organizationsJson(ds, ds.mediaOwner(m))},${products}}`;
+  if (kind === KIND_FRONTAL) {
+    return `{"id":${id},"kind":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(id, mediaInfo.lacksFormat(info) === 1)},${metaJson(ds, m)},${products}}`;
+  }
+  const { rng } = details(ds.seed, m);
+  return `{"id":${id},"kind":"link","url":"https://www.catalog-sandbox.test/links/${id}","locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":["${rng.pick(TARGET_GROUPS)}"],${metaJson(ds, m)},${products}}`;
+}
+
+/** A product's `photos[]` entry (no id: the spec shows none; the URLs identify the image). */
+export function productPhotoJson(ds: Dataset, m: number, displayOrder: number): string {
+  return `{${photoFieldsJson(ds, m)},"displayOrder":${displayOrder},${metaJson(ds, m)},${organizationsJson(ds, ds.mediaOwner(m))}}`;
+}
+
+export function productFrontalJson(ds: Dataset, m: number, displayOrder: number): string {
+  const info = ds.mediaInfo[m]!;
+  return `{"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"displayOrder":${displayOrder}}`;
+}

@@ -1,0 +1,113 @@
+// The embedded Catalog API simulator: a real HTTP server (node:http) that
+// serves a deterministic generated catalog the way DESIGN §5 describes the
+// public service. `startSandbox` is the in-process entry point; the CLI's
+// `catalog-streams sandbox` command wraps it.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
+import { Dataset, type DatasetOptions } from './dataset.js';
+import type { SandboxFaults } from './faults.js';
+import { type Credentials, DEFAULT_CREDENTIALS, SandboxServer, type SandboxStats, type TouchRequest, type TouchResult } from './server.js';
+
+export interface SandboxOptions extends DatasetOptions {
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** Interface to listen on; default 127.0.0.1. */
+  host?: string;
+  /** The sandbox credentials (default key `sandbox-key`, secret `sandbox-secret`). */
+  credentials?: Partial<Credentials>;
+  /** More accepted credentials, each with its own rate-limit budget. */
+  extraCredentials?: Credentials[];
+  /** Requests per minute per credential (default 100); 0 or Infinity switches the limit off. */
+  rateLimit?: number;
+  /** Length of the rate-limit window in ms (default 60000); shorter windows make tests fast. */
+  rateLimitWindowMs?: number;
+  /** Send Retry-After on rate-limit 429s (the public service does not). */
+  retryAfter?: boolean;
+  /** Report products/query's true `meta.total` instead of capping it at the result window. */
+  trueTotal?: boolean;
+  /** Results products/query can reach (default and maximum 10000); smaller makes slicing tests cheap. */
+  resultWindow?: number;
+  /** Fault injection (all off by default); change at runtime with `setFaults`. */
+  faults?: SandboxFaults;
+  /** Reuse a dataset built earlier (seed, products and bulkInstant options are then ignored). */
+  dataset?: Dataset;
+  /** Called with one line per answered request. */
+  log?: (line: string) => void;
+}
+
+export interface Sandbox {
+  /** Base URL without a trailing slash, e.g. `http://127.0.0.1:54321`; paths begin with /v4. */
+  url: string;
+  port: number;
+  credentials: Credentials;
+  dataset: Dataset;
+  /** A snapshot of the request counters. */
+  readonly stats: SandboxStats;
+  resetStats(): void;
+  setFaults(faults: SandboxFaults): void;
+  /**
+   * Moves meta.updatedAt of products (by id, or `{count}` chosen from the seed)
+   * and media (`{media: [ids]}`) to `at` (default: now, unix seconds).
+   */
+  touch(target: string[] | TouchRequest, at?: number): TouchResult;
+  close(): Promise<void>;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const resultWindow = options.resultWindow ?? MAX_REACHABLE_RESULTS;
+  if (!Number.isInteger(resultWindow) || resultWindow < 1 || resultWindow > MAX_REACHABLE_RESULTS) {
+    throw new RangeError(`resultWindow must be an integer from 1 to ${MAX_REACHABLE_RESULTS}, got ${resultWindow}`);
+  }
+  const dataset = options.dataset ?? new Dataset({ ...options, resultWindow });
+  const credentials: Credentials = {
+    apiKey: options.credentials?.apiKey ?? DEFAULT_CREDENTIALS.apiKey,
+    apiSecret: options.credentials?.apiSecret ?? DEFAULT_CREDENTIALS.apiSecret,
+  };
+  const server = new SandboxServer(dataset, {
+    credentials: [credentials, ...(options.extraCredentials ?? [])],
+    rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+    rateLimitWindowMs: options.rateLimitWindowMs ?? 60_000,
+    retryAfter: options.retryAfter ?? false,
+    trueTotal: options.trueTotal ?? false,
+    resultWindow,
+    faults: options.faults ?? {},
+    log: options.log,
+  });
+  const http = createServer(server.listener);
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const address = http.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    credentials,
+    dataset,
+    get stats() {
+      return server.stats;
+    },
+    resetStats: () => server.resetStats(),
+    setFaults: (faults) => server.setFaults(faults),
+    touch: (target, at) => server.touch(target, at),
+    close: () =>
+      (closing ??= new Promise<void>((resolve, reject) => {
+        http.close((err) => (err ? reject(err) : resolve()));
+        // Streams in progress and idle keep-alive connections would hold close() open.
+        http.closeAllConnections();
+      })),
+  };
+}
+
+export { Dataset, DEFAULT_PRODUCT_COUNT, DEFAULT_SEED, type DatasetOptions } from './dataset.js';
+export { SandboxFaultsSchema, type SandboxFaults, type FaultStats } from './faults.js';
+export { DEFAULT_CREDENTIALS, type Credentials, type SandboxStats, type TouchRequest, type TouchResult } from './server.js';
+export { GENERATION_EPOCH, CATALOG_START, CATALOG_END, type BulkImport } from './timeline.js';
+export { productIdOf, PRODUCT_STATUSES } from './generate-products.js';
+export { NDJSON_CONTENT_TYPE } from './responses.js';

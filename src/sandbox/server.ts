@@ -1,0 +1,336 @@
+// The sandbox's HTTP layer (node:http): routing, Basic authentication, the
+// per-credential rate limit, fault injection, request validation with
+// `checkRequest`, and paged or streamed answers from the query engine. Order
+// of checks for an API request: unknown path 404, wrong method 405, missing or
+// wrong credentials 401, over the rate limit 429, injected faults, then the
+// body (413, 415, invalid JSON 400), then the request itself (400/422).
+// Admin routes under /_sandbox/ need the same credentials but are neither rate
+// limited nor faulted.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { DEFAULT_PAGE_SIZE, ENDPOINT_NAMES, type EndpointSpec, MAX_REACHABLE_RESULTS, checkRequest, formatPath, getEndpoint } from '../catalog/index.js';
+import { ApiError, apiError, requestError } from './api-errors.js';
+import type { Dataset } from './dataset.js';
+import { FaultInjector, type FaultStats, RESOURCE_SALT, type SandboxFaults } from './faults.js';
+import { MediaCollection } from './media-collection.js';
+import { ProductCollection } from './product-collection.js';
+import { type Collection, FilterValueError, QueryCache } from './query-engine.js';
+import { unitFloat } from './random.js';
+import { RollingWindowLimiter } from './rate-limiter.js';
+import { referenceCollections } from './reference-collections.js';
+import { Utf8Chunks, sendError, sendJson, sendJsonChunks, writeNdjson } from './responses.js';
+import { SALT } from './timeline.js';
+
+export interface Credentials {
+  apiKey: string;
+  apiSecret: string;
+}
+
+export const DEFAULT_CREDENTIALS: Credentials = { apiKey: 'sandbox-key', apiSecret: 'sandbox-secret' };
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+export interface ServerSettings {
+  credentials: Credentials[];
+  rateLimit: number;
+  rateLimitWindowMs: number;
+  retryAfter: boolean;
+  trueTotal: boolean;
+  resultWindow: number;
+  faults: SandboxFaults;
+  log?: (line: string) => void;
+}
+
+export interface SandboxStats {
+  /** Every HTTP request received, admin routes included. */
+  requests: number;
+  /**
+   * Requests by endpoint name (`products.query`, `admin`, `unknown`) and HTTP
+   * status; status 0 counts answers that never completed (a stream cut, a reset,
+   * a client that left).
+   */
+  byEndpoint: Record<string, Record<number, number>>;
+  /** 429 answers from the rate limiter (injected bursts are in `faults.tooManyRequests`). */
+  rateLimited: number;
+  faults: FaultStats;
+}
+
+export interface TouchRequest {
+  ids?: string[];
+  count?: number;
+  media?: number[];
+}
+
+const TouchBody = z.strictObject({
+  ids: z.array(z.string()).optional(),
+  count: z.int().nonnegative().optional(),
+  media: z.array(z.int()).optional(),
+  at: z.int().nonnegative().optional(),
+});
+
+export interface TouchResult {
+  /** Product ids touched, in id order. */
+  products: string[];
+  /** Media ids touched. */
+  media: number[];
+  /** The updatedAt they were given (unix seconds; never below a record's createdAt). */
+  at: number;
+}
+
+const collectionOf = (ds: Dataset): Record<string, Collection> => {
+  const products = new ProductCollection(ds);
+  return { 'products.query': products, 'products.stream': products, 'media.stream': new MediaCollection(ds), ...referenceCollections(ds) };
+};
+
+export class SandboxServer {
+  readonly faults: FaultInjector;
+  private readonly limiter: RollingWindowLimiter;
+  private readonly collections: Record<string, Collection>;
+  private readonly cache = new QueryCache();
+  private readonly byPath = new Map<string, EndpointSpec>(ENDPOINT_NAMES.map((n) => [getEndpoint(n)!.path, getEndpoint(n)!]));
+  private readonly authorizations: Map<string, Credentials>;
+  private counters = { requests: 0, rateLimited: 0, byEndpoint: {} as Record<string, Record<number, number>> };
+  private touches = 0;
+
+  constructor(
+    readonly dataset: Dataset,
+    readonly settings: ServerSettings,
+  ) {
+    this.faults = new FaultInjector(dataset.seed, settings.faults);
+    this.limiter = new RollingWindowLimiter(settings.rateLimit, settings.rateLimitWindowMs);
+    this.collections = collectionOf(dataset);
+    this.authorizations = new Map(settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]));
+  }
+
+  get stats(): SandboxStats {
+    const byEndpoint = Object.fromEntries(Object.entries(this.counters.byEndpoint).map(([k, v]) => [k, { ...v }]));
+    return { requests: this.counters.requests, byEndpoint, rateLimited: this.counters.rateLimited, faults: { ...this.faults.stats } };
+  }
+
+  resetStats(): void {
+    this.counters = { requests: 0, rateLimited: 0, byEndpoint: {} };
+    Object.assign(this.faults.stats, Object.fromEntries(Object.keys(this.faults.stats).map((k) => [k, 0])));
+  }
+
+  setFaults(faults: SandboxFaults): void {
+    this.faults.set(faults);
+  }
+
+  /** Moves updatedAt of the given products (or `count` products chosen from the seed) and media. */
+  touch(target: string[] | TouchRequest, at = Math.floor(Date.now() / 1000)): TouchResult {
+    const ds = this.dataset;
+    const request = Array.isArray(target) ? { ids: target } : target;
+    const indexes = new Set<number>();
+    for (const id of request.ids ?? []) {
+      const i = ds.productIndex(id);
+      if (i < 0) throw new RangeError(`touch: no product "${id}"`);
+      indexes.add(i);
+    }
+    const wanted = indexes.size + Math.min(request.count ?? 0, ds.productCount - indexes.size);
+    // Chosen with a fresh draw per touch call, spread over the whole id range.
+    for (let k = 0; indexes.size < wanted; k++) indexes.add(Math.floor(ds.productCount * unitFloat(ds.seed, SALT.touch, this.touches, k)));
+    const media = request.media ?? [];
+    for (const id of media) if (!Number.isInteger(id) || id < 1 || id > ds.mediaCount) throw new RangeError(`touch: no media ${id}`);
+    this.touches++;
+    const sorted = [...indexes].sort((a, b) => a - b);
+    ds.touchProducts(sorted, at);
+    ds.touchMedia(media.map((id) => id - 1), at);
+    return { products: sorted.map((i) => ds.productId(i)), media: [...media], at };
+  }
+
+  private count(endpoint: string, status: number): void {
+    const e = (this.counters.byEndpoint[endpoint] ??= {});
+    e[status] = (e[status] ?? 0) + 1;
+  }
+
+  /** The node:http request listener. */
+  readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    this.counters.requests++;
+    let endpointName = 'unknown';
+    res.on('finish', () => {
+      this.count(endpointName, res.statusCode);
+      this.settings.log?.(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) this.count(endpointName, 0);
+    });
+    const path = (req.url ?? '/').split('?')[0]!;
+    const run = async () => {
+      if (path.startsWith('/_sandbox/')) {
+        endpointName = 'admin';
+        return this.admin(req, res, path);
+      }
+      const spec = this.byPath.get(path);
+      if (!spec) {
+        req.resume();
+        return sendError(res, apiError(404, `no endpoint at ${req.method} ${path}; the sandbox serves POST ${[...this.byPath.keys()].join(', ')}`));
+      }
+      endpointName = spec.name;
+      return this.api(req, res, spec);
+    };
+    run().catch((err: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const error = err instanceof ApiError ? err : apiError(500, `the sandbox failed: ${err instanceof Error ? err.message : String(err)}`);
+      sendError(res, error);
+    });
+  };
+
+  private authenticate(req: IncomingMessage): Credentials {
+    const credentials = this.authorizations.get(req.headers.authorization ?? '');
+    if (!credentials) {
+      req.resume();
+      throw apiError(401, req.headers.authorization ? 'the API key or secret is not valid for this environment' : 'missing credentials: send HTTP Basic authentication with the API key and secret');
+    }
+    return credentials;
+  }
+
+  private async api(req: IncomingMessage, res: ServerResponse, spec: EndpointSpec): Promise<void> {
+    if (req.method !== 'POST') {
+      req.resume();
+      return sendError(res, apiError(405, `${spec.path} takes POST, not ${req.method}`), { allow: 'POST' });
+    }
+    const credentials = this.authenticate(req);
+    const rate = this.limiter.take(credentials.apiKey);
+    if (!rate.allowed) {
+      this.counters.rateLimited++;
+      req.resume();
+      const headers: Record<string, string> = this.settings.retryAfter ? { 'retry-after': String(Math.max(1, Math.ceil(rate.retryAfterMs / 1000))) } : {};
+      return sendError(res, apiError(429, `more than ${this.limiter.limit} requests in ${this.limiter.windowMs / 1000} s for this API key`), headers);
+    }
+    const { fault, delayMs } = this.faults.onRequest(spec.name);
+    if (delayMs > 0) await sleep(delayMs);
+    if (fault.kind === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (fault.kind === 'tooManyRequests') {
+      req.resume();
+      return sendError(res, apiError(429, 'too many requests (injected fault)'));
+    }
+    if (fault.kind === 'status') {
+      req.resume();
+      return sendError(res, apiError(fault.status, `injected fault: the service answered ${fault.status}`));
+    }
+    const body = await readJsonBody(req);
+    return this.query(res, spec, body);
+  }
+
+  private async query(res: ServerResponse, spec: EndpointSpec, body: Record<string, unknown>): Promise<void> {
+    // The spec gives page.size a default of 100; checkRequest insists on it, so fill it in.
+    const page = body.page;
+    if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page)) body.page = { ...page, size: DEFAULT_PAGE_SIZE };
+    const issues = checkRequest(spec.name, body);
+    const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
+    const error = requestError(spec, body, issues, window);
+    if (error) throw error;
+    const collection = this.collections[spec.name]!;
+    const sorting = (body.sorting ?? spec.defaultSorting) as Record<string, unknown> | undefined;
+    let matches: Uint32Array;
+    try {
+      matches = this.cache.get(collection, { filter: body.filter, sorting });
+    } catch (err) {
+      if (err instanceof FilterValueError) {
+        const path = formatPath(err.path);
+        throw new ApiError(422, 'validation_failed', `${path}: ${err.message}`, [{ path, message: err.message }]);
+      }
+      throw err;
+    }
+    const resource = spec.resource === 'product' ? 'product' : spec.resource === 'media' ? 'media' : undefined;
+    const recordJson = (i: number) => {
+      const json = collection.json(i);
+      return resource && this.faults.isInvalid(resource, i) ? this.faults.corrupt(resource, i, json) : json;
+    };
+    if (spec.mode === 'stream') {
+      if (matches.length === 0) {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      const plan = this.faults.planStream(spec.name, matches.length);
+      return writeNdjson(res, { total: matches.length, recordJson: (k) => recordJson(matches[k]!) }, plan);
+    }
+    const requested = body.page as { no: number; size: number } | undefined;
+    const total = spec.capped && !this.settings.trueTotal ? Math.min(matches.length, window) : matches.length;
+    let slice = matches;
+    let meta = `{"total":${total}}`;
+    if (requested) {
+      const offset = requested.no * requested.size;
+      const end = Math.min(offset + requested.size, matches.length, spec.capped ? window : Infinity);
+      slice = matches.subarray(Math.min(offset, end), end);
+      meta = `{"total":${total},"page":{"no":${requested.no},"offset":${offset},"size":${requested.size}}}`;
+    }
+    const out = new Utf8Chunks();
+    out.write(`{"meta":${meta},"results":[`);
+    for (let k = 0; k < slice.length; k++) out.write(k ? `,${recordJson(slice[k]!)}` : recordJson(slice[k]!));
+    out.write(']}');
+    sendJsonChunks(res, 200, out.finish(), {}, out.pool);
+  }
+
+  private async admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    this.authenticate(req);
+    const route = `${req.method} ${path}`;
+    switch (route) {
+      case 'GET /_sandbox/stats': {
+        req.resume();
+        const ds = this.dataset;
+        const memory = process.memoryUsage();
+        return sendJson(res, 200, {
+          ...this.stats,
+          dataset: { seed: ds.seed, products: ds.productCount, media: ds.mediaCount, version: ds.version },
+          memory: { rss: memory.rss, heapUsed: memory.heapUsed, external: memory.external, arrayBuffers: memory.arrayBuffers },
+        });
+      }
+      case 'POST /_sandbox/touch': {
+        const parsed = TouchBody.safeParse(await readJsonBody(req));
+        if (!parsed.success) throw apiError(400, `touch: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`);
+        const { at, ...target } = parsed.data;
+        try {
+          return sendJson(res, 200, this.touch(target, at));
+        } catch (err) {
+          throw apiError(400, err instanceof Error ? err.message : String(err));
+        }
+      }
+      case 'POST /_sandbox/faults': {
+        const body = await readJsonBody(req);
+        try {
+          this.setFaults(body as SandboxFaults);
+        } catch (err) {
+          throw apiError(400, `faults: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        return sendJson(res, 200, { faults: this.faults.config });
+      }
+      default:
+        req.resume();
+        throw apiError(404, `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/faults`);
+    }
+  }
+}
+
+/** Reads and parses a JSON object body: 413 past 16 MB, 415 for a non-JSON content type, 400 for invalid JSON. */
+async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const type = req.headers['content-type'];
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw apiError(413, `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  if (type !== undefined && !/^application\/(.+\+)?json\b/i.test(type)) {
+    throw apiError(415, `send the body as JSON with Content-Type: application/json (got "${type}")`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw apiError(400, `the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw apiError(400, 'body: the request body must be a JSON object');
+  return value as Record<string, unknown>;
+}
