@@ -54,6 +54,9 @@ describe('validateRequest', () => {
     const issues = checkRequest('products.query', { filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: 40, size: 250 } });
     expect(issues[0]!.message).toMatch(/offset 10000 is past the 10000/);
     expect(checkRequest('brands.query', { page: { no: 400, size: 250 } })).toEqual([]);
+    // size defaults to 100: page 100 is offset 10000
+    expect(checkRequest('products.query', { filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: 99 } })).toEqual([]);
+    expect(checkRequest('products.query', { filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: 100 } })[0]!.message).toMatch(/offset 10000/);
   });
 
   it('knows required keys, empty bodies and endpoints without sorting or page', () => {

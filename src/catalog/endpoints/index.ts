@@ -15,7 +15,7 @@ import {
   codeFilterNames,
   formatPath,
 } from '../filters.js';
-import { MAX_REACHABLE_RESULTS, PAGE_SIZES, type PageSize } from '../limits.js';
+import { DEFAULT_PAGE_SIZE, MAX_REACHABLE_RESULTS, PAGE_SIZES, type PageSize } from '../limits.js';
 import type { ResourceName } from '../resources/index.js';
 import { productFilters, productSortings } from './products.js';
 import {
@@ -183,7 +183,8 @@ export type MediaFilter = EndpointFilter<'media.stream'>;
 export interface PageRequest {
   /** Zero-based page number. */
   no: number;
-  size: PageSize;
+  /** Default 100 (the service's default). */
+  size?: PageSize;
 }
 
 /** The JSON body of a request to endpoint E. */
@@ -199,9 +200,12 @@ export function getEndpoint(name: string): EndpointSpec | undefined {
 
 const PageSchema = z.strictObject({
   no: z.int().nonnegative(),
-  size: z.union(PAGE_SIZES.map((s) => z.literal(s)) as [z.ZodLiteral<10>, z.ZodLiteral<50>, z.ZodLiteral<100>, z.ZodLiteral<250>], {
-    message: `page size must be one of ${PAGE_SIZES.join(', ')}`,
-  }),
+  // The spec: size defaults to 100 when left out.
+  size: z
+    .union(PAGE_SIZES.map((s) => z.literal(s)) as [z.ZodLiteral<10>, z.ZodLiteral<50>, z.ZodLiteral<100>, z.ZodLiteral<250>], {
+      message: `page size must be one of ${PAGE_SIZES.join(', ')}`,
+    })
+    .optional(),
 });
 
 /** All the ways a request body breaks the spec; empty when it is valid. */
@@ -232,10 +236,10 @@ export function checkRequest(name: EndpointName | string, body: unknown): Filter
     const parsed = PageSchema.safeParse(b.page);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) issues.push({ path: ['page', ...(issue.path as (string | number)[])], message: issue.message });
-    } else if (spec.capped && parsed.data.no * parsed.data.size >= MAX_REACHABLE_RESULTS) {
+    } else if (spec.capped && parsed.data.no * (parsed.data.size ?? DEFAULT_PAGE_SIZE) >= MAX_REACHABLE_RESULTS) {
       issues.push({
         path: ['page', 'no'],
-        message: `offset ${parsed.data.no * parsed.data.size} is past the ${MAX_REACHABLE_RESULTS} results this endpoint can reach; narrow the filter (the products.query source slices by createdAt for you) or use products.stream`,
+        message: `offset ${parsed.data.no * (parsed.data.size ?? DEFAULT_PAGE_SIZE)} is past the ${MAX_REACHABLE_RESULTS} results this endpoint can reach; narrow the filter (the products.query source slices by createdAt for you) or use products.stream`,
       });
     }
   } else if (b.page === undefined && spec.pageRequired) {
