@@ -6,8 +6,16 @@ export interface CliIO {
   env: NodeJS.ProcessEnv;
   /** Process signals to stop a run (SIGINT/SIGTERM); tests pass their own emitter or none. */
   signals?: NodeJS.EventEmitter;
+  /**
+   * The process's 'warning' events (the AWS SDK's Node-version notice, say):
+   * a run logs them as its own warn lines (JSON off a TTY) instead of Node
+   * printing them raw into the log. Absent in tests.
+   */
+  warnings?: NodeJS.EventEmitter;
+  /** Ends the process at once (a second SIGINT/SIGTERM while a run cleans up); absent in tests. */
+  exit?(code: number): void;
 }
 
 export function processIO(): CliIO {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, signals: process };
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, signals: process, warnings: process, exit: (code) => process.exit(code) };
 }

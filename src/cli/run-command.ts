@@ -2,116 +2,121 @@
 // starts the embedded sandbox, runs every pipeline of the file with one shared
 // client (one request budget), shows progress, prints the summary, and exits
 // 0 / 1 (run failed) / 2 (bad usage or file) / 130 (SIGINT) / 143 (SIGTERM).
+//
+// A first SIGINT/SIGTERM aborts the run: the sources stop, uploads are aborted,
+// temporary files removed, the state cursor is left as it was, and the command
+// returns 130/143 once that cleanup is done. A second signal exits at once.
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CatalogClient } from '../client/catalog-client.js';
-import { CatalogStreamsError, UsageError } from '../errors.js';
+import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
 import { RunEvents } from '../events.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import { RunFailedError, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
+import { RunFailedError, clientOptions, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { startSandbox } from '../sandbox/index.js';
-import type { Command } from './command.js';
+import { type Command, integerOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 import { planCommandOutput } from './plan-output.js';
 import { attachProgress } from './progress.js';
 import { s3ObjectIO } from './s3-state-io.js';
 import { formatSummaryText } from './summary.js';
 
+const NAME = 'run';
+
 export const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--full-refresh] [--dry-run] [--quiet] [--summary-file FILE]
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
-  --sandbox-rate-limit N  its requests per minute (default 100; the client paces to the same)
+  --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
   --full-refresh          ignore the stored incremental cursor and extract everything
-  --dry-run               print the plan (slices, requests, duration, outputs) and exit
-  --quiet                 no progress display or info log lines; errors and the summary only
+  --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing
+  --quiet                 no progress display or info log lines; warnings, errors and the summary only
   --summary-file FILE     also write the run summary as JSON to FILE
 
 Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 130 SIGINT, 143 SIGTERM.
 `;
 
+const options = {
+  sandbox: { type: 'boolean' },
+  'sandbox-products': { type: 'string' },
+  'sandbox-rate-limit': { type: 'string' },
+  'full-refresh': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  'summary-file': { type: 'string' },
+} as const;
+
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
 export async function runCommand(argv: string[], io: CliIO): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        sandbox: { type: 'boolean', default: false },
-        'sandbox-products': { type: 'string' },
-        'sandbox-rate-limit': { type: 'string' },
-        'full-refresh': { type: 'boolean', default: false },
-        'dry-run': { type: 'boolean', default: false },
-        quiet: { type: 'boolean', default: false },
-        'summary-file': { type: 'string' },
-        help: { type: 'boolean', default: false },
-      },
-    });
-  } catch (err) {
-    throw new UsageError(`run: ${(err as Error).message} (see 'catalog-streams run --help')`);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    io.stdout.write(RUN_USAGE);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new UsageError(`run: takes exactly one pipeline file, got ${positionals.length} (see 'catalog-streams run --help')`);
-  const numberFlag = (name: string, raw: string | undefined): number | undefined => {
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`run: --${name} takes a positive number, got "${raw}"`);
-    return n;
-  };
-  const sandboxProducts = numberFlag('sandbox-products', values['sandbox-products']);
-  const sandboxRate = numberFlag('sandbox-rate-limit', values['sandbox-rate-limit']);
+  // The pipeline file is the one positional; the options are checked strictly (with a did-you-mean).
+  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
+  const positional = new Set(tokens.filter((t) => t.kind === 'positional').map((t) => t.index));
+  const v = parseOptions(NAME, argv.filter((_, i) => !positional.has(i)), options);
+  const files = argv.filter((_, i) => positional.has(i));
+  if (files.length !== 1) throw new UsageError(`${NAME}: takes exactly one pipeline file, got ${files.length} (see 'catalog-streams run --help')`);
+  const file = files[0]!;
+  const sandboxProducts = integerOption(NAME, 'sandbox-products', v['sandbox-products'], 1, 10_000_000);
+  const sandboxRate = integerOption(NAME, 'sandbox-rate-limit', v['sandbox-rate-limit'], 0, 1_000_000_000);
 
-  const registry = createRegistry();
-  const pipelines = await loadPipelineFile(positionals[0]!, registry, { env: io.env });
+  const pipelines = await loadPipelineFile(file, createRegistry(), { env: io.env });
 
-  const sandbox = values.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate }) : undefined;
+  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate }) : undefined;
   try {
     const override: Partial<ResolvedConnection> = sandbox
-      ? { baseUrl: sandbox.url, apiKey: sandbox.credentials.apiKey, apiSecret: sandbox.credentials.apiSecret, ...(sandboxRate ? { rateLimit: sandboxRate } : {}) }
+      ? {
+          baseUrl: sandbox.url,
+          apiKey: sandbox.credentials.apiKey,
+          apiSecret: sandbox.credentials.apiSecret,
+          ...(sandboxRate !== undefined ? { rateLimit: sandboxRate === 0 ? Infinity : sandboxRate } : {}),
+        }
       : {};
-    if (values['dry-run']) {
-      io.stdout.write(`${await planCommandOutput(pipelines, override, io.env)}\n`);
+    const connection = sharedConnection(pipelines, override, io.env);
+    if (v['dry-run']) {
+      io.stdout.write(`${await planCommandOutput(pipelines, connection, { s3: s3ObjectIO, fullRefresh: v['full-refresh'] ?? false })}\n`);
       return 0;
     }
-    return await runAll(pipelines, override, io, { fullRefresh: values['full-refresh'], quiet: values.quiet, summaryFile: values['summary-file'] });
+    return await runAll(pipelines, connection, io, { fullRefresh: v['full-refresh'] ?? false, quiet: v.quiet ?? false, summaryFile: v['summary-file'] });
   } finally {
     await sandbox?.close();
   }
 }
 
+/**
+ * The one connection every pipeline of the file runs on (one client, one
+ * request budget); pipelines that ask for different ones belong in separate files.
+ */
+export function sharedConnection(pipelines: LoadedPipeline[], override: Partial<ResolvedConnection>, env: NodeJS.ProcessEnv): ResolvedConnection {
+  const [first, ...rest] = pipelines.map((p) => resolveConnection(p, override, env));
+  for (const [i, c] of rest.entries()) {
+    const differs = (['baseUrl', 'apiKey', 'apiSecret', 'rateLimit', 'maxAttempts'] as const).find((k) => c[k] !== first![k]);
+    if (differs) {
+      const p = pipelines[i + 1]!;
+      throw new ConfigError(
+        `${p.file}: pipeline "${p.config.name}" has another connection.${differs} than "${pipelines[0]!.config.name}"; the pipelines of one file share one client and request budget: give them the same connection, or put them in separate files`,
+        { file: p.file, path: `connection.${differs}` },
+      );
+    }
+  }
+  // The redactor of every pipeline knows every pipeline's credentials.
+  for (const p of pipelines) {
+    p.redactor.add(first!.apiKey);
+    p.redactor.add(first!.apiSecret);
+  }
+  return first!;
+}
+
 async function runAll(
   pipelines: LoadedPipeline[],
-  override: Partial<ResolvedConnection>,
+  connection: ResolvedConnection,
   io: CliIO,
   opts: { fullRefresh: boolean; quiet: boolean; summaryFile?: string },
 ): Promise<number> {
   const events = new RunEvents();
   const stats = new RunStats(events);
-  const first = pipelines[0]!;
-  const connection = resolveConnection(first, override, io.env);
-  for (const p of pipelines.slice(1)) resolveConnection(p, override, io.env);
-  const redactor = first.redactor;
-  for (const p of pipelines.slice(1)) {
-    redactor.add(p.config.connection?.apiKey);
-    redactor.add(p.config.connection?.apiSecret);
-  }
-  const controller = new AbortController();
-  let signalName: string | undefined;
-  const onSignal = (name: string) => () => {
-    signalName ??= name;
-    controller.abort(`received ${name}`);
-  };
-  const handlers = Object.keys(SIGNAL_EXIT).map((name) => [name, onSignal(name)] as const);
-  for (const [name, h] of handlers) io.signals?.on(name, h);
-
+  const redactor = pipelines[0]!.redactor;
+  for (const p of pipelines.slice(1)) redactor.absorb(p.redactor);
   const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = attachProgress(events, stats, {
     name: pipelines.map((p) => p.config.name).join(', '),
@@ -121,29 +126,62 @@ async function runAll(
     redactor,
     rateLimit: connection.rateLimit,
   });
+
+  const controller = new AbortController();
+  let signalName: string | undefined;
+  const onSignal = (name: string) => () => {
+    if (signalName) {
+      progress.log('error', 'signal', { signal: name, message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain` });
+      progress.stop();
+      io.exit?.(SIGNAL_EXIT[signalName]!);
+      return;
+    }
+    signalName = name;
+    progress.log('warn', 'signal', { signal: name, message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was (send it again to exit at once)` });
+    controller.abort(`received ${name}`);
+  };
+  const handlers = Object.keys(SIGNAL_EXIT).map((name) => [name, onSignal(name)] as const);
+  for (const [name, h] of handlers) io.signals?.on(name, h);
+  const restoreWarnings = logProcessWarnings(io.warnings, (w) => progress.log('warn', 'node.warning', { message: `${w.name}: ${w.message.replace(/\s*\n\s*/g, ' ')}` }));
+
+  progress.log('info', 'started', {
+    pipelines: pipelines.map((p) => p.config.name),
+    host: new URL(connection.baseUrl).host,
+    rateLimit: Number.isFinite(connection.rateLimit) ? connection.rateLimit : null,
+    fullRefresh: opts.fullRefresh,
+    message: `running ${pipelines.map((p) => p.config.name).join(', ')} against ${new URL(connection.baseUrl).host} at ${Number.isFinite(connection.rateLimit) ? `${connection.rateLimit} requests/min` : 'no rate limit'}${opts.fullRefresh ? ' (full refresh)' : ''}`,
+  });
   // One client for every pipeline of the file: one request budget.
-  const client = new CatalogClient({ ...connection, events, signal: controller.signal });
+  const client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
   const summaries: RunSummary[] = [];
   let exitCode = 0;
   try {
     const results = await Promise.allSettled(
       pipelines.map((p) =>
-        runPipeline(p, { registry: createRegistry(), client, connection: override, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: s3ObjectIO }),
+        runPipeline(p, { registry: createRegistry(), client, connection, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: s3ObjectIO }),
       ),
     );
-    for (const r of results) {
-      if (r.status === 'fulfilled') summaries.push(r.value);
-      else {
-        const err = r.reason as CatalogStreamsError;
-        if (err instanceof RunFailedError) summaries.push(err.summary);
-        else progress.log('error', err.code ?? 'error', { message: redactor.redact(err.message ?? String(err)) });
-        exitCode = Math.max(exitCode, err.exitCode ?? 1);
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'fulfilled') {
+        summaries.push(r.value);
+        continue;
       }
+      const err = r.reason as CatalogStreamsError;
+      if (err instanceof RunFailedError) summaries.push(err.summary);
+      const message = redactor.redact(err.message ?? String(err));
+      // One sentence naming the pipeline: a JSON line off a TTY; on a TTY the
+      // summary's error line says it, unless there is no summary. After a
+      // signal, the signal line said it.
+      if (!signalName && (!tty || !(err instanceof RunFailedError))) {
+        progress.log('error', 'failed', { code: err.code ?? 'error', message: `${pipelines[i]!.config.name}: ${message}` });
+      }
+      exitCode = Math.max(exitCode, err.exitCode ?? 1);
     }
   } finally {
     progress.stop();
     await client.close();
     for (const [name, h] of handlers) io.signals?.off(name, h);
+    restoreWarnings();
   }
   for (const s of summaries) {
     io.stderr.write(`${redactor.redact(tty ? formatSummaryText(s) : JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }))}\n`);
@@ -155,8 +193,20 @@ async function runAll(
   return exitCode;
 }
 
+/** Routes process warnings to `log` (instead of Node's raw printing) until the returned function is called. */
+function logProcessWarnings(emitter: NodeJS.EventEmitter | undefined, log: (warning: Error) => void): () => void {
+  if (!emitter) return () => {};
+  const previous = emitter.listeners('warning') as Array<(w: Error) => void>;
+  emitter.removeAllListeners('warning');
+  emitter.on('warning', log);
+  return () => {
+    emitter.off('warning', log);
+    for (const l of previous) emitter.on('warning', l);
+  };
+}
+
 export const runCommandDefinition: Command = {
-  name: 'run',
+  name: NAME,
   summary: 'run a pipeline file (--sandbox: against the embedded sandbox)',
   usage: RUN_USAGE,
   run: runCommand,

@@ -53,6 +53,11 @@ export class Redactor {
     for (const name of names) if (/KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL/i.test(name)) this.add(env[name]);
   }
 
+  /** Takes every secret another redactor knows (the pipelines of one file share their output). */
+  absorb(other: Redactor): void {
+    for (const s of other.#secrets) this.#secrets.add(s);
+  }
+
   redact(text: string): string {
     let out = text;
     for (const s of this.#secrets) out = out.split(s).join('***');

@@ -7,6 +7,11 @@ export interface LocatedIssue {
   /** Path relative to the validated value. */
   path: (string | number)[];
   message: string;
+  /**
+   * What is wrong at `path`: a key that is not allowed (point at the key), a
+   * required key that is absent (point at the object holding it), or a value.
+   */
+  kind?: 'unknown-key' | 'missing' | 'value';
 }
 
 export function joinPath(prefix: string, path: ReadonlyArray<PropertyKey>): string {
@@ -40,8 +45,78 @@ export function keysAt(schema: z.ZodType | undefined, path: ReadonlyArray<Proper
   return undefined;
 }
 
-/** Flattens unions to the branch closest to the value, and adds key suggestions. */
-export function explainIssues(error: z.ZodError, schema?: z.ZodType): LocatedIssue[] {
+const NOTHING = Symbol('nothing');
+
+/** The value at `path` inside `input`, or NOTHING when the path does not exist. */
+function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let v = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, key)) return NOTHING;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+/** A value as a message shows it: short JSON. */
+export function showValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  array: 'a list',
+  object: 'a mapping',
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+};
+
+/** A zod issue in the words of a pipeline file: what was expected, and what was found there. */
+function describeIssue(issue: z.core.$ZodIssue, value: unknown): { message: string; kind: LocatedIssue['kind'] } {
+  // NOTHING: the input is not known (a caller without it); undefined: the key is absent.
+  const found = value === NOTHING ? '' : `, got ${showValue(value)}`;
+  if (issue.code === 'invalid_type') {
+    const expected = TYPE_NAMES[issue.expected] ?? issue.expected;
+    if (value === undefined || (value === NOTHING && /received undefined$/.test(issue.message))) {
+      return { message: `required, but missing (expected ${expected})`, kind: 'missing' };
+    }
+    if (value === NOTHING) return { message: issue.message, kind: 'value' };
+    if (issue.expected === 'array' && value !== null && typeof value !== 'object') {
+      return { message: `expected a list${found}; write [${String(value)}] for a list of one`, kind: 'value' };
+    }
+    return { message: `expected ${expected}${found}`, kind: 'value' };
+  }
+  if (issue.code === 'invalid_value' && issue.values.length > 0) {
+    const values = issue.values.map((v) => (typeof v === 'string' ? v : showValue(v)));
+    if (value === undefined) return { message: `required, but missing (expected ${values.length === 1 ? values[0] : `one of ${values.join(', ')}`})`, kind: 'missing' };
+    return { message: issue.values.length === 1 ? `must be ${values[0]}${found}` : `expected one of ${values.join(', ')}${found}`, kind: 'value' };
+  }
+  // A refinement (a filter check) that fails on an absent value: the key is required.
+  if (issue.code === 'custom' && value === undefined) return { message: 'required, but missing', kind: 'missing' };
+  return unknownName(issue.message) ?? { message: issue.message, kind: 'value' };
+}
+
+/**
+ * A custom issue about an unknown name that lists the known ones (the catalog's
+ * filter and sorting checks: `unknown filter "staus"; this endpoint's filters
+ * are: id, search, ...`): point at the key, and add the closest name.
+ */
+function unknownName(message: string): { message: string; kind: LocatedIssue['kind'] } | undefined {
+  const m = /^unknown (?:filter|sorting) "([^"]+)"; [^:]*: (.+)$/.exec(message);
+  if (!m) return undefined;
+  if (message.includes('did you mean')) return { message, kind: 'unknown-key' };
+  const hint = closestName(m[1]!, m[2]!.split(', '));
+  return { message: hint ? message.replace(/"; /, `"; did you mean "${hint}"? `) : message, kind: 'unknown-key' };
+}
+
+/**
+ * Flattens unions to the branch closest to the value, words each issue for a
+ * pipeline file (given the validated `input`, it says what was found), and adds
+ * key suggestions. Unknown keys come first: a misspelt key usually also makes a
+ * required one missing, and the misspelling is the cause.
+ */
+export function explainIssues(error: z.ZodError, schema?: z.ZodType, input: unknown = NOTHING): LocatedIssue[] {
   const out: LocatedIssue[] = [];
   const visit = (issue: z.core.$ZodIssue, base: PropertyKey[]) => {
     const path = [...base, ...issue.path];
@@ -59,19 +134,22 @@ export function explainIssues(error: z.ZodError, schema?: z.ZodType): LocatedIss
         out.push({
           path: [...(path as (string | number)[]), key],
           message: `unknown key "${key}"${hint ? `; did you mean "${hint}"?` : ''}${known.length ? ` (allowed: ${known.join(', ')})` : ''}`,
+          kind: 'unknown-key',
         });
       }
       return;
     }
-    out.push({ path: path as (string | number)[], message: issue.message });
+    // With the input known, a path that leads nowhere is an absent key (undefined).
+    const value = input === NOTHING ? NOTHING : valueAt(input, path);
+    out.push({ path: path as (string | number)[], ...describeIssue(issue, value === NOTHING && input !== NOTHING ? undefined : value) });
   };
   for (const issue of error.issues) visit(issue, []);
-  return out;
+  return [...out.filter((i) => i.kind === 'unknown-key'), ...out.filter((i) => i.kind !== 'unknown-key')];
 }
 
-/** `transforms[1].locales[0]: expected string, received number` for the first issue, plus a count. */
-export function formatIssues(error: z.ZodError, prefix = '', schema?: z.ZodType): string {
-  const lines = explainIssues(error, schema).map((i) => {
+/** `transforms[1].locales[0]: expected a string, got 3` for the first issue, plus a count. */
+export function formatIssues(error: z.ZodError, prefix = '', schema?: z.ZodType, input?: unknown): string {
+  const lines = explainIssues(error, schema, input === undefined ? NOTHING : input).map((i) => {
     const at = joinPath(prefix, i.path);
     return `${at ? `${at}: ` : ''}${i.message}`;
   });

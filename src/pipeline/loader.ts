@@ -56,41 +56,60 @@ export function parsePipelines(
   const file = opts.file ?? '<inline>';
   const shown = opts.displayName ?? file;
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  const list = Array.isArray(docs) ? docs : [];
-  if (list.length === 0) throw new ConfigError(`${shown}: the file holds no pipeline (it is empty)`, { file }, { code: 'config.invalid' });
-  const loaded = list.map((doc) => parseDocumentPipeline(doc, lineCounter, registry, { ...opts, file, shown }));
+  const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // A document with nothing in it (a trailing `---`, a comment-only part) holds no pipeline.
+  const docs = (Array.isArray(parsed) ? parsed : []).filter(
+    (doc) => doc.errors.length > 0 || !(doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)),
+  );
+  if (docs.length === 0) throw new ConfigError(`${shown}: the file holds no pipeline (it is empty)`, { file }, { code: 'config.invalid' });
+  const env = opts.env ?? process.env;
+  const json = /\.json$/i.test(file);
+  const loaded = docs.map((doc) => parseDocumentPipeline(doc, { registry, env, file, shown, json, text, locate: locator(lineCounter, shown, file) }));
   const seen = new Map<string, number>();
   loaded.forEach((p, i) => {
-    if (seen.has(p.config.name)) {
-      throw new ConfigError(`${shown}: pipelines ${seen.get(p.config.name)! + 1} and ${i + 1} are both named "${p.config.name}"; names must be unique (they name state and outputs)`, { file, path: 'name' });
+    const first = seen.get(p.config.name);
+    if (first !== undefined) {
+      locator(lineCounter, shown, file)(
+        `pipelines ${first + 1} and ${i + 1} of the file are both named "${p.config.name}"; names must be unique (they name state and outputs)`,
+        offsetOf(docs[i]!, ['name'], false),
+        'name',
+      );
     }
     seen.set(p.config.name, i);
   });
   return loaded;
 }
 
-function parseDocumentPipeline(
-  doc: Document,
-  lineCounter: LineCounter,
-  registry: StageRegistry,
-  opts: LoadOptions & { file: string; shown: string },
-): LoadedPipeline {
-  const env = opts.env ?? process.env;
-  const { file, shown } = opts;
-  const fail = (message: string, offset: number | undefined, at: string | undefined, code = 'config.invalid'): never => {
+/** Throws a ConfigError at a source offset: `file:line:column: path: message`. */
+type Fail = (message: string, offset: number | undefined, at: string | undefined, code?: string) => never;
+
+function locator(lineCounter: LineCounter, shown: string, file: string): Fail {
+  return (message, offset, at, code = 'config.invalid') => {
     const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
     const where = pos ? `${shown}:${pos.line}:${pos.col}` : shown;
     throw new ConfigError(`${where}: ${at ? `${at}: ` : ''}${message}`, { file, line: pos?.line, column: pos?.col, path: at }, { code });
   };
+}
 
+interface DocumentContext {
+  registry: StageRegistry;
+  env: NodeJS.ProcessEnv;
+  file: string;
+  shown: string;
+  /** JSON cannot write `${VAR}` unquoted, so there a whole quoted reference takes its value's type. */
+  json: boolean;
+  text: string;
+  locate: Fail;
+}
+
+function parseDocumentPipeline(doc: Document, { registry, env, file, json, text, locate: fail }: DocumentContext): LoadedPipeline {
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
-    fail(`not valid YAML/JSON: ${e.message.split('\n')[0]}`, e.pos[0], undefined, 'config.syntax');
+    fail(`not valid YAML/JSON: ${e.message.split('\n')[0]}${flowHint(text, e.pos[0])}`, e.pos[0], undefined, 'config.syntax');
   }
-  if (!isMap(doc.contents)) fail('a pipeline file must be a mapping with name, source and sinks', 0, undefined);
+  if (!isMap(doc.contents)) fail('a pipeline must be a mapping with name, source and sinks', doc.contents?.range?.[0] ?? 0, undefined);
 
-  const variables = interpolateDocument(doc, env, (name, node) =>
+  const variables = interpolateDocument(doc, env, json, (name, node) =>
     fail(`environment variable ${name} is not set and has no default (write \${${name}:-default} to give one)`, node.range?.[0], pathOf(doc, node), 'config.missing_env'),
   );
   const redactor = new Redactor();
@@ -98,20 +117,20 @@ function parseDocumentPipeline(
 
   const raw = doc.toJS() as unknown;
   const parsed = PipelineFile.safeParse(raw);
-  if (!parsed.success) {
-    const [first] = explainIssues(parsed.error, PipelineFile);
-    report(first!, []);
-  }
+  if (!parsed.success) report(explainIssues(parsed.error, PipelineFile, raw)[0]!, []);
   const config = parsed.data!;
   redactor.add(config.connection?.apiKey);
   redactor.add(config.connection?.apiSecret);
+  const baseDir = file === '<inline>' ? process.cwd() : path.dirname(file);
 
   const checkStage = (kind: StageKind, spec: { type: string; [k: string]: unknown }, at: (string | number)[]) => {
     const checked = registry.check(kind, spec);
     if (!checked.ok) report(checked.issues[0]!, at);
-    // A stage option holding a sink spec (a dead-letter sink) is checked as a sink.
+    const [problem] = checked.definition.preflight?.(checked.options, { baseDir }) ?? [];
+    if (problem) report(problem, at);
+    // A stage option holding a sink spec (`deadLetter`, or any {type} naming a sink) is checked as a sink.
     for (const [key, value] of Object.entries(spec)) {
-      if (key !== 'type' && isStageSpec(value) && registry.get(value.type)?.kind === 'sink') checkStage('sink', value, [...at, key]);
+      if (key !== 'type' && isStageSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink')) checkStage('sink', value, [...at, key]);
     }
   };
   checkStage('source', config.source, ['source']);
@@ -121,31 +140,54 @@ function parseDocumentPipeline(
   if (config.state) {
     const endpoint = getEndpoint(config.source.type);
     if (!endpoint?.incremental) {
+      const sources = registry
+        .list('source')
+        .filter((d) => getEndpoint(d.type)?.incremental)
+        .map((d) => d.type);
       report(
         {
           path: [],
-          message: `incremental state needs a source with an updatedSince filter (products.query, products.stream, media.stream, updates.query); "${config.source.type}" has none: reference data is small, extract it whole and remove \`state:\``,
+          message: `incremental state needs a source with an updatedSince filter (${sources.join(', ')}); "${config.source.type}" has none: reference data is small, extract it whole and remove \`state:\``,
+          kind: 'unknown-key',
         },
         ['state'],
+        'config.state',
       );
     }
   }
 
-  return { file, baseDir: opts.file ? path.dirname(file) : process.cwd(), config, variables, redactor };
+  return { file, baseDir, config, variables, redactor };
 
-  function report(issue: LocatedIssue, prefix: (string | number)[]): never {
+  function report(issue: LocatedIssue, prefix: (string | number)[], code = issueCode(issue)): never {
     const full = [...prefix, ...issue.path];
     const at = joinPath('', full);
-    return fail(redactor.redact(issue.message), offsetOf(doc, full), at || undefined, issue.path.at(-1) === 'type' ? 'config.unknown_type' : 'config.invalid');
+    return fail(redactor.redact(issue.message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
   }
+}
+
+/** `{`, `}`, `[`, `]` and `,` end a plain value inside `{...}` or `[...]`: an unquoted ${VAR} there breaks the YAML. */
+function flowHint(text: string, offset: number): string {
+  const lineStart = text.lastIndexOf('\n', Math.max(0, offset - 1)) + 1;
+  const prevStart = text.lastIndexOf('\n', Math.max(0, lineStart - 2)) + 1;
+  const around = text.slice(prevStart, text.indexOf('\n', offset) === -1 ? undefined : text.indexOf('\n', offset));
+  return /[{[][^\n]*\$\{/.test(around) ? ' (inside { } or [ ], quote a ${VAR} reference: "${VAR}", or write the mapping in block style)' : '';
+}
+
+function issueCode(issue: LocatedIssue): string {
+  if (issue.path.length === 1 && issue.path[0] === 'type') return 'config.unknown_type';
+  return issue.kind === 'unknown-key' ? 'config.unknown_key' : 'config.invalid';
 }
 
 function isStageSpec(v: unknown): v is { type: string; [k: string]: unknown } {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { type?: unknown }).type === 'string';
 }
 
-/** Replaces `${VAR}` in every string scalar; a whole plain `${VAR}` takes the YAML type of its value (numbers stay numbers). */
-function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv, onMissing: (name: string, node: Node) => never): string[] {
+/**
+ * Replaces `${VAR}` in every string scalar. A plain (unquoted) scalar that is
+ * one whole `${VAR}` takes the YAML type of its value: `rateLimit: ${RATE:-600}`
+ * is the number 600; quote it ("${RATE}") to keep a string.
+ */
+function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv, json: boolean, onMissing: (name: string, node: Node) => never): string[] {
   const used = new Set<string>();
   visit(doc, {
     Scalar(_key, node) {
@@ -153,26 +195,32 @@ function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv, onMissing: (
       const r = interpolate(node.value, env);
       r.variables.forEach((v) => used.add(v));
       if (r.missing) onMissing(r.missing, node);
-      if (r.whole && node.type === 'PLAIN' && /^(-?\d+(\.\d+)?|true|false|null)$/.test(r.value)) node.value = JSON.parse(r.value);
+      const typed = node.type === 'PLAIN' || (json && node.type === 'QUOTE_DOUBLE');
+      if (r.whole && typed && /^(-?\d+(\.\d+)?|true|false|null)$/.test(r.value)) node.value = JSON.parse(r.value);
       else node.value = r.value;
     },
   });
   return [...used];
 }
 
-/** Source offset of the deepest node along `path`; for a key that is the last step, the key itself. */
-function offsetOf(doc: Document, path: (string | number)[]): number | undefined {
+/**
+ * Source offset of what `path` names: the value there (or the key itself, for
+ * a key that is not allowed); for a path that leads nowhere (a required key
+ * missing), the deepest mapping or list on the way.
+ */
+function offsetOf(doc: Document, path: (string | number)[], atKey: boolean): number | undefined {
   let node: unknown = doc.contents;
   let offset = (node as Node | null)?.range?.[0];
-  for (const step of path) {
+  for (let i = 0; i < path.length; i++) {
+    const step = path[i]!;
     if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && p.key.value === step);
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(step));
       if (!pair) break;
-      offset = (pair.key as Node).range?.[0] ?? offset;
+      const keyOffset = (pair.key as Node).range?.[0];
+      if (atKey && i === path.length - 1) return keyOffset ?? offset;
       node = pair.value;
-      // Point at the value of a scalar entry unless it is the last step's key that is wrong.
-      if (isScalar(node) && step !== path.at(-1)) offset = node.range?.[0] ?? offset;
-    } else if (isSeq(node) && typeof step === 'number') {
+      offset = (node as Node | null)?.range?.[0] ?? keyOffset ?? offset;
+    } else if (isSeq(node) && typeof step === 'number' && step < node.items.length) {
       node = node.items[step];
       offset = (node as Node | undefined)?.range?.[0] ?? offset;
     } else break;

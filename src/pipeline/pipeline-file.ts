@@ -12,7 +12,8 @@ export const ConnectionBlock = z
     apiKey: z.string().min(1).optional().describe('API key (default: $CATALOG_API_KEY); use ${VAR}, never a literal'),
     apiSecret: z.string().min(1).optional().describe('API secret (default: $CATALOG_API_SECRET); use ${VAR}, never a literal'),
     rateLimit: z.number().positive().optional().describe('requests per minute for this credential (default 100)'),
-    concurrency: z.int().min(1).max(16).optional().describe('page requests kept in flight (default 2)'),
+    concurrency: z.int().min(1).max(16).optional().describe('page requests kept in flight (default: the source\'s, 3)'),
+    maxAttempts: z.int().min(1).max(20).optional().describe('attempts per request before the run fails (default 8; retries back off with jitter)'),
   })
   .describe('where the API is and how fast to call it; what is left out comes from the environment');
 export type ConnectionBlock = z.infer<typeof ConnectionBlock>;

@@ -37,15 +37,19 @@ export class StageRegistry {
    */
   check(kind: StageKind, spec: { type: string; [k: string]: unknown }): { ok: true; definition: StageDefinition; options: unknown } | { ok: false; issues: LocatedIssue[] } {
     const def = this.#byType.get(spec.type);
-    if (!def || def.kind !== kind) {
+    if (def && def.kind !== kind) {
+      const message = `"${def.type}" is a ${def.kind}, not a ${kind} (${kind} types: ${this.types(kind).join(', ')})`;
+      return { ok: false, issues: [{ path: ['type'], message, kind: 'value' }] };
+    }
+    if (!def) {
       const names = this.types(kind);
       const hint = closestName(String(spec.type), names);
       const message = `unknown ${kind} type "${String(spec.type)}"${hint ? `; did you mean "${hint}"?` : ''} (known: ${names.join(', ')})`;
-      return { ok: false, issues: [{ path: ['type'], message }] };
+      return { ok: false, issues: [{ path: ['type'], message, kind: 'value' }] };
     }
     const { type: _type, ...options } = spec;
     const parsed = def.options.safeParse(options);
-    if (!parsed.success) return { ok: false, issues: explainIssues(parsed.error, def.options) };
+    if (!parsed.success) return { ok: false, issues: explainIssues(parsed.error, def.options, options) };
     return { ok: true, definition: def, options: parsed.data };
   }
 

@@ -33,6 +33,8 @@ export class RunStats {
     warnings: [],
   };
   readonly startedAt = Date.now();
+  /** The latest total each endpoint announced (estimates grow, the exact one comes last). */
+  readonly #totals = new Map<string, { total: number; capped: boolean }>();
   /** Request start times of the last minute, for the requests-per-minute gauge. */
   readonly #recentRequests: number[] = [];
 
@@ -49,9 +51,16 @@ export class RunStats {
       c.recordsRead += e.records;
     });
     events.on('total', (e) => {
-      // The first total of a source is its whole; later ones refine slices of it.
-      if (c.total === undefined || e.total > c.total) c.total = e.total;
-      c.totalCapped ||= e.capped;
+      // Several sources (pipelines of one file) add up; each endpoint's latest word counts.
+      this.#totals.set(e.endpoint, { total: e.total, capped: e.capped });
+      let total = 0;
+      let capped = false;
+      for (const t of this.#totals.values()) {
+        total += t.total;
+        capped ||= t.capped;
+      }
+      c.total = total;
+      c.totalCapped = capped;
     });
     events.on('invalid', (e) => {
       c.invalid++;

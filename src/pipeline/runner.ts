@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
-import { CatalogClient } from '../client/catalog-client.js';
+import { CatalogClient, type CatalogClientOptions } from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents, type OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
@@ -28,6 +28,8 @@ export interface ResolvedConnection {
   apiSecret: string;
   rateLimit: number;
   concurrency?: number;
+  /** Attempts per request before it fails (default: the client's, 8). */
+  maxAttempts?: number;
 }
 
 export interface RunOptions {
@@ -63,12 +65,21 @@ export interface RunSummary {
   source: string;
   /** The filter actually sent (with the incremental `updatedSince`). */
   sourceFilter?: unknown;
+  /**
+   * read: from the source; written: rows per sink type; invalid: rejected by a
+   * stage (dead-lettered or skipped); dropped: left out by transforms for other
+   * reasons (a filter, dedupe). Without explode or flat-map, read = written
+   * (per sink) + invalid + dropped.
+   */
   records: { read: number; written: Record<string, number>; invalid: number; deadLettered: number; skipped: number; dropped: number };
   requests: number;
   retries: number;
   throttles: number;
   pages: number;
   bytes: number;
+  /** Local files and S3 objects committed (a manifest counts as an object). */
+  files: number;
+  objects: number;
   outputs: OutputRecord[];
   recordsPerSecond: number;
   cursor?: { previous?: number; next?: number; stored: boolean; location: string };
@@ -96,9 +107,27 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
     baseUrl: baseUrl!,
     apiKey: apiKey!,
     apiSecret: apiSecret!,
-    rateLimit: override.rateLimit ?? block.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+    rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(loaded, env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     concurrency: override.concurrency ?? block.concurrency,
+    maxAttempts: override.maxAttempts ?? block.maxAttempts,
   };
+}
+
+/** `CATALOG_RATE_LIMIT`: requests per minute of the credential, when the file's connection block does not say. */
+function envRateLimit(loaded: LoadedPipeline, env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.CATALOG_RATE_LIMIT;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) {
+    throw new ConfigError(`CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "${raw}"`, { file: loaded.file, path: 'connection.rateLimit' });
+  }
+  return n === 0 ? Infinity : n;
+}
+
+/** The CatalogClient settings of a resolved connection (one client per run). */
+export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
+  const { baseUrl, apiKey, apiSecret, rateLimit, maxAttempts } = connection;
+  return { baseUrl, apiKey, apiSecret, rateLimit, ...(maxAttempts !== undefined ? { retry: { maxAttempts } } : {}) };
 }
 
 /** Combines the source's filter with `updatedSince: {from: cursor}` by `and`. */
@@ -145,7 +174,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let maxUpdatedAt: number | undefined;
   let stored = false;
   let sinkStream: SinkStream | undefined;
-  let transforms: RecordTransform[] = [];
+  let transforms: Transform[] = [];
   const ownClient = !opts.client;
   let client = opts.client;
 
@@ -161,10 +190,15 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   const summarize = (status: RunSummary['status'], error?: unknown): RunSummary => {
     const finishedAt = new Date();
     const c = stats.counters;
-    const outputs = sinkStream ? [...sinkStream.outputs] : c.outputs;
+    // Rows written count the pipeline's sinks; the outputs list everything committed
+    // (dead letters and manifests too) when the run succeeded, and nothing that a
+    // failed run took back.
+    const sinkOutputs = sinkStream ? [...sinkStream.outputs] : [];
+    const outputs = status === 'succeeded' ? [...c.outputs] : sinkOutputs;
     const written: Record<string, number> = {};
-    for (const o of outputs) written[o.sink] = (written[o.sink] ?? 0) + o.rows;
-    const dropped = transforms.reduce((n, t) => n + t.stats.dropped, 0);
+    for (const o of sinkOutputs) written[o.sink] = (written[o.sink] ?? 0) + o.rows;
+    // The stages' own counters (fused stages keep counting into them); invalid records are counted apart.
+    const dropped = transforms.reduce((n, t) => (t instanceof RecordTransform ? n + t.stats.dropped - t.stats.invalid : n), 0);
     const durationMs = finishedAt.getTime() - startedAt.getTime();
     const err = error as CatalogStreamsError | undefined;
     return {
@@ -182,6 +216,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       throttles: c.throttles,
       pages: c.pages,
       bytes: outputs.reduce((n, o) => n + o.bytes, 0),
+      files: outputs.filter((o) => o.kind === 'file').length,
+      objects: outputs.filter((o) => o.kind === 'object').length,
       outputs,
       recordsPerSecond: durationMs > 0 ? Math.round((c.recordsRead * 1000) / durationMs) : 0,
       cursor: stateStore ? { previous: previous?.cursor, next, stored, location: stateStore.location } : undefined,
@@ -200,14 +236,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     }
     if (!client) {
       const connection = resolveConnection(loaded, opts.connection, opts.env);
-      client = new CatalogClient({
-        baseUrl: connection.baseUrl,
-        apiKey: connection.apiKey,
-        apiSecret: connection.apiSecret,
-        rateLimit: connection.rateLimit,
-        events,
-        signal: controller.signal,
-      });
+      client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
     }
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
     if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
@@ -233,9 +262,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
         if (typeof u === 'number' && (maxUpdatedAt === undefined || u > maxUpdatedAt)) maxUpdatedAt = u;
       });
     }
-    transforms = config.transforms.map((t, i) => opts.registry.create<RecordTransform>('transform', t, ctx, `transforms[${i}]`));
+    transforms = config.transforms.map((t, i) => opts.registry.create<Transform>('transform', t, ctx, `transforms[${i}]`));
     const sinks = config.sinks.map((s, i) => opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
-    sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks);
+    sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
 
     const chain: (Readable | Transform | Writable)[] = [source, ...fuseTransforms(transforms), sinkStream];
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });

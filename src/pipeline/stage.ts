@@ -6,6 +6,7 @@ import type { Readable, Transform, Writable } from 'node:stream';
 import type { z } from 'zod';
 import type { CatalogClient } from '../client/catalog-client.js';
 import type { RunEvents, OutputRecord } from '../events.js';
+import type { LocatedIssue } from './issues.js';
 
 export type StageKind = 'source' | 'transform' | 'sink';
 
@@ -13,6 +14,12 @@ export type StageKind = 'source' | 'transform' | 'sink';
 export interface SinkStream extends Writable {
   /** Every file/object committed under its final name, with rows and bytes. */
   readonly outputs: readonly OutputRecord[];
+  /**
+   * Removes what a sink that already finished committed (files, objects,
+   * manifest): a sibling sink of the same run failed after this one committed.
+   * Optional; the tee removes committed local files itself when it is absent.
+   */
+  revoke?(): Promise<void>;
 }
 
 /** What a sink writes into a manifest, asked for at commit time. */
@@ -61,6 +68,18 @@ export interface StageDefinition<Options = any, Out = Readable | Transform | Wri
   /** The options schema (without `type`); strict, so unknown keys are errors. */
   options: z.ZodType<Options>;
   create(options: Options, ctx: StageContext): Out;
+  /**
+   * Checks that need the local file system but no network (a custom module
+   * exists), run by `validate` and before a run; issues carry paths relative
+   * to the stage's options.
+   */
+  preflight?(options: Options, env: PreflightEnv): LocatedIssue[];
+}
+
+/** What a preflight check may look at. */
+export interface PreflightEnv {
+  /** The pipeline file's folder: relative paths in options resolve against it. */
+  baseDir: string;
 }
 
 export type SourceDefinition<O = any> = StageDefinition<O, Readable> & { kind: 'source' };
@@ -74,6 +93,7 @@ export function defineStage<S extends z.ZodType, Out extends Readable | Transfor
   description: string;
   options: S;
   create(options: z.output<S>, ctx: StageContext): Out;
+  preflight?(options: z.output<S>, env: PreflightEnv): LocatedIssue[];
 }): StageDefinition<z.output<S>, Out> {
   return def as StageDefinition<z.output<S>, Out>;
 }

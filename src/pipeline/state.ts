@@ -3,6 +3,7 @@
 // temporary name and renamed, so a crash never leaves half a file) or in an S3
 // object (`s3://bucket/key`, one PUT, which S3 makes atomic). It is written only
 // after every sink has committed; a failed run leaves the previous cursor.
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -79,13 +80,14 @@ class FileStateStore implements StateStore {
   }
 
   async write(state: PipelineState): Promise<void> {
-    await mkdir(path.dirname(this.location), { recursive: true });
-    const tmp = `${this.location}.${process.pid}.tmp`;
+    // A fresh temp name beside the file (same file system, so the rename is atomic).
+    const tmp = `${this.location}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
     try {
+      await mkdir(path.dirname(this.location), { recursive: true });
       await writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`, { flush: true });
       await rename(tmp, this.location);
     } catch (err) {
-      await rm(tmp, { force: true });
+      await rm(tmp, { force: true }).catch(() => {});
       throw new CatalogStreamsError('state.write', `cannot write state ${this.location}: ${(err as Error).message}`, { cause: err });
     }
   }

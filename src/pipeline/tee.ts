@@ -1,25 +1,38 @@
 // Writes every record to several sinks. The slowest sink sets the pace: a write
 // completes only when every sink has accepted it (or drained), so nothing is
 // buffered beyond each sink's own highWaterMark. It finishes when every sink has
-// finished (committed); an error in any sink destroys all of them, so each one
-// removes its temporary files or aborts its upload.
+// finished (committed). An error in any sink destroys all of them, so each one
+// removes its temporary files or aborts its upload; and a sink that had already
+// committed when a sibling failed has its outputs removed again (its `revoke()`,
+// or for local files the tee deletes them), so a failed run leaves no outputs.
+import { unlink } from 'node:fs/promises';
 import { Writable, finished } from 'node:stream';
-import type { OutputRecord } from '../events.js';
+import type { OutputRecord, RunEvents } from '../events.js';
 import type { SinkStream } from './stage.js';
+
+function closed(stream: Writable): Promise<void> {
+  return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
+}
 
 export class TeeSink extends Writable implements SinkStream {
   readonly #sinks: SinkStream[];
+  readonly #events: RunEvents | undefined;
+  /** Outputs removed again after a sibling failed: not outputs of the run. */
+  #revoked = false;
+  #revoking: Promise<void> | undefined;
 
-  constructor(sinks: SinkStream[]) {
+  /** `events` hears a warning about outputs that could not be removed. */
+  constructor(sinks: SinkStream[], events?: RunEvents) {
     super({ objectMode: true, highWaterMark: 16 });
     this.#sinks = sinks;
+    this.#events = events;
     for (const sink of sinks) {
       sink.on('error', (err) => this.destroy(err));
     }
   }
 
   get outputs(): readonly OutputRecord[] {
-    return this.#sinks.flatMap((s) => s.outputs);
+    return this.#revoked ? [] : this.#sinks.flatMap((s) => s.outputs);
   }
 
   override _write(chunk: unknown, _enc: BufferEncoding, callback: (err?: Error | null) => void): void {
@@ -48,7 +61,11 @@ export class TeeSink extends Writable implements SinkStream {
         if (failed) return;
         if (err) {
           failed = true;
-          callback(err);
+          // Siblings that committed already must not leave their outputs behind.
+          this.#revokeFinished().then(
+            () => callback(err),
+            () => callback(err),
+          );
         } else if (--pending === 0) callback();
       });
       sink.end();
@@ -56,7 +73,42 @@ export class TeeSink extends Writable implements SinkStream {
   }
 
   override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    // Destroyed after finishing (autoDestroy): every sink committed, nothing to undo.
+    if (this.writableFinished && !err) {
+      callback(null);
+      return;
+    }
     for (const sink of this.#sinks) if (!sink.destroyed) sink.destroy(err ?? undefined);
-    callback(err);
+    // The tee closes only once every sink has closed, i.e. finished its own
+    // clean-up (temp files removed, uploads aborted): whoever waits for the tee
+    // (stream.pipeline, the runner) then finds nothing half-written.
+    Promise.all([...this.#sinks.map(closed), this.#revokeFinished()]).then(
+      () => callback(err),
+      () => callback(err),
+    );
+  }
+
+  /** Removes what sinks that finished before the failure committed (once). */
+  #revokeFinished(): Promise<void> {
+    return (this.#revoking ??= this.#revokeAll());
+  }
+
+  async #revokeAll(): Promise<void> {
+    const done = this.#sinks.filter((s) => s.writableFinished && s.outputs.length > 0);
+    if (done.length === 0) return;
+    this.#revoked = true;
+    await Promise.all(
+      done.map(async (sink) => {
+        if (sink.revoke) return sink.revoke();
+        await Promise.all(sink.outputs.filter((o) => o.kind === 'file').map((o) => unlink(o.location).catch(() => {})));
+        const left = sink.outputs.filter((o) => o.kind === 'object').map((o) => o.location);
+        if (left.length > 0) {
+          this.#events?.emit('warning', {
+            code: 'sink.revoke',
+            message: `a sink failed after another had committed ${left.join(', ')}; that sink cannot remove them: delete them (the run failed and left the state cursor where it was, so the next run writes them again)`,
+          });
+        }
+      }),
+    );
   }
 }

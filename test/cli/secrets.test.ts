@@ -1,0 +1,98 @@
+// Secrets never come back out. A pipeline takes its secret from the environment
+// (`connection.apiSecret: ${CATALOG_API_SECRET}`); after a successful run and
+// after a run with wrong credentials (exit 1, a message telling what to check),
+// neither the secret nor the Basic authorization built from it appears in
+// stdout, stderr, the summary file, the state file or any output file.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basicAuthorization, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { jsonLines, listFiles, runCli, runMain, sandboxEnv, workspace } from './cli-process.js';
+
+const KEY = 'cs-test-key-7f3a';
+const SECRET = 'Zx9-very-SECRET-value-q7W2';
+const WRONG = 'Wr0ng-SECRET-value-p4K8';
+
+const PIPELINE = `name: secretive
+connection:
+  apiSecret: \${CATALOG_API_SECRET}
+  rateLimit: \${RATE:-6000}
+  maxAttempts: 2
+source:
+  type: products.query
+  filter: { status: active }
+transforms:
+  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: out/rejected.jsonl } }
+sinks:
+  - { type: parquet, path: out/products.parquet }
+  - { type: jsonl, path: out/products.jsonl }
+state: { path: .state/secretive.json }
+`;
+
+describe('secrets', () => {
+  let sandbox: TestSandbox;
+  let ws: Awaited<ReturnType<typeof workspace>>;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({ products: 300, credentials: { apiKey: KEY, apiSecret: SECRET } });
+    ws = await workspace();
+    await writeFile(join(ws.dir, 'secretive.yml'), PIPELINE);
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await ws?.remove();
+  });
+
+  const env = (secret: string) => sandboxEnv(sandbox, { CATALOG_API_SECRET: secret, CATALOG_RATE_LIMIT: undefined });
+
+  /** Every text the run left: output streams and every file in the workspace but the pipeline itself. */
+  async function everythingWritten(result: { stdout: string; stderr: string }): Promise<string> {
+    const files = (await listFiles(ws.dir)).filter((f) => !f.startsWith('pipelines/') && !f.startsWith('examples/') && f !== 'secretive.yml');
+    const contents = await Promise.all(files.map((f) => readFile(join(ws.dir, f), 'latin1')));
+    return [result.stdout, result.stderr, ...contents].join('\n');
+  }
+
+  function expectNoSecret(text: string) {
+    for (const secret of [SECRET, WRONG]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(basicAuthorization(KEY, secret).slice('Basic '.length));
+    }
+  }
+
+  it('a successful run: the secret is nowhere in its output, logs, summary, state or files', async () => {
+    const result = await runCli(['run', 'secretive.yml', '--summary-file', 'summary.json'], { cwd: ws.dir, env: env(SECRET) });
+    expect(result.code, result.stderr).toBe(0);
+    const files = await listFiles(ws.dir);
+    expect(files).toEqual(expect.arrayContaining(['.state/secretive.json', 'out/products.jsonl', 'out/products.parquet', 'summary.json']));
+    expectNoSecret(await everythingWritten(result));
+  });
+
+  it('wrong credentials: exit 1, one clear error telling to check the credentials, and no secret anywhere', async () => {
+    const state = await readFile(join(ws.dir, '.state/secretive.json'), 'utf8');
+    const result = await runCli(['run', 'secretive.yml', '--summary-file', 'summary-wrong.json'], { cwd: ws.dir, env: env(WRONG) });
+    expect(result.code).toBe(1);
+    const errors = jsonLines(result.stderr).filter((l) => l.level === 'error');
+    expect(errors.map((l) => l.event)).toEqual(['failed', 'summary']);
+    expect(errors[0]!.message).toBe(
+      `secretive: the catalog API at ${new URL(sandbox.url).host} rejected the credentials (401 authentication.not_authenticated) for products.query: check CATALOG_API_KEY and CATALOG_API_SECRET, and that they belong to the environment of CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
+    );
+    expect(errors[1]).toMatchObject({ status: 'failed', error: { code: 'auth.unauthorized' }, outputs: [] });
+    // Nothing written, the cursor of the good run kept.
+    expect(await readFile(join(ws.dir, '.state/secretive.json'), 'utf8')).toBe(state);
+    expectNoSecret(await everythingWritten(result));
+  });
+
+  it('on a TTY (text summary, live display) the secret does not show either', async () => {
+    const result = await runMain(['run', join(ws.dir, 'secretive.yml')], env(WRONG), { tty: true });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('rejected the credentials');
+    expect(result.stderr).toContain('✗ secretive failed');
+    expectNoSecret(result.stderr);
+  });
+
+  it('a secret put where a value is checked is redacted from the error', async () => {
+    await writeFile(join(ws.dir, 'leaky.yml'), PIPELINE.replace('${RATE:-6000}', '${CATALOG_API_SECRET}'));
+    const result = await runCli(['validate', 'leaky.yml'], { cwd: ws.dir, env: env(SECRET) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('catalog-streams validate: leaky.yml:4:14: connection.rateLimit: expected a number, got "***"\n');
+  });
+});
