@@ -61,6 +61,7 @@ export interface FilterIssue {
 const COMBINATORS = ['and', 'or', 'not'] as const;
 
 function describeValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'string') return `"${v}"`;
