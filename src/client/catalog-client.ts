@@ -43,6 +43,7 @@ import { type EndpointName, type PageRequest, type QueryRequest, DEFAULT_RATE_LI
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents } from '../events.js';
 import { parseErrorBody } from './error-body.js';
+import { scanPage } from './page-scanner.js';
 import { ApiError, AuthError, NetworkError, type NetworkFailure, RateLimitError } from './errors.js';
 import { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
@@ -106,6 +107,17 @@ export interface QueryPage<T = CatalogRecord> {
   results: T[];
 }
 
+/** A page whose records are parsed one at a time, when asked for (see page-scanner.ts). */
+export interface LazyPage<T = CatalogRecord> {
+  meta: PageMeta;
+  /** Records in the page. */
+  readonly length: number;
+  /** Record `i`, parsed now (each call parses again); an ApiError when its JSON is not valid. */
+  record(i: number): T;
+  /** Done with the page: its bytes may be reused for another page (record() must not be called after). */
+  release(): void;
+}
+
 /** A stream endpoint's body: raw NDJSON bytes, and the status (204: empty, nothing matched). */
 export type CatalogStream = Readable & { readonly statusCode: number };
 
@@ -120,6 +132,9 @@ export interface ClientStats {
 }
 
 const DEFAULT_TIMEOUTS: Required<ClientTimeouts> = { connect: 10_000, headers: 60_000, body: 60_000 };
+/** Page buffers kept for reuse (LazyPage.release), and the size of a new one (a page of 250 products is ~1.5 MB). */
+const PAGE_BUFFER_POOL = 8;
+const PAGE_BUFFER_SIZE = 2 * 1024 * 1024;
 const DEFAULT_CONNECTIONS = 8;
 const MAX_ERROR_BODY = 64 * 1024;
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'ENETDOWN', 'EHOSTUNREACH', 'EHOSTDOWN']);
@@ -144,6 +159,8 @@ export class CatalogClient {
   readonly #secrets: string[];
   readonly #timeouts: Required<ClientTimeouts>;
   readonly #signal: AbortSignal | undefined;
+  /** Released page buffers: a page's bytes are outside the JS heap, and reusing them keeps dead ones from piling up until a full GC. */
+  readonly #pageBuffers: Buffer[] = [];
   #closing: Promise<void> | undefined;
 
   constructor(options: CatalogClientOptions) {
@@ -213,6 +230,89 @@ export class CatalogClient {
   queryText<E extends QueryEndpointName>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<string> {
     // A body cut short rejects with a network error code: retried like any failed attempt.
     return this.#exchange(endpoint, 'paged', body, options.signal, (res) => res.body.text());
+  }
+
+  /**
+   * One page of a paged query endpoint, kept as bytes and split into records
+   * that are parsed one by one when read: what the paged source uses, so that a
+   * page's records are made only as they go down the pipeline (see page-scanner.ts).
+   * The page's shape and meta are checked now; a record's JSON when it is read.
+   */
+  async queryLazy<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<LazyPage<T>> {
+    const { buffer, length } = await this.#exchange(endpoint, 'paged', body, options.signal, (res) => this.#readPooled(res.body));
+    try {
+      return this.lazyPage<T>(endpoint, body, buffer.subarray(0, length), () => this.#releasePageBuffer(buffer));
+    } catch (err) {
+      this.#releasePageBuffer(buffer);
+      throw err;
+    }
+  }
+
+  /** A body read into a reused buffer (grown when a body is larger). */
+  async #readPooled(body: Readable): Promise<{ buffer: Buffer; length: number }> {
+    let buffer = this.#pageBuffers.pop() ?? Buffer.allocUnsafe(PAGE_BUFFER_SIZE);
+    let length = 0;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        if (length + chunk.length > buffer.length) {
+          const grown = Buffer.allocUnsafe(Math.max(buffer.length * 2, length + chunk.length));
+          buffer.copy(grown, 0, 0, length);
+          buffer = grown;
+        }
+        chunk.copy(buffer, length);
+        length += chunk.length;
+      }
+    } catch (err) {
+      this.#releasePageBuffer(buffer);
+      throw err;
+    }
+    return { buffer, length };
+  }
+
+  #releasePageBuffer(buffer: Buffer): void {
+    if (this.#pageBuffers.length < PAGE_BUFFER_POOL && !this.#pageBuffers.includes(buffer)) this.#pageBuffers.push(buffer);
+  }
+
+  /**
+   * A page's bytes as a LazyPage; an ApiError (not retried) when they are not a page.
+   * `release` is called by the page's release() (or at once when the page is parsed whole).
+   */
+  lazyPage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, bytes: Buffer, release: () => void = () => {}): LazyPage<T> {
+    // A UTF-8 byte order mark is dropped, as a text decoder would.
+    const b = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+    const scanned = scanPage(b);
+    let skeleton: QueryPage | undefined;
+    if (scanned) {
+      try {
+        const json = JSON.parse(scanned.skeleton) as unknown;
+        if (isPage(json) && (json as QueryPage).results.length === 0) skeleton = json as QueryPage;
+      } catch {
+        // not JSON around the records: the whole-body parse below reports it
+      }
+    }
+    if (!scanned || !skeleton) {
+      const page = this.parsePage<T>(endpoint, body, b.toString('utf8'));
+      release();
+      return { meta: page.meta, length: page.results.length, record: (i) => page.results[i]!, release: () => {} };
+    }
+    const { starts, ends } = scanned;
+    let released = false;
+    return {
+      meta: skeleton.meta,
+      length: starts.length,
+      release: () => {
+        if (!released) release();
+        released = true;
+      },
+      record: (i) => {
+        if (released) throw new Error('LazyPage.record() after release()');
+        try {
+          return JSON.parse(b.toString('utf8', starts[i], ends[i])) as T;
+        } catch (err) {
+          throw this.#invalidResponse(endpoint, body, 200, `the response body is not valid JSON (record ${i} of the page)`, err);
+        }
+      },
+    };
   }
 
   /** Parses a page's JSON text, checking it is a page; an ApiError (not retried) when it is not. */

@@ -18,6 +18,15 @@
 // zstd is not offered: hyparquet-writer ships only snappy, and Node 20's zlib has no
 // zstd (it needs a native/wasm dependency, or Node >= 22.15).
 // Column statistics (min/max/null count) are written for every column except json.
+//
+// Memory: json columns (nested lists and objects as JSON text) hold most of a
+// product's bytes (photos, organizations, descriptions...). Their values wait
+// for the row group as UTF-8 in one reusable buffer per column (Utf8Column),
+// outside the JS heap, and reach hyparquet-writer as byte views (which it
+// writes as they are, without its own TextEncoder pass). Kept as JS strings, a
+// row group of them was most of the heap that survives young-generation GC,
+// and V8 lets the old generation grow to about four times what survives: in
+// the benchmark's full chain that was the peak RSS.
 import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import type { ByteDestination } from './byte-destination.js';
@@ -112,6 +121,79 @@ export function parquetSchema(columns: readonly ParquetColumn[]): SchemaElement[
   return schema;
 }
 
+/** Values of a row group sampled to tell whether a dictionary could pay (as hyparquet-writer samples). */
+const DICTIONARY_SAMPLE = 1000;
+/** hyparquet-writer rejects a dictionary when distinct values are more than this share of the sampled bytes. */
+const DICTIONARY_REJECTION = 0.9;
+
+/** A column's strings as UTF-8 in one growing buffer, reused row group after row group. */
+class Utf8Column {
+  #bytes = Buffer.allocUnsafe(64 * 1024);
+  #used = 0;
+  /** End offset of each value, -1 for a missing one. */
+  #ends: number[] = [];
+  /** The first values of the row group, and their lengths in all and once each. */
+  #sample = new Set<string>();
+  #sampled = 0;
+  #sampledTotal = 0;
+  #sampledDistinct = 0;
+
+  push(value: unknown): void {
+    if (typeof value !== 'string') {
+      this.#ends.push(-1);
+      return;
+    }
+    if (this.#sampled < DICTIONARY_SAMPLE) {
+      this.#sampled++;
+      this.#sampledTotal += value.length + 4;
+      if (!this.#sample.has(value)) {
+        this.#sample.add(value);
+        this.#sampledDistinct += value.length + 4;
+      }
+    }
+    const most = value.length * 3;
+    if (this.#used + most > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, this.#used + most));
+      this.#bytes.copy(grown, 0, 0, this.#used);
+      this.#bytes = grown;
+    }
+    this.#used += this.#bytes.write(value, this.#used, 'utf8');
+    this.#ends.push(this.#used);
+  }
+
+  /** The values as views into the buffer (valid until the next reset). */
+  views(): Array<Uint8Array | null> {
+    const ends = this.#ends;
+    const out = new Array<Uint8Array | null>(ends.length);
+    let start = 0;
+    for (let i = 0; i < ends.length; i++) {
+      const end = ends[i]!;
+      if (end < 0) out[i] = null;
+      else {
+        out[i] = this.#bytes.subarray(start, end);
+        start = end;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Whether hyparquet-writer would reject a dictionary for these values: it decides so from
+   * a sample too, but on the bytes, hashing every sampled value in JavaScript; JSON text is
+   * nearly always distinct, and deciding here on the strings skips that work.
+   */
+  get distinct(): boolean {
+    return this.#sampledTotal === 0 || this.#sampledDistinct / this.#sampledTotal > DICTIONARY_REJECTION;
+  }
+
+  reset(): void {
+    this.#used = 0;
+    this.#ends = [];
+    this.#sample = new Set();
+    this.#sampled = this.#sampledTotal = this.#sampledDistinct = 0;
+  }
+}
+
 /** Writes one Parquet file, a row group at a time, into a destination. */
 export class ParquetEncoder implements PartEncoder<ParquetRow> {
   rows = 0;
@@ -121,6 +203,8 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   readonly #bytes = new ByteWriter();
   readonly #writer: ParquetWriter;
   #buffer: unknown[][];
+  /** json columns buffer their text as UTF-8 here instead of in #buffer (see the top of the file). */
+  readonly #utf8: Array<Utf8Column | undefined>;
   #bufferedRows = 0;
   #bufferedBytes = 0;
   readonly #ratio: CompressionRatio;
@@ -130,6 +214,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#columns = columns;
     this.#options = options;
     this.#buffer = columns.map(() => []);
+    this.#utf8 = columns.map((c) => (c.type === 'json' && !c.list ? new Utf8Column() : undefined));
     this.#ratio = options.compressionRatio ?? new CompressionRatio();
     this.#writer = new ParquetWriter({
       writer: this.#bytes,
@@ -149,7 +234,12 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
 
   write(row: ParquetRow): void | Promise<void> {
     const { values } = row;
-    for (let c = 0; c < this.#buffer.length; c++) this.#buffer[c]!.push(values[c]);
+    const utf8 = this.#utf8;
+    for (let c = 0; c < this.#buffer.length; c++) {
+      const column = utf8[c];
+      if (column) column.push(values[c]);
+      else this.#buffer[c]!.push(values[c]);
+    }
     this.rows++;
     this.#bufferedRows++;
     this.#bufferedBytes += row.bytes;
@@ -164,8 +254,9 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     void this.#writer.write({
       columnData: this.#columns.map((column, c) => ({
         name: column.name,
-        data: this.#buffer[c]!,
+        data: this.#utf8[c]?.views() ?? this.#buffer[c]!,
         statistics: column.type !== 'json',
+        ...(this.#utf8[c]?.distinct ? { encoding: 'PLAIN' as const } : {}),
       })),
       rowGroupSize: this.#bufferedRows,
       pageSize: PAGE_SIZE,
@@ -173,6 +264,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#ratio.estimated += this.#bufferedBytes;
     this.#ratio.encoded += this.#bytes.offset - before;
     this.#buffer = this.#columns.map(() => []);
+    for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
     this.#bufferedBytes = 0;
     return this.#drainBytes();
@@ -195,6 +287,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
 
   destroy(): void {
     this.#buffer = [];
+    for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
   }
 }

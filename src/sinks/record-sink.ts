@@ -46,6 +46,8 @@ export interface CommittedOutput {
   output: OutputRecord;
   /** The data destination (absent for side objects such as the manifest). */
   destination?: ByteDestination;
+  /** Removes a side object again (the manifest, when the sink is stopped while writing it). */
+  revoke?(): Promise<void>;
 }
 
 export interface RecordSinkSpec<Item> {
@@ -80,6 +82,10 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   readonly #emit: EmitItem<Item>;
   #ordinal = 0;
   #finished = false;
+  /** Set when the sink is being destroyed: `_final`, still running, must not publish anything more. */
+  #destroying = false;
+  /** `_final` writing the side objects (the manifest); the destroy waits for it before disposing. */
+  #writingExtras: Promise<unknown> | undefined;
   readonly #onAbort: () => void;
 
   constructor(spec: RecordSinkSpec<Item>) {
@@ -159,8 +165,20 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       }
       await this.#parts.finish();
       await format.close();
+      if (this.#destroying) return;
       if (afterCommit) {
-        for (const extra of await afterCommit(this.#committed)) {
+        const writing = (async () => {
+          const written = await afterCommit(this.#committed);
+          if (!this.#destroying) return written;
+          // Stopped while the manifest was being written: the destroy removed the data
+          // objects, so the manifest must not stay behind, listing them.
+          await Promise.all(written.map((e) => e.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error))));
+          return undefined;
+        })();
+        this.#writingExtras = writing;
+        const extras = await writing;
+        if (!extras) return;
+        for (const extra of extras) {
           this.#committed.push(extra);
           this.#spec.ctx.events.emit('output', extra.output);
         }
@@ -171,6 +189,7 @@ export class RecordSink<Item> extends Writable implements SinkStream {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#spec.ctx.signal.removeEventListener('abort', this.#onAbort);
+    this.#destroying = true;
     if (this.#finished) {
       this.#spec.dispose?.();
       callback(error);
@@ -180,16 +199,20 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     (async () => {
       await this.#spec.format.abort(reason).catch(() => {});
       const failures = await this.#parts.abort(reason);
-      for (const failure of failures) {
-        this.#spec.ctx.events.emit('warning', {
-          code: 'sink.cleanup',
-          message: `${this.#spec.sinkType} sink could not remove a partial output: ${failure.message}`,
-        });
-      }
+      for (const failure of failures) this.#cleanupWarning(failure);
       this.#committed.length = 0;
+      // A manifest being written when the stop came is removed by `_final` itself, with the client still open.
+      await this.#writingExtras?.catch(() => {});
     })().finally(() => {
       this.#spec.dispose?.();
       callback(error);
+    });
+  }
+
+  #cleanupWarning(failure: Error): void {
+    this.#spec.ctx.events.emit('warning', {
+      code: 'sink.cleanup',
+      message: `${this.#spec.sinkType} sink could not remove a partial output: ${failure.message}`,
     });
   }
 

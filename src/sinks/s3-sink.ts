@@ -12,7 +12,7 @@
 //     aborts its open multipart uploads and deletes the objects it had completed.
 // Objects are overwritten when a later run renders the same key; put {run} in the key to
 // keep every run's objects apart.
-import { PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { SinkStream, StageContext } from '../pipeline/stage.js';
@@ -197,7 +197,16 @@ async function writeManifest(
   } catch (err) {
     throw s3Error(err, 'write the manifest', location);
   }
-  return { output: { kind: 'object', location, rows: 0, bytes: body.byteLength, sink: 's3' } };
+  return {
+    output: { kind: 'object', location, rows: 0, bytes: body.byteLength, sink: 's3' },
+    revoke: async () => {
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: m.bucket, Key: m.key }));
+      } catch (err) {
+        throw s3Error(err, 'delete the manifest', location);
+      }
+    },
+  };
 }
 
 export const s3SinkStage = defineStage({

@@ -2,16 +2,21 @@
 // or more segments (the whole query, code-list chunks, createdAt windows) and
 // emits their records in order.
 //
-// Backpressure: pages are requested from `_read` only, i.e. when the stream's
-// buffer has room. At most `concurrency` pages are in flight or waiting to be
-// emitted, so a slow consumer holds at most `concurrency` pages here plus what
-// the Readable buffers. Several pages in flight keep the request budget busy
+// Backpressure: records are parsed and pushed only while the stream's buffer
+// has room (`_read`), and pages are requested once the consumer has started
+// reading, to keep `concurrency` pages in flight or waiting behind the page
+// being emitted; so a slow consumer holds at most `concurrency` + 1 pages here
+// (as bytes) plus what the Readable buffers. Several pages in flight keep the request budget busy
 // while one response is slow; the rate limiter in the client decides when each
 // actually starts. Results are emitted strictly in page order.
 //
-// Pages waiting for their turn are kept as JSON text and parsed when emitted:
-// parsed early, their records outlive young-generation GC and get promoted,
-// which doubled GC time in the benchmark; text is one object per page.
+// Pages waiting for their turn are kept as bytes (outside the JS heap) and
+// their records are parsed one at a time, as the stream's buffer takes them
+// (CatalogClient.queryLazy): parsed a page at a time, 250 records waited for
+// their turn long enough to be promoted to the old generation, and the page's
+// text was a large string that only a full GC frees; together they set the
+// process's peak RSS in the benchmark. A record now lives only while it goes
+// down the pipeline.
 //
 // Page 0 of a segment is asked for alone: it tells the segment's total, and so
 // how many pages follow (no request for an empty page past the end, which
@@ -23,7 +28,7 @@
 // Data that changes while pages are read (a product added or removed under an
 // `{id: ASC}` sorting) shifts later pages: a record would be skipped or repeated
 // without a sign. These checks turn that into a DataError asking to re-run.
-import type { CatalogClient, CatalogRecord, QueryEndpointName, QueryPage, RequestBody } from '../client/index.js';
+import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, QueryPage, RequestBody } from '../client/index.js';
 import type { QueryRequest } from '../catalog/index.js';
 import { DataError } from '../errors.js';
 import { setOrigin } from './origin.js';
@@ -66,8 +71,28 @@ interface SegmentState {
 interface PageJob {
   state: SegmentState;
   no: number;
-  /** The page once fetched: parsed (page 0, a probe) or still JSON text, parsed when emitted. */
-  page?: QueryPage | string;
+  /** The page once fetched: parsed (page 0, a probe) or lazy (records parsed when emitted). */
+  page?: QueryPage | LazyPage;
+}
+
+/** The page being emitted: its records go out one by one while the stream's buffer has room. */
+interface OpenPage {
+  job: PageJob;
+  page: LazyPage;
+  /** Index of the next record to emit. */
+  next: number;
+  /** Records pushed (repeats across code chunks are not). */
+  pushed: number;
+}
+
+function isLazy(page: QueryPage | LazyPage): page is LazyPage {
+  return typeof (page as LazyPage).record === 'function';
+}
+
+function lazyOf(page: QueryPage | LazyPage): LazyPage {
+  if (isLazy(page)) return page;
+  const { results } = page;
+  return { meta: page.meta, length: results.length, record: (i) => results[i]!, release: () => {} };
 }
 
 export class PagedQuerySource extends CatalogSource {
@@ -80,8 +105,11 @@ export class PagedQuerySource extends CatalogSource {
   #pulling = false;
   #exhausted = false;
   #wantMore = false;
+  /** The consumer has asked for data (requests start only then). */
+  #reading = false;
   #finished = false;
   #delivered = 0;
+  #open: OpenPage | undefined;
 
   constructor(client: CatalogClient, endpoint: QueryEndpointName, segments: SegmentProducer, options: PagedQueryOptions) {
     super(endpoint, { ...options, events: options.events ?? client.events });
@@ -93,6 +121,7 @@ export class PagedQuerySource extends CatalogSource {
 
   override _read(): void {
     this.#wantMore = true;
+    this.#reading = true;
     this.#drain();
   }
 
@@ -106,9 +135,9 @@ export class PagedQuerySource extends CatalogSource {
     return this.#client.query(this.endpoint as 'products.query', { ...body, page: { no, size: size as 250 } } as QueryRequest<'products.query'>, { signal: this.signal });
   }
 
-  /** A page as JSON text: pages waiting for their turn stay one string each (see CatalogClient.queryText). */
-  #fetchText(body: SourceBody, no: number): Promise<string> {
-    return this.#client.queryText(this.endpoint as 'products.query', { ...body, page: { no, size: this.#pageSize as 250 } } as QueryRequest<'products.query'>, {
+  /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
+  #fetchLazy(body: SourceBody, no: number): Promise<LazyPage> {
+    return this.#client.queryLazy(this.endpoint as 'products.query', { ...body, page: { no, size: this.#pageSize as 250 } } as QueryRequest<'products.query'>, {
       signal: this.signal,
     });
   }
@@ -123,15 +152,15 @@ export class PagedQuerySource extends CatalogSource {
       // #track's handler has run by now (registered first): state.total is set.
       await first;
       const pages = Math.ceil(state.total! / this.#pageSize);
-      for (let no = 1; no < pages; no++) yield this.#track({ state, no }, this.#fetchText(segment.body, no));
+      for (let no = 1; no < pages; no++) yield this.#track({ state, no }, this.#fetchLazy(segment.body, no));
     }
   }
 
-  #track(job: PageJob, request: Promise<QueryPage | string>): PageJob {
+  #track(job: PageJob, request: Promise<QueryPage | LazyPage>): PageJob {
     request.then(
       (page) => {
         job.page = page;
-        if (typeof page !== 'string') this.#openSegment(job.state, page.meta.total);
+        if (!isLazy(page)) this.#openSegment(job.state, page.meta.total);
         this.#drain();
       },
       (err: unknown) => this.destroy(err as Error),
@@ -147,7 +176,7 @@ export class PagedQuerySource extends CatalogSource {
 
   /** Pulls more jobs while the buffer wants data and the window has room. */
   #pump(): void {
-    if (this.#pulling || this.#exhausted || this.destroyed || !this.#wantMore || this.#queue.length >= this.#concurrency) return;
+    if (this.#pulling || this.#exhausted || this.destroyed || !this.#reading || this.#queue.length >= this.#concurrency) return;
     this.#pulling = true;
     this.#jobs.next().then(
       (r) => {
@@ -164,54 +193,79 @@ export class PagedQuerySource extends CatalogSource {
     );
   }
 
-  /** Emits fetched pages at the head of the queue, in order, while the buffer has room. */
+  /** Emits the records of fetched pages, in page order, while the buffer has room. */
   #drain(): void {
     if (this.destroyed || this.#finished) return;
-    while (this.#wantMore && this.#queue[0]?.page) {
-      const job = this.#queue.shift()!;
-      try {
-        this.#wantMore = this.#emitPage(job);
-      } catch (err) {
-        this.destroy(err as Error);
-        return;
+    try {
+      while (this.#wantMore) {
+        if (!this.#open) {
+          const head = this.#queue[0];
+          if (!head?.page) break;
+          this.#queue.shift();
+          this.#open = this.#openPage(head);
+        }
+        this.#wantMore = this.#emitRecords(this.#open);
+        if (this.#open.next >= this.#open.page.length) {
+          this.#closePage(this.#open);
+          this.#open = undefined;
+        }
       }
+    } catch (err) {
+      this.destroy(err as Error);
+      return;
     }
-    if (this.#exhausted && this.#queue.length === 0 && !this.#pulling) {
+    if (this.#exhausted && this.#queue.length === 0 && !this.#pulling && !this.#open) {
       this.#finish();
       return;
     }
     this.#pump();
   }
 
-  #emitPage(job: PageJob): boolean {
+  /** Checks a page against its segment before any of its records goes out. */
+  #openPage(job: PageJob): OpenPage {
     const { state, no } = job;
-    const page = typeof job.page === 'string' ? this.#client.parsePage(this.endpoint as QueryEndpointName, state.segment.body, job.page) : job.page!;
+    const page = lazyOf(job.page!);
     job.page = undefined;
     const { label } = state.segment;
     const total = state.total ?? page.meta.total;
-    const offset = no * this.#pageSize;
-    const expected = Math.max(0, Math.min(this.#pageSize, total - offset));
-    if (page.meta.total !== total || page.results.length !== expected) {
+    const expected = Math.max(0, Math.min(this.#pageSize, total - no * this.#pageSize));
+    if (page.meta.total !== total || page.length !== expected) {
       throw this.#mismatch(
         label,
-        `page ${no}${label ? ` of ${label}` : ''} reported total ${page.meta.total} with ${page.results.length} records where total ${total} with ${expected} records was expected`,
+        `page ${no}${label ? ` of ${label}` : ''} reported total ${page.meta.total} with ${page.length} records where total ${total} with ${expected} records was expected`,
       );
     }
+    return { job, page, next: 0, pushed: 0 };
+  }
+
+  /** Pushes the page's next records until the buffer is full or the page is done; returns push()'s last answer. */
+  #emitRecords(open: OpenPage): boolean {
+    const { page, job } = open;
+    const offset = job.no * this.#pageSize;
+    const slice = job.state.segment.label;
     let ok = true;
-    let pushed = 0;
-    const results = page.results as CatalogRecord[];
-    for (let i = 0; i < results.length; i++) {
-      const record = results[i]!;
+    while (ok && open.next < page.length) {
+      const i = open.next++;
+      const record = page.record(i) as CatalogRecord;
       if (this.isRepeat(record)) continue;
-      setOrigin(record, { endpoint: this.endpoint, page: no, index: offset + i, ...(label ? { slice: label } : {}) });
-      pushed++;
+      setOrigin(record, { endpoint: this.endpoint, page: job.no, index: offset + i, ...(slice ? { slice } : {}) });
+      open.pushed++;
       ok = this.push(record);
     }
-    state.delivered += results.length;
+    return ok;
+  }
+
+  /** Every record of the page went out: count it, report it, check the segment's total. */
+  #closePage(open: OpenPage): void {
+    const { job, page, pushed } = open;
+    page.release();
+    const { state, no } = job;
+    const { label } = state.segment;
+    const total = state.total ?? page.meta.total;
+    state.delivered += page.length;
     this.#delivered += pushed;
     this.events.emit('page', { endpoint: this.endpoint, records: pushed, page: no, ...(label ? { slice: label } : {}) });
     if (state.delivered >= total && state.delivered !== total) throw this.#mismatch(label, `${label ?? 'the query'} delivered ${state.delivered} records where its total was ${total}`);
-    return ok;
   }
 
   #finish(): void {

@@ -244,6 +244,29 @@ export function rewriteAtPaths<L>(value: object, node: PathNode<L>, write: LeafW
   return out;
 }
 
+/**
+ * `{...src}`: own enumerable string keys in order, then own enumerable symbols
+ * (a record's origin). A loop over Object.keys: on records with varying key
+ * sets (products: ~70 keys after flatten-locales) spread falls back to V8's
+ * slow generic path and cost three times as much (19 vs 6 µs per product).
+ */
+export function shallowCopy(src: Record<string | symbol, unknown>): Record<string, unknown> {
+  const out: Record<string | symbol, unknown> = {};
+  const keys = Object.keys(src);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    // An own "__proto__" (JSON.parse makes one) must stay a plain property, as spread keeps it.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: src[key], writable: true, enumerable: true, configurable: true });
+    else out[key] = src[key];
+  }
+  const symbols = Object.getOwnPropertySymbols(src);
+  for (let i = 0; i < symbols.length; i++) {
+    const symbol = symbols[i]!;
+    if (Object.prototype.propertyIsEnumerable.call(src, symbol)) out[symbol] = src[symbol];
+  }
+  return out as Record<string, unknown>;
+}
+
 /** The new value of a leaf (`replaceAtPaths`); return `value` itself to leave it. */
 export type LeafReplacer<L> = (value: unknown, leaf: L) => unknown;
 
@@ -256,7 +279,7 @@ export type LeafReplacer<L> = (value: unknown, leaf: L) => unknown;
  */
 export function replaceAtPaths<L>(value: object, node: PathNode<L>, replace: LeafReplacer<L>, inPlace = false): Record<string, unknown> {
   const src = value as Record<string, unknown>;
-  const out: Record<string, unknown> = inPlace ? src : { ...src };
+  const out: Record<string, unknown> = inPlace ? src : shallowCopy(src);
   const keys = node.keys;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;

@@ -10,6 +10,7 @@ import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOpti
 import { genericPath } from './field-path.js';
 import type { RecordOutput, StageStats } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
+import { compileSchemaCheck, type SchemaCheck } from './schema-check.js';
 
 export const ValidateOptionsSchema = z
   .strictObject({
@@ -142,6 +143,8 @@ export class ValidateTransform extends CheckingTransform {
   declare readonly stats: ValidateStats;
   readonly resource: ResourceName;
   readonly #schema: z.ZodType;
+  /** Answers "valid" without zod's deep copy; zod decides (and explains) the rest. */
+  readonly #quickCheck: SchemaCheck;
   readonly #info: FieldInfo;
   readonly #unknownMode: 'allow' | 'report' | 'reject';
   readonly #known: KnownShape | undefined;
@@ -151,6 +154,7 @@ export class ValidateTransform extends CheckingTransform {
     super('validate', ctx, options, resource.name);
     this.resource = resource.name;
     this.#schema = resource.schema;
+    this.#quickCheck = compileSchemaCheck(resource.schema);
     this.#info = resource.info;
     this.#unknownMode = options.unknownFields;
     this.#known = knownShapeOf(resource.info);
@@ -158,10 +162,10 @@ export class ValidateTransform extends CheckingTransform {
   }
 
   processRecord(record: object): RecordOutput {
-    const result = this.#schema.safeParse(record);
+    const result = this.#quickCheck(record) ? undefined : this.#schema.safeParse(record);
     const known = this.#known;
     const unknown = this.#unknownMode !== 'allow' && known !== undefined && hasUnknown(known, record) ? this.#unknownPaths(record, known) : undefined;
-    if (result.success) {
+    if (result === undefined || result.success) {
       if (unknown === undefined) return record;
       if (this.#unknownMode === 'report') {
         this.#report(record, unknown);

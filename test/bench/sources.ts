@@ -7,14 +7,12 @@
 // both, so the ratio shows what the source adds.
 //
 //   npx tsc -p tsconfig.json && node dist/test/bench/sources.js [products]
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Pool } from 'undici';
-import { EXTRACT_PAGE_SIZE } from '../../src/catalog/index.js';
 import { CatalogClient } from '../../src/client/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { plan, productsQuery } from '../../src/sources/index.js';
+import { productsQuery } from '../../src/sources/index.js';
+import { isMain, round, runScenario } from './measure.js';
+import { fetchPages, plannedWindows } from './page-floor.js';
 
 export interface ModeResult {
   mode: 'source' | 'baseline';
@@ -47,7 +45,8 @@ export async function runMode(mode: 'source' | 'baseline', productCount: number)
   const client = new CatalogClient({ baseUrl: sandbox.url, ...sandbox.credentials, rateLimit: 0 });
   try {
     // The baseline asks for the very pages the source asks for: the planned windows' pages.
-    const windows = mode === 'baseline' ? (await plan(client, 'products.query', { filter: FILTER })).slices : [];
+    const connection = { baseUrl: sandbox.url, ...sandbox.credentials };
+    const windows = mode === 'baseline' ? (await plannedWindows(connection, FILTER)).windows : [];
     const startRss = process.memoryUsage().rss;
     let peak = startRss;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
@@ -58,20 +57,8 @@ export async function runMode(mode: 'source' | 'baseline', productCount: number)
     if (mode === 'source') {
       for await (const _ of productsQuery(client, { filter: FILTER })) products++;
     } else {
-      const pool = new Pool(sandbox.url, { connections: 4 });
-      const headers = {
-        authorization: `Basic ${Buffer.from(`${sandbox.credentials.apiKey}:${sandbox.credentials.apiSecret}`).toString('base64')}`,
-        'content-type': 'application/json',
-      };
-      for (const w of windows) {
-        for (let no = 0; no * EXTRACT_PAGE_SIZE < w.total!; no++) {
-          const body = JSON.stringify({ filter: w.filter, sorting: { id: 'ASC' }, page: { no, size: EXTRACT_PAGE_SIZE } });
-          const res = await pool.request({ path: '/v4/products/query', method: 'POST', headers, body });
-          const page = JSON.parse(await res.body.text()) as { results: unknown[] };
-          products += page.results.length;
-        }
-      }
-      await pool.close();
+      // One request at a time, like the source's page order (it keeps up to 3 in flight).
+      products = (await fetchPages(connection, windows, { concurrency: 1 })).records;
     }
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
@@ -97,9 +84,8 @@ export async function runMode(mode: 'source' | 'baseline', productCount: number)
 /** Both modes, each in a fresh child process when this file runs compiled (else in this process, one after the other). */
 export async function benchSources(options: { products?: number } = {}): Promise<SourcesBenchResult> {
   const products = options.products ?? 100_000;
-  const self = fileURLToPath(import.meta.url);
-  const isolate = self.endsWith('.js');
-  const run = (mode: 'source' | 'baseline') => (isolate ? runChild(self, mode, products) : runMode(mode, products));
+  const isolate = fileURLToPath(import.meta.url).endsWith('.js');
+  const run = (mode: 'source' | 'baseline') => (isolate ? runScenario<ModeResult>('sources', { mode, products }) : runMode(mode, products));
   const baseline = await run('baseline');
   const source = await run('source');
   return {
@@ -114,19 +100,6 @@ export async function benchSources(options: { products?: number } = {}): Promise
   };
 }
 
-function runChild(file: string, mode: string, products: number): Promise<ModeResult> {
-  return new Promise((resolveResult, reject) => {
-    const child = spawn(process.execPath, [file, '--mode', mode, String(products)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`bench child (${mode}) exited with ${code}`));
-      resolveResult(JSON.parse(out.trim().split('\n').at(-1)!) as ModeResult);
-    });
-  });
-}
-
 export function formatSourcesBench(r: SourcesBenchResult): string {
   const row = (m: ModeResult) =>
     `${m.mode.padEnd(9)} ${String(m.products).padStart(8)} ${String(m.requests).padStart(6)} ${m.seconds.toFixed(2).padStart(8)} ${String(m.productsPerSecond).padStart(11)} ${m.cpuSeconds.toFixed(2).padStart(7)} ${String(m.peakRssMb).padStart(9)} ${String(m.startRssMb).padStart(10)}`;
@@ -139,18 +112,13 @@ export function formatSourcesBench(r: SourcesBenchResult): string {
   ].join('\n');
 }
 
-function round(n: number): number {
-  return Math.round(n * 100) / 100;
-}
-
-const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (isMain) {
-  const args = process.argv.slice(2);
-  if (args[0] === '--mode') {
-    const result = await runMode(args[1] as 'source' | 'baseline', Number(args[2]));
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+if (isMain(import.meta.url)) {
+  const arg = process.argv[2];
+  if (arg?.startsWith('{')) {
+    // A child of benchSources (runScenario): one mode, its result as the last line.
+    const { mode, products } = JSON.parse(arg) as { mode: 'source' | 'baseline'; products: number };
+    process.stdout.write(`${JSON.stringify(await runMode(mode, products))}\n`);
   } else {
-    const result = await benchSources({ products: args[0] ? Number(args[0]) : undefined });
-    console.log(formatSourcesBench(result));
+    console.log(formatSourcesBench(await benchSources({ products: arg ? Number(arg) : undefined })));
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { buildPathTree, compileGetter, parseFieldPath, rewriteAtPaths } from '../../src/transforms/field-path.js';
+import { buildPathTree, compileGetter, parseFieldPath, rewriteAtPaths, shallowCopy } from '../../src/transforms/field-path.js';
 import { fixture } from './support.js';
 
 const p1 = () => fixture<any[]>('products.json')[0];
@@ -58,5 +58,23 @@ describe('field paths', () => {
     expect(p.name).toEqual({ en: 'Vitamin C 500 mg', nl: 'Vitamine C 500 mg', fr: 'Vitamine C 500 mg' });
     expect(() => buildPathTree([[parseFieldPath('a[].b'), 1], [parseFieldPath('a.c'), 2]])).toThrow(/both as a list and as an object/);
     expect(() => buildPathTree([[parseFieldPath('a[type=x].b'), 1]])).toThrow(/only field names and \[\]/);
+  });
+});
+
+describe('shallowCopy', () => {
+  it('copies like object spread: key order, symbols (the origin), an own __proto__ key, without sharing the object', () => {
+    const origin = Symbol.for('catalog-streams.origin');
+    const hidden = Symbol('hidden');
+    const src = JSON.parse('{"b":1,"a":{"x":2},"2":"two","__proto__":{"polluted":true}}') as Record<string | symbol, unknown>;
+    src[origin] = { endpoint: 'products.query', page: 1 };
+    Object.defineProperty(src, hidden, { value: 'no', enumerable: false });
+    const copy = shallowCopy(src);
+    const spread = { ...src };
+    expect(copy).not.toBe(src);
+    expect(Reflect.ownKeys(copy)).toEqual(Reflect.ownKeys(spread));
+    expect(copy).toStrictEqual(spread);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect((copy as Record<symbol, unknown>)[origin]).toBe(src[origin]);
+    expect(copy.a).toBe(src.a);
   });
 });

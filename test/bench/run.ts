@@ -1,0 +1,348 @@
+// `npm run bench`: DESIGN §6 as numbers. Every measured scenario runs in a
+// child process of its own (`node --expose-gc dist/test/bench/<scenario>.js`),
+// against a sandbox in yet another process (`catalog-streams sandbox`), so a
+// scenario's CPU and peak RSS are its own. Prints one table row per scenario
+// and writes bench-results.json (with the machine) in the current folder.
+//
+//   npm run bench                                  # chain memory rate stream
+//   npm run bench -- --quick                       # small sizes (about a minute)
+//   node --expose-gc dist/test/bench/run.js chain rate [--quick] [--out file.json] [--strict: exit 1 if a target is missed]
+//   node --expose-gc dist/test/bench/run.js sources transforms serving   # the older single-layer benches
+//
+// Scenarios (issue "Benchmarks", DESIGN §6):
+//   chain   sandbox -> products.query -> validate -> flatten-locales -> select-media-format ->
+//           normalize-codes -> Parquet (200,000 products, rate limit lifted), the same code path as
+//           `catalog-streams run` (parsePipelines + createRegistry + runPipeline); beside it the floor
+//           (the same pages fetched and JSON.parse'd, nothing else) and DuckDB converting the same
+//           records (as JSONL, written beforehand) to Parquet. Target: chain/floor >= 0.5 (records/s).
+//   memory  the chain at 200,000 and at 1,000,000 products: peak RSS within 25 % and under 200 MB.
+//   rate    ~300 requests at 600 requests/minute, sandbox latency 0 and 1.5x the request interval:
+//           elapsed within 5 % of requests/rate, no 429.
+//   stream  products.stream of 1,000,000 records to JSONL.gz: records/s and peak RSS.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import type { DuckdbConvertResult } from './duckdb-convert.js';
+import { isMain, round, runScenario } from './measure.js';
+import type { FloorResult } from './page-floor.js';
+import type { PipelineRunResult } from './pipeline-run.js';
+import { answered, connectionOf, type SandboxProcess, startSandboxProcess } from './sandbox-process.js';
+
+export const MAIN_SCENARIOS = ['chain', 'memory', 'rate', 'stream'] as const;
+export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving'] as const;
+type ScenarioName = (typeof MAIN_SCENARIOS)[number] | (typeof EXTRA_SCENARIOS)[number];
+
+export interface BenchSizes {
+  chain: number;
+  memory: number;
+  stream: number;
+  /** Products for the rate scenario (about 300 requests of 250 at full size). */
+  rate: number;
+  rateLimit: number;
+}
+
+export const FULL: BenchSizes = { chain: 200_000, memory: 1_000_000, stream: 1_000_000, rate: 72_500, rateLimit: 600 };
+export const QUICK: BenchSizes = { chain: 20_000, memory: 100_000, stream: 100_000, rate: 14_500, rateLimit: 600 };
+
+/** One line of the table. */
+export interface BenchRow {
+  scenario: string;
+  records: number;
+  recordsPerSecond?: number;
+  cpuSeconds?: number;
+  peakRssMb?: number;
+  wallSeconds?: number;
+  /** `chain/floor 0.62`, `elapsed/minimum 1.01`... */
+  ratio?: string;
+  target?: string;
+  met?: boolean;
+  notes?: string;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  command: string;
+  quick: boolean;
+  machine: Record<string, unknown>;
+  rows: BenchRow[];
+  details: Record<string, unknown>;
+}
+
+const FILTER = '{ createdAt: { from: 0 } }';
+
+/** The measured chain, as a pipeline file (what a user would run). */
+export function chainPipeline(): string {
+  return `name: bench-chain
+source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
+transforms:
+  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: chain/rejected.jsonl } }
+  - { type: flatten-locales, locales: [en, nl, fr] }
+  - { type: select-media-format, formats: [largeWebp, large] }
+  - { type: normalize-codes }
+sinks:
+  - { type: parquet, path: chain/products.parquet }
+`;
+}
+
+/** The same records as the API serves them, as JSONL: DuckDB's input (written before DuckDB is timed). */
+function rawJsonlPipeline(): string {
+  return `name: bench-raw
+source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
+sinks:
+  - { type: jsonl, path: raw/products.jsonl }
+`;
+}
+
+function streamPipeline(): string {
+  return `name: bench-stream
+source: { type: products.stream, filter: ${FILTER}, sorting: { id: ASC } }
+sinks:
+  - { type: jsonl, path: stream/products.jsonl.gz }
+`;
+}
+
+function ratePipeline(): string {
+  return `name: bench-rate
+source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
+sinks:
+  - { type: jsonl, path: rate/products.jsonl }
+`;
+}
+
+export function machine(): Record<string, unknown> {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    totalMemoryGb: round(os.totalmem() / 2 ** 30, 1),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverageAtStart: os.loadavg().map((l) => round(l, 2)),
+  };
+}
+
+class Bench {
+  readonly rows: BenchRow[] = [];
+  readonly details: Record<string, unknown> = {};
+
+  constructor(
+    readonly sizes: BenchSizes,
+    readonly dir: string,
+  ) {}
+
+  add(row: BenchRow): void {
+    this.rows.push(row);
+    console.log(formatRow(row));
+  }
+
+  async withSandbox<T>(products: number, rateLimit: number, work: (sandbox: SandboxProcess) => Promise<T>): Promise<T> {
+    const sandbox = await startSandboxProcess({ products, rateLimit });
+    try {
+      return await work(sandbox);
+    } finally {
+      await sandbox.stop();
+    }
+  }
+
+  runPipeline(sandbox: SandboxProcess, pipeline: string, rateLimit = 0): Promise<PipelineRunResult> {
+    return runScenario<PipelineRunResult>('pipeline-run', { pipeline, baseDir: this.dir, connection: { ...connectionOf(sandbox), rateLimit } });
+  }
+
+  /** Chain, floor and DuckDB at `sizes.chain`; returns the chain's result (the memory scenario's first point). */
+  async chain(withBaselines: boolean): Promise<PipelineRunResult> {
+    const n = this.sizes.chain;
+    return this.withSandbox(n, 0, async (sandbox) => {
+      const floor = withBaselines ? await runScenario<FloorResult>('page-floor', { connection: connectionOf(sandbox), filter: { createdAt: { from: 0 } } }) : undefined;
+      const chain = await this.runPipeline(sandbox, chainPipeline());
+      checkRun('chain', chain, n);
+      this.details.chain = chain;
+      if (!floor) return chain;
+      this.details.floor = floor;
+      const raw = await this.runPipeline(sandbox, rawJsonlPipeline());
+      checkRun('raw JSONL for DuckDB', raw, n);
+      const duck = await runScenario<DuckdbConvertResult>('duckdb-convert', { jsonl: raw.outputs[0]!.location, parquet: join(this.dir, 'duck.parquet') });
+      this.details.duckdb = duck;
+      await rm(raw.outputs[0]!.location, { force: true });
+      const ratio = chain.recordsPerSecond / floor.recordsPerSecond;
+      this.add({
+        scenario: 'chain: products.query -> 4 transforms -> Parquet',
+        ...pick(chain),
+        ratio: `chain/floor ${round(ratio)}; chain/DuckDB ${round(chain.recordsPerSecond / duck.recordsPerSecond)}`,
+        target: 'chain/floor >= 0.5',
+        met: ratio >= 0.5,
+        notes: `${chain.requests} requests; Parquet ${mb(chain.outputs[0]?.bytes)} MB`,
+      });
+      this.add({ scenario: 'floor: same pages fetched + JSON.parse', ...pick(floor), notes: `${floor.pages} pages, ${mb(floor.bytes)} MB of JSON` });
+      this.add({ scenario: `DuckDB: same records JSONL -> Parquet (${duck.threads} threads)`, ...pick(duck), notes: `Parquet ${mb(duck.bytes)} MB` });
+      return chain;
+    });
+  }
+
+  async memory(small: PipelineRunResult): Promise<void> {
+    const n = this.sizes.memory;
+    const big = await this.withSandbox(n, 0, async (sandbox) => this.runPipeline(sandbox, chainPipeline()));
+    checkRun('chain (memory)', big, n);
+    this.details.memory = { small: small.peakRssMb, big: big.peakRssMb, run: big };
+    const growth = big.peakRssMb / small.peakRssMb;
+    this.add({
+      scenario: `memory: the chain at ${n.toLocaleString('en-US')} products`,
+      ...pick(big),
+      ratio: `peak RSS ${n.toLocaleString('en-US')} / ${small.records.toLocaleString('en-US')}: ${round(growth)}`,
+      target: 'ratio < 1.25 and peak < 200 MB',
+      met: growth < 1.25 && big.peakRssMb < 200,
+      notes: `peak RSS ${small.peakRssMb} MB at ${small.records.toLocaleString('en-US')}`,
+    });
+  }
+
+  async rate(): Promise<void> {
+    const { rate: n, rateLimit } = this.sizes;
+    const intervalMs = 60_000 / rateLimit;
+    for (const latencyMs of [0, Math.round(1.5 * intervalMs)]) {
+      // A fresh sandbox each time: the previous run's requests would still count in its 60 s window.
+      const { run, requests, tooMany } = await this.withSandbox(n, rateLimit, async (sandbox) => {
+        if (latencyMs > 0) await sandbox.setFaults({ latencyMs });
+        const run = await this.runPipeline(sandbox, ratePipeline(), rateLimit);
+        const stats = await sandbox.stats();
+        return { run, requests: answered(stats, 'products.query'), tooMany: answered(stats, 'products.query', [429]) };
+      });
+      checkRun('rate', run, n);
+      const minimum = (requests / rateLimit) * 60;
+      const ratio = run.wallSeconds / minimum;
+      ((this.details.rate ??= []) as unknown[]).push({ latencyMs, requests, tooMany, minimumSeconds: round(minimum, 2), run });
+      this.add({
+        scenario: `rate: ${rateLimit}/min, sandbox latency ${latencyMs} ms`,
+        ...pick(run),
+        ratio: `elapsed ${round(run.wallSeconds, 1)} s / minimum ${round(minimum, 1)} s = ${round(ratio, 3)}`,
+        target: 'within 5 %, 0 x 429',
+        met: ratio <= 1.05 && tooMany === 0,
+        notes: `${requests} requests, ${tooMany} x 429, ${run.retries} retries`,
+      });
+    }
+  }
+
+  async stream(): Promise<void> {
+    const n = this.sizes.stream;
+    const run = await this.withSandbox(n, 0, (sandbox) => this.runPipeline(sandbox, streamPipeline()));
+    checkRun('stream', run, n);
+    this.details.stream = run;
+    this.add({ scenario: `stream: products.stream -> JSONL.gz`, ...pick(run), notes: `${mb(run.outputs[0]?.bytes)} MB gzipped` });
+  }
+}
+
+function checkRun(what: string, run: PipelineRunResult, expected: number): void {
+  if (run.status !== 'succeeded' || run.records !== expected) throw new Error(`${what}: the run ${run.status} with ${run.records} of ${expected} records`);
+}
+
+function pick(m: { records: number; recordsPerSecond: number; cpuSeconds: number; peakRssMb: number; wallSeconds: number }): Partial<BenchRow> & { records: number } {
+  return { records: m.records, recordsPerSecond: m.recordsPerSecond, cpuSeconds: m.cpuSeconds, peakRssMb: m.peakRssMb, wallSeconds: m.wallSeconds };
+}
+
+const mb = (bytes: number | undefined) => (bytes === undefined ? '?' : round(bytes / 2 ** 20, 1));
+
+export function formatRow(r: BenchRow): string {
+  const n = (v: number | undefined) => (v === undefined ? '' : v.toLocaleString('en-US'));
+  return [
+    r.scenario.padEnd(58),
+    n(r.records).padStart(10),
+    n(r.recordsPerSecond).padStart(9),
+    (r.cpuSeconds?.toFixed(1) ?? '').padStart(7),
+    n(r.peakRssMb).padStart(6),
+    ` ${r.ratio ?? ''}`,
+    r.target ? ` [${r.target}: ${r.met ? 'met' : 'NOT met'}]` : '',
+  ].join(' ');
+}
+
+export function formatHeader(): string {
+  return `${'scenario'.padEnd(58)} ${'records'.padStart(10)} ${'rec/s'.padStart(9)} ${'CPU s'.padStart(7)} ${'RSS MB'.padStart(6)}  ratio [target]`;
+}
+
+/** The README section's table (markdown). */
+export function markdownTable(results: BenchResults): string {
+  const lines = [
+    '| Scenario | Records | Records/s | CPU s | Peak RSS MB | Ratio | Target | Met? |',
+    '|---|---:|---:|---:|---:|---|---|---|',
+    ...results.rows.map(
+      (r) =>
+        `| ${r.scenario} | ${r.records.toLocaleString('en-US')} | ${r.recordsPerSecond?.toLocaleString('en-US') ?? ''} | ${r.cpuSeconds ?? ''} | ${r.peakRssMb ?? ''} | ${r.ratio ?? ''} | ${r.target ?? ''} | ${r.target ? (r.met ? 'yes' : '**no**') : ''} |`,
+    ),
+  ];
+  const m = results.machine;
+  lines.push('', `Machine: ${m.cpu}, ${m.cores} cores, ${m.totalMemoryGb} GB, ${m.os}, Node ${m.node}. Command: \`${results.command}\`.`);
+  return lines.join('\n');
+}
+
+export async function runBench(names: ScenarioName[], options: { quick: boolean; out: string }): Promise<BenchResults> {
+  const sizes = options.quick ? QUICK : FULL;
+  const dir = await mkdtemp(join(os.tmpdir(), 'catalog-streams-bench-'));
+  const bench = new Bench(sizes, dir);
+  const results: BenchResults = {
+    startedAt: new Date().toISOString(),
+    command: `node --expose-gc dist/test/bench/run.js ${process.argv.slice(2).join(' ')}`.trim(),
+    quick: options.quick,
+    machine: machine(),
+    rows: bench.rows,
+    details: bench.details,
+  };
+  console.log(`catalog-streams bench (${options.quick ? 'quick' : 'full'}): ${names.join(', ')} on ${results.machine.cpu} x${results.machine.cores}, Node ${process.version}`);
+  console.log(formatHeader());
+  try {
+    if (names.includes('chain') || names.includes('memory')) {
+      const small = await bench.chain(names.includes('chain'));
+      if (!names.includes('chain')) bench.add({ scenario: `memory: the chain at ${sizes.chain.toLocaleString('en-US')} products`, ...pick(small) });
+      if (names.includes('memory')) await bench.memory(small);
+    }
+    if (names.includes('stream')) await bench.stream();
+    if (names.includes('rate')) await bench.rate();
+    if (names.includes('sources')) {
+      const { benchSources, formatSourcesBench } = await import('./sources.js');
+      const r = await benchSources({ products: options.quick ? 20_000 : 100_000 });
+      bench.details.sources = r;
+      console.log(formatSourcesBench(r));
+    }
+    if (names.includes('transforms')) {
+      const { benchTransforms, formatRow: formatTransforms } = await import('./transforms.js');
+      const r = await benchTransforms(options.quick ? 20_000 : 200_000);
+      bench.details.transforms = r;
+      console.log(formatTransforms(r));
+    }
+    if (names.includes('serving')) {
+      const { measureSandboxServing } = await import('./sandbox-serving.js');
+      const r = await measureSandboxServing({ products: options.quick ? 100_000 : 1_000_000 });
+      bench.details.serving = r;
+      console.log(JSON.stringify(r));
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    results.machine.loadAverageAtEnd = os.loadavg().map((l) => round(l, 2));
+    await writeFile(options.out, `${JSON.stringify(results, null, 2)}\n`);
+  }
+  console.log(`\n${markdownTable(results)}\n\nwritten: ${options.out}`);
+  return results;
+}
+
+if (isMain(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const outAt = args.indexOf('--out');
+  const out = outAt >= 0 ? args[outAt + 1]! : 'bench-results.json';
+  const known: readonly string[] = [...MAIN_SCENARIOS, ...EXTRA_SCENARIOS];
+  const named = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--out');
+  const unknown = named.filter((n) => !known.includes(n));
+  if (unknown.length > 0) {
+    console.error(`unknown scenario ${unknown.join(', ')}; scenarios: ${known.join(', ')} [--quick] [--out file]`);
+    process.exit(2);
+  }
+  const names = (named.length > 0 ? named : [...MAIN_SCENARIOS]) as ScenarioName[];
+  runBench(names, { quick, out }).then(
+    (r) => {
+      const missed = r.rows.filter((row) => row.target && !row.met);
+      if (missed.length > 0) console.log(`\ntargets not met: ${missed.map((row) => row.scenario).join('; ')}`);
+      // A measurement, not a test: missed targets fail the command only with --strict.
+      if (missed.length > 0 && args.includes('--strict')) process.exitCode = 1;
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
