@@ -174,6 +174,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let maxUpdatedAt: number | undefined;
   let stored = false;
   let sinkStream: SinkStream | undefined;
+  let chain: (Readable | Transform | Writable)[] = [];
   let transforms: Transform[] = [];
   const ownClient = !opts.client;
   let client = opts.client;
@@ -266,7 +267,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     const sinks = config.sinks.map((s, i) => opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
     sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
 
-    const chain: (Readable | Transform | Writable)[] = [source, ...fuseTransforms(transforms), sinkStream];
+    chain = [source, ...fuseTransforms(transforms), sinkStream];
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
 
     if (stateStore) {
@@ -284,6 +285,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     }
     return summarize('succeeded');
   } catch (error) {
+    // stream.pipeline rejects as soon as one stream fails, before the destroyed
+    // sinks have finished removing temp files or aborting uploads: wait for them.
+    await whenClosed(chain);
     const aborted = controller.signal.aborted || (error as Error)?.name === 'AbortError';
     const err = aborted && !(error instanceof CatalogStreamsError) ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
     const summary = summarize(aborted ? 'aborted' : 'failed', err);
@@ -294,6 +298,17 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     unforward?.();
     if (ownClient) await client?.close();
   }
+}
+
+/** Resolves when every stream has closed (destroyed streams run their async clean-up first); bounded. */
+function whenClosed(streams: readonly (Readable | Transform | Writable)[], timeoutMs = 30_000): Promise<void> {
+  const closing = streams.map((s) => (s.closed ? Promise.resolve() : new Promise<void>((resolve) => s.once('close', () => resolve()))));
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+  });
+  return Promise.race([Promise.all(closing).then(() => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
 const CLIENT_EVENTS = ['request', 'retry', 'throttle'];

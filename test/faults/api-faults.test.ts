@@ -6,6 +6,7 @@
 // option). Every run is checked for the exact ids in both outputs (each once),
 // its outcome and exit code, its retry/throttle counters, no temp file, and the
 // state cursor (advanced after success, byte-for-byte unchanged after failure).
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type InProcessRun, expectExactIds, faultFixture, jsonlIds, leftBehind, leftBehindSettled, parquetIds, runInProcess } from './support.js';
 
@@ -113,16 +114,20 @@ describe('API faults that outlast the retries: the run fails, nothing is publish
     await expectNothingWritten(run, 'api.rate_limited');
   });
 
-  it.fails('known bug: the run rejects before the sinks have removed their temp files (src/pipeline/runner.ts)', async () => {
-    // stream.pipeline rejects before a destroyed sink's asynchronous _destroy is done; the runner
-    // returns then. Remove `.fails` once runPipeline waits for every stream of the chain to close.
+  it('the run settles only after the sinks have removed their temp files', async () => {
+    // stream.pipeline rejects before a destroyed sink's asynchronous _destroy is done; runPipeline
+    // waits for every stream of the chain to close before it settles.
     f.sandbox.setFaults({ latencyMs: 10 });
-    const first = runInProcess(f.ws, f.sandbox, { retry: { maxAttempts: 2, minTimeout: 5, maxTimeout: 10 } });
-    while (f.sandbox.stats.requests < 12) await new Promise((r) => setTimeout(r, 2));
+    let atSettlement: string[] = [];
+    const first = runInProcess(f.ws, f.sandbox, { retry: { maxAttempts: 2, minTimeout: 5, maxTimeout: 10 } }, () => {
+      atSettlement = readdirSync(f.ws.path('out'));
+    });
+    const deadline = Date.now() + 10_000;
+    while (f.sandbox.stats.requests < 12 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
     f.sandbox.setFaults({ resetRate: 1 });
     const run = await first;
     expect(run.ok).toBe(false);
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
+    expect(atSettlement).toEqual([]);
   });
 
   it('resets after part of the extract: the outputs opened so far are discarded', async () => {

@@ -168,7 +168,13 @@ export interface RecordedEvent {
  * configures (fast backoff by default), against `sandbox`. A failed run
  * resolves too, with the exit code the CLI would use.
  */
-export async function runInProcess(ws: PipelineWorkspace, sandbox: Sandbox, client: Partial<CatalogClientOptions> = {}): Promise<InProcessRun> {
+export async function runInProcess(
+  ws: PipelineWorkspace,
+  sandbox: Sandbox,
+  client: Partial<CatalogClientOptions> = {},
+  /** Called as soon as runPipeline settles, before any I/O callback can run (to see what is left at that moment). */
+  onSettled?: () => void,
+): Promise<InProcessRun> {
   const file = ws.path(ws.file);
   const [loaded] = parsePipelines(await readFile(file, 'utf8'), createRegistry(), { file });
   const events = new RunEvents();
@@ -185,7 +191,7 @@ export async function runInProcess(ws: PipelineWorkspace, sandbox: Sandbox, clie
     ...client,
   });
   try {
-    const summary = await runPipeline(loaded!, { registry: createRegistry(), client: catalog, events });
+    const summary = await runPipeline(loaded!, { registry: createRegistry(), client: catalog, events }).finally(() => onSettled?.());
     return { ok: true, summary, events: recorded };
   } catch (err) {
     if (!(err instanceof RunFailedError)) throw err;
