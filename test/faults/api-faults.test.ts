@@ -8,7 +8,7 @@
 // state cursor (advanced after success, byte-for-byte unchanged after failure).
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type InProcessRun, expectExactIds, faultFixture, jsonlIds, leftBehind, leftBehindSettled, parquetIds, runInProcess } from './support.js';
+import { type InProcessRun, expectExactIds, faultFixture, jsonlIds, leftBehind, parquetIds, runInProcess } from './support.js';
 
 const PIPELINE = `name: faulty
 source:
@@ -43,7 +43,7 @@ async function expectNothingWritten(run: InProcessRun, code: string): Promise<vo
   expect(run.exitCode).toBe(1);
   expect(run.summary.status).toBe('failed');
   expect(run.error.code).toBe(code);
-  expect(await leftBehindSettled(f.ws.path('out')), run.error.message).toEqual({ final: [], temp: [] });
+  expect(await leftBehind(f.ws.path('out')), run.error.message).toEqual({ final: [], temp: [] });
   expect(run.summary.outputs).toEqual([]);
   expect(await f.ws.read('.state/faulty.json')).toBe(f.ws.state);
   expect(run.summary.cursor).toMatchObject({ previous: 1, stored: false });

@@ -106,21 +106,6 @@ export async function leftBehind(dir: string): Promise<{ final: string[]; temp: 
   return { final: files.filter((f) => !temp.includes(f)), temp };
 }
 
-/**
- * What a run left, once the clean-up of a failed run is over. The runner's
- * promise settles when stream.pipeline does, and that rejects before the sinks'
- * asynchronous destroy (temp files removed, uploads aborted) is done (known
- * bug, see the README's reliability section): give it up to `ms`.
- */
-export async function leftBehindSettled(dir: string, ms = 3000): Promise<{ final: string[]; temp: string[] }> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const left = await leftBehind(dir);
-    if (left.temp.length === 0 || Date.now() > deadline) return left;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** The `id` column of Parquet files (a glob is fine), in file order. */
 export async function parquetIds(fileOrGlob: string): Promise<string[]> {
   const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(fileOrGlob)})`);
