@@ -56,6 +56,8 @@ export class PartitionedParts<Item> {
   readonly #nextPart = new Map<string, number>();
   readonly #partitioned: boolean;
   #aborted = false;
+  /** Parts being opened: abort() waits for them, so a temp file opened during an abort is gone when it returns. */
+  readonly #opening = new Set<Promise<unknown>>();
 
   constructor(options: PartitionedPartsOptions<Item>) {
     const { template, rotation, templateOption } = options;
@@ -119,10 +121,20 @@ export class PartitionedParts<Item> {
       throw new SinkError(`two outputs of this run would both be written to ${location}`, { code: 'sink.partitions' });
     }
     this.#locations.add(location);
-    const destination = await factory.openDestination(location);
-    if (this.#aborted) {
-      await destination.abort();
-      throw new SinkError(`${this.#options.sinkType} sink was aborted`, { code: 'sink.aborted' });
+    const opened = (async () => {
+      const destination = await factory.openDestination(location);
+      if (this.#aborted) {
+        await destination.abort();
+        throw new SinkError(`${this.#options.sinkType} sink was aborted`, { code: 'sink.aborted' });
+      }
+      return destination;
+    })();
+    this.#opening.add(opened);
+    let destination: Awaited<typeof opened>;
+    try {
+      destination = await opened;
+    } finally {
+      this.#opening.delete(opened);
     }
     const part: Part<Item> = { key, location, destination, encoder: factory.createEncoder(destination), state: 'open' };
     this.#open.set(key, part);
@@ -198,6 +210,7 @@ export class PartitionedParts<Item> {
       }
     }
     this.#open.clear();
+    await Promise.allSettled([...this.#opening]);
     return failures;
   }
 }
