@@ -65,6 +65,8 @@ export interface RecordSinkSpec<Item> {
   writeEmpty: boolean;
   /** Runs once every data output is committed (S3: writes the manifest); may add outputs. */
   afterCommit?(committed: readonly CommittedOutput[]): Promise<CommittedOutput[]>;
+  /** Runs once before the first record (loads the S3 SDK and creates its client); a failure fails the sink. */
+  prepare?(): Promise<void>;
   /** Runs when the stream closes, after success or failure (closes the S3 client). */
   dispose?(): void;
 }
@@ -185,6 +187,15 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       }
       this.#finished = true;
     })().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+  }
+
+  override _construct(callback: (error?: Error | null) => void): void {
+    const prepare = this.#spec.prepare;
+    if (!prepare) return callback();
+    prepare.call(this.#spec).then(
+      () => callback(),
+      (err: unknown) => callback(this.#wrap(err)),
+    );
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {

@@ -12,15 +12,11 @@
 // (after the SDK's retries) aborts the whole object at once, even while other
 // uploaders could go on.
 import { PassThrough } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  DeleteObjectCommand,
-  type S3Client,
-  type S3ServiceException,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { Upload } from '@aws-sdk/lib-storage';
 import { SinkError } from '../errors.js';
 import { waitForDrain, type ByteDestination } from './byte-destination.js';
+import type { S3Sdk } from './s3-sdk.js';
 
 const BODY_HIGH_WATER_MARK = 1024 * 1024;
 
@@ -42,6 +38,7 @@ export class S3ObjectUpload implements ByteDestination {
   readonly key: string;
   bytes = 0;
   etag: string | undefined;
+  readonly #sdk: S3Sdk;
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #body = new PassThrough({ highWaterMark: BODY_HIGH_WATER_MARK });
@@ -52,7 +49,9 @@ export class S3ObjectUpload implements ByteDestination {
   #failure: Error | undefined;
   #state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
 
-  constructor(client: S3Client, options: S3ObjectUploadOptions) {
+  /** `sdk`: the loaded AWS SDK (loadS3Sdk()). */
+  constructor(sdk: S3Sdk, client: S3Client, options: S3ObjectUploadOptions) {
+    this.#sdk = sdk;
     this.#client = client;
     this.#bucket = options.bucket;
     this.key = options.key;
@@ -69,7 +68,7 @@ export class S3ObjectUpload implements ByteDestination {
       // Stop feeding the other uploaders: the object is lost anyway.
       this.#body.destroy(this.#failure);
     };
-    this.#upload = new Upload({
+    this.#upload = new sdk.Upload({
       client: watchErrors(client, onRequestError),
       params: { Bucket: options.bucket, Key: options.key, Body: this.#body, ContentType: options.contentType },
       partSize: options.partSize,
@@ -122,7 +121,7 @@ export class S3ObjectUpload implements ByteDestination {
     const uploadId = this.#upload.uploadId;
     if (uploadId) {
       try {
-        await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }));
+        await this.#client.send(new this.#sdk.s3.AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }));
       } catch (err) {
         const status = (err as S3ServiceException).$metadata?.httpStatusCode;
         if (status !== 404) throw s3Error(err, 'abort the multipart upload of', this.location);
@@ -138,7 +137,7 @@ export class S3ObjectUpload implements ByteDestination {
 
   async #delete(): Promise<void> {
     try {
-      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.key }));
+      await this.#client.send(new this.#sdk.s3.DeleteObjectCommand({ Bucket: this.#bucket, Key: this.key }));
     } catch (err) {
       throw s3Error(err, 'delete', this.location);
     }

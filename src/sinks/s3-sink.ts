@@ -12,7 +12,7 @@
 //     aborts its open multipart uploads and deletes the objects it had completed.
 // Objects are overwritten when a later run renders the same key; put {run} in the key to
 // keep every run's objects apart.
-import { DeleteObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { SinkStream, StageContext } from '../pipeline/stage.js';
@@ -25,6 +25,7 @@ import { parquetFormatFor, parquetSinkStage, type ParquetSchemaHint } from './pa
 import { PathTemplate } from './path-template.js';
 import { RecordSink, type CommittedOutput, type RecordFormat } from './record-sink.js';
 import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
+import { loadS3Sdk, type S3Sdk } from './s3-sdk.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
@@ -84,8 +85,12 @@ export type S3SinkOptions = z.input<typeof s3SinkOptions>;
 /** Options after validation and defaults. */
 export type S3SinkConfig = z.output<typeof s3SinkOptions>;
 
-/** The S3 client for the sink's options: endpoint and checksum mode for S3-compatible servers. */
-export function createS3Client(options: Pick<S3SinkConfig, 'endpoint' | 'region' | 'forcePathStyle' | 'checksums' | 'maxAttempts'>): S3Client {
+/**
+ * The S3 client for the sink's options: endpoint and checksum mode for S3-compatible servers.
+ * Asynchronous because it loads the AWS SDK on first use (s3-sdk.ts).
+ */
+export async function createS3Client(options: Pick<S3SinkConfig, 'endpoint' | 'region' | 'forcePathStyle' | 'checksums' | 'maxAttempts'>): Promise<S3Client> {
+  const { s3 } = await loadS3Sdk();
   const endpoint = options.endpoint ?? (process.env.S3_ENDPOINT || undefined);
   const custom = endpoint !== undefined;
   const mode = (options.checksums ?? (custom ? 'when-required' : 'when-supported')) === 'when-required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
@@ -99,7 +104,7 @@ export function createS3Client(options: Pick<S3SinkConfig, 'endpoint' | 'region'
   };
   if (endpoint) config.endpoint = endpoint;
   if (region) config.region = region;
-  return new S3Client(config);
+  return new s3.S3Client(config);
 }
 
 function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
@@ -112,30 +117,30 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
       ? (parquetFormatFor(options, ctx, 's3', template, schemaHint) as RecordFormat<unknown>)
       : (jsonlFormat({ gzip: gzipped }) as RecordFormat<unknown>);
   const contentType = format === 'parquet' ? 'application/vnd.apache.parquet' : gzipped ? 'application/gzip' : 'application/x-ndjson';
-  const client = createS3Client(options);
-
-  try {
-    return new RecordSink<unknown>({
+  // Set by prepare(), which the sink runs before its first record.
+  let sdk!: S3Sdk;
+  let client: S3Client | undefined;
+  return new RecordSink<unknown>({
       sinkType: 's3',
       ctx,
       format: recordFormat,
       template,
       templateOption: 'key',
       locate: (rendered) => rendered,
-      openDestination: (objectKey) => new S3ObjectUpload(client, { bucket, key: objectKey, contentType, partSize, queueSize }),
+      prepare: async () => {
+        sdk = await loadS3Sdk();
+        client = await createS3Client(options);
+      },
+      openDestination: (objectKey) => new S3ObjectUpload(sdk, client!, { bucket, key: objectKey, contentType, partSize, queueSize }),
       rotation: { maxRows, maxBytes, maxOpenPartitions },
       commitOnClose: true,
       writeEmpty: false,
       afterCommit: async (committed) => {
         if (manifestObjectKey === undefined) return [];
-        return [await writeManifest(client, ctx, { bucket, key: manifestObjectKey, keyTemplate: key, format, committed, schema: recordFormat.describeSchema() })];
+        return [await writeManifest(sdk, client!, ctx, { bucket, key: manifestObjectKey, keyTemplate: key, format, committed, schema: recordFormat.describeSchema() })];
       },
-      dispose: () => client.destroy(),
+      dispose: () => client?.destroy(),
     });
-  } catch (err) {
-    client.destroy();
-    throw err;
-  }
 }
 
 /** The manifest's key: `manifestKey` (run placeholders only), or `_manifest.json` in the folder shared by all keys. */
@@ -166,6 +171,7 @@ export interface S3Manifest {
 }
 
 async function writeManifest(
+  { s3 }: S3Sdk,
   client: S3Client,
   ctx: StageContext,
   m: { bucket: string; key: string; keyTemplate: string; format: 'parquet' | 'jsonl'; committed: readonly CommittedOutput[]; schema: unknown },
@@ -193,7 +199,7 @@ async function writeManifest(
   const body = Buffer.from(`${JSON.stringify(document, null, 2)}\n`);
   const location = s3Location(m.bucket, m.key);
   try {
-    await client.send(new PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }));
+    await client.send(new s3.PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }));
   } catch (err) {
     throw s3Error(err, 'write the manifest', location);
   }
@@ -201,7 +207,7 @@ async function writeManifest(
     output: { kind: 'object', location, rows: 0, bytes: body.byteLength, sink: 's3' },
     revoke: async () => {
       try {
-        await client.send(new DeleteObjectCommand({ Bucket: m.bucket, Key: m.key }));
+        await client.send(new s3.DeleteObjectCommand({ Bucket: m.bucket, Key: m.key }));
       } catch (err) {
         throw s3Error(err, 'delete the manifest', location);
       }

@@ -1,0 +1,58 @@
+// The AWS SDK loads only when something uses S3 (src/sinks/s3-sdk.ts): a run
+// to local files, `validate` and `--dry-run` of an S3 pipeline never import it.
+// A module resolve hook (node:module register) in the CLI process reports every
+// @aws-sdk/* import on stderr; the control case shows the hook sees them.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { REPO, runCli, sandboxEnv, workspace } from './cli-process.js';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const HOOK = `export async function resolve(specifier, context, next) {
+  if (specifier.startsWith('@aws-sdk/')) (await import('node:fs')).writeSync(2, 'IMPORTED ' + specifier + '\\n');
+  return next(specifier, context);
+}`;
+const REGISTER = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});`;
+const NODE_OPTIONS = `--import=data:text/javascript,${encodeURIComponent(REGISTER)}`;
+
+const sdkImports = (stderr: string) => [...stderr.matchAll(/^IMPORTED (\S+)$/gm)].map((m) => m[1]);
+
+describe('the AWS SDK is loaded only for S3', () => {
+  let sandbox: TestSandbox;
+  let ws: Awaited<ReturnType<typeof workspace>>;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({ products: 300 });
+    ws = await workspace();
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await ws?.remove();
+  });
+
+  it('a run to local Parquet and JSONL files never imports it', async () => {
+    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--quiet'], { cwd: ws.dir, env: sandboxEnv(sandbox, { NODE_OPTIONS }) });
+    expect(code, stderr).toBe(0);
+    expect(sdkImports(stderr)).toEqual([]);
+  });
+
+  it('validate and --dry-run of the S3 lake pipeline never import it', async () => {
+    const env = sandboxEnv(sandbox, { NODE_OPTIONS, LAKE_BUCKET: 'lake' });
+    const validate = await runCli(['validate', 'pipelines/products-lake-s3.yml'], { cwd: ws.dir, env });
+    expect(validate.code, validate.stderr).toBe(0);
+    const dryRun = await runCli(['run', 'pipelines/products-lake-s3.yml', '--dry-run'], { cwd: ws.dir, env });
+    expect(dryRun.code, dryRun.stderr).toBe(0);
+    expect(sdkImports(validate.stderr + dryRun.stderr)).toEqual([]);
+  });
+
+  it('control: the hook reports the SDK once S3 is used', async () => {
+    const script = `import(${JSON.stringify(join(REPO, 'dist/src/sinks/s3-sdk.js'))}).then((m) => m.loadS3Sdk())`;
+    const stderr = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, NODE_OPTIONS }, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('error', reject);
+      child.on('close', (c) => (c === 0 ? resolve(err) : reject(new Error(`exit ${c}: ${err}`))));
+    });
+    expect(sdkImports(stderr)).toEqual(expect.arrayContaining(['@aws-sdk/client-s3', '@aws-sdk/lib-storage']));
+  });
+});
