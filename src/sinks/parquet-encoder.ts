@@ -74,6 +74,8 @@ export class CompressionRatio {
   }
 }
 
+/** Column arrays of a first row group are allocated for this many rows (then for the largest row group seen). */
+const INITIAL_CAPACITY = 1024;
 const CREATED_BY = 'catalog-streams (hyparquet-writer 0.17.0)';
 const PAGE_SIZE = 1024 * 1024;
 
@@ -203,6 +205,12 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   readonly #bytes = new ByteWriter();
   readonly #writer: ParquetWriter;
   #buffer: unknown[][];
+  /**
+   * Rows the column arrays are allocated for: the largest row group so far. Pre-sized arrays
+   * filled by index grow no backing stores on the way (push() left the old ones as garbage,
+   * and a row group lives long enough to get them promoted to the old generation).
+   */
+  #capacity: number;
   /** json columns buffer their text as UTF-8 here instead of in #buffer (see the top of the file). */
   readonly #utf8: Array<Utf8Column | undefined>;
   #bufferedRows = 0;
@@ -213,8 +221,9 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#dest = dest;
     this.#columns = columns;
     this.#options = options;
-    this.#buffer = columns.map(() => []);
     this.#utf8 = columns.map((c) => (c.type === 'json' && !c.list ? new Utf8Column() : undefined));
+    this.#capacity = Math.min(options.rowGroupRows, INITIAL_CAPACITY);
+    this.#buffer = this.#newBuffers();
     this.#ratio = options.compressionRatio ?? new CompressionRatio();
     this.#writer = new ParquetWriter({
       writer: this.#bytes,
@@ -232,13 +241,18 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     return this.#bytes.offset + Math.round(this.#bufferedBytes * this.#ratio.value);
   }
 
+  #newBuffers(): unknown[][] {
+    return this.#columns.map((_, c) => (this.#utf8[c] ? [] : new Array<unknown>(this.#capacity)));
+  }
+
   write(row: ParquetRow): void | Promise<void> {
     const { values } = row;
     const utf8 = this.#utf8;
+    const at = this.#bufferedRows;
     for (let c = 0; c < this.#buffer.length; c++) {
       const column = utf8[c];
       if (column) column.push(values[c]);
-      else this.#buffer[c]!.push(values[c]);
+      else this.#buffer[c]![at] = values[c];
     }
     this.rows++;
     this.#bufferedRows++;
@@ -249,7 +263,11 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   }
 
   #writeRowGroup(): void | Promise<void> {
-    if (this.#bufferedRows === 0) return;
+    const rows = this.#bufferedRows;
+    if (rows === 0) return;
+    // Trim to the rows written (in place), or take what index writes grew past the capacity.
+    for (const data of this.#buffer) if (data.length !== rows) data.length = rows;
+    this.#capacity = Math.max(this.#capacity, rows);
     const before = this.#bytes.offset;
     void this.#writer.write({
       columnData: this.#columns.map((column, c) => ({
@@ -263,7 +281,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     });
     this.#ratio.estimated += this.#bufferedBytes;
     this.#ratio.encoded += this.#bytes.offset - before;
-    this.#buffer = this.#columns.map(() => []);
+    this.#buffer = this.#newBuffers();
     for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
     this.#bufferedBytes = 0;

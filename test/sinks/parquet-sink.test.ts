@@ -365,6 +365,27 @@ describe('parquet sink', () => {
     expect(warnings).toEqual([expect.objectContaining({ code: 'sink.empty' })]);
   });
 
+  it('row groups of varying row counts (bytes-limited, larger and smaller than the last) keep every value in place', async () => {
+    const dir = await tempDir();
+    // Records of growing then shrinking size: the byte limit closes row groups at varying row counts.
+    const records = Array.from({ length: 6000 }, (_, i) => ({ ...productRecord(i), note: 'x'.repeat(i < 3000 ? i % 700 : 20) }));
+    const file = join(dir, 'varying.parquet');
+    await pipeline(randomBatches(records, 300), parquetSink({ path: file, rowGroupRows: 2500, rowGroupBytes: '512KiB' }));
+    const groups = await duckdbQuery(`SELECT DISTINCT row_group_id, row_group_num_rows AS n FROM parquet_metadata(${sqlString(file)}) ORDER BY row_group_id`);
+    const counts = groups.rows.map((r) => Number(r.n));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(6000);
+    expect(new Set(counts).size).toBeGreaterThan(2);
+    expect(counts.some((n, i) => i > 0 && n > counts[i - 1]!)).toBe(true);
+    expect(counts.some((n, i) => i > 0 && n < counts[i - 1]!)).toBe(true);
+    const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(length(note)) AS noteChars, sum(serial) AS serialSum FROM read_parquet(${sqlString(file)})`);
+    expect(rows[0]).toEqual({
+      n: 6000n,
+      ids: 6000n,
+      noteChars: BigInt(records.reduce((a, r) => a + r.note.length, 0)),
+      serialSum: records.reduce((a, r) => a + BigInt(r.serial), 0n),
+    });
+  });
+
   it('leaves no file when destroyed mid-write', async () => {
     const dir = await tempDir();
     const sink = parquetSink({ path: join(dir, 'p-{part}.parquet'), maxRows: 3000, rowGroupRows: 500 });
