@@ -150,7 +150,7 @@ function networkMessage(d: { host: string; endpoint: string; failure: NetworkFai
     case 'unreachable':
       return `cannot reach the catalog API at ${d.host}${code} for ${d.endpoint}${tries}: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`;
     case 'timeout':
-      return `the catalog API at ${d.host} timed out${code} on ${d.endpoint}${tries}: the service may be slow or overloaded; raise the client timeouts or try again later`;
+      return `the catalog API at ${d.host} timed out${code} on ${d.endpoint}${tries}: the service may be slow or overloaded; raise connection.timeouts (pipeline file) or try again later`;
     case 'reset':
       return `the connection to the catalog API at ${d.host} was reset${code} during ${d.endpoint}${tries}: check your network or proxy, then try again`;
     default:

@@ -2,6 +2,7 @@
 // users' files depend on them. Stage specs are `{type, ...options}`; their
 // options are checked against the registered stage's own schema.
 import { z } from 'zod';
+import { duration } from './duration.js';
 
 export const StageSpec = z.looseObject({ type: z.string().min(1) }).describe('a stage: {type, ...its options}');
 export type StageSpec = z.infer<typeof StageSpec>;
@@ -11,9 +12,24 @@ export const ConnectionBlock = z
     baseUrl: z.url({ message: 'must be an absolute URL such as https://api.example.com' }).optional().describe('API base URL (default: $CATALOG_BASE_URL)'),
     apiKey: z.string().min(1).optional().describe('API key (default: $CATALOG_API_KEY); use ${VAR}, never a literal'),
     apiSecret: z.string().min(1).optional().describe('API secret (default: $CATALOG_API_SECRET); use ${VAR}, never a literal'),
-    rateLimit: z.number().positive().optional().describe('requests per minute for this credential (default 100)'),
+    rateLimit: z
+      .number({ message: 'expected a number of requests per minute' })
+      .positive({ message: 'must be above 0 (requests per minute of the credential; CATALOG_RATE_LIMIT=0 lifts the limit for a sandbox)' })
+      .optional()
+      .describe('requests per minute for this credential (default 100)'),
     concurrency: z.int().min(1).max(16).optional().describe('page requests kept in flight (default: the source\'s, 3)'),
     maxAttempts: z.int().min(1).max(20).optional().describe('attempts per request before the run fails (default 8; retries back off with jitter)'),
+    maxRetryWait: duration()
+      .optional()
+      .describe('longest total wait between the attempts of one request, Retry-After included, before the run fails (default "3m")'),
+    timeouts: z
+      .strictObject({
+        connect: duration().optional().describe('to open a connection, TCP and TLS (default "10s")'),
+        headers: duration().optional().describe('from sending a request to its response headers (default "60s")'),
+        body: duration().optional().describe('between two chunks of a response body (default "60s")'),
+      })
+      .optional()
+      .describe('a request that runs out of one is retried like a connection failure'),
   })
   .describe('where the API is and how fast to call it; what is left out comes from the environment');
 export type ConnectionBlock = z.infer<typeof ConnectionBlock>;

@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
-import { CatalogClient, type CatalogClientOptions } from '../client/catalog-client.js';
+import { CatalogClient, type CatalogClientOptions, type ClientTimeouts } from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents, type OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
@@ -30,6 +30,10 @@ export interface ResolvedConnection {
   concurrency?: number;
   /** Attempts per request before it fails (default: the client's, 8). */
   maxAttempts?: number;
+  /** Total wait between the attempts of one request, ms (default: the client's, 180 s). */
+  maxRetryWaitMs?: number;
+  /** Connect / headers / body timeouts, ms (default: the client's). */
+  timeouts?: ClientTimeouts;
 }
 
 export interface RunOptions {
@@ -110,6 +114,8 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
     rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(loaded, env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     concurrency: override.concurrency ?? block.concurrency,
     maxAttempts: override.maxAttempts ?? block.maxAttempts,
+    maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
+    timeouts: override.timeouts ?? block.timeouts,
   };
 }
 
@@ -126,8 +132,16 @@ function envRateLimit(loaded: LoadedPipeline, env: NodeJS.ProcessEnv): number | 
 
 /** The CatalogClient settings of a resolved connection (one client per run). */
 export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
-  const { baseUrl, apiKey, apiSecret, rateLimit, maxAttempts } = connection;
-  return { baseUrl, apiKey, apiSecret, rateLimit, ...(maxAttempts !== undefined ? { retry: { maxAttempts } } : {}) };
+  const { baseUrl, apiKey, apiSecret, rateLimit, maxAttempts, maxRetryWaitMs, timeouts } = connection;
+  const retry = { ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(maxRetryWaitMs !== undefined ? { maxWaitMs: maxRetryWaitMs } : {}) };
+  return {
+    baseUrl,
+    apiKey,
+    apiSecret,
+    rateLimit,
+    ...(Object.keys(retry).length > 0 ? { retry } : {}),
+    ...(timeouts ? { timeouts: Object.fromEntries(Object.entries(timeouts).filter(([, ms]) => ms !== undefined)) } : {}),
+  };
 }
 
 /** Combines the source's filter with `updatedSince: {from: cursor}` by `and`. */

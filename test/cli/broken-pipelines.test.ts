@@ -46,6 +46,14 @@ const cases: Array<[file: string, message: string]> = [
     `${F}/custom-module-missing.yml:7:29: transforms[0].module: module "./no-such-transform.mjs" does not exist (looked for ${join(REPO, F, 'no-such-transform.mjs')}; relative paths start at the pipeline file's folder)`,
   ],
   [
+    'timeout-without-unit.yml',
+    `${F}/timeout-without-unit.yml:4:24: connection.timeouts.headers: expected a duration with a unit such as "500ms", "30s", "2m" or "1h", got 30 (a unit is required: "30s" or "30ms"?)`,
+  ],
+  [
+    'negative-rate-limit.yml',
+    `${F}/negative-rate-limit.yml:4:14: connection.rateLimit: must be above 0 (requests per minute of the credential; CATALOG_RATE_LIMIT=0 lifts the limit for a sandbox)`,
+  ],
+  [
     'sink-option-typo.json',
     `${F}/sink-option-typo.json:5:56: sinks[0].compresion: unknown key "compresion"; did you mean "compression"? (allowed: path, columns, inferenceSample, nested, timestampFields, timestamps, timestampInput, onSchemaMismatch, deadLetter, compression, rowGroupRows, rowGroupBytes, maxRows, maxBytes, maxOpenPartitions)`,
   ],

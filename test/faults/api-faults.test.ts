@@ -1,9 +1,10 @@
 // Fault matrix: the API misbehaving at the HTTP level. The real runner
 // (parsePipelines + runPipeline) runs a sliced products.query into Parquet and
 // gzipped JSONL with an incremental cursor, against the sandbox's deterministic
-// fault injection. The client is built by the test (fast backoff; a short
-// headers timeout for the latency case: request timeouts are not a pipeline-file
-// option). Every run is checked for the exact ids in both outputs (each once),
+// fault injection. The client is built by the test (fast backoff in milliseconds,
+// below what a pipeline file's durations are meant for; a short headers timeout
+// for the latency case; test/cli/connection-options.test.ts sets the same from a
+// pipeline file). Every run is checked for the exact ids in both outputs (each once),
 // its outcome and exit code, its retry/throttle counters, no temp file, and the
 // state cursor (advanced after success, byte-for-byte unchanged after failure).
 import { readdirSync } from 'node:fs';
