@@ -128,6 +128,20 @@ const DICTIONARY_SAMPLE = 1000;
 /** hyparquet-writer rejects a dictionary when distinct values are more than this share of the sampled bytes. */
 const DICTIONARY_REJECTION = 0.9;
 
+/**
+ * A 32-bit FNV-1a key of a string's length, first and last 64 code units. Two different
+ * values sharing a key only make a column look less distinct than it is, and then
+ * hyparquet-writer's own (exact) dictionary check decides: a collision costs time, never output.
+ */
+function sampleKey(value: string): number {
+  let h = 0x811c9dc5 ^ value.length;
+  const n = value.length;
+  const head = Math.min(n, 64);
+  for (let i = 0; i < head; i++) h = Math.imul(h ^ value.charCodeAt(i), 0x01000193);
+  for (let i = Math.max(head, n - 64); i < n; i++) h = Math.imul(h ^ value.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
 /** A column's strings as UTF-8 in one growing buffer, reused row group after row group. */
 class Utf8Column {
   #bytes = Buffer.allocUnsafe(64 * 1024);
@@ -135,7 +149,8 @@ class Utf8Column {
   /** End offset of each value, -1 for a missing one. */
   #ends: number[] = [];
   /** The first values of the row group, and their lengths in all and once each. */
-  #sample = new Set<string>();
+  /** Keys (sampleKey) of the sampled values: holding the strings themselves kept ~1000 JSON texts per column alive, into the old generation. */
+  #sample = new Set<number>();
   #sampled = 0;
   #sampledTotal = 0;
   #sampledDistinct = 0;
@@ -148,8 +163,9 @@ class Utf8Column {
     if (this.#sampled < DICTIONARY_SAMPLE) {
       this.#sampled++;
       this.#sampledTotal += value.length + 4;
-      if (!this.#sample.has(value)) {
-        this.#sample.add(value);
+      const key = sampleKey(value);
+      if (!this.#sample.has(key)) {
+        this.#sample.add(key);
         this.#sampledDistinct += value.length + 4;
       }
     }
