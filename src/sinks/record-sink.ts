@@ -220,6 +220,22 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     });
   }
 
+  /**
+   * Removes what this sink committed, after it finished, because a sibling sink of the run
+   * failed later (the tee calls it): side objects first (the S3 manifest, so readers stop
+   * trusting the objects it lists), then the data outputs (S3 objects deleted, files removed).
+   * What cannot be removed becomes a `sink.cleanup` warning naming it.
+   */
+  async revoke(): Promise<void> {
+    const committed = this.#committed.splice(0);
+    const remove = (c: CommittedOutput) =>
+      (c.revoke ? c.revoke() : (c.destination?.revoke?.() ?? Promise.resolve())).catch((err: unknown) =>
+        this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))),
+      );
+    await Promise.all(committed.filter((c) => !c.destination).map(remove));
+    await Promise.all(committed.filter((c) => c.destination).map(remove));
+  }
+
   #cleanupWarning(failure: Error): void {
     this.#spec.ctx.events.emit('warning', {
       code: 'sink.cleanup',

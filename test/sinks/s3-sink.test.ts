@@ -1,11 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError, SinkError } from '../../src/errors.js';
 import type { OutputRecord } from '../../src/events.js';
+import { TeeSink } from '../../src/pipeline/tee.js';
 import { s3Sink, stringifyJson, type S3Manifest } from '../../src/sinks/index.js';
 import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
 import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../helpers/s3-server.js';
@@ -292,5 +293,35 @@ describe('s3 sink', () => {
     expect(() => s3Sink({ ...base, format: 'parquet', manifestKey: 'k/{part}/m.json' })).toThrow(/manifestKey .* only \{name\}, \{run\} and \{date\}/);
     expect(() => s3Sink({ ...base, format: 'csv' as 'jsonl' })).toThrow(/s3\.format/);
     expect(() => s3Sink({ ...base, format: 'jsonl', bukcet: 'x' } as never)).toThrow(/bukcet/);
+  });
+});
+
+describe('s3 sink behind a tee', () => {
+  it('objects and manifest it committed are deleted again when a sibling sink fails afterwards', async () => {
+    const ctx = testContext();
+    const warnings: string[] = [];
+    const outputs: string[] = [];
+    ctx.events.on('warning', (w) => warnings.push(w.message));
+    ctx.events.on('output', (o) => outputs.push(o.location));
+    const s3 = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'revoked/part-{part}.parquet', maxRows: 400 }, ctx);
+    // A sibling that commits slowly and then fails: the s3 sink has finished (objects and manifest) by then.
+    const sibling = new Writable({
+      objectMode: true,
+      write: (_r, _e, cb) => cb(),
+      final: (cb) => setTimeout(() => cb(new Error('sibling could not commit')), 1500),
+    });
+    const tee = new TeeSink([s3, sibling as never], ctx.events);
+    await expect(pipeline(randomBatches([...productRecords(1000)], 100), tee)).rejects.toThrow('sibling could not commit');
+    // It had published three objects and the manifest...
+    expect(outputs.sort()).toEqual([
+      's3://test-bucket/revoked/_manifest.json',
+      's3://test-bucket/revoked/part-00000.parquet',
+      's3://test-bucket/revoked/part-00001.parquet',
+      's3://test-bucket/revoked/part-00002.parquet',
+    ].map((l) => l.replace('test-bucket', server.bucket)));
+    // ...and none of them is left.
+    expect(await listKeys(server.client, server.bucket, 'revoked/')).toEqual([]);
+    expect(tee.outputs).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 });
