@@ -39,7 +39,7 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
-import { type EndpointName, type PageRequest, type QueryRequest, DEFAULT_RATE_LIMIT_PER_MINUTE, getEndpoint, validateRequest } from '../catalog/index.js';
+import { type EndpointName, type PageRequest, type QueryRequest, DEFAULT_RATE_LIMIT_PER_MINUTE, getEndpoint, MAX_REACHABLE_RESULTS, validateRequest } from '../catalog/index.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents } from '../events.js';
 import { parseErrorBody } from './error-body.js';
@@ -71,6 +71,11 @@ export interface CatalogClientOptions {
   rateLimit?: number;
   /** Length of the service's rolling rate-limit window, ms (default 60 000); for sandboxes with a shorter one. */
   rateLimitWindowMs?: number;
+  /**
+   * Results one paged query reaches, and where `meta.total` is capped (spec: 10000). Only for a
+   * sandbox set up with a smaller window (to exercise slicing on less data): sources slice past it.
+   */
+  resultWindow?: number;
   /** Sockets kept open to the service (default 8). */
   connections?: number;
   timeouts?: ClientTimeouts;
@@ -174,6 +179,11 @@ export class CatalogClient {
     this.events = options.events ?? new RunEvents();
     this.limiter = new RateLimiter({ perMinute: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE, windowMs: options.rateLimitWindowMs });
     this.retryPolicy = new RetryPolicy(options.retry, options.random);
+    const resultWindow = options.resultWindow ?? MAX_REACHABLE_RESULTS;
+    if (!Number.isInteger(resultWindow) || resultWindow < 1 || resultWindow > MAX_REACHABLE_RESULTS) {
+      throw new ConfigError(`resultWindow must be an integer from 1 to ${MAX_REACHABLE_RESULTS}, got ${resultWindow}`, { path: 'resultWindow' });
+    }
+    this.resultWindow = resultWindow;
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#signal = options.signal;
     const token = Buffer.from(`${options.apiKey}:${options.apiSecret}`).toString('base64');
@@ -212,6 +222,9 @@ export class CatalogClient {
   }
 
   /** Requests per minute the limiter allows (Infinity when unlimited). */
+  /** Results one paged query reaches (10000 unless a sandbox says less). */
+  readonly resultWindow: number;
+
   get rateLimit(): number {
     return this.limiter.perMinute;
   }

@@ -76,13 +76,13 @@ export async function plan(client: CatalogClient, type: SourceType, options: unk
     for (const c of chunks.chunks) {
       const body = requestBody(c.filter, sorting);
       const first = await probe(body, 0, PROBE_PAGE_SIZE);
-      if (!endpoints[type].capped || !isCapped(first.meta.total)) {
+      if (!endpoints[type].capped || !isCapped(first.meta.total, client.resultWindow)) {
         slices.push({ label: c.label, filter: c.filter, total: first.meta.total, requests: pagesOf(first.meta.total) });
         requests += pagesOf(first.meta.total);
         continue;
       }
       const stats: SliceStats = { wastedProbes: 0, windows: 0 };
-      for await (const w of createdAtWindows({ body, probeSize: PROBE_PAGE_SIZE, fetchPage: probe, endpoint: type, labelPrefix: c.label, stats })) {
+      for await (const w of createdAtWindows({ body, probeSize: PROBE_PAGE_SIZE, fetchPage: probe, endpoint: type, labelPrefix: c.label, stats, resultWindow: client.resultWindow })) {
         slices.push({ label: w.label, filter: w.body.filter, total: w.firstPage.meta.total, requests: pagesOf(w.firstPage.meta.total) });
         requests += pagesOf(w.firstPage.meta.total);
       }

@@ -74,7 +74,14 @@ interface ParsedQueryOptions {
  * chunk's createdAt windows. Page 0 of a capped endpoint is fetched here (it
  * decides between paging and slicing) and handed on, never asked twice.
  */
-export function querySegments(endpoint: QueryEndpointName, chunks: ChunkPlan, sorting: unknown, pageSize: number, run: SourceRunOptions = {}): SegmentProducer {
+export function querySegments(
+  endpoint: QueryEndpointName,
+  chunks: ChunkPlan,
+  sorting: unknown,
+  pageSize: number,
+  run: SourceRunOptions = {},
+  resultWindow?: number,
+): SegmentProducer {
   const capped = endpoints[endpoint].capped;
   return async function* (fetchPage) {
     for (let i = 0; i < chunks.chunks.length; i++) {
@@ -86,11 +93,11 @@ export function querySegments(endpoint: QueryEndpointName, chunks: ChunkPlan, so
         continue;
       }
       const first = await fetchPage(body, 0, pageSize);
-      if (!isCapped(first.meta.total)) {
+      if (!isCapped(first.meta.total, resultWindow)) {
         yield { body, label: chunk.label, firstPage: first, last: lastChunk };
         continue;
       }
-      const windows = createdAtWindows({ body, probeSize: pageSize, fetchPage, events: run.events, endpoint, labelPrefix: chunk.label });
+      const windows = createdAtWindows({ body, probeSize: pageSize, fetchPage, events: run.events, endpoint, labelPrefix: chunk.label, resultWindow });
       for await (const w of windows) yield { ...w, last: lastChunk && w.last };
     }
   };
@@ -108,7 +115,7 @@ function createQuerySource(endpoint: QueryEndpointName, client: CatalogClient, o
   const chunks = chunkFilter(endpoint, options.filter);
   const sorting = options.sorting ?? defaultSorting(endpoint);
   const events = run.events ?? client.events;
-  return new PagedQuerySource(client, endpoint, querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }), {
+  return new PagedQuerySource(client, endpoint, querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }, client.resultWindow), {
     pageSize: options.pageSize,
     concurrency: options.concurrency,
     dedupe: chunks.dedupe,

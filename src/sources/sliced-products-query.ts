@@ -61,16 +61,19 @@ export interface SliceOptions {
   /** Prefix for window labels (a code chunk's label). */
   labelPrefix?: string;
   stats?: SliceStats;
+  /** Results one query reaches (the client's resultWindow; default 10000). */
+  resultWindow?: number;
 }
 
-/** Whether a page-0 total says the query may hold more than the reachable 10000. */
-export function isCapped(total: number): boolean {
-  return total >= MAX_REACHABLE_RESULTS;
+/** Whether a page-0 total says the query may hold more than one query reaches (10000, or a sandbox's smaller window). */
+export function isCapped(total: number, resultWindow = MAX_REACHABLE_RESULTS): boolean {
+  return total >= resultWindow;
 }
 
 /** The createdAt windows of a capped products query, each with its page 0 (the probe). */
 export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment & { firstPage: QueryPage }> {
   const stats = o.stats ?? { wastedProbes: 0, windows: 0 };
+  const cap = o.resultWindow ?? MAX_REACHABLE_RESULTS;
   const bound = async (direction: 'ASC' | 'DESC'): Promise<number | undefined> => {
     stats.wastedProbes++;
     const page = await o.fetchPage({ filter: o.body.filter, sorting: { createdAt: direction } }, 0, PROBE_PAGE_SIZE);
@@ -87,7 +90,7 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
   if (lo === undefined || hi === undefined) return;
   o.events?.emit('info', {
     code: 'source.slicing',
-    message: `${o.endpoint}${o.labelPrefix ? ` (${o.labelPrefix})` : ''}: ${MAX_REACHABLE_RESULTS} or more matches, more than one query reaches; slicing by createdAt ${lo}..${hi}`,
+    message: `${o.endpoint}${o.labelPrefix ? ` (${o.labelPrefix})` : ''}: ${cap} or more matches, more than one query reaches; slicing by createdAt ${lo}..${hi}`,
     from: lo,
     until: hi,
   });
@@ -99,9 +102,9 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
     const body = { ...o.body, filter: withCreatedAt(o.body.filter, cursor, until) };
     const probe = await o.fetchPage(body, 0, o.probeSize);
     const span = until - cursor + 1;
-    if (isCapped(probe.meta.total)) {
+    if (isCapped(probe.meta.total, cap)) {
       stats.wastedProbes++;
-      if (span === 1) throw overfullInstant(o.endpoint, cursor, probe.meta.total);
+      if (span === 1) throw overfullInstant(o.endpoint, cursor, probe.meta.total, cap);
       width = Math.floor(span / 2);
       continue;
     }
@@ -109,7 +112,7 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
     const label = `${o.labelPrefix ? `${o.labelPrefix}, ` : ''}createdAt ${cursor}..${until}`;
     yield { body, label, firstPage: probe, last: until === hi };
     const density = probe.meta.total / span;
-    const fit = density === 0 ? Infinity : Math.floor((MAX_REACHABLE_RESULTS * TARGET_FILL) / density);
+    const fit = density === 0 ? Infinity : Math.floor((cap * TARGET_FILL) / density);
     width = Math.max(1, Math.min(fit, span * MAX_GROWTH));
     cursor = until + 1;
   }
@@ -124,9 +127,9 @@ export function withCreatedAt(filter: unknown, from: number, until: number): unk
   return { and: parts };
 }
 
-function overfullInstant(endpoint: string, instant: number, total: number): DataError {
+function overfullInstant(endpoint: string, instant: number, total: number, cap: number): DataError {
   return new DataError(
-    `${endpoint}: ${total >= MAX_REACHABLE_RESULTS ? `${MAX_REACHABLE_RESULTS} or more` : total} matching products were created in the same second ` +
+    `${endpoint}: ${total >= cap ? `${cap} or more` : total} matching products were created in the same second ` +
       `(createdAt ${instant}, ${new Date(instant * 1000).toISOString()}), more than one query can reach and too many to slice by createdAt; ` +
       `use products.stream (no limit) or narrow the filter (e.g. by status, brand or organization)`,
     { code: 'source.instant_over_cap' },

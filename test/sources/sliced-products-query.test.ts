@@ -203,3 +203,37 @@ describe('a single instant over the cap', () => {
     }
   });
 });
+
+describe('products.query against a sandbox with a smaller result window (client resultWindow)', () => {
+  let h: SandboxHarness;
+  beforeAll(async () => {
+    h = await sandboxHarness({ products: 3_000, seed: 5, resultWindow: 400 }, { resultWindow: 400 });
+  });
+  afterAll(() => h.close());
+
+  it('slices past the window and delivers every product once; plan() agrees; without the setting the source would stop at 400', async () => {
+    const before = h.client.stats.requests;
+    const src = productsQuery(h.client, { filter: { createdAt: { from: 0 } }, pageSize: 100 });
+    const delivered: string[] = [];
+    const windows = new Set<string>();
+    for await (const p of src) {
+      delivered.push(p.id);
+      windows.add(originOf(p)!.slice!);
+    }
+    const requests = h.client.stats.requests - before;
+    expect(delivered.length).toBe(3_000);
+    expect([...delivered].sort()).toEqual(allProductIds(h.sandbox));
+    expect(windows.size).toBeGreaterThanOrEqual(8);
+    const planned = await plan(h.newClient({ resultWindow: 400 }), 'products.query', { filter: { createdAt: { from: 0 } }, pageSize: 100 });
+    expect(planned.requests).toBe(requests);
+    // The sandbox's meta.total says 400 (its cap): a client assuming the spec's 10000 takes that as the whole answer.
+    const unaware = h.newClient({ resultWindow: MAX_REACHABLE_RESULTS });
+    let count = 0;
+    for await (const _ of productsQuery(unaware, { filter: { createdAt: { from: 0 } }, pageSize: 100 })) count++;
+    expect(count).toBe(400);
+  });
+
+  it('the client refuses a window past the spec cap', () => {
+    expect(() => h.newClient({ resultWindow: 20_000 })).toThrow('resultWindow must be an integer from 1 to 10000, got 20000');
+  });
+});
