@@ -13,6 +13,9 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { CliIO } from '../../src/cli/io.js';
+import type { SandboxOptions } from '../../src/sandbox/index.js';
+import { afterAll, beforeAll } from 'vitest';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 /** The built CLI: `npm test` compiles src and test into dist/ before vitest runs. */
@@ -136,6 +139,23 @@ export async function workspace(prefix = 'catalog-streams-cli-'): Promise<{ dir:
   await cp(join(REPO, 'pipelines'), join(dir, 'pipelines'), { recursive: true });
   await cp(join(REPO, 'examples'), join(dir, 'examples'), { recursive: true });
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A sandbox and a workspace shared by the tests of one describe block: started in its
+ * beforeAll, removed in its afterAll. Read the fields inside tests (they are set by then).
+ */
+export function useSandboxWorkspace(options: SandboxOptions): { sandbox: TestSandbox; ws: { dir: string; remove(): Promise<void> } } {
+  const shared = {} as { sandbox: TestSandbox; ws: { dir: string; remove(): Promise<void> } };
+  beforeAll(async () => {
+    shared.sandbox = await startTestSandbox(options);
+    shared.ws = await workspace();
+  });
+  afterAll(async () => {
+    await shared.sandbox?.close();
+    await shared.ws?.remove();
+  });
+  return shared;
 }
 
 /** Every file under `dir`, as paths relative to it, sorted (hidden temp files included). */

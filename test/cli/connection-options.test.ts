@@ -5,21 +5,11 @@
 // says what timed out.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { listFiles, runCli, sandboxEnv, workspace } from './cli-process.js';
+import { describe, expect, it } from 'vitest';
+import { listFiles, runCli, sandboxEnv, useSandboxWorkspace } from './cli-process.js';
 
 describe('connection: timeouts, maxAttempts, maxRetryWait', () => {
-  let sandbox: TestSandbox;
-  let ws: Awaited<ReturnType<typeof workspace>>;
-  beforeAll(async () => {
-    sandbox = await startTestSandbox({ products: 300 });
-    ws = await workspace();
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await ws?.remove();
-  });
+  const shared = useSandboxWorkspace({ products: 300 });
 
   const pipeline = (connection: string) => `name: slow
 connection: ${connection}
@@ -29,31 +19,31 @@ sinks:
 `;
 
   it('answers slower than timeouts.headers fail the run after maxAttempts attempts; nothing is written', async () => {
-    sandbox.setFaults({ latencyMs: 1500 });
+    shared.sandbox.setFaults({ latencyMs: 1500 });
     try {
-      await writeFile(join(ws.dir, 'slow.yml'), pipeline('{ maxAttempts: 2, maxRetryWait: "2s", timeouts: { headers: "250ms" } }'));
-      sandbox.resetStats();
-      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+      await writeFile(join(shared.ws.dir, 'slow.yml'), pipeline('{ maxAttempts: 2, maxRetryWait: "2s", timeouts: { headers: "250ms" } }'));
+      shared.sandbox.resetStats();
+      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
       expect(code, stderr).toBe(1);
       expect(stderr).toContain('"code":"network.timeout"');
       expect(stderr).toContain('timed out (UND_ERR_HEADERS_TIMEOUT) on products.query after 2 attempts');
       expect(stderr).toContain('raise connection.timeouts (pipeline file)');
-      expect(sandbox.stats.requests).toBe(2);
-      expect((await listFiles(ws.dir)).filter((f) => f.startsWith('out/'))).toEqual([]);
+      expect(shared.sandbox.stats.requests).toBe(2);
+      expect((await listFiles(shared.ws.dir)).filter((f) => f.startsWith('out/'))).toEqual([]);
     } finally {
-      sandbox.setFaults({});
+      shared.sandbox.setFaults({});
     }
   });
 
   it('the same answers within a longer timeouts.headers: the run completes', async () => {
-    sandbox.setFaults({ latencyMs: 300 });
+    shared.sandbox.setFaults({ latencyMs: 300 });
     try {
-      await writeFile(join(ws.dir, 'slow.yml'), pipeline('{ maxAttempts: 2, timeouts: { headers: "5s", body: "5s", connect: "2s" } }'));
-      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+      await writeFile(join(shared.ws.dir, 'slow.yml'), pipeline('{ maxAttempts: 2, timeouts: { headers: "5s", body: "5s", connect: "2s" } }'));
+      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
       expect(code, stderr).toBe(0);
-      expect(await listFiles(ws.dir)).toContain('out/slow.jsonl');
+      expect(await listFiles(shared.ws.dir)).toContain('out/slow.jsonl');
     } finally {
-      sandbox.setFaults({});
+      shared.sandbox.setFaults({});
     }
   });
 });

@@ -2,9 +2,8 @@
 // to local files, `validate` and `--dry-run` of an S3 pipeline never import it.
 // A module resolve hook (node:module register) in the CLI process reports every
 // @aws-sdk/* import on stderr; the control case shows the hook sees them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { REPO, runCli, sandboxEnv, workspace } from './cli-process.js';
+import { describe, expect, it } from 'vitest';
+import { REPO, runCli, sandboxEnv, useSandboxWorkspace } from './cli-process.js';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -18,28 +17,19 @@ const NODE_OPTIONS = `--import=data:text/javascript,${encodeURIComponent(REGISTE
 const sdkImports = (stderr: string) => [...stderr.matchAll(/^IMPORTED (\S+)$/gm)].map((m) => m[1]);
 
 describe('the AWS SDK is loaded only for S3', () => {
-  let sandbox: TestSandbox;
-  let ws: Awaited<ReturnType<typeof workspace>>;
-  beforeAll(async () => {
-    sandbox = await startTestSandbox({ products: 300 });
-    ws = await workspace();
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await ws?.remove();
-  });
+  const shared = useSandboxWorkspace({ products: 300 });
 
   it('a run to local Parquet and JSONL files never imports it', async () => {
-    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--quiet'], { cwd: ws.dir, env: sandboxEnv(sandbox, { NODE_OPTIONS }) });
+    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox, { NODE_OPTIONS }) });
     expect(code, stderr).toBe(0);
     expect(sdkImports(stderr)).toEqual([]);
   });
 
   it('validate and --dry-run of the S3 lake pipeline never import it', async () => {
-    const env = sandboxEnv(sandbox, { NODE_OPTIONS, LAKE_BUCKET: 'lake' });
-    const validate = await runCli(['validate', 'pipelines/products-lake-s3.yml'], { cwd: ws.dir, env });
+    const env = sandboxEnv(shared.sandbox, { NODE_OPTIONS, LAKE_BUCKET: 'lake' });
+    const validate = await runCli(['validate', 'pipelines/products-lake-s3.yml'], { cwd: shared.ws.dir, env });
     expect(validate.code, validate.stderr).toBe(0);
-    const dryRun = await runCli(['run', 'pipelines/products-lake-s3.yml', '--dry-run'], { cwd: ws.dir, env });
+    const dryRun = await runCli(['run', 'pipelines/products-lake-s3.yml', '--dry-run'], { cwd: shared.ws.dir, env });
     expect(dryRun.code, dryRun.stderr).toBe(0);
     expect(sdkImports(validate.stderr + dryRun.stderr)).toEqual([]);
   });
