@@ -377,6 +377,18 @@ describe('parquet sink', () => {
     expect(new Set(counts).size).toBeGreaterThan(2);
     expect(counts.some((n, i) => i > 0 && n > counts[i - 1]!)).toBe(true);
     expect(counts.some((n, i) => i > 0 && n < counts[i - 1]!)).toBe(true);
+    // Every row group's footer entry (min/max/null count, shared between row groups where equal) reads back right.
+    const stats = await duckdbQuery(
+      `SELECT row_group_id AS g, stats_min_value AS lo, stats_max_value AS hi, stats_null_count AS nulls FROM parquet_metadata(${sqlString(file)}) WHERE path_in_schema = 'name_nl' ORDER BY g`,
+    );
+    let start = 0;
+    const expected = counts.map((n, g) => {
+      const slice = records.slice(start, start + n);
+      start += n;
+      const names = slice.map((r) => r.name.nl).filter((v): v is string => v !== null).sort();
+      return { g: BigInt(g), lo: names[0], hi: names.at(-1), nulls: BigInt(slice.length - names.length) };
+    });
+    expect(stats.rows).toEqual(expected);
     const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(length(note)) AS noteChars, sum(serial) AS serialSum FROM read_parquet(${sqlString(file)})`);
     expect(rows[0]).toEqual({
       n: 6000n,
