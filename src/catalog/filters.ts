@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { MAX_CODES_PER_FILTER } from './limits.js';
 import { SortDirection, UnixTimestamp, catalogKindOf } from './primitives.js';
+import { closestName } from '../closest-name.js';
 
 /** "One or more": a single value or a non-empty list. */
 export function oneOrMore<T extends z.ZodType>(item: T) {
@@ -129,7 +130,8 @@ export function checkFilter(params: FilterParams, filter: unknown, path: (string
   const schema = Object.hasOwn(params, key) ? params[key] : undefined;
   if (!schema) {
     const names = [...Object.keys(params), ...COMBINATORS];
-    return [{ path: [...path, key], message: `unknown filter "${key}"; this endpoint's filters are: ${names.join(', ')}` }];
+    const hint = closestName(key, names);
+    return [{ path: [...path, key], message: `unknown filter "${key}"; ${hint ? `did you mean "${hint}"? ` : ''}this endpoint's filters are: ${names.join(', ')}` }];
   }
   const parsed = schema.safeParse(value);
   if (parsed.success) return [];
@@ -143,7 +145,10 @@ export function checkSorting(sortings: SortingParams, sorting: unknown, path: (s
   }
   const key = Object.keys(sorting)[0]!;
   const schema = Object.hasOwn(sortings, key) ? sortings[key] : undefined;
-  if (!schema) return [{ path: [...path, key], message: `unknown sorting "${key}"; allowed: ${Object.keys(sortings).join(', ')}` }];
+  if (!schema) {
+    const hint = closestName(key, Object.keys(sortings));
+    return [{ path: [...path, key], message: `unknown sorting "${key}"; ${hint ? `did you mean "${hint}"? ` : ''}allowed: ${Object.keys(sortings).join(', ')}` }];
+  }
   const parsed = schema.safeParse(sorting[key]);
   if (parsed.success) return [];
   return expandIssues(parsed.error.issues).map((issue) => ({ path: [...path, key, ...(issue.path as (string | number)[])], message: issueMessage(issue, sorting[key]) }));

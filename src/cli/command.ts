@@ -5,7 +5,7 @@
 // parseArgs errors into one-sentence usage errors with a "did you mean".
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from '../errors.js';
-import { closestName } from '../pipeline/issues.js';
+import { closestName } from '../closest-name.js';
 import type { CliIO } from './io.js';
 
 export interface Command {

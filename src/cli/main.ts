@@ -8,7 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CatalogStreamsError } from '../errors.js';
-import { closestName } from '../pipeline/issues.js';
+import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
 import { type CliIO, processIO } from './io.js';
 import { runCommandDefinition } from './run-command.js';

@@ -2,6 +2,7 @@
 // pipeline file or options (`transforms[1].locales[0]`), what was expected, and
 // for an unknown key the closest valid name.
 import type { z } from 'zod';
+import { closestName } from '../closest-name.js';
 
 export interface LocatedIssue {
   /** Path relative to the validated value. */
@@ -98,16 +99,12 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): { message: stri
 }
 
 /**
- * A custom issue about an unknown name that lists the known ones (the catalog's
- * filter and sorting checks: `unknown filter "staus"; this endpoint's filters
- * are: id, search, ...`): point at the key, and add the closest name.
+ * A custom issue about an unknown name (the catalog's filter and sorting checks:
+ * `unknown filter "staus"; did you mean "status"? this endpoint's filters are:
+ * id, search, ...`): it points at the key.
  */
 function unknownName(message: string): { message: string; kind: LocatedIssue['kind'] } | undefined {
-  const m = /^unknown (?:filter|sorting) "([^"]+)"; [^:]*: (.+)$/.exec(message);
-  if (!m) return undefined;
-  if (message.includes('did you mean')) return { message, kind: 'unknown-key' };
-  const hint = closestName(m[1]!, m[2]!.split(', '));
-  return { message: hint ? message.replace(/"; /, `"; did you mean "${hint}"? `) : message, kind: 'unknown-key' };
+  return /^unknown (?:filter|sorting) "[^"]+"; /.test(message) ? { message, kind: 'unknown-key' } : undefined;
 }
 
 /**
@@ -156,30 +153,4 @@ export function formatIssues(error: z.ZodError, prefix = '', schema?: z.ZodType,
   return lines.length <= 1 ? (lines[0] ?? 'invalid') : `${lines[0]} (and ${lines.length - 1} more: ${lines.slice(1).join('; ')})`;
 }
 
-/** The closest candidate by edit distance, if it is close enough to be a typo. */
-export function closestName(input: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(input.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = c;
-    }
-  }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(input.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
-}
+export { closestName };

@@ -22,7 +22,7 @@
 // - Any other `{...}` and any stray `{` or `}` is a configuration error (a typo such as
 //   `{dat}` must not silently become a partition field).
 import { ConfigError, SinkError } from '../errors.js';
-import { closestName } from '../pipeline/registry.js';
+import { closestName } from '../closest-name.js';
 
 export const HIVE_DEFAULT_PARTITION = '__HIVE_DEFAULT_PARTITION__';
 const RUN_PLACEHOLDERS = ['name', 'run', 'date', 'part'] as const;

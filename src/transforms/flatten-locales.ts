@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { localizedFieldPaths, resourceSchemas } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
-import { closestName } from '../pipeline/registry.js';
+import { closestName } from '../closest-name.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';

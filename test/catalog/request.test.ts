@@ -42,6 +42,16 @@ describe('validateRequest', () => {
     expect(issues[0]!.message).toMatch(/unknown filter "status".*id, search, and, or, not/);
   });
 
+  it('suggests the closest filter or sorting name for a typo (code API and pipeline files alike), and none for a stranger', () => {
+    const typo = checkRequest('products.query', { filter: { and: [{ staus: 'active' }] }, sorting: { craetedAt: 'ASC' }, page });
+    expect(typo.map((i) => [i.path.join('.'), i.message.replace(/ this endpoint's filters are: .*| allowed: .*/, '')])).toEqual([
+      ['filter.and.0.staus', 'unknown filter "staus"; did you mean "status"?'],
+      ['sorting.craetedAt', 'unknown sorting "craetedAt"; did you mean "createdAt"?'],
+    ]);
+    const stranger = checkRequest('products.query', { filter: { popularity: 'high' }, page });
+    expect(stranger[0]!.message).toMatch(/^unknown filter "popularity"; this endpoint's filters are: id, status, /);
+  });
+
   it('rejects 1001 ids and accepts 1000', () => {
     const ids = Array.from({ length: MAX_CODES_PER_FILTER + 1 }, (_, i) => `P${i}`);
     expect(checkRequest('products.query', { filter: { id: ids.slice(0, 1000) }, sorting: { id: 'ASC' }, page })).toEqual([]);
