@@ -90,7 +90,8 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
 export function sharedConnection(pipelines: LoadedPipeline[], override: Partial<ResolvedConnection>, env: NodeJS.ProcessEnv): ResolvedConnection {
   const [first, ...rest] = pipelines.map((p) => resolveConnection(p, override, env));
   for (const [i, c] of rest.entries()) {
-    const differs = (['baseUrl', 'apiKey', 'apiSecret', 'rateLimit', 'maxAttempts'] as const).find((k) => c[k] !== first![k]);
+    const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+    const differs = (['baseUrl', 'apiKey', 'apiSecret', 'rateLimit', 'maxAttempts', 'maxRetryWaitMs', 'timeouts', 'resultWindow'] as const).find((k) => !same(c[k], first![k]));
     if (differs) {
       const p = pipelines[i + 1]!;
       throw new ConfigError(

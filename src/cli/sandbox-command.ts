@@ -93,7 +93,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
   const { url, credentials } = sandbox;
   io.stdout.write(
     `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products} products, seed ${seed})\n` +
-      `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}\n` +
+      `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
       `rate limit: ${rateLimit > 0 ? `${rateLimit} requests per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
   );
   // Serve until SIGINT or SIGTERM (the command's only way to end).

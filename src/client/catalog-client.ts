@@ -221,10 +221,10 @@ export class CatalogClient {
     });
   }
 
-  /** Requests per minute the limiter allows (Infinity when unlimited). */
   /** Results one paged query reaches (10000 unless a sandbox says less). */
   readonly resultWindow: number;
 
+  /** Requests per minute the limiter allows (Infinity when unlimited). */
   get rateLimit(): number {
     return this.limiter.perMinute;
   }

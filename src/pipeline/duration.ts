@@ -19,7 +19,12 @@ export function duration() {
   return z.union([z.string(), z.number()]).transform((value, ctx) => {
     const ms = typeof value === 'string' ? parseDurationMs(value) : undefined;
     if (ms === undefined) {
-      const hint = typeof value === 'number' ? ` (a unit is required: "${value}s" or "${value}ms"?)` : '';
+      const hint =
+        typeof value === 'number'
+          ? ` (a unit is required: "${value}s" or "${value}ms"?)`
+          : DURATION.test(value)
+            ? ' (it must be above zero)'
+            : '';
       ctx.addIssue({ code: 'custom', message: `expected a duration with a unit such as "500ms", "30s", "2m" or "1h", got ${JSON.stringify(value)}${hint}` });
       return z.NEVER;
     }

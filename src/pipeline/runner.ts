@@ -8,7 +8,7 @@ import type { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/limits.js';
 import { CatalogClient, type CatalogClientOptions, type ClientTimeouts } from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents, type OutputRecord } from '../events.js';
@@ -34,6 +34,8 @@ export interface ResolvedConnection {
   maxRetryWaitMs?: number;
   /** Connect / headers / body timeouts, ms (default: the client's). */
   timeouts?: ClientTimeouts;
+  /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
+  resultWindow?: number;
 }
 
 export interface RunOptions {
@@ -116,6 +118,7 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
     maxAttempts: override.maxAttempts ?? block.maxAttempts,
     maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
     timeouts: override.timeouts ?? block.timeouts,
+    resultWindow: override.resultWindow ?? envResultWindow(loaded, env),
   };
 }
 
@@ -130,15 +133,30 @@ function envRateLimit(loaded: LoadedPipeline, env: NodeJS.ProcessEnv): number | 
   return n === 0 ? Infinity : n;
 }
 
+/** `CATALOG_RESULT_WINDOW`: what `catalog-streams sandbox --result-window N` prints for its clients. */
+function envResultWindow(loaded: LoadedPipeline, env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.CATALOG_RESULT_WINDOW;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_REACHABLE_RESULTS) {
+    throw new ConfigError(`CATALOG_RESULT_WINDOW must be an integer from 1 to ${MAX_REACHABLE_RESULTS} (the sandbox's --result-window), got "${raw}"`, {
+      file: loaded.file,
+      path: 'connection',
+    });
+  }
+  return n;
+}
+
 /** The CatalogClient settings of a resolved connection (one client per run). */
 export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
-  const { baseUrl, apiKey, apiSecret, rateLimit, maxAttempts, maxRetryWaitMs, timeouts } = connection;
+  const { baseUrl, apiKey, apiSecret, rateLimit, maxAttempts, maxRetryWaitMs, timeouts, resultWindow } = connection;
   const retry = { ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(maxRetryWaitMs !== undefined ? { maxWaitMs: maxRetryWaitMs } : {}) };
   return {
     baseUrl,
     apiKey,
     apiSecret,
     rateLimit,
+    ...(resultWindow !== undefined ? { resultWindow } : {}),
     ...(Object.keys(retry).length > 0 ? { retry } : {}),
     ...(timeouts ? { timeouts: Object.fromEntries(Object.entries(timeouts).filter(([, ms]) => ms !== undefined)) } : {}),
   };

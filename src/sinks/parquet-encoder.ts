@@ -326,7 +326,10 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     const rows = this.#bufferedRows;
     if (rows === 0) return;
     // Trim to the rows written (in place), or take what index writes grew past the capacity.
-    for (const data of this.#buffer) if (data.length !== rows) data.length = rows;
+    for (let c = 0; c < this.#buffer.length; c++) {
+      const data = this.#buffer[c]!;
+      if (!this.#utf8[c] && data.length !== rows) data.length = rows;
+    }
     this.#capacity = Math.max(this.#capacity, rows);
     const before = this.#bytes.offset;
     void this.#writer.write({

@@ -280,6 +280,10 @@ export class ParquetFormat implements RecordFormat<ParquetRow> {
     await finished(deadLetter);
   }
 
+  async revoke(): Promise<void> {
+    await this.#deadLetter?.revoke?.();
+  }
+
   async abort(reason: Error): Promise<void> {
     this.#sample = [];
     if (this.#deadLetter && !this.#deadLetter.destroyed) {

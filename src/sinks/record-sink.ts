@@ -40,6 +40,8 @@ export interface RecordFormat<Item> {
   close(): Promise<void>;
   /** Failure: destroys side outputs. */
   abort(reason: Error): Promise<void>;
+  /** A sibling failed after this sink finished: removes what side outputs committed (the dead-letter sink). */
+  revoke?(): Promise<void>;
 }
 
 export interface CommittedOutput {
@@ -234,6 +236,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       );
     await Promise.all(committed.filter((c) => !c.destination).map(remove));
     await Promise.all(committed.filter((c) => c.destination).map(remove));
+    await this.#spec.format.revoke?.().catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
+    // What the removal reopened (the S3 client) is released again.
+    this.#spec.dispose?.();
   }
 
   #cleanupWarning(failure: Error): void {

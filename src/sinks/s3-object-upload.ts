@@ -39,7 +39,8 @@ export class S3ObjectUpload implements ByteDestination {
   bytes = 0;
   etag: string | undefined;
   readonly #sdk: S3Sdk;
-  readonly #client: S3Client;
+  /** The sink's client (opened again after the sink closed, for a revoke). */
+  readonly #client: () => S3Client;
   readonly #bucket: string;
   readonly #body = new PassThrough({ highWaterMark: BODY_HIGH_WATER_MARK });
   readonly #upload: Upload;
@@ -50,7 +51,7 @@ export class S3ObjectUpload implements ByteDestination {
   #state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
 
   /** `sdk`: the loaded AWS SDK (loadS3Sdk()). */
-  constructor(sdk: S3Sdk, client: S3Client, options: S3ObjectUploadOptions) {
+  constructor(sdk: S3Sdk, client: () => S3Client, options: S3ObjectUploadOptions) {
     this.#sdk = sdk;
     this.#client = client;
     this.#bucket = options.bucket;
@@ -69,7 +70,7 @@ export class S3ObjectUpload implements ByteDestination {
       this.#body.destroy(this.#failure);
     };
     this.#upload = new sdk.Upload({
-      client: watchErrors(client, onRequestError),
+      client: watchErrors(client(), onRequestError),
       params: { Bucket: options.bucket, Key: options.key, Body: this.#body, ContentType: options.contentType },
       partSize: options.partSize,
       queueSize: options.queueSize,
@@ -121,7 +122,7 @@ export class S3ObjectUpload implements ByteDestination {
     const uploadId = this.#upload.uploadId;
     if (uploadId) {
       try {
-        await this.#client.send(new this.#sdk.s3.AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }));
+        await this.#client().send(new this.#sdk.s3.AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }));
       } catch (err) {
         const status = (err as S3ServiceException).$metadata?.httpStatusCode;
         if (status !== 404) throw s3Error(err, 'abort the multipart upload of', this.location);
@@ -137,7 +138,7 @@ export class S3ObjectUpload implements ByteDestination {
 
   async #delete(): Promise<void> {
     try {
-      await this.#client.send(new this.#sdk.s3.DeleteObjectCommand({ Bucket: this.#bucket, Key: this.key }));
+      await this.#client().send(new this.#sdk.s3.DeleteObjectCommand({ Bucket: this.#bucket, Key: this.key }));
     } catch (err) {
       throw s3Error(err, 'delete', this.location);
     }

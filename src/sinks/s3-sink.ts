@@ -89,8 +89,14 @@ export type S3SinkConfig = z.output<typeof s3SinkOptions>;
  * The S3 client for the sink's options: endpoint and checksum mode for S3-compatible servers.
  * Asynchronous because it loads the AWS SDK on first use (s3-sdk.ts).
  */
-export async function createS3Client(options: Pick<S3SinkConfig, 'endpoint' | 'region' | 'forcePathStyle' | 'checksums' | 'maxAttempts'>): Promise<S3Client> {
+export async function createS3Client(options: S3ClientOptions): Promise<S3Client> {
   const { s3 } = await loadS3Sdk();
+  return new s3.S3Client(s3ClientConfig(options));
+}
+
+type S3ClientOptions = Pick<S3SinkConfig, 'endpoint' | 'region' | 'forcePathStyle' | 'checksums' | 'maxAttempts'>;
+
+function s3ClientConfig(options: S3ClientOptions): S3ClientConfig {
   const endpoint = options.endpoint ?? (process.env.S3_ENDPOINT || undefined);
   const custom = endpoint !== undefined;
   const mode = (options.checksums ?? (custom ? 'when-required' : 'when-supported')) === 'when-required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
@@ -104,7 +110,7 @@ export async function createS3Client(options: Pick<S3SinkConfig, 'endpoint' | 'r
   };
   if (endpoint) config.endpoint = endpoint;
   if (region) config.region = region;
-  return new s3.S3Client(config);
+  return config;
 }
 
 function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
@@ -117,9 +123,11 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
       ? (parquetFormatFor(options, ctx, 's3', template, schemaHint) as RecordFormat<unknown>)
       : (jsonlFormat({ gzip: gzipped }) as RecordFormat<unknown>);
   const contentType = format === 'parquet' ? 'application/vnd.apache.parquet' : gzipped ? 'application/gzip' : 'application/x-ndjson';
-  // Set by prepare(), which the sink runs before its first record.
+  // Set by prepare(), which the sink runs before its first record. The client is closed when the
+  // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.
   let sdk!: S3Sdk;
   let client: S3Client | undefined;
+  const currentClient = (): S3Client => (client ??= new sdk.s3.S3Client(s3ClientConfig(options)));
   return new RecordSink<unknown>({
       sinkType: 's3',
       ctx,
@@ -129,17 +137,19 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
       locate: (rendered) => rendered,
       prepare: async () => {
         sdk = await loadS3Sdk();
-        client = await createS3Client(options);
       },
-      openDestination: (objectKey) => new S3ObjectUpload(sdk, client!, { bucket, key: objectKey, contentType, partSize, queueSize }),
+      openDestination: (objectKey) => new S3ObjectUpload(sdk, currentClient, { bucket, key: objectKey, contentType, partSize, queueSize }),
       rotation: { maxRows, maxBytes, maxOpenPartitions },
       commitOnClose: true,
       writeEmpty: false,
       afterCommit: async (committed) => {
         if (manifestObjectKey === undefined) return [];
-        return [await writeManifest(sdk, client!, ctx, { bucket, key: manifestObjectKey, keyTemplate: key, format, committed, schema: recordFormat.describeSchema() })];
+        return [await writeManifest(sdk, currentClient, ctx, { bucket, key: manifestObjectKey, keyTemplate: key, format, committed, schema: recordFormat.describeSchema() })];
       },
-      dispose: () => client?.destroy(),
+      dispose: () => {
+        client?.destroy();
+        client = undefined;
+      },
     });
 }
 
@@ -172,7 +182,7 @@ export interface S3Manifest {
 
 async function writeManifest(
   { s3 }: S3Sdk,
-  client: S3Client,
+  client: () => S3Client,
   ctx: StageContext,
   m: { bucket: string; key: string; keyTemplate: string; format: 'parquet' | 'jsonl'; committed: readonly CommittedOutput[]; schema: unknown },
 ): Promise<CommittedOutput> {
@@ -199,7 +209,7 @@ async function writeManifest(
   const body = Buffer.from(`${JSON.stringify(document, null, 2)}\n`);
   const location = s3Location(m.bucket, m.key);
   try {
-    await client.send(new s3.PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }));
+    await client().send(new s3.PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }));
   } catch (err) {
     throw s3Error(err, 'write the manifest', location);
   }
@@ -207,7 +217,7 @@ async function writeManifest(
     output: { kind: 'object', location, rows: 0, bytes: body.byteLength, sink: 's3' },
     revoke: async () => {
       try {
-        await client.send(new s3.DeleteObjectCommand({ Bucket: m.bucket, Key: m.key }));
+        await client().send(new s3.DeleteObjectCommand({ Bucket: m.bucket, Key: m.key }));
       } catch (err) {
         throw s3Error(err, 'delete the manifest', location);
       }

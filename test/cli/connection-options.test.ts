@@ -3,7 +3,7 @@
 // headers timeout fails after exactly `maxAttempts` attempts (with the default
 // 60 s timeout the same run would just wait and succeed), writes nothing and
 // says what timed out.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listFiles, runCli, sandboxEnv, useSandboxWorkspace } from './cli-process.js';
@@ -45,5 +45,30 @@ sinks:
     } finally {
       shared.sandbox.setFaults({});
     }
+  });
+});
+
+describe('CATALOG_RESULT_WINDOW: a sandbox started with --result-window', () => {
+  const shared = useSandboxWorkspace({ products: 1_500, resultWindow: 300 });
+  const pipelineFile = `name: windowed
+source: { type: products.query, filter: { createdAt: { from: 0 } }, pageSize: 100 }
+sinks:
+  - { type: jsonl, path: out/windowed.jsonl }
+`;
+
+  it('with the window the sandbox prints, products.query slices past it and delivers every product once', async () => {
+    await writeFile(join(shared.ws.dir, 'windowed.yml'), pipelineFile);
+    const { code, stderr } = await runCli(['run', 'windowed.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox, { CATALOG_RESULT_WINDOW: '300' }) });
+    expect(code, stderr).toBe(0);
+    const ids = (await readFile(join(shared.ws.dir, 'out/windowed.jsonl'), 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(ids.length).toBe(1_500);
+    expect(new Set(ids).size).toBe(1_500);
+  });
+
+  it('a window past the spec cap is a usage error (exit 2)', async () => {
+    await writeFile(join(shared.ws.dir, 'windowed.yml'), pipelineFile);
+    const { code, stderr } = await runCli(['run', 'windowed.yml'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox, { CATALOG_RESULT_WINDOW: '20000' }) });
+    expect(code).toBe(2);
+    expect(stderr).toContain('CATALOG_RESULT_WINDOW must be an integer from 1 to 10000');
   });
 });

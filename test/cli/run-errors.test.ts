@@ -56,6 +56,18 @@ describe('run: errors', () => {
     );
   });
 
+  it('pipelines of one file with different request timeouts: exit 2 as well', async () => {
+    const file = join(ws.dir, 'two-timeouts.yml');
+    await writeFile(
+      file,
+      'name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\nname: b\nconnection:\n  timeouts: { headers: 5m }\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n',
+    );
+    const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: 'k', CATALOG_API_SECRET: 's' });
+    const { code, stderr } = await runMain(['run', file], env);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`pipeline "b" has another connection.timeouts than "a"`);
+  });
+
   it('nobody answers at the base URL: exit 1 with a NetworkError naming the host and what to check', async () => {
     const port = await new Promise<number>((resolve) => {
       const s = createServer().listen(0, '127.0.0.1', () => {

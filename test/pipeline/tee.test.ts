@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunEvents, type OutputRecord } from '../../src/events.js';
 import type { SinkStream } from '../../src/pipeline/stage.js';
 import { TeeSink } from '../../src/pipeline/tee.js';
-import { jsonlSink, parquetSink } from '../../src/sinks/index.js';
+import { jsonlSink, parquetSink, sinkStages } from '../../src/sinks/index.js';
+import { testContext } from '../helpers/stage-context.js';
 
 /** A sink of our own: records kept in memory, each write taking `delayMs`, optionally failing. */
 class MemorySink extends Writable implements SinkStream {
@@ -117,6 +118,27 @@ describe('TeeSink', () => {
     // ...and removed again when its sibling failed.
     expect(await readdir(join(dir, 'out'))).toEqual([]);
     expect(tee.outputs).toEqual([]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('a Parquet sink taken back after a sibling failed also removes its dead-letter output', async () => {
+    const ctx = testContext({ baseDir: dir, stages: sinkStages });
+    const warnings: string[] = [];
+    ctx.events.on('warning', (w) => warnings.push(w.message));
+    const committed: string[] = [];
+    ctx.events.on('output', (o) => committed.push(o.location));
+    const parquet = parquetSink(
+      { path: 'out/p.parquet', columns: { id: 'string', n: 'int64' }, onSchemaMismatch: 'dead-letter', deadLetter: { type: 'jsonl', path: 'out/rejected.jsonl' } },
+      ctx,
+    );
+    const late = new MemorySink({ failInFinalAfterMs: 300 });
+    const tee = new TeeSink([parquet, late], ctx.events);
+    const records = Array.from({ length: 40 }, (_, i) => ({ id: `P${i}`, n: i % 10 === 0 ? 'not a number' : i }));
+    await expect(pipeline(Readable.from(records), tee)).rejects.toThrow('memory sink could not commit');
+    // Both were committed under their final names first...
+    expect(committed.sort()).toEqual([join(dir, 'out/p.parquet'), join(dir, 'out/rejected.jsonl')]);
+    // ...and both removed again.
+    expect(await readdir(join(dir, 'out'))).toEqual([]);
     expect(warnings).toEqual([]);
   });
 
