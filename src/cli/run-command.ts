@@ -94,9 +94,10 @@ export function sharedConnection(pipelines: LoadedPipeline[], override: Partial<
     const differs = (['baseUrl', 'apiKey', 'apiSecret', 'rateLimit', 'maxAttempts', 'maxRetryWaitMs', 'timeouts', 'resultWindow'] as const).find((k) => !same(c[k], first![k]));
     if (differs) {
       const p = pipelines[i + 1]!;
+      const setting = differs === 'maxRetryWaitMs' ? 'maxRetryWait' : differs;
       throw new ConfigError(
-        `${p.file}: pipeline "${p.config.name}" has another connection.${differs} than "${pipelines[0]!.config.name}"; the pipelines of one file share one client and request budget: give them the same connection, or put them in separate files`,
-        { file: p.file, path: `connection.${differs}` },
+        `${p.file}: pipeline "${p.config.name}" has another connection.${setting} than "${pipelines[0]!.config.name}"; the pipelines of one file share one client and request budget: give them the same connection, or put them in separate files`,
+        { file: p.file, path: `connection.${setting}` },
       );
     }
   }

@@ -42,30 +42,22 @@ describe('run: errors', () => {
     expect(stderr).toBe('catalog-streams run: CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "fast"\n');
   });
 
-  it('pipelines of one file with different connections: exit 2 (they share one client)', async () => {
-    const file = join(ws.dir, 'two.yml');
+  it.each([
+    ['rateLimit', 'rateLimit: 50'],
+    ['timeouts', 'timeouts: { headers: 5m }'],
+    ['maxRetryWait', 'maxRetryWait: 10s'],
+  ])('pipelines of one file with a different connection.%s: exit 2 (they share one client)', async (setting, line) => {
+    const file = join(ws.dir, `two-${setting}.yml`);
     await writeFile(
       file,
-      'name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\nname: b\nconnection:\n  rateLimit: 50\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n',
+      `name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\nname: b\nconnection:\n  ${line}\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n`,
     );
     const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: 'k', CATALOG_API_SECRET: 's' });
     const { code, stderr } = await runMain(['run', file], env);
     expect(code).toBe(2);
     expect(stderr).toBe(
-      `catalog-streams run: ${file}: pipeline "b" has another connection.rateLimit than "a"; the pipelines of one file share one client and request budget: give them the same connection, or put them in separate files\n`,
+      `catalog-streams run: ${file}: pipeline "b" has another connection.${setting} than "a"; the pipelines of one file share one client and request budget: give them the same connection, or put them in separate files\n`,
     );
-  });
-
-  it('pipelines of one file with different request timeouts: exit 2 as well', async () => {
-    const file = join(ws.dir, 'two-timeouts.yml');
-    await writeFile(
-      file,
-      'name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\nname: b\nconnection:\n  timeouts: { headers: 5m }\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n',
-    );
-    const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: 'k', CATALOG_API_SECRET: 's' });
-    const { code, stderr } = await runMain(['run', file], env);
-    expect(code).toBe(2);
-    expect(stderr).toContain(`pipeline "b" has another connection.timeouts than "a"`);
   });
 
   it('nobody answers at the base URL: exit 1 with a NetworkError naming the host and what to check', async () => {
