@@ -3,10 +3,6 @@
 // file, 1 for a run that failed (API, sink or data error). Messages say what
 // failed, where, and what to do; they never contain credentials.
 
-export interface ErrorOptions {
-  cause?: unknown;
-}
-
 export class CatalogStreamsError extends Error {
   readonly code: string;
   readonly exitCode: 1 | 2;

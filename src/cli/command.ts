@@ -19,10 +19,16 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 /** Parsed values: booleans for boolean options, strings otherwise; absent when not given. */
 export type OptionValues<O extends Options> = { [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string };
 
-/** parseArgs in strict mode; a mistake becomes a UsageError naming the option (and the likely intended one). */
-export function parseOptions<O extends Options>(command: string, args: string[], options: O): OptionValues<O> {
+/**
+ * parseArgs in strict mode; a mistake becomes a UsageError naming the option (and the likely
+ * intended one). Positional arguments are refused unless `positionals` says how many are expected.
+ */
+export function parseOptions<O extends Options>(command: string, args: string[], options: O): OptionValues<O>;
+export function parseOptions<O extends Options>(command: string, args: string[], options: O, positionals: { exactly: number; what: string }): { values: OptionValues<O>; positionals: string[] };
+export function parseOptions<O extends Options>(command: string, args: string[], options: O, positionals?: { exactly: number; what: string }) {
+  let parsed: { values: unknown; positionals: string[] };
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as OptionValues<O>;
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: positionals !== undefined });
   } catch (err) {
     const e = err as Error & { code?: string };
     const name = /'(-{1,2}[^'\s]+)/.exec(e.message)?.[1];
@@ -35,6 +41,11 @@ export function parseOptions<O extends Options>(command: string, args: string[],
     if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`${command}: ${name ?? 'an option'} needs a value (${see})`);
     throw new UsageError(`${command}: ${e.message}`);
   }
+  if (!positionals) return parsed.values as OptionValues<O>;
+  if (parsed.positionals.length !== positionals.exactly) {
+    throw new UsageError(`${command}: takes exactly ${positionals.what}, got ${parsed.positionals.length} (see 'catalog-streams ${command} --help')`);
+  }
+  return { values: parsed.values as OptionValues<O>, positionals: parsed.positionals };
 }
 
 /** An integer option within [min, max]; undefined when not given. */

@@ -20,7 +20,7 @@ const MAX_SLICES_SHOWN = 20;
 export async function planCommandOutput(
   pipelines: LoadedPipeline[],
   connection: ResolvedConnection,
-  opts: { s3?: () => S3ObjectIO; fullRefresh?: boolean; now?: Date } = {},
+  opts: { s3?: () => S3ObjectIO; fullRefresh?: boolean } = {},
 ): Promise<string> {
   const lines: string[] = [];
   const client = new CatalogClient(clientOptions(connection));
@@ -43,7 +43,7 @@ export async function planCommandOutput(
       }
       if (sp.slices.length > MAX_SLICES_SHOWN) lines.push(`    … ${sp.slices.length - MAX_SLICES_SHOWN} more slices`);
       lines.push(`  transforms: ${p.config.transforms.map((t) => t.type).join(' -> ') || '(none)'}`);
-      const run = { name: p.config.name, id: newRunId(opts.now), startedAt: opts.now ?? new Date() };
+      const run = { name: p.config.name, id: newRunId(), startedAt: new Date() };
       for (const s of p.config.sinks) lines.push(`  would write (${s.type}): ${outputOf(s, p.baseDir, run)}`);
       if (state) lines.push(`  state: ${state.location} (cursor ${previous ? previous.cursor : 'none yet'}; stored after the sinks commit)`);
     }

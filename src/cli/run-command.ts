@@ -7,7 +7,6 @@
 // temporary files removed, the state cursor is left as it was, and the command
 // returns 130/143 once that cleanup is done. A second signal exits at once.
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { CatalogClient } from '../client/catalog-client.js';
 import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
 import { RunEvents } from '../events.js';
@@ -15,6 +14,8 @@ import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import { RunFailedError, clientOptions, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
+import type { StageRegistry } from '../pipeline/registry.js';
+import type { S3ObjectIO } from '../pipeline/state.js';
 import { startSandbox } from '../sandbox/index.js';
 import { type Command, integerOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
@@ -25,7 +26,7 @@ import { formatSummaryText } from './summary.js';
 
 const NAME = 'run';
 
-export const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--full-refresh] [--dry-run] [--quiet] [--summary-file FILE]
+const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--full-refresh] [--dry-run] [--quiet] [--summary-file FILE]
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
@@ -49,18 +50,17 @@ const options = {
 
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
-export async function runCommand(argv: string[], io: CliIO): Promise<number> {
-  // The pipeline file is the one positional; the options are checked strictly (with a did-you-mean).
-  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
-  const positional = new Set(tokens.filter((t) => t.kind === 'positional').map((t) => t.index));
-  const v = parseOptions(NAME, argv.filter((_, i) => !positional.has(i)), options);
-  const files = argv.filter((_, i) => positional.has(i));
-  if (files.length !== 1) throw new UsageError(`${NAME}: takes exactly one pipeline file, got ${files.length} (see 'catalog-streams run --help')`);
-  const file = files[0]!;
+async function runCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values: v, positionals } = parseOptions(NAME, argv, options, { exactly: 1, what: 'one pipeline file' });
+  const file = positionals[0]!;
   const sandboxProducts = integerOption(NAME, 'sandbox-products', v['sandbox-products'], 1, 10_000_000);
   const sandboxRate = integerOption(NAME, 'sandbox-rate-limit', v['sandbox-rate-limit'], 0, 1_000_000_000);
 
-  const pipelines = await loadPipelineFile(file, createRegistry(), { env: io.env });
+  const registry = createRegistry();
+  const pipelines = await loadPipelineFile(file, registry, { env: io.env });
+  // One S3 client for every pipeline's state (it connects on first use only).
+  const stateIO = s3ObjectIO();
+  const s3 = () => stateIO;
 
   const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate }) : undefined;
   try {
@@ -74,10 +74,10 @@ export async function runCommand(argv: string[], io: CliIO): Promise<number> {
       : {};
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
-      io.stdout.write(`${await planCommandOutput(pipelines, connection, { s3: s3ObjectIO, fullRefresh: v['full-refresh'] ?? false })}\n`);
+      io.stdout.write(`${await planCommandOutput(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false })}\n`);
       return 0;
     }
-    return await runAll(pipelines, connection, io, { fullRefresh: v['full-refresh'] ?? false, quiet: v.quiet ?? false, summaryFile: v['summary-file'] });
+    return await runAll(pipelines, connection, io, { registry, s3, fullRefresh: v['full-refresh'] ?? false, quiet: v.quiet ?? false, summaryFile: v['summary-file'] });
   } finally {
     await sandbox?.close();
   }
@@ -101,11 +101,6 @@ export function sharedConnection(pipelines: LoadedPipeline[], override: Partial<
       );
     }
   }
-  // The redactor of every pipeline knows every pipeline's credentials.
-  for (const p of pipelines) {
-    p.redactor.add(first!.apiKey);
-    p.redactor.add(first!.apiSecret);
-  }
   return first!;
 }
 
@@ -113,7 +108,7 @@ async function runAll(
   pipelines: LoadedPipeline[],
   connection: ResolvedConnection,
   io: CliIO,
-  opts: { fullRefresh: boolean; quiet: boolean; summaryFile?: string },
+  opts: { registry: StageRegistry; s3: () => S3ObjectIO; fullRefresh: boolean; quiet: boolean; summaryFile?: string },
 ): Promise<number> {
   const events = new RunEvents();
   const stats = new RunStats(events);
@@ -160,7 +155,8 @@ async function runAll(
   try {
     const results = await Promise.allSettled(
       pipelines.map((p) =>
-        runPipeline(p, { registry: createRegistry(), client, connection, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: s3ObjectIO }),
+        // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
+        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3 }),
       ),
     );
     for (const [i, r] of results.entries()) {

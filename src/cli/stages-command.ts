@@ -1,25 +1,18 @@
 // `catalog-streams stages`: every registered stage type with its options, types
 // and defaults, derived from the zod schemas (never a hand-kept copy).
-import { parseArgs } from 'node:util';
-import { UsageError } from '../errors.js';
 import { builtinStages } from '../pipeline/builtins.js';
 import { describeOptions, formatStageList, formatStageReference } from '../pipeline/describe-options.js';
-import type { Command } from './command.js';
+import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 
-export const STAGES_USAGE = `Usage: catalog-streams stages [--json | --markdown]
+const STAGES_USAGE = `Usage: catalog-streams stages [--json | --markdown]
 
 Lists every registered stage type with its options, types and defaults (from the
 stages' own schemas).
 `;
 
-export async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
-  let values: { json?: boolean; markdown?: boolean };
-  try {
-    ({ values } = parseArgs({ args: argv, strict: true, options: { json: { type: 'boolean' }, markdown: { type: 'boolean' } } }));
-  } catch (err) {
-    throw new UsageError(`stages: ${(err as Error).message} (see 'catalog-streams stages --help')`);
-  }
+async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
+  const values = parseOptions('stages', argv, { json: { type: 'boolean' }, markdown: { type: 'boolean' } } as const);
   if (values.json) {
     const list = builtinStages.map((d) => ({ kind: d.kind, type: d.type, description: d.description, options: describeOptions(d) }));
     io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);

@@ -1,27 +1,19 @@
 // `catalog-streams validate <pipeline-file>`: checks a file without touching the
 // network (shape, stage options, filters against the source endpoint, state).
-import { parseArgs } from 'node:util';
-import { UsageError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile } from '../pipeline/loader.js';
-import type { Command } from './command.js';
+import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 
-export const VALIDATE_USAGE = `Usage: catalog-streams validate <pipeline-file>
+const VALIDATE_USAGE = `Usage: catalog-streams validate <pipeline-file>
 
 Checks a pipeline file without touching the network: its shape, every stage's
 options, filters against the source endpoint, and incremental state. Exit 0 when
 valid, 2 with one line naming file:line:column and the path when not.
 `;
 
-export async function validateCommand(argv: string[], io: CliIO): Promise<number> {
-  let positionals: string[];
-  try {
-    ({ positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {} }));
-  } catch (err) {
-    throw new UsageError(`validate: ${(err as Error).message} (see 'catalog-streams validate --help')`);
-  }
-  if (positionals.length !== 1) throw new UsageError(`validate: takes exactly one pipeline file, got ${positionals.length} (see 'catalog-streams validate --help')`);
+async function validateCommand(argv: string[], io: CliIO): Promise<number> {
+  const { positionals } = parseOptions('validate', argv, {}, { exactly: 1, what: 'one pipeline file' });
   const pipelines = await loadPipelineFile(positionals[0]!, createRegistry(), { env: io.env });
   for (const p of pipelines) {
     const c = p.config;

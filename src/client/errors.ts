@@ -5,7 +5,7 @@
 // credentials), the status and what the server sent back; the client redacts
 // its credentials from server text before it gets here, so no error, log line
 // or event can carry a key or a secret.
-import { CatalogStreamsError, type ErrorOptions } from '../errors.js';
+import { CatalogStreamsError } from '../errors.js';
 
 /** What the server said in an error body, as far as it said anything. */
 export interface ApiErrorBody {

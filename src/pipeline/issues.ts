@@ -152,5 +152,3 @@ export function formatIssues(error: z.ZodError, prefix = '', schema?: z.ZodType,
   });
   return lines.length <= 1 ? (lines[0] ?? 'invalid') : `${lines[0]} (and ${lines.length - 1} more: ${lines.slice(1).join('; ')})`;
 }
-
-export { closestName };

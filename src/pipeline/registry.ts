@@ -1,7 +1,8 @@
 // The registry of stage factories keyed by type name. The pipeline loader, the
 // code API and `catalog-streams stages` all read it, so the three never drift.
 import { ConfigError } from '../errors.js';
-import { type LocatedIssue, closestName, explainIssues, joinPath } from './issues.js';
+import { type LocatedIssue, explainIssues, joinPath } from './issues.js';
+import { closestName } from '../closest-name.js';
 import type { StageContext, StageDefinition, StageKind } from './stage.js';
 
 export class StageRegistry {
@@ -67,4 +68,3 @@ export class StageRegistry {
   }
 }
 
-export { closestName, formatIssues, joinPath } from './issues.js';

@@ -42,7 +42,9 @@ export class RunStats {
     const c = this.counters;
     events.on('request', () => {
       c.requests++;
-      this.#recentRequests.push(Date.now());
+      const now = Date.now();
+      this.#recentRequests.push(now);
+      this.#forget(now);
     });
     events.on('retry', () => c.retries++);
     events.on('throttle', () => c.throttles++);
@@ -73,9 +75,16 @@ export class RunStats {
 
   /** Requests started in the last 60 s. */
   requestsLastMinute(now = Date.now()): number {
+    this.#forget(now);
+    return this.#recentRequests.length;
+  }
+
+  /** Drops request times older than a minute (kept only for the gauge). */
+  #forget(now: number): void {
     const r = this.#recentRequests;
-    while (r.length > 0 && r[0]! < now - 60_000) r.shift();
-    return r.length;
+    let old = 0;
+    while (old < r.length && r[old]! < now - 60_000) old++;
+    if (old > 0) r.splice(0, old);
   }
 
   elapsedMs(now = Date.now()): number {

@@ -54,13 +54,6 @@ export interface RunOptions {
   now?: () => Date;
 }
 
-export interface SinkSummary {
-  type: string;
-  rows: number;
-  bytes: number;
-  outputs: OutputRecord[];
-}
-
 export interface RunSummary {
   pipeline: string;
   runId: string;

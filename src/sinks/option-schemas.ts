@@ -2,7 +2,7 @@
 // means the same thing, with the same text, wherever it appears.
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { formatIssues } from '../pipeline/registry.js';
+import { formatIssues } from '../pipeline/issues.js';
 
 const UNITS: Record<string, number> = {
   b: 1,

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { EXTRACT_PAGE_SIZE, type EndpointName, MAX_CODES_PER_FILTER, PAGE_SIZES, endpoints, sortingSchema } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
-import { formatIssues } from '../pipeline/registry.js';
+import { formatIssues } from '../pipeline/issues.js';
 import { compact } from '../client/request-summary.js';
 import { chunkableFilterSchema } from './code-chunks.js';
 

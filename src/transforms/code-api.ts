@@ -4,7 +4,7 @@
 // called inside stream.pipeline.
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { formatIssues } from '../pipeline/registry.js';
+import { formatIssues } from '../pipeline/issues.js';
 
 /** Validates code-API options against the stage's schema; errors read like pipeline-file ones. */
 export function parseStageOptions<S extends z.ZodType>(type: string, schema: S, options: unknown): z.output<S> {

@@ -3,7 +3,7 @@
 // same object, so its origin stays with it).
 import { z } from 'zod';
 import type { FieldInfo, ResourceName } from '../catalog/index.js';
-import { joinPath } from '../pipeline/registry.js';
+import { joinPath } from '../pipeline/issues.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { parseStageOptions, defaultStageContext } from './code-api.js';
 import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { builtinStages, createRegistry } from '../../src/pipeline/builtins.js';
-import { closestName, StageRegistry } from '../../src/pipeline/registry.js';
+import { closestName } from '../../src/closest-name.js';
+import { StageRegistry } from '../../src/pipeline/registry.js';
 import { defineStage } from '../../src/pipeline/stage.js';
 import { testContext } from '../helpers/stage-context.js';
 
