@@ -154,13 +154,6 @@ export function checkSorting(sortings: SortingParams, sorting: unknown, path: (s
   return expandIssues(parsed.error.issues).map((issue) => ({ path: [...path, key, ...(issue.path as (string | number)[])], message: issueMessage(issue, sorting[key]) }));
 }
 
-/** A zod schema for a filter of an endpoint (for pipeline files and stage options). */
-export function filterSchema<P extends FilterParams>(params: P): z.ZodType<Filter<P>> {
-  return z.any().superRefine((value, ctx) => {
-    for (const issue of checkFilter(params, value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-  }) as unknown as z.ZodType<Filter<P>>;
-}
-
 export function sortingSchema<S extends SortingParams>(sortings: S): z.ZodType<Sorting<S>> {
   return z.any().superRefine((value, ctx) => {
     for (const issue of checkSorting(sortings, value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });

@@ -18,10 +18,3 @@ export const MAX_CODES_PER_FILTER = 1_000;
 
 /** Requests per minute per credential before the service answers 429. */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 100;
-
-/** Image sizes (pixels, square) of the media formats. */
-export const IMAGE_SIZES = { thumbnail: 200, medium: 450, large: 900, huge: 1500 } as const;
-
-export function isPageSize(n: unknown): n is PageSize {
-  return typeof n === 'number' && (PAGE_SIZES as readonly number[]).includes(n);
-}

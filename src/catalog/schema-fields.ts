@@ -103,24 +103,3 @@ export function localizedFieldPaths(schema: z.ZodType): string[] {
   walk(describeSchema(schema), '');
   return out;
 }
-
-/** Paths (`photos[2].foo`) of fields in `value` that the schema does not declare. */
-export function unknownFieldPaths(schema: z.ZodType | FieldInfo, value: unknown, limit = 50): string[] {
-  const info = 'kind' in schema && typeof (schema as FieldInfo).kind === 'string' && !('_zod' in schema) ? (schema as FieldInfo) : describeSchema(schema as z.ZodType);
-  const out: string[] = [];
-  const walk = (i: FieldInfo, v: unknown, path: string) => {
-    if (out.length >= limit || v === null || v === undefined) return;
-    if (i.kind === 'object' && i.fields && typeof v === 'object' && !Array.isArray(v)) {
-      for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
-        const p = path ? `${path}.${k}` : k;
-        const known = i.fields[k];
-        if (!known) out.push(p);
-        else walk(known, child, p);
-      }
-    } else if (i.kind === 'array' && i.element && Array.isArray(v)) {
-      v.forEach((el, idx) => walk(i.element!, el, `${path}[${idx}]`));
-    }
-  };
-  walk(info, value, '');
-  return out;
-}

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, type Getter } from './field-path.js';
+import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { ConfigError } from '../errors.js';
 import { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
 
 export const DedupeOptionsSchema = z.strictObject({
@@ -33,7 +34,13 @@ export class DedupeTransform extends RecordTransform {
   constructor(options: z.output<typeof DedupeOptionsSchema>, ctx: StageContext) {
     super('dedupe', ctx);
     const keys = typeof options.key === 'string' ? [options.key] : options.key;
-    this.#getters = keys.map((k, i) => compileGetter(k, typeof options.key === 'string' ? 'key' : `key[${i}]`));
+    this.#getters = keys.map((k, i) => {
+      const optionPath = typeof options.key === 'string' ? 'key' : `key[${i}]`;
+      const path = parseFieldPath(k, optionPath);
+      // A list path gives a new array per record: never equal to another one, so nothing would be a duplicate.
+      if (path.multi) throw new ConfigError(`dedupe: ${optionPath}: "${k}" reaches into a list; a key is one value per record (several fields: key: [a, b])`, { path: optionPath });
+      return compileGetter(path);
+    });
     this.stats.duplicates = 0;
     this.stats.withoutKey = 0;
   }
@@ -56,12 +63,13 @@ export class DedupeTransform extends RecordTransform {
     const getters = this.#getters;
     if (getters.length === 1) {
       const v = getters[0]!(record);
-      return v === null ? undefined : v;
+      // An object is no key: it is new in every record, so it would never match.
+      return v === null || typeof v === 'object' ? undefined : v;
     }
     let key = '';
     for (let i = 0; i < getters.length; i++) {
       const v = getters[i]!(record);
-      if (v === undefined || v === null) return undefined;
+      if (v === undefined || v === null || typeof v === 'object') return undefined;
       // typed parts, so 1 and "1" differ and no separator inside a value can collide
       key += `${typeof v}:${String(v).length}:${String(v)}|`;
     }

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { compileGetter, parseFieldPath, shallowCopy, type Getter } from './field-path.js';
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 
@@ -50,7 +50,7 @@ export class ExtractTransform extends RecordTransform {
   }
 
   processRecord(record: object): RecordOutput {
-    const out: Record<string, unknown> = { ...record };
+    const out = shallowCopy(record as Record<string, unknown>);
     const columns = this.#columns;
     for (let i = 0; i < columns.length; i++) {
       const c = columns[i]!;

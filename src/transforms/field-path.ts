@@ -273,13 +273,11 @@ export type LeafReplacer<L> = (value: unknown, leaf: L) => unknown;
 /**
  * A copy of `value` with the leaves of `node` replaced by `replace` (keys are
  * neither added nor removed). Works through the paths, not through every key
- * of the record: a spread copy of each container on the way, then assignments.
- * With `inPlace`, the top-level object is changed instead of copied (the
- * caller owns it); containers below it are still copied.
+ * of the record: a copy of each container on the way, then assignments.
  */
-export function replaceAtPaths<L>(value: object, node: PathNode<L>, replace: LeafReplacer<L>, inPlace = false): Record<string, unknown> {
+export function replaceAtPaths<L>(value: object, node: PathNode<L>, replace: LeafReplacer<L>): Record<string, unknown> {
   const src = value as Record<string, unknown>;
-  const out: Record<string, unknown> = inPlace ? src : shallowCopy(src);
+  const out = shallowCopy(src);
   const keys = node.keys;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { parseFieldPath } from './field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 
 export const MissingOption = z
@@ -26,9 +26,7 @@ export type PickOptions = z.input<typeof PickOptionsSchema>;
 
 interface PickPlan {
   key: string;
-  /** Top-level field: read directly. */
-  get?: Getter;
-  /** Dotted path: the nested plan under `key`. */
+  /** Dotted path: the nested plan under `key` (absent: the field is kept whole). */
   nested?: PickPlan[];
 }
 
@@ -46,7 +44,7 @@ function planOf(fields: readonly string[]): PickPlan[] {
       const key = (step as { key: string }).key;
       const last = depth === path.steps.length - 1;
       let plan = level.find((p) => p.key === key);
-      if (!plan) level.push((plan = last ? { key, get: compileGetter(key) } : { key, nested: [] }));
+      if (!plan) level.push((plan = last ? { key } : { key, nested: [] }));
       else if (last || !plan.nested) throw new ConfigError(`pick: fields[${i}]: "${field}" overlaps another picked field`, { path: `fields[${i}]` });
       if (!last) level = plan.nested!;
     });

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { FrontalPhotoType, PhotoType } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
+import { shallowCopy } from './field-path.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
@@ -181,7 +182,7 @@ export class SelectMediaFormatTransform extends RecordTransform {
 
   /** A copy of the record to add columns to, without the media lists unless they are kept. */
   #copy(record: Record<string, unknown>): Record<string, unknown> {
-    if (this.#keepOriginal) return { ...record };
+    if (this.#keepOriginal) return shallowCopy(record);
     const out: Record<string, unknown> = {};
     const removed = this.#removed;
     for (const key in record) if (!removed.has(key)) out[key] = record[key];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Product, describeSchema, localizedFieldPaths, resourceSchemas, unknownFieldPaths } from '../../src/catalog/index.js';
+import { Product, describeSchema, localizedFieldPaths, resourceSchemas } from '../../src/catalog/index.js';
 
 const minimal = { id: 'P1', status: 'active', meta: { createdAt: 1, updatedAt: 2 } };
 
@@ -52,9 +52,5 @@ describe('resource schemas', () => {
     expect(info.fields!.vat!.kind).toBe('float');
     expect(info.fields!.status!.enumValues).toContain('no_selection');
     expect(Object.keys(resourceSchemas)).toHaveLength(7);
-  });
-
-  it('report unknown fields by path', () => {
-    expect(unknownFieldPaths(Product, { ...minimal, extra: 1, photos: [{ displayOrder: 1, shiny: true }] })).toEqual(['extra', 'photos[0].shiny']);
   });
 });

@@ -1,6 +1,6 @@
 // The product resource (spec §2.1 with §2.2-2.8 nested). Objects are loose: the
-// service adds fields and we pass them through; `unknownFieldPaths` can report
-// them. Fields are optional unless the spec makes them the record's identity,
+// service adds fields and we pass them through; the validate transform's
+// `unknownFields` can report them. Fields are optional unless the spec makes them the record's identity,
 // because the service leaves out what does not apply (`notApplicableField`).
 import { z } from 'zod';
 import { Id, Localized, RecordMeta, UnixTimestamp, gtinInteger } from '../primitives.js';
@@ -187,5 +187,3 @@ export const Product = z
   });
 export type Product = z.infer<typeof Product>;
 
-/** Allowed-species codes as the filter takes them (records carry id/name objects). */
-export const AllowedSpeciesFilterValue = AllowedSpeciesCode;
