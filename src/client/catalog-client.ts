@@ -231,18 +231,9 @@ export class CatalogClient {
 
   /** One page of a paged query endpoint: the whole body parsed as JSON. */
   async query<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<QueryPage<T>> {
-    return this.parsePage<T>(endpoint, body, await this.queryText(endpoint, body, options));
-  }
-
-  /**
-   * One page of a paged query endpoint as JSON text, for `parsePage` later. The
-   * paged source keeps pages that wait for their turn as text: a string is one
-   * object to the garbage collector, a parsed page thousands that would live
-   * long enough to be promoted (measured: twice the GC time).
-   */
-  queryText<E extends QueryEndpointName>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<string> {
     // A body cut short rejects with a network error code: retried like any failed attempt.
-    return this.#exchange(endpoint, 'paged', body, options.signal, (res) => res.body.text());
+    const text = await this.#exchange(endpoint, 'paged', body, options.signal, (res) => res.body.text());
+    return this.#parsePage<T>(endpoint, body, text);
   }
 
   /**
@@ -304,7 +295,7 @@ export class CatalogClient {
       }
     }
     if (!scanned || !skeleton) {
-      const page = this.parsePage<T>(endpoint, body, b.toString('utf8'));
+      const page = this.#parsePage<T>(endpoint, body, b.toString('utf8'));
       release();
       return { meta: page.meta, length: page.results.length, record: (i) => page.results[i]!, release: () => {} };
     }
@@ -329,7 +320,7 @@ export class CatalogClient {
   }
 
   /** Parses a page's JSON text, checking it is a page; an ApiError (not retried) when it is not. */
-  parsePage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, text: string): QueryPage<T> {
+  #parsePage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, text: string): QueryPage<T> {
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -3,6 +3,7 @@
 // for an unknown key the closest valid name.
 import type { z } from 'zod';
 import { closestName } from '../closest-name.js';
+import { ConfigError } from '../errors.js';
 
 export interface LocatedIssue {
   /** Path relative to the validated value. */
@@ -151,4 +152,14 @@ export function formatIssues(error: z.ZodError, prefix = '', schema?: z.ZodType,
     return `${at ? `${at}: ` : ''}${i.message}`;
   });
   return lines.length <= 1 ? (lines[0] ?? 'invalid') : `${lines[0]} (and ${lines.length - 1} more: ${lines.slice(1).join('; ')})`;
+}
+
+/**
+ * A stage's options checked against its schema, for the code API (`validate({...})`,
+ * `parquetSink({...})`, `productsQuery(client, {...})`): the errors read like a pipeline file's.
+ */
+export function parseStageOptions<S extends z.ZodType>(type: string, schema: S, options: unknown): z.output<S> {
+  const parsed = schema.safeParse(options ?? {});
+  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error, type), { path: type }, { cause: parsed.error });
+  return parsed.data;
 }

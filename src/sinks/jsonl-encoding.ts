@@ -143,7 +143,6 @@ export class JsonlEncoder implements PartEncoder<Record<string, unknown>> {
 /** JSON Lines as a record format: every record is written as it comes. */
 export function jsonlFormat(options: { gzip: boolean }): RecordFormat<Record<string, unknown>> {
   return {
-    name: 'jsonl',
     accept: (record, _ordinal, emit) => emit(record, record),
     flush: async () => {},
     createEncoder: (destination) => new JsonlEncoder(destination, options),

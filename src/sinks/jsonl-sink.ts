@@ -6,7 +6,8 @@ import type { SinkStream, StageContext } from '../pipeline/stage.js';
 import { defineStage } from '../pipeline/stage.js';
 import { jsonlFormat } from './jsonl-encoding.js';
 import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
-import { PATH_DESCRIPTION, parseStageOptions, rotationOptions } from './option-schemas.js';
+import { PATH_DESCRIPTION, rotationOptions } from './option-schemas.js';
+import { parseStageOptions } from '../pipeline/issues.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
 
 export const jsonlSinkOptions = z.strictObject({
@@ -39,5 +40,5 @@ export const jsonlSinkStage = defineStage({
  * `ctx` is optional; run id, name and date default to a fresh code-API run.
  */
 export function jsonlSink(options: JsonlSinkOptions, ctx?: PartialStageContext): SinkStream {
-  return createJsonlSink(parseStageOptions(jsonlSinkOptions, options, 'jsonl'), defaultStageContext(ctx));
+  return createJsonlSink(parseStageOptions('jsonl', jsonlSinkOptions, options), defaultStageContext(ctx));
 }

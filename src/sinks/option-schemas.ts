@@ -1,8 +1,6 @@
 // Option pieces shared by the sink schemas (jsonl, parquet, s3), so an option
 // means the same thing, with the same text, wherever it appears.
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import { formatIssues } from '../pipeline/issues.js';
 
 const UNITS: Record<string, number> = {
   b: 1,
@@ -38,8 +36,6 @@ export function byteSize() {
 /** A sink spec for a dead-letter output: `{type: jsonl, path: out/rejected.jsonl}`. */
 export const deadLetterSpec = z.looseObject({ type: z.string().min(1).describe('Sink type of the dead-letter output (jsonl, parquet, s3)') });
 
-export type DeadLetterSpec = z.output<typeof deadLetterSpec>;
-
 /** Rotation and partitioning: the same three options on every sink that writes files/objects. */
 export const rotationOptions = {
   maxRows: z
@@ -70,13 +66,3 @@ export const PATH_DESCRIPTION =
   'Output file, relative to the pipeline file\'s folder; "-" writes to stdout. Placeholders: {name} run name, {run} run id, ' +
   '{date} run start date (UTC, YYYY-MM-DD), {part} part number (00000, 00001, ...), key={field} a Hive partition taken from a record field. ' +
   'Written under a temporary name and renamed when complete';
-
-/**
- * Validates code-API options with a stage's schema; errors read like pipeline-file
- * errors (`parquet.rowGroupRows: ...`).
- */
-export function parseStageOptions<S extends z.ZodType>(schema: S, input: unknown, type: string): z.output<S> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error, type), { path: type }, { cause: parsed.error });
-  return parsed.data;
-}

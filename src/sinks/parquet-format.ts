@@ -119,7 +119,6 @@ export interface ParquetFormatSetup {
 }
 
 export class ParquetFormat implements RecordFormat<ParquetRow> {
-  readonly name = 'parquet' as const;
   readonly #setup: ParquetFormatSetup;
   readonly #settings: ColumnSchemaSettings;
   #shaper: RecordShaper | undefined;
@@ -129,7 +128,6 @@ export class ParquetFormat implements RecordFormat<ParquetRow> {
   readonly #warned = new Set<string>();
   readonly #problems: Mismatch[] = [];
   readonly #compressionRatio = new CompressionRatio();
-  readonly #declared: boolean;
 
   constructor(setup: ParquetFormatSetup) {
     this.#setup = setup;
@@ -141,13 +139,7 @@ export class ParquetFormat implements RecordFormat<ParquetRow> {
       timestampInput: options.timestampInput,
       excluded: setup.excludedColumns,
     };
-    this.#declared = !!options.columns;
     if (options.columns) this.#lock(declaredSchema(options.columns, this.#settings), []);
-  }
-
-  /** The locked schema (undefined while the inference sample is being read). */
-  get schema(): ColumnSchema | undefined {
-    return this.#shaper?.schema;
   }
 
   accept(record: Record<string, unknown>, ordinal: number, emit: EmitItem<ParquetRow>): void | Promise<void> {
@@ -232,7 +224,7 @@ export class ParquetFormat implements RecordFormat<ParquetRow> {
   #describeMismatch(problem: Mismatch, who: string): string {
     const { stage } = this.#setup;
     if (problem.kind === 'new-field') {
-      const locked = this.#declared ? 'declared in columns' : `locked after ${this.#setup.options.inferenceSample} sampled records`;
+      const locked = this.#setup.options.columns ? 'declared in columns' : `locked after ${this.#setup.options.inferenceSample} sampled records`;
       return `${stage}: ${who} has field "${problem.column}" (${problem.actual}) that is not in the Parquet schema (${locked})`;
     }
     return `${stage}: Parquet column "${problem.column}" expects ${problem.expected}, but ${who} has ${problem.actual}`;

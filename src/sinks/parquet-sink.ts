@@ -9,9 +9,9 @@ import { z } from 'zod';
 import type { SinkStream, StageContext } from '../pipeline/stage.js';
 import { defineStage } from '../pipeline/stage.js';
 import type { ColumnHint } from './column-schema.js';
-import { jsonlSinkStage } from './jsonl-sink.js';
 import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
-import { PATH_DESCRIPTION, parseStageOptions, rotationOptions } from './option-schemas.js';
+import { PATH_DESCRIPTION, rotationOptions } from './option-schemas.js';
+import { parseStageOptions } from '../pipeline/issues.js';
 import { checkDeadLetter, ParquetFormat, parquetFormatOptions, type ParquetFormatOptions } from './parquet-format.js';
 import type { PathTemplate } from './path-template.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
@@ -83,6 +83,6 @@ export const parquetSinkStage = defineStage({
  */
 export function parquetSink(options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext): SinkStream {
   const { schemaHint, ...rest } = options;
-  const config = parseStageOptions(parquetSinkOptions, rest, 'parquet');
+  const config = parseStageOptions('parquet', parquetSinkOptions, rest);
   return createParquetSink(config, defaultStageContext(ctx), schemaHint);
 }

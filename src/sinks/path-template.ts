@@ -119,7 +119,7 @@ export class PathTemplate {
   }
 
   /** The escaped partition values of a record, one per partition field (empty when unpartitioned). */
-  partitionValues(record: Record<string, unknown>, describeRecord: () => string): string[] {
+  partitionValues(record: Record<string, unknown>, describeRecord: (record: Record<string, unknown>) => string): string[] {
     const values: string[] = new Array(this.fields.length);
     for (let f = 0; f < this.fields.length; f++) {
       const field = this.fields[f]!;
@@ -133,7 +133,7 @@ export class PathTemplate {
         values[f] = escapePathValue(value.toISOString());
       } else {
         throw new SinkError(
-          `partition field "${field.path.join('.')}" of ${describeRecord()} is ${Array.isArray(value) ? 'an array' : 'an object'}; ` +
+          `partition field "${field.path.join('.')}" of ${describeRecord(record)} is ${Array.isArray(value) ? 'an array' : 'an object'}; ` +
             `a partition value must be a string, number or boolean`,
           { code: 'sink.partition' },
         );

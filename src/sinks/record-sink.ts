@@ -26,7 +26,6 @@ export type EmitItem<Item> = (record: Record<string, unknown>, item: Item) => vo
 
 /** How records become items and bytes (jsonl-encoding.ts, parquet-format.ts). */
 export interface RecordFormat<Item> {
-  readonly name: 'jsonl' | 'parquet';
   /** Takes one record and emits it (or holds it back: Parquet keeps its inference sample). */
   accept(record: Record<string, unknown>, ordinal: number, emit: EmitItem<Item>): void | Promise<void>;
   /** End of input: emits what was held back. */
@@ -109,9 +108,13 @@ export class RecordSink<Item> extends Writable implements SinkStream {
         ctx.events.emit('output', output);
       },
     });
-    this.#emit = template
-      ? (record, item) => this.#parts.write(template.partitionValues(record, () => describeRecord(record, this.#ordinal)), item)
-      : (_record, item) => this.#parts.write([], item);
+    // Partition values only for templates with {field} placeholders; the describer is made once, not per record.
+    const describe = (record: Record<string, unknown>) => describeRecord(record, this.#ordinal);
+    const noPartition: string[] = [];
+    this.#emit =
+      template && template.fields.length > 0
+        ? (record, item) => this.#parts.write(template.partitionValues(record, describe), item)
+        : (_record, item) => this.#parts.write(noPartition, item);
     this.#onAbort = () => this.destroy(new AbortedError(`the run was aborted; ${spec.sinkType} sink output discarded`, { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
     else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });

@@ -18,10 +18,10 @@ import { ConfigError } from '../errors.js';
 import type { SinkStream, StageContext } from '../pipeline/stage.js';
 import { defineStage } from '../pipeline/stage.js';
 import { jsonlFormat } from './jsonl-encoding.js';
-import { jsonlSinkStage } from './jsonl-sink.js';
-import { byteSize, parseStageOptions, rotationOptions } from './option-schemas.js';
+import { byteSize, rotationOptions } from './option-schemas.js';
+import { parseStageOptions } from '../pipeline/issues.js';
 import { checkDeadLetter, parquetFormatOptions, parquetOptionsSet } from './parquet-format.js';
-import { parquetFormatFor, parquetSinkStage, type ParquetSchemaHint } from './parquet-sink.js';
+import { parquetFormatFor, type ParquetSchemaHint } from './parquet-sink.js';
 import { PathTemplate } from './path-template.js';
 import { RecordSink, type CommittedOutput, type RecordFormat } from './record-sink.js';
 import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
@@ -240,6 +240,6 @@ export const s3SinkStage = defineStage({
  */
 export function s3Sink(options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext): SinkStream {
   const { schemaHint, ...rest } = options;
-  const config = parseStageOptions(s3SinkOptions, rest, 's3');
+  const config = parseStageOptions('s3', s3SinkOptions, rest);
   return createS3Sink(config, defaultStageContext(ctx), schemaHint);
 }

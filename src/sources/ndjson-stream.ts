@@ -27,6 +27,7 @@
 // Backpressure: when `push` says the buffer is full, the line splitter is
 // paused, which pauses the HTTP body and the socket; `_read` resumes it.
 import { pipeline, type Readable, type Transform } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import split2 from 'split2';
 import { EXTRACT_PAGE_SIZE, type QueryRequest } from '../catalog/index.js';
 import type { SourceBody } from './paged-query.js';
@@ -182,8 +183,7 @@ export class NdjsonStreamSource extends CatalogSource {
     state.next++;
     const record = result as CatalogRecord;
     if (this.isRepeat(record)) return;
-    const { label } = state.segment;
-    setOrigin(record, { endpoint: this.endpoint, index, ...(label ? { slice: label } : {}) });
+    setOrigin(record, { endpoint: this.endpoint, index, slice: state.segment.label });
     this.#delivered++;
     if (++this.#sincePageEvent >= EXTRACT_PAGE_SIZE) this.#pageEvent();
     if (!this.push(record)) this.#lines?.pause();
@@ -239,12 +239,12 @@ export class NdjsonStreamSource extends CatalogSource {
       message: `${this.endpoint}${label}: the stream ${what}; asking again in ${delayMs} ms and skipping the ${state.next} records already delivered`,
       index: state.next,
     });
-    const timer = setTimeout(() => {
-      this.signal.removeEventListener('abort', cancel);
-      if (!this.destroyed) this.#open();
-    }, delayMs);
-    const cancel = () => clearTimeout(timer);
-    this.signal.addEventListener('abort', cancel, { once: true });
+    sleep(delayMs, undefined, { signal: this.signal }).then(
+      () => {
+        if (!this.destroyed) this.#open();
+      },
+      () => {}, // aborted: the stream is being destroyed
+    );
   }
 
   #pageEvent(): void {

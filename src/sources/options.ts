@@ -4,8 +4,6 @@
 // options with the same defaults and the same messages.
 import { z } from 'zod';
 import { EXTRACT_PAGE_SIZE, type EndpointName, MAX_CODES_PER_FILTER, PAGE_SIZES, endpoints, sortingSchema } from '../catalog/index.js';
-import { ConfigError } from '../errors.js';
-import { formatIssues } from '../pipeline/issues.js';
 import { compact } from '../client/request-summary.js';
 import { chunkableFilterSchema } from './code-chunks.js';
 
@@ -57,10 +55,3 @@ export const maxResumesOption = z
   .nonnegative()
   .default(DEFAULT_MAX_RESUMES)
   .describe(`Times a broken-off stream is asked for again in a row without progress before the source fails (default ${DEFAULT_MAX_RESUMES}).`);
-
-/** Parses code-API options like the pipeline loader does: defaults applied, ConfigError naming the option. */
-export function parseSourceOptions<S extends z.ZodType>(type: string, schema: S, options: unknown): z.output<S> {
-  const parsed = schema.safeParse(options ?? {});
-  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error, type), { path: type }, { cause: parsed.error });
-  return parsed.data;
-}

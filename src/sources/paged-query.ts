@@ -29,7 +29,7 @@
 // `{id: ASC}` sorting) shifts later pages: a record would be skipped or repeated
 // without a sign. These checks turn that into a DataError asking to re-run.
 import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, QueryPage, RequestBody } from '../client/index.js';
-import type { QueryRequest } from '../catalog/index.js';
+import type { PageSize, QueryRequest } from '../catalog/index.js';
 import { DataError } from '../errors.js';
 import { setOrigin } from './origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
@@ -95,6 +95,14 @@ function lazyOf(page: QueryPage | LazyPage): LazyPage {
   return { meta: page.meta, length: results.length, record: (i) => results[i]!, release: () => {} };
 }
 
+/**
+ * The request for page `no` (of `size` records) of a segment. Bodies are built from validated
+ * options and the client validates each request again, so the cast only names the endpoint.
+ */
+export function pageRequest(body: SourceBody, no: number, size: number): QueryRequest<'products.query'> {
+  return { ...body, page: { no, size: size as PageSize } } as QueryRequest<'products.query'>;
+}
+
 export class PagedQuerySource extends CatalogSource {
   readonly #client: CatalogClient;
   readonly #pageSize: number;
@@ -131,15 +139,12 @@ export class PagedQuerySource extends CatalogSource {
   }
 
   #fetch(body: SourceBody, no: number, size: number): Promise<QueryPage> {
-    // Bodies are built from validated options; the client validates each request again.
-    return this.#client.query(this.endpoint as 'products.query', { ...body, page: { no, size: size as 250 } } as QueryRequest<'products.query'>, { signal: this.signal });
+    return this.#client.query(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal });
   }
 
   /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
   #fetchLazy(body: SourceBody, no: number): Promise<LazyPage> {
-    return this.#client.queryLazy(this.endpoint as 'products.query', { ...body, page: { no, size: this.#pageSize as 250 } } as QueryRequest<'products.query'>, {
-      signal: this.signal,
-    });
+    return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, this.#pageSize), { signal: this.signal });
   }
 
   /** The page jobs in emission order; a job's request starts when the job is pulled. */
@@ -248,7 +253,7 @@ export class PagedQuerySource extends CatalogSource {
       const i = open.next++;
       const record = page.record(i) as CatalogRecord;
       if (this.isRepeat(record)) continue;
-      setOrigin(record, { endpoint: this.endpoint, page: job.no, index: offset + i, ...(slice ? { slice } : {}) });
+      setOrigin(record, { endpoint: this.endpoint, page: job.no, index: offset + i, slice });
       open.pushed++;
       ok = this.push(record);
     }

@@ -13,10 +13,9 @@ import type { z } from 'zod';
 import { type PageSize, endpoints } from '../catalog/index.js';
 import type { CatalogClient, QueryEndpointName, QueryPage, StreamEndpointName } from '../client/index.js';
 import { ConfigError } from '../errors.js';
-import type { QueryRequest } from '../catalog/index.js';
-import type { SourceBody } from './paged-query.js';
+import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
-import { parseSourceOptions } from './options.js';
+import { parseStageOptions } from '../pipeline/issues.js';
 import { QUERY_OPTION_SCHEMAS, defaultSorting, requestBody } from './query-sources.js';
 import { PROBE_PAGE_SIZE, type SliceStats, createdAtWindows, isCapped } from './sliced-products-query.js';
 import { STREAM_OPTION_SCHEMAS } from './stream-sources.js';
@@ -56,7 +55,7 @@ export interface SourcePlan {
 export async function plan(client: CatalogClient, type: SourceType, options: unknown, run: { signal?: AbortSignal } = {}): Promise<SourcePlan> {
   const schema = sourceOptionSchemas[type];
   if (!schema) throw new ConfigError(`no source type "${type}"`, { path: 'source.type' });
-  const parsed = parseSourceOptions(type, schema, options) as { filter?: unknown; sorting?: unknown; pageSize?: PageSize };
+  const parsed = parseStageOptions(type, schema, options) as { filter?: unknown; sorting?: unknown; pageSize?: PageSize };
   const chunks = chunkFilter(type, parsed.filter);
   const sorting = parsed.sorting ?? defaultSorting(type);
   const slices: PlannedSlice[] = [];
@@ -70,7 +69,7 @@ export async function plan(client: CatalogClient, type: SourceType, options: unk
     const pageSize = parsed.pageSize!;
     const probe = (body: SourceBody, no: number, size: number): Promise<QueryPage> => {
       planRequests++;
-      return client.query(type as 'products.query', { ...body, page: { no, size: size as PageSize } } as QueryRequest<'products.query'>, run);
+      return client.query(type as 'products.query', pageRequest(body, no, size), run);
     };
     const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
     for (const c of chunks.chunks) {

@@ -13,7 +13,8 @@ import type { CatalogClient, QueryEndpointName } from '../client/index.js';
 import { ConfigError } from '../errors.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { type ChunkPlan, chunkFilter } from './code-chunks.js';
-import { concurrencyOption, filterOption, pageSizeOption, parseSourceOptions, sortingOption } from './options.js';
+import { concurrencyOption, filterOption, pageSizeOption, sortingOption } from './options.js';
+import { parseStageOptions } from '../pipeline/issues.js';
 import { PagedQuerySource, type SegmentProducer, type SourceBody } from './paged-query.js';
 import { createdAtWindows, isCapped } from './sliced-products-query.js';
 import type { SourceRunOptions } from './source-stream.js';
@@ -126,7 +127,7 @@ function createQuerySource(endpoint: QueryEndpointName, client: CatalogClient, o
 
 /** A query source for code: options are validated and defaulted like a pipeline file's. */
 export function querySource<E extends QueryEndpointName>(endpoint: E, client: CatalogClient, options: QueryOptions<E> = {}, run: SourceRunOptions = {}): PagedQuerySource {
-  return createQuerySource(endpoint, client, parseSourceOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions, run);
+  return createQuerySource(endpoint, client, parseStageOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions, run);
 }
 
 export const productsQuery = (client: CatalogClient, options: ProductsQueryOptions, run?: SourceRunOptions) => querySource('products.query', client, options, run);

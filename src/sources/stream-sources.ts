@@ -8,7 +8,8 @@ import type { CatalogClient, StreamEndpointName } from '../client/index.js';
 import { defineStage } from '../pipeline/stage.js';
 import { chunkFilter } from './code-chunks.js';
 import { NdjsonStreamSource } from './ndjson-stream.js';
-import { filterOption, maxLineLengthOption, maxResumesOption, parseSourceOptions, sortingOption } from './options.js';
+import { filterOption, maxLineLengthOption, maxResumesOption, sortingOption } from './options.js';
+import { parseStageOptions } from '../pipeline/issues.js';
 import { clientOf, defaultSorting, requestBody } from './query-sources.js';
 import type { SourceRunOptions } from './source-stream.js';
 
@@ -55,7 +56,7 @@ function createStreamSource(endpoint: StreamEndpointName, client: CatalogClient,
 }
 
 export function streamSource<E extends StreamEndpointName>(endpoint: E, client: CatalogClient, options: StreamOptions<E> = {}, run: SourceRunOptions = {}): NdjsonStreamSource {
-  return createStreamSource(endpoint, client, parseSourceOptions(endpoint, STREAM_OPTION_SCHEMAS[endpoint], options) as ParsedStreamOptions, run);
+  return createStreamSource(endpoint, client, parseStageOptions(endpoint, STREAM_OPTION_SCHEMAS[endpoint], options) as ParsedStreamOptions, run);
 }
 
 export const productsStream = (client: CatalogClient, options: ProductsStreamOptions, run?: SourceRunOptions) => streamSource('products.stream', client, options, run);
