@@ -91,6 +91,11 @@ export interface CatalogClientOptions {
 
 export interface RequestOptions {
   signal?: AbortSignal;
+  /**
+   * Where this request's `request`/`retry`/`throttle` events go (default: the client's bus):
+   * pipelines sharing one client each hear their own requests.
+   */
+  events?: RunEvents;
 }
 
 /** A request body as the client handles it inside (the typed one is QueryRequest<E>). */
@@ -232,7 +237,7 @@ export class CatalogClient {
   /** One page of a paged query endpoint: the whole body parsed as JSON. */
   async query<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<QueryPage<T>> {
     // A body cut short rejects with a network error code: retried like any failed attempt.
-    const text = await this.#exchange(endpoint, 'paged', body, options.signal, (res) => res.body.text());
+    const text = await this.#exchange(endpoint, 'paged', body, options, (res) => res.body.text());
     return this.#parsePage<T>(endpoint, body, text);
   }
 
@@ -243,7 +248,7 @@ export class CatalogClient {
    * The page's shape and meta are checked now; a record's JSON when it is read.
    */
   async queryLazy<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<LazyPage<T>> {
-    const { buffer, length } = await this.#exchange(endpoint, 'paged', body, options.signal, (res) => this.#readPooled(res.body));
+    const { buffer, length } = await this.#exchange(endpoint, 'paged', body, options, (res) => this.#readPooled(res.body));
     try {
       return this.lazyPage<T>(endpoint, body, buffer.subarray(0, length), () => this.#releasePageBuffer(buffer));
     } catch (err) {
@@ -337,7 +342,7 @@ export class CatalogClient {
    * reader's to resume.
    */
   stream<E extends StreamEndpointName>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<CatalogStream> {
-    return this.#exchange(endpoint, 'stream', body, options.signal, async (res) => {
+    return this.#exchange(endpoint, 'stream', body, options, async (res) => {
       if (res.statusCode === 204) {
         await res.body.dump();
         return Object.assign(Readable.from([]), { statusCode: 204 });
@@ -367,7 +372,7 @@ export class CatalogClient {
     endpoint: EndpointName,
     mode: 'paged' | 'stream',
     body: RequestBody,
-    callSignal: AbortSignal | undefined,
+    options: RequestOptions,
     consume: (res: Dispatcher.ResponseData) => Promise<T>,
   ): Promise<T> {
     const spec = getEndpoint(endpoint);
@@ -375,7 +380,8 @@ export class CatalogClient {
       throw new ConfigError(`"${endpoint}" is not a ${mode === 'paged' ? 'paged query' : 'stream'} endpoint`, { path: 'endpoint' });
     }
     validateRequest(endpoint, body);
-    const signal = combineSignals(this.#signal, callSignal);
+    const signal = combineSignals(this.#signal, options.signal);
+    const events = options.events ?? this.events;
     const request: Dispatcher.RequestOptions = {
       path: this.#pathPrefix + spec.path,
       method: 'POST',
@@ -395,7 +401,7 @@ export class CatalogClient {
         status = res.statusCode;
         if (status >= 200 && status < 300) {
           const value = await consume(res);
-          this.#recordAttempt(endpoint, status, started, attempt);
+          this.#recordAttempt(events, endpoint, status, started, attempt);
           return value;
         }
         failure = { status, headers: res.headers, text: await readLimited(res.body, MAX_ERROR_BODY) };
@@ -403,16 +409,16 @@ export class CatalogClient {
         if (signal?.aborted) throw aborted(endpoint, signal, err);
         if (err instanceof CatalogStreamsError) {
           // Our own verdict on a response (e.g. not a page): final, not retried.
-          if (status !== undefined) this.#recordAttempt(endpoint, status, started, attempt);
+          if (status !== undefined) this.#recordAttempt(events, endpoint, status, started, attempt);
           throw err;
         }
         // No response, or its body broke off: a network failure of this attempt.
         failure = { error: err };
       }
-      this.#recordAttempt(endpoint, failure.status ?? 'network', started, attempt);
+      this.#recordAttempt(events, endpoint, failure.status ?? 'network', started, attempt);
       const delay = this.#retryDelay(failure, attempt, waited);
       if (delay === undefined) throw this.#toError(endpoint, body, failure, attempt, waited);
-      this.#announceRetry(endpoint, failure, attempt, delay);
+      this.#announceRetry(events, endpoint, failure, attempt, delay);
       try {
         await sleep(delay, undefined, { signal });
       } catch (err) {
@@ -434,7 +440,7 @@ export class CatalogClient {
     return policy.allows(attempt, waited, delay) ? delay : undefined;
   }
 
-  #announceRetry(endpoint: string, failure: Failure, attempt: number, delayMs: number): void {
+  #announceRetry(events: RunEvents, endpoint: string, failure: Failure, attempt: number, delayMs: number): void {
     this.stats.retries++;
     let reason: string;
     if (failure.status !== undefined) {
@@ -443,18 +449,18 @@ export class CatalogClient {
       if (failure.status === 429) {
         this.stats.throttles++;
         this.limiter.penalize();
-        this.events.emit('throttle', { endpoint, delayMs, retryAfter: this.retryPolicy.retryAfterMs(failure.headers['retry-after']) !== undefined });
+        events.emit('throttle', { endpoint, delayMs, retryAfter: this.retryPolicy.retryAfterMs(failure.headers['retry-after']) !== undefined });
       }
     } else {
       reason = errorCodeOf(failure.error) ?? 'network error';
     }
-    this.events.emit('retry', { endpoint, attempt, reason, delayMs });
+    events.emit('retry', { endpoint, attempt, reason, delayMs });
   }
 
-  #recordAttempt(endpoint: string, status: number | 'network', started: number, attempt: number): void {
+  #recordAttempt(events: RunEvents, endpoint: string, status: number | 'network', started: number, attempt: number): void {
     this.stats.requests++;
     this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
-    this.events.emit('request', { endpoint, status: status === 'network' ? 0 : status, durationMs: Math.round(performance.now() - started), attempt });
+    events.emit('request', { endpoint, status: status === 'network' ? 0 : status, durationMs: Math.round(performance.now() - started), attempt });
   }
 
   #toError(endpoint: EndpointName, body: RequestBody, failure: Failure, attempts: number, waitedMs: number): Error {

@@ -179,12 +179,11 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   const { config } = loaded;
   const endpoint = getEndpoint(config.source.type);
   // Each pipeline counts its own events; the caller's bus (progress display,
-  // several pipelines of one file) hears them too. A shared client reports its
-  // requests on its own bus: this pipeline takes those of its endpoint.
+  // several pipelines of one file) hears them too. The sources ask the client to
+  // report their requests here, so a client shared by pipelines counts each once.
   const events = new RunEvents();
   const stats = new RunStats(events);
   const unforward = opts.events ? forwardEvents(events, opts.events) : undefined;
-  const unadopt = opts.client ? adoptClientEvents(opts.client.events, events, endpoint?.name) : undefined;
   const startedAt = opts.now?.() ?? new Date();
   const runId = newRunId(startedAt);
   const controller = new AbortController();
@@ -319,7 +318,6 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     throw new RunFailedError(summary, err);
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
-    unadopt?.();
     unforward?.();
     if (ownClient) await client?.close();
   }
@@ -340,27 +338,13 @@ const CLIENT_EVENTS = ['request', 'retry', 'throttle'];
 const STAGE_EVENTS = ['total', 'page', 'invalid', 'output', 'warning', 'info'];
 type Bus = import('node:events').EventEmitter;
 
-/** Re-emits a pipeline's events on the caller's bus (a shared client's events are there already). */
+/** Re-emits a pipeline's events on the caller's bus. */
 function forwardEvents(from: RunEvents, to: RunEvents): () => void {
   const names = [...STAGE_EVENTS, ...CLIENT_EVENTS];
   const handlers = names.map((name) => {
-    const h = (e: { shared?: boolean }) => {
-      if (!e?.shared) (to as Bus).emit(name, e);
-    };
+    const h = (e: unknown) => (to as Bus).emit(name, e);
     (from as Bus).on(name, h);
     return () => (from as Bus).off(name, h);
-  });
-  return () => handlers.forEach((off) => off());
-}
-
-/** Takes a shared client's events for this pipeline's endpoint, marked so they are not forwarded back. */
-function adoptClientEvents(clientBus: RunEvents, events: RunEvents, endpoint: string | undefined): () => void {
-  const handlers = CLIENT_EVENTS.map((name) => {
-    const h = (e: { endpoint: string }) => {
-      if (e.endpoint === endpoint) (events as Bus).emit(name, { ...e, shared: true });
-    };
-    (clientBus as Bus).on(name, h);
-    return () => (clientBus as Bus).off(name, h);
   });
   return () => handlers.forEach((off) => off());
 }

@@ -113,7 +113,7 @@ export class NdjsonStreamSource extends CatalogSource {
 
   #open(): void {
     const attempt = ++this.#attempt;
-    this.#client.stream(this.endpoint as 'products.stream', this.#state.segment.body as QueryRequest<'products.stream'>, { signal: this.signal }).then(
+    this.#client.stream(this.endpoint as 'products.stream', this.#state.segment.body as QueryRequest<'products.stream'>, { signal: this.signal, events: this.events }).then(
       (body) => {
         if (this.destroyed || attempt !== this.#attempt) return void body.destroy();
         this.#attach(body, body.statusCode, attempt);

@@ -139,12 +139,12 @@ export class PagedQuerySource extends CatalogSource {
   }
 
   #fetch(body: SourceBody, no: number, size: number): Promise<QueryPage> {
-    return this.#client.query(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal });
+    return this.#client.query(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal, events: this.events });
   }
 
   /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
   #fetchLazy(body: SourceBody, no: number): Promise<LazyPage> {
-    return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, this.#pageSize), { signal: this.signal });
+    return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, this.#pageSize), { signal: this.signal, events: this.events });
   }
 
   /** The page jobs in emission order; a job's request starts when the job is pulled. */

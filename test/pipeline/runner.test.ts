@@ -10,6 +10,7 @@ import { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CatalogClient } from '../../src/client/catalog-client.js';
 import { NetworkError } from '../../src/client/errors.js';
 import { AbortedError } from '../../src/errors.js';
 import { RunEvents } from '../../src/events.js';
@@ -125,6 +126,29 @@ sinks:
     expect(lines.every((l) => Number(JSON.parse(l).id.slice(1)) % 2 === 0)).toBe(true);
     expect(summary).toMatchObject({ pages: Math.ceil(expectedRead / 250), requests: Math.ceil(expectedRead / 250), retries: 0, throttles: 0, files: 2, objects: 0 });
     expect(summary.bytes).toBe(summary.outputs.reduce((n, o) => n + o.bytes, 0));
+  });
+
+  it('two pipelines on one shared client and the same endpoint each count their own requests', async () => {
+    const client = new CatalogClient({ ...connection(), events: new RunEvents() });
+    const caller = new RunEvents();
+    let heard = 0;
+    caller.on('request', () => heard++);
+    const text = (name: string, status: string, pageSize: number) =>
+      `name: ${name}\nsource: { type: products.query, filter: { status: ${status} }, pageSize: ${pageSize} }\nsinks: [{ type: jsonl, path: out/${name}.jsonl }]\n`;
+    const registry = createRegistry();
+    try {
+      const [a, b] = await Promise.all([
+        runPipeline(load(text('shared-a', 'active', 50), registry)[0]!, { registry, client, events: caller, env: {} }),
+        runPipeline(load(text('shared-b', 'inactive', 100), registry)[0]!, { registry, client, events: caller, env: {} }),
+      ]);
+      expect(a.requests).toBe(Math.max(1, Math.ceil(a.records.read / 50)));
+      expect(b.requests).toBe(Math.max(1, Math.ceil(b.records.read / 100)));
+      expect(a.requests + b.requests).toBe(client.stats.requests);
+      // The caller's bus hears every request once.
+      expect(heard).toBe(client.stats.requests);
+    } finally {
+      await client.close();
+    }
   });
 
   it('runs a stage type a user registered in code, named in the pipeline file', async () => {
