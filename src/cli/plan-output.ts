@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import type { LoadedPipeline } from '../pipeline/loader.js';
-import { clientOptions, openPipelineState, withUpdatedSince, type ResolvedConnection } from '../pipeline/runner.js';
+import { clientOptions, openPipelineState, sourceWithCursor, type ResolvedConnection } from '../pipeline/runner.js';
 import { newRunId } from '../pipeline/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
@@ -28,8 +28,7 @@ export async function planCommandOutput(
   try {
     for (const p of pipelines) {
       const state = openPipelineState(p, opts.s3);
-      const previous = opts.fullRefresh ? undefined : await state?.read();
-      const source = previous ? withUpdatedSince(p.config.source, previous.cursor) : p.config.source;
+      const { source, previous } = await sourceWithCursor(p.config.source, state, opts.fullRefresh);
       const { type: _type, ...options } = source;
       const sp = await plan(client, source.type as SourceType, options);
       requests += sp.requests;

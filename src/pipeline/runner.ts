@@ -175,6 +175,19 @@ export function openPipelineState(loaded: LoadedPipeline, s3?: () => S3ObjectIO)
   return state ? openStateStore(state.path, { baseDir: loaded.baseDir, s3 }) : undefined;
 }
 
+/**
+ * The source a run starts from: the file's, with `updatedSince` from the stored cursor when
+ * there is one (and no full refresh). `run` and `run --dry-run` both start here.
+ */
+export async function sourceWithCursor(
+  source: StageSpec,
+  store: StateStore | undefined,
+  fullRefresh: boolean | undefined,
+): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
+  const previous = store && !fullRefresh ? await store.read() : undefined;
+  return { source: previous ? withUpdatedSince(source, previous.cursor) : source, previous };
+}
+
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
   const { config } = loaded;
   const endpoint = getEndpoint(config.source.type);
@@ -252,12 +265,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   };
 
   try {
-    if (stateStore && !opts.fullRefresh) {
-      previous = await stateStore.read();
-      if (previous) {
-        sourceSpec = withUpdatedSince(config.source, previous.cursor);
-        events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore.location}` });
-      }
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh));
+    if (previous) {
+      events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore!.location}` });
     }
     if (!client) {
       const connection = resolveConnection(loaded, opts.connection, opts.env);

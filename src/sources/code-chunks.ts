@@ -57,13 +57,11 @@ export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkP
   if (issues.length) throw new RequestValidationError(endpointName, formatPath(issues[0]!.path), issues[0]!.message);
   if (filter === undefined) return { chunks: [{ filter: undefined }], dedupe: false, split: [] };
   const conjuncts = topLevelConjuncts(filter as AnyFilter, ['filter']);
-  const codeFilters = new Set(getEndpoint(endpointName)!.codeFilters);
+  const codeFilters = codeFiltersOf(endpointName);
   const long: { at: number; name: string; chunks: unknown[][] }[] = [];
   conjuncts.forEach((c, at) => {
-    const [name, value] = leafOf(c.filter);
-    if (name === undefined || !codeFilters.has(name) || !Array.isArray(value) || value.length <= MAX_CODES_PER_FILTER) return;
-    const unique = uniqueCodes(value);
-    long.push({ at, name, chunks: chunksOf(unique, MAX_CODES_PER_FILTER) });
+    const list = longCodeList(codeFilters, c.filter);
+    if (list) long.push({ at, name: list.name, chunks: chunksOf(uniqueCodes(list.codes), MAX_CODES_PER_FILTER) });
   });
   if (long.length === 0) return { chunks: [{ filter: filter as AnyFilter }], dedupe: false, split: [] };
 
@@ -96,13 +94,15 @@ export function checkChunkableFilter(endpointName: EndpointName, filter: unknown
   if (!filter || typeof filter !== 'object' || Array.isArray(filter)) return checkFilter(spec.filters, filter, []);
   const outOfReach = longListsOutOfReach(endpointName, filter, []);
   if (outOfReach.length) return outOfReach;
-  const codeFilters = new Set(spec.codeFilters);
+  const codeFilters = codeFiltersOf(endpointName);
   const issues: FilterIssue[] = [];
   for (const c of topLevelConjuncts(filter as AnyFilter, [])) {
-    const [name, value] = leafOf(c.filter);
-    if (name !== undefined && codeFilters.has(name) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER) {
-      for (let start = 0; start < value.length; start += MAX_CODES_PER_FILTER) {
-        for (const issue of checkFilter(spec.filters, { [name]: value.slice(start, start + MAX_CODES_PER_FILTER) }, c.path)) {
+    const list = longCodeList(codeFilters, c.filter);
+    if (list) {
+      const { name } = list;
+      for (const [k, chunk] of chunksOf(list.codes, MAX_CODES_PER_FILTER).entries()) {
+        const start = k * MAX_CODES_PER_FILTER;
+        for (const issue of checkFilter(spec.filters, { [name]: chunk }, c.path)) {
           const [, index, ...rest] = issue.path.slice(c.path.length);
           issues.push({ ...issue, path: [...c.path, name, ...(typeof index === 'number' ? [index + start] : index === undefined ? [] : [index]), ...rest] });
         }
@@ -133,7 +133,7 @@ function topLevelConjuncts(filter: AnyFilter, path: Path): Conjunct[] {
 /** Code lists over 1000 under `or`/`not` (anywhere below the top-level conjuncts). */
 function longListsOutOfReach(endpointName: EndpointName, filter: unknown, root: Path = ['filter']): FilterIssue[] {
   if (!filter || typeof filter !== 'object' || Array.isArray(filter)) return [];
-  const codeFilters = new Set(getEndpoint(endpointName)!.codeFilters);
+  const codeFilters = codeFiltersOf(endpointName);
   const issues: FilterIssue[] = [];
   const walk = (f: unknown, path: Path, splittable: boolean): void => {
     if (!f || typeof f !== 'object' || Array.isArray(f)) return;
@@ -141,15 +141,30 @@ function longListsOutOfReach(endpointName: EndpointName, filter: unknown, root: 
     if (key === 'and' && Array.isArray(value)) value.forEach((g, i) => walk(g, [...path, 'and', i], splittable));
     else if (key === 'or' && Array.isArray(value)) value.forEach((g, i) => walk(g, [...path, 'or', i], false));
     else if (key === 'not') walk(value, [...path, 'not'], false);
-    else if (key !== undefined && !splittable && codeFilters.has(key) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER) {
+    else if (!splittable && longCodeList(codeFilters, f as AnyFilter)) {
       issues.push({
-        path: [...path, key],
-        message: `lists ${value.length} codes inside \`or\`/\`not\`, more than the ${MAX_CODES_PER_FILTER} a query accepts; lists that long can only be split when they are at the top level of the filter or inside a top-level \`and\`: restructure the filter, or run one pipeline per part`,
+        path: [...path, key!],
+        message: `lists ${(value as unknown[]).length} codes inside \`or\`/\`not\`, more than the ${MAX_CODES_PER_FILTER} a query accepts; lists that long can only be split when they are at the top level of the filter or inside a top-level \`and\`: restructure the filter, or run one pipeline per part`,
       });
     }
   };
   walk(filter, root, true);
   return issues;
+}
+
+const codeFilterSets = new Map<EndpointName, ReadonlySet<string>>();
+
+/** The endpoint's code-list filter names, as a set made once per endpoint. */
+function codeFiltersOf(endpointName: EndpointName): ReadonlySet<string> {
+  let set = codeFilterSets.get(endpointName);
+  if (!set) codeFilterSets.set(endpointName, (set = new Set(getEndpoint(endpointName)!.codeFilters)));
+  return set;
+}
+
+/** The leaf filter as a code list with more codes than one query takes, or undefined. */
+function longCodeList(codeFilters: ReadonlySet<string>, filter: AnyFilter): { name: string; codes: unknown[] } | undefined {
+  const [name, value] = leafOf(filter);
+  return name !== undefined && codeFilters.has(name) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER ? { name, codes: value } : undefined;
 }
 
 function leafOf(filter: AnyFilter): [string | undefined, unknown] {
