@@ -17,13 +17,13 @@ export type RenameOptions = z.input<typeof RenameOptionsSchema>;
 
 export class RenameTransform extends RecordTransform {
   readonly #names: Record<string, string>;
-  /** Fields overwritten by a renamed one; left out where they stand. */
-  readonly #targets: Record<string, true>;
+  /** target -> the field renamed to it: a record's own `target` is left out when that field is there. */
+  readonly #overwrittenBy: Record<string, string>;
 
   constructor(options: z.output<typeof RenameOptionsSchema>, ctx: StageContext) {
     super('rename', ctx);
     this.#names = Object.assign(Object.create(null) as Record<string, string>, options.fields);
-    this.#targets = Object.create(null) as Record<string, true>;
+    this.#overwrittenBy = Object.create(null) as Record<string, string>;
     const seen = new Map<string, string>();
     for (const [from, to] of Object.entries(options.fields)) {
       const other = seen.get(to);
@@ -31,27 +31,25 @@ export class RenameTransform extends RecordTransform {
         throw new ConfigError(`rename: "${from}" and "${other}" are both renamed to "${to}"`, { path: `fields.${from}` }, { code: 'config.rename_conflict' });
       }
       seen.set(to, from);
-      if (!(to in this.#names)) this.#targets[to] = true;
+      if (!(to in this.#names)) this.#overwrittenBy[to] = from;
     }
   }
 
   processRecord(record: object): RecordOutput {
     const src = record as Record<string, unknown>;
     const names = this.#names;
-    const targets = this.#targets;
+    const overwrittenBy = this.#overwrittenBy;
     const out: Record<string, unknown> = {};
     for (const key in src) {
       const to = names[key];
-      if (to !== undefined) out[to] = src[key];
-      else if (targets[key] === undefined || !this.#renamedPresent(src, key)) out[key] = src[key];
+      if (to !== undefined) {
+        out[to] = src[key];
+        continue;
+      }
+      const from = overwrittenBy[key];
+      if (from === undefined || !(from in src)) out[key] = src[key];
     }
     return keepOrigin(record, out);
-  }
-
-  /** Whether the field renamed to `target` exists on the record (then it wins over `target`). */
-  #renamedPresent(src: Record<string, unknown>, target: string): boolean {
-    for (const from in this.#names) if (this.#names[from] === target && from in src) return true;
-    return false;
   }
 }
 
