@@ -104,7 +104,7 @@ export class ColumnSchema {
     }
     this.columns = columns;
     this.settings = settings;
-    this.root = { children: new Map() };
+    this.root = { children: new Map(), prefix: '' };
     columns.forEach((c, index) => insertNode(this.root, c.path, { leaf: c, index }));
     for (const path of excludedPaths) insertNode(this.root, path, { excluded: true });
   }
@@ -122,7 +122,8 @@ export class ColumnSchema {
 
 type LeafNode = { leaf: ColumnDef; index: number };
 type ExcludedNode = { excluded: true };
-type ObjectNode = { children: Map<string, SchemaNode> };
+/** `prefix`: the dotted path of the object's fields (`meta.`), for messages about them. */
+type ObjectNode = { children: Map<string, SchemaNode>; prefix: string };
 type SchemaNode = LeafNode | ExcludedNode | ObjectNode;
 
 function insertNode(root: ObjectNode, path: readonly string[], node: LeafNode | ExcludedNode): void {
@@ -131,7 +132,7 @@ function insertNode(root: ObjectNode, path: readonly string[], node: LeafNode | 
     const key = path[i]!;
     let next = parent.children.get(key);
     if (!next) {
-      next = { children: new Map() };
+      next = { children: new Map(), prefix: `${path.slice(0, i + 1).join('.')}.` };
       parent.children.set(key, next);
     }
     if (!('children' in next)) {
@@ -414,17 +415,17 @@ export class RecordShaper {
   shape(record: Record<string, unknown>, problems: Mismatch[]): ParquetRow {
     const values: unknown[] = new Array(this.#converters.length).fill(null);
     this.#bytes = 0;
-    this.#walk(this.schema.root, record, values, problems, '');
+    this.#walk(this.schema.root, record, values, problems);
     return { values, bytes: this.#bytes };
   }
 
-  #walk(node: ObjectNode, obj: Record<string, unknown>, values: unknown[], problems: Mismatch[], prefix: string): void {
+  #walk(node: ObjectNode, obj: Record<string, unknown>, values: unknown[], problems: Mismatch[]): void {
     for (const key of Object.keys(obj)) {
       const value = obj[key];
       const child = node.children.get(key);
       if (child === undefined) {
         if (carriesData(value)) {
-          problems.push({ column: prefix + key, kind: 'new-field', expected: 'no such column', actual: describeValue(value) });
+          problems.push({ column: node.prefix + key, kind: 'new-field', expected: 'no such column', actual: describeValue(value) });
         }
         continue;
       }
@@ -440,10 +441,10 @@ export class RecordShaper {
         continue;
       }
       if (!isPlainObject(value)) {
-        problems.push({ column: prefix + key, kind: 'type', expected: 'an object (flattened into columns)', actual: describeValue(value) });
+        problems.push({ column: node.prefix + key, kind: 'type', expected: 'an object (flattened into columns)', actual: describeValue(value) });
         continue;
       }
-      this.#walk(child, value, values, problems, `${prefix}${key}.`);
+      this.#walk(child, value, values, problems);
     }
   }
 }
