@@ -98,6 +98,28 @@ export interface RequestOptions {
   events?: RunEvents;
 }
 
+/** `CATALOG_RATE_LIMIT`: requests per minute of the credential, when the file's connection block does not say (0: no limit). */
+export function envRateLimit(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.CATALOG_RATE_LIMIT;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) {
+    throw new ConfigError(`CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "${raw}"`, { path: 'CATALOG_RATE_LIMIT' });
+  }
+  return n === 0 ? Infinity : n;
+}
+
+/** `CATALOG_RESULT_WINDOW`: what `catalog-streams sandbox --result-window N` prints for its clients. */
+export function envResultWindow(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.CATALOG_RESULT_WINDOW;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_REACHABLE_RESULTS) {
+    throw new ConfigError(`CATALOG_RESULT_WINDOW must be an integer from 1 to ${MAX_REACHABLE_RESULTS} (the sandbox's --result-window), got "${raw}"`, { path: 'CATALOG_RESULT_WINDOW' });
+  }
+  return n;
+}
+
 /** A request body as the client handles it inside (the typed one is QueryRequest<E>). */
 export interface RequestBody {
   filter?: unknown;
@@ -210,16 +232,21 @@ export class CatalogClient {
   }
 
   /**
-   * The client of the environment: CATALOG_BASE_URL, CATALOG_API_KEY and
-   * CATALOG_API_SECRET, with `overrides` on top (a pipeline's connection block).
+   * The client of the environment: CATALOG_BASE_URL, CATALOG_API_KEY, CATALOG_API_SECRET,
+   * CATALOG_RATE_LIMIT and CATALOG_RESULT_WINDOW (as `catalog-streams run` reads them),
+   * with `overrides` on top.
    */
   static fromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<CatalogClientOptions> = {}): CatalogClient {
     const pick = (value: string | undefined, variable: string, what: string): string => {
       if (value) return value;
       throw new ConfigError(`${variable} is not set: export ${what} (or give it in the pipeline's connection block)`, { path: variable }, { code: 'config.missing_env' });
     };
+    const rateLimit = overrides.rateLimit ?? envRateLimit(env);
+    const resultWindow = overrides.resultWindow ?? envResultWindow(env);
     return new CatalogClient({
       ...overrides,
+      ...(rateLimit !== undefined ? { rateLimit } : {}),
+      ...(resultWindow !== undefined ? { resultWindow } : {}),
       baseUrl: pick(overrides.baseUrl ?? env.CATALOG_BASE_URL, 'CATALOG_BASE_URL', 'the base URL of the catalog API (https://..., or the URL the sandbox prints)'),
       apiKey: pick(overrides.apiKey ?? env.CATALOG_API_KEY, 'CATALOG_API_KEY', 'the API key of that environment'),
       apiSecret: pick(overrides.apiSecret ?? env.CATALOG_API_SECRET, 'CATALOG_API_SECRET', 'the API secret of that environment'),

@@ -8,8 +8,8 @@ import type { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
-import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/limits.js';
-import { CatalogClient, type CatalogClientOptions, type ClientTimeouts } from '../client/catalog-client.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
+import { CatalogClient, type CatalogClientOptions, type ClientTimeouts, envRateLimit, envResultWindow } from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents, type OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
@@ -106,38 +106,13 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
     baseUrl: baseUrl!,
     apiKey: apiKey!,
     apiSecret: apiSecret!,
-    rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(loaded, env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+    rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     concurrency: override.concurrency ?? block.concurrency,
     maxAttempts: override.maxAttempts ?? block.maxAttempts,
     maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
     timeouts: override.timeouts ?? block.timeouts,
-    resultWindow: override.resultWindow ?? envResultWindow(loaded, env),
+    resultWindow: override.resultWindow ?? envResultWindow(env),
   };
-}
-
-/** `CATALOG_RATE_LIMIT`: requests per minute of the credential, when the file's connection block does not say. */
-function envRateLimit(loaded: LoadedPipeline, env: NodeJS.ProcessEnv): number | undefined {
-  const raw = env.CATALOG_RATE_LIMIT;
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) {
-    throw new ConfigError(`CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "${raw}"`, { file: loaded.file, path: 'connection.rateLimit' });
-  }
-  return n === 0 ? Infinity : n;
-}
-
-/** `CATALOG_RESULT_WINDOW`: what `catalog-streams sandbox --result-window N` prints for its clients. */
-function envResultWindow(loaded: LoadedPipeline, env: NodeJS.ProcessEnv): number | undefined {
-  const raw = env.CATALOG_RESULT_WINDOW;
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_REACHABLE_RESULTS) {
-    throw new ConfigError(`CATALOG_RESULT_WINDOW must be an integer from 1 to ${MAX_REACHABLE_RESULTS} (the sandbox's --result-window), got "${raw}"`, {
-      file: loaded.file,
-      path: 'connection',
-    });
-  }
-  return n;
 }
 
 /** The CatalogClient settings of a resolved connection (one client per run). */

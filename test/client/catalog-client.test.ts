@@ -124,6 +124,17 @@ describe('CatalogClient wire format', () => {
     expect(c.baseUrl).toBe('http://127.0.0.1:1');
     expect(c.rateLimit).toBe(600);
   });
+
+  it('fromEnv reads CATALOG_RATE_LIMIT and CATALOG_RESULT_WINDOW as catalog-streams run does (overrides win)', () => {
+    const env = { CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET, CATALOG_RATE_LIMIT: '240', CATALOG_RESULT_WINDOW: '500' };
+    const c = CatalogClient.fromEnv(env);
+    clients.push(c);
+    expect([c.rateLimit, c.resultWindow]).toEqual([240, 500]);
+    const o = CatalogClient.fromEnv(env, { rateLimit: 60 });
+    clients.push(o);
+    expect(o.rateLimit).toBe(60);
+    expect(() => CatalogClient.fromEnv({ ...env, CATALOG_RATE_LIMIT: 'fast' })).toThrow('CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "fast"');
+  });
 });
 
 describe('CatalogClient errors that are never retried', () => {
