@@ -28,7 +28,7 @@
 // Data that changes while pages are read (a product added or removed under an
 // `{id: ASC}` sorting) shifts later pages: a record would be skipped or repeated
 // without a sign. These checks turn that into a DataError asking to re-run.
-import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, QueryPage, RequestBody } from '../client/index.js';
+import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, RequestBody } from '../client/index.js';
 import type { PageSize, QueryRequest } from '../catalog/index.js';
 import { DataError } from '../errors.js';
 import { setOrigin } from './origin.js';
@@ -43,13 +43,13 @@ export interface Segment {
   /** Names the chunk or window in origins, events and errors (`createdAt 1420070400..1451606399`). */
   label?: string;
   /** Page 0, when it was fetched already (a window's probe). */
-  firstPage?: QueryPage;
+  firstPage?: LazyPage;
   /** True when no segment follows (lets the source announce its exact total early). */
   last?: boolean;
 }
 
 /** Fetches page `no` of a segment body with `size` records per page. */
-export type PageFetcher = (body: SourceBody, no: number, size: number) => Promise<QueryPage>;
+export type PageFetcher = (body: SourceBody, no: number, size: number) => Promise<LazyPage>;
 
 /** Produces the segments of a source lazily; it may fetch (probes) through `fetchPage`. */
 export type SegmentProducer = (fetchPage: PageFetcher) => AsyncIterable<Segment>;
@@ -72,7 +72,7 @@ interface PageJob {
   state: SegmentState;
   no: number;
   /** The page once fetched: parsed (page 0, a probe) or lazy (records parsed when emitted). */
-  page?: QueryPage | LazyPage;
+  page?: LazyPage;
 }
 
 /** The page being emitted: its records go out one by one while the stream's buffer has room. */
@@ -83,16 +83,6 @@ interface OpenPage {
   next: number;
   /** Records pushed (repeats across code chunks are not). */
   pushed: number;
-}
-
-function isLazy(page: QueryPage | LazyPage): page is LazyPage {
-  return typeof (page as LazyPage).record === 'function';
-}
-
-function lazyOf(page: QueryPage | LazyPage): LazyPage {
-  if (isLazy(page)) return page;
-  const { results } = page;
-  return { meta: page.meta, length: results.length, record: (i) => results[i]!, release: () => {} };
 }
 
 /**
@@ -138,34 +128,28 @@ export class PagedQuerySource extends CatalogSource {
     void this.#jobs.return(undefined).catch(() => {});
   }
 
-  #fetch(body: SourceBody, no: number, size: number): Promise<QueryPage> {
-    return this.#client.query(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal, events: this.events });
-  }
-
   /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
-  #fetchLazy(body: SourceBody, no: number): Promise<LazyPage> {
-    return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, this.#pageSize), { signal: this.signal, events: this.events });
+  #fetch(body: SourceBody, no: number, size: number): Promise<LazyPage> {
+    return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal, events: this.events });
   }
 
   /** The page jobs in emission order; a job's request starts when the job is pulled. */
   async *#generateJobs(segments: AsyncIterable<Segment>): AsyncGenerator<PageJob> {
     for await (const segment of segments) {
       const state: SegmentState = { segment, delivered: 0 };
-      // Page 0 is parsed on arrival (its total decides what follows).
+      // Page 0's total decides what follows.
       const first = segment.firstPage ? Promise.resolve(segment.firstPage) : this.#fetch(segment.body, 0, this.#pageSize);
       yield this.#track({ state, no: 0 }, first);
-      // #track's handler has run by now (registered first): state.total is set.
-      await first;
-      const pages = Math.ceil(state.total! / this.#pageSize);
-      for (let no = 1; no < pages; no++) yield this.#track({ state, no }, this.#fetchLazy(segment.body, no));
+      const pages = Math.ceil((await first).meta.total / this.#pageSize);
+      for (let no = 1; no < pages; no++) yield this.#track({ state, no }, this.#fetch(segment.body, no, this.#pageSize));
     }
   }
 
-  #track(job: PageJob, request: Promise<QueryPage | LazyPage>): PageJob {
+  #track(job: PageJob, request: Promise<LazyPage>): PageJob {
     request.then(
       (page) => {
         job.page = page;
-        if (!isLazy(page)) this.#openSegment(job.state, page.meta.total);
+        if (job.no === 0) this.#openSegment(job.state, page.meta.total);
         this.#drain();
       },
       (err: unknown) => this.destroy(err as Error),
@@ -229,7 +213,7 @@ export class PagedQuerySource extends CatalogSource {
   /** Checks a page against its segment before any of its records goes out. */
   #openPage(job: PageJob): OpenPage {
     const { state, no } = job;
-    const page = lazyOf(job.page!);
+    const page = job.page!;
     job.page = undefined;
     const { label } = state.segment;
     const total = state.total ?? page.meta.total;

@@ -11,7 +11,7 @@
 // until the stream starts.
 import type { z } from 'zod';
 import { type PageSize, endpoints } from '../catalog/index.js';
-import type { CatalogClient, QueryEndpointName, QueryPage, StreamEndpointName } from '../client/index.js';
+import type { CatalogClient, LazyPage, QueryEndpointName, StreamEndpointName } from '../client/index.js';
 import { ConfigError } from '../errors.js';
 import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
@@ -67,14 +67,16 @@ export async function plan(client: CatalogClient, type: SourceType, options: unk
     requests = slices.length;
   } else {
     const pageSize = parsed.pageSize!;
-    const probe = (body: SourceBody, no: number, size: number): Promise<QueryPage> => {
+    const probe = (body: SourceBody, no: number, size: number): Promise<LazyPage> => {
       planRequests++;
-      return client.query(type as 'products.query', pageRequest(body, no, size), run);
+      return client.queryLazy(type as 'products.query', pageRequest(body, no, size), run);
     };
     const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
     for (const c of chunks.chunks) {
       const body = requestBody(c.filter, sorting);
+      // Planning needs the totals only: each probe page is released at once.
       const first = await probe(body, 0, PROBE_PAGE_SIZE);
+      first.release();
       if (!endpoints[type].capped || !isCapped(first.meta.total, client.resultWindow)) {
         slices.push({ label: c.label, filter: c.filter, total: first.meta.total, requests: pagesOf(first.meta.total) });
         requests += pagesOf(first.meta.total);
@@ -82,6 +84,7 @@ export async function plan(client: CatalogClient, type: SourceType, options: unk
       }
       const stats: SliceStats = { wastedProbes: 0, windows: 0 };
       for await (const w of createdAtWindows({ body, probeSize: PROBE_PAGE_SIZE, fetchPage: probe, endpoint: type, labelPrefix: c.label, stats, resultWindow: client.resultWindow })) {
+        w.firstPage.release();
         slices.push({ label: w.label, filter: w.body.filter, total: w.firstPage.meta.total, requests: pagesOf(w.firstPage.meta.total) });
         requests += pagesOf(w.firstPage.meta.total);
       }

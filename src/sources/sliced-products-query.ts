@@ -32,7 +32,7 @@
 // (`id` ranges are not filterable): that fails with a DataError naming the
 // instant and pointing at products.stream, never with a silent truncation.
 import { MAX_REACHABLE_RESULTS } from '../catalog/index.js';
-import type { QueryPage, CatalogRecord } from '../client/index.js';
+import type { CatalogRecord, LazyPage } from '../client/index.js';
 import { DataError } from '../errors.js';
 import type { RunEvents } from '../events.js';
 import type { PageFetcher, Segment, SourceBody } from './paged-query.js';
@@ -71,13 +71,14 @@ export function isCapped(total: number, resultWindow = MAX_REACHABLE_RESULTS): b
 }
 
 /** The createdAt windows of a capped products query, each with its page 0 (the probe). */
-export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment & { firstPage: QueryPage }> {
+export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment & { firstPage: LazyPage }> {
   const stats = o.stats ?? { wastedProbes: 0, windows: 0 };
   const cap = o.resultWindow ?? MAX_REACHABLE_RESULTS;
   const bound = async (direction: 'ASC' | 'DESC'): Promise<number | undefined> => {
     stats.wastedProbes++;
     const page = await o.fetchPage({ filter: o.body.filter, sorting: { createdAt: direction } }, 0, PROBE_PAGE_SIZE);
-    const first = page.results[0] as CatalogRecord | undefined;
+    const first = page.length > 0 ? (page.record(0) as CatalogRecord) : undefined;
+    page.release();
     if (!first) return undefined;
     const createdAt = (first.meta as { createdAt?: unknown } | undefined)?.createdAt;
     if (!Number.isSafeInteger(createdAt)) {
@@ -103,6 +104,7 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
     const probe = await o.fetchPage(body, 0, o.probeSize);
     const span = until - cursor + 1;
     if (isCapped(probe.meta.total, cap)) {
+      probe.release();
       stats.wastedProbes++;
       if (span === 1) throw overfullInstant(o.endpoint, cursor, probe.meta.total, cap);
       width = Math.floor(span / 2);

@@ -4,7 +4,7 @@
 // over-cap single instant, a 2,500-id filter, and plan() numbers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REACHABLE_RESULTS } from '../../src/catalog/index.js';
-import type { QueryPage } from '../../src/client/index.js';
+import type { LazyPage } from '../../src/client/index.js';
 import { DataError } from '../../src/errors.js';
 import { type SliceStats, createdAtWindows } from '../../src/sources/sliced-products-query.js';
 import { originOf, plan, productsQuery } from '../../src/sources/index.js';
@@ -15,7 +15,7 @@ import { rng } from '../client/http-test-server.js';
 /** An in-memory products.query over `createdAt` values: AND-ed createdAt windows, capped totals, id order. */
 function memoryFetcher(createdAt: number[]) {
   const calls: { filter: unknown; size: number }[] = [];
-  const fetchPage = async (body: SourceBody, no: number, size: number): Promise<QueryPage> => {
+  const fetchPage = async (body: SourceBody, no: number, size: number): Promise<LazyPage> => {
     calls.push({ filter: body.filter, size });
     const windows: { from: number; until: number }[] = [];
     const collect = (f: any) => {
@@ -27,7 +27,7 @@ function memoryFetcher(createdAt: number[]) {
     const sort = body.sorting as { createdAt?: 'ASC' | 'DESC' } | undefined;
     if (sort?.createdAt) ids = ids.sort((a, b) => (sort.createdAt === 'ASC' ? a.t - b.t : b.t - a.t) || a.id - b.id);
     const results = ids.slice(no * size, (no + 1) * size).map((p) => ({ id: p.id, meta: { createdAt: p.t, updatedAt: p.t } }));
-    return { meta: { total: Math.min(ids.length, MAX_REACHABLE_RESULTS), page: { no, offset: no * size, size } }, results };
+    return { meta: { total: Math.min(ids.length, MAX_REACHABLE_RESULTS), page: { no, offset: no * size, size } }, length: results.length, record: (i) => results[i]!, release: () => {} };
   };
   return { fetchPage, calls };
 }
