@@ -298,7 +298,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // sinks have finished removing temp files or aborting uploads: wait for them.
     await whenClosed(chain);
     const aborted = controller.signal.aborted || (error as Error)?.name === 'AbortError';
-    const err = aborted && !(error instanceof CatalogStreamsError) ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
+    // Which error pipeline() reports after an abort depends on Node: up to 22 its own AbortError, on 24 the
+    // AbortedError of a source that destroyed itself on the same signal first. Both mean the run was stopped.
+    const stopped = aborted && (!(error instanceof CatalogStreamsError) || error instanceof AbortedError);
+    const err = stopped ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
     const summary = summarize(aborted ? 'aborted' : 'failed', err);
     throw new RunFailedError(summary, err);
   } finally {
