@@ -1,5 +1,7 @@
 // What a CLI command reads and writes, passed in so tests run commands
 // in-process with captured output and a chosen environment.
+import type { LogSettings } from './log.js';
+
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WriteStream | (NodeJS.WritableStream & { isTTY?: boolean; columns?: number });
@@ -12,6 +14,8 @@ export interface CliIO {
    * printing them raw into the log. Absent in tests.
    */
   warnings?: NodeJS.EventEmitter;
+  /** `--log-level` / `--log-format` as main() resolved them (absent: info, json unless stderr is a TTY). */
+  log?: LogSettings;
   /** Ends the process at once (a second SIGINT/SIGTERM while a run cleans up); absent in tests. */
   exit?(code: number): void;
 }

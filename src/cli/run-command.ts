@@ -12,15 +12,18 @@ import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js'
 import { RunEvents } from '../events.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import { RunFailedError, clientOptions, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
+import { RunFailedError, clientOptions, openPipelineState, resolveConnection, runPipeline, sourceWithCursor, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import type { StageRegistry } from '../pipeline/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
 import { startSandbox } from '../sandbox/index.js';
-import { type Command, integerOption, parseOptions } from './command.js';
+import { plan, type SourceType } from '../sources/index.js';
+import { type Command, integerOption, numberOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
-import { planCommandOutput } from './plan-output.js';
-import { attachProgress } from './progress.js';
+import { LOG_OPTIONS_USAGE, type LogSettings, levelEnabled, logSettingsOf } from './log.js';
+import { type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.js';
+import { formatPlanText, planJsonLines, planReport } from './plan-output.js';
+import { type PipelineProgress, attachProgress } from './progress.js';
 import { s3ObjectIO } from './s3-state-io.js';
 import { formatSummaryText } from './summary.js';
 
@@ -32,9 +35,14 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
   --full-refresh          ignore the stored incremental cursor and extract everything
   --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing
-  --quiet                 no progress display or info log lines; warnings, errors and the summary only
-  --summary-file FILE     also write the run summary as JSON to FILE
+  --quiet                 same as --log-level warn: warnings, errors and the summary only
+  --summary-file FILE     also write the summaries as JSON to FILE: {"exitCode": N, "pipelines": [...]}
+  --metrics-file FILE     write the run's metrics in the Prometheus text format to FILE (atomically),
+                          for node_exporter's textfile collector
+  --pushgateway URL       push the same metrics to a Prometheus Pushgateway (job "catalog-streams")
+  --progress-interval S   seconds between JSON progress lines (default 5)
 
+${LOG_OPTIONS_USAGE}
 Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 130 SIGINT, 143 SIGTERM.
 `;
 
@@ -46,6 +54,9 @@ const options = {
   'dry-run': { type: 'boolean' },
   quiet: { type: 'boolean' },
   'summary-file': { type: 'string' },
+  'metrics-file': { type: 'string' },
+  pushgateway: { type: 'string' },
+  'progress-interval': { type: 'string' },
 } as const;
 
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
@@ -55,6 +66,12 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const file = positionals[0]!;
   const sandboxProducts = integerOption(NAME, 'sandbox-products', v['sandbox-products'], 1, 10_000_000);
   const sandboxRate = integerOption(NAME, 'sandbox-rate-limit', v['sandbox-rate-limit'], 0, 1_000_000_000);
+  const progressInterval = numberOption(NAME, 'progress-interval', v['progress-interval'], 0.1, 3600);
+  if (v.pushgateway !== undefined && !/^https?:\/\/[^/]/.test(v.pushgateway)) {
+    throw new UsageError(`${NAME}: --pushgateway must be an http:// or https:// URL, got "${v.pushgateway}"`);
+  }
+  const base = logSettingsOf(io);
+  const log: LogSettings = v.quiet && levelEnabled(base.level, 'info') ? { ...base, level: 'warn' } : base;
 
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
@@ -74,10 +91,24 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
       : {};
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
-      io.stdout.write(`${await planCommandOutput(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false })}\n`);
+      const report = await planReport(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false });
+      // json: the plan is log lines on stderr like everything else; pretty: a text for a person on stdout.
+      if (log.format === 'json') {
+        if (levelEnabled(log.level, 'info')) io.stderr.write(`${planJsonLines(report).join('\n')}\n`);
+      } else io.stdout.write(`${formatPlanText(report)}\n`);
       return 0;
     }
-    return await runAll(pipelines, connection, io, { registry, s3, fullRefresh: v['full-refresh'] ?? false, quiet: v.quiet ?? false, summaryFile: v['summary-file'] });
+    return await runAll(pipelines, connection, io, {
+      registry,
+      s3,
+      file,
+      fullRefresh: v['full-refresh'] ?? false,
+      log,
+      progressInterval,
+      summaryFile: v['summary-file'],
+      metricsFile: v['metrics-file'],
+      pushgateway: v.pushgateway,
+    });
   } finally {
     await sandbox?.close();
   }
@@ -108,21 +139,33 @@ async function runAll(
   pipelines: LoadedPipeline[],
   connection: ResolvedConnection,
   io: CliIO,
-  opts: { registry: StageRegistry; s3: () => S3ObjectIO; fullRefresh: boolean; quiet: boolean; summaryFile?: string },
+  opts: {
+    registry: StageRegistry;
+    s3: () => S3ObjectIO;
+    file: string;
+    fullRefresh: boolean;
+    log: LogSettings;
+    progressInterval?: number;
+    summaryFile?: string;
+    metricsFile?: string;
+    pushgateway?: string;
+  },
 ): Promise<number> {
   const events = new RunEvents();
-  const stats = new RunStats(events);
   const redactor = pipelines[0]!.redactor;
   for (const p of pipelines.slice(1)) redactor.absorb(p.redactor);
   const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
-  const progress = attachProgress(events, stats, {
-    name: pipelines.map((p) => p.config.name).join(', '),
+  const json = opts.log.format === 'json';
+  const progress = attachProgress(events, {
     stream: io.stderr as NodeJS.WriteStream,
-    tty,
-    quiet: opts.quiet,
+    format: opts.log.format,
+    level: opts.log.level,
+    live: tty && !json && levelEnabled(opts.log.level, 'info'),
     redactor,
     rateLimit: connection.rateLimit,
+    logIntervalSeconds: opts.progressInterval,
   });
+  const names = pipelines.map((p) => p.config.name);
 
   const controller = new AbortController();
   let signalName: string | undefined;
@@ -139,10 +182,15 @@ async function runAll(
   };
   const handlers = Object.keys(SIGNAL_EXIT).map((name) => [name, onSignal(name)] as const);
   for (const [name, h] of handlers) io.signals?.on(name, h);
-  const restoreWarnings = logProcessWarnings(io.warnings, (w) => progress.log('warn', 'node.warning', { message: `${w.name}: ${w.message.replace(/\s*\n\s*/g, ' ')}` }));
+  const restoreWarnings = logProcessWarnings(io.warnings, (w) => {
+    const message = `${w.name}: ${w.message.replace(/\s*\n\s*/g, ' ')}`;
+    // The AWS SDK's notice that its 2027 releases need Node >= 22 says nothing a run can act on while Node 20 is
+    // supported (README "Node versions"): debug, not a warning on every S3 run. Every other warning stays a warning.
+    progress.log(isSdkNodeSupportNotice(w) ? 'debug' : 'warn', 'node.warning', { pipelines: names, message });
+  });
 
   progress.log('info', 'started', {
-    pipelines: pipelines.map((p) => p.config.name),
+    pipelines: names,
     host: new URL(connection.baseUrl).host,
     rateLimit: Number.isFinite(connection.rateLimit) ? connection.rateLimit : null,
     fullRefresh: opts.fullRefresh,
@@ -153,11 +201,20 @@ async function runAll(
   const summaries: RunSummary[] = [];
   let exitCode = 0;
   try {
+    // The plan (every slice, as --dry-run shows it) gives the display its totals and ETA; its probes count
+    // against the budget like any request. Without a plan (a stream source, a probe that failed) the run
+    // learns its totals as it goes.
+    const plans = await Promise.all(pipelines.map((p) => planFor(p, client, opts, controller.signal, (message) => progress.log('debug', 'plan.skipped', { pipeline: p.config.name, message }))));
     const results = await Promise.allSettled(
-      pipelines.map((p) =>
+      pipelines.map((p, i) => {
+        const pipelineEvents = new RunEvents();
+        const shown: PipelineProgress = { name: p.config.name, stats: new RunStats(pipelineEvents), plan: plans[i] };
+        progress.add(shown, pipelineEvents);
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3 }),
-      ),
+        return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3 }).finally(() => {
+          shown.finished = true;
+        });
+      }),
     );
     for (const [i, r] of results.entries()) {
       if (r.status === 'fulfilled') {
@@ -171,7 +228,7 @@ async function runAll(
       // summary's error line says it, unless there is no summary. After a
       // signal, the signal line said it.
       if (!signalName && (!tty || !(err instanceof RunFailedError))) {
-        progress.log('error', 'failed', { code: err.code ?? 'error', message: `${pipelines[i]!.config.name}: ${message}` });
+        progress.log('error', 'failed', { pipeline: pipelines[i]!.config.name, code: err.code ?? 'error', message: `${pipelines[i]!.config.name}: ${message}` });
       }
       exitCode = Math.max(exitCode, err.exitCode ?? 1);
     }
@@ -181,14 +238,49 @@ async function runAll(
     for (const [name, h] of handlers) io.signals?.off(name, h);
     restoreWarnings();
   }
+  // The summary is the run's result: written at every log level.
   for (const s of summaries) {
-    io.stderr.write(`${redactor.redact(tty ? formatSummaryText(s) : JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }))}\n`);
+    io.stderr.write(`${redactor.redact(json ? JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : formatSummaryText(s))}\n`);
   }
+  if (signalName) exitCode = SIGNAL_EXIT[signalName]!;
   if (opts.summaryFile) {
-    await writeFile(opts.summaryFile, `${redactor.redact(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2))}\n`);
+    // One shape whatever the number of pipelines.
+    await writeFile(opts.summaryFile, `${redactor.redact(JSON.stringify({ exitCode, pipelines: summaries }, null, 2))}\n`);
   }
-  if (signalName) return SIGNAL_EXIT[signalName]!;
+  const metrics: RunMetricsInput = { file: opts.file, summaries, pipelines: names, exitCode, finishedAt: new Date() };
+  const publish: [string, () => Promise<void>][] = [];
+  if (opts.metricsFile) publish.push([`--metrics-file ${opts.metricsFile}`, () => writeMetricsFile(opts.metricsFile!, metrics)]);
+  if (opts.pushgateway) publish.push(['--pushgateway', () => pushMetrics(opts.pushgateway!, metrics)]);
+  for (const [what, write] of publish) {
+    // Metrics describe the run; failing to publish them does not undo it (an alert on a stale last success catches it).
+    await write().catch((err: unknown) => progress.log('error', 'metrics.failed', { pipelines: names, message: redactor.redact(`${what}: ${(err as Error).message}`) }));
+  }
   return exitCode;
+}
+
+/** The source plan of one pipeline (totals and requests), or undefined when it cannot be made before the run. */
+async function planFor(
+  p: LoadedPipeline,
+  client: CatalogClient,
+  opts: { s3: () => S3ObjectIO; fullRefresh: boolean },
+  signal: AbortSignal,
+  skipped: (message: string) => void,
+): Promise<PipelineProgress['plan']> {
+  try {
+    const { source } = await sourceWithCursor(p.config.source, openPipelineState(p, opts.s3), opts.fullRefresh);
+    const { type, ...options } = source;
+    const sp = await plan(client, type as SourceType, options, { signal });
+    return { total: sp.total, requests: sp.requests };
+  } catch (err) {
+    // The run itself reports what is wrong (it reads the same state and asks the same service).
+    skipped(`no plan for the progress display: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** The AWS SDK's process warning that its releases after January 2027 need Node >= 22. */
+function isSdkNodeSupportNotice(w: Error): boolean {
+  return /NodeVersionSupportWarning/.test(`${w.name} ${w.message}`) && /AWS SDK/.test(w.message);
 }
 
 /** Routes process warnings to `log` (instead of Node's raw printing) until the returned function is called. */
