@@ -38,6 +38,8 @@ export interface ProgressOptions {
   rateLimit: number;
   /** Seconds between JSON progress lines. */
   logIntervalSeconds?: number;
+  /** Every pipeline of the run: lines about the run as a whole (its own bus) carry them as `pipelines`. */
+  pipelines?: string[];
 }
 
 export type LogFields = Record<string, unknown>;
@@ -201,7 +203,7 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
     bus.on('invalid', (e) => log('debug', 'invalid', { ...tag, ...e }));
     bus.on('request', (e) => log('debug', 'request', { ...tag, ...e }));
   };
-  listen(events, {});
+  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {});
 
   return {
     log,

@@ -156,6 +156,7 @@ async function runAll(
   for (const p of pipelines.slice(1)) redactor.absorb(p.redactor);
   const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const json = opts.log.format === 'json';
+  const names = pipelines.map((p) => p.config.name);
   const progress = attachProgress(events, {
     stream: io.stderr as NodeJS.WriteStream,
     format: opts.log.format,
@@ -164,20 +165,20 @@ async function runAll(
     redactor,
     rateLimit: connection.rateLimit,
     logIntervalSeconds: opts.progressInterval,
+    pipelines: names,
   });
-  const names = pipelines.map((p) => p.config.name);
 
   const controller = new AbortController();
   let signalName: string | undefined;
   const onSignal = (name: string) => () => {
     if (signalName) {
-      progress.log('error', 'signal', { signal: name, message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain` });
+      progress.log('error', 'signal', { pipelines: names, signal: name, message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain` });
       progress.stop();
       io.exit?.(SIGNAL_EXIT[signalName]!);
       return;
     }
     signalName = name;
-    progress.log('warn', 'signal', { signal: name, message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was (send it again to exit at once)` });
+    progress.log('warn', 'signal', { pipelines: names, signal: name, message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was (send it again to exit at once)` });
     controller.abort(`received ${name}`);
   };
   const handlers = Object.keys(SIGNAL_EXIT).map((name) => [name, onSignal(name)] as const);
@@ -201,21 +202,36 @@ async function runAll(
   const summaries: RunSummary[] = [];
   let exitCode = 0;
   try {
-    // The plan (every slice, as --dry-run shows it) gives the display its totals and ETA; its probes count
-    // against the budget like any request. Without a plan (a stream source, a probe that failed) the run
-    // learns its totals as it goes.
-    const plans = await Promise.all(pipelines.map((p) => planFor(p, client, opts, controller.signal, (message) => progress.log('debug', 'plan.skipped', { pipeline: p.config.name, message }))));
+    // The plan (every slice, as --dry-run shows it) gives the progress its totals and ETA. It is made beside
+    // the run, never holding it up (an unreachable service fails the run, not a plan first); its probes count
+    // against the budget like any request, so a run that shows no progress (--quiet, level warn) makes none.
+    // Until a plan arrives, or without one (a stream source, a failed probe), totals come from the sources.
+    const planning = new AbortController();
+    const stopPlanning = () => planning.abort();
+    controller.signal.addEventListener('abort', stopPlanning, { once: true });
     const results = await Promise.allSettled(
-      pipelines.map((p, i) => {
+      pipelines.map((p) => {
         const pipelineEvents = new RunEvents();
-        const shown: PipelineProgress = { name: p.config.name, stats: new RunStats(pipelineEvents), plan: plans[i] };
+        const shown: PipelineProgress = { name: p.config.name, stats: new RunStats(pipelineEvents) };
         progress.add(shown, pipelineEvents);
+        if (levelEnabled(opts.log.level, 'info')) {
+          void planFor(p, client, opts, planning.signal).then(
+            (planned) => {
+              shown.plan = planned;
+            },
+            (err: unknown) => {
+              if (!planning.signal.aborted) progress.log('debug', 'plan.skipped', { pipeline: p.config.name, message: `no plan for the progress display: ${(err as Error).message}` });
+            },
+          );
+        }
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
         return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3 }).finally(() => {
           shown.finished = true;
         });
       }),
     );
+    stopPlanning();
+    controller.signal.removeEventListener('abort', stopPlanning);
     for (const [i, r] of results.entries()) {
       if (r.status === 'fulfilled') {
         summaries.push(r.value);
@@ -258,24 +274,12 @@ async function runAll(
   return exitCode;
 }
 
-/** The source plan of one pipeline (totals and requests), or undefined when it cannot be made before the run. */
-async function planFor(
-  p: LoadedPipeline,
-  client: CatalogClient,
-  opts: { s3: () => S3ObjectIO; fullRefresh: boolean },
-  signal: AbortSignal,
-  skipped: (message: string) => void,
-): Promise<PipelineProgress['plan']> {
-  try {
-    const { source } = await sourceWithCursor(p.config.source, openPipelineState(p, opts.s3), opts.fullRefresh);
-    const { type, ...options } = source;
-    const sp = await plan(client, type as SourceType, options, { signal });
-    return { total: sp.total, requests: sp.requests };
-  } catch (err) {
-    // The run itself reports what is wrong (it reads the same state and asks the same service).
-    skipped(`no plan for the progress display: ${(err as Error).message}`);
-    return undefined;
-  }
+/** The source plan of one pipeline: its total records and the requests its extract makes. */
+async function planFor(p: LoadedPipeline, client: CatalogClient, opts: { s3: () => S3ObjectIO; fullRefresh: boolean }, signal: AbortSignal): Promise<PipelineProgress['plan']> {
+  const { source } = await sourceWithCursor(p.config.source, openPipelineState(p, opts.s3), opts.fullRefresh);
+  const { type, ...options } = source;
+  const sp = await plan(client, type as SourceType, options, { signal });
+  return { total: sp.total, requests: sp.requests };
 }
 
 /** The AWS SDK's process warning that its releases after January 2027 need Node >= 22. */

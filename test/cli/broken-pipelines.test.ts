@@ -62,14 +62,14 @@ const cases: Array<[file: string, message: string]> = [
 describe('broken pipeline files', () => {
   it.each(cases)('%s: one line with file:line:column, exit 2 from validate and run', async (file, message) => {
     const env = cleanEnv();
-    const [validate, run] = await Promise.all([runCli(['validate', `${F}/${file}`], { env }), runMain(['run', `${F}/${file}`], env)]);
+    const [validate, run] = await Promise.all([runCli(['validate', `${F}/${file}`, '--log-format', 'pretty'], { env }), runMain(['run', `${F}/${file}`, '--log-format', 'pretty'], env)]);
     expect({ code: validate.code, stderr: validate.stderr, stdout: validate.stdout }).toEqual({ code: 2, stderr: `catalog-streams validate: ${message}\n`, stdout: '' });
     expect({ code: run.code, stderr: run.stderr, stdout: run.stdout }).toEqual({ code: 2, stderr: `catalog-streams run: ${message}\n`, stdout: '' });
   });
 
   it.each(['unknown-transform-type.yml', 'missing-env-var.yml', 'duplicate-pipeline-names.yml'])('%s: the run process exits 2 with the same line', async (file) => {
     const [, message] = cases.find(([f]) => f === file)!;
-    const run = await runCli(['run', `${F}/${file}`, '--summary-file', 'never-written.json'], { env: cleanEnv() });
+    const run = await runCli(['run', `${F}/${file}`, '--summary-file', 'never-written.json', '--log-format', 'pretty'], { env: cleanEnv() });
     expect({ code: run.code, stderr: run.stderr, stdout: run.stdout }).toEqual({ code: 2, stderr: `catalog-streams run: ${message}\n`, stdout: '' });
   });
 

@@ -26,7 +26,7 @@ describe('products-nightly.yml: incremental runs', () => {
     const summaryFile = join(ws.dir, `summary-${n}.json`);
     const result = await runCli(['run', 'pipelines/products-nightly.yml', '--quiet', '--summary-file', summaryFile, ...flags], { cwd: ws.dir, env });
     expect(result.code, result.stderr).toBe(0);
-    const summary = await readJson<RunSummary>(summaryFile);
+    const [summary] = (await readJson<{ pipelines: RunSummary[] }>(summaryFile)).pipelines as [RunSummary];
     expect(summary.outputs).toHaveLength(1);
     const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(summary.outputs[0]!.location)}) ORDER BY id`);
     return { summary, ids: rows.map((r) => String(r.id)), state: await readJson<PipelineState>(stateFile()) };

@@ -42,7 +42,7 @@ describe('shipped pipelines: validate', () => {
   });
 
   it('products-lake-s3.yml names the variable it needs when LAKE_BUCKET is not set', async () => {
-    const { code, stderr } = await runCli(['validate', 'pipelines/products-lake-s3.yml'], { env: cleanEnv() });
+    const { code, stderr } = await runCli(['validate', 'pipelines/products-lake-s3.yml', '--log-format', 'pretty'], { env: cleanEnv() });
     expect(code).toBe(2);
     expect(stderr).toMatch(/^catalog-streams validate: pipelines\/products-lake-s3\.yml:\d+:\d+: transforms\[0\]\.deadLetter\.bucket: environment variable LAKE_BUCKET is not set/);
   });

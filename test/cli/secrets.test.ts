@@ -91,7 +91,7 @@ describe('secrets', () => {
 
   it('a secret put where a value is checked is redacted from the error', async () => {
     await writeFile(join(ws.dir, 'leaky.yml'), PIPELINE.replace('${RATE:-6000}', '${CATALOG_API_SECRET}'));
-    const result = await runCli(['validate', 'leaky.yml'], { cwd: ws.dir, env: env(SECRET) });
+    const result = await runCli(['validate', 'leaky.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: env(SECRET) });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('catalog-streams validate: leaky.yml:4:14: connection.rateLimit: expected a number, got "***"\n');
   });

@@ -40,7 +40,7 @@ describe('catalog-streams', () => {
     expect(await main(['--help'], help.io)).toBe(0);
     expect(help.stdout()).toContain('sandbox');
     const none = captureIO();
-    expect(await main([], none.io)).toBe(2);
+    expect(await main(['--log-format', 'pretty'], none.io)).toBe(2);
     expect(none.stderr()).toContain('Usage: catalog-streams');
   });
 
@@ -54,7 +54,7 @@ describe('catalog-streams', () => {
     [['sandbox', '--port'], /--port needs a value/],
   ])('%j exits 2 with one clear line on stderr', async (argv, message) => {
     const { io, stderr, stdout } = captureIO();
-    expect(await main(argv, io)).toBe(2);
+    expect(await main([...argv, '--log-format', 'pretty'], io)).toBe(2);
     expect(stderr()).toMatch(message);
     expect(stderr().trim().split('\n')).toHaveLength(1);
     expect(stdout()).toBe('');
