@@ -186,7 +186,7 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
           throttles: c.throttles,
           invalid: c.invalid,
           recordsPerSecond: Math.round(p.stats.rate()),
-          etaSeconds: f.etaSeconds === undefined ? undefined : Math.round(f.etaSeconds),
+          etaSeconds: f.etaSeconds === undefined ? undefined : Math.round(f.etaSeconds * 10) / 10,
         });
       }
     }, (opts.logIntervalSeconds ?? 5) * 1000);
