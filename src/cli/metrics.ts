@@ -10,7 +10,7 @@
 // the file keeps the previous value of a pipeline that failed this time, and
 // the Pushgateway push uses POST, which leaves metrics absent from the push
 // (the last success of a failed pipeline) as they were.
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Gauge, Pushgateway, Registry } from 'prom-client';
 import type { RunSummary } from '../pipeline/runner.js';
@@ -90,6 +90,7 @@ export async function readLastSuccess(file: string): Promise<Map<string, number>
 export async function writeMetricsFile(file: string, input: RunMetricsInput): Promise<void> {
   const registry = runMetrics(input, await readLastSuccess(file));
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  await mkdir(path.dirname(file), { recursive: true });
   try {
     await writeFile(tmp, await registry.metrics());
     await rename(tmp, file);
