@@ -5,13 +5,14 @@
 // becomes the exit code (0 ok, 1 failed, 2 bad usage). `main(argv, io)` runs
 // in-process for tests; as the bin it gets the real process streams and
 // signals (io.ts `processIO`).
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CatalogStreamsError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
 import { type CliIO, processIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
+import { packageVersion } from './package-info.js';
 import { runCommandDefinition } from './run-command.js';
 import { sandboxCommand } from './sandbox-command.js';
 import { stagesCommandDefinition } from './stages-command.js';
@@ -32,19 +33,6 @@ export function usage(): string {
     "Run 'catalog-streams <command> --help' for a command's options.",
     '',
   ].join('\n');
-}
-
-/** This package's version, from its package.json (two or three folders up: src/cli or dist/src/cli). */
-export function packageVersion(): string {
-  for (const up of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'catalog-streams' && pkg.version) return pkg.version;
-    } catch {
-      // not this folder
-    }
-  }
-  return 'unknown';
 }
 
 export async function main(argv: string[], io: CliIO): Promise<number> {

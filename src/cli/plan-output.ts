@@ -70,7 +70,7 @@ export async function planReport(
         planRequests: sp.planRequests,
         rateLimit: finiteOrNull(sp.rateLimit),
         transforms: p.config.transforms.map((t) => t.type),
-        outputs: p.config.sinks.map((s) => ({ sink: s.type, location: outputOf(s, p.baseDir, run) })),
+        outputs: p.config.sinks.map((s) => ({ sink: s.type, location: outputOf(s, p.outputDir ?? p.baseDir, run) })),
         ...(state ? { state: { location: state.location, cursor: previous ? previous.cursor : null } } : {}),
       });
     }

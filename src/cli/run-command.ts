@@ -22,6 +22,7 @@ import { type Command, integerOption, numberOption, parseOptions } from './comma
 import type { CliIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, levelEnabled, logSettingsOf } from './log.js';
 import { type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.js';
+import { installedOutputDir } from './package-info.js';
 import { formatPlanText, planJsonLines, planReport } from './plan-output.js';
 import { type PipelineProgress, attachProgress } from './progress.js';
 import { s3ObjectIO } from './s3-state-io.js';
@@ -75,6 +76,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
 
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
+  for (const p of pipelines) p.outputDir = installedOutputDir(p.baseDir, process.cwd());
   // One S3 client for every pipeline's state (it connects on first use only).
   const stateIO = s3ObjectIO();
   const s3 = () => stateIO;

@@ -22,6 +22,8 @@ export interface LoadedPipeline {
   file: string;
   /** Relative paths in stage options resolve against this folder. */
   baseDir: string;
+  /** Where relative outputs (sinks, dead letters, state) go when not `baseDir` (a shipped file of an installed package). */
+  outputDir?: string;
   config: PipelineFile;
   /** Environment variables the file referenced. */
   variables: string[];

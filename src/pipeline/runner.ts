@@ -147,7 +147,7 @@ export function nextCursor(startedAt: Date, overlapSeconds: number, maxUpdatedAt
 
 export function openPipelineState(loaded: LoadedPipeline, s3?: () => S3ObjectIO): StateStore | undefined {
   const state = loaded.config.state;
-  return state ? openStateStore(state.path, { baseDir: loaded.baseDir, s3 }) : undefined;
+  return state ? openStateStore(state.path, { baseDir: loaded.outputDir ?? loaded.baseDir, s3 }) : undefined;
 }
 
 /**
@@ -253,7 +253,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
 
     const ctx: StageContext = {
       run: { id: runId, name: config.name, startedAt },
-      baseDir: loaded.baseDir,
+      baseDir: loaded.outputDir ?? loaded.baseDir,
+      moduleDir: loaded.baseDir,
       signal: controller.signal,
       events,
       client,

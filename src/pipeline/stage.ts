@@ -36,8 +36,10 @@ export interface RunDescription {
 
 export interface StageContext {
   run: { id: string; name: string; startedAt: Date };
-  /** Relative paths in options resolve against this (the pipeline file's folder, or cwd). */
+  /** Relative output paths in options resolve against this (the pipeline file's folder, or cwd). */
   baseDir: string;
+  /** Where modules named in options (`custom`) resolve, when not `baseDir`: the pipeline file's folder. */
+  moduleDir?: string;
   signal: AbortSignal;
   events: RunEvents;
   /**

@@ -64,7 +64,7 @@ async function loadFunction(options: z.output<typeof CustomOptionsSchema>, baseD
 }
 
 function createCustom(options: z.output<typeof CustomOptionsSchema>, ctx: StageContext): FunctionTransform {
-  return new FunctionTransform(`custom(${options.module})`, options.kind, () => loadFunction(options, ctx.baseDir), ctx, {
+  return new FunctionTransform(`custom(${options.module})`, options.kind, () => loadFunction(options, ctx.moduleDir ?? ctx.baseDir), ctx, {
     lazy: true,
     userOptions: options.options,
   });
