@@ -22,6 +22,8 @@ describe('--version and --help', () => {
     expect(help.stdout).toContain('catalog-streams --version');
     const run = await runMain(['run', '--help'], cleanEnv());
     for (const flag of ['--log-level', '--log-format', '--metrics-file FILE', '--pushgateway URL', '--progress-interval', '--summary-file FILE']) expect(run.stdout).toContain(flag);
+    const readme = await readFile(`${REPO}/README.md`, 'utf8');
+    for (const flag of ['--log-level', '--log-format', '--version', '--metrics-file', '--pushgateway', '--progress-interval', '--summary-file']) expect(readme).toMatch(new RegExp(`[\\x60\\s]${flag}\\b`));
   });
 
   it.each([

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSummary } from '../../src/pipeline/runner.js';
-import { jsonLines, readJson, runCli, sandboxEnv, useSandboxWorkspace } from './cli-process.js';
+import { REPO, jsonLines, readJson, runCli, sandboxEnv, useSandboxWorkspace } from './cli-process.js';
 
 interface Family {
   name: string;
@@ -58,6 +58,9 @@ describe('run metrics', () => {
       expect(first.catalog_streams_last_run_duration_seconds![p(s.pipeline)]).toBe(s.durationMs / 1000);
     }
     expect(summaries.every((s) => s.records.read > 0)).toBe(true);
+    // Every metric is in the README's table.
+    const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+    for (const name of Object.keys(first)) expect(readme).toContain(name.replace(/^catalog_streams_last_run_(?!timestamp|succeeded|duration|records_read|records_written)/, '..._'));
 
     const failed = await runCli(['run', 'pipelines/reference-data.yml', '--metrics-file', file, '--quiet'], { cwd: shared.ws.dir, env: env('wrong-secret') });
     expect(failed.code, failed.stderr).toBe(1);
