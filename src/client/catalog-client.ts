@@ -67,6 +67,8 @@ export interface CatalogClientOptions {
   baseUrl: string;
   apiKey: string;
   apiSecret: string;
+  /** Where the key and secret came from, for the 401/403 message (default: CATALOG_API_KEY and CATALOG_API_SECRET). */
+  credentialSource?: string;
   /** Requests per minute for this credential (default 100); 0 or Infinity: unlimited. */
   rateLimit?: number;
   /** Length of the service's rolling rate-limit window, ms (default 60 000); for sandboxes with a shorter one. */
@@ -180,6 +182,7 @@ export class CatalogClient {
   readonly baseUrl: string;
   /** `host[:port]`, for messages. */
   readonly host: string;
+  readonly #credentialSource: string | undefined;
   readonly events: RunEvents;
   readonly limiter: RateLimiter;
   readonly retryPolicy: RetryPolicy;
@@ -201,6 +204,7 @@ export class CatalogClient {
     if (!options.apiSecret) throw new ConfigError('the catalog client needs an API secret (CATALOG_API_SECRET)', { path: 'connection.apiSecret' });
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.host = url.host;
+    this.#credentialSource = options.credentialSource;
     // `{base_url}` is the service root; tolerate a base URL that already ends in /v4.
     this.#pathPrefix = url.pathname.replace(/\/+$/, '').replace(/\/v4$/, '');
     this.events = options.events ?? new RunEvents();
@@ -506,7 +510,7 @@ export class CatalogClient {
       apiMessage: said.apiMessage && this.#redact(said.apiMessage),
       violations: said.violations && (JSON.parse(this.#redact(JSON.stringify(said.violations))) as unknown[]),
     };
-    if (failure.status === 401 || failure.status === 403) return new AuthError({ ...details, host: this.host });
+    if (failure.status === 401 || failure.status === 403) return new AuthError({ ...details, host: this.host, credentialSource: this.#credentialSource });
     if (failure.status === 429) return new RateLimitError({ ...details, waitedMs });
     return new ApiError(details);
   }

@@ -51,7 +51,7 @@ export class ApiError extends CatalogStreamsError {
 
 /** 401/403: the credentials were refused. Never retried. */
 export class AuthError extends ApiError {
-  constructor(details: ApiErrorDetails & { host: string }) {
+  constructor(details: ApiErrorDetails & { host: string; credentialSource?: string }) {
     const what =
       details.status === 401
         ? `the catalog API at ${details.host} rejected the credentials (401${details.apiCode ? ` ${details.apiCode}` : ''}) for ${details.endpoint}`
@@ -59,7 +59,7 @@ export class AuthError extends ApiError {
     super(details, {
       code: details.status === 401 ? 'auth.unauthorized' : 'auth.forbidden',
       message:
-        `${what}: check CATALOG_API_KEY and CATALOG_API_SECRET, and that they belong to the environment of ` +
+        `${what}: check ${details.credentialSource ?? 'CATALOG_API_KEY and CATALOG_API_SECRET'}, and that they belong to the environment of ` +
         `CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
     });
   }

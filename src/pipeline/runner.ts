@@ -26,6 +26,8 @@ export interface ResolvedConnection {
   baseUrl: string;
   apiKey: string;
   apiSecret: string;
+  /** Where the key and secret came from (named by a credentials error). */
+  credentialSource?: string;
   rateLimit: number;
   concurrency?: number;
   /** Attempts per request before it fails (default: the client's, 8). */
@@ -102,10 +104,18 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
   }
   loaded.redactor.add(apiKey);
   loaded.redactor.add(apiSecret);
+  const from = (name: 'apiKey' | 'apiSecret', variable: string) =>
+    override[name] !== undefined ? 'sandbox' : block[name] !== undefined ? `connection.${name} in ${loaded.file}` : `${variable} in the environment`;
+  const keyFrom = from('apiKey', 'CATALOG_API_KEY');
+  const secretFrom = from('apiSecret', 'CATALOG_API_SECRET');
+  const credentialSource =
+    keyFrom === 'sandbox' ? 'the sandbox credentials given by --sandbox' : keyFrom.endsWith(' in the environment') && secretFrom.endsWith(' in the environment') ? 'CATALOG_API_KEY and CATALOG_API_SECRET in the environment' : `${keyFrom} and ${secretFrom}`;
+  checkBaseUrl(baseUrl!, override.baseUrl !== undefined ? undefined : block.baseUrl !== undefined ? { file: loaded.file, path: 'connection.baseUrl' } : { path: 'CATALOG_BASE_URL' });
   return {
     baseUrl: baseUrl!,
     apiKey: apiKey!,
     apiSecret: apiSecret!,
+    credentialSource,
     rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     concurrency: override.concurrency ?? block.concurrency,
     maxAttempts: override.maxAttempts ?? block.maxAttempts,
@@ -115,14 +125,32 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
   };
 }
 
+/** A base URL without http:// or https:// (`127.0.0.1:42911`) is a usage error naming where it was set. */
+function checkBaseUrl(baseUrl: string, where: { file?: string; path: string } | undefined): void {
+  if (!where) return;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(baseUrl).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol === 'http:' || protocol === 'https:') return;
+  const name = where.file ? `${where.file}: ${where.path}` : where.path;
+  // A URL with user:password@ is never echoed.
+  const shown = baseUrl.includes('@') ? '(not shown: it contains "@")' : `"${baseUrl}"`;
+  const hint = /^[\w.-]+(:\d+)?(\/|$)/.test(baseUrl) && !baseUrl.includes('@') ? `; add the scheme: http://${baseUrl} or https://${baseUrl}` : '';
+  throw new ConfigError(`${name} must be an http:// or https:// URL such as https://api.example.com, got ${shown}${hint}`, where, { code: 'config.connection' });
+}
+
 /** The CatalogClient settings of a resolved connection (one client per run). */
 export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
-  const { baseUrl, apiKey, apiSecret, rateLimit, maxAttempts, maxRetryWaitMs, timeouts, resultWindow } = connection;
+  const { baseUrl, apiKey, apiSecret, credentialSource, rateLimit, maxAttempts, maxRetryWaitMs, timeouts, resultWindow } = connection;
   const retry = { ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(maxRetryWaitMs !== undefined ? { maxWaitMs: maxRetryWaitMs } : {}) };
   return {
     baseUrl,
     apiKey,
     apiSecret,
+    ...(credentialSource !== undefined ? { credentialSource } : {}),
     rateLimit,
     ...(resultWindow !== undefined ? { resultWindow } : {}),
     ...(Object.keys(retry).length > 0 ? { retry } : {}),

@@ -73,7 +73,7 @@ describe('secrets', () => {
     const errors = jsonLines(result.stderr).filter((l) => l.level === 'error');
     expect(errors.map((l) => l.event)).toEqual(['failed', 'summary']);
     expect(errors[0]!.message).toBe(
-      `secretive: the catalog API at ${new URL(sandbox.url).host} rejected the credentials (401 authentication.not_authenticated) for products.query: check CATALOG_API_KEY and CATALOG_API_SECRET, and that they belong to the environment of CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
+      `secretive: the catalog API at ${new URL(sandbox.url).host} rejected the credentials (401 authentication.not_authenticated) for products.query: check CATALOG_API_KEY in the environment and connection.apiSecret in ${join(ws.dir, 'secretive.yml')}, and that they belong to the environment of CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
     );
     expect(errors[1]).toMatchObject({ status: 'failed', error: { code: 'auth.unauthorized' }, outputs: [] });
     // Nothing written, the cursor of the good run kept.
