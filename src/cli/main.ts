@@ -7,7 +7,7 @@
 // signals (io.ts `processIO`).
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CatalogStreamsError } from '../errors.js';
+import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
 import { type CliIO, processIO } from './io.js';
@@ -79,6 +79,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   try {
     return await command.run(args, io);
   } catch (err) {
+    if (err instanceof CatalogStreamsError && log.format === 'json' && Array.isArray((err as { issues?: unknown }).issues)) {
+      // Every problem of a pipeline file as its own line.
+      for (const issue of (err as CatalogStreamsError & { issues: ConfigError[] }).issues) fail(name, { code: issue.code, exitCode: err.exitCode, message: issue.message, location: issue.location }, '');
+      return err.exitCode;
+    }
     if (err instanceof CatalogStreamsError) {
       // One sentence, prefixed by the command unless the message already names it.
       const message = err.message.startsWith(`${name}:`) ? err.message : `${name}: ${err.message}`;

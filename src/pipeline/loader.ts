@@ -66,12 +66,26 @@ export function parsePipelines(
   if (docs.length === 0) throw new ConfigError(`${shown}: the file holds no pipeline (it is empty)`, { file }, { code: 'config.invalid' });
   const env = opts.env ?? process.env;
   const json = /\.json$/i.test(file);
-  const loaded = docs.map((doc) => parseDocumentPipeline(doc, { registry, env, file, shown, json, text, locate: locator(lineCounter, shown, file) }));
+  // Every problem of the file is reported at once (up to MAX_REPORTED): a document stops at its first
+  // problem that leaves nothing to check further (bad YAML, a bad shape), other checks go on.
+  const issues: ConfigError[] = [];
+  const loaded: (LoadedPipeline | undefined)[] = docs.map((doc) => {
+    const found = issues.length;
+    const locate = locator(lineCounter, shown, file, issues);
+    try {
+      const p = parseDocumentPipeline(doc, { registry, env, file, shown, json, text, locate });
+      return issues.length === found ? p : undefined;
+    } catch (err) {
+      if (err instanceof StopDocument) return undefined;
+      throw err;
+    }
+  });
   const seen = new Map<string, number>();
   loaded.forEach((p, i) => {
+    if (!p) return;
     const first = seen.get(p.config.name);
     if (first !== undefined) {
-      locator(lineCounter, shown, file)(
+      locator(lineCounter, shown, file, issues).note(
         `pipelines ${first + 1} and ${i + 1} of the file are both named "${p.config.name}"; names must be unique (they name state and outputs)`,
         offsetOf(docs[i]!, ['name'], false),
         'name',
@@ -79,18 +93,46 @@ export function parsePipelines(
     }
     seen.set(p.config.name, i);
   });
-  return loaded;
+  if (issues.length > 0) throw issues.length === 1 ? issues[0]! : new PipelineFileErrors(issues);
+  return loaded as LoadedPipeline[];
 }
 
-/** Throws a ConfigError at a source offset: `file:line:column: path: message`. */
-type Fail = (message: string, offset: number | undefined, at: string | undefined, code?: string) => never;
+/** Past this many, the rest of a file's problems are counted, not listed. */
+export const MAX_REPORTED = 20;
 
-function locator(lineCounter: LineCounter, shown: string, file: string): Fail {
-  return (message, offset, at, code = 'config.invalid') => {
+/** Several problems of one pipeline file; `issues` holds each (file, line, column, path), the message lists them. */
+export class PipelineFileErrors extends ConfigError {
+  readonly issues: ConfigError[];
+
+  constructor(issues: ConfigError[]) {
+    const shown = issues.slice(0, MAX_REPORTED);
+    const more = issues.length - shown.length;
+    super(`${issues.length} problems:\n${shown.map((i) => `  ${i.message}`).join('\n')}${more > 0 ? `\n  … and ${more} more` : ''}`, issues[0]!.location, { code: issues[0]!.code });
+    this.issues = shown;
+  }
+}
+
+/** Ends the checks of one document after a problem that leaves nothing further to check. */
+class StopDocument extends Error {}
+
+/** Records a ConfigError at a source offset (`file:line:column: path: message`), then stops the document. */
+type Fail = ((message: string, offset: number | undefined, at: string | undefined, code?: string) => never) & {
+  /** Records the problem and lets the checks go on. */
+  note(message: string, offset: number | undefined, at: string | undefined, code?: string): void;
+};
+
+function locator(lineCounter: LineCounter, shown: string, file: string, issues: ConfigError[]): Fail {
+  const note = (message: string, offset: number | undefined, at: string | undefined, code = 'config.invalid') => {
     const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
     const where = pos ? `${shown}:${pos.line}:${pos.col}` : shown;
-    throw new ConfigError(`${where}: ${at ? `${at}: ` : ''}${message}`, { file, line: pos?.line, column: pos?.col, path: at }, { code });
+    issues.push(new ConfigError(`${where}: ${at ? `${at}: ` : ''}${message}`, { file, line: pos?.line, column: pos?.col, path: at }, { code }));
   };
+  const fail = ((message, offset, at, code) => {
+    note(message, offset, at, code);
+    throw new StopDocument();
+  }) as Fail;
+  fail.note = note;
+  return fail;
 }
 
 interface DocumentContext {
@@ -119,7 +161,14 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
 
   const raw = doc.toJS() as unknown;
   const parsed = PipelineFile.safeParse(raw);
-  if (!parsed.success) report(explainIssues(parsed.error, PipelineFile, raw)[0]!, []);
+  if (!parsed.success) {
+    const explained = explainIssues(parsed.error, PipelineFile, raw);
+    // `sink:` for `sinks:` is one mistake: its did-you-mean says it, "sinks: required" would repeat it.
+    const meant = new Set(explained.filter((i) => i.kind === 'unknown-key').map((i) => /did you mean "([^"]+)"/.exec(i.message)?.[1]));
+    const distinct = explained.filter((i) => !(i.path.length === 1 && meant.has(String(i.path[0])) && i.message.startsWith('required')));
+    for (const issue of distinct.slice(0, MAX_REPORTED)) note(issue, []);
+    throw new StopDocument();
+  }
   const config = parsed.data!;
   redactor.add(config.connection?.apiKey);
   redactor.add(config.connection?.apiSecret);
@@ -127,9 +176,11 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
 
   const checkStage = (kind: StageKind, spec: { type: string; [k: string]: unknown }, at: (string | number)[]) => {
     const checked = registry.check(kind, spec);
-    if (!checked.ok) report(checked.issues[0]!, at);
-    const [problem] = checked.definition.preflight?.(checked.options, { baseDir }) ?? [];
-    if (problem) report(problem, at);
+    if (!checked.ok) {
+      for (const issue of checked.issues) note(issue, at);
+      return;
+    }
+    for (const problem of checked.definition.preflight?.(checked.options, { baseDir }) ?? []) note(problem, at);
     // A stage option holding a sink spec (`deadLetter`, or any {type} naming a sink) is checked as a sink.
     for (const [key, value] of Object.entries(spec)) {
       if (key !== 'type' && isStageSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink')) checkStage('sink', value, [...at, key]);
@@ -146,7 +197,7 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
         .list('source')
         .filter((d) => getEndpoint(d.type)?.incremental)
         .map((d) => d.type);
-      report(
+      note(
         {
           path: [],
           message: `incremental state needs a source with an updatedSince filter (${sources.join(', ')}); "${config.source.type}" has none: reference data is small, extract it whole and remove \`state:\``,
@@ -160,10 +211,10 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
 
   return { file, baseDir, config, variables, redactor };
 
-  function report(issue: LocatedIssue, prefix: (string | number)[], code = issueCode(issue)): never {
+  function note(issue: LocatedIssue, prefix: (string | number)[], code = issueCode(issue)): void {
     const full = [...prefix, ...issue.path];
     const at = joinPath('', full);
-    return fail(redactor.redact(issue.message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
+    fail.note(redactor.redact(issue.message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
   }
 }
 
