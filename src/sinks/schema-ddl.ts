@@ -3,7 +3,7 @@
 // CREATE TABLE, a Spark CREATE TABLE and an Athena/Glue CREATE EXTERNAL TABLE over
 // the sink's partition layout (`dt={date}` folders become partition columns).
 import { DECIMAL_PRECISION, DECIMAL_SCALE, type ParquetType } from './parquet-encoder.js';
-import { duckdbType, quoteDuckdb, type ColumnSchema } from './column-schema.js';
+import { duckdbType, quoteAlways, quoteDuckdb, type ColumnSchema } from './column-schema.js';
 
 /** Where a sink writes: the folder above the partition folders, and the partition keys in path order. */
 export interface SinkLayout {
@@ -83,8 +83,8 @@ function comment(text: string | undefined): string {
 /** DuckDB: the file's columns, then the partition columns as VARCHAR, and the INSERT that loads the files. */
 export function duckdbCreateTable(table: string, schema: ColumnSchema, layout: SinkLayout): string {
   const columns = [
-    ...schema.columns.map((c) => `  ${quoteDuckdb(c.name)} ${duckdbType(c.type)}`),
-    ...layout.partitions.map((p) => `  ${quoteDuckdb(p)} VARCHAR`),
+    ...schema.columns.map((c) => `  ${quoteAlways(c.name)} ${duckdbType(c.type, quoteAlways)}`),
+    ...layout.partitions.map((p) => `  ${quoteAlways(p)} VARCHAR`),
   ];
   const hive = layout.partitions.length > 0 ? ', hive_partitioning = true, hive_types_autocast = false' : ', hive_partitioning = false';
   return [

@@ -10,7 +10,7 @@ import type { RunEventMap } from '../../src/events.js';
 import { parquetSink, type ParquetSinkOptions } from '../../src/sinks/index.js';
 import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
 import { testContext } from '../helpers/stage-context.js';
-import { productRecord, productRecords, randomBatches, tempDir, type ProductRecord } from './records.js';
+import { PRODUCT_HINT, productRecord, productRecords, randomBatches, tempDir, type ProductRecord } from './records.js';
 import { failMidStream } from './stream-harness.js';
 
 const PRODUCT_TYPES = {
@@ -30,22 +30,6 @@ const PRODUCT_TYPES = {
   serial: 'BIGINT',
   _extra: 'JSON',
 };
-
-/** The test products' declaration: the contract their columns come from (as a resource schema is for a pipeline). */
-const PRODUCT_HINT = z.object({
-  id: z.string(),
-  status: z.string(),
-  name: z.object({ en: z.string(), nl: z.string().nullable() }),
-  eanGtin13: z.string(),
-  ean: z.array(z.string()),
-  publicPrice: z.int(),
-  vat: z.number(),
-  requiresLegalText: z.boolean(),
-  isANutritionSupplement: z.boolean().nullable(),
-  atcCategory: z.array(z.string()).nullable(),
-  meta: z.object({ createdAt: z.int(), updatedAt: z.int() }),
-  serial: z.bigint(),
-});
 
 function productSink(options: ParquetSinkOptions, ctx?: ReturnType<typeof testContext>) {
   return parquetSink({ schemaHint: PRODUCT_HINT, ...options }, ctx);
