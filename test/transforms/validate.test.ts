@@ -41,10 +41,10 @@ describe('validate', () => {
     expect(err).toBeInstanceOf(DataError);
     expect(err.code).toBe('data.invalid');
     expect(err.message).toBe(
-      'validate: product "P0001234" field eanGtin13: expected an integer with at most 13 digits, got number 12345678901234 (from products.query page 3, index 812)',
+      'validate: product "P0001234" field eanGtin13: expected a code of at most 13 digits (an integer or a digit string), got number 12345678901234 (from products.query page 3, index 812)',
     );
     expect(err.recordId).toBe('P0001234');
-    expect(err.issues).toEqual([{ path: 'eanGtin13', message: 'expected an integer with at most 13 digits, got number 12345678901234', expected: 'an integer with at most 13 digits', received: 'number 12345678901234' }]);
+    expect(err.issues).toEqual([{ path: 'eanGtin13', message: 'expected a code of at most 13 digits (an integer or a digit string), got number 12345678901234', expected: 'a code of at most 13 digits (an integer or a digit string)', received: 'number 12345678901234' }]);
     expect(events).toEqual([{ stage: 'validate', id: 'P0001234', action: 'fail', message: err.message }]);
   });
 
@@ -64,7 +64,7 @@ describe('validate', () => {
     });
     expect(events[1].message).toContain('expected one of "active", "inactive", "replaced", "no_selection", got string "gone"');
     expect(events[2].message).toContain('expected a unix timestamp (a non-negative integer), got string "yesterday"');
-    expect(events[7].message).toContain('field brands[0].name: expected a localized text (an object such as {"en": "..."}), got nothing (the field is missing)');
+    expect(events[7].message).toContain('field brands[0].name: expected a localized text (an object such as {"en": "..."}) or a plain string, got nothing (the field is missing)');
     expect(events[8].message).toMatch(/^validate: product without id field id: expected a string, got nothing \(the field is missing\)/);
   });
 
@@ -88,7 +88,7 @@ describe('validate', () => {
       resource: 'product',
       stage: 'validate',
       origin: { endpoint: 'products.query', page: 3, index: 767 },
-      issues: [{ path: 'eanGtin13', expected: 'an integer with at most 13 digits', received: 'number 12345678901234' }],
+      issues: [{ path: 'eanGtin13', expected: 'a code of at most 13 digits (an integer or a digit string)', received: 'number 12345678901234' }],
       record: { id: 'P0000767', eanGtin13: 12345678901234 },
     });
     expect(Date.parse(letters[0].rejectedAt)).not.toBeNaN();
