@@ -61,7 +61,7 @@ describe('normalize-codes', () => {
 
   it('an integer national code past 2^53 or a malformed one is dead-lettered with the reason, never rounded', async () => {
     const sinks = memorySinks();
-    const stage = normalizeCodes({ onInvalid: 'dead-letter' }, context({ stages: [sinks.def] }));
+    const stage = normalizeCodes({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
     const out = await run([minimal({ id: 'A', snomedMp: 21360011000036101 }), minimal({ id: 'B', cnk: '12-345' }), minimal({ id: 'C', cnk: '0012345' })], stage);
     expect(out.map((r) => r.id)).toEqual(['C']);
     const letters = sinks.made.flatMap((s) => s.records);
@@ -92,7 +92,7 @@ describe('normalize-codes', () => {
       minimal({ id: 'B7', eanGtin8: { code: 1 } }),
     ];
     const sinks = memorySinks();
-    const stage = normalizeCodes({ onInvalid: 'dead-letter' }, context({ stages: [sinks.def] }));
+    const stage = normalizeCodes({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
     const out = await run([...broken, ...products()], stage);
     expect(out.map((r) => r.id)).toEqual(products().map((p) => p.id));
     expect(stage.stats).toMatchObject({ in: 11, out: 4, invalid: 7, deadLettered: 7 });
@@ -122,7 +122,7 @@ describe('normalize-codes', () => {
   });
 
   it('checks GS1 check digits on request', async () => {
-    const stage = normalizeCodes({ checkDigit: true, onInvalid: 'skip' }, context());
+    const stage = normalizeCodes({ checkDigit: true, onInvalid: 'skip', maxInvalid: 'none' }, context());
     const out = await run([minimal({ id: 'ok', eanGtin13: 4006381333931, eanGtin12: 36000291452 }), minimal({ id: 'bad', eanGtin13: 4006381333932 })], stage);
     expect(out.map((r) => r.id)).toEqual(['ok']);
     expect(stage.stats.invalid).toBe(1);
