@@ -36,6 +36,8 @@ export interface ResolvedConnection {
   timeouts?: ClientTimeouts;
   /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
   resultWindow?: number;
+  /** The embedded sandbox (`--sandbox`): a state cursor records the host `sandbox`, whatever its port. */
+  sandbox?: boolean;
 }
 
 export interface RunOptions {
