@@ -69,6 +69,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
           baseUrl: sandbox.url,
           apiKey: sandbox.credentials.apiKey,
           apiSecret: sandbox.credentials.apiSecret,
+          sandbox: true,
           ...(sandboxRate !== undefined ? { rateLimit: sandboxRate === 0 ? Infinity : sandboxRate } : {}),
         }
       : {};
@@ -156,7 +157,7 @@ async function runAll(
     const results = await Promise.allSettled(
       pipelines.map((p) =>
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3 }),
+        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3, sandbox: connection.sandbox }),
       ),
     );
     for (const [i, r] of results.entries()) {
