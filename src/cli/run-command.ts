@@ -14,6 +14,7 @@ import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import { RunFailedError, clientOptions, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
+import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../pipeline/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
 import { startSandbox } from '../sandbox/index.js';
@@ -75,6 +76,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
       : {};
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
+      for (const p of pipelines) await checkDestinations(p, p.config.state?.path);
       io.stdout.write(`${await planCommandOutput(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false })}\n`);
       return 0;
     }

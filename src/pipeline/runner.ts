@@ -20,6 +20,7 @@ import { newRunId } from './run-id.js';
 import { RunStats } from './run-stats.js';
 import type { RunDescription, SinkStream, StageContext } from './stage.js';
 import type { RunLock } from './lock.js';
+import { checkDestinations } from './preflight.js';
 import { checkStateIdentity, type PipelineState, type StateIdentity, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
 import { TeeSink } from './tee.js';
 
@@ -262,6 +263,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       const connection = resolveConnection(loaded, opts.connection, opts.env);
       client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
     }
+    await checkDestinations(loaded, config.state?.path);
     // One run per state at a time, taken before the first request; a run that loses it stops.
     stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
     const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
