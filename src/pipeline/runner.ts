@@ -52,7 +52,12 @@ export interface RunOptions {
   client?: CatalogClient;
   /** Clock for the run start (tests). */
   now?: () => Date;
+  /** Fail the run after this long without progress (default: the file's `stallTimeout`, else 10 minutes). */
+  stallTimeoutMs?: number;
 }
+
+/** A run with no request, record, page or output for this long has stopped making progress. */
+export const DEFAULT_STALL_TIMEOUT_MS = 10 * 60_000;
 
 export interface RunSummary {
   pipeline: string;
@@ -190,6 +195,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let transforms: Transform[] = [];
   const ownClient = !opts.client;
   let client = opts.client;
+  let watchdog: StallWatchdog | undefined;
+  let stalled: CatalogStreamsError | undefined;
 
   const describeRun = (): RunDescription => ({
     runId,
@@ -277,6 +284,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
 
     chain = [source, ...fuseTransforms(transforms), sinkStream];
+    watchdog = new StallWatchdog(opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS, events, source, (err) => {
+      stalled = err;
+      controller.abort(err);
+    });
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
 
     if (stateStore) {
@@ -297,14 +308,60 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // stream.pipeline rejects as soon as one stream fails, before the destroyed
     // sinks have finished removing temp files or aborting uploads: wait for them.
     await whenClosed(chain);
-    const aborted = controller.signal.aborted || (error as Error)?.name === 'AbortError';
-    const err = aborted && !(error instanceof CatalogStreamsError) ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
+    const aborted = !stalled && (controller.signal.aborted || (error as Error)?.name === 'AbortError');
+    const stoppedError = () =>
+      new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error });
+    const err = stalled ?? (aborted && !(error instanceof CatalogStreamsError) ? stoppedError() : error);
     const summary = summarize(aborted ? 'aborted' : 'failed', err);
     throw new RunFailedError(summary, err);
   } finally {
+    watchdog?.stop();
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();
+  }
+}
+
+/**
+ * Fails a run whose chain stops moving: no request, retry, page, record from the
+ * source or committed output for `timeoutMs`. Its interval timer is ref'd on
+ * purpose: while the chain runs it keeps the process alive, so a chain stuck on
+ * a Promise that never settles (user code) cannot let the event loop empty and
+ * the process exit 0 with nothing committed and no summary.
+ */
+class StallWatchdog {
+  readonly #timer: NodeJS.Timeout;
+  readonly #off: () => void;
+  #last = performance.now();
+
+  constructor(timeoutMs: number, events: RunEvents, source: Readable, onStall: (err: CatalogStreamsError) => void) {
+    const touch = () => {
+      this.#last = performance.now();
+    };
+    const names = ['request', 'retry', 'page', 'output', 'total', 'info'] as const;
+    for (const n of names) events.on(n, touch);
+    source.on('data', touch);
+    this.#off = () => {
+      for (const n of names) events.off(n, touch);
+      source.off('data', touch);
+    };
+    this.#timer = setInterval(() => {
+      if (performance.now() - this.#last < timeoutMs) return;
+      this.stop();
+      const seconds = Math.round(timeoutMs / 100) / 10;
+      onStall(
+        new CatalogStreamsError(
+          'run.stalled',
+          `the run made no progress for ${seconds} s (no request, record or output): a stage is stuck, e.g. a custom function whose Promise never settles; ` +
+            'outputs were discarded and the state cursor was left as it was (raise stallTimeout if a step legitimately takes longer)',
+        ),
+      );
+    }, Math.min(1000, Math.max(20, timeoutMs / 10)));
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#off();
   }
 }
 
