@@ -135,13 +135,31 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
   };
 }
 
-/** Combines the source's filter with `updatedSince: {from: cursor}` by `and`. */
-export function withUpdatedSince(source: StageSpec, cursor: number): StageSpec {
-  const since = { updatedSince: { from: cursor } };
+/**
+ * Combines the source's filter with `updatedSince` by `and`: `{from: cursor}`, bounded
+ * `{from: cursor, until}` when `until` is given (`{until}` alone on a first run).
+ */
+export function withUpdatedSince(source: StageSpec, cursor: number | undefined, until?: number): StageSpec {
+  const window: Record<string, number> = {};
+  if (cursor !== undefined) window.from = cursor;
+  if (until !== undefined) window.until = Math.max(until, cursor ?? 0);
+  if (Object.keys(window).length === 0) return source;
+  const since = { updatedSince: window };
   const filter = source.filter as Record<string, unknown> | undefined;
   if (!filter) return { ...source, filter: since };
   if (Array.isArray(filter.and) && Object.keys(filter).length === 1) return { ...source, filter: { and: [...filter.and, since] } };
   return { ...source, filter: { and: [filter, since] } };
+}
+
+/**
+ * The last second an incremental run asks for (`updatedSince.until`): the second before it
+ * started. Bounding the window keeps the result from growing while it is read (a product
+ * updated during the run leaves the window instead of entering it, and the source re-reads
+ * what shifted); what changed from that second on is the next run's, whose cursor is at most
+ * the run's start (nextCursor), so the windows of successive runs leave no gap.
+ */
+export function windowUntil(startedAt: Date): number {
+  return Math.floor(startedAt.getTime() / 1000) - 1;
 }
 
 /** The next cursor: the run start minus the overlap, or the newest `meta.updatedAt` seen if that is earlier. */
@@ -163,9 +181,11 @@ export async function sourceWithCursor(
   source: StageSpec,
   store: StateStore | undefined,
   fullRefresh: boolean | undefined,
+  startedAt: Date = new Date(),
 ): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
-  return { source: previous ? withUpdatedSince(source, previous.cursor) : source, previous };
+  // With a state, every run (the first and a full refresh too) reads a bounded window.
+  return { source: store ? withUpdatedSince(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
 }
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
@@ -247,9 +267,13 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   };
 
   try {
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh));
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, startedAt));
     if (previous) {
-      events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore!.location}` });
+      const until = windowUntil(startedAt);
+      events.emit('info', {
+        code: 'incremental',
+        message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${stateStore!.location}`,
+      });
     }
     if (!client) {
       const connection = resolveConnection(loaded, opts.connection, opts.env);
