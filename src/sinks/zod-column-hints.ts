@@ -13,6 +13,7 @@
 // decide). optional/nullable/default/readonly/catch/lazy are looked through; a pipe
 // uses its output side.
 import type { z } from 'zod';
+import { catalogKindOf } from '../catalog/primitives.js';
 import type { StageContext } from '../pipeline/stage.js';
 import type { ColumnDecl, ColumnHint } from './column-schema.js';
 
@@ -59,6 +60,9 @@ export function columnHintFromZod(schema: z.ZodType): ColumnHint | undefined {
 function hintOf(schema: ZodLike, depth: number): ColumnHint | undefined {
   if (depth > 32) return undefined;
   const def = schema._zod.def;
+  // Codes arrive as integers or digit strings; normalize-codes makes them strings with their zeros.
+  const kind = catalogKindOf(schema as unknown as z.ZodType);
+  if (kind === 'gtin' || kind === 'code') return leaf({ type: 'string', list: false });
   if (WRAPPERS.has(def.type) && def.innerType) return hintOf(def.innerType, depth + 1);
   switch (def.type) {
     case 'lazy':
