@@ -82,7 +82,8 @@ function photoFieldsJson(ds: Dataset, m: number): string {
 }
 
 export const metaJson = (ds: Dataset, m: number) => `"meta":{"createdAt":${ds.mediaCreatedAt[m]!},"updatedAt":${ds.mediaUpdatedAt[m]!}}`;
-const organizationsJson = (ds: Dataset, owner: number) => `"organizations":${ds.fragments.photoOrganizations[ds.organization1[owner]! - 1]!}`;
+const organizationsJson = (ds: Dataset, owner: number) =>
+  `"organizations":${(ds.liveFragments ?? ds.fragments).photoOrganizations[ds.organization1[owner]! - 1]!}`;
 
 /** A media record as media/stream returns it (and as product `links[]` embeds links), as JSON text. */
 export function mediaJson(ds: Dataset, m: number): string {

@@ -46,6 +46,8 @@ export function restrictLocales(value: unknown, mask: number): unknown {
 export class LiveFragments {
   readonly brand: string[];
   readonly organization: string[];
+  /** Media records' organizations, names limited to the region's locales. */
+  readonly photoOrganizations: string[];
   readonly publicCategory: string[];
   readonly catalogCategory: Map<string, string>;
   readonly family: string[];
@@ -75,6 +77,7 @@ export class LiveFragments {
       };
       return JSON.stringify({ id: o.record.id, name: o.record.name, type: o.record.type, contactInformation });
     });
+    this.photoOrganizations = base.photoOrganizations.map(restrict);
     const siblings = new Map<number | null, number>();
     this.publicCategory = ref.publicCategories.map((c) => {
       const order = (siblings.get(c.parent) ?? 0) + 1;
