@@ -131,6 +131,21 @@ describe.each(['be', 'fr', 'au'] as const)('profile %s', (profile) => {
   });
 });
 
+describe('profiles: faults', () => {
+  it('invalidRecordRate breaks live records too: 14-digit string eanGtin13 or a bogus status', async () => {
+    const sb = await startTestSandbox({ products: 400, seed: 21, profile: 'be', faults: { invalidRecordRate: 0.05 } });
+    try {
+      const served = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
+      const broken = served.filter((p) => p.status === 'bogus' || p.eanGtin13 === '12345678901234');
+      expect(broken.length).toBe(sb.stats.faults.invalidRecords);
+      expect(broken.some((p) => p.eanGtin13 === '12345678901234')).toBe(true);
+      expect(broken.some((p) => p.status === 'bogus')).toBe(true);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
 describe('profiles: determinism and defaults', () => {
   it('the same seed and profile give the same bytes; profiles differ', () => {
     const json = (profile: SandboxProfile) => {
