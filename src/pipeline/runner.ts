@@ -18,6 +18,7 @@ import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
 import { newRunId } from './run-id.js';
 import { RunStats } from './run-stats.js';
+import { pipelineRecordSchema, RECORD_SCHEMA_SERVICE } from './schema-chain.js';
 import type { RunDescription, SinkStream, StageContext } from './stage.js';
 import { type PipelineState, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
 import { TeeSink } from './tee.js';
@@ -251,6 +252,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
     if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
 
+    // Sinks take their columns from the records' schema (the resource through the transforms);
+    // dead-letter sinks receive records as a stage got them, so they get the resource schema only.
+    const services = { resourceSchemas };
+    const deadLetterCtx = (): StageContext => ({ ...ctx, services });
     const ctx: StageContext = {
       run: { id: runId, name: config.name, startedAt },
       baseDir: loaded.baseDir,
@@ -258,10 +263,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       events,
       client,
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
-      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, ctx, 'deadLetter'),
+      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
       describeRun,
-      // Sinks type Parquet columns from the source's resource schema where the records still match it.
-      services: { resourceSchemas },
+      services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
     };
 
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');

@@ -8,6 +8,7 @@ import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { compileGetter, parseFieldPath, shallowCopy, type Getter } from './field-path.js';
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { JSON_TYPE, typeAtPath, upsertFields, type RecordSchema } from '../pipeline/record-schema.js';
 
 const ColumnSpec = z.union([
   z.string().min(1),
@@ -33,6 +34,19 @@ interface ColumnPlan {
   column: string;
   get: Getter;
   first: boolean;
+}
+
+/** Each new column typed by the path it reads (a list path: a list; `first`: its element); unknown: JSON. */
+function extractSchema(input: RecordSchema, options: z.output<typeof ExtractOptionsSchema>): RecordSchema {
+  const added = Object.entries(options.columns).map(([column, spec]) => {
+    const source = typeof spec === 'string' ? spec : spec.path;
+    const path = parseFieldPath(source, `columns.${column}`);
+    let type = typeAtPath(input, path.steps) ?? JSON_TYPE;
+    if (typeof spec !== 'string' && spec.first && path.multi) type = type.kind === 'list' ? type.element : JSON_TYPE;
+    if (path.multi && type.kind !== 'list' && !(typeof spec !== 'string' && spec.first)) type = { kind: 'list', element: type };
+    return { name: column, type };
+  });
+  return { fields: upsertFields(input.fields, added) };
 }
 
 export class ExtractTransform extends RecordTransform {
@@ -68,6 +82,7 @@ export const extractStage = defineStage({
   type: 'extract',
   description: 'Adds columns pulled out by path: brands[].id (a list), organizations[type=supplier].name.en, meta.updatedAt',
   options: ExtractOptionsSchema,
+  schema: extractSchema,
   create: (options, ctx) => new ExtractTransform(options, ctx),
 });
 

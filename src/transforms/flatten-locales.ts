@@ -15,6 +15,7 @@ import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from './field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
+import { rewriteContainer, schemaSteps, withField, type RecordField, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
 
 const LocaleList = z.array(z.string().min(1, { message: 'a locale code cannot be empty' }));
 
@@ -98,6 +99,50 @@ function writeColumns(out: Record<string, unknown>, key: string, value: unknown,
   }
 }
 
+/** The localized fields the stage rewrites: `fields`, checked against the resource when it is known, else all of the resource's. */
+function localizedFields(options: z.output<typeof FlattenLocalesOptionsSchema>, sourceResource: string | undefined): { fields: string[]; resource: string | undefined } {
+  const schemaKnown = !options.fields || options.resource !== undefined || (sourceResource !== undefined && sourceResource in resourceSchemas);
+  const source = sourceResource === undefined ? undefined : { type: '', resource: sourceResource };
+  const resource = schemaKnown ? resolveResource('flatten-locales', options.resource, { source }, 'product') : undefined;
+  const known = resource ? localizedFieldPaths(resource.schema) : undefined;
+  if (known && options.fields) {
+    options.fields.forEach((f, i) => {
+      if (!known.includes(f)) {
+        const hint = closestName(f, known);
+        throw new ConfigError(
+          `flatten-locales: fields[${i}]: "${f}" is not a localized field of ${resource!.name}${hint ? `; did you mean "${hint}"?` : ''} (localized: ${known.join(', ')})`,
+          { path: `fields[${i}]` },
+          { code: 'config.unknown_field' },
+        );
+      }
+    });
+  }
+  return { fields: options.fields ?? known ?? [], resource: resource?.name };
+}
+
+/** Each localized field replaced, in its place, by its string columns (added where the record lacks it, as at run time). */
+function flattenLocalesSchema(input: RecordSchema, options: z.output<typeof FlattenLocalesOptionsSchema>, env: SchemaEnv): RecordSchema {
+  let out = input.fields;
+  for (const [i, f] of localizedFields(options, env.resource).fields.entries()) {
+    const steps = schemaSteps(parseFieldPath(f, `fields[${i}]`), `fields[${i}]`);
+    const last = steps.at(-1);
+    if (last?.kind !== 'key') continue;
+    const name = (template: string) => template.replaceAll('{field}', last.key);
+    out = rewriteContainer(out, steps.slice(0, -1), (container) => {
+      const original = container.find((c) => c.name === last.key);
+      const columns: RecordField[] = [];
+      if (options.keepOriginal && original) columns.push(original);
+      for (const locale of options.locales ?? []) columns.push({ name: name(options.columns).replaceAll('{locale}', locale), type: { kind: 'string' } });
+      if (options.fallback) {
+        columns.push({ name: name(options.fallbackColumn), type: { kind: 'string' } });
+        if (options.fallbackLocaleColumn) columns.push({ name: name(options.fallbackLocaleColumn), type: { kind: 'string' } });
+      }
+      return withField(container, last.key, columns);
+    });
+  }
+  return { fields: out };
+}
+
 export class FlattenLocalesTransform extends RecordTransform {
   /** The localized field paths this stage rewrites. */
   readonly fields: readonly string[];
@@ -106,25 +151,9 @@ export class FlattenLocalesTransform extends RecordTransform {
   constructor(options: z.output<typeof FlattenLocalesOptionsSchema>, ctx: StageContext) {
     super('flatten-locales', ctx);
     // Listed fields are checked against the schema when the resource is known; without a list the schema gives them.
-    const sourceResource = ctx.source?.resource;
-    const schemaKnown = !options.fields || options.resource !== undefined || (sourceResource !== undefined && sourceResource in resourceSchemas);
-    const resource = schemaKnown ? resolveResource('flatten-locales', options.resource, ctx, 'product') : undefined;
-    const known = resource ? localizedFieldPaths(resource.schema) : undefined;
-    const fields = options.fields ?? known ?? [];
-    if (known && options.fields) {
-      options.fields.forEach((f, i) => {
-        if (!known.includes(f)) {
-          const hint = closestName(f, known);
-          throw new ConfigError(
-            `flatten-locales: fields[${i}]: "${f}" is not a localized field of ${resource!.name}${hint ? `; did you mean "${hint}"?` : ''} (localized: ${known.join(', ')})`,
-            { path: `fields[${i}]` },
-            { code: 'config.unknown_field' },
-          );
-        }
-      });
-    }
+    const { fields, resource } = localizedFields(options, ctx.source?.resource);
     if (fields.length === 0) {
-      ctx.events.emit('warning', { code: 'flatten-locales.no_fields', message: `flatten-locales: ${resource?.name ?? 'the resource'} has no localized fields; the stage passes records unchanged` });
+      ctx.events.emit('warning', { code: 'flatten-locales.no_fields', message: `flatten-locales: ${resource ?? 'the resource'} has no localized fields; the stage passes records unchanged` });
     }
     this.fields = fields;
     this.#tree = buildPathTree(
@@ -157,6 +186,7 @@ export const flattenLocalesStage = defineStage({
   description:
     'Turns localized objects (name.{en,nl,...}) into string columns: one per locale (name_en) and/or a fallback chain (name); inside lists the elements are rewritten (brands[].name_en)',
   options: FlattenLocalesOptionsSchema,
+  schema: flattenLocalesSchema,
   create: (options, ctx) => new FlattenLocalesTransform(options, ctx),
 });
 

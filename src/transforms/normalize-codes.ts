@@ -14,7 +14,8 @@ import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
 import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from './field-path.js';
 import type { RecordOutput } from './record-transform.js';
-import { ResourceOption, resolveResource } from './resource.js';
+import { ResourceOption, resolveResource, type StageResource } from './resource.js';
+import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
 
 export const NormalizeCodesOptionsSchema = z
   .strictObject({
@@ -70,6 +71,44 @@ function isDigits(s: string): boolean {
   return true;
 }
 
+/** The code fields the stage normalizes: `fields` (checked against the resource), or every EAN/GTIN field of it. */
+function chosenCodes(options: z.output<typeof NormalizeCodesOptionsSchema>, resource: StageResource): Array<{ path: string; digits: number; list: boolean }> {
+  const known = gtinFields(resource.info);
+  if (!options.fields) return known;
+  const names = known.map((k) => k.path);
+  return options.fields.map((f, i) => {
+    const name = f.endsWith('[]') ? f.slice(0, -2) : f;
+    const found = known.find((k) => k.path === name);
+    if (!found) {
+      const hint = closestName(name, names);
+      throw new ConfigError(
+        `normalize-codes: fields[${i}]: "${f}" is not an EAN/GTIN field of ${resource.name}${hint ? `; did you mean "${hint}"?` : ''} (codes: ${names.join(', ') || 'none'})`,
+        { path: `fields[${i}]` },
+        { code: 'config.unknown_field' },
+      );
+    }
+    return found;
+  });
+}
+
+/** Each normalized code field becomes a string code (a list of them for ean[]). */
+function normalizeCodesSchema(input: RecordSchema, options: z.output<typeof NormalizeCodesOptionsSchema>, env: SchemaEnv): RecordSchema {
+  const source = env.resource === undefined ? undefined : { type: '', resource: env.resource };
+  let out = input.fields;
+  for (const c of chosenCodes(options, resolveResource('normalize-codes', options.resource, { source }, 'product'))) {
+    const path = c.path.split('.');
+    const key = path.at(-1)!;
+    const code: FieldType = { kind: 'string', code: { digits: c.digits, padTo: c.list ? Math.min(13, c.digits) : c.digits } };
+    const type: FieldType = c.list ? { kind: 'list', element: code } : code;
+    out = rewriteContainer(
+      out,
+      path.slice(0, -1).map((k) => ({ kind: 'key', key: k })),
+      (fields) => fields.map((f) => (f.name === key ? { name: key, type } : f)),
+    );
+  }
+  return { fields: out };
+}
+
 export class NormalizeCodesTransform extends CheckingTransform {
   readonly fields: readonly string[];
   readonly #tree: PathNode<CodePlan>;
@@ -80,24 +119,7 @@ export class NormalizeCodesTransform extends CheckingTransform {
   constructor(options: z.output<typeof NormalizeCodesOptionsSchema>, ctx: StageContext) {
     const resource = resolveResource('normalize-codes', options.resource, ctx, 'product');
     super('normalize-codes', ctx, options, resource.name);
-    const known = gtinFields(resource.info);
-    let chosen = known;
-    if (options.fields) {
-      const names = known.map((k) => k.path);
-      chosen = options.fields.map((f, i) => {
-        const name = f.endsWith('[]') ? f.slice(0, -2) : f;
-        const found = known.find((k) => k.path === name);
-        if (!found) {
-          const hint = closestName(name, names);
-          throw new ConfigError(
-            `normalize-codes: fields[${i}]: "${f}" is not an EAN/GTIN field of ${resource.name}${hint ? `; did you mean "${hint}"?` : ''} (codes: ${names.join(', ') || 'none'})`,
-            { path: `fields[${i}]` },
-            { code: 'config.unknown_field' },
-          );
-        }
-        return found;
-      });
-    }
+    const chosen = chosenCodes(options, resource);
     this.fields = chosen.map((c) => c.path);
     this.#checkDigit = options.checkDigit;
     this.#tree = buildPathTree(
@@ -156,6 +178,7 @@ export const normalizeCodesStage = defineStage({
   description:
     'EAN/GTIN codes to zero-padded strings: eanGtin8/12/13/14 to their length, ean[] to 13 digits (14 for 14-digit codes); a code with too many digits is invalid (fail, skip or dead-letter)',
   options: NormalizeCodesOptionsSchema,
+  schema: normalizeCodesSchema,
   create: (options, ctx) => new NormalizeCodesTransform(options, ctx),
 });
 

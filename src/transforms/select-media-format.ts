@@ -13,6 +13,7 @@ import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
+import { upsertFields, type FieldType, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
 
 export const MEDIA_SIZES = ['thumbnail', 'medium', 'large', 'huge'] as const;
 export type MediaSize = (typeof MEDIA_SIZES)[number];
@@ -283,12 +284,30 @@ export class SelectMediaFormatTransform extends RecordTransform {
   }
 }
 
+/** The URL and format columns (strings, or lists of strings with select: all), the media lists left out unless kept. */
+function selectMediaFormatSchema(input: RecordSchema, options: z.output<typeof SelectMediaFormatOptionsSchema>, env: SchemaEnv): RecordSchema {
+  const source = env.resource === undefined ? undefined : { type: '', resource: env.resource };
+  const media = resolveResource('select-media-format', options.resource, { source }, 'product').name === 'media';
+  const removed = new Set<string>(media ? ['formats'] : options.from);
+  const kept = options.keepOriginal ? input.fields : input.fields.filter((f) => !removed.has(f.name));
+  const string: FieldType = { kind: 'string' };
+  if (media) return { fields: upsertFields(kept, [{ name: 'url', type: string }, { name: 'format', type: string }]) };
+  const type: FieldType = options.select === 'all' ? { kind: 'list', element: string } : string;
+  const suffix = options.select === 'all' ? 's' : '';
+  const added = options.from.flatMap((field) => {
+    const prefix = field === 'photos' ? options.photosColumn : options.frontalsColumn;
+    return [{ name: `${prefix}_url${suffix}`, type }, { name: `${prefix}_format${suffix}`, type }];
+  });
+  return { fields: upsertFields(kept, added) };
+}
+
 export const selectMediaFormatStage = defineStage({
   kind: 'transform',
   type: 'select-media-format',
   description:
     'Chooses image URLs from photos[] and frontals[] (or media records) by format preference (largeWebp, large...), across both naming schemes; writes the URL and the format actually chosen',
   options: SelectMediaFormatOptionsSchema,
+  schema: selectMediaFormatSchema,
   create: (options, ctx) => new SelectMediaFormatTransform(options, ctx),
 });
 

@@ -223,6 +223,8 @@ export const validateStage = defineStage({
   description:
     'Checks each record against its resource schema; invalid records fail the run, are skipped, or go to a dead-letter sink (JSONL by default), with a maxInvalid threshold',
   options: ValidateOptionsSchema,
+  // Valid records pass unchanged; invalid ones leave the stream.
+  schema: (input) => input,
   create: (options, ctx) => new ValidateTransform(options, ctx),
 });
 
