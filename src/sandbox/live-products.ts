@@ -68,7 +68,7 @@ export class LiveFragments {
       const info = o.record.contactInformation;
       // Missing contact data comes as null or "", never as an absent key.
       const blank = () => (rng.chance(0.6) ? null : '');
-      const field = (v: string | undefined) => (v === undefined || rng.chance(0.2) ? blank() : v);
+      const field = (v: string | null | undefined) => (v === undefined || v === null || rng.chance(0.2) ? blank() : v);
       const contactInformation = {
         address: field(info?.address),
         city: field(info?.city),

@@ -1,7 +1,9 @@
 // flatten-locales: turns localized objects (`name: {en, nl, ...}`) into plain
 // string columns: one per listed locale (`name_en`, `name_nl`; null when the
 // locale is missing) and/or one holding the first locale of a fallback chain
-// that has a value (`name`). Localized fields inside lists are rewritten inside
+// that has a value (`name`). A plain string in a localized field (live brand
+// and organization names) is locale-independent: it fills every column. Locales
+// not asked for are left out by design (keepOriginal keeps them). Localized fields inside lists are rewritten inside
 // each element (`brands[].name` -> `brands[i].name_en`), so every element keeps
 // its own values and the list stays a clean list of structs; `extract` turns
 // one into a plain list column (`brands_name_en: brands[].name_en`).
@@ -72,19 +74,30 @@ interface LocalizedPlan {
   fallback: readonly string[];
 }
 
+/**
+ * Writes the columns of one localized field. A plain string is locale-independent text (the live
+ * service sends brand and organization names so): it fills every locale column and the fallback.
+ * A value that is neither (a number, a list) is not interpreted: it stays under its own name.
+ */
 function writeColumns(out: Record<string, unknown>, key: string, value: unknown, plan: LocalizedPlan): void {
+  const text = typeof value === 'string' ? value : undefined;
+  const localized = text === undefined && typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  if (text === undefined && localized === undefined && value !== null && value !== undefined) {
+    out[key] = value;
+    return;
+  }
   if (plan.keepOriginal) out[key] = value;
-  const localized = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
   const columns = plan.columns;
   for (let i = 0; i < columns.length; i++) {
     const [column, locale] = columns[i]!;
-    const s = localized === undefined ? undefined : localized[locale];
+    const s = text !== undefined ? text : localized === undefined ? undefined : localized[locale];
     out[column] = s === undefined ? null : s;
   }
   if (plan.fallbackColumn !== undefined) {
     let chosen: unknown = null;
     let from: string | null = null;
-    if (localized !== undefined) {
+    if (text !== undefined) chosen = text === '' ? null : text;
+    else if (localized !== undefined) {
       for (const locale of plan.fallback) {
         const s = localized[locale];
         if (typeof s === 'string' && s !== '') {

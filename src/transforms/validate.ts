@@ -120,11 +120,14 @@ function bound(issue: { origin?: string; inclusive?: boolean }, limit: unknown, 
 
 /** What the schema expected, in words a data engineer reads in a log line. */
 function expectedOf(issue: z.core.$ZodIssue, field: FieldInfo | undefined): string | undefined {
-  if (field?.kind === 'gtin' && (issue.code === 'too_big' || issue.code === 'too_small' || issue.code === 'invalid_type')) {
-    return `an integer with at most ${field.digits} digits`;
+  const shape = issue.code === 'too_big' || issue.code === 'too_small' || issue.code === 'invalid_type' || issue.code === 'invalid_union' || issue.code === 'invalid_format';
+  if ((field?.kind === 'gtin' || field?.kind === 'code') && shape) {
+    return `a code of ${field.digits ? `at most ${field.digits} ` : ''}digits (an integer or a digit string)`;
   }
   if (field?.kind === 'timestamp' && (issue.code === 'invalid_type' || issue.code === 'too_small')) return 'a unix timestamp (a non-negative integer)';
-  if (field?.kind === 'localized' && issue.code === 'invalid_type') return 'a localized text (an object such as {"en": "..."})';
+  if (field?.kind === 'localized' && (issue.code === 'invalid_type' || issue.code === 'invalid_union')) {
+    return 'a localized text (an object such as {"en": "..."}) or a plain string';
+  }
   switch (issue.code) {
     case 'invalid_type':
       return TYPE_WORDS[issue.expected] ?? issue.expected;

@@ -108,7 +108,7 @@ describe('resource schemas accept the documented and the observed shapes', () =>
       vat: 21,
     });
     bad({ ...minimal, vat: 'high' }, 'vat');
-    bad({ ...minimal, conservationMin: { celsius: { value: 'cold', unit: '°C' } } }, 'conservationMin.celsius.value');
+    bad({ ...minimal, conservationMin: { celsius: { value: 'cold', unit: '°C' } } }, 'conservationMin.celsius');
   });
 
   it('photos with ids and without the optional fields, frontals with the extra format keys (fact 7)', () => {
