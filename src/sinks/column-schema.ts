@@ -253,7 +253,7 @@ export class ColumnSchema {
 }
 
 /** The DuckDB spelling of a column type: `VARCHAR`, `STRUCT(id BIGINT, name_en VARCHAR)[]`, `TIMESTAMP WITH TIME ZONE`. */
-export function duckdbType(type: ParquetType): string {
+export function duckdbType(type: ParquetType, quote: (name: string) => string = quoteDuckdb): string {
   switch (type.kind) {
     case 'string':
       return 'VARCHAR';
@@ -273,9 +273,9 @@ export function duckdbType(type: ParquetType): string {
     case 'timestamp-micros':
       return 'TIMESTAMP WITH TIME ZONE';
     case 'list':
-      return `${duckdbType(type.element)}[]`;
+      return `${duckdbType(type.element, quote)}[]`;
     case 'struct':
-      return `STRUCT(${type.fields.map((f) => `${quoteDuckdb(f.name)} ${duckdbType(f.type)}`).join(', ')})`;
+      return `STRUCT(${type.fields.map((f) => `${quote(f.name)} ${duckdbType(f.type, quote)}`).join(', ')})`;
   }
 }
 
@@ -289,6 +289,11 @@ const RESERVED = new Set(
     'some symmetric table then to trailing true union unique user using variadic when where window with pivot unpivot')
     .split(' '),
 );
+
+/** A name double-quoted for SQL (DDL quotes every name: DuckDB has more keywords than a list here would hold). */
+export function quoteAlways(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
 
 /** A column name as DuckDB takes it: bare when it is a plain identifier and no keyword, else double-quoted. */
 export function quoteDuckdb(name: string): string {
