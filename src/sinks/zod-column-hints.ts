@@ -70,6 +70,9 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
   const meta = catalogMetaOf(schema as unknown as z.ZodType);
   const kind = meta?.catalogKind;
   if (kind === 'gtin' || kind === 'code' || meta?.digits !== undefined) {
+    // Codes arrive as integers or digit strings; normalize-codes makes them strings with their zeros.
+    // A code without a fixed length (artgId, snomed*) is kept as sent.
+    if (kind === 'code' && (meta?.digits === undefined || meta.pad !== true)) return { kind: 'string' };
     const digits = meta?.digits ?? 14;
     return { kind: 'string', code: { digits, padTo: digits } };
   }
