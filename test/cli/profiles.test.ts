@@ -2,8 +2,8 @@
 // examples run against every sandbox profile (spec and the live regions au, be,
 // fr) with zero dead letters, every product exactly once (compared with the
 // sandbox's own id list) and no value lost (test/helpers/lossless.ts on the raw
-// records fetched from the sandbox vs what the outputs hold, Parquet read back
-// with DuckDB). 3,000 products: past LATE_FIELDS.regional (2,500), so the late
+// records fetched from the sandbox vs what the outputs hold, given the
+// pipeline's transforms; Parquet read back with DuckDB). 3,000 products: past LATE_FIELDS.regional (2,500), so the late
 // sparse fields (replacement, float measures, bcfiCategory/acl13/snomedCtpp)
 // appear after the first records a writer sees.
 import { spawn } from 'node:child_process';
@@ -15,7 +15,9 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATE_FIELDS } from '../../src/sandbox/profiles.js';
 import { PRODUCT_STATUSES, SANDBOX_PROFILES, type SandboxProfile, productIdOf } from '../../src/sandbox/index.js';
-import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
+import { parseAllDocuments } from 'yaml';
+import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
+import { type LosslessOptions, type LostLeaf, type TransformSpec, lostLeaves } from '../helpers/lossless.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { REPO, cleanEnv, jsonLines, listFiles, runCli, sandboxEnv, workspace } from './cli-process.js';
@@ -33,43 +35,28 @@ function plain(value: unknown): unknown {
   return value;
 }
 
+/** Rows as a data engineer reads them: JSON columns (undeclared objects, `_extra`) parsed. */
 async function parquetRows(files: string[]): Promise<Rec[]> {
   const { rows } = await duckdbQuery(`SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}], hive_partitioning = false) ORDER BY id`);
-  return rows.map((r) => plain(r) as Rec);
+  // The reader reports JSON columns as VARCHAR; the file's logical types (DESCRIBE) say which are JSON.
+  const types = files.length ? await parquetColumnTypes(files[0]!) : {};
+  const json = Object.keys(types).filter((c) => types[c] === 'JSON');
+  return rows.map((r) => {
+    const row = plain(r) as Rec;
+    for (const c of json) if (typeof row[c] === 'string') row[c] = JSON.parse(row[c]);
+    return row;
+  });
 }
 
-/** Removes what a stage's documented purpose removes: dropped/unpicked fields, the formats select-media-format chose from. */
-function withoutRemoved(record: Rec, dropped: readonly string[], mediaFormatsChosen: boolean): Rec {
-  const out: Rec = { ...record };
-  for (const f of dropped) delete out[f];
-  if (mediaFormatsChosen) {
-    for (const key of ['photos', 'frontals']) {
-      if (Array.isArray(out[key])) out[key] = out[key].map(({ formats: _formats, ...rest }: Rec) => rest);
-    }
-  }
-  return out;
+/** The transforms of pipeline `index` of a shipped file (custom stages left out: their code is the user's). */
+async function transformsOf(file: string, index = 0): Promise<TransformSpec[]> {
+  const docs = parseAllDocuments(await readFile(join(REPO, 'pipelines', file), 'utf8')).map((d) => d.toJS() as Rec);
+  return ((docs[index]!.transforms ?? []) as TransformSpec[]).filter((t) => t.type !== 'custom');
 }
 
-function picked(record: Rec, paths: readonly string[]): Rec {
-  const out: Rec = {};
-  for (const path of paths) {
-    const [head, ...rest] = path.split('.');
-    if (!(head! in record)) continue;
-    if (rest.length === 0) out[head!] = record[head!];
-    else out[head!] = { ...(out[head!] ?? {}), ...picked(record[head!] ?? {}, [rest.join('.')]) };
-  }
-  return out;
-}
-
-/**
- * The leaf values of `inputs` that no output record holds (helper from the
- * shapes-core branch). Fails the calling test, with what to merge, when it is missing.
- */
-async function lost(inputs: Rec[], outputs: Rec[]): Promise<unknown[]> {
-  const helper = join(REPO, 'test/helpers/lossless.ts');
-  if (!existsSync(helper)) throw new Error('test/helpers/lossless.ts is missing: it comes with the shapes-core branch (issue 11); merge it');
-  const mod = (await import('../helpers/lossless.js' as string)) as { lostValues: (i: Rec[], o: Rec[]) => unknown[] };
-  return mod.lostValues(inputs, outputs);
+/** The leaf values of the raw records that no output record of the same id holds (test/helpers/lossless.ts). */
+function lost(inputs: Rec[], outputs: Rec[], transforms: TransformSpec[], resource: LosslessOptions['resource'] = 'product'): LostLeaf[] {
+  return lostLeaves(inputs, outputs, transforms, { resource });
 }
 
 async function runNode(script: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -137,8 +124,7 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))('profile %s: shipped pipelines, 
     expect(rows.map((r) => r.id)).toEqual(selectable);
     const media = gunzipSync(await readFile(join(ws.dir, 'out/demo/media.jsonl.gz'))).toString().trim().split('\n');
     expect(media).toHaveLength(sandbox.dataset.mediaCount);
-    const drop = ['seoName', 'descriptions', 'leaflets', 'links', 'attributes', 'embedUrl', 'publicPageUrl'];
-    expect(await lost(rows.map((r) => withoutRemoved(byId.get(r.id)!, drop, true)), rows)).toEqual([]);
+    expect(lost(rows.map((r) => byId.get(r.id)!), rows, await transformsOf('demo.yml'))).toEqual([]);
   });
 
   it('scripts/demo.mjs (CATALOG_SANDBOX_PROFILE) runs and shows the rows', async () => {
@@ -173,8 +159,7 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))('profile %s: shipped pipelines, 
     for (const f of rejected) expect((await readFile(f, 'utf8')).trim(), f).toBe('');
     const rows = await parquetRows(files);
     expect(rows.map((r) => r.id)).toEqual(selectable);
-    const drop = ['embedUrl', 'publicPageUrl', 'descriptions', 'leaflets', 'links'];
-    expect(await lost(rows.map((r) => withoutRemoved(byId.get(r.id)!, drop, true)), rows)).toEqual([]);
+    expect(lost(rows.map((r) => byId.get(r.id)!), rows, await transformsOf('products-nightly.yml'))).toEqual([]);
   });
 
   it('products-lake-s3.yml into s3rver: no dead letters, every selectable product once, values kept', async () => {
@@ -204,8 +189,7 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))('profile %s: shipped pipelines, 
     );
     const rows = await parquetRows(files);
     expect(rows.map((r) => r.id)).toEqual(selectable);
-    const drop = ['embedUrl', 'publicPageUrl', 'gtin', 'weight', 'width', 'length', 'depth', 'atc', 'attributes'];
-    expect(await lost(rows.map((r) => withoutRemoved(byId.get(r.id)!, drop, true)), rows)).toEqual([]);
+    expect(lost(rows.map((r) => byId.get(r.id)!), rows, await transformsOf('products-lake-s3.yml'))).toEqual([]);
   });
 
   it('reference-data.yml: no dead letters, every reference record once, values kept', async () => {
@@ -231,7 +215,10 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))('profile %s: shipped pipelines, 
       const rowById = new Map(rows.map((r) => [key(r), r]));
       outputs.push([name, records, records.map((r) => rowById.get(key(r))!)]);
     }
-    for (const [name, records, rows] of outputs) expect(await lost(records, rows), name).toEqual([]);
+    const resources = { organizations: 'organization', brands: 'brand', 'catalog-categories': 'catalog-category' } as const;
+    for (const [k, [name, records, rows]] of outputs.entries()) {
+      expect(lost(records, rows, await transformsOf('reference-data.yml', k), resources[name as keyof typeof resources]), name).toEqual([]);
+    }
   });
 
   it('custom-transform.yml: exactly the active products with a photo, picked values kept', async () => {
@@ -240,8 +227,7 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))('profile %s: shipped pipelines, 
     const expected = raw.filter((p) => p.status === 'active' && (p.photos?.length ?? 0) > 0);
     const rows = await parquetRows([join(ws.dir, 'out/price-bands/price-bands.parquet')]);
     expect(rows.map((r) => r.id)).toEqual(expected.map((p) => p.id));
-    const fields = ['id', 'status', 'name', 'publicPrice', 'meta.updatedAt'];
-    expect(await lost(expected.map((p) => picked(p, fields)), rows)).toEqual([]);
+    expect(lost(expected, rows, await transformsOf('custom-transform.yml'))).toEqual([]);
   });
 
   it('examples/compose-in-code.mjs: the active products, their brand names kept', async () => {
