@@ -52,6 +52,8 @@ function extractSchema(input: RecordSchema, options: z.output<typeof ExtractOpti
 export class ExtractTransform extends RecordTransform {
   readonly #columns: ColumnPlan[];
   readonly #omit: boolean;
+  /** Columns already reported as replacing a record's own field (warned once each). */
+  readonly #replacing = new Set<string>();
 
   constructor(options: z.output<typeof ExtractOptionsSchema>, ctx: StageContext) {
     super('extract', ctx);
@@ -70,10 +72,22 @@ export class ExtractTransform extends RecordTransform {
       const c = columns[i]!;
       let v = c.get(record);
       if (c.first) v = (v as unknown[])[0];
-      if (v !== undefined) out[c.column] = v;
-      else if (!this.#omit) out[c.column] = null;
+      const next = v !== undefined ? v : this.#omit ? undefined : null;
+      if (next === undefined) continue;
+      if (!this.#replacing.has(c.column) && Object.hasOwn(out, c.column) && out[c.column] !== next) this.#warnReplacing(c.column, record);
+      out[c.column] = next;
     }
     return out;
+  }
+
+  /** A column replacing a field the record already had is not silent: one warning per column. */
+  #warnReplacing(column: string, record: object): void {
+    this.#replacing.add(column);
+    const id = (record as { id?: unknown }).id;
+    this.ctx.events.emit('warning', {
+      code: 'extract.replaces_field',
+      message: `extract: column "${column}" replaces the record's own field "${column}" (first on record ${JSON.stringify(id ?? null)}); name the column differently to keep both`,
+    });
   }
 }
 
