@@ -10,9 +10,10 @@
 import { ConfigError } from '../errors.js';
 import type { FieldPath, PathStep } from '../transforms/field-path.js';
 
-/** A code (EAN/GTIN, CNK...): a string; an integer is zero-padded to `padTo` digits when written. */
+/** A code (EAN/GTIN, CNK...): a string; an integer is zero-padded to `padTo` digits when written (0: as sent). */
 export interface CodeInfo {
-  digits: number;
+  /** Most digits, when the code has a limit. */
+  digits?: number | undefined;
   padTo: number;
 }
 

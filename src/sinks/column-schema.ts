@@ -148,7 +148,11 @@ export class ColumnSchema {
       switch (type.kind) {
         case 'string':
           return type.code
-            ? { type: { kind: 'string' }, convert: codeConverter(type.code.padTo), description: `code of up to ${type.code.digits} digits, leading zeros kept` }
+            ? {
+                type: { kind: 'string' },
+                convert: codeConverter(type.code.padTo),
+                description: type.code.padTo ? `code of ${type.code.padTo} digits, leading zeros kept` : 'code, digits as sent',
+              }
             : { type: { kind: 'string' }, convert: stringConverter };
         case 'int32':
           return { type: { kind: 'int32' }, convert: int32Converter };

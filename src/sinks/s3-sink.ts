@@ -120,7 +120,7 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
   const recordFormat: RecordFormat<unknown> =
     format === 'parquet'
       ? (parquetFormatFor(options, ctx, 's3', template, schemaHint) as RecordFormat<unknown>)
-      : (jsonlFormat({ gzip: gzipped }) as RecordFormat<unknown>);
+      : (jsonlFormat({ gzip: gzipped, ctx }) as RecordFormat<unknown>);
   const contentType = format === 'parquet' ? 'application/vnd.apache.parquet' : gzipped ? 'application/gzip' : 'application/x-ndjson';
   // Set by prepare(), which the sink runs before its first record. The client is closed when the
   // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.

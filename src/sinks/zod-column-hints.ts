@@ -69,12 +69,11 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
   if (depth > 32) return { kind: 'json' };
   const meta = catalogMetaOf(schema as unknown as z.ZodType);
   const kind = meta?.catalogKind;
-  if (kind === 'gtin' || kind === 'code' || meta?.digits !== undefined) {
-    // Codes arrive as integers or digit strings; normalize-codes makes them strings with their zeros.
-    // A code without a fixed length (artgId, snomed*) is kept as sent.
-    if (kind === 'code' && (meta?.digits === undefined || meta.pad !== true)) return { kind: 'string' };
-    const digits = meta?.digits ?? 14;
-    return { kind: 'string', code: { digits, padTo: digits } };
+  if (kind === 'gtin' || kind === 'code') {
+    // GTINs and fixed-length national codes (pad) lost their leading zeros as integers; others are kept as sent.
+    const digits = meta?.digits ?? (kind === 'gtin' ? 14 : undefined);
+    const pad = kind === 'gtin' || (meta?.pad === true && digits !== undefined);
+    return { kind: 'string', code: { digits, padTo: pad ? digits! : 0 } };
   }
   if (kind === 'timestamp') return { kind: 'timestamp' };
   if (kind === 'localized') return { kind: 'json', localized: true };
@@ -100,7 +99,9 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
       const element = def.element ? typeOf(def.element, depth + 1, name) : undefined;
       if (!element) return { kind: 'json' };
       // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (DESIGN §5).
-      if (element.kind === 'string' && element.code) return { kind: 'list', element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.digits) } } };
+      if (element.kind === 'string' && element.code?.padTo) {
+        return { kind: 'list', element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } } };
+      }
       return { kind: 'list', element };
     }
     case 'union':

@@ -93,7 +93,7 @@ function isDigits(s: string): boolean {
   return true;
 }
 
-/** The code fields the stage normalizes: `fields` (checked against the resource), or every EAN/GTIN field of it. */
+/** The code fields the stage normalizes: `fields` (checked against the resource), or every code field of it. */
 function chosenCodes(options: z.output<typeof NormalizeCodesOptionsSchema>, resource: StageResource): CodeField[] {
   const known = codeFields(resource.info);
   if (!options.fields) return known;
@@ -120,8 +120,8 @@ function normalizeCodesSchema(input: RecordSchema, options: z.output<typeof Norm
   for (const c of chosenCodes(options, resolveResource('normalize-codes', options.resource, { source }, 'product'))) {
     const path = c.path.split('.');
     const key = path.at(-1)!;
-    // Codes kept as sent (artgId, snomed*) have no fixed length to pad to.
-    const code: FieldType = c.pad ? { kind: 'string', code: { digits: c.digits, padTo: c.list ? Math.min(13, c.digits) : c.digits } } : { kind: 'string' };
+    const digits = Number.isFinite(c.digits) ? c.digits : undefined;
+    const code: FieldType = { kind: 'string', code: { digits, padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits } };
     const type: FieldType = c.list ? { kind: 'list', element: code } : code;
     out = rewriteContainer(
       out,

@@ -111,7 +111,7 @@ describe('catalog-streams schema', () => {
     expect(stdout).toMatch(/USING parquet\nPARTITIONED BY \(`dt`\)\nLOCATION 's3:\/\/my-lake\/catalog\/products\/';/);
     expect(stdout).toContain('  `brands` array<struct<id:bigint,name_en:string,');
     expect(stdout).toMatch(/PARTITIONED BY \(`dt` string\)\nSTORED AS PARQUET\nLOCATION 's3:\/\/my-lake\/catalog\/products\/'/);
-    expect(stdout).toContain("`eanGtin13` STRING COMMENT 'code of up to 13 digits, leading zeros kept'");
+    expect(stdout).toContain("`eanGtin13` STRING COMMENT 'code of 13 digits, leading zeros kept'");
     expect(stdout).toContain("`publicPrice` BIGINT COMMENT 'price in integer minor units (cents), as the API sends it'");
   });
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { gtinInteger, Localized, UnixTimestamp } from '../../src/catalog/primitives.js';
+import { gtinCode, Localized, LocalizedOrText, nationalCode, UnixTimestamp } from '../../src/catalog/primitives.js';
 import { resourceSchemas } from '../../src/catalog/resources/index.js';
 import { leafPaths, type RecordSchema } from '../../src/pipeline/record-schema.js';
 import { ColumnSchema, RecordShaper, withDeclaredColumns, type ColumnSchemaSettings } from '../../src/sinks/column-schema.js';
@@ -22,14 +22,15 @@ const declared = z.object({
   small: z.int32(),
   serial: z.bigint(),
   deleted: z.boolean().optional(),
-  eanGtin13: gtinInteger(13).optional(),
-  ean: z.array(gtinInteger(14)),
-  cnk: z.union([gtinInteger(7), z.string()]),
+  eanGtin13: gtinCode(13).optional(),
+  ean: z.array(gtinCode(14)),
+  cnk: nationalCode(7, true),
+  artgId: nationalCode(undefined, false).optional(),
   name: Localized,
   weight: z.union([z.int(), z.number()]),
   mixed: z.union([z.string(), z.number()]),
   either: z.union([z.string(), z.null()]),
-  brands: z.array(z.object({ id: z.int(), name: Localized, meta: z.object({ createdAt: UnixTimestamp }).optional() })),
+  brands: z.array(z.object({ id: z.int(), name: LocalizedOrText, meta: z.object({ createdAt: UnixTimestamp }).optional() })),
   meta: z.object({ createdAt: UnixTimestamp, updatedAt: z.int() }).nullable(),
   anything: z.unknown(),
 });
@@ -48,6 +49,7 @@ describe('record schema from a zod declaration', () => {
       eanGtin13: { kind: 'string', code: { digits: 13, padTo: 13 } },
       'ean[]': { kind: 'string', code: { digits: 14, padTo: 13 } },
       cnk: { kind: 'string', code: { digits: 7, padTo: 7 } },
+      artgId: { kind: 'string', code: { digits: undefined, padTo: 0 } },
       name: { kind: 'json', localized: true },
       weight: { kind: 'double' },
       mixed: { kind: 'json' },
@@ -91,6 +93,7 @@ describe('column schema', () => {
       ['eanGtin13', 'VARCHAR'],
       ['ean', 'VARCHAR[]'],
       ['cnk', 'VARCHAR'],
+      ['artgId', 'VARCHAR'],
       ['name', 'JSON'],
       ['weight', 'DOUBLE'],
       ['mixed', 'JSON'],
@@ -143,7 +146,8 @@ describe('record shaper', () => {
       id: 'P1',
       eanGtin13: 65699514566,
       ean: [12345, 'x1', null],
-      cnk: '0012345',
+      cnk: 12345,
+      artgId: 123,
       vat: 'high',
       brands: [{ id: 1, name: { en: 'A' }, logo: 'l.png', meta: { createdAt: 10 } }, { id: 'two' }],
       meta: { createdAt: 5, updatedAt: 6, source: 'feed' },
@@ -153,6 +157,7 @@ describe('record shaper', () => {
     expect(values[index('eanGtin13')]).toBe('0065699514566');
     expect(values[index('ean')]).toEqual(['0000000012345', 'x1', null]);
     expect(values[index('cnk')]).toBe('0012345');
+    expect(values[index('artgId')]).toBe('123');
     expect(values[index('vat')]).toBeNull();
     expect(values[index('brands')]).toEqual([
       { id: 1n, name: '{"en":"A"}', meta: { createdAt: 10_000n } },

@@ -313,6 +313,23 @@ describe('parquet sink', () => {
     expect(String(kv.rows[1]!.value)).toMatch(/^[0-9a-f]{16}$/);
   });
 
+  it('writes prices as integer minor units by default and as DECIMAL(18,2) on request', async () => {
+    const dir = await tempDir();
+    const records = [...productRecords(20)];
+    await pipeline(Readable.from(records), productSink({ path: join(dir, 'cents.parquet') }));
+    await pipeline(Readable.from(records), productSink({ path: join(dir, 'decimal.parquet'), prices: 'decimal' }));
+    expect(await parquetColumnTypes(join(dir, 'cents.parquet'))).toMatchObject({ publicPrice: 'BIGINT' });
+    expect(await parquetColumnTypes(join(dir, 'decimal.parquet'))).toMatchObject({ publicPrice: 'DECIMAL(18,2)' });
+    const { rows } = await duckdbQuery(
+      `SELECT c.publicPrice AS cents, d.publicPrice::VARCHAR AS amount FROM read_parquet(${sqlString(join(dir, 'cents.parquet'))}) c
+       JOIN read_parquet(${sqlString(join(dir, 'decimal.parquet'))}) d USING (id) ORDER BY id LIMIT 2`,
+    );
+    expect(rows).toEqual([
+      { cents: 100n, amount: '1.00' },
+      { cents: 101n, amount: '1.01' },
+    ]);
+  });
+
   it('writes gzip and uncompressed files', async () => {
     const dir = await tempDir();
     for (const compression of ['gzip', 'none'] as const) {
