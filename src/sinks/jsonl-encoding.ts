@@ -10,8 +10,6 @@ import type { PartEncoder } from './part-encoder.js';
 import type { RecordFormat } from './record-sink.js';
 import type { FieldType, RecordSchema } from '../pipeline/record-schema.js';
 import type { StageContext } from '../pipeline/stage.js';
-import { recordSchemaFromContext } from '../pipeline/schema-chain.js';
-import { isPlainObject } from './column-schema.js';
 
 const BATCH_BYTES = 64 * 1024;
 
@@ -171,6 +169,12 @@ function codeNode(type: FieldType): CodeNode | undefined {
 
 const ZEROS = '0000000000000000000000000';
 
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
 function padCodes(node: CodeNode, value: unknown): unknown {
   if ('padTo' in node) {
     let digits: string;
@@ -206,7 +210,9 @@ function padCodes(node: CodeNode, value: unknown): unknown {
  * rejected record exactly as the stage received it.
  */
 export function jsonlFormat(options: { gzip: boolean; ctx?: Pick<StageContext, 'services'> }): RecordFormat<Record<string, unknown>> {
-  const schema: RecordSchema | undefined = options.ctx ? recordSchemaFromContext(options.ctx) : undefined;
+  // ctx.services.recordSchema (pipeline/schema-chain.ts RECORD_SCHEMA_SERVICE), read here without importing the
+  // pipeline modules: this file is imported by column-schema.ts.
+  const schema = options.ctx?.services.recordSchema as RecordSchema | undefined;
   const codes = schema ? codeNode({ kind: 'struct', fields: schema.fields }) : undefined;
   return {
     accept: codes

@@ -103,7 +103,7 @@ describe('TeeSink', () => {
     expect(tee.outputs).toEqual([]);
   });
 
-  it('a sink failing at commit, after a sibling committed, takes the sibling output back', async () => {
+  it('a sink failing at commit, after a sibling completed its data, publishes nothing', async () => {
     const events = new RunEvents();
     const warnings: string[] = [];
     events.on('warning', (w) => warnings.push(w.message));
@@ -113,17 +113,16 @@ describe('TeeSink', () => {
     const committed: string[] = [];
     events.on('output', (o) => committed.push(o.location));
     await expect(pipeline(countingSource(50).stream, tee)).rejects.toThrow('memory sink could not commit');
-    // The jsonl file was committed under its final name first...
-    expect(committed).toEqual([join(dir, 'out/products.jsonl')]);
-    // ...and removed again when its sibling failed.
+    // The jsonl file, complete, waited for its sibling and was never published; its temp file is gone.
+    expect(committed).toEqual([]);
     expect(await readdir(join(dir, 'out'))).toEqual([]);
     expect(tee.outputs).toEqual([]);
     expect(warnings).toEqual([]);
   });
 
   // The Parquet format no longer has a dead-letter output (issue 12: a value that does not fit its
-  // column goes to _extra); what still applies is that the committed file is taken back.
-  it('a Parquet sink taken back after a sibling failed removes its file, with the misfit values it kept', async () => {
+  // column goes to _extra); what still applies is that nothing of the sink stays published.
+  it('a Parquet sink held back while a sibling fails publishes nothing, with the misfit values it kept', async () => {
     const ctx = testContext({ baseDir: dir, stages: sinkStages });
     const warnings: string[] = [];
     ctx.events.on('warning', (w) => warnings.push(w.message));
@@ -134,9 +133,8 @@ describe('TeeSink', () => {
     const tee = new TeeSink([parquet, late], ctx.events);
     const records = Array.from({ length: 40 }, (_, i) => ({ id: `P${i}`, n: i % 10 === 0 ? 'not a number' : i }));
     await expect(pipeline(Readable.from(records), tee)).rejects.toThrow('memory sink could not commit');
-    // It was committed under its final name first...
-    expect(committed).toEqual([join(dir, 'out/p.parquet')]);
-    // ...and removed again.
+    // The Parquet file waited for its sibling and was never published.
+    expect(committed).toEqual([]);
     expect(await readdir(join(dir, 'out'))).toEqual([]);
     expect(warnings).toEqual([expect.stringMatching(/field "n" \(string "not a number"\).*kept in the _extra JSON column/)]);
   });
