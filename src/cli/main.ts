@@ -15,10 +15,11 @@ import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } 
 import { packageVersion } from './package-info.js';
 import { runCommandDefinition } from './run-command.js';
 import { sandboxCommand } from './sandbox-command.js';
+import { schemaCommandDefinition } from './schema-command.js';
 import { filtersCommandDefinition, stagesCommandDefinition } from './stages-command.js';
 import { validateCommandDefinition } from './validate-command.js';
 
-export const commands: readonly Command[] = [runCommandDefinition, validateCommandDefinition, stagesCommandDefinition, filtersCommandDefinition, sandboxCommand];
+export const commands: readonly Command[] = [runCommandDefinition, validateCommandDefinition, schemaCommandDefinition, stagesCommandDefinition, filtersCommandDefinition, sandboxCommand];
 
 export function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -14,9 +14,10 @@ import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import { RunFailedError, clientOptions, openPipelineState, resolveConnection, runPipeline, sourceWithCursor, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
+import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../pipeline/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
-import { startSandbox } from '../sandbox/index.js';
+import { PROFILE_ENV, parseProfile, startSandbox } from '../sandbox/index.js';
 import { plan, type SourceType } from '../sources/index.js';
 import { type Command, integerOption, numberOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
@@ -34,6 +35,7 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
+  --profile P             shapes that sandbox serves: spec|au|be|fr (default be, or CATALOG_SANDBOX_PROFILE)
   --full-refresh          ignore the stored incremental cursor and extract everything
   --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing
   --quiet                 same as --log-level warn: warnings, errors and the summary only
@@ -51,6 +53,7 @@ const options = {
   sandbox: { type: 'boolean' },
   'sandbox-products': { type: 'string' },
   'sandbox-rate-limit': { type: 'string' },
+  profile: { type: 'string' },
   'full-refresh': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   quiet: { type: 'boolean' },
@@ -73,6 +76,8 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   }
   const base = logSettingsOf(io);
   const log: LogSettings = v.quiet && levelEnabled(base.level, 'info') ? { ...base, level: 'warn' } : base;
+  if (v.profile !== undefined && !v.sandbox) throw new UsageError(`${NAME}: --profile chooses the embedded sandbox's shapes; add --sandbox`);
+  const profile = v.sandbox ? (parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`)) : undefined;
 
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
@@ -81,18 +86,20 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const stateIO = s3ObjectIO();
   const s3 = () => stateIO;
 
-  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate }) : undefined;
+  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate, profile }) : undefined;
   try {
     const override: Partial<ResolvedConnection> = sandbox
       ? {
           baseUrl: sandbox.url,
           apiKey: sandbox.credentials.apiKey,
           apiSecret: sandbox.credentials.apiSecret,
+          sandbox: true,
           ...(sandboxRate !== undefined ? { rateLimit: sandboxRate === 0 ? Infinity : sandboxRate } : {}),
         }
       : {};
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
+      for (const p of pipelines) await checkDestinations(p, p.config.state?.path);
       const report = await planReport(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false });
       // json: the plan is log lines on stderr like everything else; pretty: a text for a person on stdout.
       if (log.format === 'json') {
@@ -227,7 +234,7 @@ async function runAll(
           );
         }
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3 }).finally(() => {
+        return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() => {
           shown.finished = true;
         });
       }),

@@ -18,8 +18,11 @@ import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
 import { newRunId } from './run-id.js';
 import { RunStats } from './run-stats.js';
+import { pipelineRecordSchema, RECORD_SCHEMA_SERVICE } from './schema-chain.js';
 import type { RunDescription, SinkStream, StageContext } from './stage.js';
-import { type PipelineState, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
+import type { RunLock } from './lock.js';
+import { checkDestinations } from './preflight.js';
+import { checkStateIdentity, type PipelineState, type StateIdentity, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
 import { TeeSink } from './tee.js';
 
 export interface ResolvedConnection {
@@ -38,6 +41,8 @@ export interface ResolvedConnection {
   timeouts?: ClientTimeouts;
   /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
   resultWindow?: number;
+  /** The embedded sandbox (`--sandbox`): a state cursor records the host `sandbox`, whatever its port. */
+  sandbox?: boolean;
 }
 
 export interface RunOptions {
@@ -54,7 +59,14 @@ export interface RunOptions {
   client?: CatalogClient;
   /** Clock for the run start (tests). */
   now?: () => Date;
+  /** Fail the run after this long without progress (default: the file's `stallTimeout`, else 10 minutes). */
+  stallTimeoutMs?: number;
+  /** The run reads the embedded sandbox (`--sandbox`): its state cursor is never used against another host. */
+  sandbox?: boolean;
 }
+
+/** A run with no request, record, page or output for this long has stopped making progress. */
+export const DEFAULT_STALL_TIMEOUT_MS = 10 * 60_000;
 
 export interface RunSummary {
   pipeline: string;
@@ -122,6 +134,7 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
     maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
     timeouts: override.timeouts ?? block.timeouts,
     resultWindow: override.resultWindow ?? envResultWindow(env),
+    ...(override.sandbox ? { sandbox: true } : {}),
   };
 }
 
@@ -158,13 +171,31 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
   };
 }
 
-/** Combines the source's filter with `updatedSince: {from: cursor}` by `and`. */
-export function withUpdatedSince(source: StageSpec, cursor: number): StageSpec {
-  const since = { updatedSince: { from: cursor } };
+/**
+ * Combines the source's filter with `updatedSince` by `and`: `{from: cursor}`, bounded
+ * `{from: cursor, until}` when `until` is given (`{until}` alone on a first run).
+ */
+export function withUpdatedSince(source: StageSpec, cursor: number | undefined, until?: number): StageSpec {
+  const window: Record<string, number> = {};
+  if (cursor !== undefined) window.from = cursor;
+  if (until !== undefined) window.until = Math.max(until, cursor ?? 0);
+  if (Object.keys(window).length === 0) return source;
+  const since = { updatedSince: window };
   const filter = source.filter as Record<string, unknown> | undefined;
   if (!filter) return { ...source, filter: since };
   if (Array.isArray(filter.and) && Object.keys(filter).length === 1) return { ...source, filter: { and: [...filter.and, since] } };
   return { ...source, filter: { and: [filter, since] } };
+}
+
+/**
+ * The last second an incremental run asks for (`updatedSince.until`): the second before it
+ * started. Bounding the window keeps the result from growing while it is read (a product
+ * updated during the run leaves the window instead of entering it, and the source re-reads
+ * what shifted); what changed from that second on is the next run's, whose cursor is at most
+ * the run's start (nextCursor), so the windows of successive runs leave no gap.
+ */
+export function windowUntil(startedAt: Date): number {
+  return Math.floor(startedAt.getTime() / 1000) - 1;
 }
 
 /** The next cursor: the run start minus the overlap, or the newest `meta.updatedAt` seen if that is earlier. */
@@ -186,9 +217,22 @@ export async function sourceWithCursor(
   source: StageSpec,
   store: StateStore | undefined,
   fullRefresh: boolean | undefined,
+  identity?: StateIdentity,
+  startedAt: Date = new Date(),
 ): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
-  return { source: previous ? withUpdatedSince(source, previous.cursor) : source, previous };
+  if (previous && identity) checkStateIdentity(previous, identity, store!.location);
+  // With a state, every run (the first and a full refresh too) reads a bounded window.
+  return { source: store ? withUpdatedSince(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
+}
+
+/** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source. */
+export function stateIdentity(config: LoadedPipeline['config'], baseUrl: string, sandbox: boolean | undefined): StateIdentity {
+  return {
+    pipeline: config.name,
+    host: sandbox ? 'sandbox' : new URL(baseUrl).host,
+    source: { type: config.source.type, ...(config.source.filter !== undefined ? { filter: config.source.filter } : {}) },
+  };
 }
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
@@ -217,7 +261,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let chain: (Readable | Transform | Writable)[] = [];
   let transforms: Transform[] = [];
   const ownClient = !opts.client;
+  let stateLock: RunLock | undefined;
   let client = opts.client;
+  let watchdog: StallWatchdog | undefined;
+  let stalled: CatalogStreamsError | undefined;
 
   const describeRun = (): RunDescription => ({
     runId,
@@ -268,17 +315,29 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   };
 
   try {
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh));
-    if (previous) {
-      events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore!.location}` });
-    }
     if (!client) {
       const connection = resolveConnection(loaded, opts.connection, opts.env);
       client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
     }
+    await checkDestinations(loaded, config.state?.path);
+    // One run per state at a time, taken before the first request; a run that loses it stops.
+    stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
+    const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, identity, startedAt));
+    if (previous) {
+      const until = windowUntil(startedAt);
+      events.emit('info', {
+        code: 'incremental',
+        message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${stateStore!.location}`,
+      });
+    }
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
     if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
 
+    // Sinks take their columns from the records' schema (the resource through the transforms);
+    // dead-letter sinks receive records as a stage got them, so they get the resource schema only.
+    const services = { resourceSchemas };
+    const deadLetterCtx = (): StageContext => ({ ...ctx, services });
     const ctx: StageContext = {
       run: { id: runId, name: config.name, startedAt },
       baseDir: loaded.outputDir ?? loaded.baseDir,
@@ -287,10 +346,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       events,
       client,
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
-      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, ctx, 'deadLetter'),
+      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
       describeRun,
-      // Sinks type Parquet columns from the source's resource schema where the records still match it.
-      services: { resourceSchemas },
+      services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
     };
 
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');
@@ -306,6 +364,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
 
     chain = [source, ...fuseTransforms(transforms), sinkStream];
+    watchdog = new StallWatchdog(opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS, events, source, (err) => {
+      stalled = err;
+      controller.abort(err);
+    });
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
 
     if (stateStore) {
@@ -314,6 +376,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       await stateStore.write({
         version: 1,
         pipeline: config.name,
+        host: identity.host,
+        source: identity.source,
         cursor: next,
         updatedAt: finishedAt.toISOString(),
         lastRun: { runId, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString(), records: stats.counters.recordsRead, source: config.source.type },
@@ -326,17 +390,64 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // stream.pipeline rejects as soon as one stream fails, before the destroyed
     // sinks have finished removing temp files or aborting uploads: wait for them.
     await whenClosed(chain);
-    const aborted = controller.signal.aborted || (error as Error)?.name === 'AbortError';
+    const aborted = !stalled && (controller.signal.aborted || (error as Error)?.name === 'AbortError');
+    const stoppedError = () =>
+      new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error });
     // Which error pipeline() reports after an abort depends on Node: up to 22 its own AbortError, on 24 the
     // AbortedError of a source that destroyed itself on the same signal first. Both mean the run was stopped.
     const stopped = aborted && (!(error instanceof CatalogStreamsError) || error instanceof AbortedError);
-    const err = stopped ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
+    const err = stalled ?? (stopped ? stoppedError() : error);
     const summary = summarize(aborted ? 'aborted' : 'failed', err);
     throw new RunFailedError(summary, err);
   } finally {
+    watchdog?.stop();
+    await stateLock?.release().catch((err: unknown) => events.emit('warning', { code: 'state.unlock', message: `could not remove the state lock: ${(err as Error).message}` }));
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();
+  }
+}
+
+/**
+ * Fails a run whose chain stops moving: no request, retry, page, record from the
+ * source or committed output for `timeoutMs`. Its interval timer is ref'd on
+ * purpose: while the chain runs it keeps the process alive, so a chain stuck on
+ * a Promise that never settles (user code) cannot let the event loop empty and
+ * the process exit 0 with nothing committed and no summary.
+ */
+class StallWatchdog {
+  readonly #timer: NodeJS.Timeout;
+  readonly #off: () => void;
+  #last = performance.now();
+
+  constructor(timeoutMs: number, events: RunEvents, source: Readable, onStall: (err: CatalogStreamsError) => void) {
+    const touch = () => {
+      this.#last = performance.now();
+    };
+    const names = ['request', 'retry', 'page', 'output', 'total', 'info'] as const;
+    for (const n of names) events.on(n, touch);
+    source.on('data', touch);
+    this.#off = () => {
+      for (const n of names) events.off(n, touch);
+      source.off('data', touch);
+    };
+    this.#timer = setInterval(() => {
+      if (performance.now() - this.#last < timeoutMs) return;
+      this.stop();
+      const seconds = Math.round(timeoutMs / 100) / 10;
+      onStall(
+        new CatalogStreamsError(
+          'run.stalled',
+          `the run made no progress for ${seconds} s (no request, record or output): a stage is stuck, e.g. a custom function whose Promise never settles; ` +
+            'outputs were discarded and the state cursor was left as it was (raise stallTimeout if a step legitimately takes longer)',
+        ),
+      );
+    }, Math.min(1000, Math.max(20, timeoutMs / 10)));
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#off();
   }
 }
 
