@@ -1,6 +1,6 @@
 // The lossless property (DESIGN §6, issue 11): every leaf value of an input record is found in the
 // output records of the same id, under its own name or the name a transform gave it, unless a
-// stage's documented purpose removes it (drop, pick, unrequested locales of flatten-locales,
+// stage's documented purpose removes it (drop, pick, unrequested locales of flatten-locales (a fallback column keeps the locale it took),
 // select-media-format with keepOriginal: false, the parent fields explode does not carry).
 // Dead-lettered records are not lost: pass them and they are left out of the check.
 //
@@ -56,6 +56,13 @@ function canonical(value: unknown): string {
   return `${typeof value}:${String(value)}`;
 }
 
+/** The value at `steps` inside `value` (undefined where the path does not exist). */
+function at(value: unknown, steps: readonly Step[]): unknown {
+  let v = value;
+  for (const s of steps) v = v === null || typeof v !== 'object' ? undefined : (v as Record<Step, unknown>)[s];
+  return v;
+}
+
 const show = (steps: readonly Step[]) => steps.map((s, i) => (typeof s === 'number' ? `[${s}]` : i ? `.${s}` : s)).join('');
 
 /** Paths as `[]`-generic strings: `brands[].name`. */
@@ -68,7 +75,7 @@ function under(path: string, prefix: string): boolean {
 
 interface Plan {
   /** Input leaf paths (generic) removed by a stage's purpose. */
-  removed(genericPath: string, steps: readonly Step[]): boolean;
+  removed(genericPath: string, steps: readonly Step[], record: unknown): boolean;
   /** rename targets -> source names. */
   renamedFrom: Map<string, string>;
   /** Output top-level keys that copy values from elsewhere (match any input path). */
@@ -82,7 +89,7 @@ interface Plan {
 }
 
 function planOf(transforms: readonly TransformSpec[], resource: keyof typeof resourceSchemas): Plan {
-  const removals: Array<(path: string, steps: readonly Step[]) => boolean> = [];
+  const removals: Array<(path: string, steps: readonly Step[], record: unknown) => boolean> = [];
   const renamedFrom = new Map<string, string>();
   const copies = new Set<string>();
   let exploded: string | undefined;
@@ -104,13 +111,16 @@ function planOf(transforms: readonly TransformSpec[], resource: keyof typeof res
         const fields = (t.fields as string[] | undefined) ?? localizedFieldPaths(resourceSchemas[resource]);
         const locales = new Set((t.locales as string[] | undefined) ?? []);
         const fallback = (t.fallback as string[] | undefined) ?? [];
-        removals.push((p, steps) => {
+        removals.push((p, steps, record) => {
           const last = steps.at(-1);
           if (typeof last !== 'string' || !LOCALE.test(last)) return false;
           const parent = p.slice(0, p.length - last.length - 1);
           if (!fields.includes(parent)) return false;
-          // a locale column keeps it; a fallback column keeps one of the chain (checked by value)
-          return !locales.has(last) && !fallback.includes(last);
+          if (locales.has(last)) return false;
+          // the fallback column keeps only the first locale of its chain that has text
+          const texts = at(record, steps.slice(0, -1)) as Record<string, unknown> | undefined;
+          const chosen = fallback.find((l) => typeof texts?.[l] === 'string' && texts[l] !== '');
+          return last !== chosen;
         });
         break;
       }
@@ -150,7 +160,7 @@ function planOf(transforms: readonly TransformSpec[], resource: keyof typeof res
     }
   }
   const localized = new Set(localizedFieldPaths(resourceSchemas[resource]));
-  return { removed: (p, s) => removals.some((r) => r(p, s)), renamedFrom, copies, exploded, explodeDropsEmpty, localized };
+  return { removed: (p, s, record) => removals.some((r) => r(p, s, record)), renamedFrom, copies, exploded, explodeDropsEmpty, localized };
 }
 
 /** Name tokens of an output path, with renamed top-level keys mapped back to their sources. */
@@ -206,7 +216,7 @@ export function lostLeaves(inputs: readonly object[], outputs: readonly object[]
     const values = byId.get(id);
     for (const leaf of leaves(input)) {
       const path = generic(leaf.steps);
-      if (plan.removed(path, leaf.steps)) continue;
+      if (plan.removed(path, leaf.steps, input)) continue;
       if (!values || !found(leaf, values.get(canonical(leaf.value)) ?? [], plan)) lost.push({ id, path: show(leaf.steps), value: leaf.value });
     }
   }
