@@ -3,15 +3,27 @@
 import type { StageDefinition } from '../pipeline/stage.js';
 import { queryStages } from './query-sources.js';
 import { streamStages } from './stream-sources.js';
+import { findStages } from './find-stage.js';
 
 /** Every source stage: products.query, products.stream, media.stream, organizations.query, ... */
 export const sourceStages: StageDefinition[] = [...queryStages, ...streamStages];
+/** The lookup transforms (products.find, media.find): they call the API, so they live beside the sources. */
+export const lookupStages: StageDefinition[] = [...findStages];
+export { FindTransform, findTransform, mediaFindOptions, productsFindOptions, type FindOptions } from './find-stage.js';
 
 export {
   brandsQuery,
   brandsQueryOptions,
   catalogCategoriesQuery,
   catalogCategoriesQueryOptions,
+  colorsQuery,
+  colorsQueryOptions,
+  dietaryRestrictionsQuery,
+  dietaryRestrictionsQueryOptions,
+  mediaQuery,
+  mediaQueryOptions,
+  publicCategoriesQuery,
+  publicCategoriesQueryOptions,
   correctionsQuery,
   correctionsQueryOptions,
   organizationsQuery,
