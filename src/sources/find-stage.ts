@@ -132,7 +132,14 @@ function findStage(endpoint: FindEndpointName, description: string) {
     type: endpoint,
     description,
     options: endpoint === 'products.find' ? productsFindOptions : mediaFindOptions,
-    create: (options, ctx) => new FindTransform(endpoint, clientFor(ctx, endpoint), options, ctx),
+    create: (options, ctx) => {
+      const find = new FindTransform(endpoint, clientFor(ctx, endpoint), options, ctx);
+      // Stages after a lookup receive its resource (products, media), not the source's: the
+      // runner creates stages in order on one context, so the ones created next pick this up
+      // (validate, flatten-locales, the Parquet column schema).
+      ctx.source = { ...ctx.source, type: ctx.source?.type ?? endpoint, resource: findEndpoints[endpoint].resource };
+      return find;
+    },
   });
 }
 

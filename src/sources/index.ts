@@ -3,13 +3,10 @@
 import type { StageDefinition } from '../pipeline/stage.js';
 import { queryStages } from './query-sources.js';
 import { streamStages } from './stream-sources.js';
-import { findStages } from './find-stage.js';
 
 /** Every source stage: products.query, products.stream, media.stream, organizations.query, ... */
 export const sourceStages: StageDefinition[] = [...queryStages, ...streamStages];
-/** The lookup transforms (products.find, media.find): they call the API, so they live beside the sources. */
-export const lookupStages: StageDefinition[] = [...findStages];
-export { FindTransform, findTransform, mediaFindOptions, productsFindOptions, type FindOptions } from './find-stage.js';
+export { FindTransform, findStages, findTransform, mediaFindOptions, productsFindOptions, type FindOptions } from './find-stage.js';
 
 export {
   brandsQuery,
