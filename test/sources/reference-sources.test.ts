@@ -8,7 +8,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { CatalogClient } from '../../src/client/index.js';
+import { ConfigError, DataError } from '../../src/errors.js';
+import { startTestServer } from '../client/http-test-server.js';
 import { colorsQuery, dietaryRestrictionsQuery, mediaQuery, publicCategoriesQuery } from '../../src/sources/index.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { type TestSandbox, startTestSandbox } from '../helpers/sandbox.js';
@@ -143,5 +145,32 @@ describe('reference sources in code', () => {
     const body = answer.json();
     expect(body.meta.total).toBe(1000);
     expect(body.results).toHaveLength(1000);
+  });
+});
+
+describe('media.query against a service that refuses slicing', () => {
+  it('fails past the cap with a message pointing at media.stream when createdAt is refused (422)', async () => {
+    // 10000 total on page 0 (the cap: "maybe more"); any createdAt sorting is refused.
+    const server = await startTestServer((req, res) => {
+      const body = req.body as { sorting?: Record<string, unknown>; page?: { no: number; size: number } };
+      if (body.sorting && 'createdAt' in body.sorting) {
+        res.writeHead(422, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { status: 422, code: 'validation_failed', message: 'unknown sorting createdAt' } }));
+        return;
+      }
+      const size = body.page?.size ?? 100;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ meta: { total: 10000, page: { no: 0, offset: 0, size } }, results: Array.from({ length: size }, (_, i) => ({ id: i + 1 })) }));
+    });
+    const client = new CatalogClient({ baseUrl: server.url, apiKey: 'key-1234', apiSecret: 'secret-1234', rateLimit: 0, retry: { minTimeout: 1, maxTimeout: 2 } });
+    try {
+      const error = await drain(mediaQuery(client)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DataError);
+      expect((error as Error & { code: string }).code).toBe('source.unsliceable');
+      expect((error as Error).message).toMatch(/^media\.query: 10000 or more matches.*refused the createdAt sorting.*\(422: .*use media\.stream/);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 });
