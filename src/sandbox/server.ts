@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { DEFAULT_PAGE_SIZE, ENDPOINT_NAMES, type EndpointSpec, MAX_REACHABLE_RESULTS, checkRequest, formatPath, getEndpoint } from '../catalog/index.js';
+import { DEFAULT_PAGE_SIZE, ENDPOINT_NAMES, type EndpointSpec, MAX_REACHABLE_RESULTS, checkRequest, formatPath, getEndpoint, isEmptyObject } from '../catalog/index.js';
 import { ApiError, apiError, requestError } from './api-errors.js';
 import type { Dataset } from './dataset.js';
 import { FaultInjector, type FaultStats, RESOURCE_SALT, type SandboxFaults } from './faults.js';
@@ -252,7 +252,9 @@ export class SandboxServer {
     const sorting = (body.sorting ?? spec.defaultSorting) as Record<string, unknown> | undefined;
     let matches: Uint32Array;
     try {
-      matches = this.cache.get(collection, { filter: body.filter, sorting });
+      // `{}` is the empty filter where the spec shows no filters (endpoints/index.ts filtersNotShown).
+      const filter = spec.filtersNotShown && isEmptyObject(body.filter) ? undefined : body.filter;
+      matches = this.cache.get(collection, { filter, sorting });
     } catch (err) {
       if (err instanceof FilterValueError) {
         const path = formatPath(err.path);
