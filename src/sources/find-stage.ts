@@ -99,7 +99,13 @@ export class FindTransform extends RecordTransform {
 
   protected override async finish(): Promise<void> {
     if (this.notFound) {
-      this.ctx.events.emit('info', { code: 'transform.not_found', message: `${this.endpoint}: ${this.notFound} of ${this.stats.in} ids not found (${this.#policy.action})`, stage: this.stage });
+      const message = `${this.endpoint}: ${this.notFound} of ${this.stats.in} ids not found (${this.#policy.action})`;
+      // A base URL or proxy without this path answers 404 too: every id "not found" is worth a warning.
+      if (this.notFound === this.stats.in) {
+        this.ctx.events.emit('warning', { code: 'transform.none_found', message: `${message}; is ${findEndpoints[this.endpoint].path} served at CATALOG_BASE_URL?` });
+      } else {
+        this.ctx.events.emit('info', { code: 'transform.not_found', message, stage: this.stage });
+      }
     }
     await this.#policy.finish();
   }

@@ -84,6 +84,15 @@ describe('products.find and media.find', () => {
     expect(letters[0].issues[0].message).toBe('/v4/media/find?id=999999 answered 404: no such media');
   });
 
+  it('warns when no id at all was found (a base URL without the find path answers 404 too)', async () => {
+    const ctx = testContext();
+    const warnings: { code: string; message: string }[] = [];
+    ctx.events.on('warning', (w) => warnings.push(w));
+    const find = findTransform('products.find', h.client, ctx);
+    expect(await collect(find, chunked(['P0099991', 'P0099992']))).toEqual([]);
+    expect(warnings).toEqual([{ code: 'transform.none_found', message: 'products.find: 2 of 2 ids not found (skip); is /v4/products/find served at CATALOG_BASE_URL?' }]);
+  });
+
   it('onNotFound: fail stops at the first id not found, naming it', async () => {
     const find = findTransform('products.find', h.client, testContext(), { onNotFound: 'fail' });
     await expect(collect(find, chunked(['P0000002', 'P0000404', 'P0012345', 'P0000003']))).rejects.toThrow(/product "P0000404".*answered 404/);
