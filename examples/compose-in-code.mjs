@@ -37,7 +37,12 @@ try {
       publicPrice: p.publicPrice ?? null,
       updatedAt: p.meta.updatedAt,
     })),
-    parquetSink({ path: output }),
+    // A map's output has no declared schema: name the columns it writes (a field not
+    // listed would be kept in the _extra JSON column).
+    parquetSink({
+      path: output,
+      columns: { id: 'string', name: 'string', ean13: 'string', brand: 'string', publicPrice: 'int64', updatedAt: 'timestamp' },
+    }),
     { signal: controller.signal },
   );
   console.error(`wrote ${output}`);

@@ -18,8 +18,11 @@ import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
 import { newRunId } from './run-id.js';
 import { RunStats } from './run-stats.js';
+import { pipelineRecordSchema, RECORD_SCHEMA_SERVICE } from './schema-chain.js';
 import type { RunDescription, SinkStream, StageContext } from './stage.js';
-import { type PipelineState, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
+import type { RunLock } from './lock.js';
+import { checkDestinations } from './preflight.js';
+import { checkStateIdentity, type PipelineState, type StateIdentity, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
 import { TeeSink } from './tee.js';
 
 export interface ResolvedConnection {
@@ -36,6 +39,8 @@ export interface ResolvedConnection {
   timeouts?: ClientTimeouts;
   /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
   resultWindow?: number;
+  /** The embedded sandbox (`--sandbox`): a state cursor records the host `sandbox`, whatever its port. */
+  sandbox?: boolean;
 }
 
 export interface RunOptions {
@@ -52,6 +57,8 @@ export interface RunOptions {
   client?: CatalogClient;
   /** Clock for the run start (tests). */
   now?: () => Date;
+  /** The run reads the embedded sandbox (`--sandbox`): its state cursor is never used against another host. */
+  sandbox?: boolean;
 }
 
 export interface RunSummary {
@@ -112,6 +119,7 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
     maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
     timeouts: override.timeouts ?? block.timeouts,
     resultWindow: override.resultWindow ?? envResultWindow(env),
+    ...(override.sandbox ? { sandbox: true } : {}),
   };
 }
 
@@ -158,9 +166,20 @@ export async function sourceWithCursor(
   source: StageSpec,
   store: StateStore | undefined,
   fullRefresh: boolean | undefined,
+  identity?: StateIdentity,
 ): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
+  if (previous && identity) checkStateIdentity(previous, identity, store!.location);
   return { source: previous ? withUpdatedSince(source, previous.cursor) : source, previous };
+}
+
+/** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source. */
+export function stateIdentity(config: LoadedPipeline['config'], baseUrl: string, sandbox: boolean | undefined): StateIdentity {
+  return {
+    pipeline: config.name,
+    host: sandbox ? 'sandbox' : new URL(baseUrl).host,
+    source: { type: config.source.type, ...(config.source.filter !== undefined ? { filter: config.source.filter } : {}) },
+  };
 }
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
@@ -189,6 +208,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let chain: (Readable | Transform | Writable)[] = [];
   let transforms: Transform[] = [];
   const ownClient = !opts.client;
+  let stateLock: RunLock | undefined;
   let client = opts.client;
 
   const describeRun = (): RunDescription => ({
@@ -240,17 +260,25 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   };
 
   try {
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh));
-    if (previous) {
-      events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore!.location}` });
-    }
     if (!client) {
       const connection = resolveConnection(loaded, opts.connection, opts.env);
       client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
     }
+    await checkDestinations(loaded, config.state?.path);
+    // One run per state at a time, taken before the first request; a run that loses it stops.
+    stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
+    const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, identity));
+    if (previous) {
+      events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore!.location}` });
+    }
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
     if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
 
+    // Sinks take their columns from the records' schema (the resource through the transforms);
+    // dead-letter sinks receive records as a stage got them, so they get the resource schema only.
+    const services = { resourceSchemas };
+    const deadLetterCtx = (): StageContext => ({ ...ctx, services });
     const ctx: StageContext = {
       run: { id: runId, name: config.name, startedAt },
       baseDir: loaded.baseDir,
@@ -258,10 +286,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       events,
       client,
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
-      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, ctx, 'deadLetter'),
+      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
       describeRun,
-      // Sinks type Parquet columns from the source's resource schema where the records still match it.
-      services: { resourceSchemas },
+      services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
     };
 
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');
@@ -285,6 +312,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       await stateStore.write({
         version: 1,
         pipeline: config.name,
+        host: identity.host,
+        source: identity.source,
         cursor: next,
         updatedAt: finishedAt.toISOString(),
         lastRun: { runId, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString(), records: stats.counters.recordsRead, source: config.source.type },
@@ -302,6 +331,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     const summary = summarize(aborted ? 'aborted' : 'failed', err);
     throw new RunFailedError(summary, err);
   } finally {
+    await stateLock?.release().catch((err: unknown) => events.emit('warning', { code: 'state.unlock', message: `could not remove the state lock: ${(err as Error).message}` }));
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();

@@ -25,7 +25,7 @@ source:
 transforms:
   - { type: validate }
 sinks:
-  - { type: parquet, path: "out/slow/dt={date}/products.parquet", inferenceSample: 50 }
+  - { type: parquet, path: "out/slow/dt={date}/products.parquet" }
   - { type: jsonl, path: out/slow/products.jsonl.gz }
 state: { path: .state/slow.json }
 `;

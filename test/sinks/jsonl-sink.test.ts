@@ -199,9 +199,12 @@ describe('jsonl sink', () => {
     const dir = await tempDir();
     const sink = jsonlSink({ path: join(dir, 'p-{part}.jsonl'), maxRows: 100 });
     for (const r of plainRecords(250)) if (!sink.write(r)) await new Promise((resolve) => sink.once('drain', resolve));
-    await waitFor(async () => (await readdir(dir)).length === 3, 'the third part to open');
-    const during = await readdir(dir);
-    expect(during.every((f) => /^\.p-0000[0-2]\.jsonl\.[0-9a-f]{8}\.tmp$/.test(f))).toBe(true);
+    // Beside the temp files, the run's lock on the dataset (a template without {run} that each run replaces).
+    const temps = async () => (await readdir(dir)).filter((f) => f !== '.publish.lock');
+    await waitFor(async () => (await temps()).length === 3, 'the third part to open');
+    expect(await readdir(dir)).toContain('.publish.lock');
+    const during = await temps();
+    expect(during.every((f) => /^\.p-0000[0-2]\.jsonl\.[0-9a-f]{6}-\d+-[0-9a-f]{8}\.tmp$/.test(f))).toBe(true);
     expect(during).toHaveLength(3);
     await new Promise<void>((resolve, reject) => sink.end((err?: Error | null) => (err ? reject(err) : resolve())));
     expect(await readdir(dir)).toEqual(['p-00000.jsonl', 'p-00001.jsonl', 'p-00002.jsonl']);
@@ -264,5 +267,35 @@ describe('jsonl sink', () => {
     const sink = ctx.registry.create<SinkStream>('sink', { type: 'jsonl', path: 'x-{part}.jsonl', maxBytes: '1MiB' }, ctx);
     expect(sink.writable).toBe(true);
     sink.destroy();
+  });
+
+  it('writes the codes of the pipeline schema that arrive as integers as padded strings, and nothing else changed', async () => {
+    const dir = await tempDir();
+    const code = (padTo: number) => ({ kind: 'string' as const, code: { digits: padTo, padTo } });
+    const recordSchema = {
+      fields: [
+        { name: 'id', type: { kind: 'string' as const } },
+        { name: 'eanGtin13', type: code(13) },
+        { name: 'ean', type: { kind: 'list' as const, element: code(13) } },
+        { name: 'cnk', type: code(7) },
+        { name: 'links', type: { kind: 'list' as const, element: { kind: 'struct' as const, fields: [{ name: 'gtin', type: code(14) }] } } },
+      ],
+    };
+    const ctx = testContext({ baseDir: dir, services: { recordSchema } });
+    const records = [
+      { id: 'P1', eanGtin13: 65699514566, ean: [12345, '0000000054321'], cnk: '0012345', links: [{ gtin: 7, other: 1 }], price: 120 },
+      { id: 'P2', eanGtin13: '0065699514566', ean: [], cnk: 12345, links: null, price: 5 },
+      { id: 'P3', price: 7 },
+    ];
+    await pipeline(Readable.from(records), jsonlSink({ path: 'codes.jsonl' }, ctx));
+    expect(await readFile(join(dir, 'codes.jsonl'), 'utf8')).toBe(
+      lines([
+        { id: 'P1', eanGtin13: '0065699514566', ean: ['0000000012345', '0000000054321'], cnk: '0012345', links: [{ gtin: '00000000000007', other: 1 }], price: 120 },
+        { id: 'P2', eanGtin13: '0065699514566', ean: [], cnk: '0012345', links: null, price: 5 },
+        { id: 'P3', price: 7 },
+      ]),
+    );
+    // The records themselves are not changed (a tee shares them with other sinks).
+    expect(records[0]!.eanGtin13).toBe(65699514566);
   });
 });

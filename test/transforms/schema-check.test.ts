@@ -120,6 +120,8 @@ describe('compileSchemaCheck', () => {
     expect(compileSchemaCheck(z.strictObject({ a: z.string() }))({ a: 'x' })).toBe(true);
     expect(compileSchemaCheck(z.strictObject({ a: z.string() }))({ a: 'x', b: 1 })).toBe(false);
     expect(compileSchemaCheck(z.record(z.string(), z.string()))({ en: 'a', nl: 'b' })).toBe(true);
+    expect(compileSchemaCheck(z.object({ a: z.string() }).catchall(z.number()))({ a: 'x', b: 1 })).toBe(true);
+    expect(compileSchemaCheck(z.object({ a: z.string() }).catchall(z.number()))({ a: 'x', b: 'y' })).toBe(false);
   });
 
   it('compiles every resource schema', () => {
