@@ -13,7 +13,8 @@
 // sink as `{id}` with the reason, or the run fails; the count is in the stage
 // stats (`invalid`) and in a `transform.not_found` info event at the end.
 import { z } from 'zod';
-import { type FindEndpointName, findEndpoints } from '../catalog/index.js';
+import { type FindEndpointName, findEndpoints, resourceSchemas } from '../catalog/index.js';
+import { recordSchemaFromZod } from '../sinks/zod-column-hints.js';
 import type { CatalogClient } from '../client/index.js';
 import { ConfigError, DataError } from '../errors.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
@@ -66,7 +67,8 @@ export class FindTransform extends RecordTransform {
     this.#client = client;
     this.#idField = options.idField;
     this.#getId = compileGetter(options.idField, 'idField');
-    this.#policy = new InvalidRecordPolicy(this, { onInvalid: options.onNotFound, deadLetter: options.deadLetter }, ctx, findEndpoints[endpoint].resource);
+    // Ids not found are the input's business (ids from another table), not bad data: no share of them fails the run.
+    this.#policy = new InvalidRecordPolicy(this, { onInvalid: options.onNotFound, deadLetter: options.deadLetter, maxInvalid: 'none' }, ctx, findEndpoints[endpoint].resource);
   }
 
   // Bare ids are wrapped as records so the stream machinery (which takes records) carries them.
@@ -138,6 +140,8 @@ function findStage(endpoint: FindEndpointName, description: string) {
     type: endpoint,
     description,
     options: endpoint === 'products.find' ? productsFindOptions : mediaFindOptions,
+    // What comes out is the found resource's records, whatever came in.
+    schema: () => recordSchemaFromZod(resourceSchemas[findEndpoints[endpoint].resource]),
     create: (options, ctx) => {
       const find = new FindTransform(endpoint, clientFor(ctx, endpoint), options, ctx);
       // Stages after a lookup receive its resource (products, media), not the source's: the
