@@ -18,7 +18,7 @@ const cases: Array<[file: string, message: string]> = [
   ],
   [
     'unknown-top-level-key.yml',
-    `${F}/unknown-top-level-key.yml:6:1: sink: unknown key "sink"; did you mean "sinks"? (allowed: name, description, connection, source, transforms, sinks, state)`,
+    `${F}/unknown-top-level-key.yml:6:1: sink: unknown key "sink"; did you mean "sinks"? (allowed: name, description, connection, source, transforms, sinks, state, stallTimeout)`,
   ],
   ['status-no-selection.yml', `${F}/status-no-selection.yml:7:28: source.filter.and[0].status[1]: "no_selection" is not allowed; allowed: active, replaced, inactive`],
   ['page-size-33.yml', `${F}/page-size-33.yml:6:13: source.pageSize: expected one of 10, 50, 100, 250, got 33`],
