@@ -39,8 +39,18 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
-import { type EndpointName, type PageRequest, type QueryRequest, DEFAULT_RATE_LIMIT_PER_MINUTE, getEndpoint, MAX_REACHABLE_RESULTS, validateRequest } from '../catalog/index.js';
-import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
+import {
+  type EndpointName,
+  type FindEndpointName,
+  type PageRequest,
+  type QueryRequest,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  findEndpoints,
+  getEndpoint,
+  MAX_REACHABLE_RESULTS,
+  validateRequest,
+} from '../catalog/index.js';
+import { AbortedError, CatalogStreamsError, ConfigError, RequestValidationError } from '../errors.js';
 import { RunEvents } from '../events.js';
 import { parseErrorBody } from './error-body.js';
 import { isTruncatedJson, scanPage } from './page-scanner.js';
@@ -50,7 +60,17 @@ import { describeRequest } from './request-summary.js';
 import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
 import { defaultUserAgent } from './user-agent.js';
 
-export type QueryEndpointName = 'products.query' | 'organizations.query' | 'corrections.query' | 'updates.query' | 'brands.query' | 'catalog-categories.query';
+export type QueryEndpointName =
+  | 'products.query'
+  | 'organizations.query'
+  | 'corrections.query'
+  | 'updates.query'
+  | 'brands.query'
+  | 'catalog-categories.query'
+  | 'media.query'
+  | 'public-categories.query'
+  | 'dietary-restrictions.query'
+  | 'colors.query';
 export type StreamEndpointName = 'products.stream' | 'media.stream';
 
 export interface ClientTimeouts {
@@ -422,7 +442,6 @@ export class CatalogClient {
     }
     validateRequest(endpoint, body);
     const signal = combineSignals(this.#signal, options.signal);
-    const events = options.events ?? this.events;
     const request: Dispatcher.RequestOptions = {
       path: this.#pathPrefix + spec.path,
       method: 'POST',
@@ -430,6 +449,55 @@ export class CatalogClient {
       body: JSON.stringify(body),
       signal,
     };
+    return this.#send(endpoint, request, body, options.events ?? this.events, signal, consume);
+  }
+
+  /**
+   * One record by id from a find endpoint (GET /v4/products/find?id=..., /v4/media/find?id=...),
+   * under the same rate budget and retries as every request; undefined when the service answers
+   * 404 (no such record). See catalog/endpoints/find.ts for what the spec leaves open.
+   */
+  async find<T = CatalogRecord>(endpoint: FindEndpointName, id: string | number, options: RequestOptions = {}): Promise<T | undefined> {
+    const spec = findEndpoints[endpoint];
+    if (!spec) throw new ConfigError(`"${endpoint}" is not a find endpoint; there are ${Object.keys(findEndpoints).join(', ')}`, { path: 'endpoint' });
+    const valid = spec.idKind === 'integer' ? (Number.isSafeInteger(id) && Number(id) >= 0) || (typeof id === 'string' && /^\d+$/.test(id)) : typeof id === 'string' && id !== '';
+    if (!valid) {
+      throw new RequestValidationError(endpoint, spec.idParameter, `${JSON.stringify(id)} is not a ${spec.idKind === 'integer' ? 'non-negative integer' : 'non-empty string'} id`);
+    }
+    const signal = combineSignals(this.#signal, options.signal);
+    const request: Dispatcher.RequestOptions = {
+      path: `${this.#pathPrefix}${spec.path}?${new URLSearchParams({ [spec.idParameter]: String(id) })}`,
+      method: 'GET',
+      headers: this.#jsonHeaders,
+      signal,
+    };
+    const asked = { filter: { [spec.idParameter]: id } };
+    try {
+      const text = await this.#send(endpoint, request, asked, options.events ?? this.events, signal, (res) => res.body.text());
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        throw this.#invalidResponse(endpoint, asked, 200, 'the response body is not valid JSON', err);
+      }
+      if (!json || typeof json !== 'object' || Array.isArray(json)) throw this.#invalidResponse(endpoint, asked, 200, 'the response is not a record (a JSON object)');
+      const wrapped = json as { result?: unknown; id?: unknown };
+      const record = wrapped.id === undefined && wrapped.result && typeof wrapped.result === 'object' && !Array.isArray(wrapped.result) ? wrapped.result : json;
+      return record as T;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && err.apiCode !== 'invalid_response') return undefined;
+      throw err;
+    }
+  }
+
+  async #send<T>(
+    endpoint: string,
+    request: Dispatcher.RequestOptions,
+    body: RequestBody,
+    events: RunEvents,
+    signal: AbortSignal | undefined,
+    consume: (res: Dispatcher.ResponseData) => Promise<T>,
+  ): Promise<T> {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw aborted(endpoint, signal);
@@ -504,7 +572,7 @@ export class CatalogClient {
     events.emit('request', { endpoint, status: status === 'network' ? 0 : status, durationMs: Math.round(performance.now() - started), attempt });
   }
 
-  #toError(endpoint: EndpointName, body: RequestBody, failure: Failure, attempts: number, waitedMs: number): Error {
+  #toError(endpoint: string, body: RequestBody, failure: Failure, attempts: number, waitedMs: number): Error {
     const request = describeRequest(body);
     if (failure.status === undefined) {
       const errorCode = errorCodeOf(failure.error);
@@ -525,7 +593,7 @@ export class CatalogClient {
     return new ApiError(details);
   }
 
-  #invalidResponse(endpoint: EndpointName, body: RequestBody, status: number, what: string, cause?: unknown): ApiError {
+  #invalidResponse(endpoint: string, body: RequestBody, status: number, what: string, cause?: unknown): ApiError {
     return new ApiError(
       { status, endpoint, request: describeRequest(body), apiCode: 'invalid_response' },
       { message: `${endpoint} answered ${status} but ${what} (${describeRequest(body)}); is CATALOG_BASE_URL the catalog API?`, cause },

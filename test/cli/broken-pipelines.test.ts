@@ -14,7 +14,7 @@ const F = 'fixtures/pipelines';
 const cases: Array<[file: string, message: string]> = [
   [
     'unknown-transform-type.yml',
-    `${F}/unknown-transform-type.yml:8:13: transforms[1].type: unknown transform type "flaten-locales"; did you mean "flatten-locales"? (known: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom)`,
+    `${F}/unknown-transform-type.yml:8:13: transforms[1].type: unknown transform type "flaten-locales"; did you mean "flatten-locales"? (known: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom, products.find, media.find)`,
   ],
   [
     'unknown-top-level-key.yml',
@@ -29,7 +29,7 @@ const cases: Array<[file: string, message: string]> = [
   ['invalid-yaml.yml', `${F}/invalid-yaml.yml:6:1: not valid YAML/JSON: Flow map in block collection must be sufficiently indented and end with a }`],
   [
     'state-on-organizations.yml',
-    `${F}/state-on-organizations.yml:7:1: state: incremental state needs a source with an updatedSince filter (products.query, updates.query, products.stream, media.stream); "organizations.query" has none: reference data is small, extract it whole and remove \`state:\``,
+    `${F}/state-on-organizations.yml:7:1: state: incremental state needs a source with an updatedSince filter (products.query, updates.query, media.query, products.stream, media.stream); "organizations.query" has none: reference data is small, extract it whole and remove \`state:\``,
   ],
   ['missing-sinks.yml', `${F}/missing-sinks.yml:2:1: sinks: required, but missing (expected a list)`],
   ['locales-not-a-list.yml', `${F}/locales-not-a-list.yml:8:14: transforms[0].locales: expected a list, got "en"; write [en] for a list of one`],

@@ -83,7 +83,7 @@ describe('shipped pipelines: run against the sandbox', () => {
     ]);
   });
 
-  it('reference-data.yml: organizations, brands and catalog categories, three pipelines on one client', async () => {
+  it('reference-data.yml: every reference table, six pipelines on one client', async () => {
     sandbox.resetStats();
     const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--quiet'], { cwd: ws.dir, env });
     expect(code, stderr).toBe(0);
@@ -91,6 +91,9 @@ describe('shipped pipelines: run against the sandbox', () => {
       ['organizations', '/v4/organizations/query'],
       ['brands', '/v4/brands/query'],
       ['catalog-categories', '/v4/catalog-categories/query'],
+      ['public-categories', '/v4/public-categories/query'],
+      ['dietary-restrictions', '/v4/dietary-restrictions/query'],
+      ['colors', '/v4/colors/query'],
     ] as const) {
       const expected = (await allResults<{ id: string | number }>(sandbox, path)).map((r) => String(r.id)).sort();
       const file = join(ws.dir, `out/reference/${name}/dt=${today()}/${name}.parquet`);
@@ -103,6 +106,9 @@ describe('shipped pipelines: run against the sandbox', () => {
       ['summary', 'organizations', 'succeeded'],
       ['summary', 'brands', 'succeeded'],
       ['summary', 'catalog-categories', 'succeeded'],
+      ['summary', 'public-categories', 'succeeded'],
+      ['summary', 'dietary-restrictions', 'succeeded'],
+      ['summary', 'colors', 'succeeded'],
     ]);
   });
 

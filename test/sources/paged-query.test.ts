@@ -141,10 +141,23 @@ describe('paged query source', () => {
 });
 
 describe('source stages', () => {
-  it('registers the eight source types, with strict described options', () => {
+  it('registers the twelve source types, with strict described options', () => {
     const registry = new StageRegistry().register(...sourceStages);
     expect(registry.types('source').sort()).toEqual(
-      ['brands.query', 'catalog-categories.query', 'corrections.query', 'media.stream', 'organizations.query', 'products.query', 'products.stream', 'updates.query'].sort(),
+      [
+        'brands.query',
+        'catalog-categories.query',
+        'colors.query',
+        'corrections.query',
+        'dietary-restrictions.query',
+        'media.query',
+        'media.stream',
+        'organizations.query',
+        'products.query',
+        'products.stream',
+        'public-categories.query',
+        'updates.query',
+      ].sort(),
     );
     for (const def of sourceStages) expect(def.kind).toBe('source');
   });
