@@ -1,12 +1,18 @@
 // `catalog-streams run <pipeline-file>`: loads and checks the file, optionally
 // starts the embedded sandbox, runs every pipeline of the file with one shared
 // client (one request budget), shows progress, prints the summary, and exits
-// 0 / 1 (run failed) / 2 (bad usage or file) / 130 (SIGINT) / 143 (SIGTERM).
+// 0 / 1 (run failed) / 2 (bad usage or file) / 129 (SIGHUP) / 130 (SIGINT) / 143 (SIGTERM).
 //
-// A first SIGINT/SIGTERM aborts the run: the sources stop, uploads are aborted,
-// temporary files removed, the state cursor is left as it was, and the command
-// returns 130/143 once that cleanup is done. A second signal exits at once.
-import { writeFile } from 'node:fs/promises';
+// The commit point of a pipeline is the moment every one of its sinks has
+// committed; its cursor is stored right after. A first SIGINT/SIGTERM/SIGHUP
+// before that point aborts it: the sources stop, uploads are aborted, temporary
+// files removed, the state cursor is left as it was, and the command returns
+// 130/143/129 once that cleanup is done. After that point the signal changes
+// nothing: the cursor is stored and the run ends as it would have (exit 0), so
+// the exit code, the summary, the outputs and the cursor tell one story. A
+// second signal exits at once.
+import { access, constants, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
 import { RunEvents } from '../events.js';
@@ -35,7 +41,8 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --quiet                 no progress display or info log lines; warnings, errors and the summary only
   --summary-file FILE     also write the run summary as JSON to FILE
 
-Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 130 SIGINT, 143 SIGTERM.
+Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 129 SIGHUP, 130 SIGINT, 143 SIGTERM
+(a signal after the outputs are committed changes nothing: exit 0).
 `;
 
 const options = {
@@ -48,13 +55,14 @@ const options = {
   'summary-file': { type: 'string' },
 } as const;
 
-const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+const SIGNAL_EXIT: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
 async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const { values: v, positionals } = parseOptions(NAME, argv, options, { exactly: 1, what: 'one pipeline file' });
   const file = positionals[0]!;
   const sandboxProducts = integerOption(NAME, 'sandbox-products', v['sandbox-products'], 1, 10_000_000);
   const sandboxRate = integerOption(NAME, 'sandbox-rate-limit', v['sandbox-rate-limit'], 0, 1_000_000_000);
+  if (v['summary-file'] !== undefined) await checkSummaryFile(v['summary-file']);
 
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
@@ -125,6 +133,12 @@ async function runAll(
   });
 
   const controller = new AbortController();
+  // Pipelines still able to discard their outputs: neither past their commit point nor settled.
+  const uncommitted = new Set(pipelines.map((p) => p.config.name));
+  const onCommitted = (info: { code: string; pipeline?: unknown }) => {
+    if (info.code === 'outputs_committed') uncommitted.delete(String(info.pipeline));
+  };
+  events.on('info', onCommitted);
   let signalName: string | undefined;
   const onSignal = (name: string) => () => {
     if (signalName) {
@@ -134,7 +148,20 @@ async function runAll(
       return;
     }
     signalName = name;
-    progress.log('warn', 'signal', { signal: name, message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was (send it again to exit at once)` });
+    const committed = pipelines.map((p) => p.config.name).filter((n) => !uncommitted.has(n));
+    if (uncommitted.size === 0) {
+      progress.log('warn', 'signal', {
+        signal: name,
+        message: `${name} received after the run committed its outputs: finishing (the cursor is stored); the run counts as done (send it again to exit at once)`,
+      });
+    } else {
+      const kept = committed.length > 0 ? `; ${committed.join(', ')} had already committed and keep${committed.length === 1 ? 's' : ''} its outputs and cursor` : '';
+      progress.log('warn', 'signal', {
+        signal: name,
+        message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was${kept} (send it again to exit at once)`,
+      });
+    }
+    // Pipelines past their commit point no longer listen to this abort.
     controller.abort(`received ${name}`);
   };
   const handlers = Object.keys(SIGNAL_EXIT).map((name) => [name, onSignal(name)] as const);
@@ -152,11 +179,14 @@ async function runAll(
   const client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
   const summaries: RunSummary[] = [];
   let exitCode = 0;
+  let stopped = false;
   try {
     const results = await Promise.allSettled(
       pipelines.map((p) =>
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3 }),
+        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3 }).finally(() =>
+          uncommitted.delete(p.config.name),
+        ),
       ),
     );
     for (const [i, r] of results.entries()) {
@@ -166,6 +196,10 @@ async function runAll(
       }
       const err = r.reason as CatalogStreamsError;
       if (err instanceof RunFailedError) summaries.push(err.summary);
+      if (signalName && (!(err instanceof RunFailedError) || err.summary.status === 'aborted')) {
+        stopped = true;
+        continue;
+      }
       const message = redactor.redact(err.message ?? String(err));
       // One sentence naming the pipeline: a JSON line off a TTY; on a TTY the
       // summary's error line says it, unless there is no summary. After a
@@ -175,20 +209,59 @@ async function runAll(
       }
       exitCode = Math.max(exitCode, err.exitCode ?? 1);
     }
+    // A stopped pipeline decides the exit code: the scheduler sees that it was stopped.
+    if (stopped) exitCode = SIGNAL_EXIT[signalName!]!;
+    for (const s of summaries) {
+      io.stderr.write(`${redactor.redact(tty ? formatSummaryText(s) : JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }))}\n`);
+    }
+    if (opts.summaryFile) {
+      const text = `${redactor.redact(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2))}\n`;
+      // The summary reports the run; failing to write it must not change the run's outcome
+      // (a committed run that exits non-zero is retried and delivers its records twice).
+      await writeWhole(opts.summaryFile, text).catch((err: unknown) =>
+        progress.log('error', 'summary_file', {
+          message: `could not write the summary to ${opts.summaryFile} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the run's outcome is the one logged above (exit ${exitCode})`,
+        }),
+      );
+    }
   } finally {
     progress.stop();
     await client.close();
+    // Handlers stay until the outcome is final, so a late signal cannot kill the process mid-way.
     for (const [name, h] of handlers) io.signals?.off(name, h);
+    events.off('info', onCommitted);
     restoreWarnings();
   }
-  for (const s of summaries) {
-    io.stderr.write(`${redactor.redact(tty ? formatSummaryText(s) : JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }))}\n`);
-  }
-  if (opts.summaryFile) {
-    await writeFile(opts.summaryFile, `${redactor.redact(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2))}\n`);
-  }
-  if (signalName) return SIGNAL_EXIT[signalName]!;
   return exitCode;
+}
+
+/**
+ * `--summary-file` is checked before the run starts: a folder that does not exist or cannot be
+ * written is a usage error (exit 2), found before the first request, not after the outputs are committed.
+ */
+async function checkSummaryFile(file: string): Promise<void> {
+  const dir = path.dirname(path.resolve(file));
+  const fail = (problem: string) => {
+    throw new UsageError(`${NAME}: --summary-file ${file}: ${problem}`);
+  };
+  const target = await stat(file).catch(() => undefined);
+  if (target?.isDirectory()) fail('is a folder; give a file name (such as summary.json) for the JSON summary');
+  const folder = await stat(dir).catch(() => undefined);
+  if (!folder) fail(`the folder ${dir} does not exist; create it (mkdir -p) or point --summary-file elsewhere`);
+  if (!folder!.isDirectory()) fail(`${dir} is not a folder`);
+  await access(dir, constants.W_OK).catch(() => fail(`the folder ${dir} is not writable by this user; fix its permissions or point --summary-file elsewhere`));
+}
+
+/** Writes `text` under a temporary name and renames it: a reader never sees half a summary. */
+async function writeWhole(file: string, text: string): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  try {
+    await writeFile(temp, text);
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
 }
 
 /** Routes process warnings to `log` (instead of Node's raw printing) until the returned function is called. */
