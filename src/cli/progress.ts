@@ -63,7 +63,7 @@ export function attachProgress(events: RunEvents, stats: RunStats, opts: Progres
       live?.persist(`${level === 'info' ? '·' : level === 'warn' ? '!' : '✗'} ${event}: ${detail}`);
       if (!live) write(`${event}: ${detail}`);
     } else {
-      write(JSON.stringify({ time: new Date().toISOString(), level, pipeline: opts.name, event, ...fields }));
+      opts.stream.write(`${opts.redactor.json({ time: new Date().toISOString(), level, pipeline: opts.name, event, ...fields })}\n`);
     }
   };
 

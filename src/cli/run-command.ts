@@ -212,10 +212,10 @@ async function runAll(
     // A stopped pipeline decides the exit code: the scheduler sees that it was stopped.
     if (stopped) exitCode = SIGNAL_EXIT[signalName!]!;
     for (const s of summaries) {
-      io.stderr.write(`${redactor.redact(tty ? formatSummaryText(s) : JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }))}\n`);
+      io.stderr.write(`${tty ? redactor.redact(formatSummaryText(s)) : redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s })}\n`);
     }
     if (opts.summaryFile) {
-      const text = `${redactor.redact(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2))}\n`;
+      const text = `${redactor.json(summaries.length === 1 ? summaries[0] : summaries, 2)}\n`;
       // The summary reports the run; failing to write it must not change the run's outcome
       // (a committed run that exits non-zero is retried and delivers its records twice).
       await writeWhole(opts.summaryFile, text).catch((err: unknown) =>

@@ -12,7 +12,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, 
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
-import { explainIssues, joinPath, type LocatedIssue } from './issues.js';
+import { explainIssues, joinPath, showValue, type LocatedIssue } from './issues.js';
 import { PipelineFile } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
 import type { StageKind } from './stage.js';
@@ -158,11 +158,16 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
     }
     fail(`${message}; define an anchor (&name) before its alias (*name)`, alias?.range?.[0], undefined, 'config.aliases');
   }
+  // Credentials written in the file are secrets whatever their type (a number is still a secret).
+  const connection = (raw as { connection?: Record<string, unknown> } | null)?.connection;
+  const secretPaths = ['connection.apiKey', 'connection.apiSecret'];
+  if (connection !== null && typeof connection === 'object') {
+    redactor.add(connection.apiKey);
+    redactor.add(connection.apiSecret);
+  }
   const parsed = PipelineFile.safeParse(raw);
   if (!parsed.success) report(explainIssues(parsed.error, PipelineFile, raw)[0]!, []);
   const config = parsed.data!;
-  redactor.add(config.connection?.apiKey);
-  redactor.add(config.connection?.apiSecret);
   const baseDir = file === '<inline>' ? process.cwd() : path.dirname(file);
 
   const checkStage = (kind: StageKind, spec: { type: string; [k: string]: unknown }, at: (string | number)[]) => {
@@ -203,7 +208,11 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
   function report(issue: LocatedIssue, prefix: (string | number)[], code = issueCode(issue)): never {
     const full = [...prefix, ...issue.path];
     const at = joinPath('', full);
-    return fail(redactor.redact(issue.message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
+    // The value a message shows (`got ...`) is masked when it is a secret, however short.
+    const value = valueAt(raw, full);
+    const shown = (typeof value === 'string' || typeof value === 'number') && (redactor.isSecret(value) || secretPaths.includes(at)) ? showValue(value) : undefined;
+    const message = shown ? issue.message.split(shown).join(typeof value === 'string' ? '"***"' : '***') : issue.message;
+    return fail(redactor.redact(message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
   }
 }
 
@@ -236,6 +245,15 @@ function firstAlias(doc: Document): Node | undefined {
     },
   });
   return found;
+}
+
+function valueAt(input: unknown, at: readonly (string | number)[]): unknown {
+  let v = input;
+  for (const key of at) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<string | number, unknown>)[key];
+  }
+  return v;
 }
 
 /** `{`, `}`, `[`, `]` and `,` end a plain value inside `{...}` or `[...]`: an unquoted ${VAR} there breaks the YAML. */
