@@ -52,7 +52,12 @@ export interface RunOptions {
   client?: CatalogClient;
   /** Clock for the run start (tests). */
   now?: () => Date;
+  /** Fail the run after this long without progress (default: the file's `stallTimeout`, else 10 minutes). */
+  stallTimeoutMs?: number;
 }
+
+/** A run with no request, record, page or output for this long has stopped making progress. */
+export const DEFAULT_STALL_TIMEOUT_MS = 10 * 60_000;
 
 export interface RunSummary {
   pipeline: string;
@@ -130,13 +135,31 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
   };
 }
 
-/** Combines the source's filter with `updatedSince: {from: cursor}` by `and`. */
-export function withUpdatedSince(source: StageSpec, cursor: number): StageSpec {
-  const since = { updatedSince: { from: cursor } };
+/**
+ * Combines the source's filter with `updatedSince` by `and`: `{from: cursor}`, bounded
+ * `{from: cursor, until}` when `until` is given (`{until}` alone on a first run).
+ */
+export function withUpdatedSince(source: StageSpec, cursor: number | undefined, until?: number): StageSpec {
+  const window: Record<string, number> = {};
+  if (cursor !== undefined) window.from = cursor;
+  if (until !== undefined) window.until = Math.max(until, cursor ?? 0);
+  if (Object.keys(window).length === 0) return source;
+  const since = { updatedSince: window };
   const filter = source.filter as Record<string, unknown> | undefined;
   if (!filter) return { ...source, filter: since };
   if (Array.isArray(filter.and) && Object.keys(filter).length === 1) return { ...source, filter: { and: [...filter.and, since] } };
   return { ...source, filter: { and: [filter, since] } };
+}
+
+/**
+ * The last second an incremental run asks for (`updatedSince.until`): the second before it
+ * started. Bounding the window keeps the result from growing while it is read (a product
+ * updated during the run leaves the window instead of entering it, and the source re-reads
+ * what shifted); what changed from that second on is the next run's, whose cursor is at most
+ * the run's start (nextCursor), so the windows of successive runs leave no gap.
+ */
+export function windowUntil(startedAt: Date): number {
+  return Math.floor(startedAt.getTime() / 1000) - 1;
 }
 
 /** The next cursor: the run start minus the overlap, or the newest `meta.updatedAt` seen if that is earlier. */
@@ -158,9 +181,11 @@ export async function sourceWithCursor(
   source: StageSpec,
   store: StateStore | undefined,
   fullRefresh: boolean | undefined,
+  startedAt: Date = new Date(),
 ): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
-  return { source: previous ? withUpdatedSince(source, previous.cursor) : source, previous };
+  // With a state, every run (the first and a full refresh too) reads a bounded window.
+  return { source: store ? withUpdatedSince(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
 }
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
@@ -190,6 +215,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let transforms: Transform[] = [];
   const ownClient = !opts.client;
   let client = opts.client;
+  let watchdog: StallWatchdog | undefined;
+  let stalled: CatalogStreamsError | undefined;
 
   const describeRun = (): RunDescription => ({
     runId,
@@ -240,9 +267,13 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   };
 
   try {
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh));
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, startedAt));
     if (previous) {
-      events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore!.location}` });
+      const until = windowUntil(startedAt);
+      events.emit('info', {
+        code: 'incremental',
+        message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${stateStore!.location}`,
+      });
     }
     if (!client) {
       const connection = resolveConnection(loaded, opts.connection, opts.env);
@@ -277,6 +308,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
 
     chain = [source, ...fuseTransforms(transforms), sinkStream];
+    watchdog = new StallWatchdog(opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS, events, source, (err) => {
+      stalled = err;
+      controller.abort(err);
+    });
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
     // The commit point: every sink has committed. From here a stop request changes nothing (the
     // outputs stay published), so the cursor is stored whatever arrives, and the run succeeds.
@@ -301,14 +336,60 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // stream.pipeline rejects as soon as one stream fails, before the destroyed
     // sinks have finished removing temp files or aborting uploads: wait for them.
     await whenClosed(chain);
-    const aborted = controller.signal.aborted || (error as Error)?.name === 'AbortError';
-    const err = aborted && !(error instanceof CatalogStreamsError) ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
+    const aborted = !stalled && (controller.signal.aborted || (error as Error)?.name === 'AbortError');
+    const stoppedError = () =>
+      new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error });
+    const err = stalled ?? (aborted && !(error instanceof CatalogStreamsError) ? stoppedError() : error);
     const summary = summarize(aborted ? 'aborted' : 'failed', err);
     throw new RunFailedError(summary, err);
   } finally {
+    watchdog?.stop();
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();
+  }
+}
+
+/**
+ * Fails a run whose chain stops moving: no request, retry, page, record from the
+ * source or committed output for `timeoutMs`. Its interval timer is ref'd on
+ * purpose: while the chain runs it keeps the process alive, so a chain stuck on
+ * a Promise that never settles (user code) cannot let the event loop empty and
+ * the process exit 0 with nothing committed and no summary.
+ */
+class StallWatchdog {
+  readonly #timer: NodeJS.Timeout;
+  readonly #off: () => void;
+  #last = performance.now();
+
+  constructor(timeoutMs: number, events: RunEvents, source: Readable, onStall: (err: CatalogStreamsError) => void) {
+    const touch = () => {
+      this.#last = performance.now();
+    };
+    const names = ['request', 'retry', 'page', 'output', 'total', 'info'] as const;
+    for (const n of names) events.on(n, touch);
+    source.on('data', touch);
+    this.#off = () => {
+      for (const n of names) events.off(n, touch);
+      source.off('data', touch);
+    };
+    this.#timer = setInterval(() => {
+      if (performance.now() - this.#last < timeoutMs) return;
+      this.stop();
+      const seconds = Math.round(timeoutMs / 100) / 10;
+      onStall(
+        new CatalogStreamsError(
+          'run.stalled',
+          `the run made no progress for ${seconds} s (no request, record or output): a stage is stuck, e.g. a custom function whose Promise never settles; ` +
+            'outputs were discarded and the state cursor was left as it was (raise stallTimeout if a step legitimately takes longer)',
+        ),
+      );
+    }, Math.min(1000, Math.max(20, timeoutMs / 10)));
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#off();
   }
 }
 

@@ -4,10 +4,14 @@
 // RUNS THAT CODE with the rights of the catalog-streams process. `export` names
 // the function (default: the default export); `kind` fixes its contract (see
 // functional.ts: map, filter, flat-map); `options` is handed to it as ctx.options.
+// What drops a record is explicit: null from a map or flat-map, a falsy value
+// from a filter; undefined (a forgotten `return`) fails the run naming the
+// module, the export and the record. `timeout` bounds each call's Promise.
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { duration } from '../pipeline/duration.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { FunctionTransform, type RecordFunction } from './functional.js';
@@ -22,8 +26,11 @@ export const CustomOptionsSchema = z.strictObject({
     .enum(['map', 'filter', 'flat-map'])
     .default('map')
     .describe(
-      'map: fn(record, ctx) returns a record or null (drop); filter: truthy keeps the record; flat-map: returns a list of records (or one, or null); any may return a Promise',
+      'map: fn(record, ctx) returns a record, or null to drop it; filter: truthy keeps the record, falsy drops it; flat-map: returns a list of records (or one, or null); any may return a Promise. Returning undefined (a missing `return`) fails the run',
     ),
+  timeout: duration()
+    .prefault('60s')
+    .describe('Longest wait for the Promise of one call (default "60s"); a call still pending then fails the run naming the record'),
   options: z.unknown().optional().describe('Any value, passed to the function as ctx.options'),
 });
 
@@ -67,6 +74,8 @@ function createCustom(options: z.output<typeof CustomOptionsSchema>, ctx: StageC
   return new FunctionTransform(`custom(${options.module})`, options.kind, () => loadFunction(options, ctx.baseDir), ctx, {
     lazy: true,
     userOptions: options.options,
+    label: `custom: module "${options.module}" export "${options.export}"`,
+    timeoutMs: options.timeout,
   });
 }
 
