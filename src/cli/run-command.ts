@@ -20,6 +20,7 @@ import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import { RunFailedError, clientOptions, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
+import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../pipeline/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
 import { startSandbox } from '../sandbox/index.js';
@@ -77,11 +78,13 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
           baseUrl: sandbox.url,
           apiKey: sandbox.credentials.apiKey,
           apiSecret: sandbox.credentials.apiSecret,
+          sandbox: true,
           ...(sandboxRate !== undefined ? { rateLimit: sandboxRate === 0 ? Infinity : sandboxRate } : {}),
         }
       : {};
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
+      for (const p of pipelines) await checkDestinations(p, p.config.state?.path);
       io.stdout.write(`${await planCommandOutput(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false })}\n`);
       return 0;
     }
@@ -184,7 +187,7 @@ async function runAll(
     const results = await Promise.allSettled(
       pipelines.map((p) =>
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3 }).finally(() =>
+        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() =>
           uncommitted.delete(p.config.name),
         ),
       ),

@@ -23,12 +23,24 @@ export function s3ObjectIO(): S3ObjectIO {
         return fail('read', bucket, key, err);
       }
     },
-    async putObject(bucket, key, body) {
+    async putObject(bucket, key, body, opts) {
       try {
         const { client, s3 } = await connect();
-        await client.send(new s3.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json' }));
+        await client.send(new s3.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json', ...(opts?.ifNoneMatch ? { IfNoneMatch: '*' } : {}) }));
+        return true;
       } catch (err) {
-        fail('write', bucket, key, err);
+        // A conditional put of the lock: 412 it exists, 409 another one is being written.
+        const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        if (opts?.ifNoneMatch && (status === 412 || status === 409)) return false;
+        return fail('write', bucket, key, err);
+      }
+    },
+    async deleteObject(bucket, key) {
+      try {
+        const { client, s3 } = await connect();
+        await client.send(new s3.DeleteObjectCommand({ Bucket: bucket, Key: key }));
+      } catch (err) {
+        fail('delete', bucket, key, err);
       }
     },
   };

@@ -19,7 +19,9 @@ import type { StageRegistry } from './registry.js';
 import { newRunId } from './run-id.js';
 import { RunStats } from './run-stats.js';
 import type { RunDescription, SinkStream, StageContext } from './stage.js';
-import { type PipelineState, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
+import type { RunLock } from './lock.js';
+import { checkDestinations } from './preflight.js';
+import { checkStateIdentity, type PipelineState, type StateIdentity, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
 import { TeeSink } from './tee.js';
 
 export interface ResolvedConnection {
@@ -36,6 +38,8 @@ export interface ResolvedConnection {
   timeouts?: ClientTimeouts;
   /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
   resultWindow?: number;
+  /** The embedded sandbox (`--sandbox`): a state cursor records the host `sandbox`, whatever its port. */
+  sandbox?: boolean;
 }
 
 export interface RunOptions {
@@ -54,6 +58,8 @@ export interface RunOptions {
   now?: () => Date;
   /** Fail the run after this long without progress (default: the file's `stallTimeout`, else 10 minutes). */
   stallTimeoutMs?: number;
+  /** The run reads the embedded sandbox (`--sandbox`): its state cursor is never used against another host. */
+  sandbox?: boolean;
 }
 
 /** A run with no request, record, page or output for this long has stopped making progress. */
@@ -117,6 +123,7 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
     maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
     timeouts: override.timeouts ?? block.timeouts,
     resultWindow: override.resultWindow ?? envResultWindow(env),
+    ...(override.sandbox ? { sandbox: true } : {}),
   };
 }
 
@@ -182,10 +189,21 @@ export async function sourceWithCursor(
   store: StateStore | undefined,
   fullRefresh: boolean | undefined,
   startedAt: Date = new Date(),
+  identity?: StateIdentity,
 ): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
+  if (previous && identity) checkStateIdentity(previous, identity, store!.location);
   // With a state, every run (the first and a full refresh too) reads a bounded window.
   return { source: store ? withUpdatedSince(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
+}
+
+/** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source. */
+export function stateIdentity(config: LoadedPipeline['config'], baseUrl: string, sandbox: boolean | undefined): StateIdentity {
+  return {
+    pipeline: config.name,
+    host: sandbox ? 'sandbox' : new URL(baseUrl).host,
+    source: { type: config.source.type, ...(config.source.filter !== undefined ? { filter: config.source.filter } : {}) },
+  };
 }
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
@@ -214,6 +232,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let chain: (Readable | Transform | Writable)[] = [];
   let transforms: Transform[] = [];
   const ownClient = !opts.client;
+  let stateLock: RunLock | undefined;
   let client = opts.client;
   let watchdog: StallWatchdog | undefined;
   let stalled: CatalogStreamsError | undefined;
@@ -267,17 +286,21 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   };
 
   try {
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, startedAt));
+    if (!client) {
+      const connection = resolveConnection(loaded, opts.connection, opts.env);
+      client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
+    }
+    await checkDestinations(loaded, config.state?.path);
+    // One run per state at a time, taken before the first request; a run that loses it stops.
+    stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
+    const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, startedAt, identity));
     if (previous) {
       const until = windowUntil(startedAt);
       events.emit('info', {
         code: 'incremental',
         message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${stateStore!.location}`,
       });
-    }
-    if (!client) {
-      const connection = resolveConnection(loaded, opts.connection, opts.env);
-      client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
     }
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
     if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
@@ -324,6 +347,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       await stateStore.write({
         version: 1,
         pipeline: config.name,
+        host: identity.host,
+        source: identity.source,
         cursor: next,
         updatedAt: finishedAt.toISOString(),
         lastRun: { runId, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString(), records: stats.counters.recordsRead, source: config.source.type },
@@ -344,6 +369,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     throw new RunFailedError(summary, err);
   } finally {
     watchdog?.stop();
+    await stateLock?.release().catch((err: unknown) => events.emit('warning', { code: 'state.unlock', message: `could not remove the state lock: ${(err as Error).message}` }));
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();

@@ -20,6 +20,11 @@ export interface SinkStream extends Writable {
    * Optional; the tee removes committed local files itself when it is absent.
    */
   revoke?(): Promise<void>;
+  /**
+   * Optional: makes the sink wait, its data complete but unpublished, until `publish()`; the tee
+   * publishes every sink of a run only once all of them got there (record-sink.ts).
+   */
+  holdPublication?(): { readonly ready: Promise<void>; publish(): void };
 }
 
 /** What a sink writes into a manifest, asked for at commit time. */

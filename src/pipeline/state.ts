@@ -3,15 +3,22 @@
 // temporary name and renamed, so a crash never leaves half a file) or in an S3
 // object (`s3://bucket/key`, one PUT, which S3 makes atomic). It is written only
 // after every sink has committed; a failed run leaves the previous cursor.
+// A state records what its cursor belongs to (pipeline, API host, source type and filter) and is
+// locked by the run using it, so a cursor is never applied to another extract or by two runs.
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, CatalogStreamsError } from '../errors.js';
+import { fileLockBackend, RunLock, s3LockBackend, type S3LockIO } from './lock.js';
 
 export const PipelineState = z.looseObject({
   version: z.literal(1),
   pipeline: z.string(),
+  /** The API host the cursor was read from (`api.example.com`, `sandbox` for --sandbox runs); absent in older states. */
+  host: z.string().optional(),
+  /** The source the cursor belongs to (type and filter as in the pipeline file); absent in older states. */
+  source: z.looseObject({ type: z.string(), filter: z.unknown().optional() }).optional(),
   /** Unix seconds: the next run asks for `updatedSince: {from: cursor}`. */
   cursor: z.int().nonnegative(),
   updatedAt: z.string(),
@@ -32,12 +39,62 @@ export interface StateStore {
   readonly location: string;
   read(): Promise<PipelineState | undefined>;
   write(state: PipelineState): Promise<void>;
+  /**
+   * Takes the state's lock for one run (`<file>.lock`, `s3://bucket/<key>.lock`), or fails with
+   * `state.locked` naming the run that holds it. Undefined when the S3 I/O cannot lock.
+   */
+  lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock | undefined>;
 }
 
 /** The smallest S3 surface the store needs, so callers pass any configured S3 client. */
 export interface S3ObjectIO {
   getObject(bucket: string, key: string): Promise<string | undefined>;
-  putObject(bucket: string, key: string, body: string): Promise<void>;
+  /** `ifNoneMatch`: a conditional put, resolving false when the object exists (for the lock). */
+  putObject(bucket: string, key: string, body: string, opts?: { ifNoneMatch?: boolean }): Promise<boolean | void>;
+  /** Needed for the state lock; without it the S3 state is not locked. */
+  deleteObject?(bucket: string, key: string): Promise<void>;
+}
+
+/** What a cursor belongs to: a cursor of another pipeline, host or source is refused. */
+export interface StateIdentity {
+  pipeline: string;
+  /** `host[:port]` of the API, or `sandbox` for the embedded sandbox of `--sandbox`. */
+  host: string;
+  source: { type: string; filter?: unknown };
+}
+
+const lockOptions = (location: string, onLost: (err: Error) => void) => ({ what: `state ${location}`, code: 'state.locked', onLost });
+
+/** JSON with object keys sorted, so two equal filters compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+const describeHost = (host: string) => (host === 'sandbox' ? 'the embedded sandbox (--sandbox)' : `API host ${host}`);
+
+/**
+ * Refuses a stored cursor that belongs to another pipeline, API host or source (type and
+ * filter). States written before the host and source were recorded are checked by pipeline only.
+ */
+export function checkStateIdentity(state: PipelineState, identity: StateIdentity, location: string): void {
+  const problems: string[] = [];
+  if (state.pipeline !== identity.pipeline) problems.push(`it belongs to pipeline "${state.pipeline}", this is pipeline "${identity.pipeline}"`);
+  if (state.host !== undefined && state.host !== identity.host) {
+    problems.push(`it was read from ${describeHost(state.host)}, this run reads ${describeHost(identity.host)}`);
+  }
+  if (state.source !== undefined && canonical({ type: state.source.type, filter: state.source.filter }) !== canonical(identity.source)) {
+    problems.push(
+      `it is the cursor of source ${state.source.type} with filter ${canonical(state.source.filter)}, this run reads ${identity.source.type} with filter ${canonical(identity.source.filter)}`,
+    );
+  }
+  if (problems.length === 0) return;
+  throw new CatalogStreamsError(
+    'state.mismatch',
+    `state ${location} cannot be used: ${problems.join('; ')}. A cursor only holds for the pipeline, source and API host that saved it ` +
+      `(using it elsewhere skips records): give this pipeline a state.path of its own, or run with --full-refresh to extract everything and replace the cursor`,
+  );
 }
 
 export function openStateStore(location: string, opts: { baseDir: string; s3?: () => S3ObjectIO }): StateStore {
@@ -67,6 +124,10 @@ function parseState(text: string, location: string): PipelineState {
 
 class FileStateStore implements StateStore {
   constructor(readonly location: string) {}
+
+  lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock> {
+    return RunLock.acquire(fileLockBackend(`${this.location}.lock`), who, lockOptions(this.location, onLost));
+  }
 
   async read(): Promise<PipelineState | undefined> {
     let text: string;
@@ -100,6 +161,13 @@ class S3StateStore implements StateStore {
     private readonly key: string,
     private readonly io: S3ObjectIO,
   ) {}
+
+  async lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock | undefined> {
+    const io = this.io;
+    if (!io.deleteObject) return undefined;
+    const lockIO: S3LockIO = { getObject: (b, k) => io.getObject(b, k), putObject: (b, k, body, o) => io.putObject(b, k, body, o), deleteObject: (b, k) => io.deleteObject!(b, k) };
+    return RunLock.acquire(s3LockBackend(lockIO, this.bucket, `${this.key}.lock`), who, lockOptions(this.location, onLost));
+  }
 
   async read(): Promise<PipelineState | undefined> {
     const text = await this.io.getObject(this.bucket, this.key);

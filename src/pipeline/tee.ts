@@ -5,6 +5,11 @@
 // removes its temporary files or aborts its upload; and a sink that had already
 // committed when a sibling failed has its outputs removed again (its `revoke()`,
 // or for local files the tee deletes them), so a failed run leaves no outputs.
+//
+// Sinks that can hold their publication (every built-in sink) are held with their data
+// complete but unpublished (temp files not renamed, no manifest) until every sink got there;
+// then all publish. A sibling failing before that point only discards temp files and this
+// run's own objects: what earlier runs published under the same names is never touched.
 import { unlink } from 'node:fs/promises';
 import { Writable, finished } from 'node:stream';
 import type { OutputRecord, RunEvents } from '../events.js';
@@ -17,6 +22,8 @@ function closed(stream: Writable): Promise<void> {
 export class TeeSink extends Writable implements SinkStream {
   readonly #sinks: SinkStream[];
   readonly #events: RunEvents | undefined;
+  readonly #held: Array<{ readonly ready: Promise<void>; publish(): void }>;
+  readonly #ready: Promise<void>[];
   /** Outputs removed again after a sibling failed: not outputs of the run. */
   #revoked = false;
   #revoking: Promise<void> | undefined;
@@ -29,10 +36,21 @@ export class TeeSink extends Writable implements SinkStream {
     for (const sink of sinks) {
       sink.on('error', (err) => this.destroy(err));
     }
+    // A sink that cannot be held counts as ready once it finished (it committed on its own).
+    this.#held = [];
+    this.#ready = [];
+    if (sinks.length > 1) {
+      for (const sink of sinks) {
+        const held = sink.holdPublication?.();
+        if (held) this.#held.push(held);
+        this.#ready.push(held ? held.ready : new Promise<void>((resolve, reject) => finished(sink, (err) => (err ? reject(err) : resolve()))));
+      }
+      for (const r of this.#ready) r.catch(() => {});
+    }
   }
 
   get outputs(): readonly OutputRecord[] {
-    return this.#revoked ? [] : this.#sinks.flatMap((s) => s.outputs);
+    return this.#revoked ? [] : this.#sinks.flatMap((s) => s.outputs ?? []);
   }
 
   override _write(chunk: unknown, _enc: BufferEncoding, callback: (err?: Error | null) => void): void {
@@ -69,6 +87,15 @@ export class TeeSink extends Writable implements SinkStream {
         } else if (--pending === 0) callback();
       });
       sink.end();
+    }
+    if (this.#held.length > 0) {
+      Promise.all(this.#ready).then(
+        () => {
+          for (const h of this.#held) h.publish();
+        },
+        // The failing sink errors and the tee is destroyed: the held sinks discard their data.
+        () => {},
+      );
     }
   }
 

@@ -1,17 +1,18 @@
 // A local output file that appears under its final name only when complete.
 //
-// Bytes go to `.<name>.<random>.tmp` in the same folder (hidden, so globs such as
+// Bytes go to `.<name>.<host>-<pid>-<random>.tmp` in the same folder (hidden, so globs such as
 // `*.parquet` never pick it up, and on the same file system so the rename is atomic).
 // `close()` flushes, fsyncs and closes it; `commit()` renames it over the final name.
 // `abort()` removes the temp file; after an abort nothing exists under the final name
 // that this object created. A process killed with SIGKILL can leave a `.tmp` behind,
-// never a partial file under the final name.
-import { randomBytes } from 'node:crypto';
+// never a partial file under the final name; the next run of the dataset removes it
+// (local-dataset.ts), knowing from its name whether its writer still runs.
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { SinkError } from '../errors.js';
+import { tempPathFor } from './local-dataset.js';
 import { waitForDrain, writeWithBackpressure, type ByteDestination } from './byte-destination.js';
 
 const STREAM_HIGH_WATER_MARK = 256 * 1024;
@@ -34,7 +35,7 @@ export class AtomicFile implements ByteDestination {
   /** Creates the folder if needed and opens a fresh temp file next to `finalPath`. */
   static async create(finalPath: string): Promise<AtomicFile> {
     const dir = dirname(finalPath);
-    const tempPath = join(dir, `.${basename(finalPath)}.${randomBytes(4).toString('hex')}.tmp`);
+    const tempPath = tempPathFor(finalPath);
     try {
       await mkdir(dir, { recursive: true });
       // `flush`: fsync before close, so a committed file survives a crash right after the rename.

@@ -2,11 +2,13 @@
 // ctx.baseDir, atomic temp+rename files committed together when the sink
 // finishes, or stdout for `-` (ctx.services.stdout, if set, replaces
 // process.stdout; tests and embedding callers use it).
-import { resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { Writable } from 'node:stream';
 import { ConfigError } from '../errors.js';
 import type { StageContext } from '../pipeline/stage.js';
+import { fileLockBackend, RunLock } from '../pipeline/lock.js';
 import { AtomicFile } from './atomic-file.js';
+import { removeStaleTemps, removeSuperseded } from './local-dataset.js';
 import { StdoutDestination } from './byte-destination.js';
 import { PathTemplate } from './path-template.js';
 import { RecordSink, type RecordFormat } from './record-sink.js';
@@ -34,7 +36,8 @@ export function localPathTemplate(path: string, rotation: RotationOptions, ctx: 
 export function createLocalFileSink<Item>(setup: LocalFileSinkSetup<Item>, template: PathTemplate | undefined): RecordSink<Item> {
   const { ctx } = setup;
   const stdout = ctx.services.stdout as Writable | undefined;
-  return new RecordSink<Item>({
+  let lock: RunLock | undefined;
+  const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,
     ctx,
     format: setup.format,
@@ -45,5 +48,38 @@ export function createLocalFileSink<Item>(setup: LocalFileSinkSetup<Item>, templ
     rotation: setup.rotation,
     commitOnClose: false,
     writeEmpty: !template || template.fields.length === 0,
+    prepare: template
+      ? async () => {
+          const removed = await removeStaleTemps(template, ctx.baseDir);
+          if (removed.length > 0) {
+            ctx.events.emit('info', { code: 'stale_temp_removed', message: `removed ${removed.length} temp file(s) that killed runs left: ${removed.join(', ')}` });
+          }
+          // A dataset of several files that each run replaces: one run publishes into it at a time.
+          if (template.isDynamic && !template.hasRun) {
+            const dir = resolve(ctx.baseDir, template.fixedPrefix());
+            lock = await RunLock.acquire(
+              fileLockBackend(join(dir, LOCAL_LOCK_NAME)),
+              { runId: ctx.run.id, pipeline: ctx.run.name },
+              { what: `dataset ${dir}${sep}`, code: 'publish.locked', onLost: (err) => sink.destroy(err) },
+            );
+          }
+        }
+      : undefined,
+    // Without {run} a run replaces the dataset: the earlier runs' files it did not overwrite go.
+    supersede:
+      template && !template.hasRun
+        ? async (written) => {
+            const removed = await removeSuperseded(template, ctx.baseDir, written);
+            if (removed.length > 0) ctx.events.emit('info', { code: 'superseded', message: `removed ${removed.length} file(s) of earlier runs: ${removed.join(', ')}` });
+          }
+        : undefined,
+    release: async () => {
+      await lock?.release();
+      lock = undefined;
+    },
   });
+  return sink;
 }
+
+/** The lock file of a local dataset that each run replaces, in its folder. */
+export const LOCAL_LOCK_NAME = '.publish.lock';

@@ -43,17 +43,29 @@ export interface PartitionField {
   key: string;
 }
 
+/** A run id as newRunId() makes it (`20260102T030405Z-a1b2c3`). */
+const RUN_ID_PATTERN = '\\d{8}T\\d{6}Z-[0-9a-f]{6}';
+
 export class PathTemplate {
   readonly source: string;
   readonly fields: readonly PartitionField[];
   readonly hasPart: boolean;
+  /** Whether the template names the run (`{run}`): each run then writes outputs of its own. */
+  readonly hasRun: boolean;
+  /**
+   * Matches every path this template renders, for any partition values, part numbers and run
+   * ids (the other run values fixed): the outputs of earlier runs of the same dataset.
+   */
+  readonly pattern: RegExp;
   readonly #tokens: Token[];
 
-  private constructor(source: string, tokens: Token[], fields: PartitionField[]) {
+  private constructor(source: string, tokens: Token[], fields: PartitionField[], hasRun: boolean, pattern: string) {
     this.source = source;
     this.#tokens = tokens;
     this.fields = fields;
     this.hasPart = tokens.some((t) => 'part' in t);
+    this.hasRun = hasRun;
+    this.pattern = new RegExp(`^${pattern}$`);
   }
 
   /**
@@ -63,7 +75,10 @@ export class PathTemplate {
   static parse(source: string, run: RunValues, option = 'path'): PathTemplate {
     const tokens: Token[] = [];
     const fields: PartitionField[] = [];
-    const pushLiteral = (text: string) => {
+    let hasRun = false;
+    let pattern = '';
+    const pushLiteral = (text: string, asPattern = escapeRegExp(text)) => {
+      pattern += asPattern;
       if (!text) return;
       const last = tokens.at(-1);
       if (last && 'literal' in last) last.literal += text;
@@ -92,13 +107,15 @@ export class PathTemplate {
           pushLiteral(escapePathValue(run.name));
           continue;
         case 'run':
-          pushLiteral(escapePathValue(run.id));
+          hasRun = true;
+          pushLiteral(escapePathValue(run.id), RUN_ID_PATTERN);
           continue;
         case 'date':
           pushLiteral(run.startedAt.toISOString().slice(0, 10));
           continue;
         case 'part':
           tokens.push({ part: true });
+          pattern += '\\d{5,}';
           continue;
       }
       // A record field: only in the Hive form `key={field}`, right after `key=`.
@@ -114,8 +131,9 @@ export class PathTemplate {
       }
       fields.push({ path: name.split('.'), key: hive![1]! });
       tokens.push({ field: fields.length - 1 });
+      pattern += '[^/\\\\]*';
     }
-    return new PathTemplate(source, tokens, fields);
+    return new PathTemplate(source, tokens, fields, hasRun, pattern);
   }
 
   /** The escaped partition values of a record, one per partition field (empty when unpartitioned). */
@@ -170,6 +188,10 @@ export class PathTemplate {
   get isDynamic(): boolean {
     return this.#tokens.some((t) => !('literal' in t));
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 export function formatPart(part: number): string {

@@ -66,10 +66,30 @@ export interface RecordSinkSpec<Item> {
   writeEmpty: boolean;
   /** Runs once every data output is committed (S3: writes the manifest); may add outputs. */
   afterCommit?(committed: readonly CommittedOutput[]): Promise<CommittedOutput[]>;
-  /** Runs once before the first record (loads the S3 SDK and creates its client); a failure fails the sink. */
+  /** Runs once before the first record (loads the S3 SDK, takes the dataset lock); a failure fails the sink. */
   prepare?(): Promise<void>;
+  /**
+   * Runs after the outputs and the manifest are published, with every location this run wrote:
+   * removes the outputs of earlier runs that this run replaces (see the README's publication
+   * protocol). A failure is a `sink.cleanup` warning: this run's data is published.
+   */
+  supersede?(written: ReadonlySet<string>): Promise<void>;
+  /** Runs when the stream closes, after success or failure, before dispose (releases the dataset lock). */
+  release?(): Promise<void>;
   /** Runs when the stream closes, after success or failure (closes the S3 client). */
   dispose?(): void;
+}
+
+/**
+ * A sink that publishes only when told to: the tee holds every sink of a run at the point where
+ * its data is complete but not yet visible under final names or in a manifest, and publishes
+ * them all once every sink got there (so a failed sibling never leaves half a run published).
+ */
+export interface HeldPublication {
+  /** Resolves when the sink's data is complete and it waits to publish; rejects if it fails first. */
+  readonly ready: Promise<void>;
+  /** Lets the sink publish (its `finish` follows). */
+  publish(): void;
 }
 
 /** `record id=P123` or, for a record without an id, `record #42` (1-based position). */
@@ -90,6 +110,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   /** `_final` writing the side objects (the manifest); the destroy waits for it before disposing. */
   #writingExtras: Promise<unknown> | undefined;
   readonly #onAbort: () => void;
+  #formatClosed = false;
+  #releasing: Promise<void> | undefined;
+  #hold: { ready: () => void; fail: (err: Error) => void; go: () => void; stop: (err: Error) => void; decision: Promise<void> } | undefined;
 
   constructor(spec: RecordSinkSpec<Item>) {
     super({ objectMode: true, highWaterMark: SINK_HIGH_WATER_MARK });
@@ -118,6 +141,26 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     this.#onAbort = () => this.destroy(new AbortedError(`the run was aborted; ${spec.sinkType} sink output discarded`, { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
     else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** Makes `_final` wait, with its data complete, until `publish()` (the tee calls it for every sink). */
+  holdPublication(): HeldPublication {
+    let ready!: () => void;
+    let fail!: (err: Error) => void;
+    const readyPromise = new Promise<void>((resolve, reject) => {
+      ready = resolve;
+      fail = reject;
+    });
+    readyPromise.catch(() => {});
+    let go!: () => void;
+    let stop!: (err: Error) => void;
+    const decision = new Promise<void>((resolve, reject) => {
+      go = resolve;
+      stop = reject;
+    });
+    decision.catch(() => {});
+    this.#hold = { ready, fail, go, stop, decision };
+    return { ready: readyPromise, publish: () => go() };
   }
 
   /** Every output committed under its final name (files, objects, the manifest), with rows and bytes. */
@@ -170,8 +213,15 @@ export class RecordSink<Item> extends Writable implements SinkStream {
           });
         }
       }
-      await this.#parts.finish();
+      await this.#parts.closeAll();
       await format.close();
+      this.#formatClosed = true;
+      if (this.#hold) {
+        this.#hold.ready();
+        await this.#hold.decision;
+      }
+      if (this.#destroying) return;
+      await this.#parts.commitAll();
       if (this.#destroying) return;
       if (afterCommit) {
         const writing = (async () => {
@@ -191,7 +241,18 @@ export class RecordSink<Item> extends Writable implements SinkStream {
         }
       }
       this.#finished = true;
-    })().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+      if (this.#spec.supersede) {
+        await this.#spec.supersede(this.#parts.locations).catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
+      }
+      // Released before `finish`, so whoever waits for the sink finds the dataset unlocked.
+      await this.#release();
+    })().then(
+      () => callback(),
+      (err: unknown) => {
+        this.#hold?.fail(this.#wrap(err));
+        callback(this.#wrap(err));
+      },
+    );
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
@@ -206,19 +267,27 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#spec.ctx.signal.removeEventListener('abort', this.#onAbort);
     this.#destroying = true;
+    const reason = error ?? new SinkError(`${this.#spec.sinkType} sink was destroyed before it finished; its output was discarded`, { code: 'sink.aborted' });
+    this.#hold?.fail(reason);
+    this.#hold?.stop(reason);
+    const release = () => this.#release();
     if (this.#finished) {
-      this.#spec.dispose?.();
-      callback(error);
+      release().finally(() => {
+        this.#spec.dispose?.();
+        callback(error);
+      });
       return;
     }
-    const reason = error ?? new SinkError(`${this.#spec.sinkType} sink was destroyed before it finished; its output was discarded`, { code: 'sink.aborted' });
     (async () => {
       await this.#spec.format.abort(reason).catch(() => {});
+      // Held back after its side outputs (dead letters) were committed: those go too.
+      if (this.#formatClosed) await this.#spec.format.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error));
       const failures = await this.#parts.abort(reason);
       for (const failure of failures) this.#cleanupWarning(failure);
       this.#committed.length = 0;
       // A manifest being written when the stop came is removed by `_final` itself, with the client still open.
       await this.#writingExtras?.catch(() => {});
+      await release();
     })().finally(() => {
       this.#spec.dispose?.();
       callback(error);
@@ -242,6 +311,12 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     await this.#spec.format.revoke?.().catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
     // What the removal reopened (the S3 client) is released again.
     this.#spec.dispose?.();
+  }
+
+  #release(): Promise<void> {
+    return (this.#releasing ??= (this.#spec.release?.() ?? Promise.resolve()).catch((err: unknown) =>
+      this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))),
+    ));
   }
 
   #cleanupWarning(failure: Error): void {

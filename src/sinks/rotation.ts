@@ -181,10 +181,25 @@ export class PartitionedParts<Item> {
 
   /** Closes every open part and commits every part not committed yet, in the order they were opened. */
   async finish(): Promise<void> {
+    await this.closeAll();
+    await this.commitAll();
+  }
+
+  /** Closes every open part: local files are complete under their temp names, S3 objects uploaded. */
+  async closeAll(): Promise<void> {
     for (const part of [...this.#open.values()]) await this.#close(part);
+  }
+
+  /** Commits every closed part (renames local files to their final names), in the order they were opened. */
+  async commitAll(): Promise<void> {
     for (const part of this.#all) {
       if (part.state === 'closed') await this.#commit(part);
     }
+  }
+
+  /** Every location this run opened (committed or not). */
+  get locations(): ReadonlySet<string> {
+    return this.#locations;
   }
 
   /**

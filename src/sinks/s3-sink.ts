@@ -27,6 +27,7 @@ import { RecordSink, type CommittedOutput, type RecordFormat } from './record-si
 import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
 import { loadS3Sdk, type S3Sdk } from './s3-sdk.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
+import { RunLock, s3LockBackend, type S3LockIO } from '../pipeline/lock.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
 
@@ -113,10 +114,28 @@ function s3ClientConfig(options: S3ClientOptions): S3ClientConfig {
   return config;
 }
 
+/**
+ * The key a data object is written under: the template, with `-{run}` added before the
+ * extension when it has no `{run}`, so that no run ever overwrites an object another run
+ * published (`part-{part}.parquet` -> `part-{part}-{run}.parquet`).
+ */
+export function runKeyTemplate(key: string): string {
+  if (/\{\s*run\s*\}/.test(key)) return key;
+  const slash = key.lastIndexOf('/') + 1;
+  const name = key.slice(slash);
+  const ext = /(\.[^./{}]+(?:\.gz)?)?$/.exec(name)!;
+  return `${key.slice(0, slash)}${name.slice(0, ext.index)}-{run}${ext[0]}`;
+}
+
 function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
   const { format, bucket, key, gzip, maxRows, maxBytes, maxOpenPartitions, partSize, queueSize, manifest, manifestKey } = options;
-  const template = PathTemplate.parse(key, ctx.run, 'key');
-  const manifestObjectKey = manifest ? manifestKeyFor(manifestKey, template, ctx) : undefined;
+  const given = PathTemplate.parse(key, ctx.run, 'key');
+  const template = PathTemplate.parse(runKeyTemplate(key), ctx.run, 'key');
+  // Without {run} in the key each run replaces the dataset (the folder of the manifest): it
+  // holds a lock on it for the run and, once published, removes the earlier runs' objects.
+  const replaces = !given.hasRun;
+  const prefix = given.fixedPrefix();
+  const manifestObjectKey = manifest ? manifestKeyFor(manifestKey, given, ctx) : undefined;
   const gzipped = gzip ?? key.endsWith('.gz');
   const recordFormat: RecordFormat<unknown> =
     format === 'parquet'
@@ -127,8 +146,9 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
   // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.
   let sdk!: S3Sdk;
   let client: S3Client | undefined;
+  let lock: RunLock | undefined;
   const currentClient = (): S3Client => (client ??= new sdk.s3.S3Client(s3ClientConfig(options)));
-  return new RecordSink<unknown>({
+  const sink: RecordSink<unknown> = new RecordSink<unknown>({
       sinkType: 's3',
       ctx,
       format: recordFormat,
@@ -137,6 +157,36 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
       locate: (rendered) => rendered,
       prepare: async () => {
         sdk = await loadS3Sdk();
+        if (!replaces) return;
+        lock = await RunLock.acquire(
+          s3LockBackend(lockIO(sdk, currentClient), bucket, `${prefix}${LOCK_NAME}`),
+          { runId: ctx.run.id, pipeline: ctx.run.name },
+          {
+            what: `dataset s3://${bucket}/${prefix}`,
+            code: 'publish.locked',
+            onLost: (err) => sink.destroy(err),
+          },
+        );
+      },
+      supersede: replaces
+        ? async (written) => {
+            const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
+            const stale = (await listKeys(sdk, currentClient(), bucket, prefix)).filter(
+              (k) => !keep.has(k) && (template.pattern.test(k) || given.pattern.test(k)),
+            );
+            for (const k of stale) {
+              try {
+                await currentClient().send(new sdk.s3.DeleteObjectCommand({ Bucket: bucket, Key: k }));
+              } catch (err) {
+                throw s3Error(err, 'delete the superseded object', s3Location(bucket, k));
+              }
+            }
+            if (stale.length > 0) ctx.events.emit('info', { code: 'superseded', message: `removed ${stale.length} object(s) of earlier runs under s3://${bucket}/${prefix}` });
+          }
+        : undefined,
+      release: async () => {
+        await lock?.release();
+        lock = undefined;
       },
       openDestination: (objectKey) => new S3ObjectUpload(sdk, currentClient, { bucket, key: objectKey, contentType, partSize, queueSize }),
       rotation: { maxRows, maxBytes, maxOpenPartitions },
@@ -151,6 +201,62 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
         client = undefined;
       },
     });
+  return sink;
+}
+
+/** The lock object of a dataset a run replaces, in the folder of its manifest. */
+export const LOCK_NAME = '_publish.lock';
+
+async function listKeys(sdk: S3Sdk, client: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    let page;
+    try {
+      page = await client.send(new sdk.s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    } catch (err) {
+      throw s3Error(err, 'list', s3Location(bucket, prefix));
+    }
+    for (const c of page.Contents ?? []) if (c.Key) keys.push(c.Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys;
+}
+
+/** The lock object's S3 calls, with the sink's client. */
+export function lockIO(sdk: S3Sdk, client: () => S3Client): S3LockIO {
+  const { s3 } = sdk;
+  const status = (err: unknown) => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return {
+    async getObject(bucket, key) {
+      try {
+        const res = await client().send(new s3.GetObjectCommand({ Bucket: bucket, Key: key }));
+        return await res.Body!.transformToString('utf8');
+      } catch (err) {
+        if ((err as { name?: string }).name === 'NoSuchKey' || status(err) === 404) return undefined;
+        throw s3Error(err, 'read the lock', s3Location(bucket, key));
+      }
+    },
+    async putObject(bucket, key, body, opts) {
+      try {
+        await client().send(
+          new s3.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json', ...(opts?.ifNoneMatch ? { IfNoneMatch: '*' } : {}) }),
+        );
+        return true;
+      } catch (err) {
+        // 412: the lock exists; 409: another conditional put of it is in progress.
+        if (opts?.ifNoneMatch && (status(err) === 412 || status(err) === 409)) return false;
+        throw s3Error(err, 'write the lock', s3Location(bucket, key));
+      }
+    },
+    async deleteObject(bucket, key) {
+      try {
+        await client().send(new s3.DeleteObjectCommand({ Bucket: bucket, Key: key }));
+      } catch (err) {
+        throw s3Error(err, 'delete the lock', s3Location(bucket, key));
+      }
+    },
+  };
 }
 
 /** The manifest's key: `manifestKey` (run placeholders only), or `_manifest.json` in the folder shared by all keys. */

@@ -58,12 +58,14 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
     const keys = (listed.Contents ?? []).map((c) => c.Key!).sort();
     const rejected = keys.filter((k) => k.startsWith(`catalog/rejected/products/dt=${date}/rejected-`) && k.endsWith('.jsonl.gz'));
     expect(rejected).toHaveLength(1);
+    // Part names carry the run id (the key template has no {run}): no run overwrites another's objects.
+    const runId = jsonLines(stderr).find((l) => l.event === 'summary')!.runId as string;
     expect(keys).toEqual(
       [
         `catalog/products/dt=${date}/_manifest.json`,
-        `catalog/products/dt=${date}/part-00000.parquet`,
-        `catalog/products/dt=${date}/part-00001.parquet`,
-        `catalog/products/dt=${date}/part-00002.parquet`,
+        `catalog/products/dt=${date}/part-00000-${runId}.parquet`,
+        `catalog/products/dt=${date}/part-00001-${runId}.parquet`,
+        `catalog/products/dt=${date}/part-00002-${runId}.parquet`,
         `catalog/rejected/products/dt=${date}/_manifest.json`,
         ...rejected,
       ].sort(),
@@ -74,7 +76,7 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
     expect(log.findIndex((r) => r.op === 'PutObject' && r.key === `catalog/products/dt=${date}/_manifest.json`)).toBeGreaterThan(lastPart);
     const manifest = JSON.parse((await get(`catalog/products/dt=${date}/_manifest.json`)).toString()) as S3Manifest;
     expect(manifest).toMatchObject({ version: 1, name: 'products-lake', format: 'parquet', bucket: 'lake', source: { type: 'products.stream', filter: { status: ['active', 'replaced', 'inactive'] } } });
-    expect(manifest.files.map((f) => f.key)).toEqual([0, 1, 2].map((p) => `catalog/products/dt=${date}/part-0000${p}.parquet`));
+    expect(manifest.files.map((f) => f.key)).toEqual([0, 1, 2].map((p) => `catalog/products/dt=${date}/part-0000${p}-${runId}.parquet`));
     expect(manifest.files.map((f) => f.rows).slice(0, 2)).toEqual([1000, 1000]);
 
     // Read the parts back as a data engineer would.

@@ -7,7 +7,9 @@
 //   - AbortMultipartUpload (DELETE /bucket/key?uploadId=...): s3rver answers MethodNotAllowed.
 // It can also inject a fault: `failUploadPartFrom: n` answers 500 InternalError to every
 // UploadPart with partNumber >= n (the SDK retries, then the upload fails half-way), and
-// slow parts down: `uploadPartDelayMs` waits before storing each part. Every request is
+// slow parts down: `uploadPartDelayMs` waits before storing each part. s3rver ignores
+// `If-None-Match: *` on PutObject; the child honours it as S3 does (412 PreconditionFailed when
+// the key exists), serialized per key. Every request is
 // logged (operation, key, part number, status) into `requests`.
 //
 // Credentials: s3rver knows one key pair, S3RVER/S3RVER. For SigV4 it checks only that the
@@ -97,6 +99,7 @@ server.middleware.unshift(async (ctx, next) => {
   }
 });
 const xml = (s) => String(s).replace(/[<>&'"]/g, (c) => '&#' + c.charCodeAt(0) + ';');
+const conditional = new Map();
 const uploadsDir = () => server.store.getResourcePath(bucket, undefined, 'uploads');
 function errorBody(code, message) {
   return '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>' + code + '</Code><Message>' + xml(message) + '</Message></Error>';
@@ -135,6 +138,27 @@ server.middleware.splice(1, 0, async (ctx, next) => {
     fs.rmSync(dir, { recursive: true, force: true });
     ctx.status = 204;
     return;
+  }
+  if (ctx.method === 'PUT' && key && !ctx.query.uploadId && ctx.get('if-none-match') === '*') {
+    // Conditional put (S3 answers 412 when the key exists); one at a time per key, so two racing
+    // creators cannot both pass the check.
+    const previous = conditional.get(key) || Promise.resolve();
+    let done;
+    const turn = new Promise((r) => (done = r));
+    conditional.set(key, previous.then(() => turn));
+    await previous;
+    try {
+      if (await server.store.existsObject(bucket, key)) {
+        ctx.req.resume();
+        ctx.status = 412;
+        ctx.type = 'application/xml';
+        ctx.body = errorBody('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
+        return;
+      }
+      return await next();
+    } finally {
+      done();
+    }
   }
   if (partDelay && ctx.method === 'PUT' && key && ctx.query.uploadId) await new Promise((r) => setTimeout(r, partDelay));
   if (failFrom && ctx.method === 'PUT' && key && ctx.query.uploadId && Number(ctx.query.partNumber) >= failFrom) {

@@ -103,7 +103,7 @@ describe('TeeSink', () => {
     expect(tee.outputs).toEqual([]);
   });
 
-  it('a sink failing at commit, after a sibling committed, takes the sibling output back', async () => {
+  it('a sink failing at commit, after a sibling completed its data, publishes nothing', async () => {
     const events = new RunEvents();
     const warnings: string[] = [];
     events.on('warning', (w) => warnings.push(w.message));
@@ -113,15 +113,14 @@ describe('TeeSink', () => {
     const committed: string[] = [];
     events.on('output', (o) => committed.push(o.location));
     await expect(pipeline(countingSource(50).stream, tee)).rejects.toThrow('memory sink could not commit');
-    // The jsonl file was committed under its final name first...
-    expect(committed).toEqual([join(dir, 'out/products.jsonl')]);
-    // ...and removed again when its sibling failed.
+    // The jsonl file, complete, waited for its sibling and was never published; its temp file is gone.
+    expect(committed).toEqual([]);
     expect(await readdir(join(dir, 'out'))).toEqual([]);
     expect(tee.outputs).toEqual([]);
     expect(warnings).toEqual([]);
   });
 
-  it('a Parquet sink taken back after a sibling failed also removes its dead-letter output', async () => {
+  it('a Parquet sink held back while a sibling fails also removes its dead-letter output', async () => {
     const ctx = testContext({ baseDir: dir, stages: sinkStages });
     const warnings: string[] = [];
     ctx.events.on('warning', (w) => warnings.push(w.message));
@@ -135,9 +134,8 @@ describe('TeeSink', () => {
     const tee = new TeeSink([parquet, late], ctx.events);
     const records = Array.from({ length: 40 }, (_, i) => ({ id: `P${i}`, n: i % 10 === 0 ? 'not a number' : i }));
     await expect(pipeline(Readable.from(records), tee)).rejects.toThrow('memory sink could not commit');
-    // Both were committed under their final names first...
-    expect(committed.sort()).toEqual([join(dir, 'out/p.parquet'), join(dir, 'out/rejected.jsonl')]);
-    // ...and both removed again.
+    // The Parquet file waited for its sibling and was never published; its dead letters, committed
+    // when the Parquet sink completed its data, are removed again.
     expect(await readdir(join(dir, 'out'))).toEqual([]);
     expect(warnings).toEqual([]);
   });

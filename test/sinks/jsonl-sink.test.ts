@@ -199,9 +199,12 @@ describe('jsonl sink', () => {
     const dir = await tempDir();
     const sink = jsonlSink({ path: join(dir, 'p-{part}.jsonl'), maxRows: 100 });
     for (const r of plainRecords(250)) if (!sink.write(r)) await new Promise((resolve) => sink.once('drain', resolve));
-    await waitFor(async () => (await readdir(dir)).length === 3, 'the third part to open');
-    const during = await readdir(dir);
-    expect(during.every((f) => /^\.p-0000[0-2]\.jsonl\.[0-9a-f]{8}\.tmp$/.test(f))).toBe(true);
+    // Beside the temp files, the run's lock on the dataset (a template without {run} that each run replaces).
+    const temps = async () => (await readdir(dir)).filter((f) => f !== '.publish.lock');
+    await waitFor(async () => (await temps()).length === 3, 'the third part to open');
+    expect(await readdir(dir)).toContain('.publish.lock');
+    const during = await temps();
+    expect(during.every((f) => /^\.p-0000[0-2]\.jsonl\.[0-9a-f]{6}-\d+-[0-9a-f]{8}\.tmp$/.test(f))).toBe(true);
     expect(during).toHaveLength(3);
     await new Promise<void>((resolve, reject) => sink.end((err?: Error | null) => (err ? reject(err) : resolve())));
     expect(await readdir(dir)).toEqual(['p-00000.jsonl', 'p-00001.jsonl', 'p-00002.jsonl']);

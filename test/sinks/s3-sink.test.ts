@@ -69,25 +69,25 @@ describe('s3 sink', () => {
     const prefix = 'catalog/products/dt=2026-01-02/';
     expect(await listKeys(server.client, server.bucket, 'catalog/')).toEqual([
       `${prefix}_manifest.json`,
-      `${prefix}part-00000.jsonl`,
-      `${prefix}part-00001.jsonl`,
-      `${prefix}part-00002.jsonl`,
+      `${prefix}part-00000-test-run.jsonl`,
+      `${prefix}part-00001-test-run.jsonl`,
+      `${prefix}part-00002-test-run.jsonl`,
     ]);
     // Every object reads back; together they are exactly the input, in order.
     let all = '';
-    for (let part = 0; part < 3; part++) all += (await getObject(server.client, server.bucket, `${prefix}part-0000${part}.jsonl`)).toString('utf8');
+    for (let part = 0; part < 3; part++) all += (await getObject(server.client, server.bucket, `${prefix}part-0000${part}-test-run.jsonl`)).toString('utf8');
     expect(all).toBe(lines(records));
 
     // The two full objects went up in several parts; the last small one in one PUT.
     const log = await server.requestLog();
     const parts = (key: string) => log.filter((r) => r.op === 'UploadPart' && r.key === key && r.status === 200).map((r) => r.partNumber);
-    expect(parts(`${prefix}part-00000.jsonl`).sort()).toEqual([1, 2, 3]);
-    expect(parts(`${prefix}part-00001.jsonl`).sort()).toEqual([1, 2, 3]);
-    expect(log.some((r) => r.op === 'PutObject' && r.key === `${prefix}part-00002.jsonl`)).toBe(true);
+    expect(parts(`${prefix}part-00000-test-run.jsonl`).sort()).toEqual([1, 2, 3]);
+    expect(parts(`${prefix}part-00001-test-run.jsonl`).sort()).toEqual([1, 2, 3]);
+    expect(log.some((r) => r.op === 'PutObject' && r.key === `${prefix}part-00002-test-run.jsonl`)).toBe(true);
     const ops = log.map((r) => `${r.op} ${r.key}`);
     const manifestAt = ops.indexOf(`PutObject ${prefix}_manifest.json`);
-    expect(manifestAt).toBeGreaterThan(ops.lastIndexOf(`CompleteMultipartUpload ${prefix}part-00001.jsonl`));
-    expect(manifestAt).toBeGreaterThan(ops.lastIndexOf(`PutObject ${prefix}part-00002.jsonl`));
+    expect(manifestAt).toBeGreaterThan(ops.lastIndexOf(`CompleteMultipartUpload ${prefix}part-00001-test-run.jsonl`));
+    expect(manifestAt).toBeGreaterThan(ops.lastIndexOf(`PutObject ${prefix}part-00002-test-run.jsonl`));
     expect(await server.listMultipartUploads()).toEqual([]);
 
     const manifest = JSON.parse((await getObject(server.client, server.bucket, `${prefix}_manifest.json`)).toString('utf8')) as S3Manifest;
@@ -106,9 +106,9 @@ describe('s3 sink', () => {
     });
     expect(Date.parse(manifest.finishedAt)).toBeGreaterThan(Date.parse(manifest.startedAt));
     expect(manifest.files.map((f) => [f.key, f.rows])).toEqual([
-      [`${prefix}part-00000.jsonl`, 40_000],
-      [`${prefix}part-00001.jsonl`, 40_000],
-      [`${prefix}part-00002.jsonl`, 10_000],
+      [`${prefix}part-00000-test-run.jsonl`, 40_000],
+      [`${prefix}part-00001-test-run.jsonl`, 40_000],
+      [`${prefix}part-00002-test-run.jsonl`, 10_000],
     ]);
     for (const file of manifest.files) {
       const head = await server.client.send(new HeadObjectCommand({ Bucket: server.bucket, Key: file.key }));
@@ -116,9 +116,9 @@ describe('s3 sink', () => {
       expect(file.bytes).toBe(head.ContentLength);
     }
     expect(sink.outputs.map((o) => [o.kind, o.location, o.rows])).toEqual([
-      ['object', `s3://${server.bucket}/${prefix}part-00000.jsonl`, 40_000],
-      ['object', `s3://${server.bucket}/${prefix}part-00001.jsonl`, 40_000],
-      ['object', `s3://${server.bucket}/${prefix}part-00002.jsonl`, 10_000],
+      ['object', `s3://${server.bucket}/${prefix}part-00000-test-run.jsonl`, 40_000],
+      ['object', `s3://${server.bucket}/${prefix}part-00001-test-run.jsonl`, 40_000],
+      ['object', `s3://${server.bucket}/${prefix}part-00002-test-run.jsonl`, 10_000],
       ['object', `s3://${server.bucket}/${prefix}_manifest.json`, 0],
     ]);
     expect(seen).toEqual(sink.outputs);
@@ -178,6 +178,7 @@ describe('s3 sink', () => {
       stream.destroy(new Error('enough'));
       await expect(done).rejects.toThrow('enough');
       await waitFor(async () => (await slow.listMultipartUploads()).length === 0, 'the upload to be aborted');
+      await waitClosed(sink);
       expect(await listKeys(slow.client, slow.bucket, 'bp/')).toEqual([]);
     } finally {
       await slow.stop();
@@ -197,7 +198,7 @@ describe('s3 sink', () => {
       await expect(failure).rejects.toMatchObject({ code: 'sink.s3.upload' });
       // The server answers 500 before reading the part's body; the SDK sees that 500 or,
       // when it is still sending the body, the closed connection (EPIPE/ECONNRESET).
-      await expect(failure).rejects.toThrow(/s3:\/\/test-bucket\/fault\/part-00000\.jsonl: (InternalError \(HTTP 500\)|.*(EPIPE|ECONNRESET))/);
+      await expect(failure).rejects.toThrow(/s3:\/\/test-bucket\/fault\/part-00000-test-run\.jsonl: (InternalError \(HTTP 500\)|.*(EPIPE|ECONNRESET))/);
       await waitClosed(sink);
       const log = await faulty.requestLog();
       expect(log.filter((r) => r.op === 'UploadPart' && r.status === 500).map((r) => r.partNumber)).toContain(2);
@@ -221,20 +222,21 @@ describe('s3 sink', () => {
       );
       const done = pipeline(source, sink);
       await waitFor(
-        () => slow.requests.some((r) => r.op === 'CreateMultipartUpload' && r.key === 'midway/part-00001.jsonl'),
+        () => slow.requests.some((r) => r.op === 'CreateMultipartUpload' && r.key === 'midway/part-00001-test-run.jsonl'),
         'part-00000 to complete and part-00001 to be under way',
       );
-      expect(await listKeys(slow.client, slow.bucket, 'midway/')).toEqual(['midway/part-00000.jsonl']);
-      expect((await slow.listMultipartUploads()).map((u) => u.key)).toEqual(['midway/part-00001.jsonl']);
+      // The dataset lock of the run, and the completed part.
+      expect(await listKeys(slow.client, slow.bucket, 'midway/')).toEqual(['midway/_publish.lock', 'midway/part-00000-test-run.jsonl']);
+      expect((await slow.listMultipartUploads()).map((u) => u.key)).toEqual(['midway/part-00001-test-run.jsonl']);
       source.destroy(new Error('the API went away'));
       await expect(done).rejects.toThrow('the API went away');
       await waitClosed(sink);
       expect(await slow.listMultipartUploads()).toEqual([]);
       expect(await listKeys(slow.client, slow.bucket, 'midway/')).toEqual([]);
       const log = await slow.requestLog();
-      expect(log.filter((r) => r.op === 'DeleteObject').map((r) => r.key)).toEqual(['midway/part-00000.jsonl']);
-      expect(log.filter((r) => r.op === 'AbortMultipartUpload' && r.status === 204).map((r) => r.key)).toEqual(['midway/part-00001.jsonl']);
-      expect(log.some((r) => r.op === 'CompleteMultipartUpload' && r.key === 'midway/part-00001.jsonl')).toBe(false);
+      expect(log.filter((r) => r.op === 'DeleteObject').map((r) => r.key)).toEqual(['midway/part-00000-test-run.jsonl', 'midway/_publish.lock']);
+      expect(log.filter((r) => r.op === 'AbortMultipartUpload' && r.status === 204).map((r) => r.key)).toEqual(['midway/part-00001-test-run.jsonl']);
+      expect(log.some((r) => r.op === 'CompleteMultipartUpload' && r.key === 'midway/part-00001-test-run.jsonl')).toBe(false);
       expect(sink.outputs).toEqual([]);
     } finally {
       await slow.stop();
@@ -259,7 +261,7 @@ describe('s3 sink', () => {
       const sink = s3Sink({ format: 'jsonl', bucket: server.bucket, key: 'auth/data.jsonl' }, testContext());
       const failure = pipeline(Readable.from(productRecords(100)), sink);
       await expect(failure).rejects.toMatchObject({ code: 'sink.s3.auth' });
-      await expect(failure).rejects.toThrow(/S3 rejected the credentials to upload s3:\/\/test-bucket\/auth\/data\.jsonl: InvalidAccessKeyId/);
+      await expect(failure).rejects.toThrow(/S3 rejected the credentials to write the lock s3:\/\/test-bucket\/auth\/_publish\.lock: InvalidAccessKeyId/);
     } finally {
       restore();
     }
@@ -276,7 +278,9 @@ describe('s3 sink', () => {
       doomed.kill();
       await expect(failure).rejects.toMatchObject({ code: 'sink.s3.upload' });
       restarted = await startS3Server({ directory: doomed.directory });
-      expect(await listKeys(restarted.client, restarted.bucket, 'dead/')).toEqual([]);
+      // No data object; the dataset lock could not be removed from a dead server: it names this
+      // run and is taken over once stale (at once by a later run on this host once this process ended).
+      expect(await listKeys(restarted.client, restarted.bucket, 'dead/')).toEqual(['dead/_publish.lock']);
       // The multipart upload itself could not be aborted on a dead server: S3 buckets need an
       // AbortIncompleteMultipartUpload lifecycle rule for that case.
     } finally {
@@ -304,7 +308,7 @@ describe('s3 sink behind a tee', () => {
     ctx.events.on('warning', (w) => warnings.push(w.message));
     ctx.events.on('output', (o) => outputs.push(o.location));
     const s3 = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'revoked/part-{part}.parquet', maxRows: 400 }, ctx);
-    // A sibling that commits slowly and then fails: the s3 sink has finished (objects and manifest) by then.
+    // A sibling that commits slowly and then fails: the s3 sink has uploaded its objects by then.
     const sibling = new Writable({
       objectMode: true,
       write: (_r, _e, cb) => cb(),
@@ -312,13 +316,10 @@ describe('s3 sink behind a tee', () => {
     });
     const tee = new TeeSink([s3, sibling as never], ctx.events);
     await expect(pipeline(randomBatches([...productRecords(1000)], 100), tee)).rejects.toThrow('sibling could not commit');
-    // It had published three objects and the manifest...
-    expect(outputs.sort()).toEqual([
-      's3://test-bucket/revoked/_manifest.json',
-      's3://test-bucket/revoked/part-00000.parquet',
-      's3://test-bucket/revoked/part-00001.parquet',
-      's3://test-bucket/revoked/part-00002.parquet',
-    ].map((l) => l.replace('test-bucket', server.bucket)));
+    // It had uploaded three objects under names of this run, and held back the manifest...
+    expect(outputs.sort()).toEqual(
+      [0, 1, 2].map((p) => `s3://${server.bucket}/revoked/part-0000${p}-${ctx.run.id}.parquet`),
+    );
     // ...and none of them is left.
     expect(await listKeys(server.client, server.bucket, 'revoked/')).toEqual([]);
     expect(tee.outputs).toEqual([]);

@@ -1,0 +1,106 @@
+// Checks, before the first API request (and in --dry-run), that a run can write where it will
+// have to: every local output path (sinks and dead-letter sinks) and the local state file. An
+// extract of an hour must not end in "cannot rename ... is a directory". Nothing is created:
+// the nearest existing folder of each destination must be a writable folder, and a fixed
+// output path or the state path must not be a folder.
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { CatalogStreamsError } from '../errors.js';
+import { PathTemplate } from '../sinks/path-template.js';
+import type { LoadedPipeline } from './loader.js';
+import type { StageSpec } from './pipeline-file.js';
+
+const LOCAL_SINKS = new Set(['jsonl', 'parquet']);
+
+/** Every sink spec of a pipeline with its option path: sinks, and deadLetter sinks of any stage. */
+function sinkSpecs(config: LoadedPipeline['config']): Array<{ spec: StageSpec; at: string }> {
+  const found: Array<{ spec: StageSpec; at: string }> = [];
+  const visit = (spec: StageSpec, at: string) => {
+    found.push({ spec, at });
+    const deadLetter = (spec as { deadLetter?: unknown }).deadLetter;
+    if (deadLetter && typeof deadLetter === 'object' && typeof (deadLetter as StageSpec).type === 'string') visit(deadLetter as StageSpec, `${at}.deadLetter`);
+  };
+  config.transforms.forEach((t, i) => {
+    const deadLetter = (t as { deadLetter?: unknown }).deadLetter;
+    if (deadLetter && typeof deadLetter === 'object') visit(deadLetter as StageSpec, `transforms[${i}].deadLetter`);
+  });
+  config.sinks.forEach((s, i) => visit(s, `sinks[${i}]`));
+  return found;
+}
+
+async function statOrUndefined(p: string) {
+  try {
+    return await stat(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** The nearest existing ancestor of `dir` must be a folder this process may write into; returns a problem or undefined. */
+async function folderProblem(dir: string): Promise<string | undefined> {
+  let current = dir;
+  for (;;) {
+    let info;
+    try {
+      info = await statOrUndefined(current);
+    } catch (err) {
+      return `${current} cannot be read (${(err as NodeJS.ErrnoException).code})`;
+    }
+    if (info) {
+      if (!info.isDirectory()) return `${current} is a file, not a folder`;
+      try {
+        await access(current, constants.W_OK | constants.X_OK);
+        return undefined;
+      } catch {
+        return `the folder ${current} is not writable`;
+      }
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return undefined;
+    current = parent;
+  }
+}
+
+/** Fails with `preflight.output` / `preflight.state` naming the option, the path and the fix. */
+export async function checkDestinations(loaded: LoadedPipeline, statePath?: string): Promise<void> {
+  const { config, baseDir, file } = loaded;
+  const run = { name: config.name, id: 'preflight', startedAt: new Date() };
+  for (const { spec, at } of sinkSpecs(config)) {
+    const location = (spec as { path?: unknown }).path;
+    if (!LOCAL_SINKS.has(spec.type) || typeof location !== 'string' || location === '-') continue;
+    let template: PathTemplate;
+    try {
+      template = PathTemplate.parse(location, run, 'path');
+    } catch {
+      continue; // the stage itself reports a bad template, with its own message
+    }
+    const target = path.resolve(baseDir, template.isDynamic ? template.fixedPrefix() || '.' : template.render([], 0));
+    if (!template.isDynamic && (await statOrUndefined(target).catch(() => undefined))?.isDirectory()) {
+      throw new CatalogStreamsError(
+        'preflight.output',
+        `${file}: ${at}.path "${location}": ${target} is a folder, so the output file cannot be written there; remove the folder or choose another path (checked before the first request)`,
+      );
+    }
+    const problem = await folderProblem(template.isDynamic ? target : path.dirname(target));
+    if (problem) {
+      throw new CatalogStreamsError('preflight.output', `${file}: ${at}.path "${location}": ${problem}; fix the folder or choose another path (checked before the first request)`);
+    }
+  }
+  if (statePath && !/^s3:/.test(statePath)) {
+    const target = path.resolve(baseDir, statePath);
+    const info = await statOrUndefined(target).catch(() => undefined);
+    const problem = info?.isDirectory()
+      ? `${target} is a folder`
+      : info
+        ? await access(target, constants.W_OK).then(() => folderProblem(path.dirname(target)), () => `${target} is not writable`)
+        : await folderProblem(path.dirname(target));
+    if (problem) {
+      throw new CatalogStreamsError(
+        'preflight.state',
+        `${file}: state.path "${statePath}": ${problem}, so the cursor could not be saved after the run; fix it or choose another state.path (checked before the first request)`,
+      );
+    }
+  }
+}
