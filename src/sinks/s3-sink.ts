@@ -39,7 +39,7 @@ export const s3SinkOptions = z
       .string()
       .min(1)
       .describe(
-        'Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path',
+        'Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each run replaces the earlier runs\' objects of the dataset once its manifest is written (README: Publication protocol)',
       ),
     gzip: z.boolean().optional().describe('format jsonl: gzip the objects; default: when the key ends in .gz'),
     ...parquetFormatOptions,
