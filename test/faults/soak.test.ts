@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 describe('soak: 20 incremental runs over a catalog that keeps changing, some killed', () => {
-  // About 10 s on an idle machine, 35-50 s with the suite's other files competing for two cores.
+  // Measured: 33-54 s on two cores at load average ~20 (eight sessions sharing the machine).
   it('delivers the latest version of every product and every change, and no manifest lists a missing file', { timeout: 90_000 }, async () => {
     const rng = random(SEED);
     const ds = sandbox.dataset;
