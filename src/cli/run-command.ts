@@ -158,7 +158,7 @@ async function runAll(
         message: `${name} received after the run committed its outputs: finishing (the cursor is stored); the run counts as done (send it again to exit at once)`,
       });
     } else {
-      const kept = committed.length > 0 ? `; ${committed.join(', ')} had already committed and keep${committed.length === 1 ? 's' : ''} its outputs and cursor` : '';
+      const kept = committed.length > 0 ? `; ${committed.join(', ')} had already committed and keep${committed.length === 1 ? 's its' : ' their'} outputs and cursor` : '';
       progress.log('warn', 'signal', {
         signal: name,
         message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was${kept} (send it again to exit at once)`,
