@@ -123,6 +123,13 @@ async function runAll(
 ): Promise<number> {
   const events = new RunEvents();
   const stats = new RunStats(events);
+  // Pipelines still able to discard their outputs: neither past their commit point nor settled
+  // (registered before the log, so a signal sent while the commit is logged already knows of it).
+  const uncommitted = new Set(pipelines.map((p) => p.config.name));
+  const onCommitted = (info: { code: string; pipeline?: unknown }) => {
+    if (info.code === 'outputs_committed') uncommitted.delete(String(info.pipeline));
+  };
+  events.on('info', onCommitted);
   const redactor = pipelines[0]!.redactor;
   for (const p of pipelines.slice(1)) redactor.absorb(p.redactor);
   const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
@@ -136,12 +143,6 @@ async function runAll(
   });
 
   const controller = new AbortController();
-  // Pipelines still able to discard their outputs: neither past their commit point nor settled.
-  const uncommitted = new Set(pipelines.map((p) => p.config.name));
-  const onCommitted = (info: { code: string; pipeline?: unknown }) => {
-    if (info.code === 'outputs_committed') uncommitted.delete(String(info.pipeline));
-  };
-  events.on('info', onCommitted);
   let signalName: string | undefined;
   const onSignal = (name: string) => () => {
     if (signalName) {

@@ -74,6 +74,7 @@ describe('the commit point', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = jsonLines(r.stderr);
     expect(lines.findIndex((l) => l.event === 'signal')).toBeLessThan(lines.findIndex((l) => l.event === 'state_saved'));
+    expect(lines.find((l) => l.event === 'signal')!.message).toMatch(/after the run committed its outputs/);
     expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
     expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
@@ -98,6 +99,27 @@ describe('the commit point', () => {
     expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'aborted', outputs: [], cursor: { stored: false } });
     expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
     expect(await f.ws.read('.state/commit.json')).toBe(f.ws.state);
+  });
+
+  it('two pipelines in one file, SIGTERM once the first committed: it keeps its outputs and cursor, the other is discarded; exit 143', async () => {
+    const quick = PIPELINE.replace('name: commit', 'name: quick').replace('.state/commit.json', '.state/quick.json').replace('out/products.parquet', 'out/quick.parquet');
+    const slow = PIPELINE.replace('name: commit', 'name: slow').replace('.state/commit.json', '.state/slow.json').replace('out/products.parquet', 'out/slow.parquet').replace('pageSize: 100', 'pageSize: 10\n  concurrency: 1');
+    await f.ws.write(f.ws.file, `${quick}---\n${slow}`);
+    await f.ws.write('.state/quick.json', f.ws.state.replace('"commit"', '"quick"'));
+    await f.ws.write('.state/slow.json', f.ws.state.replace('"commit"', '"slow"'));
+    const slowState = await f.ws.read('.state/slow.json');
+    const r = await runWithSignal([], /"event":"outputs_committed"/);
+    expect(r.signalled).toBe(true);
+    expect(r.code, r.stderr).toBe(143);
+    const lines = jsonLines(r.stderr);
+    expect(lines.find((l) => l.event === 'signal')!.message).toMatch(/discarding partial outputs.*quick had already committed and keeps its outputs and cursor/);
+    const summaries = Object.fromEntries(lines.filter((l) => l.event === 'summary').map((l) => [l.pipeline, l]));
+    expect(summaries.quick).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
+    expect(summaries.slow).toMatchObject({ status: 'aborted', outputs: [], cursor: { stored: false } });
+    expectExactIds(await parquetIds(f.ws.path('out/quick.parquet')), f.expected);
+    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: ['quick.parquet'], temp: [] });
+    expect(JSON.parse(await f.ws.read('.state/quick.json')).cursor).toBeGreaterThan(1);
+    expect(await f.ws.read('.state/slow.json')).toBe(slowState);
   });
 
   it('--summary-file in a missing folder: exit 2 before the first request, naming the folder; nothing written, cursor unchanged', async () => {
