@@ -5,8 +5,11 @@
 // - objectMode Writable with a small highWaterMark: `_write` calls back only once
 //   the destination accepted the bytes, so a slow disk/upload slows the pipeline
 //   (and, in a tee, the slowest sink sets the pace). Nothing buffers a whole extract.
-// - `_final` flushes held records, closes and commits every part, then runs
-//   `afterCommit` (the S3 manifest), and lists everything in `outputs`.
+// - `_final` flushes held records and closes every part (data complete, not yet
+//   published); held by a tee (`holdPublication`) it waits there until every sink of
+//   the run got that far; then it commits every part (renames), runs `afterCommit`
+//   (the S3 manifest), removes what this run replaces (`supersede`), releases the
+//   dataset lock and lists everything in `outputs` (README: "Publication protocol").
 // - destroyed with an error, destroyed before finishing, or ctx.signal aborted:
 //   every uncommitted part is removed (temp files, multipart uploads) and parts
 //   committed earlier in the run are revoked.

@@ -6,6 +6,9 @@
 // As a scenario (`node dist/test/bench/page-floor.js '{...}'`): plans the
 // windows the products.query source extracts (plan(): the same createdAt walk,
 // untimed), then times fetching and parsing every page of them.
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { EXTRACT_PAGE_SIZE } from '../../src/catalog/index.js';
 import { CatalogClient } from '../../src/client/index.js';
@@ -24,8 +27,8 @@ export interface FetchPagesOptions {
   sorting?: unknown;
   /** Parse each page (default true); false counts records from the totals. */
   parse?: boolean;
-  /** Sees every parsed page's results. */
-  onResults?(results: unknown[]): void;
+  /** Sees every parsed page's results; a returned promise holds that worker's next request. */
+  onResults?(results: unknown[]): void | Promise<unknown>;
 }
 
 export interface FetchPagesResult {
@@ -62,7 +65,7 @@ export async function fetchPages(connection: SandboxConnection, windows: readonl
           if (parse) {
             const { results } = JSON.parse(text) as { results: unknown[] };
             result.records += results.length;
-            options.onResults?.(results);
+            await options.onResults?.(results);
           } else result.records += Math.max(0, Math.min(pageSize, w.total - no * pageSize));
         }
       }),
@@ -88,6 +91,11 @@ export interface FloorArgs {
   connection: SandboxConnection;
   filter: unknown;
   concurrency?: number;
+  /**
+   * Also write every record as a JSON line to this file: the hand-written client a user would
+   * write instead of a JSONL extract (fetch, JSON.parse, JSON.stringify per record, write).
+   */
+  jsonl?: string;
 }
 
 export type FloorResult = Measurement & FetchPagesResult & { extractRequests: number };
@@ -95,7 +103,22 @@ export type FloorResult = Measurement & FetchPagesResult & { extractRequests: nu
 /** The floor scenario: plan (untimed), then fetch + JSON.parse every page (timed). */
 export async function measureFloor(args: FloorArgs): Promise<FloorResult> {
   const { windows, extractRequests } = await plannedWindows(args.connection, args.filter);
-  const result = await measure(() => fetchPages(args.connection, windows, { concurrency: args.concurrency }));
+  const result = await measure(async () => {
+    if (!args.jsonl) return fetchPages(args.connection, windows, { concurrency: args.concurrency });
+    const out = createWriteStream(args.jsonl);
+    const fetched = await fetchPages(args.connection, windows, {
+      concurrency: args.concurrency,
+      onResults(results) {
+        let chunk = '';
+        for (const r of results) chunk += `${JSON.stringify(r)}\n`;
+        // Backpressure the way a careful hand-written client does it: wait for drain.
+        return out.write(chunk) ? undefined : once(out, 'drain');
+      },
+    });
+    out.end();
+    await finished(out);
+    return fetched;
+  });
   return { ...result, extractRequests };
 }
 

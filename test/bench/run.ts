@@ -21,6 +21,9 @@
 //           1,000,000 run again with MEMORY_CONSTRAINED_FLAGS (NODE_OPTIONS for a memory-limited container).
 //   rate    ~300 requests at 600 requests/minute, sandbox latency 0 and 1.5x the request interval:
 //           elapsed within 5 % of requests/rate, no 429.
+//   jsonl   products.query -> JSONL (no transforms, 200,000 products), beside a hand-written client
+//           (the same pages fetched with undici, JSON.parse'd, each record JSON.stringify'd and written
+//           with backpressure). Target: extract/hand-written >= 0.5 (records/s).
 //   stream  products.stream of 1,000,000 records to JSONL.gz: records/s and peak RSS.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -31,7 +34,7 @@ import type { FloorResult } from './page-floor.js';
 import type { PipelineRunResult } from './pipeline-run.js';
 import { answered, connectionOf, type SandboxProcess, startSandboxProcess } from './sandbox-process.js';
 
-export const MAIN_SCENARIOS = ['chain', 'memory', 'rate', 'stream'] as const;
+export const MAIN_SCENARIOS = ['chain', 'memory', 'jsonl', 'rate', 'stream'] as const;
 export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving'] as const;
 type ScenarioName = (typeof MAIN_SCENARIOS)[number] | (typeof EXTRA_SCENARIOS)[number];
 
@@ -100,6 +103,15 @@ function rawJsonlPipeline(): string {
 source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
 sinks:
   - { type: jsonl, path: raw/products.jsonl }
+`;
+}
+
+/** The plain JSONL extract: what a user runs instead of writing a client by hand. */
+export function jsonlPipeline(): string {
+  return `name: bench-jsonl
+source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
+sinks:
+  - { type: jsonl, path: jsonl/products.jsonl }
 `;
 }
 
@@ -254,6 +266,37 @@ class Bench {
     }
   }
 
+  async jsonl(): Promise<void> {
+    const n = this.sizes.chain;
+    await this.withSandbox(n, 0, async (sandbox) => {
+      const hand: FloorResult[] = [];
+      const runs: PipelineRunResult[] = [];
+      const handFile = join(this.dir, 'hand-written.jsonl');
+      for (let i = 0; i < this.repeat; i++) {
+        hand.push(await runScenario<FloorResult>('page-floor', { connection: connectionOf(sandbox), filter: { createdAt: { from: 0 } }, jsonl: handFile }));
+        if (hand.at(-1)!.records !== n) throw new Error(`hand-written client: ${hand.at(-1)!.records} of ${n} records`);
+        const run = await this.runPipeline(sandbox, jsonlPipeline());
+        checkRun('jsonl', run, n);
+        runs.push(run);
+        await rm(handFile, { force: true });
+        await rm(run.outputs[0]!.location, { force: true });
+      }
+      const extract = best(runs);
+      const baseline = best(hand);
+      this.details.jsonl = { runs, handWritten: hand };
+      const ratio = extract.recordsPerSecond / baseline.recordsPerSecond;
+      this.add({
+        scenario: 'jsonl: products.query -> JSONL',
+        ...pick(extract),
+        ratio: `extract/hand-written ${round(ratio)}`,
+        target: 'extract/hand-written >= 0.5',
+        met: ratio >= 0.5,
+        notes: `best of ${runs.length} runs (${runs.map((c) => c.recordsPerSecond.toLocaleString('en-US')).join(', ')} rec/s); JSONL ${mb(extract.outputs[0]?.bytes)} MB`,
+      });
+      this.add({ scenario: 'hand-written client: fetch + parse + JSONL', ...pick(baseline), notes: `best of ${hand.length}` });
+    });
+  }
+
   async stream(): Promise<void> {
     const n = this.sizes.stream;
     const run = await this.withSandbox(n, 0, (sandbox) => this.runPipeline(sandbox, streamPipeline()));
@@ -329,6 +372,7 @@ export async function runBench(names: ScenarioName[], options: { quick: boolean;
       if (!names.includes('chain')) bench.add({ scenario: `memory: the chain at ${sizes.chain.toLocaleString('en-US')} products`, ...pick(small) });
       if (names.includes('memory')) await bench.memory(small);
     }
+    if (names.includes('jsonl')) await bench.jsonl();
     if (names.includes('stream')) await bench.stream();
     if (names.includes('rate')) await bench.rate();
     if (names.includes('sources')) {

@@ -161,18 +161,29 @@ describe('publication in local folders', () => {
     ws = await workspace();
   });
 
-  /** A sink that takes every record, then fails when asked to finish (after its siblings committed). */
+  /**
+   * A sink that takes every record, then fails when asked to finish: once a sibling has published
+   * an output (an `output` event), or after 5 s if none does (a sibling held back until all finish).
+   */
   const failingSink = defineStage({
     kind: 'sink',
     type: 'fails-at-end',
     description: 'test sink failing in its final step',
     options: z.strictObject({}),
-    create: () =>
+    create: (_options, ctx) =>
       Object.assign(
         new Writable({
           objectMode: true,
           write: (_r, _e, cb) => cb(),
-          final: (cb) => setTimeout(() => cb(new Error('the second sink failed at its end')), 1500),
+          final: (cb) => {
+            const fail = () => {
+              clearTimeout(timer);
+              ctx.events.off('output', fail);
+              cb(new Error('the second sink failed at its end'));
+            };
+            const timer = setTimeout(fail, 5000);
+            ctx.events.on('output', fail);
+          },
         }),
         { outputs: [] },
       ),

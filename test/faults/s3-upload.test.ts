@@ -85,7 +85,9 @@ describe('S3 healthy (control)', () => {
     expect(result.code, result.stderr).toBe(0);
     const date = new Date().toISOString().slice(0, 10);
     const keys = await listed(s3);
-    expect(keys).toEqual([`catalog/lake/dt=${date}/_manifest.json`, `catalog/lake/dt=${date}/part-00000.jsonl`]);
+    // The part's name carries the run id (the key has no {run}).
+    const runId = jsonLines(result.stderr).find((l) => l.event === 'summary')!.runId as string;
+    expect(keys).toEqual([`catalog/lake/dt=${date}/_manifest.json`, `catalog/lake/dt=${date}/part-00000-${runId}.jsonl`]);
     const ids = (await text(s3, keys[1]!))
       .split('\n')
       .filter((l) => l !== '')
