@@ -44,11 +44,11 @@ import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { Redactor } from '../redactor.js';
 import { RunEvents } from '../events.js';
 import { parseErrorBody } from './error-body.js';
-import { scanPage } from './page-scanner.js';
+import { isTruncatedJson, scanPage } from './page-scanner.js';
 import { ApiError, AuthError, NetworkError, type NetworkFailure, RateLimitError } from './errors.js';
 import { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
-import { type RetryOptions, RetryPolicy, errorCodeOf } from './retry-policy.js';
+import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
 import { defaultUserAgent } from './user-agent.js';
 
 export type QueryEndpointName = 'products.query' | 'organizations.query' | 'corrections.query' | 'updates.query' | 'brands.query' | 'catalog-categories.query';
@@ -264,9 +264,12 @@ export class CatalogClient {
 
   /** One page of a paged query endpoint: the whole body parsed as JSON. */
   async query<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<QueryPage<T>> {
-    // A body cut short rejects with a network error code: retried like any failed attempt.
-    const text = await this.#exchange(endpoint, 'paged', body, options, (res) => res.body.text());
-    return this.#parsePage<T>(endpoint, body, text);
+    // A body cut short rejects with a network error code, and one that ended cleanly before its
+    // JSON did with TRUNCATED_BODY: both are retried like any failed attempt.
+    return this.#exchange(endpoint, 'paged', body, options, async (res) => {
+      const bytes = Buffer.from(await res.body.arrayBuffer());
+      return this.#parsePage<T>(endpoint, body, bytes.toString('utf8'), bytes);
+    });
   }
 
   /**
@@ -276,13 +279,16 @@ export class CatalogClient {
    * The page's shape and meta are checked now; a record's JSON when it is read.
    */
   async queryLazy<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<LazyPage<T>> {
-    const { buffer, length } = await this.#exchange(endpoint, 'paged', body, options, (res) => this.#readPooled(res.body));
-    try {
-      return this.lazyPage<T>(endpoint, body, buffer.subarray(0, length), () => this.#releasePageBuffer(buffer));
-    } catch (err) {
-      this.#releasePageBuffer(buffer);
-      throw err;
-    }
+    // Parsed inside the exchange, so that a truncated body is retried like a cut one.
+    return this.#exchange(endpoint, 'paged', body, options, async (res) => {
+      const { buffer, length } = await this.#readPooled(res.body);
+      try {
+        return this.lazyPage<T>(endpoint, body, buffer.subarray(0, length), () => this.#releasePageBuffer(buffer));
+      } catch (err) {
+        this.#releasePageBuffer(buffer);
+        throw err;
+      }
+    });
   }
 
   /** A body read into a reused buffer (grown when a body is larger). */
@@ -328,7 +334,7 @@ export class CatalogClient {
       }
     }
     if (!scanned || !skeleton) {
-      const page = this.#parsePage<T>(endpoint, body, b.toString('utf8'));
+      const page = this.#parsePage<T>(endpoint, body, b.toString('utf8'), b);
       release();
       return { meta: page.meta, length: page.results.length, record: (i) => page.results[i]!, release: () => {} };
     }
@@ -352,12 +358,16 @@ export class CatalogClient {
     };
   }
 
-  /** Parses a page's JSON text, checking it is a page; an ApiError (not retried) when it is not. */
-  #parsePage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, text: string): QueryPage<T> {
+  /**
+   * Parses a page's JSON text, checking it is a page: a TruncatedBodyError (retried) when the
+   * JSON stops before its end, an ApiError (not retried) when it is not a page.
+   */
+  #parsePage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, text: string, bytes?: Uint8Array): QueryPage<T> {
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (err) {
+      if (isTruncatedJson(bytes ?? Buffer.from(text))) throw new TruncatedBodyError(endpoint, text.length);
       throw this.#invalidResponse(endpoint, body, 200, 'the response body is not valid JSON', err);
     }
     if (!isPage(json)) throw this.#invalidResponse(endpoint, body, 200, 'the response is not a page ({meta: {total}, results: [...]})');
@@ -559,7 +569,16 @@ function networkFailure(code: string | undefined): NetworkFailure {
   if (UNREACHABLE.has(code)) return 'unreachable';
   if (code.includes('TIMEOUT') || code === 'ETIMEDOUT') return 'timeout';
   if (RESET.has(code)) return 'reset';
+  if (code === TRUNCATED_BODY) return 'truncated';
   return 'failed';
+}
+
+/** A 2xx body that ended cleanly before its JSON did: a failed attempt (code TRUNCATED_BODY), retried. */
+class TruncatedBodyError extends Error {
+  readonly code = TRUNCATED_BODY;
+  constructor(endpoint: string, length: number) {
+    super(`${endpoint}: the response body ended after ${length} characters, before its JSON was complete`);
+  }
 }
 
 function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {

@@ -77,7 +77,7 @@ export class RateLimitError extends ApiError {
   }
 }
 
-export type NetworkFailure = 'unreachable' | 'timeout' | 'reset' | 'failed';
+export type NetworkFailure = 'unreachable' | 'timeout' | 'reset' | 'truncated' | 'failed';
 
 /** The service could not be reached, or the connection failed or timed out. */
 export class NetworkError extends CatalogStreamsError {
@@ -151,6 +151,8 @@ function networkMessage(d: { host: string; endpoint: string; failure: NetworkFai
       return `cannot reach the catalog API at ${d.host}${code} for ${d.endpoint}${tries}: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`;
     case 'timeout':
       return `the catalog API at ${d.host} timed out${code} on ${d.endpoint}${tries}: the service may be slow or overloaded; raise connection.timeouts (pipeline file) or try again later`;
+    case 'truncated':
+      return `the catalog API at ${d.host} ended the response to ${d.endpoint}${d.request ? ` (${d.request})` : ''} before its JSON was complete${tries}: a proxy or the service cut the body short; try again later`;
     case 'reset':
       return `the connection to the catalog API at ${d.host} was reset${code} during ${d.endpoint}${tries}: check your network or proxy, then try again`;
     default:

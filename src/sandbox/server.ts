@@ -19,7 +19,7 @@ import { type Collection, FilterValueError, QueryCache } from './query-engine.js
 import { unitFloat } from './random.js';
 import { RollingWindowLimiter } from './rate-limiter.js';
 import { referenceCollections } from './reference-collections.js';
-import { Utf8Chunks, sendError, sendJson, sendJsonChunks, writeNdjson } from './responses.js';
+import { Utf8Chunks, sendError, sendJson, sendJsonChunks, sendTruncatedJson, writeNdjson } from './responses.js';
 import { SALT } from './timeline.js';
 
 export interface Credentials {
@@ -267,6 +267,7 @@ export class SandboxServer {
     out.write(`{"meta":${meta},"results":[`);
     for (let k = 0; k < slice.length; k++) out.write(k ? `,${recordJson(slice[k]!)}` : recordJson(slice[k]!));
     out.write(']}');
+    if (this.faults.truncatesPage(spec.name)) return sendTruncatedJson(res, out.finish());
     sendJsonChunks(res, 200, out.finish(), {}, out.pool);
   }
 

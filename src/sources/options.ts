@@ -24,10 +24,17 @@ export function filterOption<E extends EndpointName>(endpoint: E) {
 
 export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unknown) {
   const sliced = endpoints[endpoint].capped ? ' Past 10000 matches the sorting holds within each createdAt window, windows coming in createdAt order.' : '';
+  const mutable = Object.keys(endpoints[endpoint].sortings).filter((k) => k !== 'id' && k !== 'createdAt');
+  const stable =
+    endpoints[endpoint].mode === 'paged' && mutable.length > 0
+      ? endpoints[endpoint].incremental
+        ? ` Over several pages, ${mutable.join(', ')} (values that change) need a bounded updatedSince window (a pipeline with state:).`
+        : ` ${mutable.join(', ')} (values that change) are refused for a query of several pages: sort by id.`
+      : '';
   return sortingSchema(endpoints[endpoint].sortings)
     .optional()
     .meta({
-      description: `Sorting: one of ${Object.keys(endpoints[endpoint].sortings).join(', ')}, with ASC or DESC (default ${compact(fallback)}).${sliced}`,
+      description: `Sorting: one of ${Object.keys(endpoints[endpoint].sortings).join(', ')}, with ASC or DESC (default ${compact(fallback)}).${sliced}${stable}`,
       typeLabel: `${endpoint} sorting`,
     });
 }

@@ -122,10 +122,14 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
 
 /** The filter AND a createdAt window; a top-level `and` is extended rather than nested. */
 export function withCreatedAt(filter: unknown, from: number, until: number): unknown {
-  const window = { createdAt: { from, until } };
-  if (filter === undefined) return window;
+  return andFilter(filter, { createdAt: { from, until } });
+}
+
+/** `filter` AND `extra`; a top-level `and` is extended rather than nested. */
+export function andFilter(filter: unknown, extra: unknown): unknown {
+  if (filter === undefined) return extra;
   const f = filter as Record<string, unknown>;
-  const parts = Object.keys(f).length === 1 && Array.isArray(f.and) ? [...(f.and as unknown[]), window] : [filter, window];
+  const parts = Object.keys(f).length === 1 && Array.isArray(f.and) ? [...(f.and as unknown[]), extra] : [filter, extra];
   return { and: parts };
 }
 
