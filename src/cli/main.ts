@@ -13,10 +13,11 @@ import type { Command } from './command.js';
 import { type CliIO, processIO } from './io.js';
 import { runCommandDefinition } from './run-command.js';
 import { sandboxCommand } from './sandbox-command.js';
+import { schemaCommandDefinition } from './schema-command.js';
 import { stagesCommandDefinition } from './stages-command.js';
 import { validateCommandDefinition } from './validate-command.js';
 
-export const commands: readonly Command[] = [runCommandDefinition, validateCommandDefinition, stagesCommandDefinition, sandboxCommand];
+export const commands: readonly Command[] = [runCommandDefinition, validateCommandDefinition, schemaCommandDefinition, stagesCommandDefinition, sandboxCommand];
 
 export function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

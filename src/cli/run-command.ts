@@ -23,7 +23,7 @@ import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../pipeline/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
-import { startSandbox } from '../sandbox/index.js';
+import { PROFILE_ENV, parseProfile, startSandbox } from '../sandbox/index.js';
 import { type Command, integerOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 import { planCommandOutput } from './plan-output.js';
@@ -37,6 +37,7 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
+  --profile P             shapes that sandbox serves: spec|au|be|fr (default be, or CATALOG_SANDBOX_PROFILE)
   --full-refresh          ignore the stored incremental cursor and extract everything
   --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing
   --quiet                 no progress display or info log lines; warnings, errors and the summary only
@@ -50,6 +51,7 @@ const options = {
   sandbox: { type: 'boolean' },
   'sandbox-products': { type: 'string' },
   'sandbox-rate-limit': { type: 'string' },
+  profile: { type: 'string' },
   'full-refresh': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   quiet: { type: 'boolean' },
@@ -64,6 +66,8 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const sandboxProducts = integerOption(NAME, 'sandbox-products', v['sandbox-products'], 1, 10_000_000);
   const sandboxRate = integerOption(NAME, 'sandbox-rate-limit', v['sandbox-rate-limit'], 0, 1_000_000_000);
   if (v['summary-file'] !== undefined) await checkSummaryFile(v['summary-file']);
+  if (v.profile !== undefined && !v.sandbox) throw new UsageError(`${NAME}: --profile chooses the embedded sandbox's shapes; add --sandbox`);
+  const profile = v.sandbox ? (parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`)) : undefined;
 
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
@@ -71,7 +75,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const stateIO = s3ObjectIO();
   const s3 = () => stateIO;
 
-  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate }) : undefined;
+  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate, profile }) : undefined;
   try {
     const override: Partial<ResolvedConnection> = sandbox
       ? {

@@ -18,6 +18,7 @@ import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
 import { newRunId } from './run-id.js';
 import { RunStats } from './run-stats.js';
+import { pipelineRecordSchema, RECORD_SCHEMA_SERVICE } from './schema-chain.js';
 import type { RunDescription, SinkStream, StageContext } from './stage.js';
 import type { RunLock } from './lock.js';
 import { checkDestinations } from './preflight.js';
@@ -188,8 +189,8 @@ export async function sourceWithCursor(
   source: StageSpec,
   store: StateStore | undefined,
   fullRefresh: boolean | undefined,
-  startedAt: Date = new Date(),
   identity?: StateIdentity,
+  startedAt: Date = new Date(),
 ): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
   if (previous && identity) checkStateIdentity(previous, identity, store!.location);
@@ -294,7 +295,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // One run per state at a time, taken before the first request; a run that loses it stops.
     stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
     const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, startedAt, identity));
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, identity, startedAt));
     if (previous) {
       const until = windowUntil(startedAt);
       events.emit('info', {
@@ -305,6 +306,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
     if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
 
+    // Sinks take their columns from the records' schema (the resource through the transforms);
+    // dead-letter sinks receive records as a stage got them, so they get the resource schema only.
+    const services = { resourceSchemas };
+    const deadLetterCtx = (): StageContext => ({ ...ctx, services });
     const ctx: StageContext = {
       run: { id: runId, name: config.name, startedAt },
       baseDir: loaded.baseDir,
@@ -312,10 +317,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       events,
       client,
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
-      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, ctx, 'deadLetter'),
+      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
       describeRun,
-      // Sinks type Parquet columns from the source's resource schema where the records still match it.
-      services: { resourceSchemas },
+      services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
     };
 
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');

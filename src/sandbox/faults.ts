@@ -189,13 +189,15 @@ export class FaultInjector {
 
   /**
    * Breaks a record's JSON text so it fails its schema but stays valid JSON:
-   * products get status "bogus" or a 14-digit eanGtin13; photos and frontals a
+   * products get status "bogus" or a 14-digit eanGtin13 (integer or string); photos and frontals a
    * photoType "bogus"; links a null url.
    */
   corrupt(resource: keyof typeof RESOURCE_SALT, index: number, json: string): string {
     this.stats.invalidRecords++;
     if (resource === 'product') {
       if (index % 2 === 1 && /"eanGtin13":\d+/.test(json)) return json.replace(/"eanGtin13":\d+/, '"eanGtin13":12345678901234');
+      // The live profiles send codes as digit strings: 14 digits are still not an EAN-13.
+      if (index % 2 === 1 && /"eanGtin13":"\d+"/.test(json)) return json.replace(/"eanGtin13":"\d+"/, '"eanGtin13":"12345678901234"');
       return json.replace(/^\{"id":("[^"]*"),"status":"[a-z_]+"/, '{"id":$1,"status":"bogus"');
     }
     if (json.includes('"photoType":"')) return json.replace(/"photoType":"[a-z_]+"/, '"photoType":"bogus"');

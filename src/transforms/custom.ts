@@ -15,6 +15,7 @@ import { duration } from '../pipeline/duration.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { FunctionTransform, type RecordFunction } from './functional.js';
+import { DECLARED_TYPE_NAMES, declaredType, upsertFields, type RecordSchema } from '../pipeline/record-schema.js';
 
 export const CustomOptionsSchema = z.strictObject({
   module: z
@@ -32,6 +33,17 @@ export const CustomOptionsSchema = z.strictObject({
     .prefault('60s')
     .describe('Longest wait for the Promise of one call (default "60s"); a call still pending then fails the run naming the record'),
   options: z.unknown().optional().describe('Any value, passed to the function as ctx.options'),
+  columns: z
+    .record(z.string().min(1), z.enum(DECLARED_TYPE_NAMES))
+    .optional()
+    .describe(
+      'The fields the function writes, with their types ({priceBand: string, score: double}), so sinks give them columns; ' +
+        'without it a map or flat-map function\'s fields are kept in the Parquet _extra JSON column (a filter keeps the schema)',
+    ),
+  inputColumns: z
+    .enum(['keep', 'drop'])
+    .default('keep')
+    .describe('With columns: keep (the function returns its input record plus the declared fields) or drop (only the declared fields)'),
 });
 
 export type CustomOptions = z.input<typeof CustomOptionsSchema>;
@@ -79,6 +91,14 @@ function createCustom(options: z.output<typeof CustomOptionsSchema>, ctx: StageC
   });
 }
 
+/** A filter passes records unchanged; a map/flat-map returns what its `columns` declare, else nothing the schema knows. */
+function customSchema(input: RecordSchema, options: z.output<typeof CustomOptionsSchema>): RecordSchema {
+  if (options.kind === 'filter') return input;
+  if (!options.columns) return { fields: [] };
+  const declared = Object.entries(options.columns).map(([name, type]) => ({ name, type: declaredType(type) }));
+  return { fields: options.inputColumns === 'keep' ? upsertFields(input.fields, declared) : declared };
+}
+
 export const customStage = defineStage({
   kind: 'transform',
   type: 'custom',
@@ -86,6 +106,7 @@ export const customStage = defineStage({
     'Runs your own function from a module (relative to the pipeline file) as map, filter or flat-map; the module is imported and its code runs in the process',
   options: CustomOptionsSchema,
   create: createCustom,
+  schema: customSchema,
 });
 
 /** Code API twin of the pipeline file's `custom` stage (in code, `map(fn)` is simpler). */

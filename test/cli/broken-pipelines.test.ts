@@ -18,7 +18,7 @@ const cases: Array<[file: string, message: string]> = [
   ],
   [
     'unknown-top-level-key.yml',
-    `${F}/unknown-top-level-key.yml:6:1: sink: unknown key "sink"; did you mean "sinks"? (allowed: name, description, connection, source, transforms, sinks, state)`,
+    `${F}/unknown-top-level-key.yml:6:1: sink: unknown key "sink"; did you mean "sinks"? (allowed: name, description, connection, source, transforms, sinks, state, stallTimeout)`,
   ],
   ['status-no-selection.yml', `${F}/status-no-selection.yml:7:28: source.filter.and[0].status[1]: "no_selection" is not allowed; allowed: active, replaced, inactive`],
   ['page-size-33.yml', `${F}/page-size-33.yml:6:13: source.pageSize: expected one of 10, 50, 100, 250, got 33`],
@@ -55,7 +55,7 @@ const cases: Array<[file: string, message: string]> = [
   ],
   [
     'sink-option-typo.json',
-    `${F}/sink-option-typo.json:5:56: sinks[0].compresion: unknown key "compresion"; did you mean "compression"? (allowed: path, columns, inferenceSample, nested, timestampFields, timestamps, timestampInput, onSchemaMismatch, deadLetter, compression, rowGroupRows, rowGroupBytes, maxRows, maxBytes, maxOpenPartitions)`,
+    `${F}/sink-option-typo.json:5:56: sinks[0].compresion: unknown key "compresion"; did you mean "compression"? (allowed: path, columns, nested, lists, timestampFields, timestamps, timestampInput, prices, compression, rowGroupRows, rowGroupBytes, maxRows, maxBytes, maxOpenPartitions)`,
   ],
 ];
 

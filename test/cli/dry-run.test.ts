@@ -51,7 +51,8 @@ describe('run --dry-run', () => {
     const run = await runCli(['run', 'pipelines/demo.yml', '--quiet', '--summary-file', 'summary.json'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(run.code, run.stderr).toBe(0);
     const [products] = await readJson<RunSummary[]>(join(ws.dir, 'summary.json'));
-    expect(products!.requests).toBe(Number(estimate![3]!.replace(/,/g, '')));
+    // A retry (a reset socket on a loaded machine) would add a request: say so if it happens.
+    expect(products!.requests, `retries ${products!.retries}, pages ${products!.pages}`).toBe(Number(estimate![3]!.replace(/,/g, '')));
     expect(products!.records.read).toBe(Number(estimate![1]!.replace(/,/g, '')));
   });
 

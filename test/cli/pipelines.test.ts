@@ -63,10 +63,10 @@ describe('shipped pipelines: run against the sandbox', () => {
   });
 
   it('demo.yml with --sandbox: every selectable product into Parquet and every media record into JSONL.gz', async () => {
-    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--sandbox', '--sandbox-products', '2500', '--sandbox-rate-limit', '0'], { cwd: ws.dir, env: cleanEnv() });
+    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--sandbox', '--profile', 'spec', '--sandbox-products', '2500', '--sandbox-rate-limit', '0'], { cwd: ws.dir, env: cleanEnv() });
     expect(code, stderr).toBe(0);
     // The CLI's sandbox has the default seed: the same data as this one.
-    const dataset = new Dataset({ products: 2500 });
+    const dataset = new Dataset({ products: 2500, profile: 'spec' });
     const expected = Array.from({ length: 2500 }, (_, i) => i)
       .filter((i) => dataset.status[i] !== 3)
       .map((i) => `P${String(i + 1).padStart(7, '0')}`);

@@ -27,7 +27,7 @@ source:
 transforms:
   - { type: validate }
 sinks:
-  - { type: parquet, path: "out/slow/dt={date}/products.parquet", inferenceSample: 50 }
+  - { type: parquet, path: "out/slow/dt={date}/products.parquet" }
   - { type: jsonl, path: out/slow/products.jsonl.gz }
 state: { path: .state/slow.json }
 `;
@@ -131,7 +131,7 @@ describe('stopping a run', () => {
 
   it('with --sandbox: SIGINT stops the run and the in-process sandbox, exit 130 promptly', async () => {
     // 30 requests per minute: the run would take minutes.
-    const cli = startCli(['run', 'pipelines/demo.yml', '--sandbox', '--sandbox-products', '3000', '--sandbox-rate-limit', '30'], { cwd: ws.dir, env: cleanEnv() });
+    const cli = startCli(['run', 'pipelines/demo.yml', '--sandbox', '--profile', 'spec', '--sandbox-products', '3000', '--sandbox-rate-limit', '30'], { cwd: ws.dir, env: cleanEnv() });
     await cli.waitForStderr(/"event":"started"/);
     await new Promise((r) => setTimeout(r, 500));
     const sent = Date.now();

@@ -16,7 +16,7 @@ source:
 transforms:
   - { type: validate }
 sinks:
-  - { type: parquet, path: out/products.parquet, inferenceSample: 200 }
+  - { type: parquet, path: out/products.parquet }
   - { type: jsonl, path: out/products.jsonl.gz }
 state: { path: .state/streamed.json }
 `;

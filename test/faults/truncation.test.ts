@@ -89,7 +89,8 @@ describe('truncated bodies', () => {
     const failed = await expectFailed(result, 'stream.resume_exhausted');
     expect(failed.message).toContain('next index 600');
     expect(failed.message).toContain('sorting {createdAt: ASC}');
-    // The first request and maxResumes (2) more.
-    expect(f.sandbox.stats.faults.streamCuts).toBe(3);
+    // The first request and maxResumes (2) more, each cut at the same line.
+    expect(result.lines.filter((l) => l.code === 'source.stream_resumed')).toHaveLength(2);
+    expect(f.sandbox.stats.faults.streamCuts).toBeGreaterThanOrEqual(3);
   });
 });

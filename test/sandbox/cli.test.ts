@@ -72,7 +72,7 @@ describe('catalog-streams sandbox', () => {
     const { io, stdout, stderr, signals } = captureIO();
     const exit = main(['sandbox', '--port', '0', '--products', '300', '--seed', '3', '--rate-limit', '5', '--true-total'], io);
     const line = await firstLine(stdout);
-    const match = /^catalog-streams sandbox listening on (http:\/\/127\.0\.0\.1:\d+) \(CATALOG_API_KEY=(sandbox-key) CATALOG_API_SECRET=(sandbox-secret), 300 products, seed 3\)$/.exec(line);
+    const match = /^catalog-streams sandbox listening on (http:\/\/127\.0\.0\.1:\d+) \(CATALOG_API_KEY=(sandbox-key) CATALOG_API_SECRET=(sandbox-secret), 300 products, seed 3, profile be\)$/.exec(line);
     expect(match, line).not.toBeNull();
     const [, url, key, secret] = match!;
     const post = (body: unknown, authorization?: string) =>
@@ -98,7 +98,7 @@ describe('catalog-streams sandbox', () => {
     const { io, stdout, signals } = captureIO();
     const exit = main(['sandbox', '--port', '0', '--products', '20', '--api-key', 'k1', '--api-secret', 's1'], io);
     const line = await firstLine(stdout);
-    expect(line).toContain('(CATALOG_API_KEY=k1 CATALOG_API_SECRET=s1, 20 products, seed 1)');
+    expect(line).toContain('(CATALOG_API_KEY=k1 CATALOG_API_SECRET=s1, 20 products, seed 1, profile be)');
     const url = /listening on (\S+)/.exec(line)![1]!;
     const status = async (authorization: string) => {
       const res = await request(`${url}/v4/brands/query`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{}' });
