@@ -6,7 +6,7 @@ export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WriteStream | (NodeJS.WritableStream & { isTTY?: boolean; columns?: number });
   env: NodeJS.ProcessEnv;
-  /** Process signals to stop a run (SIGINT/SIGTERM); tests pass their own emitter or none. */
+  /** Process signals to stop a run (SIGINT/SIGTERM/SIGHUP); tests pass their own emitter or none. */
   signals?: NodeJS.EventEmitter;
   /**
    * The process's 'warning' events (the AWS SDK's Node-version notice, say):
@@ -16,7 +16,7 @@ export interface CliIO {
   warnings?: NodeJS.EventEmitter;
   /** `--log-level` / `--log-format` as main() resolved them (absent: info, json unless stderr is a TTY). */
   log?: LogSettings;
-  /** Ends the process at once (a second SIGINT/SIGTERM while a run cleans up); absent in tests. */
+  /** Ends the process at once (a second signal while a run cleans up); absent in tests. */
   exit?(code: number): void;
 }
 

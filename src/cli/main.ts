@@ -111,6 +111,8 @@ if (isEntryPoint()) {
   main(process.argv.slice(2), processIO()).then(
     (code) => {
       process.exitCode = code;
+      // The outcome is final: a signal while the process winds down must not turn it into a kill.
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => process.exit(code));
     },
     (err: unknown) => {
       process.stderr.write(`catalog-streams: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -140,7 +140,8 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
   const log: ProgressHandle['log'] = (level, event, fields = {}) => {
     if (!levelEnabled(opts.level, level)) return;
     if (opts.format === 'json') {
-      write(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }));
+      // value by value: a short secret never damages a JSON key
+      opts.stream.write(`${opts.redactor.json({ time: new Date().toISOString(), level, event, ...fields })}\n`);
       return;
     }
     const who = typeof fields.pipeline === 'string' ? `${fields.pipeline}: ` : '';
@@ -212,8 +213,11 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
       listen(pipelineEvents, { pipeline: pipeline.name });
     },
     stop() {
+      // Idempotent: the run command stops the display before its summary and again on the way out.
       if (timer) clearInterval(timer);
+      timer = undefined;
       live?.stop();
+      live = undefined;
     },
   };
 }

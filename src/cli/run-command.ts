@@ -1,12 +1,18 @@
 // `catalog-streams run <pipeline-file>`: loads and checks the file, optionally
 // starts the embedded sandbox, runs every pipeline of the file with one shared
 // client (one request budget), shows progress, prints the summary, and exits
-// 0 / 1 (run failed) / 2 (bad usage or file) / 130 (SIGINT) / 143 (SIGTERM).
+// 0 / 1 (run failed) / 2 (bad usage or file) / 129 (SIGHUP) / 130 (SIGINT) / 143 (SIGTERM).
 //
-// A first SIGINT/SIGTERM aborts the run: the sources stop, uploads are aborted,
-// temporary files removed, the state cursor is left as it was, and the command
-// returns 130/143 once that cleanup is done. A second signal exits at once.
-import { writeFile } from 'node:fs/promises';
+// The commit point of a pipeline is the moment every one of its sinks has
+// committed; its cursor is stored right after. A first SIGINT/SIGTERM/SIGHUP
+// before that point aborts it: the sources stop, uploads are aborted, temporary
+// files removed, the state cursor is left as it was, and the command returns
+// 130/143/129 once that cleanup is done. After that point the signal changes
+// nothing: the cursor is stored and the run ends as it would have (exit 0), so
+// the exit code, the summary, the outputs and the cursor tell one story. A
+// second signal exits at once.
+import { access, constants, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
 import { RunEvents } from '../events.js';
@@ -46,7 +52,8 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --progress-interval S   seconds between JSON progress lines (default 5)
 
 ${LOG_OPTIONS_USAGE}
-Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 130 SIGINT, 143 SIGTERM.
+Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 129 SIGHUP, 130 SIGINT, 143 SIGTERM
+(a signal after the outputs are committed changes nothing: exit 0).
 `;
 
 const options = {
@@ -63,7 +70,7 @@ const options = {
   'progress-interval': { type: 'string' },
 } as const;
 
-const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+const SIGNAL_EXIT: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
 async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const { values: v, positionals } = parseOptions(NAME, argv, options, { exactly: 1, what: 'one pipeline file' });
@@ -76,6 +83,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   }
   const base = logSettingsOf(io);
   const log: LogSettings = v.quiet && levelEnabled(base.level, 'info') ? { ...base, level: 'warn' } : base;
+  if (v['summary-file'] !== undefined) await checkSummaryFile(v['summary-file']);
   if (v.profile !== undefined && !v.sandbox) throw new UsageError(`${NAME}: --profile chooses the embedded sandbox's shapes; add --sandbox`);
   const profile = v.sandbox ? (parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`)) : undefined;
 
@@ -161,6 +169,12 @@ async function runAll(
   },
 ): Promise<number> {
   const events = new RunEvents();
+  // Pipelines still able to discard their outputs: neither past their commit point nor settled
+  // (registered before the log, so a signal sent while the commit is logged already knows of it).
+  const uncommitted = new Set(pipelines.map((p) => p.config.name));
+  const onCommitted = (info: { code: string; pipeline?: unknown }) => {
+    if (info.code === 'outputs_committed') uncommitted.delete(String(info.pipeline));
+  };
   const redactor = pipelines[0]!.redactor;
   for (const p of pipelines.slice(1)) redactor.absorb(p.redactor);
   const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
@@ -187,7 +201,22 @@ async function runAll(
       return;
     }
     signalName = name;
-    progress.log('warn', 'signal', { pipelines: names, signal: name, message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was (send it again to exit at once)` });
+    const committed = pipelines.map((p) => p.config.name).filter((n) => !uncommitted.has(n));
+    if (uncommitted.size === 0) {
+      progress.log('warn', 'signal', {
+        pipelines: names,
+        signal: name,
+        message: `${name} received after the run committed its outputs: finishing (the cursor is stored); the run counts as done (send it again to exit at once)`,
+      });
+    } else {
+      const kept = committed.length > 0 ? `; ${committed.join(', ')} had already committed and keep${committed.length === 1 ? 's its' : ' their'} outputs and cursor` : '';
+      progress.log('warn', 'signal', {
+        pipelines: names,
+        signal: name,
+        message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was${kept} (send it again to exit at once)`,
+      });
+    }
+    // Pipelines past their commit point no longer listen to this abort.
     controller.abort(`received ${name}`);
   };
   const handlers = Object.keys(SIGNAL_EXIT).map((name) => [name, onSignal(name)] as const);
@@ -210,6 +239,7 @@ async function runAll(
   const client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
   const summaries: RunSummary[] = [];
   let exitCode = 0;
+  let stopped = false;
   try {
     // The plan (every slice, as --dry-run shows it) gives the progress its totals and ETA. It is made beside
     // the run, never holding it up (an unreachable service fails the run, not a plan first); its probes count
@@ -234,8 +264,10 @@ async function runAll(
           );
         }
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
+        pipelineEvents.on('info', onCommitted);
         return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() => {
           shown.finished = true;
+          uncommitted.delete(p.config.name);
         });
       }),
     );
@@ -248,6 +280,10 @@ async function runAll(
       }
       const err = r.reason as CatalogStreamsError;
       if (err instanceof RunFailedError) summaries.push(err.summary);
+      if (signalName && (!(err instanceof RunFailedError) || err.summary.status === 'aborted')) {
+        stopped = true;
+        continue;
+      }
       const message = redactor.redact(err.message ?? String(err));
       // One sentence naming the pipeline: a JSON line off a TTY; on a TTY the
       // summary's error line says it, unless there is no summary. After a
@@ -257,28 +293,40 @@ async function runAll(
       }
       exitCode = Math.max(exitCode, err.exitCode ?? 1);
     }
+    // A stopped pipeline decides the exit code: the scheduler sees that it was stopped.
+    if (stopped) exitCode = SIGNAL_EXIT[signalName!]!;
+    // Drawn last, so the summary lines stand below the live display.
+    progress.stop();
+    // The summary is the run's result: written at every log level.
+    for (const s of summaries) {
+      io.stderr.write(`${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`);
+    }
+    if (opts.summaryFile) {
+      // One shape whatever the number of pipelines.
+      const text = `${redactor.json({ exitCode, pipelines: summaries }, 2)}\n`;
+      // The summary reports the run; failing to write it must not change the run's outcome
+      // (a committed run that exits non-zero is retried and delivers its records twice).
+      await writeWhole(opts.summaryFile, text).catch((err: unknown) =>
+        progress.log('error', 'summary_file', {
+          pipelines: names,
+          message: `could not write the summary to ${opts.summaryFile} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the run's outcome is the one logged above (exit ${exitCode})`,
+        }),
+      );
+    }
+    const metrics: RunMetricsInput = { file: opts.file, summaries, pipelines: names, exitCode, finishedAt: new Date() };
+    const publish: [string, () => Promise<void>][] = [];
+    if (opts.metricsFile) publish.push([`--metrics-file ${opts.metricsFile}`, () => writeMetricsFile(opts.metricsFile!, metrics)]);
+    if (opts.pushgateway) publish.push(['--pushgateway', () => pushMetrics(opts.pushgateway!, metrics)]);
+    for (const [what, write] of publish) {
+      // Metrics describe the run; failing to publish them does not undo it (an alert on a stale last success catches it).
+      await write().catch((err: unknown) => progress.log('error', 'metrics.failed', { pipelines: names, message: redactor.redact(`${what}: ${(err as Error).message}`) }));
+    }
   } finally {
     progress.stop();
     await client.close();
+    // Handlers stay until the outcome is final, so a late signal cannot kill the process mid-way.
     for (const [name, h] of handlers) io.signals?.off(name, h);
     restoreWarnings();
-  }
-  // The summary is the run's result: written at every log level.
-  for (const s of summaries) {
-    io.stderr.write(`${redactor.redact(json ? JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : formatSummaryText(s))}\n`);
-  }
-  if (signalName) exitCode = SIGNAL_EXIT[signalName]!;
-  if (opts.summaryFile) {
-    // One shape whatever the number of pipelines.
-    await writeFile(opts.summaryFile, `${redactor.redact(JSON.stringify({ exitCode, pipelines: summaries }, null, 2))}\n`);
-  }
-  const metrics: RunMetricsInput = { file: opts.file, summaries, pipelines: names, exitCode, finishedAt: new Date() };
-  const publish: [string, () => Promise<void>][] = [];
-  if (opts.metricsFile) publish.push([`--metrics-file ${opts.metricsFile}`, () => writeMetricsFile(opts.metricsFile!, metrics)]);
-  if (opts.pushgateway) publish.push(['--pushgateway', () => pushMetrics(opts.pushgateway!, metrics)]);
-  for (const [what, write] of publish) {
-    // Metrics describe the run; failing to publish them does not undo it (an alert on a stale last success catches it).
-    await write().catch((err: unknown) => progress.log('error', 'metrics.failed', { pipelines: names, message: redactor.redact(`${what}: ${(err as Error).message}`) }));
   }
   return exitCode;
 }
@@ -294,6 +342,35 @@ async function planFor(p: LoadedPipeline, client: CatalogClient, opts: { s3: () 
 /** The AWS SDK's process warning that its releases after January 2027 need Node >= 22. */
 function isSdkNodeSupportNotice(w: Error): boolean {
   return /NodeVersionSupportWarning/.test(`${w.name} ${w.message}`) && /AWS SDK/.test(w.message);
+}
+
+/**
+ * `--summary-file` is checked before the run starts: a folder that does not exist or cannot be
+ * written is a usage error (exit 2), found before the first request, not after the outputs are committed.
+ */
+async function checkSummaryFile(file: string): Promise<void> {
+  const dir = path.dirname(path.resolve(file));
+  const fail = (problem: string) => {
+    throw new UsageError(`${NAME}: --summary-file ${file}: ${problem}`);
+  };
+  const target = await stat(file).catch(() => undefined);
+  if (target?.isDirectory()) fail('is a folder; give a file name (such as summary.json) for the JSON summary');
+  const folder = await stat(dir).catch(() => undefined);
+  if (!folder) fail(`the folder ${dir} does not exist; create it (mkdir -p) or point --summary-file elsewhere`);
+  if (!folder!.isDirectory()) fail(`${dir} is not a folder`);
+  await access(dir, constants.W_OK).catch(() => fail(`the folder ${dir} is not writable by this user; fix its permissions or point --summary-file elsewhere`));
+}
+
+/** Writes `text` under a temporary name and renames it: a reader never sees half a summary. */
+async function writeWhole(file: string, text: string): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  try {
+    await writeFile(temp, text);
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
 }
 
 /** Routes process warnings to `log` (instead of Node's raw printing) until the returned function is called. */

@@ -51,6 +51,7 @@ import {
   validateRequest,
 } from '../catalog/index.js';
 import { AbortedError, CatalogStreamsError, ConfigError, RequestValidationError } from '../errors.js';
+import { Redactor } from '../redactor.js';
 import { RunEvents } from '../events.js';
 import { parseErrorBody } from './error-body.js';
 import { isTruncatedJson, scanPage } from './page-scanner.js';
@@ -211,7 +212,7 @@ export class CatalogClient {
   readonly #pathPrefix: string;
   readonly #jsonHeaders: Record<string, string>;
   readonly #streamHeaders: Record<string, string>;
-  readonly #secrets: string[];
+  readonly #redactor = new Redactor('[redacted]');
   readonly #timeouts: Required<ClientTimeouts>;
   readonly #signal: AbortSignal | undefined;
   /** Released page buffers: a page's bytes are outside the JS heap, and reusing them keeps dead ones from piling up until a full GC. */
@@ -238,7 +239,7 @@ export class CatalogClient {
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#signal = options.signal;
     const token = Buffer.from(`${options.apiKey}:${options.apiSecret}`).toString('base64');
-    this.#secrets = [options.apiSecret, options.apiKey, token].filter((s) => s.length >= 4);
+    for (const secret of [options.apiSecret, options.apiKey, token]) this.#redactor.add(secret);
     const common = {
       authorization: `Basic ${token}`,
       'content-type': 'application/json',
@@ -586,7 +587,7 @@ export class CatalogClient {
       attempts,
       apiCode: said.apiCode && this.#redact(said.apiCode),
       apiMessage: said.apiMessage && this.#redact(said.apiMessage),
-      violations: said.violations && (JSON.parse(this.#redact(JSON.stringify(said.violations))) as unknown[]),
+      violations: said.violations && this.#redactor.redactValue(said.violations),
     };
     if (failure.status === 401 || failure.status === 403) return new AuthError({ ...details, host: this.host, credentialSource: this.#credentialSource });
     if (failure.status === 429) return new RateLimitError({ ...details, waitedMs });
@@ -602,14 +603,12 @@ export class CatalogClient {
 
   /** Server-provided text without our credentials in it. */
   #redact(text: string): string {
-    let out = text;
-    for (const s of this.#secrets) out = out.split(s).join('[redacted]');
-    return out;
+    return this.#redactor.redact(text);
   }
 
   /** The original error as a cause, its message scrubbed (it is shown by util.inspect). */
   #safeCause(err: unknown): unknown {
-    if (err instanceof Error && this.#secrets.some((s) => err.message.includes(s))) err.message = this.#redact(err.message);
+    if (err instanceof Error && this.#redact(err.message) !== err.message) err.message = this.#redact(err.message);
     return err;
   }
 }

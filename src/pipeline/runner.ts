@@ -369,6 +369,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       controller.abort(err);
     });
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
+    // The commit point: every sink has committed. From here a stop request changes nothing (the
+    // outputs stay published), so the cursor is stored whatever arrives, and the run succeeds.
+    opts.signal?.removeEventListener('abort', onAbort);
+    events.emit('info', { code: 'outputs_committed', pipeline: config.name, message: `${config.name}: every output committed${stateStore ? '; storing the cursor' : ''}` });
 
     if (stateStore) {
       next = nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt);
