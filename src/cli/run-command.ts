@@ -169,8 +169,7 @@ async function runAll(
   },
 ): Promise<number> {
   const events = new RunEvents();
-  // Pipelines still able to discard their outputs: neither past their commit point nor settled
-  // (registered before the log, so a signal sent while the commit is logged already knows of it).
+  // Pipelines still able to discard their outputs: neither past their commit point nor settled.
   const uncommitted = new Set(pipelines.map((p) => p.config.name));
   const onCommitted = (info: { code: string; pipeline?: unknown }) => {
     if (info.code === 'outputs_committed') uncommitted.delete(String(info.pipeline));
@@ -251,6 +250,8 @@ async function runAll(
     const results = await Promise.allSettled(
       pipelines.map((p) => {
         const pipelineEvents = new RunEvents();
+        // Before the progress log's listener: a signal sent while the commit is logged already knows of it.
+        pipelineEvents.on('info', onCommitted);
         const shown: PipelineProgress = { name: p.config.name, stats: new RunStats(pipelineEvents) };
         progress.add(shown, pipelineEvents);
         if (levelEnabled(opts.log.level, 'info')) {
@@ -264,7 +265,6 @@ async function runAll(
           );
         }
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        pipelineEvents.on('info', onCommitted);
         return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() => {
           shown.finished = true;
           uncommitted.delete(p.config.name);

@@ -116,7 +116,7 @@ describe('catalog-streams schema', () => {
   });
 
   it('refuses an unknown --format, naming the ones it has', async () => {
-    const { code, stderr } = await runMain(['schema', 'pipelines/demo.yml', '--format', 'csv'], cleanEnv());
+    const { code, stderr } = await runMain(['schema', 'pipelines/demo.yml', '--format', 'csv', '--log-format', 'pretty'], cleanEnv());
     expect(code).toBe(2);
     expect(stderr).toBe('catalog-streams schema: --format must be one of all, parquet, duckdb, spark, athena, json, got "csv"\n');
   });

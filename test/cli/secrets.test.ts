@@ -91,7 +91,7 @@ describe('secrets', () => {
 
   it('a secret of the wrong type (a number) is redacted from the error', async () => {
     await writeFile(join(ws.dir, 'numeric.yml'), PIPELINE.replace('apiSecret: ${CATALOG_API_SECRET}', 'apiSecret: 73519046281'));
-    const result = await runCli(['validate', 'numeric.yml'], { cwd: ws.dir, env: env(SECRET) });
+    const result = await runCli(['validate', 'numeric.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: env(SECRET) });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('catalog-streams validate: numeric.yml:3:14: connection.apiSecret: expected a string, got ***\n');
     const run = await runCli(['run', 'numeric.yml'], { cwd: ws.dir, env: env(SECRET) });
@@ -135,15 +135,16 @@ describe('a short secret', () => {
     // The filter (alone, or beside the incremental window) keeps its status field.
     expect(JSON.stringify(summary.sourceFilter)).toContain('{"status":"active"}');
     const file = JSON.parse(await readFile(join(ws.dir, 'summary.json'), 'utf8'));
-    expect(file.status).toBe('succeeded');
-    expect(JSON.stringify(file.sourceFilter)).toContain('{"status":"active"}');
+    expect(file.exitCode).toBe(0);
+    expect(file.pipelines[0].status).toBe('succeeded');
+    expect(JSON.stringify(file.pipelines[0].sourceFilter)).toContain('{"status":"active"}');
     expect(result.stderr).not.toContain('***');
     expect(result.stderr).not.toContain(SECRET);
   });
 
   it('is still redacted where it is the whole value shown', async () => {
     await writeFile(join(ws.dir, 'leaky-key.yml'), PIPELINE.replace('${RATE:-6000}', '${CATALOG_API_KEY}'));
-    const result = await runCli(['validate', 'leaky-key.yml'], { cwd: ws.dir, env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET }) });
+    const result = await runCli(['validate', 'leaky-key.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET }) });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('catalog-streams validate: leaky-key.yml:4:14: connection.rateLimit: expected a number, got "***"\n');
   });

@@ -144,7 +144,7 @@ describe('the commit point', () => {
     const r = await runWithSignal(['--summary-file', f.ws.path('summary.json')]);
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(await readFile(f.ws.path('summary.json'), 'utf8'));
-    expect(summary).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
+    expect(summary).toMatchObject({ exitCode: 0, pipelines: [{ status: 'succeeded', cursor: { stored: true } }] });
     expect((await leftBehind(f.ws.dir)).temp).toEqual([]);
   });
 });

@@ -61,7 +61,7 @@ describe('custom stage contract', () => {
   });
 
   it('a map returning null drops exactly those records; exit 0', async () => {
-    const result = await run(pipeline('{ type: custom, module: ./user.mjs, export: oddOnly }'));
+    const result = await run(pipeline('{ type: custom, module: ./user.mjs, export: oddOnly, columns: {}, inputColumns: keep }'));
     expect(result.code, result.stderr).toBe(0);
     const odd = f.expected.filter((id) => Number(id.slice(1)) % 2 === 1);
     expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), odd);

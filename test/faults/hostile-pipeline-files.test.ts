@@ -38,7 +38,7 @@ async function check(name: keyof typeof CASES, command: 'validate' | 'run') {
   const file = join(ws.dir, name);
   await writeFile(file, CASES[name]);
   // A connection that goes nowhere: nothing may be sent.
-  return runMain([command, file], { CATALOG_BASE_URL: 'http://127.0.0.1:9', CATALOG_API_KEY: 'k-0000000000', CATALOG_API_SECRET: 's-0000000000' });
+  return runMain([command, file, '--log-format', 'pretty'], { CATALOG_BASE_URL: 'http://127.0.0.1:9', CATALOG_API_KEY: 'k-0000000000', CATALOG_API_SECRET: 's-0000000000' });
 }
 
 describe('hostile pipeline files', () => {
@@ -79,7 +79,7 @@ describe('hostile pipeline files', () => {
       file,
       `name: anchors\nsource: { type: products.query, filter: { status: active } }\nsinks:\n  - { type: jsonl, path: out/a.jsonl }\n  - &rejected { type: jsonl, path: out/rejected.jsonl }\ntransforms:\n  - { type: validate, onInvalid: dead-letter, deadLetter: *rejected }\n`,
     );
-    const r = await runMain(['validate', file]);
+    const r = await runMain(['validate', file, '--log-format', 'pretty']);
     expect(r.code, r.stderr).toBe(0);
   });
 });

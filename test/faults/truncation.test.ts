@@ -26,10 +26,12 @@ state: { path: .state/cut.json }
 
 const f = faultFixture('cut', pipeline('products.query'), { products: 2500, seed: 43 });
 
-async function run(yaml: string, faults: SandboxFaults) {
+// --quiet where the test counts the faulted responses: without it the progress display's plan
+// probes the same endpoint beside the run and takes some of them.
+async function run(yaml: string, faults: SandboxFaults, args: string[] = []) {
   await f.ws.write(f.ws.file, yaml);
   f.sandbox.setFaults(faults);
-  const result = await runCli(['run', f.ws.file], { cwd: f.ws.dir, env: sandboxEnv(f.sandbox) });
+  const result = await runCli(['run', f.ws.file, ...args], { cwd: f.ws.dir, env: sandboxEnv(f.sandbox) });
   return { ...result, lines: jsonLines(result.stderr) };
 }
 
@@ -51,14 +53,14 @@ async function expectFailed(result: Awaited<ReturnType<typeof run>>, code: strin
 
 describe('truncated bodies', () => {
   it('a page body that ends cleanly half-way is asked for again; every id once; exit 0', async () => {
-    const result = await run(pipeline('products.query'), { truncatedPage: { times: 2 }, endpoints: ['products.query'] });
+    const result = await run(pipeline('products.query'), { truncatedPage: { times: 2 }, endpoints: ['products.query'] }, ['--quiet']);
     await expectComplete(result);
     expect(f.sandbox.stats.faults.truncatedPages).toBe(2);
     expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', retries: 2 });
   });
 
   it('a page truncated on every attempt fails after connection.maxAttempts, naming the endpoint', async () => {
-    const result = await run(pipeline('products.query'), { truncatedPage: { times: Infinity }, endpoints: ['products.query'] });
+    const result = await run(pipeline('products.query'), { truncatedPage: { times: Infinity }, endpoints: ['products.query'] }, ['--quiet']);
     const failed = await expectFailed(result, 'network.truncated');
     expect(failed.message).toMatch(/products\.query .*after 3 attempts/);
     expect(f.sandbox.stats.faults.truncatedPages).toBe(3);

@@ -197,10 +197,10 @@ describe('--profile and CATALOG_SANDBOX_PROFILE', () => {
 
   it('an unknown profile is a usage error naming the choices', async () => {
     const c = capture();
-    expect(await main(['sandbox', '--port', '0', '--profile', 'nl'], c.io)).toBe(2);
+    expect(await main(['sandbox', '--port', '0', '--profile', 'nl', '--log-format', 'pretty'], c.io)).toBe(2);
     expect(c.err()).toContain('sandbox --profile: "nl" is not a sandbox profile; choose one of spec, au, be, fr');
     const r = capture({ CATALOG_SANDBOX_PROFILE: 'xx' });
-    expect(await main(['sandbox', '--port', '0'], r.io)).toBe(2);
+    expect(await main(['sandbox', '--port', '0', '--log-format', 'pretty'], r.io)).toBe(2);
     expect(r.err()).toContain('CATALOG_SANDBOX_PROFILE: "xx" is not a sandbox profile');
   });
 
