@@ -37,12 +37,13 @@ import { formatSummaryText } from './summary.js';
 
 const NAME = 'run';
 
-const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--full-refresh] [--dry-run] [--quiet] [--summary-file FILE]
+const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--full-refresh] [--allow-deletes] [--dry-run] [--quiet] [--summary-file FILE]
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
   --profile P             shapes that sandbox serves: spec|au|be|fr (default be, or CATALOG_SANDBOX_PROFILE)
   --full-refresh          ignore the stored incremental cursor and extract everything
+  --allow-deletes         table sinks: publish a full run's deletes even above their deletes.maxRatio
   --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing
   --quiet                 same as --log-level warn: warnings, errors and the summary only
   --summary-file FILE     also write the summaries as JSON to FILE: {"exitCode": N, "pipelines": [...]}
@@ -62,6 +63,7 @@ const options = {
   'sandbox-rate-limit': { type: 'string' },
   profile: { type: 'string' },
   'full-refresh': { type: 'boolean' },
+  'allow-deletes': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   quiet: { type: 'boolean' },
   'summary-file': { type: 'string' },
@@ -120,6 +122,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
       s3,
       file,
       fullRefresh: v['full-refresh'] ?? false,
+      allowDeletes: v['allow-deletes'] ?? false,
       log,
       progressInterval,
       summaryFile: v['summary-file'],
@@ -161,6 +164,7 @@ async function runAll(
     s3: () => S3ObjectIO;
     file: string;
     fullRefresh: boolean;
+    allowDeletes: boolean;
     log: LogSettings;
     progressInterval?: number;
     summaryFile?: string;
@@ -265,7 +269,7 @@ async function runAll(
           );
         }
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() => {
+        return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, allowDeletes: opts.allowDeletes, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() => {
           shown.finished = true;
           uncommitted.delete(p.config.name);
         });

@@ -50,6 +50,8 @@ export interface RunOptions {
   /** Overrides the file's `connection:` and the environment (the `--sandbox` flag uses it). */
   connection?: Partial<ResolvedConnection>;
   fullRefresh?: boolean;
+  /** `--allow-deletes`: table sinks publish a full run's deletes above their `deletes.maxRatio`. */
+  allowDeletes?: boolean;
   signal?: AbortSignal;
   events?: RunEvents;
   env?: NodeJS.ProcessEnv;
@@ -273,6 +275,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     sourceType: config.source.type,
     sourceFilter: sourceSpec.filter,
     cursor: stateStore ? { previous: previous?.cursor, next: next ?? nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt) } : undefined,
+    ...(opts.allowDeletes ? { allowDeletes: true } : {}),
   });
 
   const summarize = (status: RunSummary['status'], error?: unknown): RunSummary => {

@@ -38,6 +38,8 @@ export interface RunDescription {
   sourceType?: string;
   /** Incremental cursor: the one this run started from and the one it will store. */
   cursor?: { previous?: number; next?: number };
+  /** `run --allow-deletes`: a full run may infer more deletes than a table sink's `deletes.maxRatio`. */
+  allowDeletes?: boolean;
 }
 
 export interface StageContext {

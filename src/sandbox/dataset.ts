@@ -90,6 +90,10 @@ export class Dataset {
   /** Bumped by every touch, so cached query results built before it are not reused. */
   version = 0;
   private readonly revisions = new Map<number, number>();
+  /** Products the admin route `hide` took out of every result (until `reveal`). */
+  readonly hidden = new Set<number>();
+  /** Status and deleted flag set by the admin route `status`, over the drawn ones. */
+  private readonly overrides = new Map<number, { status: number; deleted: boolean; replacement: number }>();
   private readonly drawContext: ProductDrawContext;
   /** Pre-serialized reference objects that product records embed. */
   readonly fragments: JsonFragments;
@@ -190,7 +194,14 @@ export class Dataset {
 
   /** The filterable facts of a product, rebuilt from the seed (about a microsecond). */
   productFacts(index: number): ProductFacts {
-    return drawProductFacts(this.seed, index, this.productCount, this.drawContext);
+    const f = drawProductFacts(this.seed, index, this.productCount, this.drawContext);
+    const override = this.overrides.size > 0 ? this.overrides.get(index) : undefined;
+    if (override) {
+      f.status = override.status;
+      f.deleted = override.deleted;
+      f.replacement = override.replacement;
+    }
+    return f;
   }
 
   /** The product record as JSON text, exactly as products/query and products/stream serve it. */
@@ -272,6 +283,33 @@ export class Dataset {
     for (const i of indexes) {
       this.updatedAt[i] = Math.max(at, this.createdAt[i]!);
       this.revisions.set(i, this.revisionOf(i) + 1);
+    }
+    this.version++;
+  }
+
+  /** Takes these products out of every result: they disappear from the catalog (not an API event). */
+  hideProducts(indexes: readonly number[]): void {
+    for (const i of indexes) this.hidden.add(i);
+    this.version++;
+  }
+
+  /** Brings hidden products back, as new ones: updatedAt moves to `at`, so an incremental run sees them. */
+  revealProducts(indexes: readonly number[], at: number): void {
+    for (const i of indexes) this.hidden.delete(i);
+    this.touchProducts(indexes, at);
+  }
+
+  /** Sets status (and optionally the deleted flag); updatedAt and statusTouchedAt move to `at`. */
+  setProductStatus(indexes: readonly number[], status: number, deleted: boolean | undefined, at: number): void {
+    for (const i of indexes) {
+      const f = this.productFacts(i);
+      // Only replaced products name a replacement (the validator holds the sandbox to it).
+      const replacement = status !== 2 ? -1 : f.replacement >= 0 ? f.replacement : (i + 1) % this.productCount;
+      this.overrides.set(i, { status, deleted: deleted ?? f.deleted, replacement });
+      this.status[i] = status;
+      this.deleted[i] = (deleted ?? f.deleted) ? 1 : 0;
+      this.statusTouchedAt[i] = Math.max(at, this.createdAt[i]!);
+      this.updatedAt[i] = Math.max(at, this.createdAt[i]!);
     }
     this.version++;
   }

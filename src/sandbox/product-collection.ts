@@ -33,6 +33,10 @@ export class ProductCollection implements Collection {
     return this.ds.productJson(i);
   }
 
+  hidden(): ReadonlySet<number> {
+    return this.ds.hidden;
+  }
+
   /** Facts of product i; consecutive predicates on the same product draw them once. */
   private facts(i: number): ProductFacts {
     if (i !== this.lastIndex) {

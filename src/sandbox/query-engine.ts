@@ -33,6 +33,8 @@ export interface Collection {
   sortKey(name: string, param: unknown): SortKey;
   /** The record as JSON text. */
   json(i: number): string;
+  /** Records taken out of every result (the sandbox's `hide` admin route); absent or empty: none. */
+  hidden?(): ReadonlySet<number>;
 }
 
 export interface QuerySpec {
@@ -100,7 +102,9 @@ export function sortIndexes(matches: Uint32Array, key: SortKey, desc: boolean, u
 /** Runs filter and sorting over a collection: every matching index, in order. */
 export function evaluate(collection: Collection, query: QuerySpec): Uint32Array {
   const n = collection.size();
-  const predicate = query.filter === undefined ? undefined : compileFilter(collection, query.filter);
+  const filtered = query.filter === undefined ? undefined : compileFilter(collection, query.filter);
+  const hidden = collection.hidden?.();
+  const predicate = hidden && hidden.size > 0 ? (i: number) => !hidden.has(i) && (!filtered || filtered(i)) : filtered;
   let matches: Uint32Array;
   if (!predicate) {
     matches = new Uint32Array(n);

@@ -23,6 +23,7 @@ import { findJson, findRoutes, sendFound } from './find-route.js';
 import { taxonomyCollections } from './taxonomy-collections.js';
 import { Utf8Chunks, sendError, sendJson, sendJsonChunks, sendTruncatedJson, writeNdjson } from './responses.js';
 import { SALT } from './timeline.js';
+import { PRODUCT_STATUSES } from './generate-products.js';
 
 export interface Credentials {
   apiKey: string;
@@ -69,6 +70,25 @@ const TouchBody = z.strictObject({
   media: z.array(z.int()).optional(),
   at: z.int().nonnegative().optional(),
 });
+
+const MutationBody = z.strictObject({
+  ids: z.array(z.string()).optional(),
+  count: z.int().nonnegative().optional(),
+  at: z.int().nonnegative().optional(),
+});
+
+const StatusBody = MutationBody.extend({
+  status: z.enum(PRODUCT_STATUSES),
+  deleted: z.boolean().optional(),
+});
+
+/** What hide / reveal / status changed. */
+export interface MutationResult {
+  /** Product ids changed, in id order. */
+  products: string[];
+  /** Their updatedAt (reveal, status; unix seconds), or when they disappeared (hide). */
+  at: number;
+}
 
 export interface TouchResult {
   /** Product ids touched, in id order. */
@@ -138,6 +158,59 @@ export class SandboxServer {
     ds.touchProducts(sorted, at);
     ds.touchMedia(media.map((id) => id - 1), at);
     return { products: sorted.map((i) => ds.productId(i)), media: [...media], at };
+  }
+
+  /**
+   * The products named by `ids` plus `count` more drawn from the seed among `eligible` (in id
+   * order; default every product), each call drawing afresh: deterministic for a seed and a
+   * sequence of calls.
+   */
+  private pick(verb: string, request: { ids?: string[]; count?: number }, eligible: (i: number) => boolean): number[] {
+    const ds = this.dataset;
+    const chosen = new Set<number>();
+    for (const id of request.ids ?? []) {
+      const i = ds.productIndex(id);
+      if (i < 0) throw new RangeError(`${verb}: no product "${id}"`);
+      if (!eligible(i)) throw new RangeError(`${verb}: product "${id}" ${verb === 'reveal' ? 'is not hidden' : 'is hidden'}`);
+      chosen.add(i);
+    }
+    const wanted = request.count ?? 0;
+    if (wanted > 0) {
+      const pool: number[] = [];
+      for (let i = 0; i < ds.productCount; i++) if (eligible(i) && !chosen.has(i)) pool.push(i);
+      for (let k = 0; k < wanted && pool.length > 0; k++) {
+        const j = Math.floor(pool.length * unitFloat(ds.seed, SALT.touch, this.touches, k));
+        chosen.add(pool[j]!);
+        pool[j] = pool[pool.length - 1]!;
+        pool.pop();
+      }
+    }
+    this.touches++;
+    return [...chosen].sort((a, b) => a - b);
+  }
+
+  /** Products disappear from every result (as deletions do: the API sends no event). */
+  hide(request: { ids?: string[]; count?: number }, at = Math.floor(Date.now() / 1000)): MutationResult {
+    const ds = this.dataset;
+    const indexes = this.pick('hide', request, (i) => !ds.hidden.has(i));
+    ds.hideProducts(indexes);
+    return { products: indexes.map((i) => ds.productId(i)), at };
+  }
+
+  /** Hidden products come (back) as new ones, updated at `at`: the way to insert products. */
+  reveal(request: { ids?: string[]; count?: number }, at = Math.floor(Date.now() / 1000)): MutationResult {
+    const ds = this.dataset;
+    const indexes = this.pick('reveal', request, (i) => ds.hidden.has(i));
+    ds.revealProducts(indexes, at);
+    return { products: indexes.map((i) => ds.productId(i)), at };
+  }
+
+  /** Sets the status (and optionally `deleted`) of products, updated at `at`. */
+  setStatus(request: { ids?: string[]; count?: number; status: (typeof PRODUCT_STATUSES)[number]; deleted?: boolean }, at = Math.floor(Date.now() / 1000)): MutationResult {
+    const ds = this.dataset;
+    const indexes = this.pick('status', request, (i) => !ds.hidden.has(i));
+    ds.setProductStatus(indexes, PRODUCT_STATUSES.indexOf(request.status), request.deleted, at);
+    return { products: indexes.map((i) => ds.productId(i)), at };
   }
 
   private count(endpoint: string, status: number): void {
@@ -319,6 +392,28 @@ export class SandboxServer {
           throw apiError(400, err instanceof Error ? err.message : String(err));
         }
       }
+      case 'POST /_sandbox/hide':
+      case 'POST /_sandbox/reveal': {
+        const verb = path.slice('/_sandbox/'.length);
+        const parsed = MutationBody.safeParse(await readJsonBody(req));
+        if (!parsed.success) throw apiError(400, `${verb}: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`);
+        const { at, ...target } = parsed.data;
+        try {
+          return sendJson(res, 200, verb === 'hide' ? this.hide(target, at) : this.reveal(target, at));
+        } catch (err) {
+          throw apiError(400, err instanceof Error ? err.message : String(err));
+        }
+      }
+      case 'POST /_sandbox/status': {
+        const parsed = StatusBody.safeParse(await readJsonBody(req));
+        if (!parsed.success) throw apiError(400, `status: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`);
+        const { at, ...target } = parsed.data;
+        try {
+          return sendJson(res, 200, this.setStatus(target, at));
+        } catch (err) {
+          throw apiError(400, err instanceof Error ? err.message : String(err));
+        }
+      }
       case 'POST /_sandbox/faults': {
         const body = await readJsonBody(req);
         try {
@@ -330,7 +425,7 @@ export class SandboxServer {
       }
       default:
         req.resume();
-        throw apiError(404, `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/faults`);
+        throw apiError(404, `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/status, POST /_sandbox/faults`);
     }
   }
 }

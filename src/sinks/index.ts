@@ -4,12 +4,14 @@ import type { SinkDefinition } from '../pipeline/stage.js';
 import { jsonlSinkStage } from './jsonl-sink.js';
 import { parquetSinkStage } from './parquet-sink.js';
 import { s3SinkStage } from './s3-sink.js';
+import { tableSinkStage } from './table/table-sink.js';
 
-export const sinkStages = [jsonlSinkStage, parquetSinkStage, s3SinkStage] as SinkDefinition[];
+export const sinkStages = [jsonlSinkStage, parquetSinkStage, s3SinkStage, tableSinkStage] as SinkDefinition[];
 
 export { jsonlSink, jsonlSinkOptions, jsonlSinkStage, type JsonlSinkConfig, type JsonlSinkOptions } from './jsonl-sink.js';
 export { parquetSink, parquetSinkOptions, parquetSinkStage, type ParquetSchemaHint, type ParquetSinkConfig, type ParquetSinkOptions } from './parquet-sink.js';
 export { createS3Client, s3Sink, s3SinkOptions, s3SinkStage, type S3Manifest, type S3SinkConfig, type S3SinkOptions } from './s3-sink.js';
+export { tableSink, tableSinkOptions, tableSinkStage, type TableManifest, type TableSinkConfig, type TableSinkOptions, type TableVersion } from './table/table-sink.js';
 export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './column-schema.js';
 export { recordSchemaFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from './zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './path-template.js';

@@ -1,0 +1,195 @@
+// Records ordered by key without holding them: the external sort and the framed files
+// behind the `table` sink's merge (table-sink.ts).
+//
+// Frames are `u32 length + v8.serialize(value)`: v8's format keeps what JSON loses (bigint
+// codes above 2^53, undefined vs null) and costs about the same to write and read.
+// The incoming records are serialized as they arrive, kept as bytes (off the JS heap) until
+// `bufferBytes` is reached, sorted by key and spilled to a run file; the runs are then merged
+// with a heap, so memory holds one buffer while collecting and one read chunk per run while
+// merging, whatever the extract's size.
+import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { deserialize, serialize } from 'node:v8';
+
+export type Key = string | number | bigint;
+
+/**
+ * One total order over keys: numbers and bigints by value, strings by UTF-16 code units
+ * (the order of `<`; for the ASCII ids of the catalog the same as DuckDB's), numbers before
+ * strings. The previous snapshot's state file was written in this order; merging relies on it.
+ */
+export function compareKeys(a: Key, b: Key): number {
+  const sa = typeof a === 'string';
+  const sb = typeof b === 'string';
+  if (sa !== sb) return sa ? 1 : -1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function frame(value: unknown): Buffer {
+  const body = serialize(value);
+  const out = Buffer.allocUnsafe(4 + body.length);
+  out.writeUInt32LE(body.length, 0);
+  body.copy(out, 4);
+  return out;
+}
+
+/** Splits a byte stream (a file, a gunzip, an S3 body) back into the values it framed. */
+export async function* readFrames<T>(chunks: AsyncIterable<Buffer> | Readable): AsyncGenerator<T> {
+  let pending: Buffer = Buffer.alloc(0);
+  for await (const chunk of chunks as AsyncIterable<Buffer>) {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    let offset = 0;
+    while (pending.length - offset >= 4) {
+      const size = pending.readUInt32LE(offset);
+      if (pending.length - offset - 4 < size) break;
+      yield deserialize(pending.subarray(offset + 4, offset + 4 + size)) as T;
+      offset += 4 + size;
+    }
+    pending = offset === pending.length ? Buffer.alloc(0) : pending.subarray(offset);
+  }
+  if (pending.length > 0) throw new Error(`a framed file ends inside a record (${pending.length} bytes left over)`);
+}
+
+/** Reads a run file chunk by chunk (64 KiB), frame by frame. */
+async function* fileChunks(file: string): AsyncGenerator<Buffer> {
+  const handle: FileHandle = await open(file, 'r');
+  try {
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(64 * 1024);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) return;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** An entry of the sort: the key, the arrival order (the later wins among equal keys), the record. */
+type Entry = [key: Key, ordinal: number, record: Record<string, unknown>];
+
+function compareEntries(a: Entry, b: Entry): number {
+  return compareKeys(a[0], b[0]) || a[1] - b[1];
+}
+
+/** Collects records, spilling sorted runs into `dir`; `sorted()` yields each key once (its last arrival). */
+export class ExternalSort {
+  readonly #dir: string;
+  readonly #bufferBytes: number;
+  #buffer: Array<{ key: Key; ordinal: number; bytes: Buffer }> = [];
+  #buffered = 0;
+  #ordinal = 0;
+  readonly #runs: string[] = [];
+
+  constructor(dir: string, bufferBytes: number) {
+    this.#dir = dir;
+    this.#bufferBytes = bufferBytes;
+  }
+
+  get count(): number {
+    return this.#ordinal;
+  }
+
+  async add(key: Key, record: Record<string, unknown>): Promise<void> {
+    const ordinal = this.#ordinal++;
+    const bytes = frame([key, ordinal, record] satisfies Entry);
+    this.#buffer.push({ key, ordinal, bytes });
+    this.#buffered += bytes.length;
+    if (this.#buffered >= this.#bufferBytes) await this.#spill();
+  }
+
+  async #spill(): Promise<void> {
+    if (this.#buffer.length === 0) return;
+    const buffer = this.#buffer;
+    this.#buffer = [];
+    this.#buffered = 0;
+    buffer.sort((a, b) => compareKeys(a.key, b.key) || a.ordinal - b.ordinal);
+    const file = path.join(this.#dir, `run-${String(this.#runs.length).padStart(5, '0')}.v8`);
+    const handle = await open(file, 'wx');
+    try {
+      // Written in batches of about 1 MiB: one syscall per record costs more than the sort.
+      let batch: Buffer[] = [];
+      let size = 0;
+      for (const entry of buffer) {
+        batch.push(entry.bytes);
+        size += entry.bytes.length;
+        if (size >= 1 << 20) {
+          await handle.write(Buffer.concat(batch, size));
+          batch = [];
+          size = 0;
+        }
+      }
+      if (size > 0) await handle.write(Buffer.concat(batch, size));
+    } finally {
+      await handle.close();
+    }
+    this.#runs.push(file);
+  }
+
+  /** Every key once, in key order, with the record that arrived last for it. */
+  async *sorted(): AsyncGenerator<{ key: Key; record: Record<string, unknown> }> {
+    await this.#spill();
+    const sources = this.#runs.map((file) => readFrames<Entry>(fileChunks(file))[Symbol.asyncIterator]());
+    const heap = new MinHeap<{ entry: Entry; source: number }>((a, b) => compareEntries(a.entry, b.entry));
+    for (let s = 0; s < sources.length; s++) {
+      const next = await sources[s]!.next();
+      if (!next.done) heap.push({ entry: next.value, source: s });
+    }
+    let held: Entry | undefined;
+    while (heap.size > 0) {
+      const top = heap.pop()!;
+      const next = await sources[top.source]!.next();
+      if (!next.done) heap.push({ entry: next.value, source: top.source });
+      if (held && compareKeys(held[0], top.entry[0]) !== 0) yield { key: held[0], record: held[2] };
+      held = top.entry;
+    }
+    if (held) yield { key: held[0], record: held[2] };
+  }
+}
+
+class MinHeap<T> {
+  readonly #items: T[] = [];
+  readonly #less: (a: T, b: T) => number;
+
+  constructor(compare: (a: T, b: T) => number) {
+    this.#less = compare;
+  }
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  push(item: T): void {
+    const items = this.#items;
+    items.push(item);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (this.#less(items[i]!, items[parent]!) >= 0) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): T | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < items.length && this.#less(items[l]!, items[m]!) < 0) m = l;
+        if (r < items.length && this.#less(items[r]!, items[m]!) < 0) m = r;
+        if (m === i) break;
+        [items[i], items[m]] = [items[m]!, items[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

@@ -1,0 +1,620 @@
+// The `table` sink: the catalog as a table with history. Each successful run publishes, under
+// one folder or S3 prefix:
+//   snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet   the whole current state, one row per key
+//   changes/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet    insert/update/delete rows of this run
+//   _table/state-<run>.v8.gz                          the merge input of the next run
+//   _table.json                                       every version; written last (the commit point)
+//
+// How a run merges, in flat memory (the README's "Snapshots and change history" has the contract):
+// the incoming records are sorted by key in bounded runs spilled to a temp folder
+// (sorted-records.ts); the previous version's state file holds its records sorted by the same
+// key; one pass over both, key by key, writes the new snapshot, the change rows and the new
+// state file. A key in both is unchanged when its shaped row (every written column except
+// `ignoreFields`) serializes to the same bytes.
+//
+// Why our own merge and not DuckDB: an embedded DuckDB (a ~60 MB native addon per platform)
+// would do the sort and the join in SQL, but it would need a second Parquet writer whose types
+// differ from the lake contract's (column-schema.ts), records going through it as JSON (bigint
+// codes, LIST<STRUCT> shapes), and its memory limit to be tuned per pod; the spill-and-merge
+// here is ~300 lines, reuses the encoder every other sink writes with, and is flat by
+// construction. DuckDB stays where it is best: reading the result (the tests, the history SQL).
+//
+// Why the state file and not the previous snapshot's Parquet: reading the Parquet back would
+// need the inverse of every column conversion (timestamps, codes, structs, `_extra`) to rebuild
+// the records a delete row or an unchanged key carries; the records as they arrived, framed
+// with v8 and gzipped, are exact, and re-shaped with this run's schema they compare correctly
+// even when a version of the toolkit adds a column.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { serialize } from 'node:v8';
+import { createGunzip, gzipSync } from 'node:zlib';
+import { z } from 'zod';
+import { AbortedError, CatalogStreamsError, ConfigError, DataError, SinkError } from '../../errors.js';
+import type { OutputRecord } from '../../events.js';
+import { parseStageOptions } from '../../pipeline/issues.js';
+import { defaultStageContext, type PartialStageContext } from '../../pipeline/default-context.js';
+import { recordSchemaFromContext } from '../../pipeline/schema-chain.js';
+import { defineStage, type SinkStream, type StageContext } from '../../pipeline/stage.js';
+import { EXTRA_COLUMN, isPlainObject, RecordShaper, type ColumnSchema } from '../column-schema.js';
+import { byteSize } from '../option-schemas.js';
+import { columnSchemaFor, parquetFormatOptions, SCHEMA_HASH_METADATA_KEY, SCHEMA_METADATA_KEY } from '../parquet-format.js';
+import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
+import { createS3Client } from '../s3-sink.js';
+import { recordSchemaFromZod, resourceSchemaFromContext } from '../zod-column-hints.js';
+import { compareKeys, ExternalSort, frame, readFrames, type Key } from './sorted-records.js';
+import { LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
+
+export const TABLE_MANIFEST = '_table.json';
+export const CHANGE_COLUMNS = ['_change', '_changed_at', '_run_id'] as const;
+
+export const tableSinkOptions = z.strictObject({
+  path: z
+    .string()
+    .min(1)
+    .describe("The table's folder (relative to the pipeline file's folder) or s3://bucket/prefix; snapshot/, changes/ and _table.json go under it"),
+  key: z.string().min(1).default('id').describe('The field (dotted path) that identifies a record; one snapshot row per key'),
+  deletes: z
+    .strictObject({
+      maxRatio: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0.05)
+        .describe('Full runs: refuse (exit 1, nothing published) to mark more than this share of the previous snapshot deleted, unless run with --allow-deletes'),
+    })
+    .default({ maxRatio: 0.05 })
+    .describe('Deletes inferred by full runs (keys of the previous snapshot missing from the extract)'),
+  ignoreFields: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Columns (as written, e.g. meta_updatedAt) whose change alone is not a change: the snapshot keeps the earlier row'),
+  maxRows: z.number().int().positive().default(1_000_000).describe('Rows per snapshot or changes file; past it the next part-NNNNN begins'),
+  sortBufferBytes: byteSize()
+    .default(32 * 1024 * 1024)
+    .describe('Incoming records held (serialized) before a sorted run is spilled to the temp folder; bounds the merge memory'),
+  ...parquetFormatOptions,
+  endpoint: z.url().optional().describe('s3:// paths: S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS'),
+  region: z.string().min(1).optional().describe('s3:// paths: region; default: the AWS SDK chain, or us-east-1 with a custom endpoint'),
+  forcePathStyle: z.boolean().optional().describe('s3:// paths: path-style URLs; default: true with a custom endpoint'),
+  checksums: z.enum(['when-supported', 'when-required']).optional().describe('s3:// paths: checksum mode; default: when-required with a custom endpoint'),
+  maxAttempts: z.number().int().min(1).max(10).default(3).describe('s3:// paths: attempts per S3 request'),
+});
+
+export type TableSinkOptions = z.input<typeof tableSinkOptions>;
+export type TableSinkConfig = z.output<typeof tableSinkOptions>;
+
+export interface TableFile {
+  /** Relative to the table's root. */
+  path: string;
+  rows: number;
+  bytes: number;
+}
+
+export interface TableVersion {
+  runId: string;
+  /** The `dt=` partition: the run's start date (UTC). */
+  date: string;
+  mode: 'first' | 'incremental' | 'full';
+  startedAt: string;
+  committedAt: string;
+  schemaHash: string;
+  /** Snapshot rows. */
+  rows: number;
+  counts: { inserted: number; updated: number; deleted: number; unchanged: number };
+  /** Empty once a later run of the same day replaced this snapshot (`replacedBy`). */
+  snapshot: TableFile[];
+  changes: TableFile[];
+  replacedBy?: string;
+}
+
+export interface TableManifest {
+  format: 'catalog-streams.table';
+  version: 1;
+  key: string;
+  /** The current version's run id. */
+  current: string;
+  /** The current version's merge state (relative path). */
+  state: string;
+  schemas: Record<string, Array<{ name: string; type: string }>>;
+  versions: TableVersion[];
+}
+
+type Mode = TableVersion['mode'];
+
+/** Splits `s3://bucket/prefix` (prefix ends with `/` unless empty); undefined for a local path. */
+function s3Path(p: string): { bucket: string; prefix: string } | undefined {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(p);
+  if (!m) return undefined;
+  const prefix = m[2]!.replace(/\/+$/, '');
+  return { bucket: m[1]!, prefix: prefix ? `${prefix}/` : '' };
+}
+
+function keyOf(record: Record<string, unknown>, steps: readonly string[]): unknown {
+  let value: unknown = record;
+  for (const step of steps) value = isPlainObject(value) ? value[step] : undefined;
+  return value;
+}
+
+/** Rotating Parquet parts under one folder, named with the run id. */
+class ParquetParts {
+  readonly files: Array<{ staged: StagedFile; encoder: ParquetEncoder }> = [];
+  #current: { staged: StagedFile; encoder: ParquetEncoder } | undefined;
+  readonly #open: (part: number) => Promise<{ staged: StagedFile; encoder: ParquetEncoder }>;
+  readonly #maxRows: number;
+
+  constructor(open: (part: number) => Promise<{ staged: StagedFile; encoder: ParquetEncoder }>, maxRows: number) {
+    this.#open = open;
+    this.#maxRows = maxRows;
+  }
+
+  async write(row: ParquetRow): Promise<void> {
+    if (!this.#current || this.#current.encoder.rows >= this.#maxRows) {
+      if (this.#current) await this.#current.encoder.end();
+      this.#current = await this.#open(this.files.length);
+      this.files.push(this.#current);
+    }
+    const pending = this.#current.encoder.write(row);
+    if (pending) await pending;
+  }
+
+  /** Ends the open part; with `atLeastOne`, writes an empty file (its schema) when no row came. */
+  async end(atLeastOne: boolean): Promise<void> {
+    if (!this.#current && atLeastOne) {
+      this.#current = await this.#open(0);
+      this.files.push(this.#current);
+    }
+    await this.#current?.encoder.end();
+  }
+}
+
+export class TableSink extends Writable implements SinkStream {
+  readonly #config: TableSinkConfig;
+  readonly #ctx: StageContext;
+  readonly #store: TableStore;
+  readonly #keySteps: string[];
+  readonly #schema: ColumnSchema;
+  readonly #shaper: RecordShaper;
+  readonly #previousShaper: RecordShaper;
+  readonly #ignored: number[];
+  #tempDir: string | undefined;
+  #sort: ExternalSort | undefined;
+  #manifestText: string | undefined;
+  #manifest: TableManifest | undefined;
+  readonly #staged: StagedFile[] = [];
+  #published = false;
+  readonly #outputs: OutputRecord[] = [];
+  readonly #onAbort: () => void;
+  #hold: { ready: () => void; fail: (err: Error) => void; go: () => void; stop: (err: Error) => void; decision: Promise<void> } | undefined;
+
+  constructor(config: TableSinkConfig, ctx: StageContext) {
+    super({ objectMode: true, highWaterMark: 64 });
+    this.#config = config;
+    this.#ctx = ctx;
+    const s3 = s3Path(config.path);
+    this.#store = s3
+      ? new S3TableStore({ ...s3, client: () => createS3Client(config) })
+      : new LocalTableStore(path.resolve(ctx.baseDir, config.path));
+    this.#keySteps = config.key.split('.');
+    const zod = recordSchemaFromContext(ctx) ? undefined : resourceSchemaFromContext(ctx);
+    const recordSchema = zod ? recordSchemaFromZod(zod) : recordSchemaFromContext(ctx);
+    if (!recordSchema && !config.columns) {
+      throw new ConfigError(
+        "table: the records' schema is unknown (the source names no resource); declare the columns (columns: {id: string, ...})",
+        { path: 'columns' },
+        { code: 'config.schema_unknown' },
+      );
+    }
+    this.#schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set());
+    for (const name of CHANGE_COLUMNS) {
+      if (this.#schema.columns.some((c) => c.name === name)) {
+        throw new ConfigError(`table: the records have a column named ${name}, which the change rows use; rename or drop it`, { path: 'key' });
+      }
+    }
+    this.#shaper = new RecordShaper(this.#schema);
+    this.#shaper.onNewExtraField = (field, value) => {
+      ctx.events.emit('warning', {
+        code: 'sink.parquet.extra',
+        message: `table: field "${field}" (${typeof value}) is not in the Parquet schema or does not fit its column; kept in the ${EXTRA_COLUMN} JSON column`,
+      });
+    };
+    this.#previousShaper = new RecordShaper(this.#schema);
+    const names = this.#schema.columns.map((c) => c.name);
+    this.#ignored = config.ignoreFields.map((f) => {
+      const i = names.indexOf(f);
+      if (i < 0) throw new ConfigError(`table: ignoreFields names "${f}", which is not a column; columns: ${names.join(', ')}`, { path: 'ignoreFields' });
+      return i;
+    });
+    this.#onAbort = () => this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
+    if (ctx.signal.aborted) process.nextTick(this.#onAbort);
+    else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  get outputs(): readonly OutputRecord[] {
+    return this.#outputs;
+  }
+
+  holdPublication(): { readonly ready: Promise<void>; publish(): void } {
+    let ready!: () => void;
+    let fail!: (err: Error) => void;
+    const readyPromise = new Promise<void>((resolve, reject) => {
+      ready = resolve;
+      fail = reject;
+    });
+    readyPromise.catch(() => {});
+    let go!: () => void;
+    let stop!: (err: Error) => void;
+    const decision = new Promise<void>((resolve, reject) => {
+      go = resolve;
+      stop = reject;
+    });
+    decision.catch(() => {});
+    this.#hold = { ready, fail, go, stop, decision };
+    return { ready: readyPromise, publish: () => go() };
+  }
+
+  override _construct(callback: (error?: Error | null) => void): void {
+    (async () => {
+      this.#manifestText = await this.#store.readText(TABLE_MANIFEST);
+      if (this.#manifestText !== undefined) {
+        let manifest: TableManifest;
+        try {
+          manifest = JSON.parse(this.#manifestText) as TableManifest;
+        } catch (err) {
+          throw new SinkError(`table: ${this.#store.location(TABLE_MANIFEST)} is not valid JSON (${(err as Error).message}); restore it from a backup or move the table away`, {
+            code: 'table.manifest',
+          });
+        }
+        if (manifest.format !== 'catalog-streams.table' || !Array.isArray(manifest.versions)) {
+          throw new SinkError(`table: ${this.#store.location(TABLE_MANIFEST)} is not a table manifest (format catalog-streams.table); point path at a table's folder`, {
+            code: 'table.manifest',
+          });
+        }
+        if (manifest.key !== this.#config.key) {
+          throw new SinkError(
+            `table: ${this.#store.location(TABLE_MANIFEST)} is keyed by "${manifest.key}", the sink by "${this.#config.key}"; keep key: ${manifest.key} or write to a new path`,
+            { code: 'table.key_changed' },
+          );
+        }
+        this.#manifest = manifest;
+      }
+      this.#tempDir = await mkdtemp(path.join(tmpdir(), 'catalog-streams-sort-'));
+      this.#sort = new ExternalSort(this.#tempDir, this.#config.sortBufferBytes);
+    })().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+  }
+
+  override _write(record: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (!isPlainObject(record)) {
+      callback(new SinkError(`table sink expects plain object records, received ${record === null ? 'null' : typeof record}`, { code: 'sink.record' }));
+      return;
+    }
+    const key = keyOf(record, this.#keySteps);
+    if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'bigint') {
+      callback(
+        new DataError(
+          `table: record #${this.#sort!.count + 1} has no usable key at "${this.#config.key}" (got ${key === undefined ? 'nothing' : JSON.stringify(key)}); every record needs a string or number key`,
+          { code: 'table.key' },
+        ),
+      );
+      return;
+    }
+    this.#sort!.add(key, record).then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#finalize().then(
+      () => callback(),
+      (err: unknown) => {
+        const e = this.#wrap(err);
+        this.#hold?.fail(e);
+        callback(e);
+      },
+    );
+  }
+
+  async #finalize(): Promise<void> {
+    const ctx = this.#ctx;
+    const run = ctx.describeRun();
+    const runId = ctx.run.id;
+    const startedAt = ctx.run.startedAt;
+    const date = startedAt.toISOString().slice(0, 10);
+    const previous = this.#manifest?.versions.find((v) => v.runId === this.#manifest!.current);
+    const incremental = run.cursor?.previous !== undefined;
+    const mode: Mode = !previous ? 'first' : incremental ? 'incremental' : 'full';
+
+    const timestampKind = this.#config.timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
+    const changedAt = BigInt(startedAt.getTime()) * (timestampKind === 'timestamp-micros' ? 1000n : 1n);
+    const columns = this.#schema.parquetColumns();
+    const extraAt = columns.length - 1;
+    const changeColumns: ParquetColumn[] = [
+      ...columns.slice(0, extraAt),
+      { name: '_change', type: { kind: 'string' } },
+      { name: '_changed_at', type: { kind: timestampKind } },
+      { name: '_run_id', type: { kind: 'string' } },
+      columns[extraAt]!,
+    ];
+    const ratio = new CompressionRatio();
+    const encoderOptions = (cols: readonly ParquetColumn[]) => ({
+      compression: this.#config.compression,
+      rowGroupRows: this.#config.rowGroupRows,
+      rowGroupBytes: this.#config.rowGroupBytes,
+      compressionRatio: ratio,
+      metadata: {
+        'catalog-streams.run': runId,
+        'catalog-streams.name': ctx.run.name,
+        [SCHEMA_HASH_METADATA_KEY]: this.#schema.hash,
+        [SCHEMA_METADATA_KEY]: JSON.stringify(cols === columns ? this.#schema.describe() : changeColumnsDescription(this.#schema)),
+      },
+    });
+    const opener = (folder: string, cols: readonly ParquetColumn[]) => async (part: number) => {
+      const staged = await this.#store.stage(`${folder}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`);
+      this.#staged.push(staged);
+      return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(cols)) };
+    };
+    const snapshot = new ParquetParts(opener('snapshot', columns), this.#config.maxRows);
+    const changes = new ParquetParts(opener('changes', changeColumns), this.#config.maxRows);
+    const stateRel = `_table/state-${runId}.v8.gz`;
+    const stateFile = await this.#store.stage(stateRel);
+    this.#staged.push(stateFile);
+    const state = new StateWriter(stateFile);
+
+    const changeRow = (row: ParquetRow, change: string): ParquetRow => {
+      const values = row.values.slice(0, extraAt);
+      values.push(change, changedAt, runId, row.values[extraAt]);
+      return { values, bytes: row.bytes + 48 };
+    };
+    const comparable = (row: ParquetRow): Buffer => {
+      if (this.#ignored.length === 0) return serialize(row.values);
+      const values = row.values.slice();
+      for (const i of this.#ignored) values[i] = null;
+      return serialize(values);
+    };
+
+    const counts = { inserted: 0, updated: 0, deleted: 0, unchanged: 0 };
+    let rows = 0;
+    let previousRows = 0;
+    const prevIt = (previous ? this.#readState(this.#manifest!.state) : emptyState())[Symbol.asyncIterator]();
+    const nextIt = this.#sort!.sorted()[Symbol.asyncIterator]();
+    let p = await prevIt.next();
+    let n = await nextIt.next();
+    while (!p.done || !n.done) {
+      this.#checkStopped();
+      const order = p.done ? 1 : n.done ? -1 : compareKeys(p.value[0], n.value.key);
+      if (order < 0) {
+        const [key, record] = p.value!;
+        previousRows++;
+        const row = this.#previousShaper.shape(record);
+        if (mode === 'incremental') {
+          await snapshot.write(row);
+          await state.write(key, record);
+          rows++;
+          counts.unchanged++;
+        } else {
+          await changes.write(changeRow(row, 'delete'));
+          counts.deleted++;
+        }
+        p = await prevIt.next();
+      } else if (order > 0) {
+        const { key, record } = n.value!;
+        const row = this.#shaper.shape(record);
+        await snapshot.write(row);
+        await changes.write(changeRow(row, 'insert'));
+        await state.write(key, record);
+        rows++;
+        counts.inserted++;
+        n = await nextIt.next();
+      } else {
+        previousRows++;
+        const [key, before] = p.value!;
+        const { record } = n.value!;
+        const old = this.#previousShaper.shape(before);
+        const row = this.#shaper.shape(record);
+        if (comparable(old).equals(comparable(row))) {
+          await snapshot.write(old);
+          await state.write(key, before);
+          counts.unchanged++;
+        } else {
+          await snapshot.write(row);
+          await changes.write(changeRow(row, 'update'));
+          await state.write(key, record);
+          counts.updated++;
+        }
+        rows++;
+        p = await prevIt.next();
+        n = await nextIt.next();
+      }
+    }
+    if (mode === 'full' && previousRows > 0 && counts.deleted / previousRows > this.#config.deletes.maxRatio && !run.allowDeletes) {
+      const share = ((100 * counts.deleted) / previousRows).toFixed(1);
+      throw new SinkError(
+        `table: this full run would delete ${counts.deleted} of ${previousRows} keys (${share} %) of ${this.#store.location('')}, above deletes.maxRatio ${this.#config.deletes.maxRatio}; ` +
+          'nothing was published and the state cursor was left as it was. If the deletions are real, run again with --allow-deletes (or raise deletes.maxRatio); ' +
+          'if the extract was partial (a narrower filter, a source that stopped early), fix that first',
+        { code: 'table.deletes_refused' },
+      );
+    }
+    await snapshot.end(true);
+    await changes.end(false);
+    await state.end();
+    for (const staged of this.#staged) await this.#store.finish(staged);
+    if (this.#hold) {
+      this.#hold.ready();
+      await this.#hold.decision;
+    }
+    this.#checkStopped();
+
+    // Publication: data files under their final names, then the manifest (the commit point),
+    // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
+    for (const staged of this.#staged) await this.#store.publish(staged);
+    this.#published = true;
+    const fileEntry = (staged: StagedFile, encoder: ParquetEncoder): TableFile => ({ path: staged.rel, rows: encoder.rows, bytes: staged.file.bytes });
+    const version: TableVersion = {
+      runId,
+      date,
+      mode,
+      startedAt: startedAt.toISOString(),
+      committedAt: new Date().toISOString(),
+      schemaHash: this.#schema.hash,
+      rows,
+      counts,
+      snapshot: snapshot.files.map((f) => fileEntry(f.staged, f.encoder)),
+      changes: changes.files.map((f) => fileEntry(f.staged, f.encoder)),
+    };
+    const replaced: string[] = [];
+    const versions = (this.#manifest?.versions ?? []).map((v) => {
+      if (v.date !== date || v.snapshot.length === 0) return v;
+      replaced.push(...v.snapshot.map((f) => f.path));
+      return { ...v, snapshot: [], replacedBy: runId };
+    });
+    const manifest: TableManifest = {
+      format: 'catalog-streams.table',
+      version: 1,
+      key: this.#config.key,
+      current: runId,
+      state: stateRel,
+      schemas: { ...this.#manifest?.schemas, [this.#schema.hash]: this.#schema.describe() },
+      versions: [...versions, version],
+    };
+    this.#checkStopped();
+    await this.#store.writeText(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+    const sink = 'table';
+    const kind = this.#store.kind;
+    for (const f of [...version.snapshot, ...version.changes]) this.#emitOutput({ kind, location: this.#store.location(f.path), rows: f.rows, bytes: f.bytes, sink });
+    this.#emitOutput({ kind, location: stateFile.location, rows: 0, bytes: stateFile.file.bytes, sink });
+    this.#emitOutput({ kind, location: this.#store.location(TABLE_MANIFEST), rows: 0, bytes: 0, sink });
+    ctx.events.emit('info', {
+      code: 'table.version',
+      message: `table ${this.#store.location('')}: ${mode} run ${runId} for ${date}: ${rows} rows; ${counts.inserted} inserted, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`,
+      mode,
+      counts,
+      rows,
+    });
+    const superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
+    for (const rel of superseded) {
+      await this.#store.remove(rel).catch((err: unknown) =>
+        ctx.events.emit('warning', { code: 'sink.cleanup', message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}` }),
+      );
+    }
+  }
+
+  #emitOutput(output: OutputRecord): void {
+    this.#outputs.push(output);
+    this.#ctx.events.emit('output', output);
+  }
+
+  #checkStopped(): void {
+    if (this.destroyed) throw new AbortedError('the table sink was stopped; nothing was published');
+  }
+
+  async *#readState(rel: string): AsyncGenerator<[Key, Record<string, unknown>]> {
+    const gunzip = createGunzip();
+    const bytes = await this.#store.readBytes(rel);
+    const piping = pipeline(Readable.from(bytes), gunzip);
+    piping.catch(() => {});
+    try {
+      yield* readFrames<[Key, Record<string, unknown>]>(gunzip);
+    } catch (err) {
+      throw new SinkError(
+        `table: cannot read the previous version's state ${this.#store.location(rel)} (${(err as Error).message}); restore it, or move the table away and start a new one`,
+        { code: 'table.state', cause: err },
+      );
+    }
+    await piping;
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#ctx.signal.removeEventListener('abort', this.#onAbort);
+    const reason = error ?? new SinkError('table sink was destroyed before it finished; nothing was published', { code: 'sink.aborted' });
+    this.#hold?.fail(reason);
+    this.#hold?.stop(reason);
+    (async () => {
+      if (!this.#published) for (const staged of this.#staged) await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+      if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
+      await this.#store.close();
+    })().finally(() => callback(error));
+  }
+
+  /**
+   * A sibling sink failed after this one published: the earlier `_table.json` comes back (or goes,
+   * on a first run) before this run's files are removed, so the manifest never lists a missing file.
+   * What this run already superseded (a same-day snapshot) cannot come back; the restored manifest
+   * then lists it and a rerun of the day replaces it.
+   */
+  async revoke(): Promise<void> {
+    if (!this.#published) return;
+    const restore = this.#manifestText === undefined ? this.#store.remove(TABLE_MANIFEST) : this.#store.writeText(TABLE_MANIFEST, this.#manifestText);
+    await restore.catch((err: unknown) => this.#cleanupWarning(err));
+    for (const staged of this.#staged) await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+    this.#outputs.length = 0;
+    await this.#store.close();
+  }
+
+  #cleanupWarning(err: unknown): void {
+    this.#ctx.events.emit('warning', { code: 'sink.cleanup', message: `table sink could not remove a partial output: ${(err as Error).message}` });
+  }
+
+  #wrap(err: unknown): Error {
+    if (err instanceof CatalogStreamsError) return err;
+    return new SinkError(`table sink failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+function changeColumnsDescription(schema: ColumnSchema): Array<{ name: string; type: string }> {
+  const columns = schema.describe();
+  const extra = columns.pop()!;
+  return [...columns, { name: '_change', type: 'VARCHAR' }, { name: '_changed_at', type: 'TIMESTAMP WITH TIME ZONE' }, { name: '_run_id', type: 'VARCHAR' }, extra];
+}
+
+async function* emptyState(): AsyncGenerator<[Key, Record<string, unknown>]> {}
+
+/** The merge state: [key, record] frames in key order, gzipped in blocks of about 1 MiB (one gzip member each). */
+class StateWriter {
+  readonly #staged: StagedFile;
+  #batch: Buffer[] = [];
+  #size = 0;
+
+  constructor(staged: StagedFile) {
+    this.#staged = staged;
+  }
+
+  async write(key: Key, record: Record<string, unknown>): Promise<void> {
+    const bytes = frame([key, record]);
+    this.#batch.push(bytes);
+    this.#size += bytes.length;
+    if (this.#size >= 1 << 20) await this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#size === 0) return;
+    const block = gzipSync(Buffer.concat(this.#batch, this.#size), { level: 1 });
+    this.#batch = [];
+    this.#size = 0;
+    const pending = this.#staged.file.write(block);
+    if (pending) await pending;
+  }
+
+  async end(): Promise<void> {
+    await this.#flush();
+    // A table emptied by deletes still has a (valid, empty) gzip state.
+    if (this.#staged.file.bytes === 0) {
+      const pending = this.#staged.file.write(gzipSync(Buffer.alloc(0)));
+      if (pending) await pending;
+    }
+  }
+}
+
+export const tableSinkStage = defineStage({
+  kind: 'sink',
+  type: 'table',
+  description:
+    'Keeps the catalog as a table with history: per run a full snapshot (one row per key), the change rows (insert/update/delete) and _table.json, locally or on S3; full runs infer deletes',
+  options: tableSinkOptions,
+  create: (options, ctx): SinkStream => new TableSink(options, ctx),
+});
+
+/** The table sink for code: `await pipeline(source, tableSink({path: 'out/lake/products'}, ctx))`. */
+export function tableSink(options: TableSinkOptions, ctx?: PartialStageContext): SinkStream {
+  return new TableSink(parseStageOptions('table', tableSinkOptions, options), defaultStageContext(ctx));
+}
