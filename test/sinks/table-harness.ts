@@ -91,9 +91,13 @@ export class TableDays {
 
   /** Runs the pipeline once; `full` forces a full refresh. Returns the summary or the failure. */
   async run(at: Date, opts: { full?: boolean; allowDeletes?: boolean } = {}): Promise<RunSummary> {
+    return this.runWith(at, opts);
+  }
+
+  async runWith(at: Date, opts: { full?: boolean; allowDeletes?: boolean; signal?: AbortSignal } = {}): Promise<RunSummary> {
     const [loaded] = parsePipelines(this.yaml, this.registry, { file: join(this.dir, 'products-table.yml') });
     const connection = { baseUrl: this.sandbox.url, apiKey: this.sandbox.credentials.apiKey, apiSecret: this.sandbox.credentials.apiSecret };
-    return runPipeline(loaded!, { registry: this.registry, connection, now: () => at, fullRefresh: opts.full ?? false, allowDeletes: opts.allowDeletes ?? false });
+    return runPipeline(loaded!, { registry: this.registry, connection, now: () => at, fullRefresh: opts.full ?? false, allowDeletes: opts.allowDeletes ?? false, ...(opts.signal ? { signal: opts.signal } : {}) });
   }
 
   /** The model after a successful run of this kind (computed from the sandbox, before or after the run: nothing changes during it). */
