@@ -162,6 +162,27 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))('profile %s: shipped pipelines, 
     expect(lost(rows.map((r) => byId.get(r.id)!), rows, await transformsOf('products-nightly.yml'))).toEqual([]);
   });
 
+  it('products-table.yml: the snapshot holds every selectable product once with its values; a rerun changes nothing', async () => {
+    const env = sandboxEnv(sandbox, { TABLE_PATH: join(ws.dir, 'out/table'), TABLE_STATE: join(ws.dir, '.state/table.json') });
+    const { code, stderr } = await runCli(['run', 'pipelines/products-table.yml', '--quiet'], { cwd: ws.dir, env });
+    expect(code, stderr).toBe(0);
+    const base = join(ws.dir, 'out/table');
+    const snapshot = (await listFiles(join(base, `snapshot/dt=${today()}`))).map((f) => join(base, `snapshot/dt=${today()}`, f));
+    const rows = await parquetRows(snapshot);
+    expect(rows.map((r) => r.id)).toEqual(selectable);
+    expect(lost(rows.map((r) => byId.get(r.id)!), rows, await transformsOf('products-table.yml'))).toEqual([]);
+    const changes = await duckdbQuery(`SELECT _change, count(*)::INTEGER AS n FROM read_parquet(${sqlString(join(base, 'changes/dt=*/*.parquet'))}) GROUP BY ALL`);
+    expect(changes.rows).toEqual([{ _change: 'insert', n: selectable.length }]);
+    // Incremental, nothing touched since: a new version with no change row.
+    const again = await runCli(['run', 'pipelines/products-table.yml', '--quiet'], { cwd: ws.dir, env });
+    expect(again.code, again.stderr).toBe(0);
+    const manifest = JSON.parse(await readFile(join(base, '_table.json'), 'utf8'));
+    expect(manifest.versions.map((v: Rec) => [v.mode, v.rows, v.counts.inserted, v.counts.updated, v.counts.deleted, v.changes.length])).toEqual([
+      ['first', selectable.length, selectable.length, 0, 0, 1],
+      ['incremental', selectable.length, 0, 0, 0, 0],
+    ]);
+  });
+
   it('products-lake-s3.yml into s3rver: no dead letters, every selectable product once, values kept', async () => {
     const env = sandboxEnv(sandbox, {
       AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
