@@ -1,5 +1,6 @@
 // Runs the `table` sink over the sandbox day by day and checks every published version with
 // DuckDB against a model computed from the sandbox's own records (not from the sink's files).
+import { readFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -188,13 +189,16 @@ export class TableDays {
   }
 }
 
-/** The README's DuckDB history view (kept in step with the README's text by test/sinks/table-sink.test.ts). */
+const README_VIEW = (() => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Snapshots and change history'));
+  const sql = /```sql\n([\s\S]*?)```/.exec(section)![1]!;
+  return sql.slice(0, sql.indexOf(';'));
+})();
+
+/** The README's DuckDB history view, as the README writes it, over `changesGlob`. */
 export function historyViewSql(changesGlob: string): string {
-  return `CREATE VIEW products_history AS
-SELECT * EXCLUDE (_change, next_at), _changed_at AS valid_from, next_at AS valid_to, next_at IS NULL AS is_current
-FROM (
-  SELECT *, lead(_changed_at) OVER (PARTITION BY id ORDER BY _changed_at) AS next_at
-  FROM read_parquet(${sqlString(changesGlob)}, hive_partitioning = false, union_by_name = true)
-)
-WHERE _change <> 'delete'`;
+  const placeholder = "'out/lake/products/changes/dt=*/*.parquet'";
+  expect(README_VIEW).toContain(placeholder);
+  return README_VIEW.replace(placeholder, sqlString(changesGlob));
 }
