@@ -25,6 +25,10 @@
 //           (the same pages fetched with undici, JSON.parse'd, each record JSON.stringify'd and written
 //           with backpressure). Target: extract/hand-written >= 0.5 (records/s).
 //   stream  products.stream of 1,000,000 records to JSONL.gz: records/s and peak RSS.
+//   table   (extra) the chain into the `table` sink at 200,000 and 1,000,000 products: a first run
+//           (snapshot + every row an insert), then 1 % of the products touched and a full run
+//           merging them with the previous snapshot (deletes inferred). Target: peak RSS of the
+//           merge within 25 % from the small to the large size. BENCH_TABLE_SIZES=200000 runs one size.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +39,7 @@ import type { PipelineRunResult } from './pipeline-run.js';
 import { answered, connectionOf, type SandboxProcess, startSandboxProcess } from './sandbox-process.js';
 
 export const MAIN_SCENARIOS = ['chain', 'memory', 'jsonl', 'rate', 'stream'] as const;
-export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving'] as const;
+export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving', 'table'] as const;
 type ScenarioName = (typeof MAIN_SCENARIOS)[number] | (typeof EXTRA_SCENARIOS)[number];
 
 export interface BenchSizes {
@@ -120,6 +124,20 @@ function streamPipeline(): string {
 source: { type: products.stream, filter: ${FILTER}, sorting: { id: ASC } }
 sinks:
   - { type: jsonl, path: stream/products.jsonl.gz }
+`;
+}
+
+/** The chain into a table (snapshot + changes + _table.json). */
+export function tablePipeline(folder: string): string {
+  return `name: bench-table
+source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
+transforms:
+  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: ${folder}/rejected.jsonl } }
+  - { type: flatten-locales, locales: [en, nl, fr] }
+  - { type: select-media-format, formats: [largeWebp, large] }
+  - { type: normalize-codes }
+sinks:
+  - { type: table, path: ${folder}/products, deletes: { maxRatio: 0.05 } }
 `;
 }
 
@@ -297,6 +315,39 @@ class Bench {
     });
   }
 
+  /** The table sink: a first run, then a full run merging 1 % touched products, at two sizes. */
+  async table(): Promise<void> {
+    const sizes = process.env.BENCH_TABLE_SIZES ? process.env.BENCH_TABLE_SIZES.split(',').map(Number) : [this.sizes.chain, this.sizes.memory];
+    const merges: PipelineRunResult[] = [];
+    for (const n of sizes) {
+      const [first, merge] = await this.withSandbox(n, 0, async (sandbox) => {
+        const folder = `table-${n}`;
+        const created = await this.runPipeline(sandbox, tablePipeline(folder));
+        const touched = await fetch(`${sandbox.baseUrl}/_sandbox/touch`, {
+          method: 'POST',
+          headers: { authorization: `Basic ${Buffer.from(`${sandbox.apiKey}:${sandbox.apiSecret}`).toString('base64')}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ count: Math.floor(n / 100) }),
+        });
+        if (!touched.ok) throw new Error(`touch answered ${touched.status}`);
+        return [created, await this.runPipeline(sandbox, tablePipeline(folder))];
+      });
+      checkRun('table (first run)', first, n);
+      checkRun('table (merge)', merge, n);
+      merges.push(merge);
+      const bytes = (run: PipelineRunResult, part: string) => mb(run.outputs.filter((o) => o.location.includes(part)).reduce((b, o) => b + o.bytes, 0));
+      this.add({ scenario: `table: first run at ${n.toLocaleString('en-US')} products`, ...pick(first), notes: `snapshot ${bytes(first, '/snapshot/')} MB, state ${bytes(first, '/_table/')} MB` });
+      const small = merges[0]!;
+      const growth = merge.peakRssMb / small.peakRssMb;
+      this.add({
+        scenario: `table: full run, 1 % changed, at ${n.toLocaleString('en-US')} products`,
+        ...pick(merge),
+        ...(merges.length > 1 ? { ratio: `peak RSS / at ${small.records.toLocaleString('en-US')}: ${round(growth)}`, target: 'ratio < 1.25', met: growth < 1.25 } : {}),
+        notes: `changes ${bytes(merge, '/changes/')} MB`,
+      });
+    }
+    this.details.table = merges;
+  }
+
   async stream(): Promise<void> {
     const n = this.sizes.stream;
     const run = await this.withSandbox(n, 0, (sandbox) => this.runPipeline(sandbox, streamPipeline()));
@@ -375,6 +426,7 @@ export async function runBench(names: ScenarioName[], options: { quick: boolean;
     if (names.includes('jsonl')) await bench.jsonl();
     if (names.includes('stream')) await bench.stream();
     if (names.includes('rate')) await bench.rate();
+    if (names.includes('table')) await bench.table();
     if (names.includes('sources')) {
       const { benchSources, formatSourcesBench } = await import('./sources.js');
       const r = await benchSources({ products: options.quick ? 20_000 : 100_000 });
