@@ -134,7 +134,7 @@ sinks:
     // a dead-letter sink inside a transform is checked as a sink
     [
       products('transforms:\n  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsnl, path: x.jsonl } }\n'),
-      'p.yml:6:67: transforms[0].deadLetter.type: unknown sink type "jsnl"; did you mean "jsonl"? (known: jsonl, parquet, s3)',
+      'p.yml:6:67: transforms[0].deadLetter.type: unknown sink type "jsnl"; did you mean "jsonl"? (known: jsonl, parquet, s3, table)',
     ],
     // a stage of another kind in the wrong list
     [products('transforms:\n  - { type: parquet, path: x.parquet }\n'), 'p.yml:6:13: transforms[0].type: "parquet" is a sink, not a transform (transform types: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom, products.find, media.find)'],

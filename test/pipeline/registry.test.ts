@@ -43,7 +43,7 @@ describe('StageRegistry', () => {
       'products.stream',
       'media.stream',
     ]);
-    expect(registry.types('sink')).toEqual(['jsonl', 'parquet', 's3']);
+    expect(registry.types('sink')).toEqual(['jsonl', 'parquet', 's3', 'table']);
     expect(() => createRegistry().register(upper, upper)).toThrow('stage type "uppercase-id" is registered twice');
   });
 
@@ -68,9 +68,9 @@ describe('StageRegistry', () => {
       ok: false,
       issues: [{ path: ['type'], message: expect.stringMatching(/^unknown transform type "flaten-locales"; did you mean "flatten-locales"\? \(known: validate, /) }],
     });
-    expect(registry.check('sink', { type: 'parket' })).toMatchObject({ issues: [{ message: 'unknown sink type "parket"; did you mean "parquet"? (known: jsonl, parquet, s3)' }] });
+    expect(registry.check('sink', { type: 'parket' })).toMatchObject({ issues: [{ message: 'unknown sink type "parket"; did you mean "parquet"? (known: jsonl, parquet, s3, table)' }] });
     expect(registry.check('source', { type: 'zzz' })).toMatchObject({ issues: [{ message: expect.stringMatching(/^unknown source type "zzz" \(known: /) }] });
-    expect(registry.check('sink', { type: 'validate' })).toMatchObject({ issues: [{ message: '"validate" is a transform, not a sink (sink types: jsonl, parquet, s3)' }] });
+    expect(registry.check('sink', { type: 'validate' })).toMatchObject({ issues: [{ message: '"validate" is a transform, not a sink (sink types: jsonl, parquet, s3, table)' }] });
   });
 
   it('create: builds the stage, or throws a ConfigError naming the path', () => {

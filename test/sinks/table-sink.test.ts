@@ -96,6 +96,29 @@ describe('table sink: a stopped run', () => {
   }, 60_000);
 });
 
+describe('table sink: two runs on one table at once', () => {
+  it('the second fails publish.locked before publishing; the first publishes', async () => {
+    const dir = await tempDir('table-lock-');
+    const a = new TableDays(sandbox, dir, pipelineYaml('lake/products'));
+    const b = new TableDays(sandbox, dir, pipelineYaml('lake/products').replace('.state/products-table.json', '.state/other.json'));
+    await sandbox.post('/_sandbox/faults', { latencyMs: 40 });
+    try {
+      const first = a.run(dayTime(0));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = await b.run(dayTime(0)).then(() => undefined, (e: unknown) => e);
+      expect((second as RunFailedError).code).toBe('publish.locked');
+      expect((second as RunFailedError).message).toContain(join(dir, 'lake/products'));
+      const summary = await first;
+      expect(summary.status).toBe('succeeded');
+    } finally {
+      await sandbox.post('/_sandbox/faults', {});
+    }
+    const manifest = JSON.parse(await readFile(join(dir, 'lake/products/_table.json'), 'utf8'));
+    expect(manifest.versions).toHaveLength(1);
+    expect((await readdir(join(dir, 'lake/products'))).sort()).toEqual(['_table', '_table.json', 'changes', 'snapshot']);
+  }, 60_000);
+});
+
 describe('table sink on S3 (s3rver)', () => {
   let s3: S3TestServer;
   let restore: () => void;

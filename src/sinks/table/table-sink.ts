@@ -35,6 +35,7 @@ import { z } from 'zod';
 import { AbortedError, CatalogStreamsError, ConfigError, DataError, SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
 import { parseStageOptions } from '../../pipeline/issues.js';
+import { RunLock } from '../../pipeline/lock.js';
 import { defaultStageContext, type PartialStageContext } from '../../pipeline/default-context.js';
 import { recordSchemaFromContext } from '../../pipeline/schema-chain.js';
 import { defineStage, type SinkStream, type StageContext } from '../../pipeline/stage.js';
@@ -180,6 +181,7 @@ export class TableSink extends Writable implements SinkStream {
   readonly #previousShaper: RecordShaper;
   readonly #ignored: number[];
   #tempDir: string | undefined;
+  #lock: RunLock | undefined;
   #sort: ExternalSort | undefined;
   #manifestText: string | undefined;
   #manifest: TableManifest | undefined;
@@ -257,6 +259,13 @@ export class TableSink extends Writable implements SinkStream {
 
   override _construct(callback: (error?: Error | null) => void): void {
     (async () => {
+      // One run publishes into a table at a time: a second would merge into the same previous
+      // version and its _table.json would drop the first one's.
+      this.#lock = await RunLock.acquire(
+        await this.#store.lockBackend(),
+        { runId: this.#ctx.run.id, pipeline: this.#ctx.run.name },
+        { what: `table ${this.#store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
+      );
       this.#manifestText = await this.#store.readText(TABLE_MANIFEST);
       if (this.#manifestText !== undefined) {
         let manifest: TableManifest;
@@ -497,6 +506,13 @@ export class TableSink extends Writable implements SinkStream {
         ctx.events.emit('warning', { code: 'sink.cleanup', message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}` }),
       );
     }
+    await this.#release();
+  }
+
+  async #release(): Promise<void> {
+    const lock = this.#lock;
+    this.#lock = undefined;
+    await lock?.release().catch((err: unknown) => this.#ctx.events.emit('warning', { code: 'sink.unlock', message: `table sink could not remove its lock: ${(err as Error).message}` }));
   }
 
   #emitOutput(output: OutputRecord): void {
@@ -532,6 +548,7 @@ export class TableSink extends Writable implements SinkStream {
     (async () => {
       if (!this.#published) for (const staged of this.#staged) await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
+      await this.#release();
       await this.#store.close();
     })().finally(() => callback(error));
   }

@@ -7,11 +7,14 @@
 // list them yet, so readers that go through it never see them. `_table.json` itself is one
 // atomic write (a rename, one PutObject): the commit point.
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, rm, unlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { fileLockBackend, s3LockBackend, type LockBackend } from '../../pipeline/lock.js';
 import { AtomicFile } from '../atomic-file.js';
+import { LOCAL_LOCK_NAME } from '../local-file-sink.js';
+import { LOCK_NAME, lockIO } from '../s3-sink.js';
 import { s3Error, s3Location } from '../s3-object-upload.js';
 import { loadS3Sdk } from '../s3-sdk.js';
 
@@ -39,6 +42,8 @@ export interface TableStore {
   publish(staged: StagedFile): Promise<void>;
   /** Removes every trace of it, published or not. */
   discard(staged: StagedFile): Promise<void>;
+  /** Where the table's publication lock lives (one run publishes into a table at a time). */
+  lockBackend(): Promise<LockBackend>;
   close(): Promise<void>;
 }
 
@@ -98,6 +103,11 @@ export class LocalTableStore implements TableStore {
   async discard(staged: StagedFile): Promise<void> {
     await staged.file.abort();
     await staged.file.revoke?.();
+  }
+
+  async lockBackend(): Promise<LockBackend> {
+    await mkdir(this.#root, { recursive: true });
+    return fileLockBackend(path.join(this.#root, LOCAL_LOCK_NAME));
   }
 
   async close(): Promise<void> {}
@@ -199,6 +209,11 @@ export class S3TableStore implements TableStore {
     await staged.file.abort();
     await unlink(staged.file.location).catch(() => {});
     if (staged.uploaded) await this.remove(staged.rel);
+  }
+
+  async lockBackend(): Promise<LockBackend> {
+    const { client, sdk } = await this.#s3();
+    return s3LockBackend(lockIO(sdk, () => this.#client ?? client), this.#options.bucket, this.#key(LOCK_NAME));
   }
 
   async close(): Promise<void> {
