@@ -7,7 +7,7 @@
 // `bufferBytes` is reached, sorted by key and spilled to a run file; the runs are then merged
 // with a heap, so memory holds one buffer while collecting and one read chunk per run while
 // merging, whatever the extract's size.
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { deserialize, serialize } from 'node:v8';
@@ -130,21 +130,70 @@ export class ExternalSort {
   /** Every key once, in key order, with the record that arrived last for it. */
   async *sorted(): AsyncGenerator<{ key: Key; record: Record<string, unknown> }> {
     await this.#spill();
-    const sources = this.#runs.map((file) => readFrames<Entry>(fileChunks(file))[Symbol.asyncIterator]());
-    const heap = new MinHeap<{ entry: Entry; source: number }>((a, b) => compareEntries(a.entry, b.entry));
-    for (let s = 0; s < sources.length; s++) {
-      const next = await sources[s]!.next();
-      if (!next.done) heap.push({ entry: next.value, source: s });
+    // Merged in passes of at most MAX_FAN_IN runs, so the open files stay few with a small buffer.
+    let runs = this.#runs.splice(0);
+    let pass = 0;
+    while (runs.length > MAX_FAN_IN) {
+      const next: string[] = [];
+      for (let i = 0; i < runs.length; i += MAX_FAN_IN) {
+        const group = runs.slice(i, i + MAX_FAN_IN);
+        if (group.length === 1) {
+          next.push(group[0]!);
+          continue;
+        }
+        const file = path.join(this.#dir, `merge-${pass}-${String(next.length).padStart(5, '0')}.v8`);
+        await writeEntries(file, mergeRuns(group));
+        await Promise.all(group.map((f) => unlink(f)));
+        next.push(file);
+      }
+      runs = next;
+      pass++;
     }
     let held: Entry | undefined;
-    while (heap.size > 0) {
-      const top = heap.pop()!;
-      const next = await sources[top.source]!.next();
-      if (!next.done) heap.push({ entry: next.value, source: top.source });
-      if (held && compareKeys(held[0], top.entry[0]) !== 0) yield { key: held[0], record: held[2] };
-      held = top.entry;
+    for await (const entry of mergeRuns(runs)) {
+      if (held && compareKeys(held[0], entry[0]) !== 0) yield { key: held[0], record: held[2] };
+      held = entry;
     }
     if (held) yield { key: held[0], record: held[2] };
+  }
+}
+
+const MAX_FAN_IN = 64;
+
+/** The entries of sorted run files, in (key, arrival) order. */
+async function* mergeRuns(files: readonly string[]): AsyncGenerator<Entry> {
+  const sources = files.map((file) => readFrames<Entry>(fileChunks(file))[Symbol.asyncIterator]());
+  const heap = new MinHeap<{ entry: Entry; source: number }>((a, b) => compareEntries(a.entry, b.entry));
+  for (let s = 0; s < sources.length; s++) {
+    const next = await sources[s]!.next();
+    if (!next.done) heap.push({ entry: next.value, source: s });
+  }
+  while (heap.size > 0) {
+    const top = heap.pop()!;
+    const next = await sources[top.source]!.next();
+    if (!next.done) heap.push({ entry: next.value, source: top.source });
+    yield top.entry;
+  }
+}
+
+async function writeEntries(file: string, entries: AsyncIterable<Entry>): Promise<void> {
+  const handle = await open(file, 'wx');
+  try {
+    let batch: Buffer[] = [];
+    let size = 0;
+    for await (const entry of entries) {
+      const bytes = frame(entry);
+      batch.push(bytes);
+      size += bytes.length;
+      if (size >= 1 << 20) {
+        await handle.write(Buffer.concat(batch, size));
+        batch = [];
+        size = 0;
+      }
+    }
+    if (size > 0) await handle.write(Buffer.concat(batch, size));
+  } finally {
+    await handle.close();
   }
 }
 
