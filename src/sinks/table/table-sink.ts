@@ -192,6 +192,14 @@ export class TableSink extends Writable implements SinkStream {
   #hold: { ready: () => void; fail: (err: Error) => void; go: () => void; stop: (err: Error) => void; decision: Promise<void> } | undefined;
 
   constructor(config: TableSinkConfig, ctx: StageContext) {
+    // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
+    const schema = tableColumns(config, ctx);
+    const names = schema.columns.map((c) => c.name);
+    const ignored = config.ignoreFields.map((f) => {
+      const i = names.indexOf(f);
+      if (i < 0) throw new ConfigError(`table: ignoreFields names "${f}", which is not a column; columns: ${names.join(', ')}`, { path: 'ignoreFields' });
+      return i;
+    });
     super({ objectMode: true, highWaterMark: 64 });
     this.#config = config;
     this.#ctx = ctx;
@@ -200,35 +208,16 @@ export class TableSink extends Writable implements SinkStream {
       ? new S3TableStore({ ...s3, client: () => createS3Client(config) })
       : new LocalTableStore(path.resolve(ctx.baseDir, config.path));
     this.#keySteps = config.key.split('.');
-    const zod = recordSchemaFromContext(ctx) ? undefined : resourceSchemaFromContext(ctx);
-    const recordSchema = zod ? recordSchemaFromZod(zod) : recordSchemaFromContext(ctx);
-    if (!recordSchema && !config.columns) {
-      throw new ConfigError(
-        "table: the records' schema is unknown (the source names no resource); declare the columns (columns: {id: string, ...})",
-        { path: 'columns' },
-        { code: 'config.schema_unknown' },
-      );
-    }
-    this.#schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set());
-    for (const name of CHANGE_COLUMNS) {
-      if (this.#schema.columns.some((c) => c.name === name)) {
-        throw new ConfigError(`table: the records have a column named ${name}, which the change rows use; rename or drop it`, { path: 'key' });
-      }
-    }
-    this.#shaper = new RecordShaper(this.#schema);
+    this.#schema = schema;
+    this.#shaper = new RecordShaper(schema);
     this.#shaper.onNewExtraField = (field, value) => {
       ctx.events.emit('warning', {
         code: 'sink.parquet.extra',
         message: `table: field "${field}" (${typeof value}) is not in the Parquet schema or does not fit its column; kept in the ${EXTRA_COLUMN} JSON column`,
       });
     };
-    this.#previousShaper = new RecordShaper(this.#schema);
-    const names = this.#schema.columns.map((c) => c.name);
-    this.#ignored = config.ignoreFields.map((f) => {
-      const i = names.indexOf(f);
-      if (i < 0) throw new ConfigError(`table: ignoreFields names "${f}", which is not a column; columns: ${names.join(', ')}`, { path: 'ignoreFields' });
-      return i;
-    });
+    this.#previousShaper = new RecordShaper(schema);
+    this.#ignored = ignored;
     this.#onAbort = () => this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
     else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
@@ -576,6 +565,26 @@ export class TableSink extends Writable implements SinkStream {
     if (err instanceof CatalogStreamsError) return err;
     return new SinkError(`table sink failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+}
+
+/** The snapshot's columns: the records' schema (resource through the transforms) with the sink's `columns:`. */
+function tableColumns(config: TableSinkConfig, ctx: StageContext): ColumnSchema {
+  const zod = recordSchemaFromContext(ctx) ? undefined : resourceSchemaFromContext(ctx);
+  const recordSchema = zod ? recordSchemaFromZod(zod) : recordSchemaFromContext(ctx);
+  if (!recordSchema && !config.columns) {
+    throw new ConfigError(
+      "table: the records' schema is unknown (the source names no resource); declare the columns (columns: {id: string, ...})",
+      { path: 'columns' },
+      { code: 'config.schema_unknown' },
+    );
+  }
+  const schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set());
+  for (const name of CHANGE_COLUMNS) {
+    if (schema.columns.some((c) => c.name === name)) {
+      throw new ConfigError(`table: the records have a column named ${name}, which the change rows use; rename or drop it`, { path: 'columns' });
+    }
+  }
+  return schema;
 }
 
 function changeColumnsDescription(schema: ColumnSchema): Array<{ name: string; type: string }> {
