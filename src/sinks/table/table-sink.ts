@@ -347,15 +347,14 @@ export class TableSink extends Writable implements SinkStream {
       },
     });
     const opener = (folder: string, cols: readonly ParquetColumn[]) => async (part: number) => {
-      const staged = await this.#store.stage(`${folder}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`);
-      this.#staged.push(staged);
+      this.#checkStopped();
+      const staged = await this.#stage(`${folder}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`);
       return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(cols)) };
     };
     const snapshot = new ParquetParts(opener('snapshot', columns), this.#config.maxRows);
     const changes = new ParquetParts(opener('changes', changeColumns), this.#config.maxRows);
     const stateRel = `_table/state-${runId}.v8.gz`;
-    const stateFile = await this.#store.stage(stateRel);
-    this.#staged.push(stateFile);
+    const stateFile = await this.#stage(stateRel);
     const state = new StateWriter(stateFile);
 
     const changeRow = (row: ParquetRow, change: string): ParquetRow => {
@@ -502,6 +501,17 @@ export class TableSink extends Writable implements SinkStream {
     const lock = this.#lock;
     this.#lock = undefined;
     await lock?.release().catch((err: unknown) => this.#ctx.events.emit('warning', { code: 'sink.unlock', message: `table sink could not remove its lock: ${(err as Error).message}` }));
+  }
+
+  /** A staged file the destroy will discard; one opened while the sink was being destroyed goes at once. */
+  async #stage(rel: string): Promise<StagedFile> {
+    const staged = await this.#store.stage(rel);
+    if (this.destroyed) {
+      await this.#store.discard(staged);
+      this.#checkStopped();
+    }
+    this.#staged.push(staged);
+    return staged;
   }
 
   #emitOutput(output: OutputRecord): void {
