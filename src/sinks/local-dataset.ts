@@ -55,15 +55,19 @@ export async function removeStaleTemps(template: PathTemplate, baseDir: string):
     if (!temp) continue;
     const finalRendered = `${rendered.slice(0, rendered.length - name.length)}${temp[1]}`;
     if (!template.pattern.test(finalRendered)) continue;
-    const [, , host, pid] = temp;
-    let stale = host === HOST_TAG && !processExists(Number(pid));
-    if (!stale) {
-      const info = await stat(file).catch(() => undefined);
-      stale = !!info && Date.now() - info.mtimeMs > ABANDONED_MS;
-    }
-    if (stale && (await unlink(file).then(() => true, () => false))) removed.push(file);
+    if ((await isStaleTemp(file)) && (await unlink(file).then(() => true, () => false))) removed.push(file);
   }
   return removed;
+}
+
+/** Whether `file` is a temp file (tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
+export async function isStaleTemp(file: string): Promise<boolean> {
+  const temp = TEMP_NAME.exec(path.basename(file));
+  if (!temp) return false;
+  const [, , host, pid] = temp;
+  if (host === HOST_TAG && !processExists(Number(pid))) return true;
+  const info = await stat(file).catch(() => undefined);
+  return !!info && Date.now() - info.mtimeMs > ABANDONED_MS;
 }
 
 /** Removes the dataset's files that this run did not write (`written`: absolute paths); returns them. */

@@ -2,9 +2,11 @@
 // that would delete more than deletes.maxRatio exits 1 and publishes nothing, `--allow-deletes`
 // lets it through (both through the CLI); a stopped run publishes nothing; the s3rver variant
 // of first / incremental / full-with-deletes / same-day rerun, read back with DuckDB.
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunFailedError } from '../../src/pipeline/runner.js';
 import { runCli, sandboxEnv } from '../cli/cli-process.js';
@@ -93,6 +95,16 @@ describe('table sink: a stopped run', () => {
     expect((err as RunFailedError).summary.status).toBe('aborted');
     expect(await readFile(join(root, '_table.json'), 'utf8')).toBe(manifest);
     expect(await listAll(root)).toEqual(before);
+    // A temp file of a killed run (a process of this host that is gone) goes with the next run; a live one stays.
+    const tag = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+    const dead = join(root, `snapshot/dt=2026-01-01/.part-00000-x.parquet.${tag}-999999999-0123abcd.tmp`);
+    const live = join(root, `_table/.state-y.v8.gz.${tag}-${process.pid}-0123abcd.tmp`);
+    await mkdir(dirname(dead), { recursive: true });
+    await writeFile(dead, 'x');
+    await writeFile(live, 'x');
+    await days.check(root, await days.run(dayTime(1)), dayTime(1), await days.expectedAfter('incremental'));
+    expect(await listAll(join(root, 'snapshot/dt=2026-01-01'))).toEqual([]);
+    expect(await readFile(live, 'utf8')).toBe('x');
   }, 60_000);
 });
 
@@ -170,6 +182,8 @@ describe('table sink on S3 (s3rver)', () => {
     expect(await mirror(local)).toEqual(keysBefore);
     await step(dayTime(2), 'full', { full: true, allowDeletes: true });
     await days.mutate('reveal', { count: 3, at: Math.floor(dayTime(2, 4).getTime() / 1000) });
+    // What a killed run uploaded and no _table.json lists goes with the next run.
+    await s3.client.send(new PutObjectCommand({ Bucket: 'lake', Key: 'tables/products/snapshot/dt=2026-01-01/part-00000-killed.parquet', Body: 'x' }));
     await step(dayTime(2, 5), 'incremental');
     const keys = await mirror(local);
     // The day's first snapshot is replaced; one state object; nothing unlisted.

@@ -278,6 +278,11 @@ export class TableSink extends Writable implements SinkStream {
         }
         this.#manifest = manifest;
       }
+      const listed = new Set<string>(this.#manifest ? [this.#manifest.state, ...this.#manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path))] : []);
+      const removed = await this.#store.removeLeftovers(listed);
+      if (removed.length > 0) {
+        this.#ctx.events.emit('info', { code: 'stale_temp_removed', message: `removed ${removed.length} file(s) that killed runs left: ${removed.join(', ')}` });
+      }
       this.#tempDir = await mkdtemp(path.join(tmpdir(), 'catalog-streams-sort-'));
       this.#sort = new ExternalSort(this.#tempDir, this.#config.sortBufferBytes);
     })().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));

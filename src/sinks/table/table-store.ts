@@ -7,12 +7,13 @@
 // list them yet, so readers that go through it never see them. `_table.json` itself is one
 // atomic write (a rename, one PutObject): the commit point.
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, unlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { fileLockBackend, s3LockBackend, type LockBackend } from '../../pipeline/lock.js';
 import { AtomicFile } from '../atomic-file.js';
+import { isStaleTemp } from '../local-dataset.js';
 import { LOCAL_LOCK_NAME } from '../local-file-sink.js';
 import { LOCK_NAME, lockIO } from '../s3-sink.js';
 import { s3Error, s3Location } from '../s3-object-upload.js';
@@ -44,6 +45,11 @@ export interface TableStore {
   discard(staged: StagedFile): Promise<void>;
   /** Where the table's publication lock lives (one run publishes into a table at a time). */
   lockBackend(): Promise<LockBackend>;
+  /**
+   * Removes what killed runs left, called under the table's lock: local temp files whose writer
+   * is gone; on S3 the data objects `_table.json` does not list (`listed`: relative paths).
+   */
+  removeLeftovers(listed: ReadonlySet<string>): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -108,6 +114,22 @@ export class LocalTableStore implements TableStore {
   async lockBackend(): Promise<LockBackend> {
     await mkdir(this.#root, { recursive: true });
     return fileLockBackend(path.join(this.#root, LOCAL_LOCK_NAME));
+  }
+
+  async removeLeftovers(_listed: ReadonlySet<string>): Promise<string[]> {
+    const removed: string[] = [];
+    // The table's layout: <root>/_table/, <root>/{snapshot,changes}/dt=*/.
+    const folders = [path.join(this.#root, '_table')];
+    for (const top of ['snapshot', 'changes']) {
+      for (const d of await readdir(path.join(this.#root, top)).catch(() => [])) folders.push(path.join(this.#root, top, d));
+    }
+    for (const folder of folders) {
+      for (const name of await readdir(folder).catch(() => [])) {
+        const file = path.join(folder, name);
+        if (name.startsWith('.') && (await isStaleTemp(file)) && (await unlink(file).then(() => true, () => false))) removed.push(file);
+      }
+    }
+    return removed;
   }
 
   async close(): Promise<void> {}
@@ -214,6 +236,29 @@ export class S3TableStore implements TableStore {
   async lockBackend(): Promise<LockBackend> {
     const { client, sdk } = await this.#s3();
     return s3LockBackend(lockIO(sdk, () => this.#client ?? client), this.#options.bucket, this.#key(LOCK_NAME));
+  }
+
+  async removeLeftovers(listed: ReadonlySet<string>): Promise<string[]> {
+    const { client, sdk } = await this.#s3();
+    const removed: string[] = [];
+    for (const folder of ['snapshot/', 'changes/', '_table/']) {
+      let token: string | undefined;
+      do {
+        const page = await client
+          .send(new sdk.s3.ListObjectsV2Command({ Bucket: this.#options.bucket, Prefix: this.#key(folder), ContinuationToken: token }))
+          .catch((err: unknown) => {
+            throw s3Error(err, 'list', this.location(folder));
+          });
+        for (const object of page.Contents ?? []) {
+          const rel = object.Key!.slice(this.#options.prefix.length);
+          if (listed.has(rel)) continue;
+          await this.remove(rel);
+          removed.push(this.location(rel));
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    }
+    return removed;
   }
 
   async close(): Promise<void> {
