@@ -71,5 +71,12 @@ describe('tableSink in code', () => {
     );
     expect(failed?.code).toBe('table.key');
     expect(failed?.message).toContain('record #2 has no usable key at "id"');
+    // A state cursor without the table it belongs to: the snapshot would hold only the changed records.
+    const incremental = await pipeline(randomBatches([{ id: 1 }], 1), tableSink({ path: 'other', columns }, testContext({ baseDir: dir, run: { cursor: { previous: 5 } } }))).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code: string },
+    );
+    expect(incremental?.code).toBe('table.needs_full');
+    expect(incremental?.message).toContain('--full-refresh');
   });
 });

@@ -278,6 +278,13 @@ export class TableSink extends Writable implements SinkStream {
         }
         this.#manifest = manifest;
       }
+      if (!this.#manifest && this.#ctx.describeRun().cursor?.previous !== undefined) {
+        throw new SinkError(
+          `table: ${this.#store.location('')} has no ${TABLE_MANIFEST}, but this run is incremental (a state cursor): its snapshot would hold only the records changed since the cursor; ` +
+            'run once with --full-refresh to build the table (or point path at the table the state belongs to)',
+          { code: 'table.needs_full' },
+        );
+      }
       const listed = new Set<string>(this.#manifest ? [this.#manifest.state, ...this.#manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path))] : []);
       const removed = await this.#store.removeLeftovers(listed);
       if (removed.length > 0) {
