@@ -221,7 +221,9 @@ export class InvalidRecordPolicy {
     } else stats.skipped++;
     const t = this.#threshold;
     if (t?.kind === 'count' && stats.invalid > t.max && !this.#failure) {
-      this.#failure = this.#thresholdError(`${stats.invalid} invalid records exceed maxInvalid ${t.label} (after ${stats.in} records)`);
+      this.#failure = this.#thresholdError(
+        `${stats.invalid} invalid ${stats.invalid === 1 ? 'record exceeds' : 'records exceed'} maxInvalid ${t.label} (after ${stats.in} ${stats.in === 1 ? 'record' : 'records'})`,
+      );
     }
     return null;
   }
