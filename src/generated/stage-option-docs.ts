@@ -958,6 +958,129 @@ export interface StageOptionDocs {
      */
     manifestKey?: unknown;
   };
+  "table": {
+    /**
+     * The table's folder (relative to the pipeline file's folder) or s3://bucket/prefix; snapshot/,
+     * changes/ and _table.json go under it
+     */
+    path?: unknown;
+    /**
+     * The field (dotted path) that identifies a record; one snapshot row per key
+     *
+     * Default: `"id"`
+     */
+    key?: unknown;
+    /**
+     * Deletes inferred by full runs (keys of the previous snapshot missing from the extract)
+     *
+     * Default: `{"maxRatio":0.05}`
+     */
+    deletes?: unknown;
+    /**
+     * Columns (as written, e.g. meta_updatedAt) whose change alone is not a change: the snapshot keeps the
+     * earlier row
+     *
+     * Default: `[]`
+     */
+    ignoreFields?: unknown;
+    /**
+     * Rows per snapshot or changes file; past it the next part-NNNNN begins
+     *
+     * Default: `1000000`
+     */
+    maxRows?: unknown;
+    /**
+     * Incoming records held (serialized) before a sorted run is spilled to the temp folder; bounds the
+     * merge memory
+     */
+    sortBufferBytes?: unknown;
+    /**
+     * Columns added to (or retyped in) the schema derived from the resource and the transforms, by field
+     * path: {cnk: string, "meta.source": string, "brands[].logo": string}; promotes fields the run summary
+     * lists in _extra. Types: string, int32, int64, double, boolean, timestamp, json, and lists string[],
+     * int64[], ...
+     */
+    columns?: unknown;
+    /**
+     * Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value),
+     * STRUCT columns, or one JSON column each
+     *
+     * Default: `"flatten"`
+     */
+    nested?: unknown;
+    /**
+     * Lists of objects (brands, photos, organizations...): LIST<STRUCT> with typed members (DuckDB
+     * brands[1].name_en), or JSON text
+     *
+     * Default: `"native"`
+     */
+    lists?: unknown;
+    /**
+     * Integer fields (dotted paths) stored as timestamps; default: the declared timestamps and integer
+     * fields whose name ends in "At"
+     */
+    timestampFields?: unknown;
+    /**
+     * Timestamp columns: TIMESTAMP (UTC) in millisecond or microsecond precision, or raw: keep the
+     * integers as given (INT64)
+     *
+     * Default: `"millis"`
+     */
+    timestamps?: unknown;
+    /**
+     * Unit of integer timestamps in the records (the Catalog API sends unix seconds)
+     *
+     * Default: `"seconds"`
+     */
+    timestampInput?: unknown;
+    /**
+     * Prices (publicPrice...): BIGINT integer minor units (cents) as the API sends them, or DECIMAL(18,2)
+     *
+     * Default: `"minor-units"`
+     */
+    prices?: unknown;
+    /**
+     * Column compression: snappy, gzip or none (zstd is not available: hyparquet-writer has no zstd and
+     * Node 20 zlib neither)
+     *
+     * Default: `"snappy"`
+     */
+    compression?: unknown;
+    /**
+     * A row group is written once it has this many rows (or rowGroupBytes); memory holds one row group per
+     * open file
+     *
+     * Default: `10000`
+     */
+    rowGroupRows?: unknown;
+    /**
+     * A row group is written once its values take about this much memory (number or "16MiB"); caps memory
+     * for wide rows
+     */
+    rowGroupBytes?: unknown;
+    /**
+     * s3:// paths: S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS
+     */
+    endpoint?: unknown;
+    /**
+     * s3:// paths: region; default: the AWS SDK chain, or us-east-1 with a custom endpoint
+     */
+    region?: unknown;
+    /**
+     * s3:// paths: path-style URLs; default: true with a custom endpoint
+     */
+    forcePathStyle?: unknown;
+    /**
+     * s3:// paths: checksum mode; default: when-required with a custom endpoint
+     */
+    checksums?: unknown;
+    /**
+     * s3:// paths: attempts per S3 request
+     *
+     * Default: `3`
+     */
+    maxAttempts?: unknown;
+  };
 }
 
 /**

@@ -42,6 +42,7 @@ const CALLS: Record<string, string> = {
   jsonl: 'jsonlSink(OPTIONS)',
   parquet: 'parquetSink(OPTIONS)',
   s3: 's3Sink(OPTIONS)',
+  table: 'tableSink(OPTIONS)',
 };
 
 const normalize = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -59,7 +60,7 @@ describe('option descriptions as JSDoc', () => {
     let text = "import { type StageContext, CatalogClient, productsQuery, organizationsQuery, correctionsQuery, updatesQuery, brandsQuery,\n" +
       '  catalogCategoriesQuery, mediaQuery, publicCategoriesQuery, dietaryRestrictionsQuery, colorsQuery, productsStream, mediaStream,\n' +
       '  validate, flattenLocales, selectMediaFormat, normalizeCodes, pick, rename, drop, extract, flatten, explode, dedupe, custom,\n' +
-      "  findTransform, jsonlSink, parquetSink, s3Sink } from 'catalog-streams';\n" +
+      "  findTransform, jsonlSink, parquetSink, s3Sink, tableSink } from 'catalog-streams';\n" +
       'declare const client: CatalogClient;\ndeclare const ctx: StageContext;\ndeclare const v: never;\n';
     for (const def of builtinStages) {
       const rows = describeOptions(def);

@@ -34,6 +34,7 @@ import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { AbortedError, CatalogStreamsError, ConfigError, DataError, SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
+import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { parseStageOptions } from '../../pipeline/issues.js';
 import { RunLock } from '../../pipeline/lock.js';
 import { defaultStageContext, type PartialStageContext } from '../../pipeline/default-context.js';
@@ -84,7 +85,7 @@ export const tableSinkOptions = z.strictObject({
   maxAttempts: z.number().int().min(1).max(10).default(3).describe('s3:// paths: attempts per S3 request'),
 });
 
-export type TableSinkOptions = z.input<typeof tableSinkOptions>;
+export type TableSinkOptions = WithOptionDocs<'table', z.input<typeof tableSinkOptions>>;
 export type TableSinkConfig = z.output<typeof tableSinkOptions>;
 
 export interface TableFile {
