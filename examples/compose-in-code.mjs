@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { CatalogClient, flattenLocales, map, normalizeCodes, parquetSink, productsQuery, validate } from '../dist/src/index.js';
 
 const output = process.argv[2] ?? 'out/compose/active-products.parquet';
+const brandName = (name) => (typeof name === 'string' ? name : (name?.en ?? Object.values(name ?? {})[0] ?? null));
 
 // One client: the HTTP pool, Basic auth, the rate limiter and retries, from
 // CATALOG_BASE_URL, CATALOG_API_KEY, CATALOG_API_SECRET; the budget is 100
@@ -33,11 +34,17 @@ try {
       id: p.id,
       name: p.name,
       ean13: p.eanGtin13 ?? null,
-      brand: p.brands?.[0]?.name?.en ?? null,
+      // The live service sends embedded brand names as plain strings; the spec shows localized ones.
+      brand: brandName(p.brands?.[0]?.name),
       publicPrice: p.publicPrice ?? null,
       updatedAt: p.meta.updatedAt,
     })),
-    parquetSink({ path: output }),
+    // A map's output has no declared schema: name the columns it writes (a field not
+    // listed would be kept in the _extra JSON column).
+    parquetSink({
+      path: output,
+      columns: { id: 'string', name: 'string', ean13: 'string', brand: 'string', publicPrice: 'int64', updatedAt: 'timestamp' },
+    }),
     { signal: controller.signal },
   );
   console.error(`wrote ${output}`);

@@ -3,11 +3,14 @@
 // (record, ctx): ctx.options is the stage's `options:` from the pipeline file,
 // ctx.run the run's name, id and start. The `kind` of the stage fixes the
 // contract:
-//   map       return the new record, or null to drop it (a Promise is fine)
-//   filter    return truthy to keep the record unchanged
-//   flat-map  return a list of records
-// Throwing fails the run with your message. Keep functions fast and
-// synchronous when you can: they run once per record.
+//   map       return the new record, or null to drop it
+//   filter    return true to keep the record unchanged, false to drop it
+//   flat-map  return a list of records (null or [] for none)
+// Returning undefined (a forgotten `return`) is never "drop": it fails the run
+// with an error naming this module, the export and the record's id. Any kind
+// may return a Promise; one that has not settled after the stage's `timeout`
+// (default 60s) fails the run too. Throwing fails the run with your message.
+// Keep functions fast and synchronous when you can: they run once per record.
 
 /** kind: filter. Keeps products with at least one photo. */
 export function hasPhoto(product) {

@@ -17,8 +17,10 @@ if (!existsSync(cli)) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 
-console.log('$ catalog-streams run pipelines/demo.yml --sandbox --sandbox-rate-limit 600\n');
-const run = spawnSync(process.execPath, [cli, 'run', 'pipelines/demo.yml', '--sandbox', '--sandbox-rate-limit', '600'], { cwd: root, stdio: 'inherit' });
+// DEMO_PRODUCTS shrinks the catalog (tests); CATALOG_SANDBOX_PROFILE picks the sandbox's shapes (default be).
+const args = ['run', 'pipelines/demo.yml', '--sandbox', '--sandbox-rate-limit', '600', ...(process.env.DEMO_PRODUCTS ? ['--sandbox-products', process.env.DEMO_PRODUCTS] : [])];
+console.log(`$ catalog-streams ${args.join(' ')}${process.env.CATALOG_SANDBOX_PROFILE ? ` (profile ${process.env.CATALOG_SANDBOX_PROFILE})` : ''}\n`);
+const run = spawnSync(process.execPath, [cli, ...args], { cwd: root, stdio: 'inherit' });
 if (run.status !== 0) process.exit(run.status ?? 1);
 
 const { DuckDBInstance } = await import('@duckdb/node-api');

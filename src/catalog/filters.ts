@@ -154,9 +154,9 @@ export function checkSorting(sortings: SortingParams, sorting: unknown, path: (s
   return expandIssues(parsed.error.issues).map((issue) => ({ path: [...path, key, ...(issue.path as (string | number)[])], message: issueMessage(issue, sorting[key]) }));
 }
 
-export function sortingSchema<S extends SortingParams>(sortings: S): z.ZodType<Sorting<S>> {
+export function sortingSchema<S extends SortingParams>(sortings: S, explain: (issues: FilterIssue[]) => FilterIssue[] = (i) => i): z.ZodType<Sorting<S>> {
   return z.any().superRefine((value, ctx) => {
-    for (const issue of checkSorting(sortings, value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    for (const issue of explain(checkSorting(sortings, value))) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   }) as unknown as z.ZodType<Sorting<S>>;
 }
 

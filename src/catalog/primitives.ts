@@ -19,18 +19,51 @@ export const RecordMeta = z.looseObject({
 /** A non-negative safe integer (zod's int() already refuses values past 2^53). */
 export const Id = z.int().nonnegative();
 
-/** A GTIN/EAN code given as an integer that has at most `digits` digits (leading zeros dropped by JSON). */
-export function gtinInteger(digits: number) {
+/**
+ * Localized text that the live service sometimes sends as one plain string (embedded brand and
+ * organization names: `"Thermoskin"`); a plain string is locale-independent text.
+ */
+export const LocalizedOrText = z.union([z.string(), Localized]).meta({ catalogKind: 'localized' });
+
+/**
+ * A code of digits (`digits` at most) sent as an integer (JSON dropped its leading zeros) or as a
+ * digit string with them (the live service); an integer past 2^53 is refused, never rounded.
+ */
+function digitCode(digits: number | undefined, meta: CatalogMeta) {
+  const most = digits === undefined ? '' : ` of at most ${digits} digits`;
+  const asInteger = z.int().nonnegative();
+  const asString = z.string().regex(digits === undefined ? /^\d+$/ : new RegExp(`^\\d{1,${digits}}$`), { message: `must be a string of digits${most}` });
   return z
-    .int()
-    .nonnegative()
-    .max(10 ** digits - 1, { message: `must have at most ${digits} digits` })
-    .meta({ catalogKind: 'gtin', digits });
+    .union([digits === undefined ? asInteger : asInteger.max(10 ** digits - 1, { message: `must have at most ${digits} digits` }), asString], {
+      error: `must be a code${most}: an integer or a string of digits`,
+    })
+    .meta(meta);
 }
 
-/** The marker this module put on a schema (`{catalogKind, digits?}`), if any. */
-export function catalogMetaOf(schema: z.ZodType): { catalogKind?: string; digits?: number } | undefined {
-  return z.globalRegistry.get(schema) as { catalogKind?: string; digits?: number } | undefined;
+/** A GTIN/EAN code of at most `digits` digits: an integer, or a digit string with its leading zeros. */
+export function gtinCode(digits: number) {
+  return digitCode(digits, { catalogKind: 'gtin', digits });
+}
+
+/**
+ * A national product code (CNK, CIP/ACL, PZN, ARTG, SNOMED CT...): an integer or a digit string.
+ * `pad`: the code has a fixed length (`digits`) and lost leading zeros are restored; otherwise
+ * its digits are kept as sent.
+ */
+export function nationalCode(digits: number | undefined, pad: boolean) {
+  return digitCode(digits, { catalogKind: 'code', ...(digits !== undefined ? { digits } : {}), pad });
+}
+
+export interface CatalogMeta {
+  [key: string]: unknown;
+  catalogKind?: string;
+  digits?: number;
+  pad?: boolean;
+}
+
+/** The marker this module put on a schema (`{catalogKind, digits?, pad?}`), if any. */
+export function catalogMetaOf(schema: z.ZodType): CatalogMeta | undefined {
+  return z.globalRegistry.get(schema) as CatalogMeta | undefined;
 }
 
 /** What kind a schema was marked as by this module, if any. */

@@ -12,6 +12,7 @@ export type FieldKind =
   | 'boolean'
   | 'timestamp'
   | 'gtin'
+  | 'code'
   | 'localized'
   | 'enum'
   | 'object'
@@ -23,8 +24,10 @@ export interface FieldInfo {
   nullable: boolean;
   optional: boolean;
   enumValues?: string[];
-  /** Declared digit count of a GTIN/EAN code. */
+  /** Declared digit count of a GTIN/EAN or national code (most digits it may have). */
   digits?: number;
+  /** A national code of fixed length: lost leading zeros are restored to `digits`. */
+  pad?: boolean;
   /** Known fields of an object (loose objects accept more). */
   fields?: Record<string, FieldInfo>;
   /** Element of an array. */
@@ -42,8 +45,8 @@ export function describeSchema(schema: z.ZodType): FieldInfo {
   for (;;) {
     const meta = catalogMetaOf(s);
     const kind = meta?.catalogKind;
-    if (kind === 'timestamp' || kind === 'localized' || kind === 'gtin') {
-      return { kind, nullable, optional, ...(meta?.digits ? { digits: meta.digits } : {}) };
+    if (kind === 'timestamp' || kind === 'localized' || kind === 'gtin' || kind === 'code') {
+      return { kind, nullable, optional, ...(meta?.digits ? { digits: meta.digits } : {}), ...(meta?.pad !== undefined ? { pad: meta.pad } : {}) };
     }
     const def = defOf(s);
     if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault') {

@@ -1,10 +1,12 @@
 // What a CLI command reads and writes, passed in so tests run commands
 // in-process with captured output and a chosen environment.
+import type { LogSettings } from './log.js';
+
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WriteStream | (NodeJS.WritableStream & { isTTY?: boolean; columns?: number });
   env: NodeJS.ProcessEnv;
-  /** Process signals to stop a run (SIGINT/SIGTERM); tests pass their own emitter or none. */
+  /** Process signals to stop a run (SIGINT/SIGTERM/SIGHUP); tests pass their own emitter or none. */
   signals?: NodeJS.EventEmitter;
   /**
    * The process's 'warning' events (the AWS SDK's Node-version notice, say):
@@ -12,7 +14,9 @@ export interface CliIO {
    * printing them raw into the log. Absent in tests.
    */
   warnings?: NodeJS.EventEmitter;
-  /** Ends the process at once (a second SIGINT/SIGTERM while a run cleans up); absent in tests. */
+  /** `--log-level` / `--log-format` as main() resolved them (absent: info, json unless stderr is a TTY). */
+  log?: LogSettings;
+  /** Ends the process at once (a second signal while a run cleans up); absent in tests. */
   exit?(code: number): void;
 }
 

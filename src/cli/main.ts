@@ -7,33 +7,59 @@
 // signals (io.ts `processIO`).
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CatalogStreamsError } from '../errors.js';
+import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
 import { type CliIO, processIO } from './io.js';
+import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
+import { packageVersion } from './package-info.js';
 import { runCommandDefinition } from './run-command.js';
 import { sandboxCommand } from './sandbox-command.js';
-import { stagesCommandDefinition } from './stages-command.js';
+import { schemaCommandDefinition } from './schema-command.js';
+import { filtersCommandDefinition, stagesCommandDefinition } from './stages-command.js';
 import { validateCommandDefinition } from './validate-command.js';
 
-export const commands: readonly Command[] = [runCommandDefinition, validateCommandDefinition, stagesCommandDefinition, sandboxCommand];
+export const commands: readonly Command[] = [runCommandDefinition, validateCommandDefinition, schemaCommandDefinition, stagesCommandDefinition, filtersCommandDefinition, sandboxCommand];
 
 export function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     'Usage: catalog-streams <command> [options]',
+    '       catalog-streams --version',
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
+    LOG_OPTIONS_USAGE,
     "Run 'catalog-streams <command> --help' for a command's options.",
     '',
   ].join('\n');
 }
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
-  const [name, ...args] = argv;
+  let log: LogSettings;
+  let rest: string[];
+  try {
+    ({ settings: log, rest } = extractLogSettings(argv, io.stderr));
+  } catch (err) {
+    const json = !(io.stderr as { isTTY?: boolean }).isTTY;
+    const message = (err as Error).message;
+    io.stderr.write(`${json ? jsonLogLine('error', 'error', { code: 'usage', exitCode: 2, message }) : `catalog-streams: ${message}`}\n`);
+    return 2;
+  }
+  const [name, ...args] = rest;
+  io = { ...io, log };
+  // With json, every stderr line is a JSON object (config and usage errors too).
+  const fail = (command: string | undefined, err: { code?: string; exitCode: number; message: string; location?: object }, text: string) => {
+    io.stderr.write(`${log.format === 'json' ? jsonLogLine('error', 'error', { ...(command ? { command } : {}), code: err.code ?? 'error', exitCode: err.exitCode, ...(err.location ?? {}), message: err.message }) : text}\n`);
+    return err.exitCode;
+  };
+  if (name === '--version' || name === '-v') {
+    io.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   if (name === undefined) {
+    if (log.format === 'json') return fail(undefined, { code: 'usage', exitCode: 2, message: "no command given (see 'catalog-streams --help')" }, '');
     io.stderr.write(usage());
     return 2;
   }
@@ -44,8 +70,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   const command = commands.find((c) => c.name === name);
   if (!command) {
     const hint = closestName(name, commands.map((c) => c.name));
-    io.stderr.write(`catalog-streams: unknown command "${name}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')}; see 'catalog-streams --help')\n`);
-    return 2;
+    const message = `unknown command "${name}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')}; see 'catalog-streams --help')`;
+    return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams: ${message}`);
   }
   if (args.includes('--help') || args.includes('-h')) {
     io.stdout.write(command.usage);
@@ -54,14 +80,19 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   try {
     return await command.run(args, io);
   } catch (err) {
+    if (err instanceof CatalogStreamsError && log.format === 'json' && Array.isArray((err as { issues?: unknown }).issues)) {
+      // Every problem of a pipeline file as its own line.
+      for (const issue of (err as CatalogStreamsError & { issues: ConfigError[] }).issues) fail(name, { code: issue.code, exitCode: err.exitCode, message: issue.message, location: issue.location }, '');
+      return err.exitCode;
+    }
     if (err instanceof CatalogStreamsError) {
       // One sentence, prefixed by the command unless the message already names it.
       const message = err.message.startsWith(`${name}:`) ? err.message : `${name}: ${err.message}`;
-      io.stderr.write(`catalog-streams ${message}\n`);
-      return err.exitCode;
+      const location = 'location' in err ? (err.location as object) : undefined;
+      return fail(name, { code: err.code, exitCode: err.exitCode, message: err.message, location }, `catalog-streams ${message}`);
     }
-    io.stderr.write(`catalog-streams ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    const message = err instanceof Error ? err.message : String(err);
+    return fail(name, { code: 'error', exitCode: 1, message }, `catalog-streams ${name}: ${message}`);
   }
 }
 
@@ -80,6 +111,8 @@ if (isEntryPoint()) {
   main(process.argv.slice(2), processIO()).then(
     (code) => {
       process.exitCode = code;
+      // The outcome is final: a signal while the process winds down must not turn it into a kill.
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => process.exit(code));
     },
     (err: unknown) => {
       process.stderr.write(`catalog-streams: ${err instanceof Error ? err.message : String(err)}\n`);

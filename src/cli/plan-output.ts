@@ -17,12 +17,37 @@ import { formatDuration } from './progress.js';
 const fmt = new Intl.NumberFormat('en-US');
 const MAX_SLICES_SHOWN = 20;
 
-export async function planCommandOutput(
+/** What `--dry-run` found for one pipeline. */
+export interface PipelinePlanReport {
+  pipeline: string;
+  source: string;
+  /** `incremental` from a stored cursor, `full` for a stateful pipeline without one; absent when stateless. */
+  mode?: 'incremental' | 'full';
+  updatedSince?: number;
+  total?: number;
+  slices: { label?: string; total?: number; requests: number }[];
+  requests: number;
+  estimatedSeconds: number;
+  planRequests: number;
+  /** Requests per minute (null: no rate limit). */
+  rateLimit: number | null;
+  transforms: string[];
+  outputs: { sink: string; location: string }[];
+  state?: { location: string; cursor: number | null };
+}
+
+export interface PlanReport {
+  pipelines: PipelinePlanReport[];
+  /** The pipelines of a file share one budget: their requests added up. */
+  all: { requests: number; estimatedSeconds: number; rateLimit: number | null };
+}
+
+export async function planReport(
   pipelines: LoadedPipeline[],
   connection: ResolvedConnection,
   opts: { s3?: () => S3ObjectIO; fullRefresh?: boolean } = {},
-): Promise<string> {
-  const lines: string[] = [];
+): Promise<PlanReport> {
+  const reports: PipelinePlanReport[] = [];
   const client = new CatalogClient(clientOptions(connection));
   let requests = 0;
   try {
@@ -32,29 +57,65 @@ export async function planCommandOutput(
       const { type: _type, ...options } = source;
       const sp = await plan(client, source.type as SourceType, options);
       requests += sp.requests;
-      const mode = previous ? ` (incremental: updatedSince ${previous.cursor}, ${new Date(previous.cursor * 1000).toISOString()})` : state ? ' (full extract: no cursor yet, or --full-refresh)' : '';
-      lines.push(`pipeline ${p.config.name}: ${source.type}${mode}`);
-      lines.push(
-        `  ${sp.total !== undefined ? `${fmt.format(sp.total)} records` : 'records unknown until the stream starts'} in ${sp.slices.length} slice(s); ~${fmt.format(sp.requests)} requests, ~${formatDuration(sp.estimatedMs / 1000)} at ${rateText(sp.rateLimit)} (planning used ${sp.planRequests})`,
-      );
-      for (const s of sp.slices.slice(0, MAX_SLICES_SHOWN)) {
-        lines.push(`    ${s.label ?? 'whole query'}: ${s.total !== undefined ? `${fmt.format(s.total)} records, ` : ''}${s.requests} request(s)`);
-      }
-      if (sp.slices.length > MAX_SLICES_SHOWN) lines.push(`    … ${sp.slices.length - MAX_SLICES_SHOWN} more slices`);
-      lines.push(`  transforms: ${p.config.transforms.map((t) => t.type).join(' -> ') || '(none)'}`);
       const run = { name: p.config.name, id: newRunId(), startedAt: new Date() };
-      for (const s of p.config.sinks) lines.push(`  would write (${s.type}): ${outputOf(s, p.baseDir, run)}`);
-      if (state) lines.push(`  state: ${state.location} (cursor ${previous ? previous.cursor : 'none yet'}; stored after the sinks commit)`);
+      reports.push({
+        pipeline: p.config.name,
+        source: source.type,
+        ...(state ? { mode: previous ? ('incremental' as const) : ('full' as const) } : {}),
+        ...(previous ? { updatedSince: previous.cursor } : {}),
+        total: sp.total,
+        slices: sp.slices.map((s) => ({ label: s.label, total: s.total, requests: s.requests })),
+        requests: sp.requests,
+        estimatedSeconds: Math.round(sp.estimatedMs / 1000),
+        planRequests: sp.planRequests,
+        rateLimit: finiteOrNull(sp.rateLimit),
+        transforms: p.config.transforms.map((t) => t.type),
+        outputs: p.config.sinks.map((s) => ({ sink: s.type, location: outputOf(s, p.outputDir ?? p.baseDir, run) })),
+        ...(state ? { state: { location: state.location, cursor: previous ? previous.cursor : null } } : {}),
+      });
     }
-    if (pipelines.length > 1) {
-      const ms = Number.isFinite(client.rateLimit) ? (requests * 60_000) / client.rateLimit : 0;
-      lines.push(`all ${pipelines.length} pipelines share one request budget: ~${fmt.format(requests)} requests, ~${formatDuration(ms / 1000)} at ${rateText(client.rateLimit)}`);
-    }
-    lines.push('dry run: nothing was written');
   } finally {
     await client.close();
   }
+  const ms = Number.isFinite(client.rateLimit) ? (requests * 60_000) / client.rateLimit : 0;
+  return { pipelines: reports, all: { requests, estimatedSeconds: Math.round(ms / 1000), rateLimit: finiteOrNull(client.rateLimit) } };
+}
+
+/** The plan as text for a person (stdout). */
+export function formatPlanText(report: PlanReport): string {
+  const lines: string[] = [];
+  for (const r of report.pipelines) {
+    const mode = r.updatedSince !== undefined ? ` (incremental: updatedSince ${r.updatedSince}, ${new Date(r.updatedSince * 1000).toISOString()})` : r.mode === 'full' ? ' (full extract: no cursor yet, or --full-refresh)' : '';
+    lines.push(`pipeline ${r.pipeline}: ${r.source}${mode}`);
+    lines.push(
+      `  ${r.total !== undefined ? `${fmt.format(r.total)} records` : 'records unknown until the stream starts'} in ${r.slices.length} slice(s); ~${fmt.format(r.requests)} requests, ~${formatDuration(r.estimatedSeconds)} at ${rateText(r.rateLimit ?? Infinity)} (planning used ${r.planRequests})`,
+    );
+    for (const s of r.slices.slice(0, MAX_SLICES_SHOWN)) {
+      lines.push(`    ${s.label ?? 'whole query'}: ${s.total !== undefined ? `${fmt.format(s.total)} records, ` : ''}${s.requests} request(s)`);
+    }
+    if (r.slices.length > MAX_SLICES_SHOWN) lines.push(`    … ${r.slices.length - MAX_SLICES_SHOWN} more slices`);
+    lines.push(`  transforms: ${r.transforms.join(' -> ') || '(none)'}`);
+    for (const o of r.outputs) lines.push(`  would write (${o.sink}): ${o.location}`);
+    if (r.state) lines.push(`  state: ${r.state.location} (cursor ${r.state.cursor ?? 'none yet'}; stored after the sinks commit)`);
+  }
+  if (report.pipelines.length > 1) {
+    lines.push(`all ${report.pipelines.length} pipelines share one request budget: ~${fmt.format(report.all.requests)} requests, ~${formatDuration(report.all.estimatedSeconds)} at ${rateText(report.all.rateLimit ?? Infinity)}`);
+  }
+  lines.push('dry run: nothing was written');
   return lines.join('\n');
+}
+
+/** The plan as JSON log lines: one `plan` line per pipeline, then one `dry-run` line for the whole file. */
+export function planJsonLines(report: PlanReport): string[] {
+  const time = new Date().toISOString();
+  return [
+    ...report.pipelines.map((r) => JSON.stringify({ time, level: 'info', event: 'plan', ...r })),
+    JSON.stringify({ time, level: 'info', event: 'dry-run', pipelines: report.pipelines.map((r) => r.pipeline), ...report.all, message: 'dry run: nothing was written' }),
+  ];
+}
+
+function finiteOrNull(n: number): number | null {
+  return Number.isFinite(n) ? n : null;
 }
 
 function rateText(rate: number): string {

@@ -1,28 +1,54 @@
-// What a running pipeline shows. On a TTY: a live display redrawn in place by
-// log-update (records done / total, pages, requests per minute against the
-// budget, retries, 429s, ETA). Not on a TTY (cron, Kubernetes, CI): one JSON log
-// line every few seconds and one at each notable event. Everything goes to
-// stderr so a `jsonl` sink can write records to stdout.
+// What a running file of pipelines shows. With the pretty format on a TTY: a
+// live display redrawn in place by log-update, one line per pipeline (records
+// done / planned total, ETA, requests, retries, 429s, invalid) and one line for
+// the shared request budget. With json: one JSON log line per pipeline every few
+// seconds (`progress`) and one at each notable event. Everything goes to stderr
+// so a `jsonl` sink can write records to stdout.
+//
+// Totals and the ETA come from the source plan made before the run (every
+// slice and code chunk, the same plan `--dry-run` prints), not from the slice a
+// source happens to be in: a sliced extract's total never jumps, its percentage
+// only grows. The ETA counts the requests the plan says are left at the slower
+// of the request budget and the pace seen so far (the budget is shared by the
+// pipelines of a file, so each one's pace shows its share).
 import { createLogUpdate } from 'log-update';
 import type { RunEvents } from '../events.js';
 import type { Redactor } from '../pipeline/env.js';
 import type { RunStats } from '../pipeline/run-stats.js';
+import { type LogFormat, type LogLevel, levelEnabled } from './log.js';
+
+/** One pipeline of the run as the display sees it. */
+export interface PipelineProgress {
+  name: string;
+  stats: RunStats;
+  /** What the plan expects; absent when planning was not possible (the run then learns totals as it goes). */
+  plan?: { total?: number; requests: number };
+  /** Set when the pipeline has finished (its line stops moving). */
+  finished?: boolean;
+}
 
 export interface ProgressOptions {
-  name: string;
   stream: NodeJS.WriteStream;
-  tty: boolean;
-  quiet: boolean;
+  format: LogFormat;
+  level: LogLevel;
+  /** Redraw a live display (pretty format on a TTY, level info or debug). */
+  live: boolean;
   redactor: Redactor;
   /** The request budget, requests per minute. */
   rateLimit: number;
-  /** Seconds between JSON progress lines when not on a TTY. */
+  /** Seconds between JSON progress lines. */
   logIntervalSeconds?: number;
+  /** Every pipeline of the run: lines about the run as a whole (its own bus) carry them as `pipelines`. */
+  pipelines?: string[];
 }
 
+export type LogFields = Record<string, unknown>;
+
 export interface ProgressHandle {
-  /** Writes one structured (or plain, on a TTY) log line now. */
-  log(level: 'info' | 'warn' | 'error', event: string, fields?: Record<string, unknown>): void;
+  /** Writes one log line now (JSON with the json format) if `level` passes the threshold. */
+  log(level: LogLevel, event: string, fields?: LogFields): void;
+  /** Listens to one pipeline's events; its log lines name it in `pipeline`. */
+  add(pipeline: PipelineProgress, events: RunEvents): void;
   stop(): void;
 }
 
@@ -36,42 +62,99 @@ export function formatDuration(seconds: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
 }
 
+/** `1 request`, `2 requests`, `1,000 records`. */
+export function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${fmt.format(n)} ${n === 1 ? noun : nouns}`;
+}
+
 function bar(fraction: number, width = 24): string {
   const filled = Math.round(Math.min(1, Math.max(0, fraction)) * width);
   return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
 }
 
-export function renderProgress(stats: RunStats, name: string, rateLimit: number, now = Date.now()): string {
-  const c = stats.counters;
-  const total = c.total;
-  const eta = stats.etaSeconds(now);
-  const head =
-    total !== undefined && total > 0
-      ? `${name} ${bar(c.recordsRead / total)} ${fmt.format(c.recordsRead)} / ${c.totalCapped ? '≥' : ''}${fmt.format(total)} records ${Math.min(100, Math.floor((100 * c.recordsRead) / total))}%${eta !== undefined ? `  ETA ${formatDuration(eta)}` : ''}`
-      : `${name} ${fmt.format(c.recordsRead)} records`;
-  const budget = Number.isFinite(rateLimit) ? ` (${stats.requestsLastMinute(now)}/min of ${fmt.format(rateLimit)})` : '';
-  const tail = `pages ${fmt.format(c.pages)} · requests ${fmt.format(c.requests)}${budget} · retries ${c.retries} · 429s ${c.throttles} · invalid ${c.invalid} · ${fmt.format(Math.round(stats.rate(now)))} rec/s · ${formatDuration(stats.elapsedMs(now) / 1000)}`;
-  return `${head}\n${tail}`;
+export interface ProgressFigures {
+  records: number;
+  total?: number;
+  /** The total is a lower bound (a source's capped `meta.total`, no plan). */
+  capped: boolean;
+  percent?: number;
+  etaSeconds?: number;
 }
 
-export function attachProgress(events: RunEvents, stats: RunStats, opts: ProgressOptions): ProgressHandle {
+/** Records, total, percentage and ETA of one pipeline at `now`. */
+export function progressFigures(p: PipelineProgress, rateLimit: number, now = Date.now()): ProgressFigures {
+  const c = p.stats.counters;
+  const planned = p.plan?.total;
+  const total = planned ?? c.total;
+  const capped = planned === undefined && c.totalCapped;
+  const percent = total !== undefined && total > 0 ? Math.min(100, Math.floor((100 * c.recordsRead) / total)) : undefined;
+  if (p.finished) return { records: c.recordsRead, total, capped, percent };
+  return { records: c.recordsRead, total, capped, percent, etaSeconds: eta(p, rateLimit, now) };
+}
+
+function eta(p: PipelineProgress, rateLimit: number, now: number): number | undefined {
+  const c = p.stats.counters;
+  const elapsedSeconds = p.stats.elapsedMs(now) / 1000;
+  // Requests are what a paced run waits for: with a planned total, the planned requests left say how long.
+  if (p.plan && p.plan.total !== undefined && p.plan.requests > 0) {
+    const left = p.plan.requests - c.requests;
+    if (left <= 0) return undefined;
+    const budgetPace = Number.isFinite(rateLimit) && rateLimit > 0 ? 60 / rateLimit : 0;
+    const seenPace = c.requests > 0 ? elapsedSeconds / c.requests : 0;
+    const pace = Math.max(budgetPace, seenPace);
+    return pace > 0 ? left * pace : undefined;
+  }
+  // No plan (a stream source): the record rate against the total the source announced.
+  const total = c.total;
+  if (total === undefined || c.recordsRead === 0 || c.recordsRead >= total) return undefined;
+  return ((total - c.recordsRead) * elapsedSeconds) / c.recordsRead;
+}
+
+/** One display line for one pipeline. */
+export function renderPipelineLine(p: PipelineProgress, rateLimit: number, now = Date.now()): string {
+  const c = p.stats.counters;
+  const f = progressFigures(p, rateLimit, now);
+  const head =
+    f.total !== undefined && f.total > 0
+      ? `${p.name} ${bar(f.records / f.total)} ${fmt.format(f.records)} / ${f.capped ? '≥' : ''}${fmt.format(f.total)} records ${f.percent}%${f.etaSeconds !== undefined ? `  ETA ${formatDuration(f.etaSeconds)}` : p.finished ? '  done' : ''}`
+      : `${p.name} ${plural(f.records, 'record')}${p.finished ? '  done' : ''}`;
+  const rate = Math.round(p.stats.rate(now));
+  return `${head} · ${plural(c.requests, 'request')} · ${plural(c.retries, 'retry', 'retries')} · ${fmt.format(c.throttles)} × 429 · ${fmt.format(c.invalid)} invalid · ${fmt.format(rate)} rec/s`;
+}
+
+/** The live display: a line per pipeline, then the shared budget and the elapsed time. */
+export function renderProgress(pipelines: readonly PipelineProgress[], rateLimit: number, startedAt: number, now = Date.now()): string {
+  const lines = pipelines.map((p) => renderPipelineLine(p, rateLimit, now));
+  const lastMinute = pipelines.reduce((n, p) => n + p.stats.requestsLastMinute(now), 0);
+  const budget = Number.isFinite(rateLimit) ? `${fmt.format(lastMinute)}/min of ${fmt.format(rateLimit)} requests` : `${fmt.format(lastMinute)} requests/min (no rate limit)`;
+  lines.push(`budget ${budget} · ${formatDuration((now - startedAt) / 1000)} elapsed`);
+  return lines.join('\n');
+}
+
+export function attachProgress(events: RunEvents, opts: ProgressOptions): ProgressHandle {
+  const startedAt = Date.now();
+  const pipelines: PipelineProgress[] = [];
   const write = (text: string) => opts.stream.write(`${opts.redactor.redact(text)}\n`);
+  let live: { persist(text: string): void; stop(): void } | undefined;
+
   const log: ProgressHandle['log'] = (level, event, fields = {}) => {
-    if (opts.quiet && level === 'info') return;
-    if (opts.tty) {
-      const detail = 'message' in fields ? String(fields.message) : JSON.stringify(fields);
-      live?.persist(`${level === 'info' ? '·' : level === 'warn' ? '!' : '✗'} ${event}: ${detail}`);
-      if (!live) write(`${event}: ${detail}`);
-    } else {
-      write(JSON.stringify({ time: new Date().toISOString(), level, pipeline: opts.name, event, ...fields }));
+    if (!levelEnabled(opts.level, level)) return;
+    if (opts.format === 'json') {
+      // value by value: a short secret never damages a JSON key
+      opts.stream.write(`${opts.redactor.json({ time: new Date().toISOString(), level, event, ...fields })}\n`);
+      return;
     }
+    const who = typeof fields.pipeline === 'string' ? `${fields.pipeline}: ` : '';
+    const detail = 'message' in fields ? String(fields.message) : JSON.stringify(fields);
+    const text = `${level === 'error' ? '✗' : level === 'warn' ? '!' : '·'} ${who}${event}: ${detail}`;
+    if (live) live.persist(text);
+    else write(text);
   };
 
-  let live: { persist(text: string): void; stop(): void } | undefined;
   let timer: NodeJS.Timeout | undefined;
-  if (!opts.quiet && opts.tty) {
+  if (opts.live) {
     const logUpdate = createLogUpdate(opts.stream);
-    const draw = () => logUpdate(opts.redactor.redact(renderProgress(stats, opts.name, opts.rateLimit)));
+    const draw = () => logUpdate(opts.redactor.redact(renderProgress(pipelines, opts.rateLimit, startedAt)));
     live = {
       persist(text) {
         logUpdate.clear();
@@ -84,37 +167,57 @@ export function attachProgress(events: RunEvents, stats: RunStats, opts: Progres
       },
     };
     timer = setInterval(draw, 200);
-  } else if (!opts.quiet) {
+  } else if (opts.format === 'json' && levelEnabled(opts.level, 'info')) {
     timer = setInterval(() => {
-      const c = stats.counters;
-      log('info', 'progress', {
-        records: c.recordsRead,
-        total: c.total,
-        pages: c.pages,
-        requests: c.requests,
-        requestsLastMinute: stats.requestsLastMinute(),
-        retries: c.retries,
-        throttles: c.throttles,
-        invalid: c.invalid,
-        recordsPerSecond: Math.round(stats.rate()),
-        etaSeconds: stats.etaSeconds() === undefined ? undefined : Math.round(stats.etaSeconds()!),
-      });
+      for (const p of pipelines) {
+        if (p.finished) continue;
+        const c = p.stats.counters;
+        const f = progressFigures(p, opts.rateLimit);
+        log('info', 'progress', {
+          pipeline: p.name,
+          records: c.recordsRead,
+          total: f.total,
+          totalCapped: f.capped,
+          percent: f.percent,
+          pages: c.pages,
+          requests: c.requests,
+          plannedRequests: p.plan?.requests,
+          requestsLastMinute: p.stats.requestsLastMinute(),
+          retries: c.retries,
+          throttles: c.throttles,
+          invalid: c.invalid,
+          recordsPerSecond: Math.round(p.stats.rate()),
+          etaSeconds: f.etaSeconds === undefined ? undefined : Math.round(f.etaSeconds * 10) / 10,
+        });
+      }
     }, (opts.logIntervalSeconds ?? 5) * 1000);
   }
   timer?.unref();
 
-  events.on('retry', (e) => log('warn', 'retry', { ...e, message: `${e.endpoint} attempt ${e.attempt} failed (${e.reason}); retrying in ${formatDuration(e.delayMs / 1000)}` }));
-  events.on('throttle', (e) => log('warn', 'throttle', { ...e, message: `${e.endpoint} answered 429; slowing down for ${(e.delayMs / 1000).toFixed(1)} s` }));
-  events.on('output', (o) => log('info', 'committed', { ...o, message: `${o.sink} wrote ${o.location} (${fmt.format(o.rows)} rows, ${fmt.format(o.bytes)} bytes)` }));
-  events.on('warning', (w) => log('warn', w.code, { message: w.message }));
-  // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
-  events.on('info', (i) => log('info', i.code, Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object'))));
+  const listen = (bus: RunEvents, tag: LogFields) => {
+    bus.on('retry', (e) => log('warn', 'retry', { ...tag, ...e, message: `${e.endpoint} attempt ${e.attempt} failed (${e.reason}); retrying in ${formatDuration(e.delayMs / 1000)}` }));
+    bus.on('throttle', (e) => log('warn', 'throttle', { ...tag, ...e, message: `${e.endpoint} answered 429; slowing down for ${(e.delayMs / 1000).toFixed(1)} s` }));
+    bus.on('output', (o) => log('info', 'committed', { ...tag, ...o, message: `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})` }));
+    bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));
+    // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
+    bus.on('info', (i) => log('info', i.code, { ...tag, ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')) }));
+    bus.on('invalid', (e) => log('debug', 'invalid', { ...tag, ...e }));
+    bus.on('request', (e) => log('debug', 'request', { ...tag, ...e }));
+  };
+  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {});
 
   return {
     log,
+    add(pipeline, pipelineEvents) {
+      pipelines.push(pipeline);
+      listen(pipelineEvents, { pipeline: pipeline.name });
+    },
     stop() {
+      // Idempotent: the run command stops the display before its summary and again on the way out.
       if (timer) clearInterval(timer);
+      timer = undefined;
       live?.stop();
+      live = undefined;
     },
   };
 }

@@ -1,27 +1,37 @@
 // `catalog-streams run <pipeline-file>`: loads and checks the file, optionally
 // starts the embedded sandbox, runs every pipeline of the file with one shared
 // client (one request budget), shows progress, prints the summary, and exits
-// 0 / 1 (run failed) / 2 (bad usage or file) / 130 (SIGINT) / 143 (SIGTERM).
+// 0 / 1 (run failed) / 2 (bad usage or file) / 129 (SIGHUP) / 130 (SIGINT) / 143 (SIGTERM).
 //
-// A first SIGINT/SIGTERM aborts the run: the sources stop, uploads are aborted,
-// temporary files removed, the state cursor is left as it was, and the command
-// returns 130/143 once that cleanup is done. A second signal exits at once.
-import { writeFile } from 'node:fs/promises';
+// The commit point of a pipeline is the moment every one of its sinks has
+// committed; its cursor is stored right after. A first SIGINT/SIGTERM/SIGHUP
+// before that point aborts it: the sources stop, uploads are aborted, temporary
+// files removed, the state cursor is left as it was, and the command returns
+// 130/143/129 once that cleanup is done. After that point the signal changes
+// nothing: the cursor is stored and the run ends as it would have (exit 0), so
+// the exit code, the summary, the outputs and the cursor tell one story. A
+// second signal exits at once.
+import { access, constants, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
 import { RunEvents } from '../events.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import { RunFailedError, clientOptions, resolveConnection, runPipeline, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
+import { RunFailedError, clientOptions, openPipelineState, resolveConnection, runPipeline, sourceWithCursor, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../pipeline/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
-import { startSandbox } from '../sandbox/index.js';
-import { type Command, integerOption, parseOptions } from './command.js';
+import { PROFILE_ENV, parseProfile, startSandbox } from '../sandbox/index.js';
+import { plan, type SourceType } from '../sources/index.js';
+import { type Command, integerOption, numberOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
-import { planCommandOutput } from './plan-output.js';
-import { attachProgress } from './progress.js';
+import { LOG_OPTIONS_USAGE, type LogSettings, levelEnabled, logSettingsOf } from './log.js';
+import { type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.js';
+import { installedOutputDir } from './package-info.js';
+import { formatPlanText, planJsonLines, planReport } from './plan-output.js';
+import { type PipelineProgress, attachProgress } from './progress.js';
 import { s3ObjectIO } from './s3-state-io.js';
 import { formatSummaryText } from './summary.js';
 
@@ -31,39 +41,60 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
+  --profile P             shapes that sandbox serves: spec|au|be|fr (default be, or CATALOG_SANDBOX_PROFILE)
   --full-refresh          ignore the stored incremental cursor and extract everything
   --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing
-  --quiet                 no progress display or info log lines; warnings, errors and the summary only
-  --summary-file FILE     also write the run summary as JSON to FILE
+  --quiet                 same as --log-level warn: warnings, errors and the summary only
+  --summary-file FILE     also write the summaries as JSON to FILE: {"exitCode": N, "pipelines": [...]}
+  --metrics-file FILE     write the run's metrics in the Prometheus text format to FILE (atomically),
+                          for node_exporter's textfile collector
+  --pushgateway URL       push the same metrics to a Prometheus Pushgateway (job "catalog-streams")
+  --progress-interval S   seconds between JSON progress lines (default 5)
 
-Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 130 SIGINT, 143 SIGTERM.
+${LOG_OPTIONS_USAGE}
+Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 129 SIGHUP, 130 SIGINT, 143 SIGTERM
+(a signal after the outputs are committed changes nothing: exit 0).
 `;
 
 const options = {
   sandbox: { type: 'boolean' },
   'sandbox-products': { type: 'string' },
   'sandbox-rate-limit': { type: 'string' },
+  profile: { type: 'string' },
   'full-refresh': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   quiet: { type: 'boolean' },
   'summary-file': { type: 'string' },
+  'metrics-file': { type: 'string' },
+  pushgateway: { type: 'string' },
+  'progress-interval': { type: 'string' },
 } as const;
 
-const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+const SIGNAL_EXIT: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
 async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const { values: v, positionals } = parseOptions(NAME, argv, options, { exactly: 1, what: 'one pipeline file' });
   const file = positionals[0]!;
   const sandboxProducts = integerOption(NAME, 'sandbox-products', v['sandbox-products'], 1, 10_000_000);
   const sandboxRate = integerOption(NAME, 'sandbox-rate-limit', v['sandbox-rate-limit'], 0, 1_000_000_000);
+  const progressInterval = numberOption(NAME, 'progress-interval', v['progress-interval'], 0.1, 3600);
+  if (v.pushgateway !== undefined && !/^https?:\/\/[^/]/.test(v.pushgateway)) {
+    throw new UsageError(`${NAME}: --pushgateway must be an http:// or https:// URL, got "${v.pushgateway}"`);
+  }
+  const base = logSettingsOf(io);
+  const log: LogSettings = v.quiet && levelEnabled(base.level, 'info') ? { ...base, level: 'warn' } : base;
+  if (v['summary-file'] !== undefined) await checkSummaryFile(v['summary-file']);
+  if (v.profile !== undefined && !v.sandbox) throw new UsageError(`${NAME}: --profile chooses the embedded sandbox's shapes; add --sandbox`);
+  const profile = v.sandbox ? (parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`)) : undefined;
 
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
+  for (const p of pipelines) p.outputDir = installedOutputDir(p.baseDir, process.cwd());
   // One S3 client for every pipeline's state (it connects on first use only).
   const stateIO = s3ObjectIO();
   const s3 = () => stateIO;
 
-  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate }) : undefined;
+  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate, profile }) : undefined;
   try {
     const override: Partial<ResolvedConnection> = sandbox
       ? {
@@ -77,10 +108,24 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
       for (const p of pipelines) await checkDestinations(p, p.config.state?.path);
-      io.stdout.write(`${await planCommandOutput(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false })}\n`);
+      const report = await planReport(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false });
+      // json: the plan is log lines on stderr like everything else; pretty: a text for a person on stdout.
+      if (log.format === 'json') {
+        if (levelEnabled(log.level, 'info')) io.stderr.write(`${planJsonLines(report).join('\n')}\n`);
+      } else io.stdout.write(`${formatPlanText(report)}\n`);
       return 0;
     }
-    return await runAll(pipelines, connection, io, { registry, s3, fullRefresh: v['full-refresh'] ?? false, quiet: v.quiet ?? false, summaryFile: v['summary-file'] });
+    return await runAll(pipelines, connection, io, {
+      registry,
+      s3,
+      file,
+      fullRefresh: v['full-refresh'] ?? false,
+      log,
+      progressInterval,
+      summaryFile: v['summary-file'],
+      metricsFile: v['metrics-file'],
+      pushgateway: v.pushgateway,
+    });
   } finally {
     await sandbox?.close();
   }
@@ -111,41 +156,79 @@ async function runAll(
   pipelines: LoadedPipeline[],
   connection: ResolvedConnection,
   io: CliIO,
-  opts: { registry: StageRegistry; s3: () => S3ObjectIO; fullRefresh: boolean; quiet: boolean; summaryFile?: string },
+  opts: {
+    registry: StageRegistry;
+    s3: () => S3ObjectIO;
+    file: string;
+    fullRefresh: boolean;
+    log: LogSettings;
+    progressInterval?: number;
+    summaryFile?: string;
+    metricsFile?: string;
+    pushgateway?: string;
+  },
 ): Promise<number> {
   const events = new RunEvents();
-  const stats = new RunStats(events);
+  // Pipelines still able to discard their outputs: neither past their commit point nor settled.
+  const uncommitted = new Set(pipelines.map((p) => p.config.name));
+  const onCommitted = (info: { code: string; pipeline?: unknown }) => {
+    if (info.code === 'outputs_committed') uncommitted.delete(String(info.pipeline));
+  };
   const redactor = pipelines[0]!.redactor;
   for (const p of pipelines.slice(1)) redactor.absorb(p.redactor);
   const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
-  const progress = attachProgress(events, stats, {
-    name: pipelines.map((p) => p.config.name).join(', '),
+  const json = opts.log.format === 'json';
+  const names = pipelines.map((p) => p.config.name);
+  const progress = attachProgress(events, {
     stream: io.stderr as NodeJS.WriteStream,
-    tty,
-    quiet: opts.quiet,
+    format: opts.log.format,
+    level: opts.log.level,
+    live: tty && !json && levelEnabled(opts.log.level, 'info'),
     redactor,
     rateLimit: connection.rateLimit,
+    logIntervalSeconds: opts.progressInterval,
+    pipelines: names,
   });
 
   const controller = new AbortController();
   let signalName: string | undefined;
   const onSignal = (name: string) => () => {
     if (signalName) {
-      progress.log('error', 'signal', { signal: name, message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain` });
+      progress.log('error', 'signal', { pipelines: names, signal: name, message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain` });
       progress.stop();
       io.exit?.(SIGNAL_EXIT[signalName]!);
       return;
     }
     signalName = name;
-    progress.log('warn', 'signal', { signal: name, message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was (send it again to exit at once)` });
+    const committed = pipelines.map((p) => p.config.name).filter((n) => !uncommitted.has(n));
+    if (uncommitted.size === 0) {
+      progress.log('warn', 'signal', {
+        pipelines: names,
+        signal: name,
+        message: `${name} received after the run committed its outputs: finishing (the cursor is stored); the run counts as done (send it again to exit at once)`,
+      });
+    } else {
+      const kept = committed.length > 0 ? `; ${committed.join(', ')} had already committed and keep${committed.length === 1 ? 's its' : ' their'} outputs and cursor` : '';
+      progress.log('warn', 'signal', {
+        pipelines: names,
+        signal: name,
+        message: `${name} received: stopping, discarding partial outputs, leaving the state cursor as it was${kept} (send it again to exit at once)`,
+      });
+    }
+    // Pipelines past their commit point no longer listen to this abort.
     controller.abort(`received ${name}`);
   };
   const handlers = Object.keys(SIGNAL_EXIT).map((name) => [name, onSignal(name)] as const);
   for (const [name, h] of handlers) io.signals?.on(name, h);
-  const restoreWarnings = logProcessWarnings(io.warnings, (w) => progress.log('warn', 'node.warning', { message: `${w.name}: ${w.message.replace(/\s*\n\s*/g, ' ')}` }));
+  const restoreWarnings = logProcessWarnings(io.warnings, (w) => {
+    const message = `${w.name}: ${w.message.replace(/\s*\n\s*/g, ' ')}`;
+    // The AWS SDK's notice that its 2027 releases need Node >= 22 says nothing a run can act on while Node 20 is
+    // supported (README "Node versions"): debug, not a warning on every S3 run. Every other warning stays a warning.
+    progress.log(isSdkNodeSupportNotice(w) ? 'debug' : 'warn', 'node.warning', { pipelines: names, message });
+  });
 
   progress.log('info', 'started', {
-    pipelines: pipelines.map((p) => p.config.name),
+    pipelines: names,
     host: new URL(connection.baseUrl).host,
     rateLimit: Number.isFinite(connection.rateLimit) ? connection.rateLimit : null,
     fullRefresh: opts.fullRefresh,
@@ -155,13 +238,41 @@ async function runAll(
   const client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
   const summaries: RunSummary[] = [];
   let exitCode = 0;
+  let stopped = false;
   try {
+    // The plan (every slice, as --dry-run shows it) gives the progress its totals and ETA. It is made beside
+    // the run, never holding it up (an unreachable service fails the run, not a plan first); its probes count
+    // against the budget like any request, so a run that shows no progress (--quiet, level warn) makes none.
+    // Until a plan arrives, or without one (a stream source, a failed probe), totals come from the sources.
+    const planning = new AbortController();
+    const stopPlanning = () => planning.abort();
+    controller.signal.addEventListener('abort', stopPlanning, { once: true });
     const results = await Promise.allSettled(
-      pipelines.map((p) =>
+      pipelines.map((p) => {
+        const pipelineEvents = new RunEvents();
+        // Before the progress log's listener: a signal sent while the commit is logged already knows of it.
+        pipelineEvents.on('info', onCommitted);
+        const shown: PipelineProgress = { name: p.config.name, stats: new RunStats(pipelineEvents) };
+        progress.add(shown, pipelineEvents);
+        if (levelEnabled(opts.log.level, 'info')) {
+          void planFor(p, client, opts, planning.signal).then(
+            (planned) => {
+              shown.plan = planned;
+            },
+            (err: unknown) => {
+              if (!planning.signal.aborted) progress.log('debug', 'plan.skipped', { pipeline: p.config.name, message: `no plan for the progress display: ${(err as Error).message}` });
+            },
+          );
+        }
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events, env: io.env, s3: opts.s3, sandbox: connection.sandbox }),
-      ),
+        return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() => {
+          shown.finished = true;
+          uncommitted.delete(p.config.name);
+        });
+      }),
     );
+    stopPlanning();
+    controller.signal.removeEventListener('abort', stopPlanning);
     for (const [i, r] of results.entries()) {
       if (r.status === 'fulfilled') {
         summaries.push(r.value);
@@ -169,29 +280,97 @@ async function runAll(
       }
       const err = r.reason as CatalogStreamsError;
       if (err instanceof RunFailedError) summaries.push(err.summary);
+      if (signalName && (!(err instanceof RunFailedError) || err.summary.status === 'aborted')) {
+        stopped = true;
+        continue;
+      }
       const message = redactor.redact(err.message ?? String(err));
       // One sentence naming the pipeline: a JSON line off a TTY; on a TTY the
       // summary's error line says it, unless there is no summary. After a
       // signal, the signal line said it.
       if (!signalName && (!tty || !(err instanceof RunFailedError))) {
-        progress.log('error', 'failed', { code: err.code ?? 'error', message: `${pipelines[i]!.config.name}: ${message}` });
+        progress.log('error', 'failed', { pipeline: pipelines[i]!.config.name, code: err.code ?? 'error', message: `${pipelines[i]!.config.name}: ${message}` });
       }
       exitCode = Math.max(exitCode, err.exitCode ?? 1);
+    }
+    // A stopped pipeline decides the exit code: the scheduler sees that it was stopped.
+    if (stopped) exitCode = SIGNAL_EXIT[signalName!]!;
+    // Drawn last, so the summary lines stand below the live display.
+    progress.stop();
+    // The summary is the run's result: written at every log level.
+    for (const s of summaries) {
+      io.stderr.write(`${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`);
+    }
+    if (opts.summaryFile) {
+      // One shape whatever the number of pipelines.
+      const text = `${redactor.json({ exitCode, pipelines: summaries }, 2)}\n`;
+      // The summary reports the run; failing to write it must not change the run's outcome
+      // (a committed run that exits non-zero is retried and delivers its records twice).
+      await writeWhole(opts.summaryFile, text).catch((err: unknown) =>
+        progress.log('error', 'summary_file', {
+          pipelines: names,
+          message: `could not write the summary to ${opts.summaryFile} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the run's outcome is the one logged above (exit ${exitCode})`,
+        }),
+      );
+    }
+    const metrics: RunMetricsInput = { file: opts.file, summaries, pipelines: names, exitCode, finishedAt: new Date() };
+    const publish: [string, () => Promise<void>][] = [];
+    if (opts.metricsFile) publish.push([`--metrics-file ${opts.metricsFile}`, () => writeMetricsFile(opts.metricsFile!, metrics)]);
+    if (opts.pushgateway) publish.push(['--pushgateway', () => pushMetrics(opts.pushgateway!, metrics)]);
+    for (const [what, write] of publish) {
+      // Metrics describe the run; failing to publish them does not undo it (an alert on a stale last success catches it).
+      await write().catch((err: unknown) => progress.log('error', 'metrics.failed', { pipelines: names, message: redactor.redact(`${what}: ${(err as Error).message}`) }));
     }
   } finally {
     progress.stop();
     await client.close();
+    // Handlers stay until the outcome is final, so a late signal cannot kill the process mid-way.
     for (const [name, h] of handlers) io.signals?.off(name, h);
     restoreWarnings();
   }
-  for (const s of summaries) {
-    io.stderr.write(`${redactor.redact(tty ? formatSummaryText(s) : JSON.stringify({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }))}\n`);
-  }
-  if (opts.summaryFile) {
-    await writeFile(opts.summaryFile, `${redactor.redact(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2))}\n`);
-  }
-  if (signalName) return SIGNAL_EXIT[signalName]!;
   return exitCode;
+}
+
+/** The source plan of one pipeline: its total records and the requests its extract makes. */
+async function planFor(p: LoadedPipeline, client: CatalogClient, opts: { s3: () => S3ObjectIO; fullRefresh: boolean }, signal: AbortSignal): Promise<PipelineProgress['plan']> {
+  const { source } = await sourceWithCursor(p.config.source, openPipelineState(p, opts.s3), opts.fullRefresh);
+  const { type, ...options } = source;
+  const sp = await plan(client, type as SourceType, options, { signal });
+  return { total: sp.total, requests: sp.requests };
+}
+
+/** The AWS SDK's process warning that its releases after January 2027 need Node >= 22. */
+function isSdkNodeSupportNotice(w: Error): boolean {
+  return /NodeVersionSupportWarning/.test(`${w.name} ${w.message}`) && /AWS SDK/.test(w.message);
+}
+
+/**
+ * `--summary-file` is checked before the run starts: a folder that does not exist or cannot be
+ * written is a usage error (exit 2), found before the first request, not after the outputs are committed.
+ */
+async function checkSummaryFile(file: string): Promise<void> {
+  const dir = path.dirname(path.resolve(file));
+  const fail = (problem: string) => {
+    throw new UsageError(`${NAME}: --summary-file ${file}: ${problem}`);
+  };
+  const target = await stat(file).catch(() => undefined);
+  if (target?.isDirectory()) fail('is a folder; give a file name (such as summary.json) for the JSON summary');
+  const folder = await stat(dir).catch(() => undefined);
+  if (!folder) fail(`the folder ${dir} does not exist; create it (mkdir -p) or point --summary-file elsewhere`);
+  if (!folder!.isDirectory()) fail(`${dir} is not a folder`);
+  await access(dir, constants.W_OK).catch(() => fail(`the folder ${dir} is not writable by this user; fix its permissions or point --summary-file elsewhere`));
+}
+
+/** Writes `text` under a temporary name and renames it: a reader never sees half a summary. */
+async function writeWhole(file: string, text: string): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  try {
+    await writeFile(temp, text);
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
 }
 
 /** Routes process warnings to `log` (instead of Node's raw printing) until the returned function is called. */

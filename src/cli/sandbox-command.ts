@@ -4,7 +4,17 @@
 // it cleanly and the command exits 0.
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
 import { UsageError } from '../errors.js';
-import { DEFAULT_CREDENTIALS, DEFAULT_PRODUCT_COUNT, DEFAULT_SEED, type SandboxFaults, startSandbox } from '../sandbox/index.js';
+import {
+  DEFAULT_CREDENTIALS,
+  DEFAULT_PRODUCT_COUNT,
+  DEFAULT_PROFILE,
+  DEFAULT_SEED,
+  PROFILE_ENV,
+  SANDBOX_PROFILES,
+  type SandboxFaults,
+  parseProfile,
+  startSandbox,
+} from '../sandbox/index.js';
 import { MAX_PRODUCTS } from '../sandbox/generate-products.js';
 import { type Command, integerOption, numberOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
@@ -13,6 +23,7 @@ const NAME = 'sandbox';
 
 const options = {
   port: { type: 'string' },
+  profile: { type: 'string' },
   host: { type: 'string' },
   products: { type: 'string' },
   seed: { type: 'string' },
@@ -37,6 +48,8 @@ Serves a generated, deterministic Product Catalog API v4 over HTTP until stopped
 Options:
   --port N            TCP port (default 8787; 0 picks a free one)
   --host H            interface to listen on (default 127.0.0.1)
+  --profile P         shapes to serve: ${SANDBOX_PROFILES.join('|')} (default ${DEFAULT_PROFILE}, or ${PROFILE_ENV});
+                      spec = the documented shapes, au/be/fr = what the live service sends in that region
   --products N        number of products (default ${DEFAULT_PRODUCT_COUNT}, at most ${MAX_PRODUCTS})
   --seed S            integer seed; the same seed serves the same bytes (default ${DEFAULT_SEED})
   --rate-limit N      requests per minute per credential (default ${DEFAULT_RATE_LIMIT_PER_MINUTE}; 0 = no limit)
@@ -59,6 +72,7 @@ POST /_sandbox/touch {"ids":[...]} or {"count":N}, POST /_sandbox/faults {...}.
 async function run(args: string[], io: CliIO): Promise<number> {
   const v = parseOptions(NAME, args, options);
   const port = integerOption(NAME, 'port', v.port, 0, 65535) ?? 8787;
+  const profile = parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`) ?? DEFAULT_PROFILE;
   const products = integerOption(NAME, 'products', v.products, 1, MAX_PRODUCTS) ?? DEFAULT_PRODUCT_COUNT;
   const seed = integerOption(NAME, 'seed', v.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) ?? DEFAULT_SEED;
   const rateLimit = integerOption(NAME, 'rate-limit', v['rate-limit'], 0, 1_000_000_000) ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
@@ -76,6 +90,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
       host: v.host ?? '127.0.0.1',
       products,
       seed,
+      profile,
       rateLimit,
       resultWindow,
       bulkInstant,
@@ -92,7 +107,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
   }
   const { url, credentials } = sandbox;
   io.stdout.write(
-    `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products} products, seed ${seed})\n` +
+    `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products} products, seed ${seed}, profile ${profile})\n` +
       `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
       `rate limit: ${rateLimit > 0 ? `${rateLimit} requests per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
   );

@@ -1,7 +1,11 @@
 // `catalog-streams stages`: every registered stage type with its options, types
 // and defaults, derived from the zod schemas (never a hand-kept copy).
+import { z } from 'zod';
+import { endpoints } from '../catalog/index.js';
+import { UsageError } from '../errors.js';
+import { closestName } from '../closest-name.js';
 import { builtinStages } from '../pipeline/builtins.js';
-import { describeOptions, formatStageList, formatStageReference } from '../pipeline/describe-options.js';
+import { describeOptions, formatStageList, formatStageReference, typeLabel } from '../pipeline/describe-options.js';
 import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 
@@ -29,4 +33,98 @@ export const stagesCommandDefinition: Command = {
   summary: 'list every stage type with its options',
   usage: STAGES_USAGE,
   run: stagesCommand,
+};
+
+const FILTERS_USAGE = `Usage: catalog-streams filters [<endpoint>] [--json]
+
+Lists each endpoint's filters with the shape of their parameters, and its
+sortings, from the tables the sources and the request checks use. Filters
+combine with and/or/not; a list of codes longer than 1000 at the top level
+(or in a top-level \`and\`) is split into several queries by the source.
+`;
+
+type Json = Parameters<typeof typeLabel>[0] & { properties?: Record<string, Json>; required?: string[]; anyOf?: Json[]; oneOf?: Json[]; items?: Json };
+
+/** A parameter's shape as text: objects spelled out with their keys (`?` when optional). */
+function shape(s: Json | undefined, depth = 0): string {
+  if (!s) return 'any';
+  const alternatives = s.anyOf ?? s.oneOf;
+  if (alternatives) {
+    const shapes = [...new Set(alternatives.map((a) => shape(a, depth)))];
+    // `X | X[]` (one value or a list of them), the most common filter shape, said once.
+    const one = shapes[0]!;
+    if (shapes.length === 2 && (shapes[1] === `${one}[]` || shapes[1] === `(${one})[]`)) return `${one}, or a list of them`;
+    return shapes.join(' | ');
+  }
+  if (s.type === 'object' && s.properties && depth < 2) {
+    const required = new Set(s.required ?? []);
+    return `{ ${Object.entries(s.properties).map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${shape(v, depth + 1)}`).join(', ')} }`;
+  }
+  if (s.type === 'array' && s.items) {
+    const item = shape(s.items, depth);
+    return `${item.includes('|') ? `(${item})` : item}[]`;
+  }
+  return typeLabel(s);
+}
+
+const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
+
+export interface EndpointFilters {
+  endpoint: string;
+  path: string;
+  filterRequired: boolean;
+  filters: { name: string; shape: string; codes: boolean }[];
+  sortings: { name: string; shape: string }[];
+}
+
+export function describeEndpointFilters(): EndpointFilters[] {
+  return Object.values(endpoints).map((e) => ({
+    endpoint: e.name,
+    path: e.path,
+    filterRequired: e.filterRequired,
+    filters: Object.entries(e.filters as Record<string, z.ZodType>).map(([name, schema]) => ({ name, shape: shape(jsonSchema(schema)), codes: e.codeFilters.includes(name) })),
+    sortings: Object.entries(e.sortings as Record<string, z.ZodType>).map(([name, schema]) => ({ name, shape: shape(jsonSchema(schema)) })),
+  }));
+}
+
+function formatEndpointFilters(list: EndpointFilters[]): string {
+  const lines: string[] = [];
+  for (const e of list) {
+    lines.push(`${e.endpoint} (POST ${e.path})${e.filterRequired ? ': a filter is required' : ''}`);
+    lines.push('  filters:');
+    const width = Math.max(...e.filters.map((f) => f.name.length));
+    for (const f of e.filters) lines.push(`    ${f.name.padEnd(width)}  ${f.shape}${f.codes ? '  (codes: up to 1000 per query)' : ''}`);
+    lines.push(`  sortings: ${e.sortings.map((s) => `${s.name}: ${s.shape}`).join('; ')}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+async function filtersCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseFiltersArgs(argv);
+  let list = describeEndpointFilters();
+  if (positionals[0] !== undefined) {
+    const names = list.map((e) => e.endpoint);
+    if (!names.includes(positionals[0])) {
+      const hint = closestName(positionals[0], names);
+      throw new UsageError(`filters: no endpoint "${positionals[0]}"${hint ? `; did you mean "${hint}"?` : ''} (endpoints: ${names.join(', ')})`);
+    }
+    list = list.filter((e) => e.endpoint === positionals[0]);
+  }
+  io.stdout.write(values.json ? `${JSON.stringify(list, null, 2)}\n` : formatEndpointFilters(list));
+  return 0;
+}
+
+function parseFiltersArgs(argv: string[]): { values: { json?: boolean }; positionals: string[] } {
+  const positional = argv.filter((a) => !a.startsWith('-'));
+  if (positional.length > 1) throw new UsageError(`filters: takes at most one endpoint, got ${positional.length} (see 'catalog-streams filters --help')`);
+  const values = parseOptions('filters', argv.filter((a) => a.startsWith('-')), { json: { type: 'boolean' } } as const);
+  return { values, positionals: positional };
+}
+
+export const filtersCommandDefinition: Command = {
+  name: 'filters',
+  summary: "list each endpoint's filters (parameter shapes) and sortings",
+  usage: FILTERS_USAGE,
+  run: filtersCommand,
 };

@@ -1,18 +1,18 @@
 // The end-of-run summary: a few readable lines on a TTY, one JSON line otherwise.
 import type { RunSummary } from '../pipeline/runner.js';
-import { formatDuration } from './progress.js';
+import { formatDuration, plural } from './progress.js';
 
 const fmt = new Intl.NumberFormat('en-US');
 
 export function formatSummaryText(s: RunSummary): string {
   const lines = [
     `${s.status === 'succeeded' ? '✓' : '✗'} ${s.pipeline} ${s.status} in ${formatDuration(s.durationMs / 1000)} (run ${s.runId})`,
-    `  read ${fmt.format(s.records.read)} records from ${s.source} · ${fmt.format(s.recordsPerSecond)} rec/s · ${fmt.format(s.pages)} pages · ${fmt.format(s.requests)} requests · ${s.retries} retries · ${s.throttles} × 429`,
+    `  read ${plural(s.records.read, 'record')} from ${s.source} · ${fmt.format(s.recordsPerSecond)} rec/s · ${plural(s.pages, 'page')} · ${plural(s.requests, 'request')} · ${plural(s.retries, 'retry', 'retries')} · ${fmt.format(s.throttles)} × 429`,
   ];
   if (s.records.invalid > 0 || s.records.dropped > 0) {
     lines.push(`  invalid ${fmt.format(s.records.invalid)} (dead-lettered ${fmt.format(s.records.deadLettered)}, skipped ${fmt.format(s.records.skipped)}) · dropped by transforms ${fmt.format(s.records.dropped)}`);
   }
-  for (const o of s.outputs) lines.push(`  wrote ${o.location} (${o.sink}: ${fmt.format(o.rows)} rows, ${fmt.format(o.bytes)} bytes)`);
+  for (const o of s.outputs) lines.push(`  wrote ${o.location} (${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`);
   if (s.cursor) {
     lines.push(
       s.cursor.stored

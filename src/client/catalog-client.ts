@@ -39,18 +39,39 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
-import { type EndpointName, type PageRequest, type QueryRequest, DEFAULT_RATE_LIMIT_PER_MINUTE, getEndpoint, MAX_REACHABLE_RESULTS, validateRequest } from '../catalog/index.js';
-import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
+import {
+  type EndpointName,
+  type FindEndpointName,
+  type PageRequest,
+  type QueryRequest,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  findEndpoints,
+  getEndpoint,
+  MAX_REACHABLE_RESULTS,
+  validateRequest,
+} from '../catalog/index.js';
+import { AbortedError, CatalogStreamsError, ConfigError, RequestValidationError } from '../errors.js';
+import { Redactor } from '../redactor.js';
 import { RunEvents } from '../events.js';
 import { parseErrorBody } from './error-body.js';
-import { scanPage } from './page-scanner.js';
+import { isTruncatedJson, scanPage } from './page-scanner.js';
 import { ApiError, AuthError, NetworkError, type NetworkFailure, RateLimitError } from './errors.js';
 import { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
-import { type RetryOptions, RetryPolicy, errorCodeOf } from './retry-policy.js';
+import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
 import { defaultUserAgent } from './user-agent.js';
 
-export type QueryEndpointName = 'products.query' | 'organizations.query' | 'corrections.query' | 'updates.query' | 'brands.query' | 'catalog-categories.query';
+export type QueryEndpointName =
+  | 'products.query'
+  | 'organizations.query'
+  | 'corrections.query'
+  | 'updates.query'
+  | 'brands.query'
+  | 'catalog-categories.query'
+  | 'media.query'
+  | 'public-categories.query'
+  | 'dietary-restrictions.query'
+  | 'colors.query';
 export type StreamEndpointName = 'products.stream' | 'media.stream';
 
 export interface ClientTimeouts {
@@ -67,6 +88,8 @@ export interface CatalogClientOptions {
   baseUrl: string;
   apiKey: string;
   apiSecret: string;
+  /** Where the key and secret came from, for the 401/403 message (default: CATALOG_API_KEY and CATALOG_API_SECRET). */
+  credentialSource?: string;
   /** Requests per minute for this credential (default 100); 0 or Infinity: unlimited. */
   rateLimit?: number;
   /** Length of the service's rolling rate-limit window, ms (default 60 000); for sandboxes with a shorter one. */
@@ -180,6 +203,7 @@ export class CatalogClient {
   readonly baseUrl: string;
   /** `host[:port]`, for messages. */
   readonly host: string;
+  readonly #credentialSource: string | undefined;
   readonly events: RunEvents;
   readonly limiter: RateLimiter;
   readonly retryPolicy: RetryPolicy;
@@ -188,7 +212,7 @@ export class CatalogClient {
   readonly #pathPrefix: string;
   readonly #jsonHeaders: Record<string, string>;
   readonly #streamHeaders: Record<string, string>;
-  readonly #secrets: string[];
+  readonly #redactor = new Redactor('[redacted]');
   readonly #timeouts: Required<ClientTimeouts>;
   readonly #signal: AbortSignal | undefined;
   /** Released page buffers: a page's bytes are outside the JS heap, and reusing them keeps dead ones from piling up until a full GC. */
@@ -201,6 +225,7 @@ export class CatalogClient {
     if (!options.apiSecret) throw new ConfigError('the catalog client needs an API secret (CATALOG_API_SECRET)', { path: 'connection.apiSecret' });
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.host = url.host;
+    this.#credentialSource = options.credentialSource;
     // `{base_url}` is the service root; tolerate a base URL that already ends in /v4.
     this.#pathPrefix = url.pathname.replace(/\/+$/, '').replace(/\/v4$/, '');
     this.events = options.events ?? new RunEvents();
@@ -214,7 +239,7 @@ export class CatalogClient {
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#signal = options.signal;
     const token = Buffer.from(`${options.apiKey}:${options.apiSecret}`).toString('base64');
-    this.#secrets = [options.apiSecret, options.apiKey, token].filter((s) => s.length >= 4);
+    for (const secret of [options.apiSecret, options.apiKey, token]) this.#redactor.add(secret);
     const common = {
       authorization: `Basic ${token}`,
       'content-type': 'application/json',
@@ -263,9 +288,12 @@ export class CatalogClient {
 
   /** One page of a paged query endpoint: the whole body parsed as JSON. */
   async query<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<QueryPage<T>> {
-    // A body cut short rejects with a network error code: retried like any failed attempt.
-    const text = await this.#exchange(endpoint, 'paged', body, options, (res) => res.body.text());
-    return this.#parsePage<T>(endpoint, body, text);
+    // A body cut short rejects with a network error code, and one that ended cleanly before its
+    // JSON did with TRUNCATED_BODY: both are retried like any failed attempt.
+    return this.#exchange(endpoint, 'paged', body, options, async (res) => {
+      const bytes = Buffer.from(await res.body.arrayBuffer());
+      return this.#parsePage<T>(endpoint, body, bytes.toString('utf8'), bytes);
+    });
   }
 
   /**
@@ -275,13 +303,16 @@ export class CatalogClient {
    * The page's shape and meta are checked now; a record's JSON when it is read.
    */
   async queryLazy<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<LazyPage<T>> {
-    const { buffer, length } = await this.#exchange(endpoint, 'paged', body, options, (res) => this.#readPooled(res.body));
-    try {
-      return this.lazyPage<T>(endpoint, body, buffer.subarray(0, length), () => this.#releasePageBuffer(buffer));
-    } catch (err) {
-      this.#releasePageBuffer(buffer);
-      throw err;
-    }
+    // Parsed inside the exchange, so that a truncated body is retried like a cut one.
+    return this.#exchange(endpoint, 'paged', body, options, async (res) => {
+      const { buffer, length } = await this.#readPooled(res.body);
+      try {
+        return this.lazyPage<T>(endpoint, body, buffer.subarray(0, length), () => this.#releasePageBuffer(buffer));
+      } catch (err) {
+        this.#releasePageBuffer(buffer);
+        throw err;
+      }
+    });
   }
 
   /** A body read into a reused buffer (grown when a body is larger). */
@@ -327,7 +358,7 @@ export class CatalogClient {
       }
     }
     if (!scanned || !skeleton) {
-      const page = this.#parsePage<T>(endpoint, body, b.toString('utf8'));
+      const page = this.#parsePage<T>(endpoint, body, b.toString('utf8'), b);
       release();
       return { meta: page.meta, length: page.results.length, record: (i) => page.results[i]!, release: () => {} };
     }
@@ -351,12 +382,16 @@ export class CatalogClient {
     };
   }
 
-  /** Parses a page's JSON text, checking it is a page; an ApiError (not retried) when it is not. */
-  #parsePage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, text: string): QueryPage<T> {
+  /**
+   * Parses a page's JSON text, checking it is a page: a TruncatedBodyError (retried) when the
+   * JSON stops before its end, an ApiError (not retried) when it is not a page.
+   */
+  #parsePage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, text: string, bytes?: Uint8Array): QueryPage<T> {
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (err) {
+      if (isTruncatedJson(bytes ?? Buffer.from(text))) throw new TruncatedBodyError(endpoint, text.length);
       throw this.#invalidResponse(endpoint, body, 200, 'the response body is not valid JSON', err);
     }
     if (!isPage(json)) throw this.#invalidResponse(endpoint, body, 200, 'the response is not a page ({meta: {total}, results: [...]})');
@@ -408,7 +443,6 @@ export class CatalogClient {
     }
     validateRequest(endpoint, body);
     const signal = combineSignals(this.#signal, options.signal);
-    const events = options.events ?? this.events;
     const request: Dispatcher.RequestOptions = {
       path: this.#pathPrefix + spec.path,
       method: 'POST',
@@ -416,6 +450,55 @@ export class CatalogClient {
       body: JSON.stringify(body),
       signal,
     };
+    return this.#send(endpoint, request, body, options.events ?? this.events, signal, consume);
+  }
+
+  /**
+   * One record by id from a find endpoint (GET /v4/products/find?id=..., /v4/media/find?id=...),
+   * under the same rate budget and retries as every request; undefined when the service answers
+   * 404 (no such record). See catalog/endpoints/find.ts for what the spec leaves open.
+   */
+  async find<T = CatalogRecord>(endpoint: FindEndpointName, id: string | number, options: RequestOptions = {}): Promise<T | undefined> {
+    const spec = findEndpoints[endpoint];
+    if (!spec) throw new ConfigError(`"${endpoint}" is not a find endpoint; there are ${Object.keys(findEndpoints).join(', ')}`, { path: 'endpoint' });
+    const valid = spec.idKind === 'integer' ? (Number.isSafeInteger(id) && Number(id) >= 0) || (typeof id === 'string' && /^\d+$/.test(id)) : typeof id === 'string' && id !== '';
+    if (!valid) {
+      throw new RequestValidationError(endpoint, spec.idParameter, `${JSON.stringify(id)} is not a ${spec.idKind === 'integer' ? 'non-negative integer' : 'non-empty string'} id`);
+    }
+    const signal = combineSignals(this.#signal, options.signal);
+    const request: Dispatcher.RequestOptions = {
+      path: `${this.#pathPrefix}${spec.path}?${new URLSearchParams({ [spec.idParameter]: String(id) })}`,
+      method: 'GET',
+      headers: this.#jsonHeaders,
+      signal,
+    };
+    const asked = { filter: { [spec.idParameter]: id } };
+    try {
+      const text = await this.#send(endpoint, request, asked, options.events ?? this.events, signal, (res) => res.body.text());
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        throw this.#invalidResponse(endpoint, asked, 200, 'the response body is not valid JSON', err);
+      }
+      if (!json || typeof json !== 'object' || Array.isArray(json)) throw this.#invalidResponse(endpoint, asked, 200, 'the response is not a record (a JSON object)');
+      const wrapped = json as { result?: unknown; id?: unknown };
+      const record = wrapped.id === undefined && wrapped.result && typeof wrapped.result === 'object' && !Array.isArray(wrapped.result) ? wrapped.result : json;
+      return record as T;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && err.apiCode !== 'invalid_response') return undefined;
+      throw err;
+    }
+  }
+
+  async #send<T>(
+    endpoint: string,
+    request: Dispatcher.RequestOptions,
+    body: RequestBody,
+    events: RunEvents,
+    signal: AbortSignal | undefined,
+    consume: (res: Dispatcher.ResponseData) => Promise<T>,
+  ): Promise<T> {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw aborted(endpoint, signal);
@@ -490,7 +573,7 @@ export class CatalogClient {
     events.emit('request', { endpoint, status: status === 'network' ? 0 : status, durationMs: Math.round(performance.now() - started), attempt });
   }
 
-  #toError(endpoint: EndpointName, body: RequestBody, failure: Failure, attempts: number, waitedMs: number): Error {
+  #toError(endpoint: string, body: RequestBody, failure: Failure, attempts: number, waitedMs: number): Error {
     const request = describeRequest(body);
     if (failure.status === undefined) {
       const errorCode = errorCodeOf(failure.error);
@@ -504,14 +587,14 @@ export class CatalogClient {
       attempts,
       apiCode: said.apiCode && this.#redact(said.apiCode),
       apiMessage: said.apiMessage && this.#redact(said.apiMessage),
-      violations: said.violations && (JSON.parse(this.#redact(JSON.stringify(said.violations))) as unknown[]),
+      violations: said.violations && this.#redactor.redactValue(said.violations),
     };
-    if (failure.status === 401 || failure.status === 403) return new AuthError({ ...details, host: this.host });
+    if (failure.status === 401 || failure.status === 403) return new AuthError({ ...details, host: this.host, credentialSource: this.#credentialSource });
     if (failure.status === 429) return new RateLimitError({ ...details, waitedMs });
     return new ApiError(details);
   }
 
-  #invalidResponse(endpoint: EndpointName, body: RequestBody, status: number, what: string, cause?: unknown): ApiError {
+  #invalidResponse(endpoint: string, body: RequestBody, status: number, what: string, cause?: unknown): ApiError {
     return new ApiError(
       { status, endpoint, request: describeRequest(body), apiCode: 'invalid_response' },
       { message: `${endpoint} answered ${status} but ${what} (${describeRequest(body)}); is CATALOG_BASE_URL the catalog API?`, cause },
@@ -520,14 +603,12 @@ export class CatalogClient {
 
   /** Server-provided text without our credentials in it. */
   #redact(text: string): string {
-    let out = text;
-    for (const s of this.#secrets) out = out.split(s).join('[redacted]');
-    return out;
+    return this.#redactor.redact(text);
   }
 
   /** The original error as a cause, its message scrubbed (it is shown by util.inspect). */
   #safeCause(err: unknown): unknown {
-    if (err instanceof Error && this.#secrets.some((s) => err.message.includes(s))) err.message = this.#redact(err.message);
+    if (err instanceof Error && this.#redact(err.message) !== err.message) err.message = this.#redact(err.message);
     return err;
   }
 }
@@ -560,7 +641,16 @@ function networkFailure(code: string | undefined): NetworkFailure {
   if (UNREACHABLE.has(code)) return 'unreachable';
   if (code.includes('TIMEOUT') || code === 'ETIMEDOUT') return 'timeout';
   if (RESET.has(code)) return 'reset';
+  if (code === TRUNCATED_BODY) return 'truncated';
   return 'failed';
+}
+
+/** A 2xx body that ended cleanly before its JSON did: a failed attempt (code TRUNCATED_BODY), retried. */
+class TruncatedBodyError extends Error {
+  readonly code = TRUNCATED_BODY;
+  constructor(endpoint: string, length: number) {
+    super(`${endpoint}: the response body ended after ${length} characters, before its JSON was complete`);
+  }
 }
 
 function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {

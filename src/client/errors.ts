@@ -51,7 +51,7 @@ export class ApiError extends CatalogStreamsError {
 
 /** 401/403: the credentials were refused. Never retried. */
 export class AuthError extends ApiError {
-  constructor(details: ApiErrorDetails & { host: string }) {
+  constructor(details: ApiErrorDetails & { host: string; credentialSource?: string }) {
     const what =
       details.status === 401
         ? `the catalog API at ${details.host} rejected the credentials (401${details.apiCode ? ` ${details.apiCode}` : ''}) for ${details.endpoint}`
@@ -59,7 +59,7 @@ export class AuthError extends ApiError {
     super(details, {
       code: details.status === 401 ? 'auth.unauthorized' : 'auth.forbidden',
       message:
-        `${what}: check CATALOG_API_KEY and CATALOG_API_SECRET, and that they belong to the environment of ` +
+        `${what}: check ${details.credentialSource ?? 'CATALOG_API_KEY and CATALOG_API_SECRET'}, and that they belong to the environment of ` +
         `CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
     });
   }
@@ -77,7 +77,7 @@ export class RateLimitError extends ApiError {
   }
 }
 
-export type NetworkFailure = 'unreachable' | 'timeout' | 'reset' | 'failed';
+export type NetworkFailure = 'unreachable' | 'timeout' | 'reset' | 'truncated' | 'failed';
 
 /** The service could not be reached, or the connection failed or timed out. */
 export class NetworkError extends CatalogStreamsError {
@@ -151,6 +151,8 @@ function networkMessage(d: { host: string; endpoint: string; failure: NetworkFai
       return `cannot reach the catalog API at ${d.host}${code} for ${d.endpoint}${tries}: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`;
     case 'timeout':
       return `the catalog API at ${d.host} timed out${code} on ${d.endpoint}${tries}: the service may be slow or overloaded; raise connection.timeouts (pipeline file) or try again later`;
+    case 'truncated':
+      return `the catalog API at ${d.host} ended the response to ${d.endpoint}${d.request ? ` (${d.request})` : ''} before its JSON was complete${tries}: a proxy or the service cut the body short; try again later`;
     case 'reset':
       return `the connection to the catalog API at ${d.host} was reset${code} during ${d.endpoint}${tries}: check your network or proxy, then try again`;
     default:

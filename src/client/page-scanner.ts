@@ -140,3 +140,26 @@ export function scanPage(bytes: Uint8Array): ScannedPage | undefined {
   const skeleton = buffer.toString('utf8', 0, open + 1) + buffer.toString('utf8', close, b.length);
   return { skeleton, starts, ends };
 }
+
+/**
+ * Whether a body is the start of a JSON object or array that stops before its end (or is
+ * empty): what a response that ended cleanly but early looks like. Such a page is asked for
+ * again; a body that is complete but not a page (an HTML error page, a wrong shape) is not.
+ */
+export function isTruncatedJson(bytes: Uint8Array): boolean {
+  const b = bytes;
+  let i = skipSpace(b, b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0);
+  if (i >= b.length) return true;
+  if (b[i] !== LBRACE && b[i] !== LBRACKET) return false;
+  let depth = 0;
+  for (; i < b.length; i++) {
+    const x = b[i];
+    if (x === QUOTE) {
+      const end = stringEnd(b, i);
+      if (end < 0) return true;
+      i = end - 1;
+    } else if (x === LBRACE || x === LBRACKET) depth++;
+    else if ((x === RBRACE || x === RBRACKET) && --depth === 0) return false;
+  }
+  return true;
+}

@@ -7,7 +7,7 @@
 // catalog-client.ts.
 //
 // - Retried: 429, 500, 502, 503, 504, and connection failures (reset, refused,
-//   timeouts, a body cut short). 400/401/403/404/422 are never retried: asking
+//   timeouts, a body cut short, or ended cleanly before its JSON was complete). 400/401/403/404/422 are never retried: asking
 //   again cannot change the answer.
 // - 429: Retry-After when the server sends one (seconds or an HTTP date), else
 //   exponential backoff; the caller also slows the shared limiter down.
@@ -36,6 +36,9 @@ export interface RetryOptions {
   errorCodes?: readonly string[];
 }
 
+/** Our code for a 2xx body that ended cleanly before its JSON did (see page-scanner.ts isTruncatedJson). */
+export const TRUNCATED_BODY = 'CATALOG_BODY_TRUNCATED';
+
 export const RETRY_STATUS_CODES: readonly number[] = [429, 500, 502, 503, 504];
 
 /** Failures of the connection: the same request can succeed on another try. */
@@ -55,6 +58,7 @@ export const RETRY_ERROR_CODES: readonly string[] = [
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  TRUNCATED_BODY,
 ];
 
 export const DEFAULT_RETRY_OPTIONS: Required<RetryOptions> = {

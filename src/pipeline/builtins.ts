@@ -5,6 +5,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sinkStages } from '../sinks/index.js';
 import { sourceStages } from '../sources/index.js';
+// The lookup transforms (products.find, media.find) call the API, so they live beside the sources.
+import { findStages } from '../sources/find-stage.js';
 import { customStage, transformStages } from '../transforms/index.js';
 import type { LocatedIssue } from './issues.js';
 import { StageRegistry } from './registry.js';
@@ -24,6 +26,7 @@ function customModuleExists(options: { module: string }, env: PreflightEnv): Loc
 export const builtinStages: readonly StageDefinition[] = [
   ...sourceStages,
   ...transformStages.map((def) => (def === customStage ? { ...def, preflight: customModuleExists } : def)),
+  ...findStages,
   ...sinkStages,
 ];
 

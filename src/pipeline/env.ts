@@ -37,30 +37,4 @@ export function interpolate(input: string, env: NodeJS.ProcessEnv = process.env)
   return { value, variables, missing, whole };
 }
 
-/**
- * Collects secret values (from variables whose names look secret, and the
- * connection credentials) and replaces them in any text shown to a user.
- */
-export class Redactor {
-  readonly #secrets = new Set<string>();
-
-  add(value: string | undefined): void {
-    // Very short values would redact ordinary words; credentials are longer.
-    if (value && value.length >= 4) this.#secrets.add(value);
-  }
-
-  addFromEnv(names: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
-    for (const name of names) if (/KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL/i.test(name)) this.add(env[name]);
-  }
-
-  /** Takes every secret another redactor knows (the pipelines of one file share their output). */
-  absorb(other: Redactor): void {
-    for (const s of other.#secrets) this.#secrets.add(s);
-  }
-
-  redact(text: string): string {
-    let out = text;
-    for (const s of this.#secrets) out = out.split(s).join('***');
-    return out;
-  }
-}
+export { MIN_SECRET_IN_TEXT, Redactor } from '../redactor.js';

@@ -6,13 +6,13 @@
 //
 // A YAML file may hold several pipelines as documents separated by `---`; they
 // run together in one run, sharing one client and so one request budget.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Node, type Document } from 'yaml';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
-import { explainIssues, joinPath, type LocatedIssue } from './issues.js';
+import { explainIssues, joinPath, showValue, type LocatedIssue } from './issues.js';
 import { PipelineFile } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
 import type { StageKind } from './stage.js';
@@ -22,6 +22,8 @@ export interface LoadedPipeline {
   file: string;
   /** Relative paths in stage options resolve against this folder. */
   baseDir: string;
+  /** Where relative outputs (sinks, dead letters, state) go when not `baseDir` (a shipped file of an installed package). */
+  outputDir?: string;
   config: PipelineFile;
   /** Environment variables the file referenced. */
   variables: string[];
@@ -32,12 +34,24 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+// Bounds that keep a hostile or broken file from exhausting the loader; real pipeline files are a
+// few KB, a few levels deep, and use an alias or two.
+/** Largest pipeline file read. */
+export const MAX_PIPELINE_FILE_BYTES = 1024 * 1024;
+/** Deepest nesting of mappings and lists. */
+export const MAX_PIPELINE_DEPTH = 64;
+/** Alias expansions per document (the yaml package's resource-exhaustion check). */
+export const MAX_ALIAS_COUNT = 100;
+
 export async function loadPipelineFile(file: string, registry: StageRegistry, opts: LoadOptions = {}): Promise<LoadedPipeline[]> {
   const abs = path.resolve(file);
   let text: string;
   try {
+    const { size } = await stat(abs);
+    if (size > MAX_PIPELINE_FILE_BYTES) throw tooLarge(file, abs, size);
     text = await readFile(abs, 'utf8');
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(`${file}: cannot read the pipeline file (${code === 'ENOENT' ? 'no such file' : code ?? String(err)})`, { file }, {
       code: 'config.not_found',
@@ -45,6 +59,15 @@ export async function loadPipelineFile(file: string, registry: StageRegistry, op
     });
   }
   return parsePipelines(text, registry, { ...opts, file: abs, displayName: file });
+}
+
+function tooLarge(shown: string, file: string, bytes: number): ConfigError {
+  const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+  return new ConfigError(
+    `${shown}: the file is ${mib(bytes)}; a pipeline file may be at most ${MAX_PIPELINE_FILE_BYTES / (1024 * 1024)} MiB (long lists of codes belong in several pipelines or in code)`,
+    { file },
+    { code: 'config.too_large' },
+  );
 }
 
 /** Parses and validates every pipeline (YAML document) in `text`. */
@@ -55,6 +78,7 @@ export function parsePipelines(
 ): LoadedPipeline[] {
   const file = opts.file ?? '<inline>';
   const shown = opts.displayName ?? file;
+  if (Buffer.byteLength(text) > MAX_PIPELINE_FILE_BYTES) throw tooLarge(shown, file, Buffer.byteLength(text));
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   // A document with nothing in it (a trailing `---`, a comment-only part) holds no pipeline.
@@ -64,12 +88,26 @@ export function parsePipelines(
   if (docs.length === 0) throw new ConfigError(`${shown}: the file holds no pipeline (it is empty)`, { file }, { code: 'config.invalid' });
   const env = opts.env ?? process.env;
   const json = /\.json$/i.test(file);
-  const loaded = docs.map((doc) => parseDocumentPipeline(doc, { registry, env, file, shown, json, text, locate: locator(lineCounter, shown, file) }));
+  // Every problem of the file is reported at once (up to MAX_REPORTED): a document stops at its first
+  // problem that leaves nothing to check further (bad YAML, a bad shape), other checks go on.
+  const issues: ConfigError[] = [];
+  const loaded: (LoadedPipeline | undefined)[] = docs.map((doc) => {
+    const found = issues.length;
+    const locate = locator(lineCounter, shown, file, issues);
+    try {
+      const p = parseDocumentPipeline(doc, { registry, env, file, shown, json, text, locate });
+      return issues.length === found ? p : undefined;
+    } catch (err) {
+      if (err instanceof StopDocument) return undefined;
+      throw err;
+    }
+  });
   const seen = new Map<string, number>();
   loaded.forEach((p, i) => {
+    if (!p) return;
     const first = seen.get(p.config.name);
     if (first !== undefined) {
-      locator(lineCounter, shown, file)(
+      locator(lineCounter, shown, file, issues).note(
         `pipelines ${first + 1} and ${i + 1} of the file are both named "${p.config.name}"; names must be unique (they name state and outputs)`,
         offsetOf(docs[i]!, ['name'], false),
         'name',
@@ -77,18 +115,46 @@ export function parsePipelines(
     }
     seen.set(p.config.name, i);
   });
-  return loaded;
+  if (issues.length > 0) throw issues.length === 1 ? issues[0]! : new PipelineFileErrors(issues);
+  return loaded as LoadedPipeline[];
 }
 
-/** Throws a ConfigError at a source offset: `file:line:column: path: message`. */
-type Fail = (message: string, offset: number | undefined, at: string | undefined, code?: string) => never;
+/** Past this many, the rest of a file's problems are counted, not listed. */
+export const MAX_REPORTED = 20;
 
-function locator(lineCounter: LineCounter, shown: string, file: string): Fail {
-  return (message, offset, at, code = 'config.invalid') => {
+/** Several problems of one pipeline file; `issues` holds each (file, line, column, path), the message lists them. */
+export class PipelineFileErrors extends ConfigError {
+  readonly issues: ConfigError[];
+
+  constructor(issues: ConfigError[]) {
+    const shown = issues.slice(0, MAX_REPORTED);
+    const more = issues.length - shown.length;
+    super(`${issues.length} problems:\n${shown.map((i) => `  ${i.message}`).join('\n')}${more > 0 ? `\n  … and ${more} more` : ''}`, issues[0]!.location, { code: issues[0]!.code });
+    this.issues = shown;
+  }
+}
+
+/** Ends the checks of one document after a problem that leaves nothing further to check. */
+class StopDocument extends Error {}
+
+/** Records a ConfigError at a source offset (`file:line:column: path: message`), then stops the document. */
+type Fail = ((message: string, offset: number | undefined, at: string | undefined, code?: string) => never) & {
+  /** Records the problem and lets the checks go on. */
+  note(message: string, offset: number | undefined, at: string | undefined, code?: string): void;
+};
+
+function locator(lineCounter: LineCounter, shown: string, file: string, issues: ConfigError[]): Fail {
+  const note = (message: string, offset: number | undefined, at: string | undefined, code = 'config.invalid') => {
     const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
     const where = pos ? `${shown}:${pos.line}:${pos.col}` : shown;
-    throw new ConfigError(`${where}: ${at ? `${at}: ` : ''}${message}`, { file, line: pos?.line, column: pos?.col, path: at }, { code });
+    issues.push(new ConfigError(`${where}: ${at ? `${at}: ` : ''}${message}`, { file, line: pos?.line, column: pos?.col, path: at }, { code }));
   };
+  const fail = ((message, offset, at, code) => {
+    note(message, offset, at, code);
+    throw new StopDocument();
+  }) as Fail;
+  fail.note = note;
+  return fail;
 }
 
 interface DocumentContext {
@@ -105,9 +171,13 @@ interface DocumentContext {
 function parseDocumentPipeline(doc: Document, { registry, env, file, json, text, locate: fail }: DocumentContext): LoadedPipeline {
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
+    // The parser recurses per level: a stack overflow is a file nested far too deep.
+    if (/call stack/i.test(e.message)) fail(tooDeep(), e.pos[0], undefined, 'config.too_deep');
     fail(`not valid YAML/JSON: ${e.message.split('\n')[0]}${flowHint(text, e.pos[0])}`, e.pos[0], undefined, 'config.syntax');
   }
   if (!isMap(doc.contents)) fail('a pipeline must be a mapping with name, source and sinks', doc.contents?.range?.[0] ?? 0, undefined);
+  const deep = firstNodeTooDeep(doc.contents);
+  if (deep) fail(tooDeep(), deep.range?.[0], undefined, 'config.too_deep');
 
   const variables = interpolateDocument(doc, env, json, (name, node) =>
     fail(`environment variable ${name} is not set and has no default (write \${${name}:-default} to give one)`, node.range?.[0], pathOf(doc, node), 'config.missing_env'),
@@ -115,19 +185,49 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
   const redactor = new Redactor();
   redactor.addFromEnv(variables, env);
 
-  const raw = doc.toJS() as unknown;
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+  } catch (err) {
+    // The yaml package refuses aliases that expand too much (an "alias bomb") or that come before their anchor.
+    const message = err instanceof Error ? err.message : String(err);
+    const alias = firstAlias(doc);
+    if (/alias count/i.test(message)) {
+      fail(
+        `aliases (*name) expand to too much data: a pipeline file may expand at most ${MAX_ALIAS_COUNT} aliases; write the repeated parts out instead of aliasing aliases`,
+        alias?.range?.[0],
+        undefined,
+        'config.aliases',
+      );
+    }
+    fail(`${message}; define an anchor (&name) before its alias (*name)`, alias?.range?.[0], undefined, 'config.aliases');
+  }
+  // Credentials written in the file are secrets whatever their type (a number is still a secret).
+  const connection = (raw as { connection?: Record<string, unknown> } | null)?.connection;
+  const secretPaths = ['connection.apiKey', 'connection.apiSecret'];
+  if (connection !== null && typeof connection === 'object') {
+    redactor.add(connection.apiKey);
+    redactor.add(connection.apiSecret);
+  }
   const parsed = PipelineFile.safeParse(raw);
-  if (!parsed.success) report(explainIssues(parsed.error, PipelineFile, raw)[0]!, []);
+  if (!parsed.success) {
+    const explained = explainIssues(parsed.error, PipelineFile, raw);
+    // `sink:` for `sinks:` is one mistake: its did-you-mean says it, "sinks: required" would repeat it.
+    const meant = new Set(explained.filter((i) => i.kind === 'unknown-key').map((i) => /did you mean "([^"]+)"/.exec(i.message)?.[1]));
+    const distinct = explained.filter((i) => !(i.path.length === 1 && meant.has(String(i.path[0])) && i.message.startsWith('required')));
+    for (const issue of distinct.slice(0, MAX_REPORTED)) note(issue, []);
+    throw new StopDocument();
+  }
   const config = parsed.data!;
-  redactor.add(config.connection?.apiKey);
-  redactor.add(config.connection?.apiSecret);
   const baseDir = file === '<inline>' ? process.cwd() : path.dirname(file);
 
   const checkStage = (kind: StageKind, spec: { type: string; [k: string]: unknown }, at: (string | number)[]) => {
     const checked = registry.check(kind, spec);
-    if (!checked.ok) report(checked.issues[0]!, at);
-    const [problem] = checked.definition.preflight?.(checked.options, { baseDir }) ?? [];
-    if (problem) report(problem, at);
+    if (!checked.ok) {
+      for (const issue of checked.issues) note(issue, at);
+      return;
+    }
+    for (const problem of checked.definition.preflight?.(checked.options, { baseDir }) ?? []) note(problem, at);
     // A stage option holding a sink spec (`deadLetter`, or any {type} naming a sink) is checked as a sink.
     for (const [key, value] of Object.entries(spec)) {
       if (key !== 'type' && isStageSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink')) checkStage('sink', value, [...at, key]);
@@ -144,7 +244,7 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
         .list('source')
         .filter((d) => getEndpoint(d.type)?.incremental)
         .map((d) => d.type);
-      report(
+      note(
         {
           path: [],
           message: `incremental state needs a source with an updatedSince filter (${sources.join(', ')}); "${config.source.type}" has none: reference data is small, extract it whole and remove \`state:\``,
@@ -192,18 +292,65 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
 
   return { file, baseDir, config, variables, redactor };
 
-  function report(issue: LocatedIssue, prefix: (string | number)[], code = issueCode(issue)): never {
+  function note(issue: LocatedIssue, prefix: (string | number)[], code = issueCode(issue)): void {
     const full = [...prefix, ...issue.path];
     const at = joinPath('', full);
-    return fail(redactor.redact(issue.message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
+    // The value a message shows (`got ...`) is masked when it is a secret, however short.
+    const value = valueAt(raw, full);
+    const shown = (typeof value === 'string' || typeof value === 'number') && (redactor.isSecret(value) || secretPaths.includes(at)) ? showValue(value) : undefined;
+    const message = shown ? issue.message.split(shown).join(typeof value === 'string' ? '"***"' : '***') : issue.message;
+    fail.note(redactor.redact(message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
   }
+}
+
+function tooDeep(): string {
+  return `mappings and lists are nested deeper than ${MAX_PIPELINE_DEPTH} levels; a pipeline needs a few: flatten the structure (a filter's and/or lists rarely need more than three)`;
+}
+
+/** The first mapping or list deeper than MAX_PIPELINE_DEPTH, walked without recursion (the tree may be very deep). */
+function firstNodeTooDeep(root: unknown): Node | undefined {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (!isMap(node) && !isSeq(node)) continue;
+    if (depth > MAX_PIPELINE_DEPTH) return node;
+    for (const item of node.items as unknown[]) {
+      if (isPair(item)) {
+        stack.push([item.key, depth + 1], [item.value, depth + 1]);
+      } else stack.push([item, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
+function firstAlias(doc: Document): Node | undefined {
+  let found: Node | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      found = node;
+      return visit.BREAK;
+    },
+  });
+  return found;
+}
+
+function valueAt(input: unknown, at: readonly (string | number)[]): unknown {
+  let v = input;
+  for (const key of at) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<string | number, unknown>)[key];
+  }
+  return v;
 }
 
 /** `{`, `}`, `[`, `]` and `,` end a plain value inside `{...}` or `[...]`: an unquoted ${VAR} there breaks the YAML. */
 function flowHint(text: string, offset: number): string {
   const lineStart = text.lastIndexOf('\n', Math.max(0, offset - 1)) + 1;
   const prevStart = text.lastIndexOf('\n', Math.max(0, lineStart - 2)) + 1;
-  const around = text.slice(prevStart, text.indexOf('\n', offset) === -1 ? undefined : text.indexOf('\n', offset));
+  const lineEnd = text.indexOf('\n', offset);
+  // Bounded: the pattern below is quadratic over a long line of brackets.
+  const around = text.slice(Math.max(prevStart, offset - 2000), lineEnd === -1 ? Math.min(text.length, offset + 2000) : Math.min(lineEnd, offset + 2000));
+  if (!around.includes('${')) return '';
   return /[{[][^\n]*\$\{/.test(around) ? ' (inside { } or [ ], quote a ${VAR} reference: "${VAR}", or write the mapping in block style)' : '';
 }
 

@@ -57,5 +57,8 @@ export const PipelineFile = z.strictObject({
   transforms: z.array(StageSpec).default([]),
   sinks: z.array(StageSpec).min(1, { message: 'needs at least one sink' }),
   state: StateBlock.optional(),
+  stallTimeout: duration()
+    .optional()
+    .describe('fail the run when nothing moves (no request, record, page or output) for this long (default "10m")'),
 });
 export type PipelineFile = z.infer<typeof PipelineFile>;

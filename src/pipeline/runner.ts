@@ -18,6 +18,7 @@ import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
 import { newRunId } from './run-id.js';
 import { RunStats } from './run-stats.js';
+import { pipelineRecordSchema, RECORD_SCHEMA_SERVICE } from './schema-chain.js';
 import type { RunDescription, SinkStream, StageContext } from './stage.js';
 import type { RunLock } from './lock.js';
 import { checkDestinations } from './preflight.js';
@@ -28,6 +29,8 @@ export interface ResolvedConnection {
   baseUrl: string;
   apiKey: string;
   apiSecret: string;
+  /** Where the key and secret came from (named by a credentials error). */
+  credentialSource?: string;
   rateLimit: number;
   concurrency?: number;
   /** Attempts per request before it fails (default: the client's, 8). */
@@ -56,9 +59,14 @@ export interface RunOptions {
   client?: CatalogClient;
   /** Clock for the run start (tests). */
   now?: () => Date;
+  /** Fail the run after this long without progress (default: the file's `stallTimeout`, else 10 minutes). */
+  stallTimeoutMs?: number;
   /** The run reads the embedded sandbox (`--sandbox`): its state cursor is never used against another host. */
   sandbox?: boolean;
 }
+
+/** A run with no request, record, page or output for this long has stopped making progress. */
+export const DEFAULT_STALL_TIMEOUT_MS = 10 * 60_000;
 
 export interface RunSummary {
   pipeline: string;
@@ -108,10 +116,18 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
   }
   loaded.redactor.add(apiKey);
   loaded.redactor.add(apiSecret);
+  const from = (name: 'apiKey' | 'apiSecret', variable: string) =>
+    override[name] !== undefined ? 'sandbox' : block[name] !== undefined ? `connection.${name} in ${loaded.file}` : `${variable} in the environment`;
+  const keyFrom = from('apiKey', 'CATALOG_API_KEY');
+  const secretFrom = from('apiSecret', 'CATALOG_API_SECRET');
+  const credentialSource =
+    keyFrom === 'sandbox' ? 'the sandbox credentials given by --sandbox' : keyFrom.endsWith(' in the environment') && secretFrom.endsWith(' in the environment') ? 'CATALOG_API_KEY and CATALOG_API_SECRET in the environment' : `${keyFrom} and ${secretFrom}`;
+  checkBaseUrl(baseUrl!, override.baseUrl !== undefined ? undefined : block.baseUrl !== undefined ? { file: loaded.file, path: 'connection.baseUrl' } : { path: 'CATALOG_BASE_URL' });
   return {
     baseUrl: baseUrl!,
     apiKey: apiKey!,
     apiSecret: apiSecret!,
+    credentialSource,
     rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     concurrency: override.concurrency ?? block.concurrency,
     maxAttempts: override.maxAttempts ?? block.maxAttempts,
@@ -122,14 +138,32 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
   };
 }
 
+/** A base URL without http:// or https:// (`127.0.0.1:42911`) is a usage error naming where it was set. */
+function checkBaseUrl(baseUrl: string, where: { file?: string; path: string } | undefined): void {
+  if (!where) return;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(baseUrl).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol === 'http:' || protocol === 'https:') return;
+  const name = where.file ? `${where.file}: ${where.path}` : where.path;
+  // A URL with user:password@ is never echoed.
+  const shown = baseUrl.includes('@') ? '(not shown: it contains "@")' : `"${baseUrl}"`;
+  const hint = /^[\w.-]+(:\d+)?(\/|$)/.test(baseUrl) && !baseUrl.includes('@') ? `; add the scheme: http://${baseUrl} or https://${baseUrl}` : '';
+  throw new ConfigError(`${name} must be an http:// or https:// URL such as https://api.example.com, got ${shown}${hint}`, where, { code: 'config.connection' });
+}
+
 /** The CatalogClient settings of a resolved connection (one client per run). */
 export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
-  const { baseUrl, apiKey, apiSecret, rateLimit, maxAttempts, maxRetryWaitMs, timeouts, resultWindow } = connection;
+  const { baseUrl, apiKey, apiSecret, credentialSource, rateLimit, maxAttempts, maxRetryWaitMs, timeouts, resultWindow } = connection;
   const retry = { ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(maxRetryWaitMs !== undefined ? { maxWaitMs: maxRetryWaitMs } : {}) };
   return {
     baseUrl,
     apiKey,
     apiSecret,
+    ...(credentialSource !== undefined ? { credentialSource } : {}),
     rateLimit,
     ...(resultWindow !== undefined ? { resultWindow } : {}),
     ...(Object.keys(retry).length > 0 ? { retry } : {}),
@@ -137,13 +171,31 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
   };
 }
 
-/** Combines the source's filter with `updatedSince: {from: cursor}` by `and`. */
-export function withUpdatedSince(source: StageSpec, cursor: number): StageSpec {
-  const since = { updatedSince: { from: cursor } };
+/**
+ * Combines the source's filter with `updatedSince` by `and`: `{from: cursor}`, bounded
+ * `{from: cursor, until}` when `until` is given (`{until}` alone on a first run).
+ */
+export function withUpdatedSince(source: StageSpec, cursor: number | undefined, until?: number): StageSpec {
+  const window: Record<string, number> = {};
+  if (cursor !== undefined) window.from = cursor;
+  if (until !== undefined) window.until = Math.max(until, cursor ?? 0);
+  if (Object.keys(window).length === 0) return source;
+  const since = { updatedSince: window };
   const filter = source.filter as Record<string, unknown> | undefined;
   if (!filter) return { ...source, filter: since };
   if (Array.isArray(filter.and) && Object.keys(filter).length === 1) return { ...source, filter: { and: [...filter.and, since] } };
   return { ...source, filter: { and: [filter, since] } };
+}
+
+/**
+ * The last second an incremental run asks for (`updatedSince.until`): the second before it
+ * started. Bounding the window keeps the result from growing while it is read (a product
+ * updated during the run leaves the window instead of entering it, and the source re-reads
+ * what shifted); what changed from that second on is the next run's, whose cursor is at most
+ * the run's start (nextCursor), so the windows of successive runs leave no gap.
+ */
+export function windowUntil(startedAt: Date): number {
+  return Math.floor(startedAt.getTime() / 1000) - 1;
 }
 
 /** The next cursor: the run start minus the overlap, or the newest `meta.updatedAt` seen if that is earlier. */
@@ -154,7 +206,7 @@ export function nextCursor(startedAt: Date, overlapSeconds: number, maxUpdatedAt
 
 export function openPipelineState(loaded: LoadedPipeline, s3?: () => S3ObjectIO): StateStore | undefined {
   const state = loaded.config.state;
-  return state ? openStateStore(state.path, { baseDir: loaded.baseDir, s3 }) : undefined;
+  return state ? openStateStore(state.path, { baseDir: loaded.outputDir ?? loaded.baseDir, s3 }) : undefined;
 }
 
 /**
@@ -166,10 +218,12 @@ export async function sourceWithCursor(
   store: StateStore | undefined,
   fullRefresh: boolean | undefined,
   identity?: StateIdentity,
+  startedAt: Date = new Date(),
 ): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
   if (previous && identity) checkStateIdentity(previous, identity, store!.location);
-  return { source: previous ? withUpdatedSince(source, previous.cursor) : source, previous };
+  // With a state, every run (the first and a full refresh too) reads a bounded window.
+  return { source: store ? withUpdatedSince(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
 }
 
 /** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source. */
@@ -209,6 +263,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   const ownClient = !opts.client;
   let stateLock: RunLock | undefined;
   let client = opts.client;
+  let watchdog: StallWatchdog | undefined;
+  let stalled: CatalogStreamsError | undefined;
 
   const describeRun = (): RunDescription => ({
     runId,
@@ -267,24 +323,32 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // One run per state at a time, taken before the first request; a run that loses it stops.
     stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
     const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, identity));
+    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, identity, startedAt));
     if (previous) {
-      events.emit('info', { code: 'incremental', message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) from ${stateStore!.location}` });
+      const until = windowUntil(startedAt);
+      events.emit('info', {
+        code: 'incremental',
+        message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${stateStore!.location}`,
+      });
     }
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
     if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
 
+    // Sinks take their columns from the records' schema (the resource through the transforms);
+    // dead-letter sinks receive records as a stage got them, so they get the resource schema only.
+    const services = { resourceSchemas };
+    const deadLetterCtx = (): StageContext => ({ ...ctx, services });
     const ctx: StageContext = {
       run: { id: runId, name: config.name, startedAt },
-      baseDir: loaded.baseDir,
+      baseDir: loaded.outputDir ?? loaded.baseDir,
+      moduleDir: loaded.baseDir,
       signal: controller.signal,
       events,
       client,
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
-      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, ctx, 'deadLetter'),
+      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
       describeRun,
-      // Sinks type Parquet columns from the source's resource schema where the records still match it.
-      services: { resourceSchemas },
+      services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
     };
 
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');
@@ -300,7 +364,15 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
 
     chain = [source, ...fuseTransforms(transforms), sinkStream];
+    watchdog = new StallWatchdog(opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS, events, source, (err) => {
+      stalled = err;
+      controller.abort(err);
+    });
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
+    // The commit point: every sink has committed. From here a stop request changes nothing (the
+    // outputs stay published), so the cursor is stored whatever arrives, and the run succeeds.
+    opts.signal?.removeEventListener('abort', onAbort);
+    events.emit('info', { code: 'outputs_committed', pipeline: config.name, message: `${config.name}: every output committed${stateStore ? '; storing the cursor' : ''}` });
 
     if (stateStore) {
       next = nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt);
@@ -322,15 +394,64 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // stream.pipeline rejects as soon as one stream fails, before the destroyed
     // sinks have finished removing temp files or aborting uploads: wait for them.
     await whenClosed(chain);
-    const aborted = controller.signal.aborted || (error as Error)?.name === 'AbortError';
-    const err = aborted && !(error instanceof CatalogStreamsError) ? new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error }) : error;
+    const aborted = !stalled && (controller.signal.aborted || (error as Error)?.name === 'AbortError');
+    const stoppedError = () =>
+      new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error });
+    // Which error pipeline() reports after an abort depends on Node: up to 22 its own AbortError, on 24 the
+    // AbortedError of a source that destroyed itself on the same signal first. Both mean the run was stopped.
+    const stopped = aborted && (!(error instanceof CatalogStreamsError) || error instanceof AbortedError);
+    const err = stalled ?? (stopped ? stoppedError() : error);
     const summary = summarize(aborted ? 'aborted' : 'failed', err);
     throw new RunFailedError(summary, err);
   } finally {
+    watchdog?.stop();
     await stateLock?.release().catch((err: unknown) => events.emit('warning', { code: 'state.unlock', message: `could not remove the state lock: ${(err as Error).message}` }));
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();
+  }
+}
+
+/**
+ * Fails a run whose chain stops moving: no request, retry, page, record from the
+ * source or committed output for `timeoutMs`. Its interval timer is ref'd on
+ * purpose: while the chain runs it keeps the process alive, so a chain stuck on
+ * a Promise that never settles (user code) cannot let the event loop empty and
+ * the process exit 0 with nothing committed and no summary.
+ */
+class StallWatchdog {
+  readonly #timer: NodeJS.Timeout;
+  readonly #off: () => void;
+  #last = performance.now();
+
+  constructor(timeoutMs: number, events: RunEvents, source: Readable, onStall: (err: CatalogStreamsError) => void) {
+    const touch = () => {
+      this.#last = performance.now();
+    };
+    const names = ['request', 'retry', 'page', 'output', 'total', 'info'] as const;
+    for (const n of names) events.on(n, touch);
+    source.on('data', touch);
+    this.#off = () => {
+      for (const n of names) events.off(n, touch);
+      source.off('data', touch);
+    };
+    this.#timer = setInterval(() => {
+      if (performance.now() - this.#last < timeoutMs) return;
+      this.stop();
+      const seconds = Math.round(timeoutMs / 100) / 10;
+      onStall(
+        new CatalogStreamsError(
+          'run.stalled',
+          `the run made no progress for ${seconds} s (no request, record or output): a stage is stuck, e.g. a custom function whose Promise never settles; ` +
+            'outputs were discarded and the state cursor was left as it was (raise stallTimeout if a step legitimately takes longer)',
+        ),
+      );
+    }, Math.min(1000, Math.max(20, timeoutMs / 10)));
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#off();
   }
 }
 

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { CatalogClient } from '../client/catalog-client.js';
 import type { RunEvents, OutputRecord } from '../events.js';
 import type { LocatedIssue } from './issues.js';
+import type { RecordSchema, SchemaEnv } from './record-schema.js';
 
 export type StageKind = 'source' | 'transform' | 'sink';
 
@@ -41,8 +42,10 @@ export interface RunDescription {
 
 export interface StageContext {
   run: { id: string; name: string; startedAt: Date };
-  /** Relative paths in options resolve against this (the pipeline file's folder, or cwd). */
+  /** Relative output paths in options resolve against this (the pipeline file's folder, or cwd). */
   baseDir: string;
+  /** Where modules named in options (`custom`) resolve, when not `baseDir`: the pipeline file's folder. */
+  moduleDir?: string;
   signal: AbortSignal;
   events: RunEvents;
   /**
@@ -79,6 +82,12 @@ export interface StageDefinition<Options = any, Out = Readable | Transform | Wri
    * to the stage's options.
    */
   preflight?(options: Options, env: PreflightEnv): LocatedIssue[];
+  /**
+   * Transforms: the schema of the records this stage emits, given the schema of those it
+   * receives (record-schema.ts), without any record. A transform without it emits records
+   * the schema knows nothing about (sinks keep their fields in `_extra`).
+   */
+  schema?(input: RecordSchema, options: Options, env: SchemaEnv): RecordSchema;
 }
 
 /** What a preflight check may look at. */
@@ -99,6 +108,7 @@ export function defineStage<S extends z.ZodType, Out extends Readable | Transfor
   options: S;
   create(options: z.output<S>, ctx: StageContext): Out;
   preflight?(options: z.output<S>, env: PreflightEnv): LocatedIssue[];
+  schema?(input: RecordSchema, options: z.output<S>, env: SchemaEnv): RecordSchema;
 }): StageDefinition<z.output<S>, Out> {
   return def as StageDefinition<z.output<S>, Out>;
 }

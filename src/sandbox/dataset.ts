@@ -29,6 +29,8 @@ import {
 } from './generate-products.js';
 import { JsonFragments } from './json-fragments.js';
 import { type ReferenceData, generateReferenceData } from './generate-reference.js';
+import { LiveFragments } from './live-products.js';
+import { DEFAULT_PROFILE, SANDBOX_PROFILES, type SandboxProfile, isSandboxProfile } from './profiles.js';
 import { rngFor } from './random.js';
 
 export const DEFAULT_PRODUCT_COUNT = 12_000;
@@ -43,6 +45,8 @@ export interface DatasetOptions {
   bulkInstant?: number;
   /** Where the straddling bulk import is centred in createdAt order (default: the 10000 cap). */
   resultWindow?: number;
+  /** Which shapes to serve: `spec` (documented) or a live region's `au`, `be`, `fr` (default DEFAULT_PROFILE). */
+  profile?: SandboxProfile;
 }
 
 const YEAR = 365 * 86_400;
@@ -50,6 +54,7 @@ const YEAR = 365 * 86_400;
 export class Dataset {
   readonly seed: number;
   readonly productCount: number;
+  readonly profile: SandboxProfile;
   readonly ref: ReferenceData;
   readonly bulkImports: BulkImport[];
   readonly corrections: CorrectionEntry[];
@@ -88,17 +93,23 @@ export class Dataset {
   private readonly drawContext: ProductDrawContext;
   /** Pre-serialized reference objects that product records embed. */
   readonly fragments: JsonFragments;
+  /** Their live-profile forms; undefined in the spec profile. */
+  readonly liveFragments: LiveFragments | undefined;
 
   constructor(options: DatasetOptions = {}) {
     const seed = options.seed ?? DEFAULT_SEED;
     const count = options.products ?? DEFAULT_PRODUCT_COUNT;
     if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
     if (!Number.isInteger(count) || count < 1 || count > MAX_PRODUCTS) throw new RangeError(`products must be an integer from 1 to ${MAX_PRODUCTS}, got ${count}`);
+    const profile = options.profile ?? DEFAULT_PROFILE;
+    if (!isSandboxProfile(profile)) throw new RangeError(`profile must be one of ${SANDBOX_PROFILES.join(', ')}, got ${String(profile)}`);
     this.seed = seed;
     this.productCount = count;
+    this.profile = profile;
     this.ref = generateReferenceData(seed, count);
-    this.drawContext = productDrawContext(this.ref);
+    this.drawContext = productDrawContext(this.ref, profile);
     this.fragments = new JsonFragments(this.ref);
+    this.liveFragments = profile === 'spec' ? undefined : new LiveFragments(this.ref, this.fragments, seed, profile);
 
     const layout = layOutCreatedAt(seed, count, options);
     this.createdAt = layout.createdAt;
@@ -153,14 +164,14 @@ export class Dataset {
       const frontals = (c >> 3) & 3;
       for (let m = this.mediaStart[i]!, k = 0; m < this.mediaStart[i + 1]!; m++, k++) {
         const kind = k < photos ? KIND_PHOTO : k < photos + frontals ? KIND_FRONTAL : KIND_LINK;
-        const d = drawMedia(seed, m, kind, this.createdAt[i]!);
+        const d = drawMedia(seed, m, kind, this.createdAt[i]!, profile);
         this.mediaInfo[m] = d.info;
         this.mediaLocales[m] = d.locales;
         this.mediaCreatedAt[m] = d.createdAt;
         this.mediaUpdatedAt[m] = d.updatedAt;
       }
     }
-    this.corrections = generateCorrections(seed, this.createdAt, this.ref);
+    this.corrections = generateCorrections(seed, this.createdAt, this.ref, profile);
     this.news = generateNews(seed, count, this.ref);
   }
 

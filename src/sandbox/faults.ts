@@ -28,6 +28,12 @@ export const SandboxFaultsSchema = z.strictObject({
   malformedLine: oneOff({ atIndex: z.number().int().nonnegative() }).optional(),
   /** At this index a `{"error":{...}}` line is sent and the stream ends. */
   errorLine: oneOff({ atIndex: z.number().int().nonnegative() }).optional(),
+  /** The stream ends cleanly (a proper end of the chunked body) in the middle of the line after `afterLines` lines. */
+  streamTruncated: oneOff({ afterLines: z.number().int().nonnegative() }).optional(),
+  /** A page body ends cleanly (chunked, no Content-Length) half-way through its JSON. */
+  truncatedPage: z
+    .strictObject({ times: z.number().int().nonnegative().or(z.literal(Infinity)).default(1).describe('how many pages get it (default 1)') })
+    .optional(),
   /** The stream ends cleanly but `dropLast` lines short of `meta.total`. */
   shortStream: oneOff({ dropLast: z.number().int().positive() }).optional(),
   /** Fraction of product and media records served broken (schema-invalid), always the same records. */
@@ -47,6 +53,8 @@ export interface FaultStats {
   malformedLines: number;
   errorLines: number;
   shortStreams: number;
+  truncatedStreams: number;
+  truncatedPages: number;
   invalidRecords: number;
 }
 
@@ -59,20 +67,22 @@ export interface StreamPlan {
   errorAt?: number;
   /** Number of lines to send in all (fewer than total). */
   sendOnly?: number;
+  /** After this many lines, half of the next one, then a clean end. */
+  truncateAfter?: number;
 }
 
 const DRAW = { error: 1, errorStatus: 2, reset: 3, latency: 4 } as const;
 export const RESOURCE_SALT = { product: 1, media: 2 } as const;
 
 export function emptyFaultStats(): FaultStats {
-  return { errors: 0, resets: 0, tooManyRequests: 0, delayed: 0, streamCuts: 0, malformedLines: 0, errorLines: 0, shortStreams: 0, invalidRecords: 0 };
+  return { errors: 0, resets: 0, tooManyRequests: 0, delayed: 0, streamCuts: 0, malformedLines: 0, errorLines: 0, shortStreams: 0, truncatedStreams: 0, truncatedPages: 0, invalidRecords: 0 };
 }
 
 export class FaultInjector {
   private faults: Faults = {};
   private requests = 0;
   private burstLeft = 0;
-  private remaining = { streamCut: 0, malformedLine: 0, errorLine: 0, shortStream: 0 };
+  private remaining = { streamCut: 0, malformedLine: 0, errorLine: 0, shortStream: 0, streamTruncated: 0, truncatedPage: 0 };
   readonly stats: FaultStats = emptyFaultStats();
 
   constructor(
@@ -92,6 +102,8 @@ export class FaultInjector {
       malformedLine: this.faults.malformedLine?.times ?? 0,
       errorLine: this.faults.errorLine?.times ?? 0,
       shortStream: this.faults.shortStream?.times ?? 0,
+      streamTruncated: this.faults.streamTruncated?.times ?? 0,
+      truncatedPage: this.faults.truncatedPage?.times ?? 0,
     };
   }
 
@@ -148,12 +160,25 @@ export class FaultInjector {
       this.stats.errorLines++;
       plan.errorAt = f.errorLine.atIndex;
     }
+    if (f.streamTruncated && this.remaining.streamTruncated > 0 && f.streamTruncated.afterLines < total) {
+      this.remaining.streamTruncated--;
+      this.stats.truncatedStreams++;
+      plan.truncateAfter = f.streamTruncated.afterLines;
+    }
     if (f.shortStream && this.remaining.shortStream > 0 && total > 0) {
       this.remaining.shortStream--;
       this.stats.shortStreams++;
       plan.sendOnly = Math.max(0, total - f.shortStream.dropLast);
     }
     return plan;
+  }
+
+  /** Whether this page answer of `endpoint` is to end half-way through its body (used up when it says yes). */
+  truncatesPage(endpoint: string): boolean {
+    if (!this.applies(endpoint) || !this.faults.truncatedPage || this.remaining.truncatedPage <= 0) return false;
+    this.remaining.truncatedPage--;
+    this.stats.truncatedPages++;
+    return true;
   }
 
   /** Whether record `index` of a resource is served broken (always the same records for a seed). */
@@ -164,13 +189,15 @@ export class FaultInjector {
 
   /**
    * Breaks a record's JSON text so it fails its schema but stays valid JSON:
-   * products get status "bogus" or a 14-digit eanGtin13; photos and frontals a
+   * products get status "bogus" or a 14-digit eanGtin13 (integer or string); photos and frontals a
    * photoType "bogus"; links a null url.
    */
   corrupt(resource: keyof typeof RESOURCE_SALT, index: number, json: string): string {
     this.stats.invalidRecords++;
     if (resource === 'product') {
       if (index % 2 === 1 && /"eanGtin13":\d+/.test(json)) return json.replace(/"eanGtin13":\d+/, '"eanGtin13":12345678901234');
+      // The live profiles send codes as digit strings: 14 digits are still not an EAN-13.
+      if (index % 2 === 1 && /"eanGtin13":"\d+"/.test(json)) return json.replace(/"eanGtin13":"\d+"/, '"eanGtin13":"12345678901234"');
       return json.replace(/^\{"id":("[^"]*"),"status":"[a-z_]+"/, '{"id":$1,"status":"bogus"');
     }
     if (json.includes('"photoType":"')) return json.replace(/"photoType":"[a-z_]+"/, '"photoType":"bogus"');

@@ -9,7 +9,8 @@ import { productIdOf } from './generate-products.js';
 import type { ReferenceData } from './generate-reference.js';
 import { rngFor } from './random.js';
 import { GENERATION_EPOCH, SALT, timeBetween, updatedAfter } from './timeline.js';
-import { CORRECTION_TEXTS, CORRECTION_TYPES, LOCALES, NEWS_MEDIA_TYPES, TARGET_GROUPS, localized } from './vocabulary.js';
+import { PROFILE_LOCALES, type SandboxProfile } from './profiles.js';
+import { CORRECTION_TEXTS, CORRECTION_TYPES, LIVE_CORRECTION_TYPES, LOCALES, NEWS_MEDIA_TYPES, TARGET_GROUPS, localized } from './vocabulary.js';
 
 export interface CorrectionEntry {
   record: Correction;
@@ -31,22 +32,29 @@ export function activitySizes(productCount: number): { corrections: number; news
   };
 }
 
-export function generateCorrections(seed: number, createdAt: Uint32Array, ref: ReferenceData): CorrectionEntry[] {
+export function generateCorrections(seed: number, createdAt: Uint32Array, ref: ReferenceData, profile: SandboxProfile = 'spec'): CorrectionEntry[] {
+  const live = profile !== 'spec';
+  const localeMask = PROFILE_LOCALES[profile].mask;
   const rng = rngFor(seed, SALT.corrections, 0);
   const out: CorrectionEntry[] = [];
   const count = activitySizes(createdAt.length).corrections;
   for (let id = 1; id <= count; id++) {
     const product = rng.int(createdAt.length);
-    const locale = rng.int(LOCALES.length);
+    const drawn = rng.int(LOCALES.length);
+    // Live regions report corrections in their own locales only.
+    const locale = localeMask & (1 << drawn) ? drawn : Math.log2(PROFILE_LOCALES[profile].primary);
     const created = timeBetween(rng, Math.max(YEAR_2018, createdAt[product]!), GENERATION_EPOCH - 1);
     out.push({
       record: {
         id,
         product: productIdOf(product),
         locale: LOCALES[locale]!,
-        type: rng.pick(CORRECTION_TYPES),
+        type: live ? rng.pick(LIVE_CORRECTION_TYPES) : rng.pick(CORRECTION_TYPES),
         text: CORRECTION_TEXTS[locale]!,
-        status: rng.weighted([['open', 30], ['in_progress', 20], ['solved', 35], ['closed', 15]] as const),
+        // `handled` is in the spec's filter list only, yet live records carry it.
+        status: (live
+          ? rng.weighted([['open', 25], ['in_progress', 15], ['handled', 20], ['solved', 25], ['closed', 15]] as const)
+          : rng.weighted([['open', 30], ['in_progress', 20], ['solved', 35], ['closed', 15]] as const)) as Correction['status'],
         meta: { createdAt: created, updatedAt: updatedAfter(rng, created) },
       },
       organization: rng.between(1, ref.organizations.length),

@@ -8,7 +8,8 @@ import type { Dataset } from './dataset.js';
 import { Rng, rngFor } from './random.js';
 import { GENERATION_EPOCH, SALT } from './timeline.js';
 import { localeListJson } from './json-fragments.js';
-import { TARGET_GROUPS, VISIBLE_SIDES } from './vocabulary.js';
+import { LIVE_TARGET_GROUPS, TARGET_GROUPS, VISIBLE_SIDES } from './vocabulary.js';
+import { type SandboxProfile, regionMask } from './profiles.js';
 
 export const MEDIA_KINDS = ['photo', 'frontal', 'link'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
@@ -39,7 +40,7 @@ export interface MediaDraw {
 }
 
 /** The stored facts of media item `m`, owned by a product created at `ownerCreatedAt`. */
-export function drawMedia(seed: number, m: number, kind: number, ownerCreatedAt: number): MediaDraw {
+export function drawMedia(seed: number, m: number, kind: number, ownerCreatedAt: number, profile: SandboxProfile = 'spec'): MediaDraw {
   const rng = rngFor(seed, SALT.media, m);
   const photoType = kind === KIND_FRONTAL ? rng.int(2) : rng.weighted([[0, 50], [1, 25], [LIFESTYLE, 15], [3, 10]] as const);
   const share =
@@ -48,7 +49,8 @@ export function drawMedia(seed: number, m: number, kind: number, ownerCreatedAt:
   const locales = rng.chance(0.5) ? 0b1111 : rng.between(1, 15);
   const createdAt = Math.min(GENERATION_EPOCH - 1, ownerCreatedAt + rng.int(400 * DAY));
   const updatedAt = rng.chance(0.4) ? createdAt : createdAt + rng.int(GENERATION_EPOCH - createdAt);
-  return { info: mediaInfo.pack(kind, photoType, share, lacksFormat), locales, createdAt, updatedAt };
+  const served = profile === 'spec' ? locales : regionMask(profile, locales);
+  return { info: mediaInfo.pack(kind, photoType, share, lacksFormat), locales: served, createdAt, updatedAt };
 }
 
 /** Per-record details that no filter looks at: drawn when the record is built. */
@@ -56,7 +58,7 @@ function details(seed: number, m: number): { rng: Rng } {
   return { rng: rngFor(seed, SALT.mediaRecord, m) };
 }
 
-function photoFormatsJson(id: number, lacks: boolean): string {
+export function photoFormatsJson(id: number, lacks: boolean): string {
   const b = `${MEDIA_HOST}/${id}/`;
   // Small source images have no huge variants.
   const huge = lacks ? '' : `,"huge":"${b}1500.jpg","hugeWebp":"${b}1500.webp"`;
@@ -79,8 +81,9 @@ function photoFieldsJson(ds: Dataset, m: number): string {
   return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
 }
 
-const metaJson = (ds: Dataset, m: number) => `"meta":{"createdAt":${ds.mediaCreatedAt[m]!},"updatedAt":${ds.mediaUpdatedAt[m]!}}`;
-const organizationsJson = (ds: Dataset, owner: number) => `"organizations":${ds.fragments.photoOrganizations[ds.organization1[owner]! - 1]!}`;
+export const metaJson = (ds: Dataset, m: number) => `"meta":{"createdAt":${ds.mediaCreatedAt[m]!},"updatedAt":${ds.mediaUpdatedAt[m]!}}`;
+const organizationsJson = (ds: Dataset, owner: number) =>
+  `"organizations":${(ds.liveFragments ?? ds.fragments).photoOrganizations[ds.organization1[owner]! - 1]!}`;
 
 /** A media record as media/stream returns it (and as product `links[]` embeds links), as JSON text. */
 export function mediaJson(ds: Dataset, m: number): string {
@@ -104,4 +107,44 @@ export function productPhotoJson(ds: Dataset, m: number, displayOrder: number): 
 export function productFrontalJson(ds: Dataset, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
   return `{"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"displayOrder":${displayOrder}}`;
+}
+
+/**
+ * A product's `photos[]` entry as the live service sends it: with the media `id`,
+ * and `displayOrder`, `locales`, `targetGroups`, `visibleSides`, `meta` each
+ * missing from some photos.
+ */
+export function liveProductPhotoJson(ds: Dataset, m: number, displayOrder: number): string {
+  const info = ds.mediaInfo[m]!;
+  const rng = rngFor(ds.seed, SALT.liveMedia, m);
+  let s = `{"id":${m + 1},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}"`;
+  s += `,"formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)}`;
+  if (rng.chance(0.7)) s += `,"displayOrder":${displayOrder}`;
+  if (rng.chance(0.6)) s += `,"locales":${localeListJson(ds.mediaLocales[m]!)}`;
+  if (rng.chance(0.6)) s += `,"targetGroups":${JSON.stringify(rng.subset(LIVE_TARGET_GROUPS, 1, 3))}`;
+  if (rng.chance(0.5)) s += `,"visibleSides":${JSON.stringify(rng.subset(VISIBLE_SIDES, 1, 2))}`;
+  if (rng.chance(0.6)) s += `,${metaJson(ds, m)}`;
+  return `${s}}`;
+}
+
+/**
+ * A live `frontals[]` entry: `id`, `type: "frontal"`, `displayOrder`, and the
+ * format keys the live service uses beyond the spec's (`large`, `largePng`,
+ * `hugePng`); a third also carry webp variants.
+ */
+export function liveProductFrontalJson(ds: Dataset, m: number, displayOrder: number): string {
+  const info = ds.mediaInfo[m]!;
+  const rng = rngFor(ds.seed, SALT.liveMedia, m);
+  const b = `${MEDIA_HOST}/${m + 1}/`;
+  const lacks = mediaInfo.lacksFormat(info) === 1;
+  let formats = `"thumbnail":"${b}200.png","medium":"${b}450.png","mediumJpeg":"${b}450.jpg","large":"${b}900.png"`;
+  if (!lacks) formats += `,"largePng":"${b}900-2.png"`;
+  formats += `,"huge":"${b}1500.png"`;
+  if (!lacks) formats += `,"hugePng":"${b}1500-2.png"`;
+  if (rng.chance(0.33)) formats += `,"thumbnailWebp":"${b}200.webp","mediumWebp":"${b}450.webp","largeWebp":"${b}900.webp"`;
+  const groups = rng.chance(0.5) ? LIVE_TARGET_GROUPS : rng.subset(LIVE_TARGET_GROUPS, 1, 3);
+  return (
+    `{"id":${m + 1},"type":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","displayOrder":${displayOrder}` +
+    `,"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${JSON.stringify(groups)},"formats":{${formats}},${metaJson(ds, m)}}`
+  );
 }

@@ -20,6 +20,9 @@ import {
   TARGET_GROUPS,
 } from './vocabulary.js';
 import type { ReferenceData } from './generate-reference.js';
+import { type LiveFacts, drawLiveFacts } from './live-facts.js';
+import { liveProductJson } from './live-products.js';
+import { LATE_FIELDS, type SandboxProfile, regionMask } from './profiles.js';
 
 export const PRODUCT_STATUSES = ['active', 'inactive', 'replaced', 'no_selection'] as const;
 export type ProductStatusName = (typeof PRODUCT_STATUSES)[number];
@@ -88,7 +91,8 @@ export interface ProductFacts {
   eanGtin14?: number;
   ean: number[];
   hsCode: number;
-  artgId: string;
+  /** Absent (with pbs, fred, zCode, scheduleCode, artgCategory) in the be and fr profiles. */
+  artgId?: string;
   pbs?: string;
   fred?: string;
   zCode?: string;
@@ -100,8 +104,8 @@ export interface ProductFacts {
   attributes: number[];
   narcotic: string;
   biocide: string;
-  scheduleCode: string;
-  artgCategory: string;
+  scheduleCode?: string;
+  artgCategory?: string;
   cannabis: CannabisFacts | null;
   requiresLegalText: boolean;
   nutritionSupplement: boolean | null;
@@ -110,6 +114,8 @@ export interface ProductFacts {
   links: number;
   /** Chance draw for an official deletion date; the date itself needs createdAt (see dataset). */
   deletionDraw: number;
+  /** The live profiles' regional facts and shape choices; absent in `spec`. */
+  live?: LiveFacts;
 }
 
 /** GS1 check digit of a code body (digits without the check digit). */
@@ -139,16 +145,18 @@ const CANNABIS_FORMS = DOSAGE_FORMS.map((f, i) => (f.cannabisForm ? i : -1)).fil
 /** Lists the product draw picks from, computed once per dataset rather than per product. */
 export interface ProductDrawContext {
   ref: ReferenceData;
+  profile: SandboxProfile;
   cannabisIngredients: number[];
   publicChildren: number[][];
   catalogChildren: string[][];
   gs1Codes: string[];
 }
 
-export function productDrawContext(ref: ReferenceData): ProductDrawContext {
+export function productDrawContext(ref: ReferenceData, profile: SandboxProfile = 'spec'): ProductDrawContext {
   const roots = ref.publicCategories.filter((c) => c.parent === null);
   return {
     ref,
+    profile,
     cannabisIngredients: ref.ingredients.map((g, i) => (g.words.cannabis ? i : -1)).filter((i) => i >= 0),
     publicChildren: roots.map((r) => ref.publicCategories.filter((c) => c.parent === r.id).map((c) => c.id)),
     catalogChildren: CATEGORY_TREE.map((_, r) => {
@@ -222,12 +230,31 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
   const frontals = rng.weighted([[0, 40], [1, 50], [2, 10]] as const);
   const links = rng.chance(0.25) ? 1 : 0;
   const deletionDraw = rng.next();
-  return {
+  const facts: ProductFacts = {
     status, replacement, deleted, ingredient, secondIngredient, form, strength, packContent, nameMask, descriptionMask, leafletMask,
     brand, family, organizations, publicCategories, catalogCategories, gs1, eanGtin8, eanGtin12, eanGtin13, eanGtin14, ean, hsCode,
     artgId, pbs, fred, zCode, conservation, species, atc, dietary, colors, attributes, narcotic, biocide, scheduleCode, artgCategory,
     cannabis, requiresLegalText, nutritionSupplement, photos, frontals, links, deletionDraw,
   };
+  return ctx.profile === 'spec' ? facts : liveAdjusted(facts, seed, index, ctx.profile);
+}
+
+/** The spec facts changed to what a live region sends: its locales, its fields, replacements only late. */
+function liveAdjusted(f: ProductFacts, seed: number, index: number, profile: Exclude<SandboxProfile, 'spec'>): ProductFacts {
+  f.nameMask = regionMask(profile, f.nameMask);
+  if (f.descriptionMask) f.descriptionMask = regionMask(profile, f.descriptionMask);
+  if (f.leafletMask) f.leafletMask = regionMask(profile, f.leafletMask);
+  if (f.status === 2 && index < LATE_FIELDS.replacement) {
+    f.status = 1;
+    f.replacement = -1;
+  }
+  if (profile !== 'au') {
+    f.artgId = f.pbs = f.fred = f.zCode = f.scheduleCode = f.artgCategory = undefined;
+  }
+  f.live = drawLiveFacts(seed, index, profile, f.eanGtin12 !== undefined, String(f.hsCode).startsWith('300'));
+  // The UPC and its zero-padded EAN-13 form are one number: filters match either spelling.
+  if (f.live.upcInEan) f.ean.push(f.eanGtin12!);
+  return f;
 }
 
 /** Cannabis data: mostly complete, a third with many nulls, Unicode names (Δ8-THC, β-Caryophyllene). */
@@ -262,7 +289,7 @@ export function productName(ds: Dataset, f: ProductFacts, l: number): string {
 }
 
 /** slug(productName(l)), from slugs of the parts computed once per dataset. */
-function productSlug(ds: Dataset, f: ProductFacts, l: number): string {
+export function productSlug(ds: Dataset, f: ProductFacts, l: number): string {
   const fr = ds.fragments;
   const unit = ds.ref.ingredients[f.ingredient]!.words.unit;
   const parts = [
@@ -281,7 +308,7 @@ export function notApplicableFields(f: ProductFacts): string[] {
   const out: string[] = [];
   if (!f.cannabis) out.push('cannabisData');
   if (!f.pbs) out.push('pbs');
-  if (f.conservation === 'room') out.push('conservationMin', 'conservationMax');
+  if (f.conservation === 'room' && !f.live?.conservationRange) out.push('conservationMin', 'conservationMax');
   return out;
 }
 
@@ -296,6 +323,7 @@ const temperature = (c: number) => `{"celsius":${c},"fahrenheit":${Math.round((c
  * return it. Field order is fixed, so the same seed gives the same bytes.
  */
 export function productJson(ds: Dataset, index: number): string {
+  if (ds.profile !== 'spec') return liveProductJson(ds, index);
   const f = ds.productFacts(index);
   const fr = ds.fragments;
   const rng = rngFor(ds.seed, SALT.productRecord, index);
@@ -325,7 +353,7 @@ export function productJson(ds: Dataset, index: number): string {
   if (f.eanGtin14 !== undefined) s += `,"gtin":"${String(f.eanGtin14).padStart(14, '0')}"`;
   s += optional('eanGtin8', f.eanGtin8) + optional('eanGtin12', f.eanGtin12) + optional('eanGtin13', f.eanGtin13) + optional('eanGtin14', f.eanGtin14);
   s += `,"supplierReference":"SR-${f.brand.toString(36).toUpperCase()}-${index.toString(36).toUpperCase()}"`;
-  s += `,"hsCode":${f.hsCode},"artgId":"${f.artgId}"` + optional('pbs', f.pbs) + optional('fred', f.fred) + optional('zCode', f.zCode);
+  s += `,"hsCode":${f.hsCode},"artgId":"${f.artgId!}"` + optional('pbs', f.pbs) + optional('fred', f.fred) + optional('zCode', f.zCode);
   s += `,"conservationLabel":${q(CONSERVATION_LABELS[f.conservation]!)}`;
   s += `,"conservationMin":${cold ? temperature(f.conservation === 'frozen' ? -25 : 2) : null}`;
   s += `,"conservationMax":${cold ? temperature(f.conservation === 'frozen' ? -18 : 8) : null}`;
@@ -355,7 +383,7 @@ export function productJson(ds: Dataset, index: number): string {
   return s;
 }
 
-function leafletsJson(id: string, index: number, mask: number, createdAt: number, updatedAt: number): string {
+export function leafletsJson(id: string, index: number, mask: number, createdAt: number, updatedAt: number): string {
   const out: string[] = [];
   LOCALES.forEach((locale, l) => {
     if (!(mask & (1 << l))) return;

@@ -111,3 +111,4 @@ export { DEFAULT_CREDENTIALS, type Credentials, type SandboxStats, type TouchReq
 export { GENERATION_EPOCH, CATALOG_START, CATALOG_END, type BulkImport } from './timeline.js';
 export { productIdOf, PRODUCT_STATUSES } from './generate-products.js';
 export { NDJSON_CONTENT_TYPE } from './responses.js';
+export { DEFAULT_PROFILE, PROFILE_ENV, SANDBOX_PROFILES, type SandboxProfile, isSandboxProfile, parseProfile } from './profiles.js';

@@ -109,7 +109,7 @@ const HANDLED = new Set(['solved', 'closed']);
 export function correctionsCollection(entries: readonly CorrectionEntry[]): EntryCollection<CorrectionEntry> {
   return new EntryCollection('corrections', entries, (e) => e.record, {
     product: oneOf((e) => e.record.product),
-    status: (value) => (e) => (value === 'handled' ? HANDLED.has(e.record.status) : e.record.status === value),
+    status: (value) => (e) => (value === 'handled' ? HANDLED.has(e.record.status) || (e.record.status as string) === 'handled' : e.record.status === value),
     organization: ids((e) => e.organization),
     search: contains((e) => e.record.text),
     locale: oneOf((e) => e.record.locale),

@@ -93,6 +93,13 @@ export function sendError(res: ServerResponse, error: ApiError, headers: Record<
   sendJson(res, error.status, error.body(), headers);
 }
 
+/** A JSON body cut half-way and ended cleanly (chunked, no Content-Length): a truncated page. */
+export function sendTruncatedJson(res: ServerResponse, chunks: Buffer[]): void {
+  const body = Buffer.concat(chunks);
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(body.subarray(0, Math.floor(body.length / 2)));
+}
+
 /** Resolves when the response can take more data, or when the client went away. */
 function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
@@ -137,6 +144,12 @@ export async function writeNdjson(res: ServerResponse, source: StreamSource, pla
       res.uncork();
       res.socket?.end();
       return;
+    }
+    if (plan.truncateAfter === index) {
+      // A clean end of the chunked body in the middle of a line: what a proxy that gives up sends.
+      const text = `{"meta":{"total":${total},"index":${index}},"result":${source.recordJson(index)}}`;
+      out.write(text.slice(0, Math.floor(text.length / 2)));
+      break;
     }
     let line: string;
     try {

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { DEFAULT_PAGE_SIZE, ENDPOINT_NAMES, type EndpointSpec, MAX_REACHABLE_RESULTS, checkRequest, formatPath, getEndpoint } from '../catalog/index.js';
+import { DEFAULT_PAGE_SIZE, ENDPOINT_NAMES, type EndpointSpec, MAX_REACHABLE_RESULTS, checkRequest, formatPath, getEndpoint, isEmptyObject } from '../catalog/index.js';
 import { ApiError, apiError, requestError } from './api-errors.js';
 import type { Dataset } from './dataset.js';
 import { FaultInjector, type FaultStats, RESOURCE_SALT, type SandboxFaults } from './faults.js';
@@ -19,7 +19,9 @@ import { type Collection, FilterValueError, QueryCache } from './query-engine.js
 import { unitFloat } from './random.js';
 import { RollingWindowLimiter } from './rate-limiter.js';
 import { referenceCollections } from './reference-collections.js';
-import { Utf8Chunks, sendError, sendJson, sendJsonChunks, writeNdjson } from './responses.js';
+import { findJson, findRoutes, sendFound } from './find-route.js';
+import { taxonomyCollections } from './taxonomy-collections.js';
+import { Utf8Chunks, sendError, sendJson, sendJsonChunks, sendTruncatedJson, writeNdjson } from './responses.js';
 import { SALT } from './timeline.js';
 
 export interface Credentials {
@@ -79,7 +81,7 @@ export interface TouchResult {
 
 const collectionOf = (ds: Dataset): Record<string, Collection> => {
   const products = new ProductCollection(ds);
-  return { 'products.query': products, 'products.stream': products, 'media.stream': new MediaCollection(ds), ...referenceCollections(ds) };
+  return { 'products.query': products, 'products.stream': products, 'media.stream': new MediaCollection(ds), ...referenceCollections(ds), ...taxonomyCollections(ds) };
 };
 
 export class SandboxServer {
@@ -161,6 +163,16 @@ export class SandboxServer {
         endpointName = 'admin';
         return this.admin(req, res, path);
       }
+      const find = findRoutes.get(path);
+      if (find) {
+        endpointName = find.name;
+        if (req.method !== 'GET') {
+          req.resume();
+          return sendError(res, apiError(405, `${find.path} takes GET, not ${req.method}`), { allow: 'GET' });
+        }
+        if (!(await this.admit(req, res, find.name))) return;
+        return sendFound(res, findJson(this.dataset, find, new URL(req.url ?? '/', 'http://sandbox').searchParams));
+      }
       const spec = this.byPath.get(path);
       if (!spec) {
         req.resume();
@@ -193,30 +205,39 @@ export class SandboxServer {
       req.resume();
       return sendError(res, apiError(405, `${spec.path} takes POST, not ${req.method}`), { allow: 'POST' });
     }
+    if (!(await this.admit(req, res, spec.name))) return;
+    const body = await readJsonBody(req);
+    return this.query(res, spec, body);
+  }
+
+  /** Authentication, the rate limit and injected faults; false when the request was answered (or cut) already. */
+  private async admit(req: IncomingMessage, res: ServerResponse, endpoint: string): Promise<boolean> {
     const credentials = this.authenticate(req);
     const rate = this.limiter.take(credentials.apiKey);
     if (!rate.allowed) {
       this.counters.rateLimited++;
       req.resume();
       const headers: Record<string, string> = this.settings.retryAfter ? { 'retry-after': String(Math.max(1, Math.ceil(rate.retryAfterMs / 1000))) } : {};
-      return sendError(res, apiError(429, `more than ${this.limiter.limit} requests in ${this.limiter.windowMs / 1000} s for this API key`), headers);
+      sendError(res, apiError(429, `more than ${this.limiter.limit} requests in ${this.limiter.windowMs / 1000} s for this API key`), headers);
+      return false;
     }
-    const { fault, delayMs } = this.faults.onRequest(spec.name);
+    const { fault, delayMs } = this.faults.onRequest(endpoint);
     if (delayMs > 0) await sleep(delayMs);
     if (fault.kind === 'reset') {
       req.socket.destroy();
-      return;
+      return false;
     }
     if (fault.kind === 'tooManyRequests') {
       req.resume();
-      return sendError(res, apiError(429, 'too many requests (injected fault)'));
+      sendError(res, apiError(429, 'too many requests (injected fault)'));
+      return false;
     }
     if (fault.kind === 'status') {
       req.resume();
-      return sendError(res, apiError(fault.status, `injected fault: the service answered ${fault.status}`));
+      sendError(res, apiError(fault.status, `injected fault: the service answered ${fault.status}`));
+      return false;
     }
-    const body = await readJsonBody(req);
-    return this.query(res, spec, body);
+    return true;
   }
 
   private async query(res: ServerResponse, spec: EndpointSpec, body: Record<string, unknown>): Promise<void> {
@@ -231,7 +252,9 @@ export class SandboxServer {
     const sorting = (body.sorting ?? spec.defaultSorting) as Record<string, unknown> | undefined;
     let matches: Uint32Array;
     try {
-      matches = this.cache.get(collection, { filter: body.filter, sorting });
+      // `{}` is the empty filter where the spec shows no filters (endpoints/index.ts filtersNotShown).
+      const filter = spec.filtersNotShown && isEmptyObject(body.filter) ? undefined : body.filter;
+      matches = this.cache.get(collection, { filter, sorting });
     } catch (err) {
       if (err instanceof FilterValueError) {
         const path = formatPath(err.path);
@@ -255,7 +278,8 @@ export class SandboxServer {
     }
     const requested = body.page as { no: number; size: number } | undefined;
     const total = spec.capped && !this.settings.trueTotal ? Math.min(matches.length, window) : matches.length;
-    let slice = matches;
+    // A capped endpoint without `page` (media/query) still reaches only the first results of the window.
+    let slice = spec.capped ? matches.subarray(0, window) : matches;
     let meta = `{"total":${total}}`;
     if (requested) {
       const offset = requested.no * requested.size;
@@ -267,6 +291,7 @@ export class SandboxServer {
     out.write(`{"meta":${meta},"results":[`);
     for (let k = 0; k < slice.length; k++) out.write(k ? `,${recordJson(slice[k]!)}` : recordJson(slice[k]!));
     out.write(']}');
+    if (this.faults.truncatesPage(spec.name)) return sendTruncatedJson(res, out.finish());
     sendJsonChunks(res, 200, out.finish(), {}, out.pool);
   }
 

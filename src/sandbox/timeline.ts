@@ -29,6 +29,9 @@ export const SALT = {
   mediaRecord: 21,
   updatedAt: 22,
   faults: 23,
+  live: 24,
+  liveMedia: 25,
+  liveReference: 26,
 } as const;
 
 /** A time in [from, to] (integer seconds). */

@@ -254,3 +254,24 @@ export const CONSERVATION_LABELS: Record<string, string> = {
   fresh: 'Keep cool, 8–15 °C',
   frozen: 'Store at or below −18 °C',
 };
+
+// What the live service is observed to send (issue 11), beyond the spec's lists.
+export const LIVE_TARGET_GROUPS = ['public', 'pharmacist', 'doctor', 'homecare', 'hospital', 'nurse', 'physiotherapist', 'webshop'] as const;
+export const LIVE_DESCRIPTION_TYPES = [
+  'full_description', 'faq', 'measurements', 'legal_text', 'indication', 'contra_indication', 'usage', 'usage_extended',
+  'composition', 'properties', 'side_effects', 'nutritional_value', 'usage_type', 'pregnancy_description',
+  'pregnancy_description_extended', 'breastfeeding_description', 'breastfeeding_description_extended', 'interactions',
+  'warnings', 'keywords',
+] as const;
+export const DESCRIPTION_TAGS = ['user_generated', 'system_generated'] as const;
+export const LIVE_CORRECTION_TYPES = ['missing_photo', 'wrong_description', 'wrong_photo'] as const;
+/** Both of the spec's status lists (corrections endpoint and correction record) appear in live data. */
+export const LIVE_CORRECTION_STATUSES = ['open', 'in_progress', 'handled', 'solved', 'closed'] as const;
+export const LIVE_CONSERVATION_LABELS: Record<string, Words> = {
+  room: ['Room temperature', 'Kamertemperatuur', 'Température ambiante', 'Raumtemperatur'],
+  refrigerator: ['Refrigerator (2-8 °C)', 'Koelkast (2-8 °C)', 'Réfrigérateur (2-8 °C)', 'Kühlschrank (2-8 °C)'],
+  fresh: ['Keep cool', 'Koel bewaren', 'Conserver au frais', 'Kühl lagern'],
+  frozen: ['Freezer', 'Diepvries', 'Congélateur', 'Gefrierschrank'],
+};
+/** Celsius ranges the live records state for each conservation. */
+export const CONSERVATION_RANGES: Record<string, readonly [number, number]> = { room: [15, 25], refrigerator: [2, 8], fresh: [8, 15], frozen: [-25, -18] };

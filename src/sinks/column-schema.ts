@@ -1,210 +1,459 @@
-// The Parquet column schema of a sink: declared (`columns:`), hinted (a resource
-// zod schema, see zod-column-hints.ts) or inferred from a leading sample of
-// records, then locked for the whole run. RecordShaper turns each record into a
-// row of physical values for parquet-encoder.ts and reports what does not fit.
+// The Parquet column schema of a sink, derived from the record contract (the
+// pipeline's record schema, see src/pipeline/record-schema.ts) and the sink's
+// options, before the first record: the same pipeline file writes the same
+// columns, in the same order and with the same types, in every file of every run,
+// whatever the data. No sample decides a type.
 //
-// Inference rules (value-based; a hint overrides them field by field):
-// - strings -> string; integers -> int64; integers mixed with fractions -> double;
-//   bigint -> int64; booleans -> boolean; Date -> timestamp.
-// - an integer field is a unix timestamp when its path is in `timestampFields`, or, when
-//   that option is not set, when its name ends in `At` after a lowercase letter or digit
-//   (`createdAt`, `updatedAt`, `officialDeletionAt`).
-// - nested objects: flattened into `parent_child` columns (`nested: flatten`), or one JSON
-//   text column per top-level object (`nested: json`).
-// - arrays of scalars -> LIST of that type (an array that was empty in every sampled record
-//   -> string list); arrays of objects or of mixed types -> JSON text.
-// - a field that was null in every sampled record, or mixes types (string and number),
-//   -> JSON text, with a warning, so no later value can break the run; declare it to do better.
-// - codes such as EAN/GTIN arrive as strings ("0012345678905") and stay strings; the
-//   schema never turns a string into a number.
-// - column order: first appearance in the sample; fields only a hint knows come last.
-import { ConfigError, SinkError } from '../errors.js';
+// Columns:
+// - top-level fields in declaration order; objects flattened into `parent_child`
+//   columns (`nested: flatten`), kept as STRUCT (`nested: struct`) or as one JSON
+//   column each (`nested: json`);
+// - lists of scalars -> LIST of that type; lists of objects -> LIST<STRUCT> with
+//   typed members, nested objects inside as STRUCT (`lists: native`), or JSON text
+//   (`lists: json`);
+// - codes (EAN/GTIN, CNK...) -> VARCHAR, an integer code zero-padded to its digits;
+//   prices -> BIGINT minor units, or DECIMAL(18,2) with `prices: decimal`;
+//   timestamps (declared, or integers named `...At`) -> TIMESTAMP WITH TIME ZONE,
+//   also inside lists; localized objects and other open values -> JSON;
+// - `_extra` (JSON), always last: an object of every value the schema does not name,
+//   or that does not fit its column, keyed by its path (`cnk`, `brands[2].logo`), so
+//   nothing is lost and nothing undeclared fails a run.
+// Hive partition keys of the path template are left out (their values live in the path).
+import { createHash } from 'node:crypto';
+import { ConfigError } from '../errors.js';
+import { declaredType, type DeclaredTypeName, type FieldType, type RecordField, type RecordSchema } from '../pipeline/record-schema.js';
 import { stringifyJson } from './jsonl-encoding.js';
-import type { ParquetColumn, ParquetRow } from './parquet-encoder.js';
+import type { ParquetColumn, ParquetRow, ParquetType } from './parquet-encoder.js';
 
-export const COLUMN_TYPES = ['string', 'int32', 'int64', 'double', 'boolean', 'timestamp', 'json'] as const;
-export type ColumnType = (typeof COLUMN_TYPES)[number];
-/** Type names accepted in `columns:`; `T[]` is a LIST of T. */
-export const COLUMN_TYPE_NAMES = [
-  'string',
-  'int32',
-  'int64',
-  'double',
-  'boolean',
-  'timestamp',
-  'json',
-  'string[]',
-  'int32[]',
-  'int64[]',
-  'double[]',
-  'boolean[]',
-  'timestamp[]',
-] as const;
-export type ColumnTypeName = (typeof COLUMN_TYPE_NAMES)[number];
+export { DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES, type DeclaredTypeName as ColumnTypeName } from '../pipeline/record-schema.js';
 
-export interface ColumnDecl {
-  type: ColumnType;
-  list: boolean;
-}
-
-export interface ColumnDef extends ColumnDecl {
-  /** Parquet column name: the field path joined with `_`. */
-  name: string;
-  /** Field path in the record. */
-  path: string[];
-}
-
-/** What a resource schema says about a field before any record is seen. */
-export type ColumnHint = { kind: 'leaf'; decl: ColumnDecl } | { kind: 'object'; fields: ReadonlyMap<string, ColumnHint> };
+/** The JSON column that holds what the schema does not name. */
+export const EXTRA_COLUMN = '_extra';
 
 export interface ColumnSchemaSettings {
-  nested: 'flatten' | 'json';
-  /** Integer fields stored as timestamps (dotted paths); default: names ending in `At`. */
+  /** Objects outside lists: flattened into parent_child columns, STRUCT columns, or one JSON column each. */
+  nested: 'flatten' | 'struct' | 'json';
+  /** Lists of objects: LIST<STRUCT>, or JSON text. */
+  lists: 'native' | 'json';
+  /** Integer fields (dotted paths) stored as timestamps; default: declared timestamps and names ending in `At`. */
   timestampFields?: readonly string[] | undefined;
   /** `raw` keeps timestamps as the integers given (INT64). */
   timestamps: 'millis' | 'micros' | 'raw';
   /** Unit of integer timestamps in the records. */
   timestampInput: 'seconds' | 'milliseconds';
+  /** Prices: BIGINT minor units (cents) as the API sends them, or DECIMAL(18,2). */
+  prices: 'minor-units' | 'decimal';
   /** Column names left out of the data: Hive partition keys, whose values live in the path. */
   excluded: ReadonlySet<string>;
 }
 
-export function parseColumnType(name: ColumnTypeName): ColumnDecl {
-  const list = name.endsWith('[]');
-  return { type: (list ? name.slice(0, -2) : name) as ColumnType, list };
+/** A top-level column: its Parquet name and type, the record path it reads and what it means. */
+export interface ColumnDef {
+  name: string;
+  /** Field path in the record (one key unless flattened). */
+  path: string[];
+  type: ParquetType;
+  description?: string | undefined;
 }
 
-export function describeDecl(decl: ColumnDecl, settings?: Pick<ColumnSchemaSettings, 'timestampInput'>): string {
-  const base = decl.type === 'timestamp' && settings ? `timestamp (unix ${settings.timestampInput}, Date or ISO string)` : decl.type;
-  return decl.list ? `list of ${base}` : base;
+/** `columns: {cnk: string, "meta.source": string, "brands[].logo": string}` on top of the contract. */
+export function withDeclaredColumns(schema: RecordSchema, columns: Record<string, DeclaredTypeName> | undefined): RecordSchema {
+  if (!columns) return schema;
+  let fields = schema.fields;
+  for (const [key, typeName] of Object.entries(columns)) {
+    const steps = parseDeclaredPath(key);
+    fields = setAt(fields, steps, declaredType(typeName), key);
+  }
+  return { fields };
+}
+
+function parseDeclaredPath(key: string): Array<{ key: string; each: boolean }> {
+  const parts = key.split('.');
+  return parts.map((part) => {
+    const each = part.endsWith('[]');
+    const name = each ? part.slice(0, -2) : part;
+    if (name === '' || /[[\]]/.test(name)) throw new ConfigError(`columns: "${key}" is not a field path (a.b.c, or brands[].name into a list)`, { path: `columns.${key}` });
+    return { key: name, each };
+  });
+}
+
+function setAt(fields: readonly RecordField[], steps: ReadonlyArray<{ key: string; each: boolean }>, type: FieldType, source: string): readonly RecordField[] {
+  const [step, ...rest] = steps;
+  const at = fields.findIndex((f) => f.name === step!.key);
+  if (rest.length === 0 && !step!.each) {
+    const out = [...fields];
+    if (at >= 0) out[at] = { name: step!.key, type };
+    else out.push({ name: step!.key, type });
+    return out;
+  }
+  const existing = at >= 0 ? fields[at]!.type : undefined;
+  let inner: FieldType | undefined = existing;
+  if (step!.each) {
+    if (existing && existing.kind !== 'list') throw new ConfigError(`columns: "${source}": "${step!.key}" is not a list in the schema`, { path: `columns.${source}` });
+    inner = existing?.kind === 'list' ? existing.element : undefined;
+  }
+  let replaced: FieldType;
+  if (rest.length === 0) replaced = type;
+  else {
+    if (inner && inner.kind !== 'struct') throw new ConfigError(`columns: "${source}": "${step!.key}" is not an object in the schema`, { path: `columns.${source}` });
+    replaced = { kind: 'struct', fields: setAt(inner?.kind === 'struct' ? inner.fields : [], rest, type, source) };
+  }
+  const value: FieldType = step!.each ? { kind: 'list', element: replaced } : replaced;
+  const out = [...fields];
+  if (at >= 0) out[at] = { name: step!.key, type: value };
+  else out.push({ name: step!.key, type: value });
+  return out;
 }
 
 // ---------------------------------------------------------------------------
-// The locked schema
+// The column schema
 
-/** Columns plus the walk tree that maps record fields to them. */
+/** How a record value becomes the physical value of its column (or MISMATCH). */
+type Converter = (value: unknown, shaper: RecordShaper) => unknown;
+
+type LeafNode = { column: number; convert: Converter };
+type ExcludedNode = { excluded: true };
+/** An object flattened into columns. `prefix`: its dotted path, for the `_extra` keys. */
+type ObjectNode = { children: Map<string, SchemaNode>; prefix: string };
+type SchemaNode = LeafNode | ExcludedNode | ObjectNode;
+
+const MISMATCH = Symbol('mismatch');
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
 export class ColumnSchema {
+  /** The columns as written, `_extra` last. */
   readonly columns: readonly ColumnDef[];
   readonly settings: ColumnSchemaSettings;
   /** @internal */
   readonly root: ObjectNode;
+  /** @internal converters by column index */
+  readonly converters: Converter[] = [];
+  #hash: string | undefined;
 
-  constructor(columns: ColumnDef[], excludedPaths: string[][], settings: ColumnSchemaSettings) {
-    const seen = new Map<string, ColumnDef>();
-    for (const c of columns) {
-      const other = seen.get(c.name);
-      if (other) {
-        throw new SinkError(
-          `Parquet column "${c.name}" would hold both "${other.path.join('.')}" and "${c.path.join('.')}"; ` +
-            `declare columns explicitly or use nested: json`,
-          { code: 'sink.parquet.schema' },
-        );
-      }
-      seen.set(c.name, c);
-    }
-    this.columns = columns;
+  constructor(schema: RecordSchema, settings: ColumnSchemaSettings) {
     this.settings = settings;
     this.root = { children: new Map(), prefix: '' };
-    columns.forEach((c, index) => insertNode(this.root, c.path, { leaf: c, index }));
-    for (const path of excludedPaths) insertNode(this.root, path, { excluded: true });
+    const columns: ColumnDef[] = [];
+    const timestampPaths = settings.timestampFields ? new Set(settings.timestampFields) : undefined;
+    const isTimestamp = (path: readonly string[], type: FieldType): boolean => {
+      if (type.kind === 'timestamp') return true;
+      if (type.kind !== 'int64' && type.kind !== 'int32') return false;
+      if (timestampPaths) return timestampPaths.has(path.join('.'));
+      return /[a-z0-9]At$/.test(path[path.length - 1]!);
+    };
+
+    const build = (type: FieldType, path: string[]): { type: ParquetType; convert: Converter; description?: string } => {
+      if (isTimestamp(path, type)) return this.#timestamp();
+      switch (type.kind) {
+        case 'string':
+          return type.code
+            ? {
+                type: { kind: 'string' },
+                convert: codeConverter(type.code.padTo),
+                description: type.code.padTo ? `code of ${type.code.padTo} digits, leading zeros kept` : 'code, digits as sent',
+              }
+            : { type: { kind: 'string' }, convert: stringConverter };
+        case 'int32':
+          return { type: { kind: 'int32' }, convert: int32Converter };
+        case 'int64':
+          if (type.price) {
+            return settings.prices === 'decimal'
+              ? { type: { kind: 'decimal' }, convert: int64Converter, description: 'price, DECIMAL(18,2) from the integer minor units (cents) the API sends' }
+              : { type: { kind: 'int64' }, convert: int64Converter, description: 'price in integer minor units (cents), as the API sends it' };
+          }
+          return { type: { kind: 'int64' }, convert: int64Converter };
+        case 'double':
+          return { type: { kind: 'double' }, convert: doubleConverter };
+        case 'boolean':
+          return { type: { kind: 'boolean' }, convert: booleanConverter };
+        case 'timestamp':
+          return this.#timestamp();
+        case 'json':
+          return { type: { kind: 'json' }, convert: jsonConverter, description: type.localized ? 'localized text: {"en": ..., "nl": ...}' : undefined };
+        case 'list': {
+          const element = type.element;
+          if (element.kind === 'struct' && settings.lists === 'json') return { type: { kind: 'json' }, convert: jsonConverter };
+          if (element.kind === 'list' && element.element.kind === 'struct' && settings.lists === 'json') return { type: { kind: 'json' }, convert: jsonConverter };
+          const inner = build(element, path);
+          return { type: { kind: 'list', element: inner.type }, convert: listConverter(inner.convert), description: inner.description };
+        }
+        case 'struct': {
+          const members = type.fields.map((f) => ({ name: f.name, ...build(f.type, [...path, f.name]) }));
+          return {
+            type: { kind: 'struct', fields: members.map((m) => ({ name: m.name, type: m.type })) },
+            convert: structConverter(members.map((m) => [m.name, m.convert] as const)),
+          };
+        }
+      }
+    };
+
+    const addColumn = (path: string[], node: ObjectNode, key: string, built: { type: ParquetType; convert: Converter; description?: string }) => {
+      const name = path.join('_');
+      if (settings.excluded.has(name)) {
+        node.children.set(key, { excluded: true });
+        return;
+      }
+      const clash = columns.find((c) => c.name === name);
+      if (clash) {
+        throw new ConfigError(
+          `Parquet column "${name}" would hold both "${clash.path.join('.')}" and "${path.join('.')}"; rename one of them or use nested: struct`,
+          { path: 'columns' },
+        );
+      }
+      node.children.set(key, { column: columns.length, convert: built.convert });
+      this.converters.push(built.convert);
+      columns.push({ name, path, type: built.type, description: built.description });
+    };
+
+    const addFields = (fields: readonly RecordField[], prefix: string[], node: ObjectNode) => {
+      for (const f of fields) {
+        const path = [...prefix, f.name];
+        if (f.type.kind === 'struct' && !isTimestamp(path, f.type) && settings.nested !== 'struct') {
+          if (settings.nested === 'json') {
+            addColumn(path, node, f.name, { type: { kind: 'json' }, convert: jsonConverter });
+            continue;
+          }
+          const child: ObjectNode = { children: new Map(), prefix: `${path.join('.')}.` };
+          node.children.set(f.name, child);
+          addFields(f.type.fields, path, child);
+          continue;
+        }
+        addColumn(path, node, f.name, build(f.type, path));
+      }
+    };
+    addFields(schema.fields, [], this.root);
+    if (columns.some((c) => c.name === EXTRA_COLUMN)) {
+      throw new ConfigError(`a field named "${EXTRA_COLUMN}" clashes with the column of undeclared fields; rename it`, { path: 'columns' });
+    }
+    columns.push({ name: EXTRA_COLUMN, path: [EXTRA_COLUMN], type: { kind: 'json' }, description: 'fields the schema does not name, keyed by path (JSON object)' });
+    this.columns = columns;
   }
 
-  /** Columns as the encoder needs them (timestamps resolved to their physical unit). */
+  #timestamp(): { type: ParquetType; convert: Converter } {
+    const { timestamps } = this.settings;
+    const type: ParquetType = { kind: timestamps === 'raw' ? 'int64' : timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis' };
+    return { type, convert: timestampConverter(this.settings) };
+  }
+
+  /** Columns as the encoder needs them. */
   parquetColumns(): ParquetColumn[] {
-    return this.columns.map((c) => ({ name: c.name, list: c.list, type: physicalType(c.type, this.settings) }));
+    return this.columns.map((c) => ({ name: c.name, type: c.type }));
   }
 
-  /** For manifests and logs: `[{name, type, list, from}]`. */
-  describe(): Array<{ name: string; type: string; list: boolean; field: string }> {
-    return this.columns.map((c) => ({ name: c.name, type: physicalType(c.type, this.settings), list: c.list, field: c.path.join('.') }));
+  /** For manifests, the footer and the `schema` command: `[{name, type (DuckDB spelling), description?}]`. */
+  describe(): Array<{ name: string; type: string; description?: string }> {
+    return this.columns.map((c) => ({ name: c.name, type: duckdbType(c.type), ...(c.description ? { description: c.description } : {}) }));
+  }
+
+  /** A short hash of the column names and types: equal hashes, identical Parquet schemas. */
+  get hash(): string {
+    this.#hash ??= createHash('sha256')
+      .update(JSON.stringify(this.columns.map((c) => [c.name, duckdbType(c.type)])))
+      .digest('hex')
+      .slice(0, 16);
+    return this.#hash;
   }
 }
 
-type LeafNode = { leaf: ColumnDef; index: number };
-type ExcludedNode = { excluded: true };
-/** `prefix`: the dotted path of the object's fields (`meta.`), for messages about them. */
-type ObjectNode = { children: Map<string, SchemaNode>; prefix: string };
-type SchemaNode = LeafNode | ExcludedNode | ObjectNode;
-
-function insertNode(root: ObjectNode, path: readonly string[], node: LeafNode | ExcludedNode): void {
-  let parent = root;
-  for (let i = 0; i < path.length - 1; i++) {
-    const key = path[i]!;
-    let next = parent.children.get(key);
-    if (!next) {
-      next = { children: new Map(), prefix: `${path.slice(0, i + 1).join('.')}.` };
-      parent.children.set(key, next);
-    }
-    if (!('children' in next)) {
-      throw new ConfigError(`column "${path.join('.')}" is inside "${path.slice(0, i + 1).join('.')}", which is itself a column`, {
-        path: 'columns',
-      });
-    }
-    parent = next;
-  }
-  const last = path[path.length - 1]!;
-  const existing = parent.children.get(last);
-  if (existing && !('excluded' in node && 'excluded' in existing)) {
-    throw new ConfigError(`column "${path.join('.')}" is declared twice or also has nested columns`, { path: 'columns' });
-  }
-  parent.children.set(last, node);
-}
-
-function physicalType(type: ColumnType, settings: ColumnSchemaSettings): ParquetColumn['type'] {
-  if (type !== 'timestamp') return type;
-  if (settings.timestamps === 'raw') return 'int64';
-  return settings.timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
-}
-
-// ---------------------------------------------------------------------------
-// Declared columns
-
-/** `columns: {id: string, "meta.createdAt": timestamp, ean: "string[]"}`: keys are field paths. */
-export function declaredSchema(columns: Record<string, ColumnTypeName>, settings: ColumnSchemaSettings): ColumnSchema {
-  const defs: ColumnDef[] = [];
-  const excluded: string[][] = [];
-  for (const [key, typeName] of Object.entries(columns)) {
-    const path = key.split('.');
-    if (path.some((p) => p === '')) throw new ConfigError(`columns: "${key}" is not a field path (a.b.c)`, { path: `columns.${key}` });
-    const def: ColumnDef = { name: path.join('_'), path, ...parseColumnType(typeName) };
-    if (settings.excluded.has(def.name)) excluded.push(path);
-    else defs.push(def);
-  }
-  return new ColumnSchema(defs, excluded, settings);
-}
-
-// ---------------------------------------------------------------------------
-// Inference
-
-const K_NULL = 1;
-const K_STRING = 2;
-const K_INT = 4;
-const K_FLOAT = 8;
-const K_BIGINT = 16;
-const K_BOOL = 32;
-const K_DATE = 64;
-const K_OBJECT = 128;
-const K_ARRAY = 256;
-const K_OTHER = 512;
-
-function kindOf(v: unknown): number {
-  if (v === null || v === undefined) return K_NULL;
-  switch (typeof v) {
+/** The DuckDB spelling of a column type: `VARCHAR`, `STRUCT(id BIGINT, name_en VARCHAR)[]`, `TIMESTAMP WITH TIME ZONE`. */
+export function duckdbType(type: ParquetType, quote: (name: string) => string = quoteDuckdb): string {
+  switch (type.kind) {
     case 'string':
-      return K_STRING;
-    case 'number':
-      return Number.isInteger(v) ? K_INT : K_FLOAT;
-    case 'bigint':
-      return K_BIGINT;
+      return 'VARCHAR';
+    case 'json':
+      return 'JSON';
+    case 'int32':
+      return 'INTEGER';
+    case 'int64':
+      return 'BIGINT';
+    case 'double':
+      return 'DOUBLE';
     case 'boolean':
-      return K_BOOL;
-    case 'object':
-      if (Array.isArray(v)) return K_ARRAY;
-      if (v instanceof Date) return K_DATE;
-      return isPlainObject(v) ? K_OBJECT : K_OTHER;
-    default:
-      return K_OTHER;
+      return 'BOOLEAN';
+    case 'decimal':
+      return 'DECIMAL(18,2)';
+    case 'timestamp-millis':
+    case 'timestamp-micros':
+      return 'TIMESTAMP WITH TIME ZONE';
+    case 'list':
+      return `${duckdbType(type.element, quote)}[]`;
+    case 'struct':
+      return `STRUCT(${type.fields.map((f) => `${quote(f.name)} ${duckdbType(f.type, quote)}`).join(', ')})`;
   }
+}
+
+const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** SQL keywords DuckDB (and Spark, Athena) do not take as bare names (`order` is a catalog category field). */
+const RESERVED = new Set(
+  ('all analyse analyze and any array as asc asymmetric both by case cast check collate column constraint create ' +
+    'current_date current_time current_timestamp current_user default deferrable desc distinct do else end except ' +
+    'false fetch for foreign from grant group having in initially intersect into lateral leading limit localtime ' +
+    'localtimestamp not null offset on only or order placing primary qualify references returning select session_user ' +
+    'some symmetric table then to trailing true union unique user using variadic when where window with pivot unpivot')
+    .split(' '),
+);
+
+/** A name double-quoted for SQL (DDL quotes every name: DuckDB has more keywords than a list here would hold). */
+export function quoteAlways(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A column name as DuckDB takes it: bare when it is a plain identifier and no keyword, else double-quoted. */
+export function quoteDuckdb(name: string): string {
+  return PLAIN_IDENTIFIER.test(name) && !RESERVED.has(name.toLowerCase()) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+// ---------------------------------------------------------------------------
+// Converters: record values to physical values (bigints for INT64, strings...)
+
+function stringConverter(v: unknown, s: RecordShaper): unknown {
+  if (typeof v !== 'string') return MISMATCH;
+  s.bytes += v.length + 4;
+  return v;
+}
+
+const ZEROS = '0000000000000000000000000';
+function isDigits(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return value.length > 0;
+}
+
+function codeConverter(padTo: number): Converter {
+  return (v, s) => {
+    let digits: string;
+    if (typeof v === 'string') {
+      if (v.length >= padTo || !isDigits(v)) {
+        s.bytes += v.length + 4;
+        return v;
+      }
+      digits = v;
+    } else if (typeof v === 'number') {
+      if (!Number.isSafeInteger(v) || v < 0) return MISMATCH;
+      digits = String(v);
+    } else if (typeof v === 'bigint') {
+      if (v < 0n) return MISMATCH;
+      digits = v.toString();
+    } else return MISMATCH;
+    s.bytes += padTo + 4;
+    return digits.length < padTo ? ZEROS.slice(0, padTo - digits.length) + digits : digits;
+  };
+}
+
+function int32Converter(v: unknown, s: RecordShaper): unknown {
+  s.bytes += 4;
+  if (typeof v === 'number') return Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 ? v : MISMATCH;
+  if (typeof v === 'bigint') return v >= -(2n ** 31n) && v < 2n ** 31n ? Number(v) : MISMATCH;
+  return MISMATCH;
+}
+
+function int64Converter(v: unknown, s: RecordShaper): unknown {
+  s.bytes += 8;
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? BigInt(v) : MISMATCH;
+  if (typeof v === 'bigint') return v >= INT64_MIN && v <= INT64_MAX ? v : MISMATCH;
+  return MISMATCH;
+}
+
+function doubleConverter(v: unknown, s: RecordShaper): unknown {
+  s.bytes += 8;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : MISMATCH;
+  return MISMATCH;
+}
+
+function booleanConverter(v: unknown, s: RecordShaper): unknown {
+  s.bytes += 1;
+  return typeof v === 'boolean' ? v : MISMATCH;
+}
+
+function jsonConverter(v: unknown, s: RecordShaper): unknown {
+  const text = stringifyJson(v);
+  s.bytes += text.length + 4;
+  return text;
+}
+
+/**
+ * Integers (and bigints) in `timestampInput` units, Dates and ISO-8601 strings, to the
+ * stored unit: milliseconds or microseconds since the epoch, or (raw) the integer as given.
+ */
+function timestampConverter({ timestamps, timestampInput }: ColumnSchemaSettings): Converter {
+  if (timestamps === 'raw') {
+    return (v, s) => {
+      if (v instanceof Date) {
+        const ms = v.getTime();
+        s.bytes += 8;
+        return Number.isNaN(ms) ? MISMATCH : BigInt(timestampInput === 'seconds' ? Math.floor(ms / 1000) : ms);
+      }
+      return int64Converter(v, s);
+    };
+  }
+  const inputPerSecond = timestampInput === 'seconds' ? 1 : 1000;
+  const outputPerSecond = timestamps === 'micros' ? 1_000_000 : 1000;
+  const fromMillis = (ms: number) => (Number.isFinite(ms) ? BigInt(Math.round(ms * (outputPerSecond / 1000))) : MISMATCH);
+  return (v, s) => {
+    s.bytes += 8;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) return MISMATCH;
+      return BigInt(Math.round((v * outputPerSecond) / inputPerSecond));
+    }
+    if (typeof v === 'bigint') return inputPerSecond === 1 ? v * BigInt(outputPerSecond) : (v * BigInt(outputPerSecond)) / 1000n;
+    if (v instanceof Date) return fromMillis(v.getTime());
+    if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v)) return fromMillis(Date.parse(v));
+    return MISMATCH;
+  };
+}
+
+/** Elements converted one by one; an element that does not fit is null in the list and kept in `_extra` (`ean[3]`). */
+function listConverter(element: Converter): Converter {
+  return (v, s) => {
+    if (!Array.isArray(v)) return MISMATCH;
+    s.bytes += 4;
+    const out = new Array<unknown>(v.length);
+    const path = s.path;
+    for (let i = 0; i < v.length; i++) {
+      const e: unknown = v[i];
+      if (e === null || e === undefined) {
+        out[i] = null;
+        continue;
+      }
+      path.push(i);
+      const converted = element(e, s);
+      if (converted === MISMATCH) {
+        s.keepExtra(e);
+        out[i] = null;
+      } else out[i] = converted;
+      path.pop();
+    }
+    return out;
+  };
+}
+
+/** A new object with the declared members converted; undeclared members and misfits go to `_extra`. */
+function structConverter(members: ReadonlyArray<readonly [string, Converter]>): Converter {
+  const index = new Map(members.map(([name], i) => [name, i]));
+  return (v, s) => {
+    if (!isPlainObject(v)) return MISMATCH;
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < members.length; i++) out[members[i]![0]] = null;
+    const path = s.path;
+    for (const key in v) {
+      const value = v[key];
+      if (value === null || value === undefined) continue;
+      path.push(key);
+      const at = index.get(key);
+      if (at === undefined) s.keepExtra(value);
+      else {
+        const converted = members[at]![1](value, s);
+        if (converted === MISMATCH) s.keepExtra(value);
+        else out[key] = converted;
+      }
+      path.pop();
+    }
+    return out;
+  };
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -213,351 +462,110 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-interface FieldStats {
-  path: string[];
-  kinds: number;
-  elementKinds: number;
-  children?: Map<string, FieldStats>;
-}
-
-function observe(stats: Map<string, FieldStats>, obj: Record<string, unknown>, prefix: string[], flatten: boolean): void {
-  for (const key of Object.keys(obj)) {
-    const value = obj[key];
-    let s = stats.get(key);
-    if (!s) {
-      s = { path: [...prefix, key], kinds: 0, elementKinds: 0 };
-      stats.set(key, s);
-    }
-    const kind = kindOf(value);
-    s.kinds |= kind;
-    if (kind === K_ARRAY) {
-      for (const element of value as unknown[]) s.elementKinds |= kindOf(element);
-    } else if (kind === K_OBJECT && flatten) {
-      observe((s.children ??= new Map()), value as Record<string, unknown>, s.path, flatten);
-    }
-  }
-}
-
-export interface InferredSchema {
-  schema: ColumnSchema;
-  /** Things a user should know (null-only or mixed fields stored as JSON text). */
-  notes: string[];
-}
-
-/** Infers the columns from sampled records (and a hint, which wins where it speaks). */
-export function inferSchema(
-  sample: readonly Record<string, unknown>[],
-  settings: ColumnSchemaSettings,
-  hint?: ColumnHint,
-): InferredSchema {
-  const flatten = settings.nested === 'flatten';
-  const stats = new Map<string, FieldStats>();
-  for (const record of sample) observe(stats, record, [], flatten);
-  const notes: string[] = [];
-  const timestampFields = settings.timestampFields ? new Set(settings.timestampFields) : undefined;
-  const isTimestampField = (path: string[]) =>
-    timestampFields ? timestampFields.has(path.join('.')) : /[a-z0-9]At$/.test(path[path.length - 1]!);
-
-  const defs: ColumnDef[] = [];
-  const leaf = (path: string[], decl: ColumnDecl) => {
-    if (decl.type === 'int64' && isTimestampField(path)) decl = { ...decl, type: 'timestamp' };
-    defs.push({ name: path.join('_'), path, ...decl });
-  };
-
-  // The hint describes the source resource, but transforms upstream may have
-  // picked, renamed or retyped fields (normalize-codes turns integer codes into
-  // strings). So the hint never adds a field the sample has (fields seen only as
-  // null excepted: there it names the columns), and never overrides what the
-  // sampled values show: it only refines it (whole-number `vat` -> double).
-  const decideObject = (prefix: string[], fields: Map<string, FieldStats> | undefined, objectHint: ReadonlyMap<string, ColumnHint> | undefined) => {
-    const keys = fields ? [...fields.keys()] : [...(objectHint?.keys() ?? [])];
-    for (const key of keys) decide([...prefix, key], fields?.get(key), objectHint?.get(key));
-  };
-
-  const decide = (path: string[], s: FieldStats | undefined, h: ColumnHint | undefined): void => {
-    const name = path.join('_');
-    if (h?.kind === 'leaf' && hintFits(h.decl, s)) return leaf(path, h.decl);
-    if (h?.kind === 'leaf') h = undefined;
-    if (h?.kind === 'object') {
-      if (flatten) return decideObject(path, s?.children, h.fields);
-      return leaf(path, { type: 'json', list: false });
-    }
-    const kinds = (s?.kinds ?? K_NULL) & ~K_NULL;
-    if (kinds === 0) {
-      notes.push(`column "${name}" was null in every sampled record; stored as JSON text (declare it in columns to type it)`);
-      return leaf(path, { type: 'json', list: false });
-    }
-    if (kinds === K_OBJECT) {
-      if (s!.children && s!.children.size > 0) return decideObject(path, s!.children, undefined);
-      return leaf(path, { type: 'json', list: false });
-    }
-    if (kinds === K_ARRAY) {
-      const scalar = scalarType(s!.elementKinds & ~K_NULL, true);
-      return leaf(path, scalar ? { type: scalar, list: true } : { type: 'json', list: false });
-    }
-    const scalar = scalarType(kinds, false);
-    if (scalar) return leaf(path, { type: scalar, list: false });
-    notes.push(`column "${name}" mixes ${describeKinds(kinds)} in the sample; stored as JSON text (declare it in columns to type it)`);
-    return leaf(path, { type: 'json', list: false });
-  };
-
-  decideObject([], stats, hint?.kind === 'object' ? hint.fields : undefined);
-
-  const columns: ColumnDef[] = [];
-  const excluded: string[][] = [];
-  for (const def of defs) {
-    if (settings.excluded.has(def.name)) excluded.push(def.path);
-    else columns.push(def);
-  }
-  return { schema: new ColumnSchema(columns, excluded, settings), notes };
-}
-
-/** Whether a hinted column can hold every value the sample showed for the field. */
-function hintFits(decl: ColumnDecl, s: FieldStats | undefined): boolean {
-  const kinds = ((decl.list ? s?.elementKinds : s?.kinds) ?? K_NULL) & ~K_NULL;
-  if (decl.list && s && (s.kinds & ~K_NULL & ~K_ARRAY) !== 0) return false;
-  if (!decl.list && (kinds & K_ARRAY) !== 0) return false;
-  if (kinds === 0) return true;
-  switch (decl.type) {
-    case 'json':
-      return true;
-    case 'string':
-      return kinds === K_STRING;
-    case 'double':
-      return (kinds & ~(K_INT | K_FLOAT)) === 0;
-    case 'int32':
-    case 'int64':
-    case 'timestamp':
-      return (kinds & ~(K_INT | K_BIGINT | (decl.type === 'timestamp' ? K_DATE : 0))) === 0;
-    case 'boolean':
-      return kinds === K_BOOL;
-    default:
-      return false;
-  }
-}
-
-/** The column type for a set of value kinds, or undefined when they do not fit one type. */
-function scalarType(kinds: number, inList: boolean): ColumnType | undefined {
-  switch (kinds) {
-    case 0:
-      return inList ? 'string' : undefined;
-    case K_STRING:
-      return 'string';
-    case K_INT:
-    case K_BIGINT:
-    case K_INT | K_BIGINT:
-      return 'int64';
-    case K_FLOAT:
-    case K_INT | K_FLOAT:
-      return 'double';
-    case K_BOOL:
-      return 'boolean';
-    case K_DATE:
-      return 'timestamp';
-    default:
-      return undefined;
-  }
-}
-
-function describeKinds(kinds: number): string {
-  const names: Array<[number, string]> = [
-    [K_STRING, 'strings'],
-    [K_INT, 'integers'],
-    [K_FLOAT, 'fractional numbers'],
-    [K_BIGINT, 'bigints'],
-    [K_BOOL, 'booleans'],
-    [K_DATE, 'dates'],
-    [K_OBJECT, 'objects'],
-    [K_ARRAY, 'arrays'],
-    [K_OTHER, 'other values'],
-  ];
-  return names
-    .filter(([k]) => kinds & k)
-    .map(([, n]) => n)
-    .join(' and ');
-}
-
 // ---------------------------------------------------------------------------
 // Shaping records into rows
 
-export interface Mismatch {
-  /** Column name, or the dotted field path of a field that has no column. */
-  column: string;
-  kind: 'new-field' | 'type';
-  expected: string;
-  actual: string;
-}
-
-const MISMATCH = Symbol('mismatch');
-type Converter = (value: unknown) => unknown;
-
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** Turns records into rows of physical values for the encoder, collecting what does not fit. */
+/** Turns records into rows of physical values for the encoder; what the schema does not name goes to `_extra`. */
 export class RecordShaper {
   readonly schema: ColumnSchema;
-  readonly #converters: Converter[];
-  #bytes = 0;
+  /** @internal estimated bytes of the row being shaped */
+  bytes = 0;
+  /** @internal path of the value being converted (keys and list indexes) */
+  readonly path: Array<string | number> = [];
+  readonly #extraColumn: number;
+  #extra: Record<string, unknown> | undefined;
+  /** Generic paths (`brands[].logo`) seen in `_extra`, with the records that had them. */
+  readonly extraFields = new Map<string, number>();
+  readonly #seenInRecord = new Set<string>();
+  /** Called the first time a path lands in `_extra`. */
+  onNewExtraField: ((path: string, value: unknown) => void) | undefined;
 
   constructor(schema: ColumnSchema) {
     this.schema = schema;
-    this.#converters = schema.columns.map((c) => {
-      const scalar = scalarConverter(c.type, schema.settings);
-      return c.list ? listConverter(scalar, c.type) : scalar;
-    });
+    this.#extraColumn = schema.columns.length - 1;
   }
 
-  /**
-   * The row for `record`; every value that does not fit (and every field without a
-   * column) is pushed onto `problems` and left null in the row.
-   */
-  shape(record: Record<string, unknown>, problems: Mismatch[]): ParquetRow {
-    const values: unknown[] = new Array(this.#converters.length).fill(null);
-    this.#bytes = 0;
-    this.#walk(this.schema.root, record, values, problems);
-    return { values, bytes: this.#bytes };
+  /** The row for `record`, in column order. */
+  shape(record: Record<string, unknown>): ParquetRow {
+    const values: unknown[] = new Array(this.schema.columns.length).fill(null);
+    this.bytes = 0;
+    this.#extra = undefined;
+    this.#walk(this.schema.root, record, values);
+    if (this.#extra !== undefined) {
+      const text = stringifyJson(this.#extra);
+      values[this.#extraColumn] = text;
+      this.bytes += text.length + 4;
+      this.#extra = undefined;
+      this.#seenInRecord.clear();
+    }
+    return { values, bytes: this.bytes };
   }
 
-  #walk(node: ObjectNode, obj: Record<string, unknown>, values: unknown[], problems: Mismatch[]): void {
-    for (const key of Object.keys(obj)) {
+  #walk(node: ObjectNode, obj: Record<string, unknown>, values: unknown[]): void {
+    const path = this.path;
+    for (const key in obj) {
       const value = obj[key];
+      if (value === null || value === undefined) continue;
       const child = node.children.get(key);
       if (child === undefined) {
-        if (carriesData(value)) {
-          problems.push({ column: node.prefix + key, kind: 'new-field', expected: 'no such column', actual: describeValue(value) });
-        }
+        path.push(key);
+        this.#keepAt(node, value);
+        path.pop();
         continue;
       }
-      if ('excluded' in child || value === null || value === undefined) continue;
-      if ('leaf' in child) {
-        const converted = this.#converters[child.index]!(value);
-        if (converted === MISMATCH) {
-          problems.push({ column: child.leaf.name, kind: 'type', expected: describeDecl(child.leaf, this.schema.settings), actual: describeValue(value) });
-        } else {
-          values[child.index] = converted;
-          this.#bytes += estimateSize(converted);
-        }
-        continue;
+      if ('excluded' in child) continue;
+      path.push(key);
+      if ('column' in child) {
+        const converted = child.convert(value, this);
+        if (converted === MISMATCH) this.#keepAt(node, value);
+        else values[child.column] = converted;
+      } else if (isPlainObject(value)) {
+        this.#walk(child, value, values);
+      } else {
+        this.#keepAt(node, value);
       }
-      if (!isPlainObject(value)) {
-        problems.push({ column: node.prefix + key, kind: 'type', expected: 'an object (flattened into columns)', actual: describeValue(value) });
-        continue;
-      }
-      this.#walk(child, value, values, problems);
+      path.pop();
     }
   }
+
+  /** Keeps `value` in `_extra` under the current path (an object is kept whole when it carries data). */
+  #keepAt(_node: ObjectNode, value: unknown): void {
+    if (isPlainObject(value) && !carriesData(value)) return;
+    this.keepExtra(value);
+  }
+
+  /** @internal Keeps `value` in `_extra` under the current path. */
+  keepExtra(value: unknown): void {
+    const key = formatPath(this.path, false);
+    (this.#extra ??= {})[key] = value;
+    const generic = formatPath(this.path, true);
+    if (this.#seenInRecord.has(generic)) return;
+    this.#seenInRecord.add(generic);
+    const count = this.extraFields.get(generic);
+    this.extraFields.set(generic, (count ?? 0) + 1);
+    if (count === undefined) this.onNewExtraField?.(generic, value);
+  }
+}
+
+function formatPath(path: ReadonlyArray<string | number>, generic: boolean): string {
+  let out = '';
+  for (const step of path) {
+    if (typeof step === 'number') out += generic ? '[]' : `[${step}]`;
+    else out += out === '' ? step : `.${step}`;
+  }
+  return out;
 }
 
 function carriesData(value: unknown): boolean {
   if (value === null || value === undefined) return false;
-  if (isPlainObject(value)) return Object.values(value).some(carriesData);
+  if (isPlainObject(value)) {
+    for (const key in value) if (carriesData(value[key])) return true;
+    return false;
+  }
   return true;
 }
 
-function estimateSize(value: unknown): number {
-  switch (typeof value) {
-    case 'string':
-      return value.length + 4;
-    case 'boolean':
-      return 1;
-    case 'object':
-      if (Array.isArray(value)) {
-        let n = 4;
-        for (const v of value) n += estimateSize(v);
-        return n;
-      }
-      return 0;
-    default:
-      return 8;
-  }
-}
-
-function scalarConverter(type: ColumnType, settings: ColumnSchemaSettings): Converter {
-  switch (type) {
-    case 'string':
-      return (v) => (typeof v === 'string' ? v : MISMATCH);
-    case 'int32':
-      return (v) => {
-        if (typeof v === 'number') return Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 ? v : MISMATCH;
-        if (typeof v === 'bigint') return v >= -(2n ** 31n) && v < 2n ** 31n ? Number(v) : MISMATCH;
-        return MISMATCH;
-      };
-    case 'int64':
-      return int64Converter;
-    case 'double':
-      return (v) => {
-        if (typeof v === 'number') return v;
-        if (typeof v === 'bigint') return v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : MISMATCH;
-        return MISMATCH;
-      };
-    case 'boolean':
-      return (v) => (typeof v === 'boolean' ? v : MISMATCH);
-    case 'json':
-      return (v) => stringifyJson(v);
-    case 'timestamp':
-      return timestampConverter(settings);
-  }
-}
-
-function int64Converter(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? BigInt(v) : MISMATCH;
-  if (typeof v === 'bigint') return v >= INT64_MIN && v <= INT64_MAX ? v : MISMATCH;
-  return MISMATCH;
-}
-
-/**
- * Integers (and bigints) in `timestampInput` units, Dates and ISO-8601 strings, to
- * the stored unit: milliseconds or microseconds since the epoch, or (raw) the integer as given.
- */
-function timestampConverter({ timestamps, timestampInput }: ColumnSchemaSettings): Converter {
-  if (timestamps === 'raw') {
-    return (v) => {
-      if (v instanceof Date) {
-        const ms = v.getTime();
-        return Number.isNaN(ms) ? MISMATCH : BigInt(timestampInput === 'seconds' ? Math.floor(ms / 1000) : ms);
-      }
-      return int64Converter(v);
-    };
-  }
-  const inputPerSecond = timestampInput === 'seconds' ? 1 : 1000;
-  const outputPerSecond = timestamps === 'micros' ? 1_000_000 : 1000;
-  const fromMillis = (ms: number) => (Number.isFinite(ms) ? BigInt(Math.round(ms * (outputPerSecond / 1000))) : MISMATCH);
-  return (v) => {
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) return MISMATCH;
-      return BigInt(Math.round((v * outputPerSecond) / inputPerSecond));
-    }
-    if (typeof v === 'bigint') {
-      return inputPerSecond === 1 ? v * BigInt(outputPerSecond) : (v * BigInt(outputPerSecond)) / 1000n;
-    }
-    if (v instanceof Date) return fromMillis(v.getTime());
-    if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v)) return fromMillis(Date.parse(v));
-    return MISMATCH;
-  };
-}
-
-function listConverter(scalar: Converter, type: ColumnType): Converter {
-  const identityForStrings = type === 'string';
-  return (v) => {
-    if (!Array.isArray(v)) return MISMATCH;
-    if (identityForStrings && v.every((e) => typeof e === 'string')) return v;
-    const out = new Array(v.length);
-    for (let i = 0; i < v.length; i++) {
-      const e = v[i];
-      if (e === null || e === undefined) {
-        out[i] = null;
-        continue;
-      }
-      const converted = scalar(e);
-      if (converted === MISMATCH) return MISMATCH;
-      out[i] = converted;
-    }
-    return out;
-  };
-}
-
-/** `string "0012…"`, `integer 9007199254740993 (…)`, `array [3 items]`, … for error messages. */
+/** `string "0012…"`, `integer 9007199254740993 (…)`, `array [3 items]`, … for messages. */
 export function describeValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return `array [${v.length} item${v.length === 1 ? '' : 's'}]`;
@@ -567,9 +575,7 @@ export function describeValue(v: unknown): string {
       return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
     case 'number':
       if (!Number.isInteger(v)) return `number ${v}`;
-      return Number.isSafeInteger(v)
-        ? `integer ${v}`
-        : `integer ${v} (beyond 2^53 as a JS number, so it may have lost precision; parse it as a BigInt)`;
+      return Number.isSafeInteger(v) ? `integer ${v}` : `integer ${v} (beyond 2^53 as a JS number, so it may have lost precision; parse it as a BigInt)`;
     case 'bigint':
       return `bigint ${v}`;
     case 'boolean':

@@ -10,8 +10,8 @@ export const sinkStages = [jsonlSinkStage, parquetSinkStage, s3SinkStage] as Sin
 export { jsonlSink, jsonlSinkOptions, jsonlSinkStage, type JsonlSinkConfig, type JsonlSinkOptions } from './jsonl-sink.js';
 export { parquetSink, parquetSinkOptions, parquetSinkStage, type ParquetSchemaHint, type ParquetSinkConfig, type ParquetSinkOptions } from './parquet-sink.js';
 export { createS3Client, s3Sink, s3SinkOptions, s3SinkStage, type S3Manifest, type S3SinkConfig, type S3SinkOptions } from './s3-sink.js';
-export { COLUMN_TYPE_NAMES, type ColumnHint, type ColumnTypeName } from './column-schema.js';
-export { columnHintFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from './zod-column-hints.js';
+export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './column-schema.js';
+export { recordSchemaFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from './zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './path-template.js';
 export { stringifyJson } from './jsonl-encoding.js';
 export type { PartialStageContext } from '../pipeline/default-context.js';

@@ -1,11 +1,15 @@
 // JSON Lines encoding shared by the jsonl sink and the s3 sink (format: jsonl):
 // one `JSON.stringify(record)` per line, `\n`-terminated, optionally gzip'd.
-// BigInt values are written as bare integers, without quotes or loss.
+// BigInt values are written as bare integers, without quotes or loss. Codes the
+// records' schema declares (EAN/GTIN, CNK...) that arrive as integers are written
+// as zero-padded strings, as in Parquet: leading zeros survive in every output.
 import { createGzip, type Gzip } from 'node:zlib';
 import type { ByteDestination } from './byte-destination.js';
 import { writeWithBackpressure } from './byte-destination.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { RecordFormat } from './record-sink.js';
+import type { FieldType, RecordSchema } from '../pipeline/record-schema.js';
+import type { StageContext } from '../pipeline/stage.js';
 
 const BATCH_BYTES = 64 * 1024;
 
@@ -140,10 +144,80 @@ export class JsonlEncoder implements PartEncoder<Record<string, unknown>> {
   }
 }
 
-/** JSON Lines as a record format: every record is written as it comes. */
-export function jsonlFormat(options: { gzip: boolean }): RecordFormat<Record<string, unknown>> {
+// ---------------------------------------------------------------------------
+// Codes padded like Parquet does: only the code fields of the schema are looked at,
+// and a record is copied (along the path) only when one of them holds an integer.
+
+type CodeNode = { padTo: number } | { element: CodeNode } | { fields: Map<string, CodeNode> };
+
+function codeNode(type: FieldType): CodeNode | undefined {
+  if (type.kind === 'string') return type.code?.padTo ? { padTo: type.code.padTo } : undefined;
+  if (type.kind === 'list') {
+    const element = codeNode(type.element);
+    return element ? { element } : undefined;
+  }
+  if (type.kind === 'struct') {
+    const fields = new Map<string, CodeNode>();
+    for (const f of type.fields) {
+      const node = codeNode(f.type);
+      if (node) fields.set(f.name, node);
+    }
+    return fields.size ? { fields } : undefined;
+  }
+  return undefined;
+}
+
+const ZEROS = '0000000000000000000000000';
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function padCodes(node: CodeNode, value: unknown): unknown {
+  if ('padTo' in node) {
+    let digits: string;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) digits = String(value);
+    else if (typeof value === 'bigint' && value >= 0n) digits = value.toString();
+    else return value;
+    return digits.length < node.padTo ? ZEROS.slice(0, node.padTo - digits.length) + digits : digits;
+  }
+  if ('element' in node) {
+    if (!Array.isArray(value)) return value;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const fixed = padCodes(node.element, value[i]);
+      if (fixed !== value[i]) (out ??= [...value])[i] = fixed;
+    }
+    return out ?? value;
+  }
+  if (!isPlainObject(value)) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const [key, child] of node.fields) {
+    const v = value[key];
+    if (v === undefined || v === null) continue;
+    const fixed = padCodes(child, v);
+    if (fixed !== v) (out ??= { ...value })[key] = fixed;
+  }
+  return out ?? value;
+}
+
+/**
+ * JSON Lines as a record format: every record is written as it comes, except that the codes
+ * of the pipeline's derived schema (the runner's, ctx.services.recordSchema) that hold integers
+ * are written as padded strings. Dead-letter outputs get no derived schema: they keep a
+ * rejected record exactly as the stage received it.
+ */
+export function jsonlFormat(options: { gzip: boolean; ctx?: Pick<StageContext, 'services'> }): RecordFormat<Record<string, unknown>> {
+  // ctx.services.recordSchema (pipeline/schema-chain.ts RECORD_SCHEMA_SERVICE), read here without importing the
+  // pipeline modules: this file is imported by column-schema.ts.
+  const schema = options.ctx?.services.recordSchema as RecordSchema | undefined;
+  const codes = schema ? codeNode({ kind: 'struct', fields: schema.fields }) : undefined;
   return {
-    accept: (record, _ordinal, emit) => emit(record, record),
+    accept: codes
+      ? (record, _ordinal, emit) => emit(record, padCodes(codes, record) as Record<string, unknown>)
+      : (record, _ordinal, emit) => emit(record, record),
     flush: async () => {},
     createEncoder: (destination) => new JsonlEncoder(destination, options),
     canWriteEmpty: () => true,

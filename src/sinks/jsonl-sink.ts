@@ -24,7 +24,7 @@ export type JsonlSinkConfig = z.output<typeof jsonlSinkOptions>;
 function createJsonlSink(options: JsonlSinkConfig, ctx: StageContext): SinkStream {
   const { path, gzip = path.endsWith('.gz'), ...rotation } = options;
   const template = localPathTemplate(path, rotation, ctx);
-  return createLocalFileSink({ sinkType: 'jsonl', ctx, path, rotation, format: jsonlFormat({ gzip }) }, template);
+  return createLocalFileSink({ sinkType: 'jsonl', ctx, path, rotation, format: jsonlFormat({ gzip, ctx }) }, template);
 }
 
 export const jsonlSinkStage = defineStage({

@@ -9,15 +9,18 @@
 // group is ever held in memory; the footer is written by end().
 //
 // Types as written (and as DuckDB reads them):
-//   string, json -> BYTE_ARRAY UTF8 (VARCHAR; json holds JSON text, without statistics)
+//   string -> BYTE_ARRAY UTF8 (VARCHAR); json -> BYTE_ARRAY JSON (JSON; without statistics)
 //   int32 -> INT32 (INTEGER); int64 -> INT64 (BIGINT); double -> DOUBLE; boolean -> BOOLEAN
+//   decimal -> INT64 DECIMAL(18,2) (the integer minor units as given)
 //   timestamp-millis / -micros -> INT64 TIMESTAMP(isAdjustedToUTC, MILLIS/MICROS)
 //                                (TIMESTAMP WITH TIME ZONE)
-//   list -> standard 3-level LIST (<type>[]); every column is OPTIONAL (nullable).
+//   list -> standard 3-level LIST (<type>[]); struct -> group (STRUCT(...)), nested to any
+//   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded by hyparquet-writer's Dremel encoder
+//   from the JS arrays/objects of the row; every column and member is OPTIONAL (nullable).
 // Compression: snappy (built into hyparquet-writer), gzip (node:zlib), none.
 // zstd is not offered: hyparquet-writer ships only snappy, and Node 20's zlib has no
 // zstd (it needs a native/wasm dependency, or Node >= 22.15).
-// Column statistics (min/max/null count) are written for every column except json.
+// Column statistics (min/max/null count) are written for top-level scalar columns except json.
 //
 // Memory: json columns (nested lists and objects as JSON text) hold most of a
 // product's bytes (photos, organizations, descriptions...). Their values wait
@@ -35,11 +38,20 @@ import type { PartEncoder } from './part-encoder.js';
 export type ParquetCompression = 'snappy' | 'gzip' | 'none';
 export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'none'] as const satisfies readonly ParquetCompression[];
 
+/** A column's type: a scalar, a LIST of a type, or a STRUCT of named columns. */
+export type ParquetType =
+  | { kind: 'string' | 'json' | 'int32' | 'int64' | 'double' | 'boolean' | 'timestamp-millis' | 'timestamp-micros' | 'decimal' }
+  | { kind: 'list'; element: ParquetType }
+  | { kind: 'struct'; fields: readonly ParquetColumn[] };
+
 export interface ParquetColumn {
   name: string;
-  type: 'string' | 'json' | 'int32' | 'int64' | 'double' | 'boolean' | 'timestamp-millis' | 'timestamp-micros';
-  list: boolean;
+  type: ParquetType;
 }
+
+/** Prices are integer minor units (cents): DECIMAL(18,2) stores the same integer with its scale. */
+export const DECIMAL_PRECISION = 18;
+export const DECIMAL_SCALE = 2;
 
 /**
  * One row in physical values, in column order: strings, numbers (int32, double),
@@ -79,16 +91,29 @@ const INITIAL_CAPACITY = 1024;
 const CREATED_BY = 'catalog-streams (hyparquet-writer 0.17.0)';
 const PAGE_SIZE = 1024 * 1024;
 
-function leafElement(name: string, type: ParquetColumn['type']): SchemaElement {
+type ScalarKind = Exclude<ParquetType['kind'], 'list' | 'struct'>;
+
+function leafElement(name: string, type: ScalarKind): SchemaElement {
   const repetition_type = 'OPTIONAL';
   switch (type) {
     case 'string':
+    // JSON leaves are written as UTF8 and annotated JSON when the file is finished (see #annotateJson).
     case 'json':
       return { name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type };
     case 'int32':
       return { name, type: 'INT32', repetition_type };
     case 'int64':
       return { name, type: 'INT64', repetition_type };
+    case 'decimal':
+      return {
+        name,
+        type: 'INT64',
+        converted_type: 'DECIMAL',
+        scale: DECIMAL_SCALE,
+        precision: DECIMAL_PRECISION,
+        logical_type: { type: 'DECIMAL', scale: DECIMAL_SCALE, precision: DECIMAL_PRECISION },
+        repetition_type,
+      };
     case 'double':
       return { name, type: 'DOUBLE', repetition_type };
     case 'boolean':
@@ -107,20 +132,35 @@ function leafElement(name: string, type: ParquetColumn['type']): SchemaElement {
   }
 }
 
-export function parquetSchema(columns: readonly ParquetColumn[]): SchemaElement[] {
-  const schema: SchemaElement[] = [{ name: 'root', num_children: columns.length }];
-  for (const column of columns) {
-    if (column.list) {
-      schema.push(
-        { name: column.name, repetition_type: 'OPTIONAL', converted_type: 'LIST', logical_type: { type: 'LIST' }, num_children: 1 },
-        { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-        leafElement('element', column.type),
-      );
-    } else {
-      schema.push(leafElement(column.name, column.type));
-    }
+/** Appends the elements of one column (depth first, as Parquet lists them); JSON leaves are collected in `json`. */
+function appendElements(schema: SchemaElement[], name: string, type: ParquetType, json: SchemaElement[]): void {
+  if (type.kind === 'list') {
+    // The standard 3-level LIST: optional group (LIST) > repeated group list > element.
+    schema.push(
+      { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', logical_type: { type: 'LIST' }, num_children: 1 },
+      { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+    );
+    appendElements(schema, 'element', type.element, json);
+  } else if (type.kind === 'struct') {
+    schema.push({ name, repetition_type: 'OPTIONAL', num_children: type.fields.length });
+    for (const f of type.fields) appendElements(schema, f.name, f.type, json);
+  } else {
+    const element = leafElement(name, type.kind);
+    if (type.kind === 'json') json.push(element);
+    schema.push(element);
   }
+}
+
+export function parquetSchema(columns: readonly ParquetColumn[], json: SchemaElement[] = []): SchemaElement[] {
+  const schema: SchemaElement[] = [{ name: 'root', num_children: columns.length }];
+  for (const column of columns) appendElements(schema, column.name, column.type, json);
   return schema;
+}
+
+function hasJsonLeaf(type: ParquetType): boolean {
+  if (type.kind === 'list') return hasJsonLeaf(type.element);
+  if (type.kind === 'struct') return type.fields.some((f) => hasJsonLeaf(f.type));
+  return type.kind === 'json';
 }
 
 /** Values of a row group sampled to tell whether a dictionary could pay (as hyparquet-writer samples). */
@@ -276,18 +316,27 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   #bufferedBytes = 0;
   readonly #ratio: CompressionRatio;
   readonly #metadata = new FooterMetadata();
+  /**
+   * Columns without statistics: JSON leaves (min/max of JSON text orders nothing a reader filters
+   * on) and nested columns (LIST/STRUCT members: readers prune on top-level columns; computing
+   * them took a third of the encoding time of a product row).
+   */
+  readonly #noStatistics: boolean[];
+  /** The schema elements of JSON leaves, annotated JSON once every row group is written. */
+  readonly #jsonElements: SchemaElement[] = [];
 
   constructor(dest: ByteDestination, columns: readonly ParquetColumn[], options: ParquetEncoderOptions) {
     this.#dest = dest;
     this.#columns = columns;
     this.#options = options;
-    this.#utf8 = columns.map((c) => (c.type === 'json' && !c.list ? new Utf8Column() : undefined));
+    this.#utf8 = columns.map((c) => (c.type.kind === 'json' ? new Utf8Column() : undefined));
+    this.#noStatistics = columns.map((c) => c.type.kind === 'list' || c.type.kind === 'struct' || hasJsonLeaf(c.type));
     this.#capacity = Math.min(options.rowGroupRows, INITIAL_CAPACITY);
     this.#buffer = this.#newBuffers();
     this.#ratio = options.compressionRatio ?? new CompressionRatio();
     this.#writer = new ParquetWriter({
       writer: this.#bytes,
-      schema: parquetSchema(columns),
+      schema: parquetSchema(columns, this.#jsonElements),
       codec: options.compression === 'gzip' ? 'GZIP' : options.compression === 'none' ? 'UNCOMPRESSED' : 'SNAPPY',
       compressors: options.compression === 'gzip' ? { GZIP: (input) => gzipSync(input) } : {},
       statistics: true,
@@ -336,7 +385,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
       columnData: this.#columns.map((column, c) => ({
         name: column.name,
         data: this.#utf8[c]?.views() ?? this.#buffer[c]!,
-        statistics: column.type !== 'json',
+        statistics: !this.#noStatistics[c],
         ...(this.#utf8[c]?.distinct ? { encoding: 'PLAIN' as const } : {}),
       })),
       rowGroupSize: this.#bufferedRows,
@@ -363,8 +412,21 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
 
   async end(): Promise<void> {
     await this.#writeRowGroup();
+    this.#annotateJson();
     void this.#writer.finish();
     await this.#drainBytes();
+  }
+
+  /**
+   * JSON leaves are encoded as UTF8 byte arrays (the same bytes: hyparquet-writer would
+   * JSON.stringify the values of a JSON-annotated column once more) and get their JSON
+   * annotation in the footer, which is written from this schema.
+   */
+  #annotateJson(): void {
+    for (const element of this.#jsonElements) {
+      element.converted_type = 'JSON';
+      element.logical_type = { type: 'JSON' };
+    }
   }
 
   destroy(): void {

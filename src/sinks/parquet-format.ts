@@ -1,30 +1,25 @@
 // Parquet as a record format (used by the parquet sink and by the s3 sink with
-// format: parquet): locks the column schema (declared, or inferred from the first
-// `inferenceSample` records, typed by a resource hint where one is known), shapes
-// each record into a row, and applies `onSchemaMismatch` to records that do not fit.
-import { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
+// format: parquet). The column schema is fixed when the sink is made, from the
+// record contract (column-schema.ts) and `columns:`; each record is shaped into a
+// row, and what the schema does not name goes into `_extra`, listed once per field
+// path as a warning (so the run summary shows it) with a count at the end.
 import { z } from 'zod';
-import { ConfigError, SinkError } from '../errors.js';
-import type { SinkStream, StageContext } from '../pipeline/stage.js';
-import { waitForDrain, type ByteDestination } from './byte-destination.js';
-import {
-  COLUMN_TYPE_NAMES,
-  ColumnSchema,
-  declaredSchema,
-  inferSchema,
-  RecordShaper,
-  type ColumnHint,
-  type ColumnSchemaSettings,
-  type Mismatch,
-} from './column-schema.js';
-import { byteSize, deadLetterSpec } from './option-schemas.js';
+import { ConfigError } from '../errors.js';
+import type { RecordSchema } from '../pipeline/record-schema.js';
+import type { StageContext } from '../pipeline/stage.js';
+import type { ByteDestination } from './byte-destination.js';
+import { COLUMN_TYPE_NAMES, ColumnSchema, describeValue, EXTRA_COLUMN, RecordShaper, withDeclaredColumns, type ColumnSchemaSettings } from './column-schema.js';
+import { byteSize } from './option-schemas.js';
 import { CompressionRatio, PARQUET_COMPRESSIONS, ParquetEncoder, type ParquetRow } from './parquet-encoder.js';
 import type { PartEncoder } from './part-encoder.js';
-import { describeRecord, type EmitItem, type RecordFormat } from './record-sink.js';
+import type { EmitItem, RecordFormat } from './record-sink.js';
 
 export const DEFAULT_ROW_GROUP_ROWS = 10_000;
 export const DEFAULT_ROW_GROUP_BYTES = 16 * 1024 * 1024;
+
+/** Footer key/value metadata keys. */
+export const SCHEMA_METADATA_KEY = 'catalog-streams.schema';
+export const SCHEMA_HASH_METADATA_KEY = 'catalog-streams.schema-hash';
 
 /** Options of the Parquet format, shared by the parquet sink and the s3 sink. */
 export const parquetFormatOptions = {
@@ -32,23 +27,22 @@ export const parquetFormatOptions = {
     .record(z.string().min(1), z.enum(COLUMN_TYPE_NAMES))
     .optional()
     .describe(
-      'Declared columns by field path, e.g. {id: string, "meta.createdAt": timestamp, ean: "string[]"}; the file has exactly these. ' +
-        'Types: string, int32, int64, double, boolean, timestamp, json, and lists string[], int64[], ... Default: inferred from the records',
+      'Columns added to (or retyped in) the schema derived from the resource and the transforms, by field path: ' +
+        '{cnk: string, "meta.source": string, "brands[].logo": string}; promotes fields the run summary lists in _extra. ' +
+        'Types: string, int32, int64, double, boolean, timestamp, json, and lists string[], int64[], ...',
     ),
-  inferenceSample: z
-    .number()
-    .int()
-    .positive()
-    .default(1000)
-    .describe('Records read (and held) before the inferred schema is locked for the run'),
   nested: z
-    .enum(['flatten', 'json'])
+    .enum(['flatten', 'struct', 'json'])
     .default('flatten')
-    .describe('Nested objects: flatten into parent_child columns (name_en, meta_createdAt), or one JSON text column per object'),
+    .describe('Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value), STRUCT columns, or one JSON column each'),
+  lists: z
+    .enum(['native', 'json'])
+    .default('native')
+    .describe('Lists of objects (brands, photos, organizations...): LIST<STRUCT> with typed members (DuckDB brands[1].name_en), or JSON text'),
   timestampFields: z
     .array(z.string().min(1))
     .optional()
-    .describe('Integer fields (dotted paths) stored as timestamps; default: fields whose name ends in "At" (createdAt, updatedAt, officialDeletionAt)'),
+    .describe('Integer fields (dotted paths) stored as timestamps; default: the declared timestamps and integer fields whose name ends in "At"'),
   timestamps: z
     .enum(['millis', 'micros', 'raw'])
     .default('millis')
@@ -57,16 +51,10 @@ export const parquetFormatOptions = {
     .enum(['seconds', 'milliseconds'])
     .default('seconds')
     .describe('Unit of integer timestamps in the records (the Catalog API sends unix seconds)'),
-  onSchemaMismatch: z
-    .enum(['fail', 'dead-letter', 'ignore'])
-    .default('fail')
-    .describe(
-      'A record that does not fit the locked schema (a new field, another type): fail the run naming the column and record id; ' +
-        'dead-letter: send the record to deadLetter; ignore: write it without the misfit values and log each column once',
-    ),
-  deadLetter: deadLetterSpec
-    .optional()
-    .describe('Sink for records that do not fit (onSchemaMismatch: dead-letter), written unchanged, e.g. {type: jsonl, path: out/rejected.jsonl}'),
+  prices: z
+    .enum(['minor-units', 'decimal'])
+    .default('minor-units')
+    .describe('Prices (publicPrice...): BIGINT integer minor units (cents) as the API sends them, or DECIMAL(18,2)'),
   compression: z
     .enum(PARQUET_COMPRESSIONS)
     .default('snappy')
@@ -85,17 +73,6 @@ export const parquetFormatOptions = {
 const parquetFormatSchema = z.strictObject(parquetFormatOptions);
 export type ParquetFormatOptions = z.output<typeof parquetFormatSchema>;
 
-/** Zod check: dead-letter needs a deadLetter sink. */
-export function checkDeadLetter(options: { onSchemaMismatch?: string; deadLetter?: unknown }, ctx: z.RefinementCtx): void {
-  if (options.onSchemaMismatch === 'dead-letter' && !options.deadLetter) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['deadLetter'],
-      message: 'onSchemaMismatch: dead-letter needs a deadLetter sink, e.g. {type: jsonl, path: out/rejected.jsonl}',
-    });
-  }
-}
-
 /** The parquet options that differ from their defaults (to reject them where they do not apply). */
 export function parquetOptionsSet(options: Partial<ParquetFormatOptions>): string[] {
   const defaults = parquetFormatSchema.parse({}) as Record<string, unknown>;
@@ -105,6 +82,20 @@ export function parquetOptionsSet(options: Partial<ParquetFormatOptions>): strin
   });
 }
 
+/** The column schema a sink with these options writes for records of `schema`. */
+export function columnSchemaFor(schema: RecordSchema, options: ParquetFormatOptions, excludedColumns: ReadonlySet<string>): ColumnSchema {
+  const settings: ColumnSchemaSettings = {
+    nested: options.nested,
+    lists: options.lists,
+    timestampFields: options.timestampFields,
+    timestamps: options.timestamps,
+    timestampInput: options.timestampInput,
+    prices: options.prices,
+    excluded: excludedColumns,
+  };
+  return new ColumnSchema(withDeclaredColumns(schema, options.columns), settings);
+}
+
 export interface ParquetFormatSetup {
   options: ParquetFormatOptions;
   ctx: StageContext;
@@ -112,175 +103,96 @@ export interface ParquetFormatSetup {
   stage: string;
   /** Column names left out of the data (Hive partition keys of the path template). */
   excludedColumns: ReadonlySet<string>;
-  /** Types from the resource schema, when known. */
-  hint?: ColumnHint | undefined;
+  /** The records' schema (the contract); undefined: only `columns:` and `_extra`. */
+  schema: RecordSchema | undefined;
   /** Footer metadata. */
   metadata?: Record<string, string>;
 }
 
 export class ParquetFormat implements RecordFormat<ParquetRow> {
   readonly #setup: ParquetFormatSetup;
-  readonly #settings: ColumnSchemaSettings;
-  #shaper: RecordShaper | undefined;
-  #sample: Array<{ record: Record<string, unknown>; ordinal: number }> = [];
-  #deadLetter: SinkStream | undefined;
-  #deadLetterError: Error | undefined;
-  readonly #warned = new Set<string>();
-  readonly #problems: Mismatch[] = [];
+  readonly #shaper: RecordShaper;
+  readonly #metadata: Record<string, string>;
   readonly #compressionRatio = new CompressionRatio();
 
   constructor(setup: ParquetFormatSetup) {
     this.#setup = setup;
-    const { options } = setup;
-    this.#settings = {
-      nested: options.nested,
-      timestampFields: options.timestampFields,
-      timestamps: options.timestamps,
-      timestampInput: options.timestampInput,
-      excluded: setup.excludedColumns,
-    };
-    if (options.columns) this.#lock(declaredSchema(options.columns, this.#settings), []);
-  }
-
-  accept(record: Record<string, unknown>, ordinal: number, emit: EmitItem<ParquetRow>): void | Promise<void> {
-    if (this.#shaper) return this.#shapeAndEmit(record, ordinal, emit);
-    this.#sample.push({ record, ordinal });
-    if (this.#sample.length >= this.#setup.options.inferenceSample) return this.#inferAndReplay(emit);
-  }
-
-  async flush(emit: EmitItem<ParquetRow>): Promise<void> {
-    if (!this.#shaper && this.#sample.length > 0) await this.#inferAndReplay(emit);
-  }
-
-  async #inferAndReplay(emit: EmitItem<ParquetRow>): Promise<void> {
-    const sample = this.#sample;
-    this.#sample = [];
-    const { schema, notes } = inferSchema(
-      sample.map((s) => s.record),
-      this.#settings,
-      this.#setup.hint,
-    );
-    this.#lock(schema, notes, sample.length);
-    for (const { record, ordinal } of sample) {
-      const pending = this.#shapeAndEmit(record, ordinal, emit);
-      if (pending) await pending;
+    const { options, ctx, stage } = setup;
+    if (!setup.schema && !options.columns) {
+      throw new ConfigError(
+        `${stage}: the records' schema is unknown (the source names no resource and no schemaHint was given); ` +
+          'declare the columns (columns: {id: string, ...}), pass schemaHint in code, or add a custom stage with columns',
+        { path: 'columns' },
+        { code: 'config.schema_unknown' },
+      );
     }
-  }
-
-  #lock(schema: ColumnSchema, notes: string[], sampled?: number): void {
+    const schema = columnSchemaFor(setup.schema ?? { fields: [] }, options, setup.excludedColumns);
     this.#shaper = new RecordShaper(schema);
-    const { events } = this.#setup.ctx;
-    for (const note of notes) events.emit('warning', { code: 'sink.parquet.inference', message: `${this.#setup.stage}: ${note}` });
-    events.emit('info', {
+    this.#shaper.onNewExtraField = (path, value) => {
+      ctx.events.emit('warning', {
+        code: 'sink.parquet.extra',
+        message:
+          `${stage}: field "${path}" (${describeValue(value)}) is not in the Parquet schema or does not fit its column; ` +
+          `kept in the ${EXTRA_COLUMN} JSON column (declare it in the sink's columns: to give it a column)`,
+      });
+    };
+    this.#metadata = {
+      ...setup.metadata,
+      [SCHEMA_HASH_METADATA_KEY]: schema.hash,
+      [SCHEMA_METADATA_KEY]: JSON.stringify(schema.describe()),
+    };
+    ctx.events.emit('info', {
       code: 'sink.parquet.schema',
-      message:
-        sampled === undefined
-          ? `${this.#setup.stage}: ${schema.columns.length} declared columns`
-          : `${this.#setup.stage}: ${schema.columns.length} columns inferred from ${sampled} records${this.#setup.hint ? ' and the resource schema' : ''}, now locked`,
+      message: `${stage}: ${schema.columns.length} columns (schema ${schema.hash})`,
       columns: schema.describe(),
     });
   }
 
-  #shapeAndEmit(record: Record<string, unknown>, ordinal: number, emit: EmitItem<ParquetRow>): void | Promise<void> {
-    const problems = this.#problems;
-    problems.length = 0;
-    const row = this.#shaper!.shape(record, problems);
-    if (problems.length === 0) return emit(record, row);
-    return this.#mismatch(record, ordinal, row, problems, emit);
+  get schema(): ColumnSchema {
+    return this.#shaper.schema;
   }
 
-  #mismatch(
-    record: Record<string, unknown>,
-    ordinal: number,
-    row: ParquetRow,
-    problems: Mismatch[],
-    emit: EmitItem<ParquetRow>,
-  ): void | Promise<void> {
-    const { ctx, stage, options } = this.#setup;
-    const who = describeRecord(record, ordinal);
-    const id = typeof record.id === 'string' || typeof record.id === 'number' ? record.id : undefined;
-    const message = this.#describeMismatch(problems[0]!, who) + (problems.length > 1 ? ` (and ${problems.length - 1} more)` : '');
-    switch (options.onSchemaMismatch) {
-      case 'fail':
-        ctx.events.emit('invalid', { stage, id, action: 'fail', message });
-        throw new SinkError(`${message}; declare the column or set onSchemaMismatch: dead-letter or ignore`, { code: 'sink.parquet.schema' });
-      case 'dead-letter':
-        ctx.events.emit('invalid', { stage, id, action: 'dead-letter', message });
-        return this.#writeDeadLetter(record);
-      case 'ignore':
-        for (const problem of problems) {
-          const key = `${problem.kind}:${problem.column}`;
-          if (this.#warned.has(key)) continue;
-          this.#warned.add(key);
-          ctx.events.emit('warning', {
-            code: 'sink.parquet.schema',
-            message: `${this.#describeMismatch(problem, who)}; ${problem.kind === 'new-field' ? 'the field is left out' : 'written as null'} (logged once per column)`,
-          });
-        }
-        return emit(record, row);
-    }
+  accept(record: Record<string, unknown>, _ordinal: number, emit: EmitItem<ParquetRow>): void | Promise<void> {
+    return emit(record, this.#shaper.shape(record));
   }
 
-  #describeMismatch(problem: Mismatch, who: string): string {
-    const { stage } = this.#setup;
-    if (problem.kind === 'new-field') {
-      const locked = this.#setup.options.columns ? 'declared in columns' : `locked after ${this.#setup.options.inferenceSample} sampled records`;
-      return `${stage}: ${who} has field "${problem.column}" (${problem.actual}) that is not in the Parquet schema (${locked})`;
-    }
-    return `${stage}: Parquet column "${problem.column}" expects ${problem.expected}, but ${who} has ${problem.actual}`;
-  }
-
-  async #writeDeadLetter(record: Record<string, unknown>): Promise<void> {
-    const spec = this.#setup.options.deadLetter;
-    if (!spec) throw new ConfigError(`${this.#setup.stage}: onSchemaMismatch: dead-letter needs a deadLetter sink`, { path: 'deadLetter' });
-    if (!this.#deadLetter) {
-      const sink = this.#setup.ctx.createSink(spec);
-      sink.on('error', (err) => {
-        this.#deadLetterError = err;
-      });
-      this.#deadLetter = sink;
-    }
-    if (this.#deadLetterError) throw this.#deadLetterError;
-    if (!this.#deadLetter.write(record)) await waitForDrain(this.#deadLetter as Writable);
-  }
+  async flush(): Promise<void> {}
 
   createEncoder(destination: ByteDestination): PartEncoder<ParquetRow> {
-    const schema = this.#shaper?.schema;
-    if (!schema) throw new SinkError(`${this.#setup.stage}: no Parquet schema is known yet`, { code: 'sink.parquet.schema' });
     const { compression, rowGroupRows, rowGroupBytes } = this.#setup.options;
-    return new ParquetEncoder(destination, schema.parquetColumns(), {
+    return new ParquetEncoder(destination, this.#shaper.schema.parquetColumns(), {
       compression,
       rowGroupRows,
       rowGroupBytes,
-      metadata: this.#setup.metadata,
+      metadata: this.#metadata,
       compressionRatio: this.#compressionRatio,
     });
   }
 
   canWriteEmpty(): boolean {
-    return !!this.#shaper;
+    return true;
   }
 
   describeSchema(): unknown {
-    return this.#shaper ? { columns: this.#shaper.schema.describe() } : null;
+    const schema = this.#shaper.schema;
+    return { hash: schema.hash, columns: schema.describe() };
+  }
+
+  /** Field paths kept in `_extra` during the run, with the number of records that had them. */
+  get extraFields(): ReadonlyMap<string, number> {
+    return this.#shaper.extraFields;
   }
 
   async close(): Promise<void> {
-    const deadLetter = this.#deadLetter;
-    if (!deadLetter) return;
-    deadLetter.end();
-    await finished(deadLetter);
+    const fields = this.#shaper.extraFields;
+    if (fields.size === 0) return;
+    const list = [...fields].map(([path, count]) => `${path} (${count} record${count === 1 ? '' : 's'})`).join(', ');
+    this.#setup.ctx.events.emit('info', {
+      code: 'sink.parquet.extra_fields',
+      message: `${this.#setup.stage}: fields kept in ${EXTRA_COLUMN}: ${list}`,
+      fields: Object.fromEntries(fields),
+    });
   }
 
-  async revoke(): Promise<void> {
-    await this.#deadLetter?.revoke?.();
-  }
-
-  async abort(reason: Error): Promise<void> {
-    this.#sample = [];
-    if (this.#deadLetter && !this.#deadLetter.destroyed) {
-      this.#deadLetter.destroy(reason);
-      await finished(this.#deadLetter).catch(() => {});
-    }
-  }
+  async abort(): Promise<void> {}
 }

@@ -1,5 +1,5 @@
 // The `parquet` sink: records as Parquet files (hyparquet-writer behind
-// parquet-encoder.ts), columns declared or inferred (parquet-format.ts,
+// parquet-encoder.ts), columns from the record contract (parquet-format.ts,
 // column-schema.ts), with path templates, Hive partitions, rotation and atomic commit.
 //
 // Hive partition keys in the path (`status={status}`) are left out of the file's
@@ -8,22 +8,20 @@
 import { z } from 'zod';
 import type { SinkStream, StageContext } from '../pipeline/stage.js';
 import { defineStage } from '../pipeline/stage.js';
-import type { ColumnHint } from './column-schema.js';
 import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
 import { PATH_DESCRIPTION, rotationOptions } from './option-schemas.js';
 import { parseStageOptions } from '../pipeline/issues.js';
-import { checkDeadLetter, ParquetFormat, parquetFormatOptions, type ParquetFormatOptions } from './parquet-format.js';
+import { ParquetFormat, parquetFormatOptions, type ParquetFormatOptions } from './parquet-format.js';
 import type { PathTemplate } from './path-template.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
-import { columnHintFromZod, resourceSchemaFromContext } from './zod-column-hints.js';
+import { recordSchemaFromZod, resourceSchemaFromContext } from './zod-column-hints.js';
+import { recordSchemaFromContext } from '../pipeline/schema-chain.js';
 
-export const parquetSinkOptions = z
-  .strictObject({
-    path: z.string().min(1).describe(PATH_DESCRIPTION),
-    ...parquetFormatOptions,
-    ...rotationOptions,
-  })
-  .superRefine(checkDeadLetter);
+export const parquetSinkOptions = z.strictObject({
+  path: z.string().min(1).describe(PATH_DESCRIPTION),
+  ...parquetFormatOptions,
+  ...rotationOptions,
+});
 
 /** Options as a caller writes them (defaults optional). */
 export type ParquetSinkOptions = z.input<typeof parquetSinkOptions>;
@@ -32,14 +30,14 @@ export type ParquetSinkConfig = z.output<typeof parquetSinkOptions>;
 
 /** Code-API extras that a pipeline file cannot express. */
 export interface ParquetSchemaHint {
-  /** A zod schema of the records (e.g. the resource schema); types columns before any record is seen. */
+  /** A zod schema of the records (e.g. a resource schema): the columns and their types. */
   schemaHint?: z.ZodType;
 }
 
 /**
- * The Parquet format for a sink writing through `template`: the type hint comes from
- * an explicit schema, else from the resource schema the runner provides
- * (ctx.services.resourceSchemas + ctx.source.resource).
+ * The Parquet format for a sink writing through `template`. The records' schema: an
+ * explicit zod schema, else the one the runner derived through the transforms
+ * (ctx.services.recordSchema), else the source's resource schema.
  */
 export function parquetFormatFor(
   options: ParquetFormatOptions,
@@ -48,13 +46,13 @@ export function parquetFormatFor(
   template: PathTemplate | undefined,
   schemaHint?: z.ZodType,
 ): ParquetFormat {
-  const zodSchema = schemaHint ?? resourceSchemaFromContext(ctx);
-  const hint: ColumnHint | undefined = zodSchema ? columnHintFromZod(zodSchema) : undefined;
+  const zodSchema = schemaHint ?? (recordSchemaFromContext(ctx) ? undefined : resourceSchemaFromContext(ctx));
+  const schema = zodSchema ? recordSchemaFromZod(zodSchema) : recordSchemaFromContext(ctx);
   return new ParquetFormat({
     options,
     ctx,
     stage,
-    hint,
+    schema,
     excludedColumns: new Set(template?.fields.map((f) => f.key) ?? []),
     metadata: { 'catalog-streams.run': ctx.run.id, 'catalog-streams.name': ctx.run.name },
   });
@@ -72,7 +70,7 @@ export const parquetSinkStage = defineStage({
   kind: 'sink',
   type: 'parquet',
   description:
-    'Writes records as Parquet files (snappy, row groups, statistics): declared or inferred columns, LIST, TIMESTAMP, Hive partitions, rotation, atomic commit',
+    'Writes records as Parquet files (snappy, row groups, statistics): columns from the resource and the transforms, LIST<STRUCT>, TIMESTAMP, _extra, Hive partitions, rotation, atomic commit',
   options: parquetSinkOptions,
   create: (options, ctx): SinkStream => createParquetSink(options, ctx),
 });

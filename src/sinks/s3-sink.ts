@@ -20,7 +20,7 @@ import { defineStage } from '../pipeline/stage.js';
 import { jsonlFormat } from './jsonl-encoding.js';
 import { byteSize, rotationOptions } from './option-schemas.js';
 import { parseStageOptions } from '../pipeline/issues.js';
-import { checkDeadLetter, parquetFormatOptions, parquetOptionsSet } from './parquet-format.js';
+import { parquetFormatOptions, parquetOptionsSet } from './parquet-format.js';
 import { parquetFormatFor, type ParquetSchemaHint } from './parquet-sink.js';
 import { PathTemplate } from './path-template.js';
 import { RecordSink, type CommittedOutput, type RecordFormat } from './record-sink.js';
@@ -70,7 +70,6 @@ export const s3SinkOptions = z
       .describe('Manifest key ({name} {run} {date} only); default: _manifest.json in the folder shared by all keys of the run'),
   })
   .superRefine((options, ctx) => {
-    checkDeadLetter(options, ctx);
     if (options.format === 'jsonl') {
       for (const key of parquetOptionsSet(options)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to format: parquet only` });
     } else if (options.gzip !== undefined) {
@@ -140,7 +139,7 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
   const recordFormat: RecordFormat<unknown> =
     format === 'parquet'
       ? (parquetFormatFor(options, ctx, 's3', template, schemaHint) as RecordFormat<unknown>)
-      : (jsonlFormat({ gzip: gzipped }) as RecordFormat<unknown>);
+      : (jsonlFormat({ gzip: gzipped, ctx }) as RecordFormat<unknown>);
   const contentType = format === 'parquet' ? 'application/vnd.apache.parquet' : gzipped ? 'application/gzip' : 'application/x-ndjson';
   // Set by prepare(), which the sink runs before its first record. The client is closed when the
   // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.

@@ -1,20 +1,21 @@
-// Column hints from a zod (v4) resource schema: when the pipeline knows which
-// resource its source produces (ctx.source.resource), the parquet sink types
-// columns from the schema instead of guessing from values. This fixes what a
-// sample cannot show: `vat` is a double even if the first 1000 rates are whole
-// numbers, `cannabisData_*` exist even if every sampled product had null there,
-// codes stay strings.
+// The record schema of a zod (v4) declaration, read as data: the resource schemas
+// of src/catalog/resources give a source's fields and types before any record is
+// seen (the lake contract: no sample decides a type).
 //
-// Mapping: string/enum/string literal -> string; int (safeint) -> int64, int32 -> int32
-// (integers named like timestamps become timestamps, see column-schema.ts);
-// number -> double; bigint -> int64; boolean -> boolean; date -> timestamp;
-// object -> its fields (flattened); array of a scalar -> list; array of objects,
-// unions of different types -> JSON text; record, unknown, any -> no hint (the values
-// decide). optional/nullable/default/readonly/catch/lazy are looked through; a pipe
-// uses its output side.
+// Mapping: string/enum/string literal -> string; a field marked as a code (catalogKind
+// gtin/code, or `digits` in its meta) -> string, an integer code zero-padded to its
+// digits when written; int -> int64 (a field named like a price, `publicPrice`, is
+// integer minor units); number -> double; bigint -> int64; boolean; date and fields
+// marked as timestamps -> timestamp; object -> struct of its fields (an object without
+// declared fields, a record, unknown/any -> json); a localized object -> json marked
+// localized; array -> list of its element. A union of number kinds is the widest
+// (int + number -> double); a union of one kind is that kind; any other union is json,
+// so every value it accepts is kept. optional/nullable/default/readonly/catch/lazy are
+// looked through; a pipe uses its output side unless that is a transform.
 import type { z } from 'zod';
+import { catalogMetaOf } from '../catalog/primitives.js';
 import type { StageContext } from '../pipeline/stage.js';
-import type { ColumnDecl, ColumnHint } from './column-schema.js';
+import type { FieldType, RecordField, RecordSchema } from '../pipeline/record-schema.js';
 
 /** Key in `ctx.services` under which the runner may put the resource schemas. */
 export const RESOURCE_SCHEMAS_SERVICE = 'resourceSchemas';
@@ -50,78 +51,108 @@ interface ZodLike {
 }
 
 const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional', 'success']);
+const PRICE_NAME = /(^p|P)rice$/;
 
-/** The column hint for a zod schema (an object schema gives an object hint), or undefined. */
-export function columnHintFromZod(schema: z.ZodType): ColumnHint | undefined {
-  return hintOf(schema as unknown as ZodLike, 0);
+const cache = new WeakMap<object, RecordSchema>();
+
+/** The record schema a zod object schema declares (fields of any other schema: none). Cached per schema. */
+export function recordSchemaFromZod(schema: z.ZodType): RecordSchema {
+  const known = cache.get(schema);
+  if (known) return known;
+  const type = typeOf(schema as unknown as ZodLike, 0, '');
+  const result: RecordSchema = { fields: type?.kind === 'struct' ? type.fields : [] };
+  cache.set(schema, result);
+  return result;
 }
 
-function hintOf(schema: ZodLike, depth: number): ColumnHint | undefined {
-  if (depth > 32) return undefined;
+function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undefined {
+  if (depth > 32) return { kind: 'json' };
+  const meta = catalogMetaOf(schema as unknown as z.ZodType);
+  const kind = meta?.catalogKind;
+  if (kind === 'gtin' || kind === 'code') {
+    // GTINs and fixed-length national codes (pad) lost their leading zeros as integers; others are kept as sent.
+    const digits = meta?.digits ?? (kind === 'gtin' ? 14 : undefined);
+    const pad = kind === 'gtin' || (meta?.pad === true && digits !== undefined);
+    return { kind: 'string', code: { digits, padTo: pad ? digits! : 0 } };
+  }
+  if (kind === 'timestamp') return { kind: 'timestamp' };
+  if (kind === 'localized') return { kind: 'json', localized: true };
   const def = schema._zod.def;
-  if (WRAPPERS.has(def.type) && def.innerType) return hintOf(def.innerType, depth + 1);
+  if (WRAPPERS.has(def.type) && def.innerType) return typeOf(def.innerType, depth + 1, name);
   switch (def.type) {
     case 'lazy':
-      return def.getter ? hintOf(def.getter(), depth + 1) : undefined;
-    case 'pipe':
-      return def.out && def.out._zod.def.type !== 'transform' ? hintOf(def.out, depth + 1) : undefined;
+      return def.getter ? typeOf(def.getter(), depth + 1, name) : { kind: 'json' };
+    case 'pipe': {
+      const side = def.out && def.out._zod.def.type !== 'transform' ? def.out : def.in;
+      return side ? typeOf(side, depth + 1, name) : { kind: 'json' };
+    }
     case 'object': {
       const shape = schema.shape ?? def.shape ?? {};
-      const fields = new Map<string, ColumnHint>();
+      const fields: RecordField[] = [];
       for (const [key, value] of Object.entries(shape)) {
-        const hint = hintOf(value, depth + 1);
-        if (hint) fields.set(key, hint);
+        const type = typeOf(value, depth + 1, key);
+        if (type) fields.push({ name: key, type });
       }
-      return { kind: 'object', fields };
+      return fields.length > 0 ? { kind: 'struct', fields } : { kind: 'json' };
     }
     case 'array': {
-      const element = def.element ? hintOf(def.element, depth + 1) : undefined;
-      if (element?.kind === 'leaf' && !element.decl.list && element.decl.type !== 'json') {
-        return leaf({ type: element.decl.type, list: true });
+      const element = def.element ? typeOf(def.element, depth + 1, name) : undefined;
+      if (!element) return { kind: 'json' };
+      // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (DESIGN §5).
+      if (element.kind === 'string' && element.code?.padTo) {
+        return { kind: 'list', element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } } };
       }
-      return leaf({ type: 'json', list: false });
+      return { kind: 'list', element };
     }
-    case 'union': {
-      const hints = (def.options ?? []).filter((o) => !isNullish(o)).map((o) => hintOf(o, depth + 1));
-      const first = hints[0];
-      if (first?.kind === 'leaf' && hints.every((h) => h?.kind === 'leaf' && sameDecl(h.decl, first.decl))) return first;
-      return leaf({ type: 'json', list: false });
-    }
+    case 'union':
+      return unionType((def.options ?? []).filter((o) => !isNullish(o)), depth, name);
     case 'literal': {
       const values = (def.values ?? []).filter((v) => v !== null && v !== undefined);
-      if (values.length && values.every((v) => typeof v === 'string')) return leaf({ type: 'string', list: false });
-      if (values.length && values.every((v) => typeof v === 'boolean')) return leaf({ type: 'boolean', list: false });
-      if (values.length && values.every((v) => Number.isSafeInteger(v) || typeof v === 'bigint')) return leaf({ type: 'int64', list: false });
-      if (values.length && values.every((v) => typeof v === 'number')) return leaf({ type: 'double', list: false });
-      return undefined;
+      if (values.length && values.every((v) => typeof v === 'string')) return { kind: 'string' };
+      if (values.length && values.every((v) => typeof v === 'boolean')) return { kind: 'boolean' };
+      if (values.length && values.every((v) => Number.isSafeInteger(v) || typeof v === 'bigint')) return { kind: 'int64' };
+      if (values.length && values.every((v) => typeof v === 'number')) return { kind: 'double' };
+      return { kind: 'json' };
     }
     case 'string':
     case 'enum':
     case 'template_literal':
-      return leaf({ type: 'string', list: false });
+      return { kind: 'string' };
     case 'number': {
       const format = schema.format ?? def.format;
-      if (format === 'int32') return leaf({ type: 'int32', list: false });
-      if (schema.isInt || format === 'safeint' || format === 'uint32') return leaf({ type: 'int64', list: false });
-      return leaf({ type: 'double', list: false });
+      if (format === 'int32') return { kind: 'int32' };
+      if (schema.isInt || format === 'safeint' || format === 'uint32') return PRICE_NAME.test(name) ? { kind: 'int64', price: true } : { kind: 'int64' };
+      return { kind: 'double' };
     }
     case 'bigint':
-      return leaf({ type: 'int64', list: false });
+      return { kind: 'int64' };
     case 'boolean':
-      return leaf({ type: 'boolean', list: false });
+      return { kind: 'boolean' };
     case 'date':
-      return leaf({ type: 'timestamp', list: false });
-    default:
+      return { kind: 'timestamp' };
+    case 'null':
+    case 'undefined':
+    case 'void':
+    case 'never':
       return undefined;
+    default:
+      return { kind: 'json' };
   }
 }
 
-function leaf(decl: ColumnDecl): ColumnHint {
-  return { kind: 'leaf', decl };
-}
-
-function sameDecl(a: ColumnDecl, b: ColumnDecl): boolean {
-  return a.type === b.type && a.list === b.list;
+function unionType(options: ZodLike[], depth: number, name: string): FieldType {
+  const types = options.map((o) => typeOf(o, depth + 1, name)).filter((t): t is FieldType => t !== undefined);
+  if (types.length === 0) return { kind: 'json' };
+  // A code given as an integer or as a digit string is a code.
+  const code = types.find((t) => t.kind === 'string' && t.code);
+  if (code && types.every((t) => t.kind === 'string' || t.kind === 'int64')) return code;
+  if (types.every((t) => t.kind === 'int64' || t.kind === 'int32' || t.kind === 'double')) {
+    if (types.some((t) => t.kind === 'double')) return { kind: 'double' };
+    return types.some((t) => t.kind === 'int64') ? types.find((t) => t.kind === 'int64')! : { kind: 'int32' };
+  }
+  const first = JSON.stringify(types[0]);
+  if (types.every((t) => JSON.stringify(t) === first)) return types[0]!;
+  return { kind: 'json' };
 }
 
 function isNullish(schema: ZodLike): boolean {

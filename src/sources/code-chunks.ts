@@ -25,6 +25,8 @@ import {
   checkFilter,
   formatPath,
   getEndpoint,
+  isEmptyObject,
+  notShown,
 } from '../catalog/index.js';
 import { RequestValidationError } from '../errors.js';
 
@@ -55,7 +57,7 @@ interface Conjunct {
 export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkPlan {
   const issues = longListsOutOfReach(endpointName, filter);
   if (issues.length) throw new RequestValidationError(endpointName, formatPath(issues[0]!.path), issues[0]!.message);
-  if (filter === undefined) return { chunks: [{ filter: undefined }], dedupe: false, split: [] };
+  if (filter === undefined || (getEndpoint(endpointName)!.filtersNotShown && isEmptyObject(filter))) return { chunks: [{ filter: undefined }], dedupe: false, split: [] };
   const conjuncts = topLevelConjuncts(filter as AnyFilter, ['filter']);
   const codeFilters = codeFiltersOf(endpointName);
   const long: { at: number; name: string; chunks: unknown[][] }[] = [];
@@ -91,6 +93,7 @@ export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkP
  */
 export function checkChunkableFilter(endpointName: EndpointName, filter: unknown): FilterIssue[] {
   const spec = getEndpoint(endpointName)!;
+  if (spec.filtersNotShown) return isEmptyObject(filter) ? [] : notShown(spec, checkFilter(spec.filters, filter, []));
   if (!filter || typeof filter !== 'object' || Array.isArray(filter)) return checkFilter(spec.filters, filter, []);
   const outOfReach = longListsOutOfReach(endpointName, filter, []);
   if (outOfReach.length) return outOfReach;

@@ -6,12 +6,21 @@ import { streamStages } from './stream-sources.js';
 
 /** Every source stage: products.query, products.stream, media.stream, organizations.query, ... */
 export const sourceStages: StageDefinition[] = [...queryStages, ...streamStages];
+export { FindTransform, findStages, findTransform, mediaFindOptions, productsFindOptions, type FindOptions } from './find-stage.js';
 
 export {
   brandsQuery,
   brandsQueryOptions,
   catalogCategoriesQuery,
   catalogCategoriesQueryOptions,
+  colorsQuery,
+  colorsQueryOptions,
+  dietaryRestrictionsQuery,
+  dietaryRestrictionsQueryOptions,
+  mediaQuery,
+  mediaQueryOptions,
+  publicCategoriesQuery,
+  publicCategoriesQueryOptions,
   correctionsQuery,
   correctionsQueryOptions,
   organizationsQuery,

@@ -3,7 +3,7 @@
 // `productsQuery(client, {...})` and a pipeline file accept exactly the same
 // options with the same defaults and the same messages.
 import { z } from 'zod';
-import { EXTRACT_PAGE_SIZE, type EndpointName, MAX_CODES_PER_FILTER, PAGE_SIZES, endpoints, sortingSchema } from '../catalog/index.js';
+import { EXTRACT_PAGE_SIZE, type EndpointName, MAX_CODES_PER_FILTER, PAGE_SIZES, endpoints, notShown, sortingSchema } from '../catalog/index.js';
 import { compact } from '../client/request-summary.js';
 import { chunkableFilterSchema } from './code-chunks.js';
 
@@ -24,10 +24,17 @@ export function filterOption<E extends EndpointName>(endpoint: E) {
 
 export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unknown) {
   const sliced = endpoints[endpoint].capped ? ' Past 10000 matches the sorting holds within each createdAt window, windows coming in createdAt order.' : '';
-  return sortingSchema(endpoints[endpoint].sortings)
+  const mutable = Object.keys(endpoints[endpoint].sortings).filter((k) => k !== 'id' && k !== 'createdAt');
+  const stable =
+    endpoints[endpoint].mode === 'paged' && mutable.length > 0
+      ? endpoints[endpoint].incremental
+        ? ` Over several pages, ${mutable.join(', ')} (values that change) need a bounded updatedSince window (a pipeline with state:).`
+        : ` ${mutable.join(', ')} (values that change) are refused for a query of several pages: sort by id.`
+      : '';
+  return sortingSchema(endpoints[endpoint].sortings, (issues) => notShown(endpoints[endpoint], issues))
     .optional()
     .meta({
-      description: `Sorting: one of ${Object.keys(endpoints[endpoint].sortings).join(', ')}, with ASC or DESC (default ${compact(fallback)}).${sliced}`,
+      description: `Sorting: one of ${Object.keys(endpoints[endpoint].sortings).join(', ')}, with ASC or DESC (default ${compact(fallback)}).${sliced}${stable}`,
       typeLabel: `${endpoint} sorting`,
     });
 }

@@ -23,14 +23,30 @@
 // would waste budget). A segment may come with page 0 already fetched (the
 // probe of a createdAt window), which is then reused rather than asked again.
 //
-// Consistency: every page must report the segment's total and hold exactly the
-// records its position promises, and a segment must deliver exactly its total.
-// Data that changes while pages are read (a product added or removed under an
-// `{id: ASC}` sorting) shifts later pages: a record would be skipped or repeated
-// without a sign. These checks turn that into a DataError asking to re-run.
+// Data that changes while pages are read: offset paging shifts when records
+// leave or enter the result before the offset (a record would be skipped or
+// repeated without a sign). The reader keeps what it needs to see and repair it:
+// - Every page reports the segment's total. A lower total than the reference
+//   (the total the pages read so far were consistent with) means records left
+//   the result: the reader goes back as many positions as records left, asks
+//   for the pages from there again (discarding pages fetched under the old
+//   state) and skips the records it already delivered (the ids of the last
+//   delivered records are kept). A higher total means records entered: later
+//   pages may repeat delivered records, which are skipped the same way.
+// - This is exact when the result can only shrink during the run, which is
+//   what incremental runs make sure of: their window is bounded
+//   (`updatedSince: {from, until}`, until = the second before the run
+//   started), so a record changed during the run leaves the window (it is the
+//   next run's) and none can enter. The sorting must also keep the records'
+//   order: `id` and `createdAt` never change; a sorting by a value that changes
+//   (touchedAt, status, name...) is safe only inside such a bounded window, and
+//   is refused for a query of several pages without one (source.unstable_sorting).
+// - A page that contradicts its own total, or more re-reads in a row than the
+//   reader can do safely, fail with a DataError asking to run again.
 import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, RequestBody } from '../client/index.js';
 import type { PageSize, QueryRequest } from '../catalog/index.js';
 import { DataError } from '../errors.js';
+import { compact } from '../client/request-summary.js';
 import { setOrigin } from './origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
 
@@ -64,14 +80,26 @@ export interface PagedQueryOptions extends SourceRunOptions {
 
 interface SegmentState {
   segment: Segment;
+  /** Reference total: the pages accepted so far agree with it (undefined until page 0 arrives). */
   total?: number;
-  delivered: number;
+  /** Next page number to ask for. */
+  nextNo: number;
+  /** Bumped by a re-read: jobs of an older epoch are dropped unseen. */
+  epoch: number;
+  /** The last page was accepted: the segment is complete. */
+  done: boolean;
+  /** Re-reads since a page last delivered a new record. */
+  rereadsWithoutProgress: number;
+  /** Wakes the job generator when the plan changes (total known, re-read, more pages, done). */
+  wake: () => void;
+  changed: Promise<void>;
 }
 
 interface PageJob {
   state: SegmentState;
   no: number;
-  /** The page once fetched: parsed (page 0, a probe) or lazy (records parsed when emitted). */
+  epoch: number;
+  /** The page once fetched (records parsed when emitted). */
   page?: LazyPage;
 }
 
@@ -81,9 +109,16 @@ interface OpenPage {
   page: LazyPage;
   /** Index of the next record to emit. */
   next: number;
-  /** Records pushed (repeats across code chunks are not). */
+  /** Records pushed (repeats and records delivered before a re-read are not). */
   pushed: number;
 }
+
+/** Ids of the last delivered records remembered for re-reads; a re-read reaching further back fails. */
+const RECENT_IDS = 5000;
+/** Re-reads in a row without a new record before the source gives up. */
+const MAX_REREADS_WITHOUT_PROGRESS = 20;
+/** Sort keys a record never changes: offset paging over them only shifts when records leave or enter. */
+const STABLE_SORT_KEYS = new Set(['id', 'createdAt']);
 
 /**
  * The request for page `no` (of `size` records) of a segment. Bodies are built from validated
@@ -99,7 +134,7 @@ export class PagedQuerySource extends CatalogSource {
   readonly #concurrency: number;
   readonly #jobs: AsyncGenerator<PageJob>;
   /** Jobs in page order: in flight, or fetched and waiting to be emitted. */
-  readonly #queue: PageJob[] = [];
+  #queue: PageJob[] = [];
   #pulling = false;
   #exhausted = false;
   #wantMore = false;
@@ -108,6 +143,9 @@ export class PagedQuerySource extends CatalogSource {
   #finished = false;
   #delivered = 0;
   #open: OpenPage | undefined;
+  /** Ids of the last RECENT_IDS delivered records (insertion order = delivery order). */
+  readonly #recent = new Set<unknown>();
+  #rereads = 0;
 
   constructor(client: CatalogClient, endpoint: QueryEndpointName, segments: SegmentProducer, options: PagedQueryOptions) {
     super(endpoint, { ...options, events: options.events ?? client.events });
@@ -115,6 +153,11 @@ export class PagedQuerySource extends CatalogSource {
     this.#pageSize = options.pageSize;
     this.#concurrency = Math.max(1, options.concurrency);
     this.#jobs = this.#generateJobs(segments((body, no, size) => this.#fetch(body, no, size)));
+  }
+
+  /** Times pages were asked for again because records left the result while it was read. */
+  get rereads(): number {
+    return this.#rereads;
   }
 
   override _read(): void {
@@ -126,6 +169,8 @@ export class PagedQuerySource extends CatalogSource {
   protected override onDestroy(): void {
     // Ends the generator at its current await; its errors are no longer of interest.
     void this.#jobs.return(undefined).catch(() => {});
+    for (const job of this.#queue) job.page?.release();
+    this.#queue = [];
   }
 
   /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
@@ -133,23 +178,44 @@ export class PagedQuerySource extends CatalogSource {
     return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal, events: this.events });
   }
 
-  /** The page jobs in emission order; a job's request starts when the job is pulled. */
+  /**
+   * The page jobs in emission order; a job's request starts when the job is pulled. The plan
+   * of a segment follows its state: pages up to its reference total, again from an earlier
+   * page after a re-read; the next segment starts once this one is complete.
+   */
   async *#generateJobs(segments: AsyncIterable<Segment>): AsyncGenerator<PageJob> {
     for await (const segment of segments) {
-      const state: SegmentState = { segment, delivered: 0 };
-      // Page 0's total decides what follows.
+      // Re-reads stay inside a segment; repeats across segments (code chunks) are isRepeat's to count.
+      this.#recent.clear();
+      const state = newSegmentState(segment);
       const first = segment.firstPage ? Promise.resolve(segment.firstPage) : this.#fetch(segment.body, 0, this.#pageSize);
-      yield this.#track({ state, no: 0 }, first);
-      const pages = Math.ceil((await first).meta.total / this.#pageSize);
-      for (let no = 1; no < pages; no++) yield this.#track({ state, no }, this.#fetch(segment.body, no, this.#pageSize));
+      state.nextNo = 1;
+      yield this.#track({ state, no: 0, epoch: 0 }, first);
+      while (!state.done) {
+        const { total, nextNo: no } = state;
+        if (total !== undefined && no * this.#pageSize < total) {
+          state.nextNo++;
+          yield this.#track({ state, no, epoch: state.epoch }, this.#fetch(segment.body, no, this.#pageSize));
+        } else {
+          await state.changed;
+        }
+      }
     }
   }
 
   #track(job: PageJob, request: Promise<LazyPage>): PageJob {
     request.then(
       (page) => {
+        if (this.destroyed || job.epoch !== job.state.epoch) return void page.release();
         job.page = page;
-        if (job.no === 0) this.#openSegment(job.state, page.meta.total);
+        if (job.state.total === undefined) {
+          try {
+            this.#openSegment(job.state, page);
+          } catch (err) {
+            this.destroy(err as Error);
+            return;
+          }
+        }
         this.#drain();
       },
       (err: unknown) => this.destroy(err as Error),
@@ -158,9 +224,26 @@ export class PagedQuerySource extends CatalogSource {
   }
 
   /** Page 0 arrived: the segment's total is known, and so maybe the source's. */
-  #openSegment(state: SegmentState, total: number): void {
+  #openSegment(state: SegmentState, page: LazyPage): void {
+    const total = page.meta.total;
+    if (total > this.#pageSize) this.#checkSorting(state.segment);
     state.total = total;
     this.addSegmentTotal(total, !!state.segment.last);
+    state.wake();
+  }
+
+  /** Offset paging over a sort value that changes is refused unless the window is bounded (see above). */
+  #checkSorting(segment: Segment): void {
+    const sorting = segment.body.sorting as Record<string, unknown> | undefined;
+    const key = sorting ? Object.keys(sorting)[0] : undefined;
+    if (key === undefined || STABLE_SORT_KEYS.has(key) || hasBoundedUpdatedSince(segment.body.filter)) return;
+    throw new DataError(
+      `${this.endpoint}: sorting ${compact(sorting)} orders by a value that changes while the pages are read ` +
+        `(a record updated during the extract moves to another page and would be skipped or repeated), and this query has more than one page` +
+        `${segment.label ? ` (${segment.label})` : ''}; sort by id or createdAt, or give the pipeline a state: (its runs read a bounded ` +
+        `updatedSince window, in which any sorting is safe), or use a stream source`,
+      { code: 'source.unstable_sorting' },
+    );
   }
 
   /** Pulls more jobs while the buffer wants data and the window has room. */
@@ -189,9 +272,16 @@ export class PagedQuerySource extends CatalogSource {
       while (this.#wantMore) {
         if (!this.#open) {
           const head = this.#queue[0];
+          if (head && head.epoch !== head.state.epoch) {
+            // Planned before a re-read (it can reach the queue after the re-read cleared it): its page is not wanted.
+            this.#queue.shift();
+            head.page?.release();
+            continue;
+          }
           if (!head?.page) break;
           this.#queue.shift();
           this.#open = this.#openPage(head);
+          if (!this.#open) continue;
         }
         this.#wantMore = this.#emitRecords(this.#open);
         if (this.#open.next >= this.#open.page.length) {
@@ -210,21 +300,75 @@ export class PagedQuerySource extends CatalogSource {
     this.#pump();
   }
 
-  /** Checks a page against its segment before any of its records goes out. */
-  #openPage(job: PageJob): OpenPage {
+  /**
+   * Checks a page against its segment before any of its records goes out; undefined when the
+   * page is not to be emitted (fetched under an older state, or it showed that records left).
+   */
+  #openPage(job: PageJob): OpenPage | undefined {
     const { state, no } = job;
     const page = job.page!;
     job.page = undefined;
+    if (job.epoch !== state.epoch) {
+      page.release();
+      return undefined;
+    }
     const { label } = state.segment;
-    const total = state.total ?? page.meta.total;
+    const total = page.meta.total;
     const expected = Math.max(0, Math.min(this.#pageSize, total - no * this.#pageSize));
-    if (page.meta.total !== total || page.length !== expected) {
+    if (page.length !== expected) {
+      page.release();
       throw this.#mismatch(
         label,
-        `page ${no}${label ? ` of ${label}` : ''} reported total ${page.meta.total} with ${page.length} records where total ${total} with ${expected} records was expected`,
+        `page ${no}${label ? ` of ${label}` : ''} reported total ${total} with ${page.length} records where ${expected} records were expected`,
       );
     }
+    const reference = state.total!;
+    if (total < reference) {
+      page.release();
+      this.#reread(state, no, reference, total);
+      return undefined;
+    }
+    if (total > reference) {
+      // Records entered: later pages may repeat delivered ones (skipped), and there are more pages.
+      state.total = total;
+      state.wake();
+    }
     return { job, page, next: 0, pushed: 0 };
+  }
+
+  /**
+   * Page `no` reports `total`, fewer than the `reference` the pages before it agree with:
+   * records left the result, so the undelivered records moved up to that many positions
+   * forward. Ask again from the page holding the earliest position they can be at.
+   */
+  #reread(state: SegmentState, no: number, reference: number, total: number): void {
+    const { label } = state.segment;
+    const left = reference - total;
+    const from = Math.max(0, no * this.#pageSize - left);
+    const restartNo = Math.floor(from / this.#pageSize);
+    const revisited = no * this.#pageSize - restartNo * this.#pageSize;
+    if (revisited > RECENT_IDS) {
+      throw this.#mismatch(label, `${left} records left ${label ?? 'the result'} while it was read, more than can be re-read safely`);
+    }
+    if (++state.rereadsWithoutProgress > MAX_REREADS_WITHOUT_PROGRESS) {
+      throw this.#mismatch(label, `records kept leaving ${label ?? 'the result'} while it was read (${MAX_REREADS_WITHOUT_PROGRESS} re-reads in a row without a new record)`);
+    }
+    this.#rereads++;
+    for (const job of this.#queue) if (job.state === state) job.page?.release();
+    this.#queue = this.#queue.filter((job) => job.state !== state);
+    state.epoch++;
+    state.total = total;
+    state.nextNo = restartNo;
+    this.events.emit('info', {
+      code: 'source.reread',
+      message:
+        `${this.endpoint}${label ? ` (${label})` : ''}: ${left} record(s) left the result while it was read (total ${reference} -> ${total}); ` +
+        `asking again from page ${restartNo} and skipping the records already delivered`,
+      page: restartNo,
+      left,
+    });
+    if (total === 0) state.done = true;
+    state.wake();
   }
 
   /** Pushes the page's next records until the buffer is full or the page is done; returns push()'s last answer. */
@@ -236,7 +380,7 @@ export class PagedQuerySource extends CatalogSource {
     while (ok && open.next < page.length) {
       const i = open.next++;
       const record = page.record(i) as CatalogRecord;
-      if (this.isRepeat(record)) continue;
+      if (this.#seenRecently(record) || this.isRepeat(record)) continue;
       setOrigin(record, { endpoint: this.endpoint, page: job.no, index: offset + i, slice });
       open.pushed++;
       ok = this.push(record);
@@ -244,17 +388,29 @@ export class PagedQuerySource extends CatalogSource {
     return ok;
   }
 
-  /** Every record of the page went out: count it, report it, check the segment's total. */
+  /** Whether the record was delivered lately (a re-read or a shifted page); else it is remembered. */
+  #seenRecently(record: { id?: unknown }): boolean {
+    const id = record.id;
+    if (id === undefined) return false;
+    if (this.#recent.has(id)) return true;
+    this.#recent.add(id);
+    if (this.#recent.size > RECENT_IDS) this.#recent.delete(this.#recent.values().next().value);
+    return false;
+  }
+
+  /** Every record of the page went out: count it, report it, and see whether the segment is complete. */
   #closePage(open: OpenPage): void {
     const { job, page, pushed } = open;
     page.release();
     const { state, no } = job;
     const { label } = state.segment;
-    const total = state.total ?? page.meta.total;
-    state.delivered += page.length;
     this.#delivered += pushed;
+    if (pushed > 0) state.rereadsWithoutProgress = 0;
     this.events.emit('page', { endpoint: this.endpoint, records: pushed, page: no, ...(label ? { slice: label } : {}) });
-    if (state.delivered >= total && state.delivered !== total) throw this.#mismatch(label, `${label ?? 'the query'} delivered ${state.delivered} records where its total was ${total}`);
+    if ((no + 1) * this.#pageSize >= state.total!) {
+      state.done = true;
+      state.wake();
+    }
   }
 
   #finish(): void {
@@ -268,6 +424,29 @@ export class PagedQuerySource extends CatalogSource {
       code: label ? 'source.window_mismatch' : 'source.total_mismatch',
     });
   }
+}
+
+function newSegmentState(segment: Segment): SegmentState {
+  const state = { segment, nextNo: 0, epoch: 0, done: false, rereadsWithoutProgress: 0 } as SegmentState;
+  const arm = () => {
+    state.changed = new Promise<void>((resolve) => {
+      state.wake = () => {
+        arm();
+        resolve();
+      };
+    });
+  };
+  arm();
+  return state;
+}
+
+/** Whether the filter (or a member of a top-level `and`) bounds updatedSince with `until`. */
+export function hasBoundedUpdatedSince(filter: unknown): boolean {
+  if (!filter || typeof filter !== 'object') return false;
+  const f = filter as Record<string, unknown>;
+  const since = f.updatedSince as { until?: unknown } | undefined;
+  if (since && typeof since === 'object' && since.until !== undefined) return true;
+  return Array.isArray(f.and) && f.and.some(hasBoundedUpdatedSince);
 }
 
 /** One segment for the whole query (the usual case). */

@@ -1,7 +1,8 @@
-// The `*.query` sources: products, organizations, corrections, updates,
-// brands and catalog-categories. Each is the paged reader over the segments of
-// its filter: code-list chunks, and for products.query past the 10000 cap,
-// createdAt windows inside each chunk.
+// The `*.query` sources: products, media, organizations, corrections, updates,
+// brands, catalog-categories, public-categories, dietary-restrictions and
+// colors. Each is the paged reader over the segments of its filter: code-list
+// chunks, and for the capped endpoints (products.query, media.query) past the
+// 10000 cap, createdAt windows inside each chunk.
 //
 // Sorting: products default to `{id: ASC}` (stable, unique, so pages do not
 // overlap); the other endpoints send their documented default (`{id: ASC}`)
@@ -42,6 +43,10 @@ export const correctionsQueryOptions = queryOptionsSchema('corrections.query');
 export const updatesQueryOptions = queryOptionsSchema('updates.query');
 export const brandsQueryOptions = queryOptionsSchema('brands.query');
 export const catalogCategoriesQueryOptions = queryOptionsSchema('catalog-categories.query');
+export const mediaQueryOptions = queryOptionsSchema('media.query');
+export const publicCategoriesQueryOptions = queryOptionsSchema('public-categories.query');
+export const dietaryRestrictionsQueryOptions = queryOptionsSchema('dietary-restrictions.query');
+export const colorsQueryOptions = queryOptionsSchema('colors.query');
 
 /** Options of a query source in code: `filter` completes the endpoint's filter names. */
 export interface QueryOptions<E extends QueryEndpointName> {
@@ -60,6 +65,10 @@ export const QUERY_OPTION_SCHEMAS: Record<QueryEndpointName, z.ZodType> = {
   'updates.query': updatesQueryOptions,
   'brands.query': brandsQueryOptions,
   'catalog-categories.query': catalogCategoriesQueryOptions,
+  'media.query': mediaQueryOptions,
+  'public-categories.query': publicCategoriesQueryOptions,
+  'dietary-restrictions.query': dietaryRestrictionsQueryOptions,
+  'colors.query': colorsQueryOptions,
 };
 
 interface ParsedQueryOptions {
@@ -138,6 +147,12 @@ export const updatesQuery = (client: CatalogClient, options?: QueryOptions<'upda
 export const brandsQuery = (client: CatalogClient, options?: QueryOptions<'brands.query'>, run?: SourceRunOptions) => querySource('brands.query', client, options, run);
 export const catalogCategoriesQuery = (client: CatalogClient, options?: Omit<QueryOptions<'catalog-categories.query'>, 'sorting'>, run?: SourceRunOptions) =>
   querySource('catalog-categories.query', client, options, run);
+export const mediaQuery = (client: CatalogClient, options?: QueryOptions<'media.query'>, run?: SourceRunOptions) => querySource('media.query', client, options, run);
+export const publicCategoriesQuery = (client: CatalogClient, options?: QueryOptions<'public-categories.query'>, run?: SourceRunOptions) =>
+  querySource('public-categories.query', client, options, run);
+export const dietaryRestrictionsQuery = (client: CatalogClient, options?: QueryOptions<'dietary-restrictions.query'>, run?: SourceRunOptions) =>
+  querySource('dietary-restrictions.query', client, options, run);
+export const colorsQuery = (client: CatalogClient, options?: QueryOptions<'colors.query'>, run?: SourceRunOptions) => querySource('colors.query', client, options, run);
 
 /** The run's client, or a ConfigError saying who must provide it. */
 export function clientOf(ctx: StageContext, type: string): CatalogClient {
@@ -156,6 +171,10 @@ const DESCRIPTIONS: Record<QueryEndpointName, string> = {
   'updates.query': 'News items by filter, paged (incremental with updatedSince).',
   'brands.query': 'Brands by filter, paged.',
   'catalog-categories.query': 'Catalog categories by filter, paged.',
+  'media.query': 'Media records by filter, paged; past 10000 matches it slices by createdAt (media.stream has no cap).',
+  'public-categories.query': 'Public categories (the tree products point into with publicCategories[].id), paged; filter: id only.',
+  'dietary-restrictions.query': 'Dietary restrictions (codes products carry in dietaryRestrictions[].id), paged; filter: id only.',
+  'colors.query': 'Colors (codes products carry in colors[].id), paged; filter: id only.',
 };
 
 function queryStage<E extends QueryEndpointName>(endpoint: E) {
@@ -175,4 +194,8 @@ export const queryStages = [
   queryStage('updates.query'),
   queryStage('brands.query'),
   queryStage('catalog-categories.query'),
+  queryStage('media.query'),
+  queryStage('public-categories.query'),
+  queryStage('dietary-restrictions.query'),
+  queryStage('colors.query'),
 ];

@@ -1,4 +1,4 @@
-// products.query past the 10000 reachable results (spec §8; the service caps
+// products.query and media.query past the 10000 reachable results (spec §8; the service caps
 // `meta.total` at 10000 too, so a total of 10000 or more means "maybe more").
 //
 // The query is sliced into `createdAt` windows `{from, until}` (inclusive unix
@@ -33,6 +33,7 @@
 // instant and pointing at products.stream, never with a silent truncation.
 import { MAX_REACHABLE_RESULTS } from '../catalog/index.js';
 import type { CatalogRecord, LazyPage } from '../client/index.js';
+import { ApiError } from '../client/errors.js';
 import { DataError } from '../errors.js';
 import type { RunEvents } from '../events.js';
 import type { PageFetcher, Segment, SourceBody } from './paged-query.js';
@@ -76,13 +77,13 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
   const cap = o.resultWindow ?? MAX_REACHABLE_RESULTS;
   const bound = async (direction: 'ASC' | 'DESC'): Promise<number | undefined> => {
     stats.wastedProbes++;
-    const page = await o.fetchPage({ filter: o.body.filter, sorting: { createdAt: direction } }, 0, PROBE_PAGE_SIZE);
+    const page = await refusedSlicing(o.endpoint, o.fetchPage({ filter: o.body.filter, sorting: { createdAt: direction } }, 0, PROBE_PAGE_SIZE));
     const first = page.length > 0 ? (page.record(0) as CatalogRecord) : undefined;
     page.release();
     if (!first) return undefined;
     const createdAt = (first.meta as { createdAt?: unknown } | undefined)?.createdAt;
     if (!Number.isSafeInteger(createdAt)) {
-      throw new DataError(`${o.endpoint}: a product has no integer meta.createdAt, so the query cannot be sliced by createdAt; use products.stream`, { code: 'source.unsliceable' });
+      throw new DataError(`${o.endpoint}: a record has no integer meta.createdAt, so the query cannot be sliced by createdAt; use ${streamOf(o.endpoint)}`, { code: 'source.unsliceable' });
     }
     return createdAt as number;
   };
@@ -122,18 +123,47 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
 
 /** The filter AND a createdAt window; a top-level `and` is extended rather than nested. */
 export function withCreatedAt(filter: unknown, from: number, until: number): unknown {
-  const window = { createdAt: { from, until } };
-  if (filter === undefined) return window;
+  return andFilter(filter, { createdAt: { from, until } });
+}
+
+/** `filter` AND `extra`; a top-level `and` is extended rather than nested. */
+export function andFilter(filter: unknown, extra: unknown): unknown {
+  if (filter === undefined) return extra;
   const f = filter as Record<string, unknown>;
-  const parts = Object.keys(f).length === 1 && Array.isArray(f.and) ? [...(f.and as unknown[]), window] : [filter, window];
+  const parts = Object.keys(f).length === 1 && Array.isArray(f.and) ? [...(f.and as unknown[]), extra] : [filter, extra];
   return { and: parts };
 }
 
+/** The stream endpoint with no cap that a capped query's user is pointed at (products.stream, media.stream). */
+function streamOf(endpoint: string): string {
+  return endpoint.replace(/\.query$/, '.stream');
+}
+
+/**
+ * A service that refuses the createdAt sorting or filter (400/422: media.query's filters are not
+ * documented) cannot be sliced: say so and point at the stream, rather than surface a bare API error.
+ */
+async function refusedSlicing(endpoint: string, probe: Promise<LazyPage>): Promise<LazyPage> {
+  try {
+    return await probe;
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 400 || err.status === 422)) {
+      throw new DataError(
+        `${endpoint}: 10000 or more matches, more than one query reaches, and the service refused the createdAt sorting the slicing needs ` +
+          `(${err.status}: ${err.message}); use ${streamOf(endpoint)} (no limit) or narrow the filter`,
+        { code: 'source.unsliceable', cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
 function overfullInstant(endpoint: string, instant: number, total: number, cap: number): DataError {
+  const what = endpoint.startsWith('media.') ? 'media records' : 'products';
   return new DataError(
-    `${endpoint}: ${total >= cap ? `${cap} or more` : total} matching products were created in the same second ` +
+    `${endpoint}: ${total >= cap ? `${cap} or more` : total} matching ${what} were created in the same second ` +
       `(createdAt ${instant}, ${new Date(instant * 1000).toISOString()}), more than one query can reach and too many to slice by createdAt; ` +
-      `use products.stream (no limit) or narrow the filter (e.g. by status, brand or organization)`,
+      `use ${streamOf(endpoint)} (no limit) or narrow the filter${what === 'products' ? ' (e.g. by status, brand or organization)' : ''}`,
     { code: 'source.instant_over_cap' },
   );
 }

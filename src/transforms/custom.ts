@@ -4,13 +4,18 @@
 // RUNS THAT CODE with the rights of the catalog-streams process. `export` names
 // the function (default: the default export); `kind` fixes its contract (see
 // functional.ts: map, filter, flat-map); `options` is handed to it as ctx.options.
+// What drops a record is explicit: null from a map or flat-map, a falsy value
+// from a filter; undefined (a forgotten `return`) fails the run naming the
+// module, the export and the record. `timeout` bounds each call's Promise.
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { duration } from '../pipeline/duration.js';
 import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { FunctionTransform, type RecordFunction } from './functional.js';
+import { DECLARED_TYPE_NAMES, declaredType, upsertFields, type RecordSchema } from '../pipeline/record-schema.js';
 
 export const CustomOptionsSchema = z.strictObject({
   module: z
@@ -22,9 +27,23 @@ export const CustomOptionsSchema = z.strictObject({
     .enum(['map', 'filter', 'flat-map'])
     .default('map')
     .describe(
-      'map: fn(record, ctx) returns a record or null (drop); filter: truthy keeps the record; flat-map: returns a list of records (or one, or null); any may return a Promise',
+      'map: fn(record, ctx) returns a record, or null to drop it; filter: truthy keeps the record, falsy drops it; flat-map: returns a list of records (or one, or null); any may return a Promise. Returning undefined (a missing `return`) fails the run',
     ),
+  timeout: duration()
+    .prefault('60s')
+    .describe('Longest wait for the Promise of one call (default "60s"); a call still pending then fails the run naming the record'),
   options: z.unknown().optional().describe('Any value, passed to the function as ctx.options'),
+  columns: z
+    .record(z.string().min(1), z.enum(DECLARED_TYPE_NAMES))
+    .optional()
+    .describe(
+      'The fields the function writes, with their types ({priceBand: string, score: double}), so sinks give them columns; ' +
+        'without it a map or flat-map function\'s fields are kept in the Parquet _extra JSON column (a filter keeps the schema)',
+    ),
+  inputColumns: z
+    .enum(['keep', 'drop'])
+    .default('keep')
+    .describe('With columns: keep (the function returns its input record plus the declared fields) or drop (only the declared fields)'),
 });
 
 export type CustomOptions = z.input<typeof CustomOptionsSchema>;
@@ -64,10 +83,20 @@ async function loadFunction(options: z.output<typeof CustomOptionsSchema>, baseD
 }
 
 function createCustom(options: z.output<typeof CustomOptionsSchema>, ctx: StageContext): FunctionTransform {
-  return new FunctionTransform(`custom(${options.module})`, options.kind, () => loadFunction(options, ctx.baseDir), ctx, {
+  return new FunctionTransform(`custom(${options.module})`, options.kind, () => loadFunction(options, ctx.moduleDir ?? ctx.baseDir), ctx, {
     lazy: true,
     userOptions: options.options,
+    label: `custom: module "${options.module}" export "${options.export}"`,
+    timeoutMs: options.timeout,
   });
+}
+
+/** A filter passes records unchanged; a map/flat-map returns what its `columns` declare, else nothing the schema knows. */
+function customSchema(input: RecordSchema, options: z.output<typeof CustomOptionsSchema>): RecordSchema {
+  if (options.kind === 'filter') return input;
+  if (!options.columns) return { fields: [] };
+  const declared = Object.entries(options.columns).map(([name, type]) => ({ name, type: declaredType(type) }));
+  return { fields: options.inputColumns === 'keep' ? upsertFields(input.fields, declared) : declared };
 }
 
 export const customStage = defineStage({
@@ -77,6 +106,7 @@ export const customStage = defineStage({
     'Runs your own function from a module (relative to the pipeline file) as map, filter or flat-map; the module is imported and its code runs in the process',
   options: CustomOptionsSchema,
   create: createCustom,
+  schema: customSchema,
 });
 
 /** Code API twin of the pipeline file's `custom` stage (in code, `map(fn)` is simpler). */

@@ -16,6 +16,14 @@ export type InvalidAction = (typeof INVALID_ACTIONS)[number];
 
 const PERCENT = /^(\d+(?:\.\d+)?)%$/;
 
+/**
+ * The share of invalid records past which a run with `onInvalid: skip` or `dead-letter` fails when
+ * `maxInvalid` is not set. A few bad records among many are the service's noise and go to the
+ * dead letters; more than a tenth means the data does not fit the pipeline (a changed shape, a
+ * wrong resource) and a green run would hide it.
+ */
+export const DEFAULT_MAX_INVALID = '10%';
+
 /** A sink spec such as `{type: jsonl, path: out/rejected.jsonl}`; its own options are checked by that sink's schema. */
 export const SinkSpecOption = z.looseObject({
   type: z.string().min(1).describe('Registered sink type, e.g. jsonl'),
@@ -36,13 +44,14 @@ export function invalidPolicyOptions(defaultPath: string) {
       .union(
         [
           z.int().nonnegative(),
-          z.string().regex(PERCENT, { message: 'maxInvalid as a string must be a percentage such as "0.5%"' }),
+          z.literal('none'),
+          z.string().regex(PERCENT, { message: 'maxInvalid as a string must be a percentage such as "0.5%", or none' }),
         ],
-        { error: 'maxInvalid must be a number of records (an integer such as 100) or a percentage string such as "0.5%"' },
+        { error: 'maxInvalid must be a number of records (an integer such as 100), a percentage string such as "0.5%", or none' },
       )
       .optional()
       .describe(
-        'Fail the run when invalid records exceed this: a count (100: fails at the 101st, checked as records arrive) or a percentage of the records seen ("0.5%": checked at the end of the input); default: no limit',
+        `Fail the run when invalid records exceed this: a count (100: fails at the 101st, checked as records arrive), a percentage of the records seen ("0.5%": checked at the end of the input), or none (no limit); default with skip or dead-letter: "${DEFAULT_MAX_INVALID}"`,
       ),
   };
 }
@@ -142,13 +151,18 @@ export function rejectionMessage(stage: string, resource: string | undefined, re
   return `${stage}: ${who} ${what}${from ? ` (from ${from})` : ''}${more}`;
 }
 
-type Threshold = { kind: 'count'; max: number; label: string } | { kind: 'fraction'; max: number; label: string };
+type Threshold = { kind: 'count' | 'fraction'; max: number; label: string };
 
-function parseThreshold(value: number | string | undefined): Threshold | undefined {
-  if (value === undefined) return undefined;
+/** The threshold of a policy: the option, else the default for skip and dead-letter; none lifts it. */
+function parseThreshold(value: number | string | undefined, action: InvalidAction): Threshold | undefined {
+  if (value === undefined) {
+    if (action === 'fail') return undefined;
+    return { ...parseThreshold(DEFAULT_MAX_INVALID, action)!, label: `${DEFAULT_MAX_INVALID} (the default)` };
+  }
+  if (value === 'none') return undefined;
   if (typeof value === 'number') return { kind: 'count', max: value, label: String(value) };
   const m = PERCENT.exec(value);
-  if (!m) throw new TypeError(`maxInvalid "${value}" is neither a count nor a percentage`);
+  if (!m) throw new TypeError(`maxInvalid "${value}" is neither a count, a percentage nor none`);
   return { kind: 'fraction', max: Number(m[1]) / 100, label: value };
 }
 
@@ -170,7 +184,7 @@ export class InvalidRecordPolicy {
     this.#ctx = ctx;
     this.#resource = resource;
     this.action = options.onInvalid;
-    this.#threshold = parseThreshold(options.maxInvalid);
+    this.#threshold = parseThreshold(options.maxInvalid, options.onInvalid);
     const path = typeof options.deadLetter.path === 'string' ? options.deadLetter.path : undefined;
     this.#spec = path
       ? { ...options.deadLetter, path: path.replaceAll('{name}', ctx.run.name).replaceAll('{stage}', owner.stage) }
@@ -250,7 +264,8 @@ export class InvalidRecordPolicy {
           ? `the rejected records are in ${this.location}`
           : 'no dead letters were written'
         : 'the rejected records were skipped (onInvalid: skip), not kept';
-    return new DataError(`${this.#owner.stage}: ${what}; ${where}`, { code: 'data.max_invalid' });
+    const raise = `if that many invalid records are expected, raise maxInvalid (e.g. "25%") or lift it (maxInvalid: none)`;
+    return new DataError(`${this.#owner.stage}: ${what}; ${where}; ${raise}`, { code: 'data.max_invalid' });
   }
 
   #write(letter: DeadLetter): void {

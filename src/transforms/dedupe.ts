@@ -82,6 +82,7 @@ export const dedupeStage = defineStage({
   type: 'dedupe',
   description: 'Drops records whose key (default id) was already seen in this run: the FIRST copy is kept, later copies are dropped and counted',
   options: DedupeOptionsSchema,
+  schema: (input) => input,
   create: (options, ctx) => new DedupeTransform(options, ctx),
 });
 

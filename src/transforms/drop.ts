@@ -7,6 +7,7 @@ import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from './field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { rewriteContainer, schemaSteps, type RecordSchema } from '../pipeline/record-schema.js';
 
 export const DropOptionsSchema = z.strictObject({
   fields: z
@@ -18,6 +19,18 @@ export const DropOptionsSchema = z.strictObject({
 export type DropOptions = z.input<typeof DropOptionsSchema>;
 
 const dropLeaf = (): void => {};
+
+function dropSchema(input: RecordSchema, fields: readonly string[]): RecordSchema {
+  let out = input.fields;
+  fields.forEach((f, i) => {
+    const steps = schemaSteps(parseFieldPath(f, `fields[${i}]`), `fields[${i}]`);
+    const last = steps.at(-1)?.kind === 'each' ? steps.length - 2 : steps.length - 1;
+    const leaf = steps[last];
+    if (leaf?.kind !== 'key') return;
+    out = rewriteContainer(out, steps.slice(0, last), (container) => container.filter((c) => c.name !== leaf.key));
+  });
+  return { fields: out };
+}
 
 export class DropTransform extends RecordTransform {
   readonly #tree: PathNode<true>;
@@ -40,6 +53,7 @@ export const dropStage = defineStage({
   type: 'drop',
   description: 'Removes fields, also inside objects and lists (meta.createdAt, photos[].organizations)',
   options: DropOptionsSchema,
+  schema: (input, options) => dropSchema(input, options.fields),
   create: (options, ctx) => new DropTransform(options, ctx),
 });
 

@@ -7,6 +7,7 @@ import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { JSON_TYPE, typeAtPath, upsertFields, type RecordField, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
 
 export const ExplodeOptionsSchema = z.strictObject({
   field: z.string().min(1).describe('The list to explode: photos, frontals, cannabisData.terpenes'),
@@ -33,6 +34,21 @@ export type ExplodeOptions = z.input<typeof ExplodeOptionsSchema>;
 function idColumnFor(resource: string | undefined): string {
   if (!resource) return 'parentId';
   return `${resource.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())}Id`;
+}
+
+/** Parent id, carried columns, index, then the element's fields (or the value column), as #row builds them. */
+function explodeSchema(input: RecordSchema, options: z.output<typeof ExplodeOptionsSchema>, env: SchemaEnv): RecordSchema {
+  const idColumn = options.parentIdColumn ?? idColumnFor(env.resource);
+  const typeOf = (path: string, option: string) => typeAtPath(input, parseFieldPath(path, option).steps) ?? JSON_TYPE;
+  let fields: RecordField[] = [{ name: idColumn, type: typeOf(options.parentId, 'parentId') }];
+  for (const [column, path] of Object.entries(options.carry ?? {})) fields = upsertFields(fields, [{ name: column, type: typeOf(path, `carry.${column}`) }]);
+  if (options.indexColumn !== undefined) fields = upsertFields(fields, [{ name: options.indexColumn, type: { kind: 'int64' } }]);
+  const list = typeAtPath(input, parseFieldPath(options.field, 'field').steps);
+  let element = list?.kind === 'list' ? list.element : undefined;
+  while (element?.kind === 'list' && parseFieldPath(options.field).multi) element = element.element;
+  if (element?.kind === 'struct') fields = upsertFields(fields, element.fields.filter((f) => f.name !== idColumn));
+  else fields = upsertFields(fields, [{ name: options.valueColumn, type: element ?? JSON_TYPE }]);
+  return { fields };
 }
 
 export class ExplodeTransform extends RecordTransform {
@@ -84,6 +100,7 @@ export const explodeStage = defineStage({
   type: 'explode',
   description: 'One row per element of a list (one row per photo), carrying the parent id (productId) and other parent values',
   options: ExplodeOptionsSchema,
+  schema: explodeSchema,
   create: (options, ctx) => new ExplodeTransform(options, ctx),
 });
 

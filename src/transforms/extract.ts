@@ -8,6 +8,7 @@ import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { compileGetter, parseFieldPath, shallowCopy, type Getter } from './field-path.js';
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { JSON_TYPE, typeAtPath, upsertFields, type RecordSchema } from '../pipeline/record-schema.js';
 
 const ColumnSpec = z.union([
   z.string().min(1),
@@ -35,9 +36,24 @@ interface ColumnPlan {
   first: boolean;
 }
 
+/** Each new column typed by the path it reads (a list path: a list; `first`: its element); unknown: JSON. */
+function extractSchema(input: RecordSchema, options: z.output<typeof ExtractOptionsSchema>): RecordSchema {
+  const added = Object.entries(options.columns).map(([column, spec]) => {
+    const source = typeof spec === 'string' ? spec : spec.path;
+    const path = parseFieldPath(source, `columns.${column}`);
+    let type = typeAtPath(input, path.steps) ?? JSON_TYPE;
+    if (typeof spec !== 'string' && spec.first && path.multi) type = type.kind === 'list' ? type.element : JSON_TYPE;
+    if (path.multi && type.kind !== 'list' && !(typeof spec !== 'string' && spec.first)) type = { kind: 'list', element: type };
+    return { name: column, type };
+  });
+  return { fields: upsertFields(input.fields, added) };
+}
+
 export class ExtractTransform extends RecordTransform {
   readonly #columns: ColumnPlan[];
   readonly #omit: boolean;
+  /** Columns already reported as replacing a record's own field (warned once each). */
+  readonly #replacing = new Set<string>();
 
   constructor(options: z.output<typeof ExtractOptionsSchema>, ctx: StageContext) {
     super('extract', ctx);
@@ -56,10 +72,22 @@ export class ExtractTransform extends RecordTransform {
       const c = columns[i]!;
       let v = c.get(record);
       if (c.first) v = (v as unknown[])[0];
-      if (v !== undefined) out[c.column] = v;
-      else if (!this.#omit) out[c.column] = null;
+      const next = v !== undefined ? v : this.#omit ? undefined : null;
+      if (next === undefined) continue;
+      if (!this.#replacing.has(c.column) && Object.hasOwn(out, c.column) && out[c.column] !== next) this.#warnReplacing(c.column, record);
+      out[c.column] = next;
     }
     return out;
+  }
+
+  /** A column replacing a field the record already had is not silent: one warning per column. */
+  #warnReplacing(column: string, record: object): void {
+    this.#replacing.add(column);
+    const id = (record as { id?: unknown }).id;
+    this.ctx.events.emit('warning', {
+      code: 'extract.replaces_field',
+      message: `extract: column "${column}" replaces the record's own field "${column}" (first on record ${JSON.stringify(id ?? null)}); name the column differently to keep both`,
+    });
   }
 }
 
@@ -68,6 +96,7 @@ export const extractStage = defineStage({
   type: 'extract',
   description: 'Adds columns pulled out by path: brands[].id (a list), organizations[type=supplier].name.en, meta.updatedAt',
   options: ExtractOptionsSchema,
+  schema: extractSchema,
   create: (options, ctx) => new ExtractTransform(options, ctx),
 });
 

@@ -1,7 +1,9 @@
 // flatten-locales: turns localized objects (`name: {en, nl, ...}`) into plain
 // string columns: one per listed locale (`name_en`, `name_nl`; null when the
 // locale is missing) and/or one holding the first locale of a fallback chain
-// that has a value (`name`). Localized fields inside lists are rewritten inside
+// that has a value (`name`). A plain string in a localized field (live brand
+// and organization names) is locale-independent: it fills every column. Locales
+// not asked for are left out by design (keepOriginal keeps them). Localized fields inside lists are rewritten inside
 // each element (`brands[].name` -> `brands[i].name_en`), so every element keeps
 // its own values and the list stays a clean list of structs; `extract` turns
 // one into a plain list column (`brands_name_en: brands[].name_en`).
@@ -15,6 +17,7 @@ import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from './field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
+import { rewriteContainer, schemaSteps, withField, type RecordField, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
 
 const LocaleList = z.array(z.string().min(1, { message: 'a locale code cannot be empty' }));
 
@@ -71,19 +74,30 @@ interface LocalizedPlan {
   fallback: readonly string[];
 }
 
+/**
+ * Writes the columns of one localized field. A plain string is locale-independent text (the live
+ * service sends brand and organization names so): it fills every locale column and the fallback.
+ * A value that is neither (a number, a list) is not interpreted: it stays under its own name.
+ */
 function writeColumns(out: Record<string, unknown>, key: string, value: unknown, plan: LocalizedPlan): void {
+  const text = typeof value === 'string' ? value : undefined;
+  const localized = text === undefined && typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  if (text === undefined && localized === undefined && value !== null && value !== undefined) {
+    out[key] = value;
+    return;
+  }
   if (plan.keepOriginal) out[key] = value;
-  const localized = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
   const columns = plan.columns;
   for (let i = 0; i < columns.length; i++) {
     const [column, locale] = columns[i]!;
-    const s = localized === undefined ? undefined : localized[locale];
+    const s = text !== undefined ? text : localized === undefined ? undefined : localized[locale];
     out[column] = s === undefined ? null : s;
   }
   if (plan.fallbackColumn !== undefined) {
     let chosen: unknown = null;
     let from: string | null = null;
-    if (localized !== undefined) {
+    if (text !== undefined) chosen = text === '' ? null : text;
+    else if (localized !== undefined) {
       for (const locale of plan.fallback) {
         const s = localized[locale];
         if (typeof s === 'string' && s !== '') {
@@ -98,6 +112,50 @@ function writeColumns(out: Record<string, unknown>, key: string, value: unknown,
   }
 }
 
+/** The localized fields the stage rewrites: `fields`, checked against the resource when it is known, else all of the resource's. */
+function localizedFields(options: z.output<typeof FlattenLocalesOptionsSchema>, sourceResource: string | undefined): { fields: string[]; resource: string | undefined } {
+  const schemaKnown = !options.fields || options.resource !== undefined || (sourceResource !== undefined && sourceResource in resourceSchemas);
+  const source = sourceResource === undefined ? undefined : { type: '', resource: sourceResource };
+  const resource = schemaKnown ? resolveResource('flatten-locales', options.resource, { source }, 'product') : undefined;
+  const known = resource ? localizedFieldPaths(resource.schema) : undefined;
+  if (known && options.fields) {
+    options.fields.forEach((f, i) => {
+      if (!known.includes(f)) {
+        const hint = closestName(f, known);
+        throw new ConfigError(
+          `flatten-locales: fields[${i}]: "${f}" is not a localized field of ${resource!.name}${hint ? `; did you mean "${hint}"?` : ''} (localized: ${known.join(', ')})`,
+          { path: `fields[${i}]` },
+          { code: 'config.unknown_field' },
+        );
+      }
+    });
+  }
+  return { fields: options.fields ?? known ?? [], resource: resource?.name };
+}
+
+/** Each localized field replaced, in its place, by its string columns (added where the record lacks it, as at run time). */
+function flattenLocalesSchema(input: RecordSchema, options: z.output<typeof FlattenLocalesOptionsSchema>, env: SchemaEnv): RecordSchema {
+  let out = input.fields;
+  for (const [i, f] of localizedFields(options, env.resource).fields.entries()) {
+    const steps = schemaSteps(parseFieldPath(f, `fields[${i}]`), `fields[${i}]`);
+    const last = steps.at(-1);
+    if (last?.kind !== 'key') continue;
+    const name = (template: string) => template.replaceAll('{field}', last.key);
+    out = rewriteContainer(out, steps.slice(0, -1), (container) => {
+      const original = container.find((c) => c.name === last.key);
+      const columns: RecordField[] = [];
+      if (options.keepOriginal && original) columns.push(original);
+      for (const locale of options.locales ?? []) columns.push({ name: name(options.columns).replaceAll('{locale}', locale), type: { kind: 'string' } });
+      if (options.fallback) {
+        columns.push({ name: name(options.fallbackColumn), type: { kind: 'string' } });
+        if (options.fallbackLocaleColumn) columns.push({ name: name(options.fallbackLocaleColumn), type: { kind: 'string' } });
+      }
+      return withField(container, last.key, columns);
+    });
+  }
+  return { fields: out };
+}
+
 export class FlattenLocalesTransform extends RecordTransform {
   /** The localized field paths this stage rewrites. */
   readonly fields: readonly string[];
@@ -106,25 +164,9 @@ export class FlattenLocalesTransform extends RecordTransform {
   constructor(options: z.output<typeof FlattenLocalesOptionsSchema>, ctx: StageContext) {
     super('flatten-locales', ctx);
     // Listed fields are checked against the schema when the resource is known; without a list the schema gives them.
-    const sourceResource = ctx.source?.resource;
-    const schemaKnown = !options.fields || options.resource !== undefined || (sourceResource !== undefined && sourceResource in resourceSchemas);
-    const resource = schemaKnown ? resolveResource('flatten-locales', options.resource, ctx, 'product') : undefined;
-    const known = resource ? localizedFieldPaths(resource.schema) : undefined;
-    const fields = options.fields ?? known ?? [];
-    if (known && options.fields) {
-      options.fields.forEach((f, i) => {
-        if (!known.includes(f)) {
-          const hint = closestName(f, known);
-          throw new ConfigError(
-            `flatten-locales: fields[${i}]: "${f}" is not a localized field of ${resource!.name}${hint ? `; did you mean "${hint}"?` : ''} (localized: ${known.join(', ')})`,
-            { path: `fields[${i}]` },
-            { code: 'config.unknown_field' },
-          );
-        }
-      });
-    }
+    const { fields, resource } = localizedFields(options, ctx.source?.resource);
     if (fields.length === 0) {
-      ctx.events.emit('warning', { code: 'flatten-locales.no_fields', message: `flatten-locales: ${resource?.name ?? 'the resource'} has no localized fields; the stage passes records unchanged` });
+      ctx.events.emit('warning', { code: 'flatten-locales.no_fields', message: `flatten-locales: ${resource ?? 'the resource'} has no localized fields; the stage passes records unchanged` });
     }
     this.fields = fields;
     this.#tree = buildPathTree(
@@ -157,6 +199,7 @@ export const flattenLocalesStage = defineStage({
   description:
     'Turns localized objects (name.{en,nl,...}) into string columns: one per locale (name_en) and/or a fallback chain (name); inside lists the elements are rewritten (brands[].name_en)',
   options: FlattenLocalesOptionsSchema,
+  schema: flattenLocalesSchema,
   create: (options, ctx) => new FlattenLocalesTransform(options, ctx),
 });
 

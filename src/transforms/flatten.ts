@@ -7,6 +7,7 @@ import { defineStage, type StageContext } from '../pipeline/stage.js';
 import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import type { RecordField, RecordSchema } from '../pipeline/record-schema.js';
 
 export const FlattenOptionsSchema = z.strictObject({
   fields: z.array(z.string().min(1)).min(1).optional().describe('Top-level object fields to flatten; default: every object-valued field'),
@@ -18,6 +19,24 @@ export type FlattenOptions = z.input<typeof FlattenOptionsSchema>;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function flattenSchema(input: RecordSchema, options: z.output<typeof FlattenOptionsSchema>): RecordSchema {
+  const only = options.fields ? new Set(options.fields) : undefined;
+  const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  const out: RecordField[] = [];
+  const into = (prefix: string, fields: readonly RecordField[], depth: number) => {
+    for (const f of fields) {
+      const name = prefix + options.separator + f.name;
+      if (f.type.kind === 'struct' && depth < maxDepth) into(name, f.type.fields, depth + 1);
+      else out.push({ name, type: f.type });
+    }
+  };
+  for (const f of input.fields) {
+    if (f.type.kind === 'struct' && (only === undefined || only.has(f.name))) into(f.name, f.type.fields, 1);
+    else out.push(f);
+  }
+  return { fields: out };
 }
 
 export class FlattenTransform extends RecordTransform {
@@ -59,6 +78,7 @@ export const flattenStage = defineStage({
   type: 'flatten',
   description: 'Flattens nested objects into top-level columns (meta.createdAt -> meta_createdAt); lists stay lists',
   options: FlattenOptionsSchema,
+  schema: flattenSchema,
   create: (options, ctx) => new FlattenTransform(options, ctx),
 });
 

@@ -3,11 +3,18 @@
 // file's `custom` stage both build a FunctionTransform.
 //
 // The contract, by kind:
-//   map      fn(record, ctx) -> record | null | undefined (or a Promise of it);
-//            null/undefined drops the record; a list or a boolean is an error.
+//   map      fn(record, ctx) -> record | null (or a Promise of it); null drops
+//            the record; a list or a boolean is an error.
 //   filter   fn(record, ctx) -> truthy keeps the record unchanged, falsy drops it.
 //   flat-map fn(record, ctx) -> a list of records (each emitted, in order),
-//            a single record, or null/undefined (nothing).
+//            a single record, or null / [] (nothing).
+// `undefined` is an error of every kind, naming the function and the record:
+// it is what a function with a forgotten `return` gives, and taking it as
+// "drop" once turned such a bug into a run that dropped every record and
+// exited 0. Only an explicit null (or false from a filter) drops.
+// A Promise that has not settled after `timeoutMs` fails the run the same way
+// (its timer also keeps the process alive while the call is pending, so a
+// promise that never settles cannot let the event loop empty and exit 0).
 // Records are plain objects; one returned in place of its input gets the
 // input's origin if it has none. Calls run one at a time, in order.
 import { DataError } from '../errors.js';
@@ -28,16 +35,27 @@ export interface RecordFunctionContext extends StageContext {
   stage: string;
 }
 
-export type MapFunction<In extends object = any, Out extends object = any> = (record: In, ctx: RecordFunctionContext) => Awaitable<Out | null | undefined>;
+export type MapFunction<In extends object = any, Out extends object = any> = (record: In, ctx: RecordFunctionContext) => Awaitable<Out | null>;
 export type FilterFunction<In extends object = any> = (record: In, ctx: RecordFunctionContext) => Awaitable<unknown>;
 export type FlatMapFunction<In extends object = any, Out extends object = any> = (
   record: In,
   ctx: RecordFunctionContext,
-) => Awaitable<readonly Out[] | Out | null | undefined>;
+) => Awaitable<readonly Out[] | Out | null>;
 export type RecordFunction = MapFunction | FilterFunction | FlatMapFunction;
 
 function isRecord(v: unknown): v is object {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export interface FunctionTransformOptions {
+  /** `fn` is a loader called once before the first record (a module import). */
+  lazy?: boolean;
+  /** `options` of a custom stage, handed to the function as ctx.options. */
+  userOptions?: unknown;
+  /** Names the function in errors, e.g. `custom: module "./t.mjs" export "default"` (default: the stage name). */
+  label?: string;
+  /** A returned Promise must settle within this many ms (default: no limit). */
+  timeoutMs?: number;
 }
 
 export class FunctionTransform extends RecordTransform {
@@ -45,14 +63,20 @@ export class FunctionTransform extends RecordTransform {
   #fn: RecordFunction | undefined;
   readonly #load: (() => Promise<RecordFunction>) | undefined;
   readonly #fnCtx: RecordFunctionContext;
+  readonly #label: string;
+  readonly #timeoutMs: number | undefined;
+  /** The timeout of the call in flight: cleared when the stream is destroyed, so it cannot hold the process open. */
+  #timer: NodeJS.Timeout | undefined;
 
-  /** `fn` directly, or `load` to get it once before the first record (a module import). */
-  constructor(stage: string, kind: FunctionKind, fn: RecordFunction | (() => Promise<RecordFunction>), ctx: StageContext, options: { lazy?: boolean; userOptions?: unknown } = {}) {
+  /** `fn` directly, or (lazy) a loader to get it once before the first record. */
+  constructor(stage: string, kind: FunctionKind, fn: RecordFunction | (() => Promise<RecordFunction>), ctx: StageContext, options: FunctionTransformOptions = {}) {
     super(stage, ctx);
     this.kind = kind;
     if (options.lazy) this.#load = fn as () => Promise<RecordFunction>;
     else this.#fn = fn as RecordFunction;
     this.#fnCtx = { ...ctx, options: options.userOptions, stage };
+    this.#label = options.label ?? stage;
+    this.#timeoutMs = options.timeoutMs;
   }
 
   protected override async prepare(): Promise<void> {
@@ -61,16 +85,45 @@ export class FunctionTransform extends RecordTransform {
 
   processRecord(record: object): RecordOutput | Promise<RecordOutput> {
     const result = this.#fn!(record, this.#fnCtx);
-    if (result instanceof Promise) return result.then((value: unknown) => this.#accept(record, value));
-    if (typeof (result as { then?: unknown } | null)?.then === 'function') {
-      return Promise.resolve(result).then((value: unknown) => this.#accept(record, value));
+    if (result instanceof Promise || typeof (result as { then?: unknown } | null)?.then === 'function') {
+      return this.#settled(record, Promise.resolve(result)).then((value: unknown) => this.#accept(record, value));
     }
     return this.#accept(record, result);
   }
 
+  /** The call's promise, failing with `data.custom_timeout` when it does not settle within the timeout. */
+  #settled(input: object, promise: Promise<unknown>): Promise<unknown> {
+    const ms = this.#timeoutMs;
+    if (ms === undefined) return promise;
+    const timeout = new Promise<never>((_, reject) => {
+      this.#timer = setTimeout(() => {
+        const seconds = ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
+        reject(
+          new DataError(
+            `${this.#label}: the ${this.kind} function did not settle its Promise within ${seconds} for record ${describeId(input)}; ` +
+              'make sure every code path resolves or rejects, or raise the stage\'s `timeout`',
+            { code: 'data.custom_timeout' },
+          ),
+        );
+      }, ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(this.#timer));
+  }
+
+  protected override abort(): void {
+    clearTimeout(this.#timer);
+  }
+
   #accept(input: object, value: unknown): RecordOutput {
+    if (value === undefined) {
+      throw new DataError(
+        `${this.#label}: the ${this.kind} function returned undefined for record ${describeId(input)}; ` +
+          `${UNDEFINED_HINT[this.kind]} (a missing \`return\` gives undefined, which is never taken as "drop")`,
+        { code: 'data.custom_contract' },
+      );
+    }
     if (this.kind === 'filter') return value ? input : null;
-    if (value === null || value === undefined) return null;
+    if (value === null) return null;
     if (this.kind === 'map') {
       if (isRecord(value)) return originOf(value) ? value : keepOrigin(input, value);
       throw this.#contractError(input, value, 'a record (a plain object), or null to drop it');
@@ -91,13 +144,24 @@ export class FunctionTransform extends RecordTransform {
     const got = Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value;
     const hint = this.kind === 'map' && Array.isArray(value) ? ' (use kind: flat-map to emit several records)' : this.kind === 'map' && typeof value === 'boolean' ? ' (use kind: filter to keep or drop records)' : '';
     return new DataError(
-      `${this.stage}: the ${this.kind} function must return ${expected}, but returned ${got}${id !== undefined ? ` for record ${JSON.stringify(id)}` : ''}${hint}`,
+      `${this.#label}: the ${this.kind} function must return ${expected}, but returned ${got}${id !== undefined ? ` for record ${JSON.stringify(id)}` : ''}${hint}`,
       { code: 'data.custom_contract' },
     );
   }
 }
 
-/** Code API: a stage applying `fn` to every record; null/undefined drops the record. */
+const UNDEFINED_HINT: Record<FunctionKind, string> = {
+  map: 'return the record, or null to drop it',
+  filter: 'return true to keep the record, or false to drop it',
+  'flat-map': 'return a list of records, or null (or []) to drop the record',
+};
+
+function describeId(record: object): string {
+  const id = (record as { id?: unknown }).id;
+  return id === undefined ? '(without an id)' : JSON.stringify(id);
+}
+
+/** Code API: a stage applying `fn` to every record; null drops the record (undefined is an error). */
 export function map<In extends object = any, Out extends object = any>(fn: MapFunction<In, Out>, ctx: StageContext = defaultStageContext()): FunctionTransform {
   return new FunctionTransform('map', 'map', fn, ctx);
 }

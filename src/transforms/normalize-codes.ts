@@ -1,10 +1,13 @@
-// normalize-codes: EAN/GTIN codes, which JSON delivers as integers that lost
-// their leading zeros, become zero-padded strings (DESIGN §5): eanGtin8/12/13/14
-// to their declared length, a list of codes (ean[]) to 13 digits (14 for a
-// 14-digit code). Digit strings pass (padded when short). A code with more
-// digits than declared, a negative, fractional or unsafe (> 2^53) number, or a
-// string that is not all digits makes the record invalid, handled by the same
-// policy as validate (fail, skip, dead-letter).
+// normalize-codes: product codes become strings of digits with their leading
+// zeros (DESIGN §5), whether the service sent an integer (JSON dropped the
+// zeros) or a digit string (the live service). EAN/GTIN: eanGtin8/12/13/14 are
+// padded to their declared length, a list of codes (ean[]) to 13 digits (14 for
+// a 14-digit code). National codes of fixed length (CNK 7, CIP13/ACL13 13,
+// cip(7)OrAcl7 7, PZN 8) are padded to it; codes of varying length (artgId,
+// snomed*) keep their digits. A code with more digits than declared, a
+// negative, fractional or unsafe (> 2^53) number, or a string that is not all
+// digits makes the record invalid, handled by the same policy as validate
+// (fail, skip, dead-letter).
 import { z } from 'zod';
 import type { FieldInfo } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
@@ -14,7 +17,8 @@ import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
 import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from './field-path.js';
 import type { RecordOutput } from './record-transform.js';
-import { ResourceOption, resolveResource } from './resource.js';
+import { ResourceOption, resolveResource, type StageResource } from './resource.js';
+import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
 
 export const NormalizeCodesOptionsSchema = z
   .strictObject({
@@ -23,8 +27,8 @@ export const NormalizeCodesOptionsSchema = z
       .array(z.string())
       .min(1)
       .optional()
-      .describe('Code fields to normalize (eanGtin13, ean); default: every EAN/GTIN field of the resource schema'),
-    checkDigit: z.boolean().default(false).describe('Also reject codes whose GS1 check digit is wrong'),
+      .describe('Code fields to normalize (eanGtin13, ean, cnk); default: every EAN/GTIN and national code field of the resource schema'),
+    checkDigit: z.boolean().default(false).describe('Also reject EAN/GTIN codes whose GS1 check digit is wrong'),
     ...invalidPolicyOptions('out/{name}-codes-rejected.jsonl'),
   })
   .superRefine(checkInvalidPolicy);
@@ -34,20 +38,39 @@ export type NormalizeCodesOptions = z.input<typeof NormalizeCodesOptionsSchema>;
 interface CodePlan {
   /** Path shown in issues (`eanGtin13`, `ean`). */
   path: string;
-  /** Most digits a code may have. */
+  /** Most digits a code may have (Infinity: no limit). */
   digits: number;
-  /** Length codes are padded to: `digits`, or 13 for a list (a 14-digit code stays 14). */
+  /** Length codes are padded to: `digits`, or 13 for a list (a 14-digit code stays 14); 0 for codes kept as sent. */
   padTo: number;
   list: boolean;
+  /** A GS1 code (EAN/GTIN): checkDigit applies. */
+  gs1: boolean;
 }
 
-/** Every gtin field of a schema: `eanGtin13` (digits 13), `ean[]` (a list). */
-function gtinFields(info: FieldInfo, path = '', out: Array<{ path: string; digits: number; list: boolean }> = []) {
+interface CodeField {
+  path: string;
+  digits: number;
+  list: boolean;
+  /** Fixed length: pad to `digits` (GTINs, CNK, CIP...). */
+  pad: boolean;
+  gs1: boolean;
+}
+
+const codeOf = (field: FieldInfo): { digits: number; pad: boolean; gs1: boolean } | undefined => {
+  if (field.kind === 'gtin') return { digits: field.digits ?? 14, pad: true, gs1: true };
+  if (field.kind === 'code') return { digits: field.digits ?? Number.POSITIVE_INFINITY, pad: field.pad === true && field.digits !== undefined, gs1: false };
+  return undefined;
+};
+
+/** Every code field of a schema: `eanGtin13` (digits 13), `ean[]` (a list), `cnk` (7, padded), `artgId` (as sent). */
+function codeFields(info: FieldInfo, path = '', out: CodeField[] = []) {
   for (const [key, field] of Object.entries(info.fields ?? {})) {
     const p = path ? `${path}.${key}` : key;
-    if (field.kind === 'gtin') out.push({ path: p, digits: field.digits ?? 14, list: false });
-    else if (field.kind === 'array' && field.element?.kind === 'gtin') out.push({ path: p, digits: field.element.digits ?? 14, list: true });
-    else if (field.kind === 'object') gtinFields(field, p, out);
+    const code = codeOf(field);
+    const element = field.kind === 'array' && field.element ? codeOf(field.element) : undefined;
+    if (code) out.push({ path: p, ...code, list: false });
+    else if (element) out.push({ path: p, ...element, list: true });
+    else if (field.kind === 'object') codeFields(field, p, out);
   }
   return out;
 }
@@ -70,6 +93,45 @@ function isDigits(s: string): boolean {
   return true;
 }
 
+/** The code fields the stage normalizes: `fields` (checked against the resource), or every code field of it. */
+function chosenCodes(options: z.output<typeof NormalizeCodesOptionsSchema>, resource: StageResource): CodeField[] {
+  const known = codeFields(resource.info);
+  if (!options.fields) return known;
+  const names = known.map((k) => k.path);
+  return options.fields.map((f, i) => {
+    const name = f.endsWith('[]') ? f.slice(0, -2) : f;
+    const found = known.find((k) => k.path === name);
+    if (!found) {
+      const hint = closestName(name, names);
+      throw new ConfigError(
+        `normalize-codes: fields[${i}]: "${f}" is not a code field of ${resource.name}${hint ? `; did you mean "${hint}"?` : ''} (codes: ${names.join(', ') || 'none'})`,
+        { path: `fields[${i}]` },
+        { code: 'config.unknown_field' },
+      );
+    }
+    return found;
+  });
+}
+
+/** Each normalized code field becomes a string code (a list of them for ean[]). */
+function normalizeCodesSchema(input: RecordSchema, options: z.output<typeof NormalizeCodesOptionsSchema>, env: SchemaEnv): RecordSchema {
+  const source = env.resource === undefined ? undefined : { type: '', resource: env.resource };
+  let out = input.fields;
+  for (const c of chosenCodes(options, resolveResource('normalize-codes', options.resource, { source }, 'product'))) {
+    const path = c.path.split('.');
+    const key = path.at(-1)!;
+    const digits = Number.isFinite(c.digits) ? c.digits : undefined;
+    const code: FieldType = { kind: 'string', code: { digits, padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits } };
+    const type: FieldType = c.list ? { kind: 'list', element: code } : code;
+    out = rewriteContainer(
+      out,
+      path.slice(0, -1).map((k) => ({ kind: 'key', key: k })),
+      (fields) => fields.map((f) => (f.name === key ? { name: key, type } : f)),
+    );
+  }
+  return { fields: out };
+}
+
 export class NormalizeCodesTransform extends CheckingTransform {
   readonly fields: readonly string[];
   readonly #tree: PathNode<CodePlan>;
@@ -80,28 +142,13 @@ export class NormalizeCodesTransform extends CheckingTransform {
   constructor(options: z.output<typeof NormalizeCodesOptionsSchema>, ctx: StageContext) {
     const resource = resolveResource('normalize-codes', options.resource, ctx, 'product');
     super('normalize-codes', ctx, options, resource.name);
-    const known = gtinFields(resource.info);
-    let chosen = known;
-    if (options.fields) {
-      const names = known.map((k) => k.path);
-      chosen = options.fields.map((f, i) => {
-        const name = f.endsWith('[]') ? f.slice(0, -2) : f;
-        const found = known.find((k) => k.path === name);
-        if (!found) {
-          const hint = closestName(name, names);
-          throw new ConfigError(
-            `normalize-codes: fields[${i}]: "${f}" is not an EAN/GTIN field of ${resource.name}${hint ? `; did you mean "${hint}"?` : ''} (codes: ${names.join(', ') || 'none'})`,
-            { path: `fields[${i}]` },
-            { code: 'config.unknown_field' },
-          );
-        }
-        return found;
-      });
-    }
+    const chosen = chosenCodes(options, resource);
     this.fields = chosen.map((c) => c.path);
     this.#checkDigit = options.checkDigit;
     this.#tree = buildPathTree(
-      chosen.map((c) => [parseFieldPath(c.path), { path: c.path, digits: c.digits, list: c.list, padTo: c.list ? Math.min(13, c.digits) : c.digits }] as const),
+      chosen.map(
+        (c) => [parseFieldPath(c.path), { path: c.path, digits: c.digits, list: c.list, gs1: c.gs1, padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits }] as const,
+      ),
     );
   }
 
@@ -136,14 +183,15 @@ export class NormalizeCodesTransform extends CheckingTransform {
     if (digits.length > plan.digits) return this.#bad(value, plan, path);
     const width = digits.length > plan.padTo ? digits.length : plan.padTo;
     const code = digits.length < width ? ZEROS.slice(0, width - digits.length) + digits : digits;
-    if (this.#checkDigit && !checkDigitOk(code)) {
+    if (this.#checkDigit && plan.gs1 && !checkDigitOk(code)) {
       this.#issues.push({ path, message: `check digit of ${code} is wrong, got ${describeValue(value)}`, expected: 'a code with a valid GS1 check digit', received: describeValue(value) });
     }
     return code;
   }
 
   #bad(value: unknown, plan: CodePlan, path: string, why?: string): unknown {
-    const expected = `a code of at most ${plan.digits} digits (an integer or a digit string)`;
+    const most = Number.isFinite(plan.digits) ? `at most ${plan.digits} ` : '';
+    const expected = `a code of ${most}digits (an integer or a digit string)`;
     const received = describeValue(value);
     this.#issues.push({ path, message: `expected ${expected}, got ${received}${why ? ` (${why})` : ''}`, expected, received });
     return value;
@@ -154,12 +202,13 @@ export const normalizeCodesStage = defineStage({
   kind: 'transform',
   type: 'normalize-codes',
   description:
-    'EAN/GTIN codes to zero-padded strings: eanGtin8/12/13/14 to their length, ean[] to 13 digits (14 for 14-digit codes); a code with too many digits is invalid (fail, skip or dead-letter)',
+    'Product codes to digit strings with their leading zeros, from integers or strings: eanGtin8/12/13/14 padded to their length, ean[] to 13 digits (14 for 14-digit codes), cnk/cip13/acl13/pzn to theirs, artgId/snomed* as sent; a malformed code is invalid (fail, skip or dead-letter)',
   options: NormalizeCodesOptionsSchema,
+  schema: normalizeCodesSchema,
   create: (options, ctx) => new NormalizeCodesTransform(options, ctx),
 });
 
-/** Code API: `normalizeCodes()` pads every EAN/GTIN field of a product. */
+/** Code API: `normalizeCodes()` normalizes every code field of a product. */
 export function normalizeCodes(options: NormalizeCodesOptions = {}, ctx: StageContext = defaultStageContext()): NormalizeCodesTransform {
   return new NormalizeCodesTransform(parseStageOptions('normalize-codes', NormalizeCodesOptionsSchema, options), ctx);
 }

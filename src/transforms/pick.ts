@@ -8,6 +8,7 @@ import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { parseFieldPath } from './field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../pipeline/record-schema.js';
 
 export const MissingOption = z
   .enum(['null', 'omit'])
@@ -70,6 +71,17 @@ function pickInto(record: unknown, plans: readonly PickPlan[], omit: boolean): R
   return out;
 }
 
+/** The picked fields, in the listed order, typed as in the input; a field the input does not know is JSON. */
+function pickSchema(input: RecordSchema, plans: readonly PickPlan[]): RecordField[] {
+  return plans.map((plan) => {
+    const type = typeAtPath(input, [{ kind: 'key', key: plan.key }]);
+    if (!plan.nested) return { name: plan.key, type: type ?? JSON_TYPE };
+    const inner: RecordSchema = { fields: type?.kind === 'struct' ? type.fields : [] };
+    const fields = type?.kind === 'json' ? plan.nested.map((p) => ({ name: p.key, type: (type.localized ? { kind: 'string' } : JSON_TYPE) as FieldType })) : pickSchema(inner, plan.nested);
+    return { name: plan.key, type: { kind: 'struct', fields } };
+  });
+}
+
 export class PickTransform extends RecordTransform {
   readonly #plans: PickPlan[];
   readonly #omit: boolean;
@@ -90,6 +102,7 @@ export const pickStage = defineStage({
   type: 'pick',
   description: 'Keeps only the listed fields, in that order (dotted paths keep their nesting); missing fields become null',
   options: PickOptionsSchema,
+  schema: (input, options) => ({ fields: pickSchema(input, planOf(options.fields)) }),
   create: (options, ctx) => new PickTransform(options, ctx),
 });
 

@@ -9,6 +9,9 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { DataError } from '../errors.js';
 import type { StageContext } from '../pipeline/stage.js';
 
+/** Counts in log lines with thousands separators (1,234,567). */
+const count = (n: number) => n.toLocaleString('en-US');
+
 /** What `processRecord` returns: a record, several records, or nothing (null/undefined drops the record). */
 export type RecordOutput = object | readonly object[] | null | undefined;
 
@@ -160,7 +163,7 @@ export abstract class RecordTransform extends Transform {
       const { stats } = s;
       s.ctx.events.emit('info', {
         code: 'transform.stats',
-        message: `${s.stage}: ${stats.in} in, ${stats.out} out${stats.invalid ? `, ${stats.invalid} invalid` : ''}${stats.dropped ? `, ${stats.dropped} dropped` : ''}`,
+        message: `${s.stage}: ${count(stats.in)} in, ${count(stats.out)} out${stats.invalid ? `, ${count(stats.invalid)} invalid` : ''}${stats.dropped ? `, ${count(stats.dropped)} dropped` : ''}`,
         stage: s.stage,
         stats: { ...stats },
       });

@@ -58,6 +58,15 @@ export const renameStage = defineStage({
   type: 'rename',
   description: 'Renames top-level fields, keeping their position',
   options: RenameOptionsSchema,
+  // A renamed field keeps its position and takes the place of a field already named like its target.
+  schema: (input, options) => {
+    const names = new Map(Object.entries(options.fields));
+    const targets = new Set(names.values());
+    const fields = input.fields
+      .filter((f) => names.has(f.name) || !targets.has(f.name))
+      .map((f) => (names.has(f.name) ? { name: names.get(f.name)!, type: f.type } : f));
+    return { fields };
+  },
   create: (options, ctx) => new RenameTransform(options, ctx),
 });
 

@@ -33,7 +33,7 @@ export function fieldInfoOf(schema: z.ZodType): FieldInfo {
  * The stage's resource: the `resource` option, else the source's resource, else
  * `fallback`. Without any of them the stage cannot know its records: ConfigError.
  */
-export function resolveResource(stage: string, option: ResourceName | undefined, ctx: StageContext, fallback?: ResourceName): StageResource {
+export function resolveResource(stage: string, option: ResourceName | undefined, ctx: Pick<StageContext, 'source'>, fallback?: ResourceName): StageResource {
   const fromSource = ctx.source?.resource;
   const name = option ?? (fromSource && fromSource in resourceSchemas ? (fromSource as ResourceName) : undefined) ?? fallback;
   if (!name) {

@@ -162,14 +162,25 @@ function objectCheck(def: Def): SchemaCheck {
   const keys = Object.keys(def.shape!);
   const fields = keys.map((k) => compile(def.shape![k]!));
   const catchall = def.catchall?._zod.def.type;
-  // Extra keys: loose (unknown/any) and strip (no catchall) take them; strict (never) refuses them.
+  // Extra keys: loose (unknown/any) and strip (no catchall) take them; strict (never) refuses them;
+  // another catchall schema must accept each of them.
   let strictKeys: Set<string> | undefined;
+  let extra: SchemaCheck | undefined;
   if (catchall === 'never') strictKeys = new Set(keys);
-  else if (catchall !== undefined && catchall !== 'unknown' && catchall !== 'any') return never;
+  else if (catchall !== undefined && catchall !== 'unknown' && catchall !== 'any') {
+    extra = compile(def.catchall!);
+    if (extra === never) return never;
+    strictKeys = new Set(keys);
+  }
   return (v) => {
     if (!isObject(v)) return false;
     for (let i = 0; i < keys.length; i++) if (!fields[i]!(v[keys[i]!])) return false;
-    if (strictKeys) for (const k of Object.keys(v)) if (!strictKeys.has(k)) return false;
+    if (strictKeys) {
+      for (const k of Object.keys(v)) {
+        if (strictKeys.has(k)) continue;
+        if (extra === undefined || k === '__proto__' || !extra(v[k])) return false;
+      }
+    }
     return true;
   };
 }

@@ -1,9 +1,11 @@
 // select-media-format: picks image URLs from a product's photos[] and
 // frontals[] (or from media-stream records) by a preference list of formats.
 // A format is a size (thumbnail 200px, medium 450px, large 900px, huge 1500px)
-// and an encoding (jpeg, webp). Photos and frontals name them differently
-// (photos: large/largeWebp; frontals: largeJpg/largeWebp, medium/mediumJpeg);
-// a requested name matches its size+encoding under either scheme.
+// and an encoding (jpeg, webp, png). Photos and frontals name them differently
+// (photos: large/largeWebp; frontals: largeJpg/largeWebp, medium/mediumJpeg,
+// and on the live service also large/largePng/huge/hugePng, where the
+// unsuffixed frontal key holds a PNG); a requested name matches its
+// size+encoding under either scheme.
 import { z } from 'zod';
 import { FrontalPhotoType, PhotoType } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
@@ -13,42 +15,62 @@ import { keepOrigin } from '../sources/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
+import { upsertFields, type FieldType, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
 
 export const MEDIA_SIZES = ['thumbnail', 'medium', 'large', 'huge'] as const;
 export type MediaSize = (typeof MEDIA_SIZES)[number];
-type Encoding = 'jpeg' | 'webp';
+type Encoding = 'jpeg' | 'webp' | 'png';
 
-/** Every name a format can be asked by: `large` (jpeg), `largeJpg`, `largeJpeg`, `largeWebp`, for each size. */
-export const MEDIA_FORMAT_NAMES = MEDIA_SIZES.flatMap((s) => [s, `${s}Jpg`, `${s}Jpeg`, `${s}Webp`] as const) as Array<
-  MediaSize | `${MediaSize}Jpg` | `${MediaSize}Jpeg` | `${MediaSize}Webp`
+/** Every name a format can be asked by: `large` (jpeg), `largeJpg`, `largeJpeg`, `largeWebp`, `largePng`, for each size. */
+export const MEDIA_FORMAT_NAMES = MEDIA_SIZES.flatMap((s) => [s, `${s}Jpg`, `${s}Jpeg`, `${s}Webp`, `${s}Png`] as const) as Array<
+  MediaSize | `${MediaSize}Jpg` | `${MediaSize}Jpeg` | `${MediaSize}Webp` | `${MediaSize}Png`
 >;
 export type MediaFormatName = (typeof MEDIA_FORMAT_NAMES)[number];
+
+/**
+ * The default preference: for the same size webp (smallest files), then jpeg, then png (frontals
+ * of the live service often have only PNG variants). See the README (select-media-format).
+ */
+export const DEFAULT_MEDIA_FORMATS: MediaFormatName[] = ['largeWebp', 'large', 'largePng'];
 
 function parseFormatName(name: string): { size: MediaSize; encoding: Encoding } {
   for (const size of MEDIA_SIZES) {
     if (!name.startsWith(size)) continue;
     const rest = name.slice(size.length);
     if (rest === 'Webp') return { size, encoding: 'webp' };
+    if (rest === 'Png') return { size, encoding: 'png' };
     if (rest === '' || rest === 'Jpg' || rest === 'Jpeg') return { size, encoding: 'jpeg' };
   }
   throw new ConfigError(`select-media-format: unknown format "${name}"`, { path: 'formats' });
 }
 
 /**
- * The keys that hold a size+encoding in either scheme, the requested name first:
- * large jpeg -> large (photos), largeJpg (frontals), largeJpeg; medium jpeg ->
- * medium, mediumJpeg (frontals), mediumJpg; webp -> sizeWebp.
+ * The keys that hold a size+encoding, the requested name first where it names that encoding:
+ * photos: large jpeg -> large, largeJpg, largeJpeg; frontals: largeJpg, largeJpeg, and for the
+ * unsuffixed name `large` also the frontal's own `large` (a PNG on the live service, so taken
+ * only when no explicit JPEG key is there; an explicit largeJpg never takes it);
+ * webp -> sizeWebp; png -> sizePng.
  */
-function keysFor(name: string): string[] {
+function keysFor(name: string, frontal: boolean): string[] {
   const { size, encoding } = parseFormatName(name);
-  const keys = encoding === 'webp' ? [`${size}Webp`] : [size, `${size}Jpg`, `${size}Jpeg`];
-  return [name, ...keys.filter((k) => k !== name)];
+  if (encoding === 'webp') return [`${size}Webp`];
+  if (encoding === 'png') return [`${size}Png`];
+  if (frontal) return name === size ? [`${size}Jpg`, `${size}Jpeg`, size] : [`${size}Jpg`, `${size}Jpeg`];
+  return [name, ...[size, `${size}Jpg`, `${size}Jpeg`].filter((k) => k !== name)];
 }
 
 interface Preference {
   /** What the format column shows: the requested name, or (fallback: any) the key found. */
   name: string | undefined;
+  /** Keys to look for in a photo's formats. */
   keys: string[];
+  /** Keys to look for in a frontal's formats. */
+  frontalKeys: string[];
+}
+
+function preference(name: string | undefined, format: string, exclude?: ReadonlySet<string>): Preference {
+  const keep = (keys: string[]) => (exclude ? keys.filter((k) => !exclude.has(k)) : keys);
+  return { name, keys: keep(keysFor(format, false)), frontalKeys: keep(keysFor(format, true)) };
 }
 
 /** Every other format, nearest size to the first preference first (larger before smaller), same encoding first. */
@@ -60,11 +82,12 @@ function nearestOrder(first: string, exclude: ReadonlySet<string>): Preference[]
     const db = Math.abs(MEDIA_SIZES.indexOf(b) - at);
     return da - db || MEDIA_SIZES.indexOf(b) - MEDIA_SIZES.indexOf(a);
   });
+  const encodings = encoding === 'webp' ? ['Webp', '', 'Png'] : encoding === 'png' ? ['Png', 'Webp', ''] : ['', 'Webp', 'Png'];
   const out: Preference[] = [];
   for (const s of sizes) {
-    for (const enc of encoding === 'webp' ? ['Webp', ''] : ['', 'Webp']) {
-      const keys = keysFor(`${s}${enc}`).filter((k) => !exclude.has(k));
-      if (keys.length) out.push({ name: undefined, keys });
+    for (const enc of encodings) {
+      const p = preference(undefined, `${s}${enc}`, exclude);
+      if (p.keys.length || p.frontalKeys.length) out.push(p);
     }
   }
   return out;
@@ -77,9 +100,9 @@ export const SelectMediaFormatOptionsSchema = z.strictObject({
   formats: z
     .array(FormatName)
     .min(1)
-    .default(['largeWebp', 'large'])
+    .default(DEFAULT_MEDIA_FORMATS)
     .describe(
-      'Formats in order of preference, by size (thumbnail, medium, large, huge) and encoding: large = jpeg (also largeJpg, largeJpeg), largeWebp; matched under the photo and the frontal naming',
+      'Formats in order of preference, by size (thumbnail, medium, large, huge) and encoding: large = jpeg (also largeJpg, largeJpeg), largeWebp, largePng; matched under the photo and the frontal naming (default: largeWebp, large, largePng)',
     ),
   fallback: z
     .enum(['none', 'any'])
@@ -154,7 +177,7 @@ export class SelectMediaFormatTransform extends RecordTransform {
       throw new ConfigError(`select-media-format: works on product and media records, not ${resource.name}`, { path: 'resource' });
     }
     this.#media = resource.name === 'media';
-    this.#preferences = options.formats.map((name) => ({ name, keys: keysFor(name) }));
+    this.#preferences = options.formats.map((name) => preference(name, name));
     const listed = new Set(this.#preferences.flatMap((p) => p.keys));
     this.#fallback = options.fallback === 'any' ? nearestOrder(options.formats[0]!, listed) : [];
     this.#passes = this.#fallback.length ? [this.#preferences, this.#fallback] : [this.#preferences];
@@ -200,8 +223,9 @@ export class SelectMediaFormatTransform extends RecordTransform {
     return out;
   }
 
-  #mediaRecord(record: MediaItem & { url?: unknown }): object {
+  #mediaRecord(record: MediaItem & { url?: unknown; type?: unknown; kind?: unknown }): object {
     const formats = record.formats;
+    const frontal = record.type === 'frontal' || record.kind === 'frontal';
     const out = this.#copy(record as Record<string, unknown>);
     if (typeof formats !== 'object' || formats === null) {
       // a link (no formats): its own url stays
@@ -209,20 +233,21 @@ export class SelectMediaFormatTransform extends RecordTransform {
       out.format = null;
       return out;
     }
-    const url = this.#resolve(formats, this.#preferences) ?? this.#resolve(formats, this.#fallback);
+    const url = this.#resolve(formats, this.#preferences, frontal) ?? this.#resolve(formats, this.#fallback, frontal);
     out.url = url ?? null;
     out.format = url === undefined ? null : this.#chosenName;
     return out;
   }
 
   /** The URL of the first preference found in `formats` (its name in `#chosenName`), or undefined. */
-  #resolve(formats: Record<string, unknown>, preferences: readonly Preference[]): string | undefined {
+  #resolve(formats: Record<string, unknown>, preferences: readonly Preference[], frontal: boolean): string | undefined {
     for (let i = 0; i < preferences.length; i++) {
       const p = preferences[i]!;
-      for (let j = 0; j < p.keys.length; j++) {
-        const url = formats[p.keys[j]!];
+      const keys = frontal ? p.frontalKeys : p.keys;
+      for (let j = 0; j < keys.length; j++) {
+        const url = formats[keys[j]!];
         if (typeof url === 'string' && url !== '') {
-          this.#chosenName = p.name ?? p.keys[j];
+          this.#chosenName = p.name ?? keys[j];
           return url;
         }
       }
@@ -252,7 +277,7 @@ export class SelectMediaFormatTransform extends RecordTransform {
           if (!this.#suitable(item, plan)) continue;
           const order = orderOf(item);
           if (order >= best) continue;
-          const found = this.#resolve(item.formats!, preferences);
+          const found = this.#resolve(item.formats!, preferences, plan.field === 'frontals');
           if (found !== undefined) {
             best = order;
             url = found;
@@ -273,7 +298,8 @@ export class SelectMediaFormatTransform extends RecordTransform {
       for (let i = 0; i < items.length; i++) {
         const item = items[i];
         if (!this.#suitable(item, plan)) continue;
-        const url = this.#resolve(item.formats!, this.#preferences) ?? this.#resolve(item.formats!, this.#fallback);
+        const frontal = plan.field === 'frontals';
+        const url = this.#resolve(item.formats!, this.#preferences, frontal) ?? this.#resolve(item.formats!, this.#fallback, frontal);
         if (url !== undefined) chosen.push({ order: orderOf(item), url, name: this.#chosenName });
       }
       chosen.sort(byOrder);
@@ -283,12 +309,30 @@ export class SelectMediaFormatTransform extends RecordTransform {
   }
 }
 
+/** The URL and format columns (strings, or lists of strings with select: all), the media lists left out unless kept. */
+function selectMediaFormatSchema(input: RecordSchema, options: z.output<typeof SelectMediaFormatOptionsSchema>, env: SchemaEnv): RecordSchema {
+  const source = env.resource === undefined ? undefined : { type: '', resource: env.resource };
+  const media = resolveResource('select-media-format', options.resource, { source }, 'product').name === 'media';
+  const removed = new Set<string>(media ? ['formats'] : options.from);
+  const kept = options.keepOriginal ? input.fields : input.fields.filter((f) => !removed.has(f.name));
+  const string: FieldType = { kind: 'string' };
+  if (media) return { fields: upsertFields(kept, [{ name: 'url', type: string }, { name: 'format', type: string }]) };
+  const type: FieldType = options.select === 'all' ? { kind: 'list', element: string } : string;
+  const suffix = options.select === 'all' ? 's' : '';
+  const added = options.from.flatMap((field) => {
+    const prefix = field === 'photos' ? options.photosColumn : options.frontalsColumn;
+    return [{ name: `${prefix}_url${suffix}`, type }, { name: `${prefix}_format${suffix}`, type }];
+  });
+  return { fields: upsertFields(kept, added) };
+}
+
 export const selectMediaFormatStage = defineStage({
   kind: 'transform',
   type: 'select-media-format',
   description:
     'Chooses image URLs from photos[] and frontals[] (or media records) by format preference (largeWebp, large...), across both naming schemes; writes the URL and the format actually chosen',
   options: SelectMediaFormatOptionsSchema,
+  schema: selectMediaFormatSchema,
   create: (options, ctx) => new SelectMediaFormatTransform(options, ctx),
 });
 

@@ -120,11 +120,14 @@ function bound(issue: { origin?: string; inclusive?: boolean }, limit: unknown, 
 
 /** What the schema expected, in words a data engineer reads in a log line. */
 function expectedOf(issue: z.core.$ZodIssue, field: FieldInfo | undefined): string | undefined {
-  if (field?.kind === 'gtin' && (issue.code === 'too_big' || issue.code === 'too_small' || issue.code === 'invalid_type')) {
-    return `an integer with at most ${field.digits} digits`;
+  const shape = issue.code === 'too_big' || issue.code === 'too_small' || issue.code === 'invalid_type' || issue.code === 'invalid_union' || issue.code === 'invalid_format';
+  if ((field?.kind === 'gtin' || field?.kind === 'code') && shape) {
+    return `a code of ${field.digits ? `at most ${field.digits} ` : ''}digits (an integer or a digit string)`;
   }
   if (field?.kind === 'timestamp' && (issue.code === 'invalid_type' || issue.code === 'too_small')) return 'a unix timestamp (a non-negative integer)';
-  if (field?.kind === 'localized' && issue.code === 'invalid_type') return 'a localized text (an object such as {"en": "..."})';
+  if (field?.kind === 'localized' && (issue.code === 'invalid_type' || issue.code === 'invalid_union')) {
+    return 'a localized text (an object such as {"en": "..."}) or a plain string';
+  }
   switch (issue.code) {
     case 'invalid_type':
       return TYPE_WORDS[issue.expected] ?? issue.expected;
@@ -223,6 +226,8 @@ export const validateStage = defineStage({
   description:
     'Checks each record against its resource schema; invalid records fail the run, are skipped, or go to a dead-letter sink (JSONL by default), with a maxInvalid threshold',
   options: ValidateOptionsSchema,
+  // Valid records pass unchanged; invalid ones leave the stream.
+  schema: (input) => input,
   create: (options, ctx) => new ValidateTransform(options, ctx),
 });
 

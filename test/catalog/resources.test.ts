@@ -51,6 +51,6 @@ describe('resource schemas', () => {
     expect(info.fields!.isANutritionSupplement).toMatchObject({ kind: 'boolean', nullable: true });
     expect(info.fields!.vat!.kind).toBe('float');
     expect(info.fields!.status!.enumValues).toContain('no_selection');
-    expect(Object.keys(resourceSchemas)).toHaveLength(7);
+    expect(Object.keys(resourceSchemas)).toHaveLength(10);
   });
 });

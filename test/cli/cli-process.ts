@@ -65,7 +65,12 @@ export interface CliProcess {
 }
 
 export function startCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? REPO, env: opts.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  return startCommand(process.execPath, [CLI, ...args], opts);
+}
+
+/** Any command (a shell wrapper around the CLI, say) with the same output capture as startCli. */
+export function startCommand(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliProcess {
+  const child = spawn(command, args, { cwd: opts.cwd ?? REPO, env: opts.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const waiters = new Set<() => void>();

@@ -26,7 +26,7 @@ describe('products-nightly.yml: incremental runs', () => {
     const summaryFile = join(ws.dir, `summary-${n}.json`);
     const result = await runCli(['run', 'pipelines/products-nightly.yml', '--quiet', '--summary-file', summaryFile, ...flags], { cwd: ws.dir, env });
     expect(result.code, result.stderr).toBe(0);
-    const summary = await readJson<RunSummary>(summaryFile);
+    const [summary] = (await readJson<{ pipelines: RunSummary[] }>(summaryFile)).pipelines as [RunSummary];
     expect(summary.outputs).toHaveLength(1);
     const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(summary.outputs[0]!.location)}) ORDER BY id`);
     return { summary, ids: rows.map((r) => String(r.id)), state: await readJson<PipelineState>(stateFile()) };
@@ -52,7 +52,9 @@ describe('products-nightly.yml: incremental runs', () => {
     const first = await run(1);
     const all = updatedSince(0);
     expect(first.ids).toEqual(all);
-    expect(first.summary.sourceFilter).toEqual({ status: ['active', 'replaced', 'inactive'] });
+    // With a state, every run reads a bounded window, up to the second before it started.
+    const until = (summary: { startedAt: string }) => Math.floor(Date.parse(summary.startedAt) / 1000) - 1;
+    expect(first.summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { until: until(first.summary) } }] });
     const cursor1 = first.state.cursor;
     expect(first.summary.cursor).toEqual({ next: cursor1, stored: true, location: stateFile() });
     // The newest updatedAt seen is older than the start minus the overlap: it is the safer cursor.
@@ -63,14 +65,15 @@ describe('products-nightly.yml: incremental runs', () => {
     // 2. Touch a few products (one the filter never selects) and run again.
     const noSelection = productIdOf(Array.from(sandbox.dataset.status).indexOf(NO_SELECTION));
     const touched = ['P0000007', 'P0000150', 'P0001234', 'P0002500', noSelection];
-    sandbox.touch(touched);
+    // A second back: the next run's window ends the second before it starts.
+    sandbox.touch(touched, Math.floor(Date.now() / 1000) - 1);
     const second = await run(2);
     const expected = updatedSince(cursor1);
     expect(second.ids).toEqual(expected);
     expect(expected).toEqual(expect.arrayContaining(touched.filter((id) => id !== noSelection)));
     expect(expected).not.toContain(noSelection);
     expect(expected.length).toBeLessThan(touched.length + 5);
-    expect(second.summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { from: cursor1 } }] });
+    expect(second.summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { from: cursor1, until: until(second.summary) } }] });
     expect(second.summary.records.read).toBe(expected.length);
     // The cursor advanced to the run's start minus the 300 s overlap (the touches are newer than that).
     const started2 = Math.floor(Date.parse(second.summary.startedAt) / 1000);
@@ -80,7 +83,7 @@ describe('products-nightly.yml: incremental runs', () => {
     // 3. --full-refresh ignores the stored cursor.
     const third = await run(3, '--full-refresh');
     expect(third.ids).toEqual(updatedSince(0));
-    expect(third.summary.sourceFilter).toEqual({ status: ['active', 'replaced', 'inactive'] });
+    expect(third.summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { until: until(third.summary) } }] });
     expect(third.summary.cursor).toMatchObject({ stored: true });
     expect(third.summary.cursor!.previous).toBeUndefined();
 

@@ -42,7 +42,7 @@ describe('shipped pipelines: validate', () => {
   });
 
   it('products-lake-s3.yml names the variable it needs when LAKE_BUCKET is not set', async () => {
-    const { code, stderr } = await runCli(['validate', 'pipelines/products-lake-s3.yml'], { env: cleanEnv() });
+    const { code, stderr } = await runCli(['validate', 'pipelines/products-lake-s3.yml', '--log-format', 'pretty'], { env: cleanEnv() });
     expect(code).toBe(2);
     expect(stderr).toMatch(/^catalog-streams validate: pipelines\/products-lake-s3\.yml:\d+:\d+: transforms\[0\]\.deadLetter\.bucket: environment variable LAKE_BUCKET is not set/);
   });
@@ -63,10 +63,10 @@ describe('shipped pipelines: run against the sandbox', () => {
   });
 
   it('demo.yml with --sandbox: every selectable product into Parquet and every media record into JSONL.gz', async () => {
-    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--sandbox', '--sandbox-products', '2500', '--sandbox-rate-limit', '0'], { cwd: ws.dir, env: cleanEnv() });
+    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--sandbox', '--profile', 'spec', '--sandbox-products', '2500', '--sandbox-rate-limit', '0'], { cwd: ws.dir, env: cleanEnv() });
     expect(code, stderr).toBe(0);
     // The CLI's sandbox has the default seed: the same data as this one.
-    const dataset = new Dataset({ products: 2500 });
+    const dataset = new Dataset({ products: 2500, profile: 'spec' });
     const expected = Array.from({ length: 2500 }, (_, i) => i)
       .filter((i) => dataset.status[i] !== 3)
       .map((i) => `P${String(i + 1).padStart(7, '0')}`);
@@ -83,7 +83,7 @@ describe('shipped pipelines: run against the sandbox', () => {
     ]);
   });
 
-  it('reference-data.yml: organizations, brands and catalog categories, three pipelines on one client', async () => {
+  it('reference-data.yml: every reference table, six pipelines on one client', async () => {
     sandbox.resetStats();
     const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--quiet'], { cwd: ws.dir, env });
     expect(code, stderr).toBe(0);
@@ -91,6 +91,9 @@ describe('shipped pipelines: run against the sandbox', () => {
       ['organizations', '/v4/organizations/query'],
       ['brands', '/v4/brands/query'],
       ['catalog-categories', '/v4/catalog-categories/query'],
+      ['public-categories', '/v4/public-categories/query'],
+      ['dietary-restrictions', '/v4/dietary-restrictions/query'],
+      ['colors', '/v4/colors/query'],
     ] as const) {
       const expected = (await allResults<{ id: string | number }>(sandbox, path)).map((r) => String(r.id)).sort();
       const file = join(ws.dir, `out/reference/${name}/dt=${today()}/${name}.parquet`);
@@ -103,6 +106,9 @@ describe('shipped pipelines: run against the sandbox', () => {
       ['summary', 'organizations', 'succeeded'],
       ['summary', 'brands', 'succeeded'],
       ['summary', 'catalog-categories', 'succeeded'],
+      ['summary', 'public-categories', 'succeeded'],
+      ['summary', 'dietary-restrictions', 'succeeded'],
+      ['summary', 'colors', 'succeeded'],
     ]);
   });
 

@@ -4,7 +4,7 @@
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachProgress, formatDuration, renderProgress } from '../../src/cli/progress.js';
+import { attachProgress, formatDuration, progressFigures, renderProgress } from '../../src/cli/progress.js';
 import { RunEvents } from '../../src/events.js';
 import { Redactor } from '../../src/pipeline/env.js';
 import { RunStats } from '../../src/pipeline/run-stats.js';
@@ -18,10 +18,11 @@ function statsWith(events: RunEvents): RunStats {
 }
 
 describe('renderProgress (TTY)', () => {
-  it('records of the total with a bar and ETA, then pages, requests against the budget, retries, 429s, rate, elapsed', () => {
+  it('a line per pipeline: records of the planned total with a bar and ETA, requests, retries, 429s, invalid; then the budget', () => {
     const events = new RunEvents();
     const stats = statsWith(events);
-    events.emit('total', { endpoint: 'products.query', total: 4000, capped: false });
+    // The source announces only its current slice: the plan's total is what counts.
+    events.emit('total', { endpoint: 'products.query', total: 1_200, capped: true });
     for (let i = 0; i < 4; i++) {
       events.emit('request', { endpoint: 'products.query', status: 200, durationMs: 5, attempt: 1 });
       events.emit('page', { endpoint: 'products.query', records: 250 });
@@ -30,22 +31,29 @@ describe('renderProgress (TTY)', () => {
     events.emit('throttle', { endpoint: 'products.query', delayMs: 1000, retryAfter: false });
     events.emit('invalid', { stage: 'validate', action: 'skip', message: 'bad' });
     const now = 1_000_000 + 20_000;
-    expect(renderProgress(stats, 'nightly', 100, now)).toBe(
-      'nightly ██████░░░░░░░░░░░░░░░░░░ 1,000 / 4,000 records 25%  ETA 1:00\n' +
-        'pages 4 · requests 4 (4/min of 100) · retries 1 · 429s 1 · invalid 1 · 50 rec/s · 0:20',
+    const nightly = { name: 'nightly', stats, plan: { total: 4_000, requests: 16 } };
+    // 4 of 16 requests in 20 s: 5 s each (slower than the budget's 0.6 s), 12 left: 60 s.
+    expect(renderProgress([nightly], 100, 1_000_000, now)).toBe(
+      'nightly ██████░░░░░░░░░░░░░░░░░░ 1,000 / 4,000 records 25%  ETA 1:00 · 4 requests · 1 retry · 1 × 429 · 1 invalid · 50 rec/s\n' +
+        'budget 4/min of 100 requests · 0:20 elapsed',
     );
+    // Early on, the budget bounds the pace: 12 requests left at 100/min are at least 7.2 s.
+    expect(progressFigures(nightly, 100, 1_000_000 + 1_000).etaSeconds).toBeCloseTo(7.2, 5);
+    expect(progressFigures({ ...nightly, finished: true }, 100, now)).toEqual({ records: 1_000, total: 4_000, capped: false, percent: 25 });
   });
 
-  it('a capped total shows as "≥", several sources add up, no budget when unlimited', () => {
+  it('without a plan: the announced total ("≥" when capped) and the record rate; singular nouns; thousands separators', () => {
     const events = new RunEvents();
     const stats = statsWith(events);
-    events.emit('total', { endpoint: 'products.query', total: 10_000, capped: true });
-    events.emit('total', { endpoint: 'media.stream', total: 500, capped: false });
+    events.emit('total', { endpoint: 'media.stream', total: 10_500, capped: true });
+    events.emit('request', { endpoint: 'media.stream', status: 200, durationMs: 5, attempt: 1 });
     events.emit('page', { endpoint: 'media.stream', records: 500 });
-    expect(renderProgress(stats, 'demo', Infinity, 1_000_000 + 10_000).split('\n')[0]).toBe('demo █░░░░░░░░░░░░░░░░░░░░░░░ 500 / ≥10,500 records 4%  ETA 3:20');
-    expect(renderProgress(stats, 'demo', Infinity, 1_000_000 + 10_000).split('\n')[1]).toBe('pages 1 · requests 0 · retries 0 · 429s 0 · invalid 0 · 50 rec/s · 0:10');
+    for (let i = 0; i < 1_234; i++) events.emit('invalid', { stage: 'validate', action: 'skip', message: 'bad' });
+    const lines = renderProgress([{ name: 'demo', stats }], Infinity, 1_000_000, 1_000_000 + 10_000).split('\n');
+    expect(lines[0]).toBe('demo █░░░░░░░░░░░░░░░░░░░░░░░ 500 / ≥10,500 records 4%  ETA 3:20 · 1 request · 0 retries · 0 × 429 · 1,234 invalid · 50 rec/s');
+    expect(lines[1]).toBe('budget 1 requests/min (no rate limit) · 0:10 elapsed');
     // Before any total: the count alone.
-    expect(renderProgress(statsWith(new RunEvents()), 'x', 100, 1_000_000)).toBe('x 0 records\npages 0 · requests 0 (0/min of 100) · retries 0 · 429s 0 · invalid 0 · 0 rec/s · 0:00');
+    expect(renderProgress([{ name: 'x', stats: statsWith(new RunEvents()) }], 100, 1_000_000, 1_000_000)).toBe('x 0 records · 0 requests · 0 retries · 0 × 429 · 0 invalid · 0 rec/s\nbudget 0/min of 100 requests · 0:00 elapsed');
   });
 
   it('formats durations as m:ss and h:mm:ss', () => {
@@ -53,29 +61,35 @@ describe('renderProgress (TTY)', () => {
   });
 });
 
-describe('attachProgress off a TTY', () => {
-  it('writes JSON lines: a progress line every interval, one per notable event, secrets redacted', async () => {
+describe('attachProgress with the json format', () => {
+  it('writes JSON lines: a progress line per pipeline every interval, one per notable event naming its pipeline, secrets redacted', async () => {
     const stream = new PassThrough();
     let text = '';
     stream.on('data', (c: Buffer) => (text += c.toString()));
-    const events = new RunEvents();
-    const stats = new RunStats(events);
+    const runEvents = new RunEvents();
     const redactor = new Redactor();
     redactor.add('hush-hush-secret');
-    const progress = attachProgress(events, stats, { name: 'p', stream: stream as unknown as NodeJS.WriteStream, tty: false, quiet: false, redactor, rateLimit: 100, logIntervalSeconds: 0.05 });
+    const progress = attachProgress(runEvents, { stream: stream as unknown as NodeJS.WriteStream, format: 'json', level: 'info', live: false, redactor, rateLimit: 100, logIntervalSeconds: 0.05 });
+    const events = new RunEvents();
+    progress.add({ name: 'p', stats: new RunStats(events), plan: { total: 40, requests: 4 } }, events);
+    const other = new RunEvents();
+    progress.add({ name: 'q', stats: new RunStats(other) }, other);
+    events.emit('request', { endpoint: 'products.query', status: 200, durationMs: 5, attempt: 1 });
     events.emit('page', { endpoint: 'products.query', records: 10 });
     events.emit('retry', { endpoint: 'products.query', attempt: 1, reason: 'hush-hush-secret', delayMs: 100 });
-    events.emit('output', { kind: 'file', location: '/tmp/x.parquet', rows: 10, bytes: 99, sink: 'parquet' });
+    events.emit('output', { kind: 'file', location: '/tmp/x.parquet', rows: 1, bytes: 1_099, sink: 'parquet' });
     events.emit('info', { code: 'sink.parquet.schema', message: 'locked', schema: { big: 'object' } });
+    progress.log('info', 'started', { pipelines: ['p', 'q'] });
     await sleep(130);
     progress.stop();
     const lines = jsonLines(text);
-    expect(lines.every((l) => typeof l.time === 'string' && l.pipeline === 'p')).toBe(true);
-    expect(lines.find((l) => l.event === 'retry')).toMatchObject({ level: 'warn', reason: '***', message: 'products.query attempt 1 failed (***); retrying in 0:00' });
-    expect(lines.find((l) => l.event === 'committed')).toMatchObject({ level: 'info', location: '/tmp/x.parquet', rows: 10 });
+    expect(lines.every((l) => typeof l.time === 'string' && (typeof l.pipeline === 'string' || Array.isArray(l.pipelines)))).toBe(true);
+    expect(lines.find((l) => l.event === 'retry')).toMatchObject({ level: 'warn', pipeline: 'p', reason: '***', message: 'products.query attempt 1 failed (***); retrying in 0:00' });
+    expect(lines.find((l) => l.event === 'committed')).toMatchObject({ level: 'info', pipeline: 'p', location: '/tmp/x.parquet', rows: 1, message: 'parquet wrote /tmp/x.parquet (1 row, 1,099 bytes)' });
     expect(lines.find((l) => l.event === 'sink.parquet.schema')).toEqual(expect.not.objectContaining({ schema: expect.anything() }));
-    expect(lines.filter((l) => l.event === 'progress').length).toBeGreaterThanOrEqual(1);
-    expect(lines.find((l) => l.event === 'progress')).toMatchObject({ records: 10, pages: 1, requests: 0, retries: 1 });
+    expect(lines.find((l) => l.event === 'progress' && l.pipeline === 'p')).toMatchObject({ records: 10, total: 40, percent: 25, pages: 1, requests: 1, plannedRequests: 4, retries: 1 });
+    expect(lines.find((l) => l.event === 'progress' && l.pipeline === 'q')).toMatchObject({ records: 0, requests: 0 });
+    expect(lines.some((l) => l.event === 'request')).toBe(false); // debug only
     expect(text).not.toContain('hush-hush-secret');
   });
 });
@@ -99,11 +113,11 @@ describe('the CLI off a TTY', () => {
     expect(code, stderr).toBe(0);
     expect(stdout).toBe('');
     const lines = jsonLines(stderr);
-    expect(lines[0]).toMatchObject({ level: 'info', event: 'started', pipelines: ['organizations', 'brands', 'catalog-categories'], rateLimit: null });
-    expect(lines.filter((l) => l.event === 'committed')).toHaveLength(3);
+    expect(lines[0]).toMatchObject({ level: 'info', event: 'started', pipelines: ['organizations', 'brands', 'catalog-categories', 'public-categories', 'dietary-restrictions', 'colors'], rateLimit: null });
+    expect(lines.filter((l) => l.event === 'committed')).toHaveLength(6);
     const summaries = lines.filter((l) => l.event === 'summary');
-    expect(summaries.map((s) => s.pipeline)).toEqual(['organizations', 'brands', 'catalog-categories']);
-    expect(lines.slice(-3)).toEqual(summaries);
+    expect(summaries.map((s) => s.pipeline)).toEqual(['organizations', 'brands', 'catalog-categories', 'public-categories', 'dietary-restrictions', 'colors']);
+    expect(lines.slice(-6)).toEqual(summaries);
     for (const s of summaries) {
       expect(Object.keys(s)).toEqual(expect.arrayContaining(['records', 'requests', 'retries', 'throttles', 'pages', 'bytes', 'files', 'objects', 'outputs', 'durationMs', 'recordsPerSecond']));
     }
@@ -113,6 +127,6 @@ describe('the CLI off a TTY', () => {
     const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--quiet'], { cwd: ws.dir, env });
     expect(code).toBe(0);
     const lines = jsonLines(stderr);
-    expect(lines.map((l) => l.event)).toEqual(['summary', 'summary', 'summary']);
+    expect(lines.map((l) => l.event)).toEqual(Array(6).fill('summary'));
   });
 });

@@ -22,13 +22,13 @@ describe('run: errors', () => {
     [['run', 'pipelines/demo.yml', '--sandbox-products', 'lots'], 'catalog-streams run: --sandbox-products must be an integer from 1 to 10000000, got "lots"'],
     [['run', 'pipelines/nope.yml'], 'catalog-streams run: pipelines/nope.yml: cannot read the pipeline file (no such file)'],
   ])('%j: exit 2, one line', async (argv, message) => {
-    const { code, stderr, stdout } = await runMain(argv as string[], cleanEnv());
+    const { code, stderr, stdout } = await runMain([...(argv as string[]), '--log-format', 'pretty'], cleanEnv());
     expect({ code, stderr, stdout }).toEqual({ code: 2, stderr: `${message}\n`, stdout: '' });
   });
 
   it('no connection configured: exit 2 naming the variables, or --sandbox', async () => {
     const file = join(ws.dir, 'pipelines/reference-data.yml');
-    const { code, stderr } = await runMain(['run', file], cleanEnv());
+    const { code, stderr } = await runMain(['run', file, '--log-format', 'pretty'], cleanEnv());
     expect(code).toBe(2);
     expect(stderr).toBe(
       `catalog-streams run: ${file}: no API connection: set CATALOG_BASE_URL, CATALOG_API_KEY, CATALOG_API_SECRET (or a connection: block in the file), or pass --sandbox to run against the embedded sandbox\n`,
@@ -37,7 +37,7 @@ describe('run: errors', () => {
 
   it('CATALOG_RATE_LIMIT that is not a number: exit 2', async () => {
     const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: 'k', CATALOG_API_SECRET: 's', CATALOG_RATE_LIMIT: 'fast' });
-    const { code, stderr } = await runMain(['run', join(ws.dir, 'pipelines/reference-data.yml')], env);
+    const { code, stderr } = await runMain(['run', join(ws.dir, 'pipelines/reference-data.yml'), '--log-format', 'pretty'], env);
     expect(code).toBe(2);
     expect(stderr).toBe('catalog-streams run: CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "fast"\n');
   });
@@ -53,7 +53,7 @@ describe('run: errors', () => {
       `name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\nname: b\nconnection:\n  ${line}\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n`,
     );
     const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: 'k', CATALOG_API_SECRET: 's' });
-    const { code, stderr } = await runMain(['run', file], env);
+    const { code, stderr } = await runMain(['run', file, '--log-format', 'pretty'], env);
     expect(code).toBe(2);
     expect(stderr).toBe(
       `catalog-streams run: ${file}: pipeline "b" has another connection.${setting} than "a"; the pipelines of one file share one client and request budget: give them the same connection, or put them in separate files\n`,

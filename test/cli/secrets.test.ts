@@ -73,7 +73,7 @@ describe('secrets', () => {
     const errors = jsonLines(result.stderr).filter((l) => l.level === 'error');
     expect(errors.map((l) => l.event)).toEqual(['failed', 'summary']);
     expect(errors[0]!.message).toBe(
-      `secretive: the catalog API at ${new URL(sandbox.url).host} rejected the credentials (401 authentication.not_authenticated) for products.query: check CATALOG_API_KEY and CATALOG_API_SECRET, and that they belong to the environment of CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
+      `secretive: the catalog API at ${new URL(sandbox.url).host} rejected the credentials (401 authentication.not_authenticated) for products.query: check CATALOG_API_KEY in the environment and connection.apiSecret in ${join(ws.dir, 'secretive.yml')}, and that they belong to the environment of CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
     );
     expect(errors[1]).toMatchObject({ status: 'failed', error: { code: 'auth.unauthorized' }, outputs: [] });
     // Nothing written, the cursor of the good run kept.
@@ -89,10 +89,63 @@ describe('secrets', () => {
     expectNoSecret(result.stderr);
   });
 
+  it('a secret of the wrong type (a number) is redacted from the error', async () => {
+    await writeFile(join(ws.dir, 'numeric.yml'), PIPELINE.replace('apiSecret: ${CATALOG_API_SECRET}', 'apiSecret: 73519046281'));
+    const result = await runCli(['validate', 'numeric.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: env(SECRET) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('catalog-streams validate: numeric.yml:3:14: connection.apiSecret: expected a string, got ***\n');
+    const run = await runCli(['run', 'numeric.yml'], { cwd: ws.dir, env: env(SECRET) });
+    expect(run.code).toBe(2);
+    expect(run.stderr).not.toContain('73519046281');
+  });
+
   it('a secret put where a value is checked is redacted from the error', async () => {
     await writeFile(join(ws.dir, 'leaky.yml'), PIPELINE.replace('${RATE:-6000}', '${CATALOG_API_SECRET}'));
-    const result = await runCli(['validate', 'leaky.yml'], { cwd: ws.dir, env: env(SECRET) });
+    const result = await runCli(['validate', 'leaky.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: env(SECRET) });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('catalog-streams validate: leaky.yml:4:14: connection.rateLimit: expected a number, got "***"\n');
+  });
+});
+
+// A short API key that is also an ordinary word ("status") is redacted where it
+// stands as a whole value, never inside other text, JSON keys included: the
+// summary keeps its "status" key, the filter its "status" field.
+describe('a short secret', () => {
+  let sandbox: TestSandbox;
+  let ws: Awaited<ReturnType<typeof workspace>>;
+  const SHORT_KEY = 'status';
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({ products: 200, credentials: { apiKey: SHORT_KEY, apiSecret: SECRET } });
+    ws = await workspace();
+    await writeFile(join(ws.dir, 'short.yml'), PIPELINE.replace('name: secretive', 'name: short').replace('secretive.json', 'short.json'));
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await ws?.remove();
+  });
+
+  it('does not damage the summary, the log or the summary file', async () => {
+    const result = await runCli(['run', 'short.yml', '--summary-file', 'summary.json'], {
+      cwd: ws.dir,
+      env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET, CATALOG_RATE_LIMIT: undefined }),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const summary = jsonLines(result.stderr).find((l) => l.event === 'summary')!;
+    expect(summary.status).toBe('succeeded');
+    // The filter (alone, or beside the incremental window) keeps its status field.
+    expect(JSON.stringify(summary.sourceFilter)).toContain('{"status":"active"}');
+    const file = JSON.parse(await readFile(join(ws.dir, 'summary.json'), 'utf8'));
+    expect(file.exitCode).toBe(0);
+    expect(file.pipelines[0].status).toBe('succeeded');
+    expect(JSON.stringify(file.pipelines[0].sourceFilter)).toContain('{"status":"active"}');
+    expect(result.stderr).not.toContain('***');
+    expect(result.stderr).not.toContain(SECRET);
+  });
+
+  it('is still redacted where it is the whole value shown', async () => {
+    await writeFile(join(ws.dir, 'leaky-key.yml'), PIPELINE.replace('${RATE:-6000}', '${CATALOG_API_KEY}'));
+    const result = await runCli(['validate', 'leaky-key.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET }) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('catalog-streams validate: leaky-key.yml:4:14: connection.rateLimit: expected a number, got "***"\n');
   });
 });

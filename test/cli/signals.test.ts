@@ -1,7 +1,9 @@
 // Stopping a run. The CLI process runs a slow incremental pipeline (pages of
 // 10 against a sandbox in this process that answers with added latency):
-// - SIGTERM / SIGINT mid-run: exit 143 / 130 after the clean-up, no output under
-//   a final name, no temp file, the state cursor unchanged;
+// - SIGTERM / SIGINT / SIGHUP mid-run: exit 143 / 130 / 129 after the clean-up, no
+//   output under a final name, no temp file, a summary, the state cursor unchanged;
+// - the process model the README tells schedulers to use: a shell wrapper that
+//   `exec`s node, so the scheduler's SIGTERM reaches the run itself;
 // - SIGKILL mid-run (no clean-up possible): no output under a final name, the
 //   cursor unchanged, and the rerun writes the complete output;
 // - with --sandbox the process still exits promptly (the sandbox closes).
@@ -12,7 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { PRODUCT_STATUSES, productIdOf } from '../../src/sandbox/index.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { cleanEnv, jsonLines, listFiles, runCli, sandboxEnv, startCli, workspace } from './cli-process.js';
+import { CLI, type CliProcess, cleanEnv, jsonLines, listFiles, runCli, sandboxEnv, startCli, startCommand, workspace } from './cli-process.js';
 
 const PRODUCTS = 2500;
 const CURSOR = 1_600_000_000;
@@ -25,7 +27,7 @@ source:
 transforms:
   - { type: validate }
 sinks:
-  - { type: parquet, path: "out/slow/dt={date}/products.parquet", inferenceSample: 50 }
+  - { type: parquet, path: "out/slow/dt={date}/products.parquet" }
   - { type: jsonl, path: out/slow/products.jsonl.gz }
 state: { path: .state/slow.json }
 `;
@@ -54,8 +56,8 @@ afterEach(async () => {
 });
 
 /** Starts the slow run and resolves once it is part-way (some pages fetched, the Parquet part open). */
-async function startSlowRun() {
-  const cli = startCli(['run', 'slow.yml'], { cwd: ws.dir, env });
+async function startSlowRun(start: () => CliProcess = () => startCli(['run', 'slow.yml'], { cwd: ws.dir, env })) {
+  const cli = start();
   const deadline = Date.now() + 20_000;
   while (sandbox.stats.requests < 15) {
     if (Date.now() > deadline) throw new Error(`the run did not get going: ${cli.stderr()}`);
@@ -73,6 +75,7 @@ describe('stopping a run', () => {
   it.each([
     ['SIGTERM', 143],
     ['SIGINT', 130],
+    ['SIGHUP', 129],
   ] as const)('%s mid-run: exit %i after clean-up; nothing under a final name, no temp file, cursor unchanged', async (signal, code) => {
     const cli = await startSlowRun();
     // The Parquet part is open under its temp name by now (the inference sample is 50 records).
@@ -87,6 +90,16 @@ describe('stopping a run', () => {
     const summary = lines.find((l) => l.event === 'summary');
     expect(summary).toMatchObject({ status: 'aborted', outputs: [], cursor: { previous: CURSOR, stored: false }, error: { code: 'aborted' } });
     expect(result.stdout).toBe('');
+  });
+
+  it('a scheduler\'s shell wrapper that execs node: its SIGTERM reaches the run (exit 143 after clean-up, cursor unchanged)', async () => {
+    const cli = await startSlowRun(() => startCommand('/bin/sh', ['-c', `exec "${process.execPath}" "${CLI}" run slow.yml`], { cwd: ws.dir, env }));
+    cli.child.kill('SIGTERM');
+    const result = await cli.done;
+    expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
+    expect(await listFiles(join(ws.dir, 'out'))).toEqual([]);
+    expect(await readFile(join(ws.dir, '.state/slow.json'), 'utf8')).toBe(STATE);
+    expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({ status: 'aborted', cursor: { stored: false } });
   });
 
   it('SIGKILL mid-run, then a rerun that loses nothing', async () => {
@@ -118,7 +131,7 @@ describe('stopping a run', () => {
 
   it('with --sandbox: SIGINT stops the run and the in-process sandbox, exit 130 promptly', async () => {
     // 30 requests per minute: the run would take minutes.
-    const cli = startCli(['run', 'pipelines/demo.yml', '--sandbox', '--sandbox-products', '3000', '--sandbox-rate-limit', '30'], { cwd: ws.dir, env: cleanEnv() });
+    const cli = startCli(['run', 'pipelines/demo.yml', '--sandbox', '--profile', 'spec', '--sandbox-products', '3000', '--sandbox-rate-limit', '30'], { cwd: ws.dir, env: cleanEnv() });
     await cli.waitForStderr(/"event":"started"/);
     await new Promise((r) => setTimeout(r, 500));
     const sent = Date.now();
@@ -126,7 +139,12 @@ describe('stopping a run', () => {
     const result = await cli.done;
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 130, signal: null });
     expect(Date.now() - sent).toBeLessThan(5_000);
-    expect(await listFiles(join(ws.dir, 'out'))).toEqual([]);
-    expect(jsonLines(result.stderr).filter((l) => l.event === 'summary').map((l) => l.status)).toEqual(['aborted', 'aborted']);
+    // The products pipeline (minutes at this rate) is stopped and discards its outputs; the media
+    // stream (one request) may have committed before the signal, and then keeps its file.
+    const summaries = jsonLines(result.stderr).filter((l) => l.event === 'summary');
+    expect(Object.fromEntries(summaries.map((l) => [l.pipeline, l.status]))).toMatchObject({ 'demo-products': 'aborted' });
+    expect(summaries.every((l) => ['aborted', 'succeeded'].includes(l.status))).toBe(true);
+    const kept = summaries.filter((l) => l.status === 'succeeded').flatMap((l) => l.outputs.map((o: { location: string }) => o.location));
+    expect((await listFiles(join(ws.dir, 'out'))).map((f) => join(ws.dir, 'out', f)).sort()).toEqual(kept.sort());
   });
 });

@@ -4,7 +4,7 @@
 // anything else.
 import { describe, expect, it } from 'vitest';
 import { ApiError, CatalogClient } from '../../src/client/index.js';
-import { scanPage } from '../../src/client/page-scanner.js';
+import { isTruncatedJson, scanPage } from '../../src/client/page-scanner.js';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 
@@ -107,8 +107,17 @@ describe('CatalogClient.lazyPage', () => {
     expect(whole.record(0)).toEqual({ id: 'P2' });
   });
 
+  it('a body that stops before its JSON ends is truncated (retried), a complete one that is not a page is not', () => {
+    for (const text of ['', '  ', '{"meta":{"total":1},"results":[1]', '{"meta":{"total":1},"results":[{"id":"P1', '\ufeff[{"a":"}"']) {
+      expect(isTruncatedJson(bytes(text)), JSON.stringify(text)).toBe(true);
+    }
+    for (const text of ['{"meta":{"total":1},"results":[1]}', '<html>502</html>', 'null', '{"a":1}}', '{"a":"}"}']) {
+      expect(isTruncatedJson(bytes(text)), JSON.stringify(text)).toBe(false);
+    }
+  });
+
   it('a body that is not a page, or not JSON around the records, is an ApiError at once', () => {
-    for (const text of ['{"meta":{"total":1},"results":[1]', '{"meta":{"total":-1},"results":[]}', '{"meta":{"total":1},"results":[1],"x":tru}', 'null']) {
+    for (const text of ['{"meta":{"total":-1},"results":[]}', '{"meta":{"total":1},"results":[1],"x":tru}', 'null']) {
       const err = (() => {
         try {
           client.lazyPage('products.query', body, bytes(text));

@@ -52,14 +52,15 @@ describe('wrong credentials', () => {
 
   it('exit 1 with one clear error; the secret is nowhere; nothing written; cursor unchanged', async () => {
     const env = sandboxEnv(sandbox, { CATALOG_API_SECRET: WRONG });
-    const result = await runCli(['run', ws.file, '--summary-file', 'summary.json'], { cwd: ws.dir, env });
+    // --quiet: no progress, so no planning probe beside the run; the one 401 is the run's.
+    const result = await runCli(['run', ws.file, '--summary-file', 'summary.json', '--quiet'], { cwd: ws.dir, env });
     expect(result.code, result.stderr).toBe(1);
     const lines = jsonLines(result.stderr);
     const errors = lines.filter((l) => l.level === 'error' && l.event !== 'summary');
     expect(errors, result.stderr).toHaveLength(1);
     expect(errors[0]).toMatchObject({ event: 'failed', code: 'auth.unauthorized', message: expect.stringMatching(/credentials|CATALOG_API_KEY|CATALOG_API_SECRET/) });
     expect(sandbox.stats.byEndpoint['products.query']).toEqual({ 401: 1 });
-    expect(JSON.parse(await ws.read('summary.json'))).toMatchObject({ status: 'failed', error: { code: 'auth.unauthorized' } });
+    expect(JSON.parse(await ws.read('summary.json'))).toMatchObject({ exitCode: 1, pipelines: [{ status: 'failed', error: { code: 'auth.unauthorized' } }] });
     const all = await everything(result);
     for (const secret of [WRONG, basicAuthorization(KEY, WRONG).slice('Basic '.length)]) expect(all).not.toContain(secret);
     expect(await leftBehind(ws.path('out'))).toEqual({ final: [], temp: [] });
@@ -115,7 +116,7 @@ describe('bad pipeline files', () => {
     // A base URL that would refuse connections: no request may be made before the file is checked.
     const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:9', CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET });
     for (const command of ['validate', 'run']) {
-      const result = await runCli([command, path], { cwd: REPO, env });
+      const result = await runCli([command, path, '--log-format', 'pretty'], { cwd: REPO, env });
       expect(result.code, result.stderr).toBe(2);
       const lines = result.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);

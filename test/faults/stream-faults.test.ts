@@ -2,7 +2,8 @@
 // §5 names, through the built CLI (real exit codes and JSON log lines) against
 // a sandbox in this process. A cut stream is resumed and the run succeeds with
 // every id exactly once; a malformed line, an `{"error":...}` line or fewer
-// lines than `total` fail the run (exit 1, the error names the index), with
+// lines than `total` on every request (a stream short once is resumed, see
+// truncation.test.ts) fail the run (exit 1, the error names the index), with
 // nothing under a final name, no temp file and the cursor left as it was.
 import { describe, expect, it } from 'vitest';
 import type { SandboxFaults } from '../../src/sandbox/index.js';
@@ -15,7 +16,7 @@ source:
 transforms:
   - { type: validate }
 sinks:
-  - { type: parquet, path: out/products.parquet, inferenceSample: 200 }
+  - { type: parquet, path: out/products.parquet }
   - { type: jsonl, path: out/products.jsonl.gz }
 state: { path: .state/streamed.json }
 `;
@@ -43,7 +44,7 @@ describe('NDJSON stream faults', () => {
   it.each([
     ['a malformed line', { malformedLine: { atIndex: 500 } }, 'stream.malformed_line', 500],
     ['an {"error":...} line', { errorLine: { atIndex: 300 } }, 'stream.error_line', 300],
-    ['fewer lines than total', { shortStream: { dropLast: 3 } }, 'stream.short', -3],
+    ['fewer lines than total, on every request', { shortStream: { dropLast: 3, times: Infinity } }, 'stream.short', -3],
   ] as const)('%s: exit 1 naming the index; nothing published; cursor unchanged', async (_name, faults, code, index) => {
     const result = await run(faults);
     expect(result.code, result.stderr).toBe(1);

@@ -159,13 +159,18 @@ export async function runInProcess(
   client: Partial<CatalogClientOptions> = {},
   /** Called as soon as runPipeline settles, before any I/O callback can run (to see what is left at that moment). */
   onSettled?: () => void,
+  /** Hears every recorded event as it happens (e.g. to change the sandbox's data between requests). */
+  onEvent?: (name: string, payload: any) => void,
 ): Promise<InProcessRun> {
   const file = ws.path(ws.file);
   const [loaded] = parsePipelines(await readFile(file, 'utf8'), createRegistry(), { file });
   const events = new RunEvents();
   const recorded: RecordedEvent[] = [];
   for (const name of ['request', 'retry', 'throttle', 'info', 'warning', 'invalid', 'output'] as const) {
-    events.on(name, (payload: unknown) => recorded.push({ name, payload }));
+    events.on(name, (payload: unknown) => {
+      recorded.push({ name, payload });
+      onEvent?.(name, payload);
+    });
   }
   const catalog = new CatalogClient({
     baseUrl: sandbox.url,

@@ -1,7 +1,9 @@
 // Starts the embedded sandbox on port 0 for a test, with small request helpers
 // over real HTTP (undici). Any test can use it: `const sb = await
 // startTestSandbox({products: 2000}); ... await sb.close()`. The rate limit is
-// off unless the test asks for one, so suites do not wait on it.
+// off unless the test asks for one, so suites do not wait on it. Tests get the
+// `spec` profile (the documented shapes their assertions are written against)
+// unless they ask for another; test/cli/profiles.test.ts runs the live ones.
 import { StringDecoder } from 'node:string_decoder';
 import { request } from 'undici';
 import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
@@ -40,7 +42,7 @@ export function basicAuthorization(apiKey: string, apiSecret: string): string {
 }
 
 export async function startTestSandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
-  const sandbox = await startSandbox({ rateLimit: 0, ...options, port: options.port ?? 0 });
+  const sandbox = await startSandbox({ rateLimit: 0, profile: 'spec', ...options, port: options.port ?? 0 });
   const authorization = basicAuthorization(sandbox.credentials.apiKey, sandbox.credentials.apiSecret);
   const post = async (path: string, body?: unknown, opts: PostOptions = {}): Promise<HttpAnswer> => {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };

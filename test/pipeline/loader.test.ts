@@ -137,7 +137,7 @@ sinks:
       'p.yml:6:67: transforms[0].deadLetter.type: unknown sink type "jsnl"; did you mean "jsonl"? (known: jsonl, parquet, s3)',
     ],
     // a stage of another kind in the wrong list
-    [products('transforms:\n  - { type: parquet, path: x.parquet }\n'), 'p.yml:6:13: transforms[0].type: "parquet" is a sink, not a transform (transform types: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom)'],
+    [products('transforms:\n  - { type: parquet, path: x.parquet }\n'), 'p.yml:6:13: transforms[0].type: "parquet" is a sink, not a transform (transform types: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom, products.find, media.find)'],
     // a filter the endpoint lacks
     [
       'name: b\nsource: { type: products.query, filter: { and: [{ statsu: active }] } }\nsinks: [{ type: jsonl, path: b.jsonl }]\n',

@@ -36,6 +36,10 @@ describe('StageRegistry', () => {
       'updates.query',
       'brands.query',
       'catalog-categories.query',
+      'media.query',
+      'public-categories.query',
+      'dietary-restrictions.query',
+      'colors.query',
       'products.stream',
       'media.stream',
     ]);

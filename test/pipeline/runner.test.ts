@@ -42,6 +42,16 @@ describe('withUpdatedSince', () => {
   });
 });
 
+describe('withUpdatedSince with a bounded window', () => {
+  it('adds `until` (the first run has no `from`), never below the cursor', () => {
+    expect(withUpdatedSince({ type: 'products.query', filter: { status: 'active' } }, 1700, 1900).filter).toEqual({
+      and: [{ status: 'active' }, { updatedSince: { from: 1700, until: 1900 } }],
+    });
+    expect(withUpdatedSince({ type: 'media.stream' }, undefined, 1900).filter).toEqual({ updatedSince: { until: 1900 } });
+    expect(withUpdatedSince({ type: 'media.stream' }, 2000, 1900).filter).toEqual({ updatedSince: { from: 2000, until: 2000 } });
+  });
+});
+
 describe('nextCursor', () => {
   const start = new Date('2026-03-01T02:00:00Z');
   const startSeconds = start.getTime() / 1000;

@@ -40,7 +40,7 @@ describe('catalog-streams', () => {
     expect(await main(['--help'], help.io)).toBe(0);
     expect(help.stdout()).toContain('sandbox');
     const none = captureIO();
-    expect(await main([], none.io)).toBe(2);
+    expect(await main(['--log-format', 'pretty'], none.io)).toBe(2);
     expect(none.stderr()).toContain('Usage: catalog-streams');
   });
 
@@ -54,7 +54,7 @@ describe('catalog-streams', () => {
     [['sandbox', '--port'], /--port needs a value/],
   ])('%j exits 2 with one clear line on stderr', async (argv, message) => {
     const { io, stderr, stdout } = captureIO();
-    expect(await main(argv, io)).toBe(2);
+    expect(await main([...argv, '--log-format', 'pretty'], io)).toBe(2);
     expect(stderr()).toMatch(message);
     expect(stderr().trim().split('\n')).toHaveLength(1);
     expect(stdout()).toBe('');
@@ -72,7 +72,7 @@ describe('catalog-streams sandbox', () => {
     const { io, stdout, stderr, signals } = captureIO();
     const exit = main(['sandbox', '--port', '0', '--products', '300', '--seed', '3', '--rate-limit', '5', '--true-total'], io);
     const line = await firstLine(stdout);
-    const match = /^catalog-streams sandbox listening on (http:\/\/127\.0\.0\.1:\d+) \(CATALOG_API_KEY=(sandbox-key) CATALOG_API_SECRET=(sandbox-secret), 300 products, seed 3\)$/.exec(line);
+    const match = /^catalog-streams sandbox listening on (http:\/\/127\.0\.0\.1:\d+) \(CATALOG_API_KEY=(sandbox-key) CATALOG_API_SECRET=(sandbox-secret), 300 products, seed 3, profile be\)$/.exec(line);
     expect(match, line).not.toBeNull();
     const [, url, key, secret] = match!;
     const post = (body: unknown, authorization?: string) =>
@@ -98,7 +98,7 @@ describe('catalog-streams sandbox', () => {
     const { io, stdout, signals } = captureIO();
     const exit = main(['sandbox', '--port', '0', '--products', '20', '--api-key', 'k1', '--api-secret', 's1'], io);
     const line = await firstLine(stdout);
-    expect(line).toContain('(CATALOG_API_KEY=k1 CATALOG_API_SECRET=s1, 20 products, seed 1)');
+    expect(line).toContain('(CATALOG_API_KEY=k1 CATALOG_API_SECRET=s1, 20 products, seed 1, profile be)');
     const url = /listening on (\S+)/.exec(line)![1]!;
     const status = async (authorization: string) => {
       const res = await request(`${url}/v4/brands/query`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{}' });

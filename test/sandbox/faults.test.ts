@@ -7,7 +7,7 @@ import { resourceSchemas } from '../../src/catalog/index.js';
 import { Dataset, type SandboxFaults } from '../../src/sandbox/index.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
-const dataset = new Dataset({ products: 400, seed: 21 });
+const dataset = new Dataset({ products: 400, seed: 21, profile: 'spec' });
 let sb: TestSandbox;
 beforeAll(async () => {
   sb = await startTestSandbox({ dataset });

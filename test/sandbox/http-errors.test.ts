@@ -128,7 +128,9 @@ async function expectErrorOn(sandbox: TestSandbox, path: string, body: unknown, 
 
 describe('routing', () => {
   it('404 for an unknown path, 405 for a wrong method, 415 for a non-JSON body', async () => {
-    await expectError('/v4/products/find', {}, 404, 'not_found');
+    await expectError('/v4/products/embed', {}, 404, 'not_found');
+    // products/find is served (GET, see find-route.ts): POST is the wrong method there.
+    expect((await expectError('/v4/products/find', {}, 405, 'method_not_allowed')).message).toContain('GET');
     const error = await expectError('/v4/products/query', undefined, 405, 'method_not_allowed', { method: 'GET' });
     expect(error.message).toContain('POST');
     await expectError('/v4/brands/query', undefined, 415, 'unsupported_media_type', { rawBody: 'id=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });

@@ -268,4 +268,34 @@ describe('jsonl sink', () => {
     expect(sink.writable).toBe(true);
     sink.destroy();
   });
+
+  it('writes the codes of the pipeline schema that arrive as integers as padded strings, and nothing else changed', async () => {
+    const dir = await tempDir();
+    const code = (padTo: number) => ({ kind: 'string' as const, code: { digits: padTo, padTo } });
+    const recordSchema = {
+      fields: [
+        { name: 'id', type: { kind: 'string' as const } },
+        { name: 'eanGtin13', type: code(13) },
+        { name: 'ean', type: { kind: 'list' as const, element: code(13) } },
+        { name: 'cnk', type: code(7) },
+        { name: 'links', type: { kind: 'list' as const, element: { kind: 'struct' as const, fields: [{ name: 'gtin', type: code(14) }] } } },
+      ],
+    };
+    const ctx = testContext({ baseDir: dir, services: { recordSchema } });
+    const records = [
+      { id: 'P1', eanGtin13: 65699514566, ean: [12345, '0000000054321'], cnk: '0012345', links: [{ gtin: 7, other: 1 }], price: 120 },
+      { id: 'P2', eanGtin13: '0065699514566', ean: [], cnk: 12345, links: null, price: 5 },
+      { id: 'P3', price: 7 },
+    ];
+    await pipeline(Readable.from(records), jsonlSink({ path: 'codes.jsonl' }, ctx));
+    expect(await readFile(join(dir, 'codes.jsonl'), 'utf8')).toBe(
+      lines([
+        { id: 'P1', eanGtin13: '0065699514566', ean: ['0000000012345', '0000000054321'], cnk: '0012345', links: [{ gtin: '00000000000007', other: 1 }], price: 120 },
+        { id: 'P2', eanGtin13: '0065699514566', ean: [], cnk: '0012345', links: null, price: 5 },
+        { id: 'P3', price: 7 },
+      ]),
+    );
+    // The records themselves are not changed (a tee shares them with other sinks).
+    expect(records[0]!.eanGtin13).toBe(65699514566);
+  });
 });

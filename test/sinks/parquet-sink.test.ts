@@ -5,13 +5,13 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { SinkError } from '../../src/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import type { RunEventMap } from '../../src/events.js';
-import { parquetSink, sinkStages, stringifyJson } from '../../src/sinks/index.js';
+import { parquetSink, type ParquetSinkOptions } from '../../src/sinks/index.js';
 import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
 import { testContext } from '../helpers/stage-context.js';
-import { productRecord, productRecords, randomBatches, tempDir, type ProductRecord } from './records.js';
-import { failMidStream, waitClosed } from './stream-harness.js';
+import { PRODUCT_HINT, productRecord, productRecords, randomBatches, tempDir, type ProductRecord } from './records.js';
+import { failMidStream } from './stream-harness.js';
 
 const PRODUCT_TYPES = {
   id: 'VARCHAR',
@@ -28,7 +28,12 @@ const PRODUCT_TYPES = {
   meta_createdAt: 'TIMESTAMP WITH TIME ZONE',
   meta_updatedAt: 'TIMESTAMP WITH TIME ZONE',
   serial: 'BIGINT',
+  _extra: 'JSON',
 };
+
+function productSink(options: ParquetSinkOptions, ctx?: ReturnType<typeof testContext>) {
+  return parquetSink({ schemaHint: PRODUCT_HINT, ...options }, ctx);
+}
 
 function events<K extends keyof RunEventMap>(ctx: ReturnType<typeof testContext>, name: K): RunEventMap[K][0][] {
   const seen: RunEventMap[K][0][] = [];
@@ -79,7 +84,7 @@ describe('parquet sink', () => {
   it('writes types, values, nulls, lists, Unicode, codes and BigInts that DuckDB reads back exactly', async () => {
     const dir = await tempDir();
     const records = [...productRecords(5000)];
-    const sink = parquetSink({ path: join(dir, 'products.parquet'), rowGroupRows: 1000 });
+    const sink = productSink({ path: join(dir, 'products.parquet'), rowGroupRows: 1000 });
     await pipeline(randomBatches(records, 200), sink);
     const file = join(dir, 'products.parquet');
 
@@ -104,6 +109,7 @@ describe('parquet sink', () => {
       meta_createdAt: new Date(r0.meta.createdAt * 1000),
       meta_updatedAt: new Date(r0.meta.updatedAt * 1000),
       serial: 2n ** 60n,
+      _extra: null,
     });
     expect(rows[1]).toMatchObject({ name_en: 'Δ8-THC drops 1', atcCategory: [], ean: productRecord(1).ean, vat: 5.5, serial: 2n ** 60n + 1_000_003n });
     expect(rows[2]).toMatchObject({ atcCategory: null, eanGtin13: productRecord(8).eanGtin13 });
@@ -122,7 +128,7 @@ describe('parquet sink', () => {
     const dir = await tempDir();
     const file = join(dir, 'big.parquet');
     const started = Date.now();
-    const sink = parquetSink({ path: file });
+    const sink = productSink({ path: file });
     await pipeline(Readable.from(productRecords(200_000)), sink);
     const seconds = (Date.now() - started) / 1000;
     expect(await parquetColumnTypes(file)).toEqual(PRODUCT_TYPES);
@@ -135,17 +141,24 @@ describe('parquet sink', () => {
   it('stores timestamps in micros, or raw, and reads millisecond input', async () => {
     const dir = await tempDir();
     const records = [{ id: 'a', createdAt: 1_700_000_000_123, at: new Date('2026-01-02T03:04:05.678Z') }];
-    const micros = parquetSink({ path: join(dir, 'micros.parquet'), timestamps: 'micros', timestampInput: 'milliseconds', timestampFields: ['createdAt'] });
+    const micros = parquetSink({
+      path: join(dir, 'micros.parquet'),
+      columns: { id: 'string', createdAt: 'int64', at: 'timestamp' },
+      timestamps: 'micros',
+      timestampInput: 'milliseconds',
+      timestampFields: ['createdAt'],
+    });
     await pipeline(Readable.from(records), micros);
     const m = await duckdbQuery(`SELECT createdAt, epoch_us(createdAt) AS us, "at" FROM read_parquet(${sqlString(join(dir, 'micros.parquet'))})`);
     expect(m.types).toMatchObject({ createdAt: 'TIMESTAMP WITH TIME ZONE', at: 'TIMESTAMP WITH TIME ZONE' });
     expect(m.rows[0]).toEqual({ createdAt: new Date(1_700_000_000_123), us: 1_700_000_000_123_000n, at: new Date('2026-01-02T03:04:05.678Z') });
 
-    const raw = parquetSink({ path: join(dir, 'raw.parquet'), timestamps: 'raw' });
+    const raw = parquetSink({ path: join(dir, 'raw.parquet'), columns: { 'meta.createdAt': 'int64' }, timestamps: 'raw' });
     await pipeline(Readable.from([{ meta: { createdAt: 1_600_000_000 } }]), raw);
     const r = await duckdbQuery(`SELECT * FROM read_parquet(${sqlString(join(dir, 'raw.parquet'))})`);
-    expect(r.types).toEqual({ meta_createdAt: 'BIGINT' });
-    expect(r.rows).toEqual([{ meta_createdAt: 1_600_000_000n }]);
+    // DuckDB reports a JSON column as VARCHAR in a query's result types; DESCRIBE (parquetColumnTypes) shows JSON.
+    expect(r.types).toEqual({ meta_createdAt: 'BIGINT', _extra: 'VARCHAR' });
+    expect(r.rows).toEqual([{ meta_createdAt: 1_600_000_000n, _extra: null }]);
   });
 
   it('writes declared columns with their types (INT32, lists, JSON) and ISO/Date timestamps', async () => {
@@ -169,10 +182,12 @@ describe('parquet sink', () => {
       meta_createdAt: 'TIMESTAMP WITH TIME ZONE',
       cannabisData: 'VARCHAR',
       score: 'DOUBLE',
+      _extra: 'VARCHAR',
     });
+    expect(await parquetColumnTypes(file)).toMatchObject({ cannabisData: 'JSON', _extra: 'JSON' });
     expect(rows).toEqual([
-      { id: 'P1', qty: 7, codes: ['0012345678905', null], prices: [1n, 2n ** 62n], meta_createdAt: new Date('2026-01-02T03:04:05Z'), cannabisData: '{"thc":0.2,"big":18446744073709551616}', score: 1 },
-      { id: 'P2', qty: null, codes: [], prices: null, meta_createdAt: new Date(0), cannabisData: null, score: 2.5 },
+      { id: 'P1', qty: 7, codes: ['0012345678905', null], prices: [1n, 2n ** 62n], meta_createdAt: new Date('2026-01-02T03:04:05Z'), cannabisData: '{"thc":0.2,"big":18446744073709551616}', score: 1, _extra: null },
+      { id: 'P2', qty: null, codes: [], prices: null, meta_createdAt: new Date(0), cannabisData: null, score: 2.5, _extra: null },
     ]);
   });
 
@@ -180,80 +195,66 @@ describe('parquet sink', () => {
     const dir = await tempDir();
     const file = join(dir, 'nested.parquet');
     const records = [...productRecords(3)];
-    await pipeline(Readable.from(records), parquetSink({ path: file, nested: 'json' }));
-    const { rows, types } = await duckdbQuery(`SELECT name, meta FROM read_parquet(${sqlString(file)})`);
-    expect(types).toEqual({ name: 'VARCHAR', meta: 'VARCHAR' });
+    await pipeline(Readable.from(records), productSink({ path: file, nested: 'json' }));
+    const { rows } = await duckdbQuery(`SELECT name, meta FROM read_parquet(${sqlString(file)})`);
+    expect(await parquetColumnTypes(file)).toMatchObject({ name: 'JSON', meta: 'JSON' });
     expect(rows.map((r) => r.name)).toEqual(records.map((r) => JSON.stringify(r.name)));
     expect(rows.map((r) => r.meta)).toEqual(records.map((r) => JSON.stringify(r.meta)));
   });
 
-  it('fails a record that breaks the inferred schema, naming column, record id and types, and leaves no file', async () => {
-    const dir = await tempDir();
-    const ctx = testContext();
-    const invalid = events(ctx, 'invalid');
-    const records: Record<string, unknown>[] = [...productRecords(300)];
-    records[250] = { ...records[250], publicPrice: '12,50' };
-    const sink = parquetSink({ path: join(dir, 'p.parquet'), inferenceSample: 100 }, ctx);
-    const failure = pipeline(Readable.from(records), sink);
-    await expect(failure).rejects.toThrow(SinkError);
-    await expect(failure).rejects.toMatchObject({ code: 'sink.parquet.schema' });
-    await expect(failure).rejects.toThrow(/column "publicPrice" expects int64, but record id=P0000250 has string "12,50"/);
-    await waitClosed(sink);
-    expect(await readdir(dir)).toEqual([]);
-    expect(invalid).toEqual([expect.objectContaining({ stage: 'parquet', id: 'P0000250', action: 'fail' })]);
-  });
-
-  it('reports a new field and an integer above 2^53 that arrived as a JS number', async () => {
-    const dir = await tempDir();
-    const newField = parquetSink({ path: join(dir, 'a.parquet'), inferenceSample: 10 });
-    const records: Record<string, unknown>[] = [...productRecords(20)];
-    records[15] = { ...records[15], replacement: 'P0000001' };
-    await expect(pipeline(Readable.from(records), newField)).rejects.toThrow(
-      /record id=P0000015 has field "replacement" \(string "P0000001"\) that is not in the Parquet schema \(locked after 10 sampled records\)/,
-    );
-    const unsafe = parquetSink({ path: join(dir, 'b.parquet'), columns: { id: 'string', n: 'int64' } });
-    await expect(pipeline(Readable.from([{ id: 'x', n: 2 ** 53 + 2 }]), unsafe)).rejects.toThrow(/beyond 2\^53 as a JS number/);
-  });
-
-  it('sends misfit records to the dead-letter sink, byte-exact, and writes the rest', async () => {
-    const dir = await tempDir();
-    const ctx = testContext({ baseDir: dir, stages: sinkStages });
-    const invalid = events(ctx, 'invalid');
-    const records: Record<string, unknown>[] = [...productRecords(300)];
-    records[150] = { ...records[150], publicPrice: '12,50' };
-    records[160] = { ...records[160], replacement: 'P0000001' };
-    const sink = parquetSink(
-      { path: 'p.parquet', inferenceSample: 100, onSchemaMismatch: 'dead-letter', deadLetter: { type: 'jsonl', path: 'rejected.jsonl' } },
-      ctx,
-    );
-    await pipeline(Readable.from(records), sink);
-    const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(*) FILTER (WHERE id IN ('P0000150', 'P0000160')) AS bad FROM read_parquet(${sqlString(join(dir, 'p.parquet'))})`);
-    expect(rows[0]).toEqual({ n: 298n, bad: 0n });
-    expect(await readFile(join(dir, 'rejected.jsonl'), 'utf8')).toBe(`${stringifyJson(records[150])}\n${stringifyJson(records[160])}\n`);
-    expect(invalid.map((e) => [e.id, e.action])).toEqual([
-      ['P0000150', 'dead-letter'],
-      ['P0000160', 'dead-letter'],
-    ]);
-  });
-
-  it('ignore: writes misfit records without the misfit values and warns once per column', async () => {
+  // Issue 12 replaced the sampled-and-locked schema (and onSchemaMismatch) by the contract: a value
+  // the schema does not name, or that does not fit its column, is kept in _extra; nothing fails the run.
+  it('keeps a late undeclared field and a misfit value in _extra, lists their paths, and fails nothing', async () => {
     const dir = await tempDir();
     const ctx = testContext();
     const warnings = events(ctx, 'warning');
-    const records: Record<string, unknown>[] = [...productRecords(300)];
-    for (const i of [150, 151]) records[i] = { ...records[i], publicPrice: 'n/a', replacement: 'P1' };
-    const sink = parquetSink({ path: join(dir, 'p.parquet'), inferenceSample: 100, onSchemaMismatch: 'ignore' }, ctx);
-    await pipeline(Readable.from(records), sink);
-    const file = sqlString(join(dir, 'p.parquet'));
-    const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(*) FILTER (WHERE publicPrice IS NULL) AS nulls FROM read_parquet(${file})`);
-    expect(rows[0]).toEqual({ n: 300n, nulls: 2n });
-    expect(Object.keys(await parquetColumnTypes(join(dir, 'p.parquet')))).not.toContain('replacement');
-    const schemaWarnings = warnings.filter((w) => w.code === 'sink.parquet.schema');
-    expect(schemaWarnings).toHaveLength(2);
-    expect(schemaWarnings.map((w) => w.message).join('\n')).toMatch(/"publicPrice" expects int64.*written as null/);
+    const infos = events(ctx, 'info');
+    const records: Record<string, unknown>[] = [...productRecords(6000)];
+    records[5200] = { ...records[5200], publicPrice: '12,50' };
+    records[5300] = { ...records[5300], replacement: 'P0000001', cnk: '0123456' };
+    records[5400] = { ...records[5400], replacement: 'P0000002', meta: { ...records[5400]!.meta as object, source: 'x' } };
+    records[5500] = { ...records[5500], serial: 2 ** 53 + 2 };
+    const file = join(dir, 'p.parquet');
+    await pipeline(randomBatches(records, 400), productSink({ path: file }, ctx));
+    const { rows } = await duckdbQuery(
+      `SELECT id, publicPrice, serial, _extra, json_extract_string(_extra, '$.cnk') AS cnk FROM read_parquet(${sqlString(file)}) WHERE _extra IS NOT NULL ORDER BY id`,
+    );
+    expect(rows).toEqual([
+      { id: 'P0005200', publicPrice: null, serial: records[5200]!.serial, _extra: '{"publicPrice":"12,50"}', cnk: null },
+      { id: 'P0005300', publicPrice: 100n + 5300n, serial: records[5300]!.serial, _extra: '{"replacement":"P0000001","cnk":"0123456"}', cnk: '0123456' },
+      { id: 'P0005400', publicPrice: 100n + 5400n, serial: records[5400]!.serial, _extra: '{"meta.source":"x","replacement":"P0000002"}', cnk: null },
+      { id: 'P0005500', publicPrice: 100n + 5500n, serial: null, _extra: '{"serial":9007199254740994}', cnk: null },
+    ]);
+    const { rows: count } = await duckdbQuery(`SELECT count(*) AS n FROM read_parquet(${sqlString(file)})`);
+    expect(count[0]).toEqual({ n: 6000n });
+    const extra = warnings.filter((w) => w.code === 'sink.parquet.extra').map((w) => w.message);
+    expect(extra).toEqual([
+      expect.stringMatching(/field "publicPrice" \(string "12,50"\).*kept in the _extra JSON column/),
+      expect.stringMatching(/field "replacement"/),
+      expect.stringMatching(/field "cnk"/),
+      expect.stringMatching(/field "meta\.source"/),
+      expect.stringMatching(/field "serial" \(integer 9007199254740994 \(beyond 2\^53/),
+    ]);
+    expect(infos.find((i) => i.code === 'sink.parquet.extra_fields')).toMatchObject({
+      fields: { publicPrice: 1, replacement: 2, cnk: 1, 'meta.source': 1, serial: 1 },
+    });
   });
 
-  it('types columns from a zod schema hint: doubles and null-only objects, but adds no field the records lack', async () => {
+  it('a float after 5,000 integers lands in the DOUBLE column the declaration gives', async () => {
+    const dir = await tempDir();
+    const schemaHint = z.object({ id: z.string(), weightWithUnit: z.object({ value: z.number(), unit: z.string() }) });
+    const records = Array.from({ length: 6000 }, (_, i) => ({ id: `P${i}`, weightWithUnit: { value: i < 5500 ? i : i + 0.37, unit: 'g' } }));
+    const file = join(dir, 'w.parquet');
+    await pipeline(randomBatches(records, 300), parquetSink({ path: file, schemaHint }));
+    const { rows, types } = await duckdbQuery(`SELECT weightWithUnit_value AS v, _extra FROM read_parquet(${sqlString(file)}) WHERE id IN ('P0', 'P5600')`);
+    expect(types).toEqual({ v: 'DOUBLE', _extra: 'VARCHAR' });
+    expect(rows).toEqual([
+      { v: 0, _extra: null },
+      { v: 5600.37, _extra: null },
+    ]);
+  });
+
+  it('types columns from a zod declaration: lists of objects as LIST<STRUCT>, every declared field, whatever the records hold', async () => {
     const dir = await tempDir();
     const schemaHint = z.object({
       id: z.string(),
@@ -261,7 +262,7 @@ describe('parquet sink', () => {
       replacement: z.string().optional(),
       qty: z.int32(),
       cannabisData: z.object({ thcPercentage: z.number().nullable(), strain: z.string().nullable() }).nullable(),
-      photos: z.array(z.object({ url: z.string() })),
+      photos: z.array(z.object({ url: z.string(), meta: z.object({ createdAt: z.int() }) })),
       meta: z.object({ createdAt: z.int(), updatedAt: z.int() }),
       name: z.record(z.string(), z.string()),
     });
@@ -270,45 +271,70 @@ describe('parquet sink', () => {
       vat: 21,
       qty: i,
       cannabisData: i === 19 ? { thcPercentage: 0.25, strain: 'Δ9' } : null,
-      photos: [{ url: `u${i}` }],
+      photos: [{ url: `u${i}`, meta: { createdAt: 1_600_000_000 + i }, shiny: i === 3 ? true : undefined }],
       meta: { createdAt: 1_600_000_000 + i, updatedAt: 1_600_000_000 },
       name: { en: `n${i}`, fr: `f${i}` },
     }));
     const file = join(dir, 'hinted.parquet');
-    await pipeline(Readable.from(records), parquetSink({ path: file, schemaHint, inferenceSample: 10 }));
+    await pipeline(Readable.from(records), parquetSink({ path: file, schemaHint }));
     expect(await parquetColumnTypes(file)).toEqual({
       id: 'VARCHAR',
       vat: 'DOUBLE',
+      replacement: 'VARCHAR',
       qty: 'INTEGER',
       cannabisData_thcPercentage: 'DOUBLE',
       cannabisData_strain: 'VARCHAR',
-      photos: 'VARCHAR',
+      photos: 'STRUCT(url VARCHAR, meta STRUCT(createdAt TIMESTAMP WITH TIME ZONE))[]',
       meta_createdAt: 'TIMESTAMP WITH TIME ZONE',
       meta_updatedAt: 'TIMESTAMP WITH TIME ZONE',
-      name_en: 'VARCHAR',
-      name_fr: 'VARCHAR',
+      name: 'JSON',
+      _extra: 'JSON',
     });
-    const { rows } = await duckdbQuery(`SELECT cannabisData_thcPercentage AS thc, photos FROM read_parquet(${sqlString(file)}) WHERE id = 'P19'`);
-    expect(rows).toEqual([{ thc: 0.25, photos: '[{"url":"u19"}]' }]);
+    const { rows } = await duckdbQuery(
+      `SELECT cannabisData_thcPercentage AS thc, photos[1].url AS url, photos[1].meta.createdAt AS at, name, _extra FROM read_parquet(${sqlString(file)}) WHERE id IN ('P3', 'P19') ORDER BY id`,
+    );
+    expect(rows).toEqual([
+      { thc: 0.25, url: 'u19', at: new Date((1_600_000_000 + 19) * 1000), name: '{"en":"n19","fr":"f19"}', _extra: null },
+      { thc: null, url: 'u3', at: new Date((1_600_000_000 + 3) * 1000), name: '{"en":"n3","fr":"f3"}', _extra: '{"photos[0].shiny":true}' },
+    ]);
   });
 
-  it('stores a field that was null in the whole sample as JSON text, with a warning', async () => {
+  it('writes the same Parquet schema whatever the data: all nulls, or every field set', async () => {
     const dir = await tempDir();
-    const ctx = testContext();
-    const warnings = events(ctx, 'warning');
-    const records = [{ id: 'a', note: null }, { id: 'b', note: null }, { id: 'c', note: 'late' }, { id: 'd', note: { x: 1 } }];
-    const file = join(dir, 'n.parquet');
-    await pipeline(Readable.from(records), parquetSink({ path: file, inferenceSample: 2 }, ctx));
-    const { rows } = await duckdbQuery(`SELECT note FROM read_parquet(${sqlString(file)}) ORDER BY id`);
-    expect(rows.map((r) => r.note)).toEqual([null, null, '"late"', '{"x":1}']);
-    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/column "note" was null in every sampled record; stored as JSON text/)]);
+    const sparse = [{ id: 'a', status: 'active', meta: { createdAt: 1, updatedAt: 2 } }];
+    await pipeline(Readable.from(sparse), productSink({ path: join(dir, 'sparse.parquet') }));
+    await pipeline(Readable.from(productRecords(50)), productSink({ path: join(dir, 'full.parquet') }));
+    const schemaOf = async (name: string) =>
+      (await duckdbQuery(`SELECT name, type, converted_type, logical_type FROM parquet_schema(${sqlString(join(dir, name))})`)).rows;
+    expect(await schemaOf('sparse.parquet')).toEqual(await schemaOf('full.parquet'));
+    const kv = await duckdbQuery(`SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata(${sqlString(join(dir, 'full.parquet'))}) WHERE decode(key) LIKE 'catalog-streams.schema%' ORDER BY key`);
+    expect(kv.rows.map((r) => r.key)).toEqual(['catalog-streams.schema', 'catalog-streams.schema-hash']);
+    expect(JSON.parse(String(kv.rows[0]!.value))[0]).toEqual({ name: 'id', type: 'VARCHAR' });
+    expect(String(kv.rows[1]!.value)).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('writes prices as integer minor units by default and as DECIMAL(18,2) on request', async () => {
+    const dir = await tempDir();
+    const records = [...productRecords(20)];
+    await pipeline(Readable.from(records), productSink({ path: join(dir, 'cents.parquet') }));
+    await pipeline(Readable.from(records), productSink({ path: join(dir, 'decimal.parquet'), prices: 'decimal' }));
+    expect(await parquetColumnTypes(join(dir, 'cents.parquet'))).toMatchObject({ publicPrice: 'BIGINT' });
+    expect(await parquetColumnTypes(join(dir, 'decimal.parquet'))).toMatchObject({ publicPrice: 'DECIMAL(18,2)' });
+    const { rows } = await duckdbQuery(
+      `SELECT c.publicPrice AS cents, d.publicPrice::VARCHAR AS amount FROM read_parquet(${sqlString(join(dir, 'cents.parquet'))}) c
+       JOIN read_parquet(${sqlString(join(dir, 'decimal.parquet'))}) d USING (id) ORDER BY id LIMIT 2`,
+    );
+    expect(rows).toEqual([
+      { cents: 100n, amount: '1.00' },
+      { cents: 101n, amount: '1.01' },
+    ]);
   });
 
   it('writes gzip and uncompressed files', async () => {
     const dir = await tempDir();
     for (const compression of ['gzip', 'none'] as const) {
       const file = join(dir, `${compression}.parquet`);
-      await pipeline(Readable.from(productRecords(2000)), parquetSink({ path: file, compression }));
+      await pipeline(Readable.from(productRecords(2000)), productSink({ path: file, compression }));
       const meta = await duckdbQuery(`SELECT DISTINCT compression FROM parquet_metadata(${sqlString(file)})`);
       expect(meta.rows).toEqual([{ compression: compression === 'gzip' ? 'GZIP' : 'UNCOMPRESSED' }]);
       expect(await readAggregates(file)).toEqual(expectedAggregates([...productRecords(2000)]));
@@ -318,7 +344,7 @@ describe('parquet sink', () => {
   it('partitions Hive-style, leaving the partition column out of the files', async () => {
     const dir = await tempDir();
     const records = [...productRecords(1000)];
-    const sink = parquetSink({ path: join(dir, 'products/status={status}/part-{part}.parquet') });
+    const sink = productSink({ path: join(dir, 'products/status={status}/part-{part}.parquet') });
     await pipeline(Readable.from(records), sink);
     expect(sink.outputs).toHaveLength(4);
     const one = sink.outputs.find((o) => o.location.includes('status=active'))!.location;
@@ -333,7 +359,7 @@ describe('parquet sink', () => {
   it('rotates by bytes into several readable parts without losing rows', async () => {
     const dir = await tempDir();
     const maxBytes = 256 * 1024;
-    const sink = parquetSink({ path: join(dir, 'p-{part}.parquet'), maxBytes, rowGroupRows: 2000 });
+    const sink = productSink({ path: join(dir, 'p-{part}.parquet'), maxBytes, rowGroupRows: 2000 });
     await pipeline(randomBatches(productRecords(40_000), 500, 3), sink);
     expect(sink.outputs.length).toBeGreaterThan(2);
     // The first part closes early (it assumes 1:1 until a row group is compressed); later parts
@@ -348,21 +374,21 @@ describe('parquet sink', () => {
     expect(sink.outputs.reduce((n, o) => n + o.rows, 0)).toBe(40_000);
   });
 
-  it('writes an empty file with declared columns, and no file (with a warning) without them', async () => {
+  it('writes an empty file with its columns (the schema is known before any record), and refuses a sink with no schema', async () => {
     const dir = await tempDir();
     const declared = parquetSink({ path: join(dir, 'declared.parquet'), columns: { id: 'string', n: 'int64' } });
     await pipeline(Readable.from([]), declared);
     const { rows, types } = await duckdbQuery(`SELECT * FROM read_parquet(${sqlString(join(dir, 'declared.parquet'))})`);
     expect(rows).toEqual([]);
-    expect(types).toEqual({ id: 'VARCHAR', n: 'BIGINT' });
+    expect(types).toEqual({ id: 'VARCHAR', n: 'BIGINT', _extra: 'VARCHAR' });
 
-    const ctx = testContext();
-    const warnings = events(ctx, 'warning');
-    const inferred = parquetSink({ path: join(dir, 'inferred.parquet') }, ctx);
-    await pipeline(Readable.from([]), inferred);
-    expect(existsSync(join(dir, 'inferred.parquet'))).toBe(false);
-    expect(inferred.outputs).toEqual([]);
-    expect(warnings).toEqual([expect.objectContaining({ code: 'sink.empty' })]);
+    const hinted = productSink({ path: join(dir, 'hinted.parquet') });
+    await pipeline(Readable.from([]), hinted);
+    expect(await parquetColumnTypes(join(dir, 'hinted.parquet'))).toEqual(PRODUCT_TYPES);
+
+    expect(() => parquetSink({ path: join(dir, 'unknown.parquet') })).toThrow(ConfigError);
+    expect(() => parquetSink({ path: join(dir, 'unknown.parquet') })).toThrow(/the records' schema is unknown/);
+    expect(existsSync(join(dir, 'unknown.parquet'))).toBe(false);
   });
 
   it('row groups of varying row counts (bytes-limited, larger and smaller than the last) keep every value in place', async () => {
@@ -370,7 +396,7 @@ describe('parquet sink', () => {
     // Records of growing then shrinking size: the byte limit closes row groups at varying row counts.
     const records = Array.from({ length: 6000 }, (_, i) => ({ ...productRecord(i), note: 'x'.repeat(i < 3000 ? i % 700 : 20) }));
     const file = join(dir, 'varying.parquet');
-    await pipeline(randomBatches(records, 300), parquetSink({ path: file, rowGroupRows: 2500, rowGroupBytes: '512KiB' }));
+    await pipeline(randomBatches(records, 300), productSink({ path: file, rowGroupRows: 2500, rowGroupBytes: '512KiB', columns: { note: 'string' } }));
     const groups = await duckdbQuery(`SELECT DISTINCT row_group_id, row_group_num_rows AS n FROM parquet_metadata(${sqlString(file)}) ORDER BY row_group_id`);
     const counts = groups.rows.map((r) => Number(r.n));
     expect(counts.reduce((a, b) => a + b, 0)).toBe(6000);
@@ -400,7 +426,7 @@ describe('parquet sink', () => {
 
   it('leaves no file when destroyed mid-write', async () => {
     const dir = await tempDir();
-    const sink = parquetSink({ path: join(dir, 'p-{part}.parquet'), maxRows: 3000, rowGroupRows: 500 });
+    const sink = productSink({ path: join(dir, 'p-{part}.parquet'), maxRows: 3000, rowGroupRows: 500 });
     const failure = await failMidStream(sink, productRecords(7000), {
       until: async () => (await readdir(dir)).length >= 2,
       error: new Error('boom'),
@@ -409,11 +435,11 @@ describe('parquet sink', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
-  it('validates its options: dead-letter needs deadLetter, unknown types and keys are errors', () => {
-    expect(() => parquetSink({ path: 'x.parquet', onSchemaMismatch: 'dead-letter' })).toThrow(/deadLetter: onSchemaMismatch: dead-letter needs a deadLetter sink/);
+  it('validates its options: unknown types and keys are errors', () => {
+    expect(() => parquetSink({ path: 'x.parquet', inferenceSample: 10 } as never)).toThrow(/inferenceSample/);
     expect(() => parquetSink({ path: 'x.parquet', columns: { id: 'text' as 'string' } })).toThrow(/columns\.id/);
     expect(() => parquetSink({ path: 'x.parquet', compresion: 'gzip' } as never)).toThrow(/compresion/);
     expect(() => parquetSink({ path: 'x.parquet', compression: 'zstd' as 'gzip' })).toThrow(/compression/);
-    expect(() => parquetSink({ path: 'x.parquet', columns: { a: 'string', 'a.b': 'int64' } })).toThrow(/"a\.b" is inside "a"/);
+    expect(() => parquetSink({ path: 'x.parquet', columns: { a: 'string', 'a.b': 'int64' } })).toThrow(/"a\.b": "a" is not an object in the schema/);
   });
 });

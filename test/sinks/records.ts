@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { onTestFinished } from 'vitest';
+import { z } from 'zod';
 
 export interface ProductRecord {
   [key: string]: unknown;
@@ -45,6 +46,22 @@ export function productRecord(i: number): ProductRecord {
     serial: 2n ** 60n + BigInt(i) * 1_000_003n,
   };
 }
+
+/** The test products' declaration: the contract their columns come from (as a resource schema is for a pipeline). */
+export const PRODUCT_HINT = z.object({
+  id: z.string(),
+  status: z.string(),
+  name: z.object({ en: z.string(), nl: z.string().nullable() }),
+  eanGtin13: z.string(),
+  ean: z.array(z.string()),
+  publicPrice: z.int(),
+  vat: z.number(),
+  requiresLegalText: z.boolean(),
+  isANutritionSupplement: z.boolean().nullable(),
+  atcCategory: z.array(z.string()).nullable(),
+  meta: z.object({ createdAt: z.int(), updatedAt: z.int() }),
+  serial: z.bigint(),
+});
 
 export function* productRecords(count: number, from = 0): Generator<ProductRecord> {
   for (let i = from; i < from + count; i++) yield productRecord(i);

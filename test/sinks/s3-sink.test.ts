@@ -11,7 +11,7 @@ import { s3Sink, stringifyJson, type S3Manifest } from '../../src/sinks/index.js
 import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
 import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../helpers/s3-server.js';
 import { testContext } from '../helpers/stage-context.js';
-import { productRecords, randomBatches, tempDir } from './records.js';
+import { PRODUCT_HINT, productRecords, randomBatches, tempDir } from './records.js';
 import { waitClosed, waitFor } from './stream-harness.js';
 
 let server: S3TestServer;
@@ -126,7 +126,7 @@ describe('s3 sink', () => {
 
   it('writes Parquet objects that DuckDB reads back, with the schema in the manifest', async () => {
     const records = [...productRecords(30_000)];
-    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'lake/products/{run}/part-{part}.parquet', maxRows: 12_000, rowGroupRows: 4000 }, testContext());
+    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'lake/products/{run}/part-{part}.parquet', maxRows: 12_000, rowGroupRows: 4000, schemaHint: PRODUCT_HINT }, testContext());
     await pipeline(Readable.from(records), sink);
     const keys = await listKeys(server.client, server.bucket, 'lake/products/test-run/');
     expect(keys).toEqual(['_manifest.json', 'part-00000.parquet', 'part-00001.parquet', 'part-00002.parquet'].map((k) => `lake/products/test-run/${k}`));
@@ -148,16 +148,17 @@ describe('s3 sink', () => {
     const manifest = JSON.parse((await getObject(server.client, server.bucket, 'lake/products/test-run/_manifest.json')).toString('utf8')) as S3Manifest;
     expect(manifest.format).toBe('parquet');
     expect(manifest.files.map((f) => f.rows)).toEqual([12_000, 12_000, 6_000]);
-    expect((manifest.schema as { columns: Array<{ name: string; type: string; list: boolean }> }).columns).toContainEqual({
-      name: 'meta_createdAt',
-      type: 'timestamp-millis',
-      list: false,
-      field: 'meta.createdAt',
-    });
+    // The schema (columns, types, hash) in the manifest is the one in every object's footer.
+    const schema = manifest.schema as { hash: string; columns: Array<{ name: string; type: string }> };
+    expect(schema.columns).toContainEqual({ name: 'meta_createdAt', type: 'TIMESTAMP WITH TIME ZONE' });
+    const footer = await duckdbQuery(
+      `SELECT DISTINCT decode(value) AS hash FROM parquet_kv_metadata(${sqlString(join(dir, '*.parquet'))}) WHERE decode(key) = 'catalog-streams.schema-hash'`,
+    );
+    expect(footer.rows).toEqual([{ hash: schema.hash }]);
   });
 
   it('writes only a manifest (no files) when no record arrives', async () => {
-    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'empty/{date}/part-{part}.parquet' }, testContext());
+    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'empty/{date}/part-{part}.parquet', schemaHint: PRODUCT_HINT }, testContext());
     await pipeline(Readable.from([]), sink);
     expect(await listKeys(server.client, server.bucket, 'empty/')).toEqual(['empty/2026-01-02/_manifest.json']);
     const manifest = JSON.parse((await getObject(server.client, server.bucket, 'empty/2026-01-02/_manifest.json')).toString('utf8')) as S3Manifest;
@@ -245,7 +246,7 @@ describe('s3 sink', () => {
 
   it('aborts when ctx.signal aborts', async () => {
     const ctx = testContext();
-    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'signal/part-{part}.parquet', rowGroupRows: 1000, partSize: '5MiB' }, ctx);
+    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'signal/part-{part}.parquet', rowGroupRows: 1000, partSize: '5MiB', schemaHint: PRODUCT_HINT }, ctx);
     const done = pipeline(Readable.from(productRecords(10_000_000)), sink);
     await waitFor(() => server.requests.some((r) => r.key.startsWith('signal/')), 'the upload to start');
     ctx.controller.abort();
@@ -307,7 +308,7 @@ describe('s3 sink behind a tee', () => {
     const outputs: string[] = [];
     ctx.events.on('warning', (w) => warnings.push(w.message));
     ctx.events.on('output', (o) => outputs.push(o.location));
-    const s3 = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'revoked/part-{part}.parquet', maxRows: 400 }, ctx);
+    const s3 = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'revoked/part-{part}.parquet', maxRows: 400, schemaHint: PRODUCT_HINT }, ctx);
     // A sibling that commits slowly and then fails: the s3 sink has uploaded its objects by then.
     const sibling = new Writable({
       objectMode: true,

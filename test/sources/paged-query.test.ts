@@ -110,7 +110,7 @@ describe('paged query source', () => {
     expect(server!.requests).toHaveLength(1);
   });
 
-  it('fails with a DataError when the data shifts during paging (total or page size changes)', async () => {
+  it('fails with a DataError when a page contradicts its own total (a total that keeps dropping is re-read first)', async () => {
     await pagedServer(700, { tamper: (no, page) => (no === 2 ? { ...page, meta: { ...page.meta, total: 699 } } : page) });
     await expect(brandsQuery(client!, { pageSize: 250 }).toArray()).rejects.toMatchObject({ code: 'source.total_mismatch', constructor: DataError });
     await client!.close();
@@ -118,7 +118,7 @@ describe('paged query source', () => {
     await pagedServer(700, { tamper: (no, page) => (no === 1 ? { ...page, results: page.results.slice(1) } : page) });
     const err = await brandsQuery(client!, { pageSize: 250 }).toArray().catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
-    expect(err.message).toMatch(/page 1 reported total 700 with 249 records where total 700 with 250 records was expected: the data changed during the extract; run it again/);
+    expect(err.message).toMatch(/page 1 reported total 700 with 249 records where 250 records were expected: the data changed during the extract; run it again/);
   });
 
   it('destroying the source or aborting the run stops it promptly, requests included', async () => {
@@ -141,10 +141,23 @@ describe('paged query source', () => {
 });
 
 describe('source stages', () => {
-  it('registers the eight source types, with strict described options', () => {
+  it('registers the twelve source types, with strict described options', () => {
     const registry = new StageRegistry().register(...sourceStages);
     expect(registry.types('source').sort()).toEqual(
-      ['brands.query', 'catalog-categories.query', 'corrections.query', 'media.stream', 'organizations.query', 'products.query', 'products.stream', 'updates.query'].sort(),
+      [
+        'brands.query',
+        'catalog-categories.query',
+        'colors.query',
+        'corrections.query',
+        'dietary-restrictions.query',
+        'media.query',
+        'media.stream',
+        'organizations.query',
+        'products.query',
+        'products.stream',
+        'public-categories.query',
+        'updates.query',
+      ].sort(),
     );
     for (const def of sourceStages) expect(def.kind).toBe('source');
   });

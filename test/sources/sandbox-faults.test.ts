@@ -99,10 +99,10 @@ describe('streams under faults', () => {
     expect(err.apiError).toMatchObject({ status: 500, apiCode: 'internal_error' });
   });
 
-  it('a short stream (clean end before total): an error naming the index', async () => {
-    h.sandbox.setFaults({ shortStream: { dropLast: 3 } });
+  it('a stream short on every request (clean end before total): resumed, then an error naming the index', async () => {
+    h.sandbox.setFaults({ shortStream: { dropLast: 3, times: Infinity } });
     const total = h.sandbox.dataset.mediaCount;
-    const err: any = await mediaStream(h.client, {}).toArray().catch((e) => e);
+    const err: any = await mediaStream(h.client, { maxResumes: 1 }).toArray().catch((e) => e);
     expect(err).toBeInstanceOf(StreamProtocolError);
     expect(err.code).toBe('stream.short');
     expect(err.index).toBe(total - 3);

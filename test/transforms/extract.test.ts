@@ -29,6 +29,25 @@ describe('extract', () => {
     expect(originOf(out[2])).toEqual({ endpoint: 'products.query', index: 2 });
   });
 
+  it('says so, once per column, when a column replaces a field the record already had', async () => {
+    const ctx = context();
+    const warnings: any[] = [];
+    ctx.events.on('warning', (w) => warnings.push(w));
+    const input = [
+      { id: 'A', brand: 'own', brands: [{ id: 1 }] },
+      { id: 'B', brand: 'mine', brands: [] },
+      { id: 'C', brands: [{ id: 3 }] },
+    ];
+    const out = await run(input, extract({ columns: { brand: { path: 'brands[].id', first: true }, other: 'id' } }, ctx));
+    expect(out.map((r) => r.brand)).toEqual([1, null, 3]);
+    expect(warnings).toEqual([
+      {
+        code: 'extract.replaces_field',
+        message: 'extract: column "brand" replaces the record\'s own field "brand" (first on record "A"); name the column differently to keep both',
+      },
+    ]);
+  });
+
   it('omits missing values with missing: omit, and checks paths early', async () => {
     const [p2] = await run([fixture<any[]>('products.json')[1]], extract({ columns: { w: 'weightWithUnit.value' }, missing: 'omit' }, context()));
     expect(p2).not.toHaveProperty('w');

@@ -29,6 +29,49 @@ describe('normalize-codes', () => {
     expect(input.eanGtin13).toBe('12345678905');
   });
 
+  it('national codes: fixed-length ones padded (cnk 7, cip13/acl13 13, cipOrAcl7 7, pzn 8), others kept as sent', async () => {
+    const input = minimal({
+      cnk: 12345,
+      cip13: '3400930000001',
+      acl13: 3401000000001,
+      cipOrAcl7: '400930',
+      cip7OrAcl7: 3400930,
+      pzn: '1234567',
+      artgId: '0123456',
+      snomedMp: 21360011000036101n.toString(),
+      snomedTpp: 933225691000036,
+      eanGtin12: '609500004711',
+      ean: ['609500004711', '0609500004711', 609500004711],
+    });
+    const [out] = await run([input], normalizeCodes({}, context()));
+    expect(out).toMatchObject({
+      cnk: '0012345',
+      cip13: '3400930000001',
+      acl13: '3401000000001',
+      cipOrAcl7: '0400930',
+      cip7OrAcl7: '3400930',
+      pzn: '01234567',
+      artgId: '0123456',
+      snomedMp: '21360011000036101',
+      snomedTpp: '933225691000036',
+      eanGtin12: '609500004711',
+      ean: ['0609500004711', '0609500004711', '0609500004711'],
+    });
+  });
+
+  it('an integer national code past 2^53 or a malformed one is dead-lettered with the reason, never rounded', async () => {
+    const sinks = memorySinks();
+    const stage = normalizeCodes({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
+    const out = await run([minimal({ id: 'A', snomedMp: 21360011000036101 }), minimal({ id: 'B', cnk: '12-345' }), minimal({ id: 'C', cnk: '0012345' })], stage);
+    expect(out.map((r) => r.id)).toEqual(['C']);
+    const letters = sinks.made.flatMap((s) => s.records);
+    expect(letters.map((l) => [l.id, l.issues[0].path])).toEqual([
+      ['A', 'snomedMp'],
+      ['B', 'cnk'],
+    ]);
+    expect(letters[0].issues[0].message).toContain('beyond 2^53');
+  });
+
   it('fails on a code with too many digits, naming record, field and value', async () => {
     const bad = setOrigin(minimal({ id: 'P0001234', eanGtin8: 123456789 }), { endpoint: 'products.query', page: 0, index: 3 });
     const err = await run([bad], normalizeCodes({}, context())).catch((e) => e);
@@ -49,7 +92,7 @@ describe('normalize-codes', () => {
       minimal({ id: 'B7', eanGtin8: { code: 1 } }),
     ];
     const sinks = memorySinks();
-    const stage = normalizeCodes({ onInvalid: 'dead-letter' }, context({ stages: [sinks.def] }));
+    const stage = normalizeCodes({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
     const out = await run([...broken, ...products()], stage);
     expect(out.map((r) => r.id)).toEqual(products().map((p) => p.id));
     expect(stage.stats).toMatchObject({ in: 11, out: 4, invalid: 7, deadLettered: 7 });
@@ -79,7 +122,7 @@ describe('normalize-codes', () => {
   });
 
   it('checks GS1 check digits on request', async () => {
-    const stage = normalizeCodes({ checkDigit: true, onInvalid: 'skip' }, context());
+    const stage = normalizeCodes({ checkDigit: true, onInvalid: 'skip', maxInvalid: 'none' }, context());
     const out = await run([minimal({ id: 'ok', eanGtin13: 4006381333931, eanGtin12: 36000291452 }), minimal({ id: 'bad', eanGtin13: 4006381333932 })], stage);
     expect(out.map((r) => r.id)).toEqual(['ok']);
     expect(stage.stats.invalid).toBe(1);
@@ -91,7 +134,11 @@ describe('normalize-codes', () => {
   });
 
   it('takes its fields from the schema, or a checked list', () => {
-    expect(normalizeCodes({}, context()).fields).toEqual(['ean', 'eanGtin8', 'eanGtin12', 'eanGtin13', 'eanGtin14']);
+    expect(normalizeCodes({}, context()).fields).toEqual([
+      'ean', 'eanGtin8', 'eanGtin12', 'eanGtin13', 'eanGtin14',
+      'cnk', 'cip13', 'acl13', 'cipOrAcl7', 'cip7OrAcl7', 'pzn',
+      'artgId', 'snomedMp', 'snomedMpp', 'snomedMpuu', 'snomedTp', 'snomedTpp', 'snomedTpuu', 'snomedCtpp',
+    ]);
     expect(normalizeCodes({ fields: ['ean[]', 'eanGtin13'] }, context()).fields).toEqual(['ean', 'eanGtin13']);
     expect(() => normalizeCodes({ fields: ['eanGtin15'] }, context())).toThrow(ConfigError);
     expect(() => normalizeCodes({ fields: ['eanGtn13'] }, context())).toThrow(/did you mean "eanGtin13"/);

@@ -17,6 +17,8 @@ import {
 } from '../../src/transforms/index.js';
 import { context, fixture, memorySinks, plain, run, runInBursts } from './support.js';
 
+const RAISE_HINT = 'if that many invalid records are expected, raise maxInvalid (e.g. "25%") or lift it (maxInvalid: none)';
+
 /** 250 products (fixture variations) of page 0: 3 break the schema, 2 more have a wrong check digit. */
 function page() {
   const base = fixture<any[]>('products.json').filter((p) => typeof p.eanGtin13 !== 'string');
@@ -103,7 +105,7 @@ describe('RecordTransform', () => {
     const stages = [validate({ onInvalid: 'dead-letter', maxInvalid: 1 }, ctx), pick({ fields: ['id'] }, ctx)];
     const err = await run(page(), RecordTransform.fuse(stages)).catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
-    expect(err.message).toBe('validate: 2 invalid records exceed maxInvalid 1 (after 51 records); the rejected records are in out/test-rejected.jsonl');
+    expect(err.message).toBe('validate: 2 invalid records exceed maxInvalid 1 (after 51 records); the rejected records are in out/test-rejected.jsonl; ' + RAISE_HINT);
     expect(sinks.made[0]!.records.map((l) => l.id)).toEqual(['P0000010', 'P0000050']);
     expect(sinks.made[0]!.committed).toBe(true);
     expect(stages[1]!.stats.in).toBe(49);

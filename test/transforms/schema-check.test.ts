@@ -36,7 +36,7 @@ function slots(value: unknown, out: Array<[Record<string | number, unknown>, str
 const REPLACEMENTS: unknown[] = [null, -1, 0, 1.5, NaN, Infinity, 2 ** 60, 99999999999999999, '', 'x', 'bogus', true, {}, [], [1], { en: 5 }, { en: 'a' }, ['a']];
 
 describe('compileSchemaCheck', () => {
-  const ds = new Dataset({ products: 600, seed: 11 });
+  const ds = new Dataset({ products: 600, seed: 11, profile: 'spec' });
 
   it('accepts every valid sandbox product and media record (the fast path covers real data), as zod does', () => {
     for (let i = 0; i < ds.productCount; i++) expect(agree(Product, ds.product(i))).toBe(true);
@@ -120,6 +120,8 @@ describe('compileSchemaCheck', () => {
     expect(compileSchemaCheck(z.strictObject({ a: z.string() }))({ a: 'x' })).toBe(true);
     expect(compileSchemaCheck(z.strictObject({ a: z.string() }))({ a: 'x', b: 1 })).toBe(false);
     expect(compileSchemaCheck(z.record(z.string(), z.string()))({ en: 'a', nl: 'b' })).toBe(true);
+    expect(compileSchemaCheck(z.object({ a: z.string() }).catchall(z.number()))({ a: 'x', b: 1 })).toBe(true);
+    expect(compileSchemaCheck(z.object({ a: z.string() }).catchall(z.number()))({ a: 'x', b: 'y' })).toBe(false);
   });
 
   it('compiles every resource schema', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { originOf, setOrigin } from '../../src/sources/origin.js';
 import { selectMediaFormat, selectMediaFormatStage } from '../../src/transforms/index.js';
+import { liveShapes } from '../helpers/live-shapes.js';
 import { context, fixture, run } from './support.js';
 
 const products = () => fixture<any[]>('products.json');
@@ -95,5 +96,38 @@ describe('select-media-format', () => {
     expect(selectMediaFormatStage.options.safeParse({ formats: ['big'] }).success).toBe(false);
     expect(selectMediaFormatStage.options.safeParse({ formats: [] }).success).toBe(false);
     expect(() => selectMediaFormat({ resource: 'brand' }, context())).toThrow(ConfigError);
+  });
+
+  describe('live frontals (png/jpeg/webp variants, unsuffixed keys holding PNGs)', () => {
+    const s = liveShapes();
+    const product = (frontals: object[]) => ({ id: 'L1', status: 'active', meta: { createdAt: 1, updatedAt: 2 }, frontals, photos: s.product_au.photos });
+    const pick = async (options: Parameters<typeof selectMediaFormat>[0], frontals: object[] = [s.frontal_be]) => {
+      const [out] = await run([product(frontals)], selectMediaFormat({ from: ['frontals'], ...options }, context()));
+      return [out.frontal_url, out.frontal_format];
+    };
+
+    it('defaults: webp, then jpeg, then png of the large size', async () => {
+      // frontal_be has no webp and no explicit jpeg at large: the unsuffixed large (a PNG) is taken
+      expect(await pick({})).toEqual(['https://assets.example/f/1/l.png', 'large']);
+      const withJpeg = { ...s.frontal_be, formats: { ...s.frontal_be.formats, largeJpg: 'https://assets.example/f/1/l.jpg' } };
+      expect(await pick({}, [withJpeg])).toEqual(['https://assets.example/f/1/l.jpg', 'large']);
+      const withWebp = { ...withJpeg, formats: { ...withJpeg.formats, largeWebp: 'https://assets.example/f/1/l.webp' } };
+      expect(await pick({}, [withWebp])).toEqual(['https://assets.example/f/1/l.webp', 'largeWebp']);
+      const pngOnly = { ...s.frontal_be, formats: { largePng: 'https://assets.example/f/1/l2.png' } };
+      expect(await pick({}, [pngOnly])).toEqual(['https://assets.example/f/1/l2.png', 'largePng']);
+    });
+
+    it('knows every extra key: mediumJpeg, largePng, hugePng; an explicit jpeg name never takes a png key', async () => {
+      expect(await pick({ formats: ['mediumJpeg'] })).toEqual(['https://assets.example/f/1/m.jpg', 'mediumJpeg']);
+      expect(await pick({ formats: ['hugePng'] })).toEqual(['https://assets.example/f/1/h2.png', 'hugePng']);
+      expect(await pick({ formats: ['largePng'] })).toEqual(['https://assets.example/f/1/l2.png', 'largePng']);
+      expect(await pick({ formats: ['largeJpg'] })).toEqual([null, null]);
+      expect(await pick({ formats: ['hugeWebp'], fallback: 'any' })).toEqual(['https://assets.example/f/1/h.png', 'huge']);
+    });
+
+    it('a frontal media record (type: frontal) uses the frontal keys', async () => {
+      const [m] = await run([s.frontal_be], selectMediaFormat({ formats: ['mediumJpeg'] }, context({ source: { type: 'media.stream', resource: 'media' } })));
+      expect([m.url, m.format]).toEqual(['https://assets.example/f/1/m.jpg', 'mediumJpeg']);
+    });
   });
 });

@@ -46,7 +46,7 @@ describe('transformStages', () => {
     const registry = new StageRegistry().register(...transformStages);
     const ctx = context();
     const specs = [
-      { type: 'validate', onInvalid: 'skip' },
+      { type: 'validate', onInvalid: 'skip', maxInvalid: 'none' },
       { type: 'flatten-locales', locales: ['en', 'nl', 'fr'] },
       { type: 'select-media-format', formats: ['largeWebp', 'large'] },
       { type: 'normalize-codes' },
@@ -73,7 +73,7 @@ describe('transformStages', () => {
     // no runner context: the dead-letter sink is built from the built-in sinks
     const dir = await mkdtemp(join(tmpdir(), 'cs-deadletter-'));
     const rejected = join(dir, 'rejected.jsonl');
-    const kept = await run([{ id: 'X' }, { id: 'P1', status: 'active', meta: { createdAt: 1, updatedAt: 2 } }], validate({ resource: 'product', onInvalid: 'dead-letter', deadLetter: { type: 'jsonl', path: rejected } }));
+    const kept = await run([{ id: 'X' }, { id: 'P1', status: 'active', meta: { createdAt: 1, updatedAt: 2 } }], validate({ resource: 'product', onInvalid: 'dead-letter', maxInvalid: 'none', deadLetter: { type: 'jsonl', path: rejected } }));
     expect(kept.map((r: any) => r.id)).toEqual(['P1']);
     const letters = (await readFile(rejected, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     expect(letters.map((l) => l.id)).toEqual(['X']);

@@ -6,6 +6,8 @@ import { setOrigin } from '../../src/sources/origin.js';
 import { InvalidRecordError, validate, validateStage } from '../../src/transforms/index.js';
 import { context, fixture, memorySinks, run } from './support.js';
 
+const RAISE_HINT = 'if that many invalid records are expected, raise maxInvalid (e.g. "25%") or lift it (maxInvalid: none)';
+
 const products = () => fixture<any[]>('products.json').filter((p) => typeof p.eanGtin13 !== 'string');
 const invalid = () => fixture<Array<{ record: any; paths: string[] }>>('invalid-products.json');
 
@@ -41,10 +43,10 @@ describe('validate', () => {
     expect(err).toBeInstanceOf(DataError);
     expect(err.code).toBe('data.invalid');
     expect(err.message).toBe(
-      'validate: product "P0001234" field eanGtin13: expected an integer with at most 13 digits, got number 12345678901234 (from products.query page 3, index 812)',
+      'validate: product "P0001234" field eanGtin13: expected a code of at most 13 digits (an integer or a digit string), got number 12345678901234 (from products.query page 3, index 812)',
     );
     expect(err.recordId).toBe('P0001234');
-    expect(err.issues).toEqual([{ path: 'eanGtin13', message: 'expected an integer with at most 13 digits, got number 12345678901234', expected: 'an integer with at most 13 digits', received: 'number 12345678901234' }]);
+    expect(err.issues).toEqual([{ path: 'eanGtin13', message: 'expected a code of at most 13 digits (an integer or a digit string), got number 12345678901234', expected: 'a code of at most 13 digits (an integer or a digit string)', received: 'number 12345678901234' }]);
     expect(events).toEqual([{ stage: 'validate', id: 'P0001234', action: 'fail', message: err.message }]);
   });
 
@@ -52,7 +54,7 @@ describe('validate', () => {
     const ctx = context();
     const events: any[] = [];
     ctx.events.on('invalid', (e) => events.push(e));
-    const stage = validate({ onInvalid: 'skip' }, ctx);
+    const stage = validate({ onInvalid: 'skip', maxInvalid: 'none' }, ctx);
     const cases = invalid();
     const out = await run([...cases.map((c) => c.record), ...products()], stage);
     expect(out.map((r) => r.id)).toEqual(products().map((p) => p.id));
@@ -64,7 +66,7 @@ describe('validate', () => {
     });
     expect(events[1].message).toContain('expected one of "active", "inactive", "replaced", "no_selection", got string "gone"');
     expect(events[2].message).toContain('expected a unix timestamp (a non-negative integer), got string "yesterday"');
-    expect(events[7].message).toContain('field brands[0].name: expected a localized text (an object such as {"en": "..."}), got nothing (the field is missing)');
+    expect(events[7].message).toContain('field brands[0].name: expected a localized text (an object such as {"en": "..."}) or a plain string, got nothing (the field is missing)');
     expect(events[8].message).toMatch(/^validate: product without id field id: expected a string, got nothing \(the field is missing\)/);
   });
 
@@ -88,7 +90,7 @@ describe('validate', () => {
       resource: 'product',
       stage: 'validate',
       origin: { endpoint: 'products.query', page: 3, index: 767 },
-      issues: [{ path: 'eanGtin13', expected: 'an integer with at most 13 digits', received: 'number 12345678901234' }],
+      issues: [{ path: 'eanGtin13', expected: 'a code of at most 13 digits (an integer or a digit string)', received: 'number 12345678901234' }],
       record: { id: 'P0000767', eanGtin13: 12345678901234 },
     });
     expect(Date.parse(letters[0].rejectedAt)).not.toBeNaN();
@@ -104,7 +106,7 @@ describe('validate', () => {
     }).catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
     expect(err.code).toBe('data.max_invalid');
-    expect(err.message).toBe('validate: 3 invalid records exceed maxInvalid 2 (after 223 records); the rejected records are in out/test-validate.jsonl');
+    expect(err.message).toBe('validate: 3 invalid records exceed maxInvalid 2 (after 223 records); the rejected records are in out/test-validate.jsonl; ' + RAISE_HINT);
     // stopped at the third invalid record: nothing after it went downstream
     expect(out.length).toBeLessThanOrEqual(220);
     expect(sinks.made[0]!.committed).toBe(true);
@@ -115,11 +117,46 @@ describe('validate', () => {
     const over = await run(pageWithThreeBroken(), validate({ onInvalid: 'skip', maxInvalid: '1%' }, context())).catch((e) => e);
     expect(over).toBeInstanceOf(DataError);
     expect(over.code).toBe('data.max_invalid');
-    expect(over.message).toBe('validate: 3 invalid records of 250 (1.2%) exceed maxInvalid 1%; the rejected records were skipped (onInvalid: skip), not kept');
+    expect(over.message).toBe('validate: 3 invalid records of 250 (1.2%) exceed maxInvalid 1%; the rejected records were skipped (onInvalid: skip), not kept; ' + RAISE_HINT);
     const under = validate({ onInvalid: 'skip', maxInvalid: '1.2%' }, context());
     await expect(run(pageWithThreeBroken(), under)).resolves.toHaveLength(247);
     // 3 is not more than 3
     await expect(run(pageWithThreeBroken(), validate({ onInvalid: 'skip', maxInvalid: 3 }, context()))).resolves.toHaveLength(247);
+  });
+
+  describe('the default maxInvalid (10%) with skip and dead-letter', () => {
+    /** 100 products of which `broken` have an unknown status. */
+    const hundred = (broken: number) => {
+      const base = products()[0];
+      return Array.from({ length: 100 }, (_, i) => ({ ...base, id: `D${String(i).padStart(4, '0')}`, ...(i < broken ? { status: 'gone' } : {}) }));
+    };
+
+    it('a run that dead-letters everything fails, naming the committed dead-letter output', async () => {
+      const sinks = memorySinks();
+      const err = await run(hundred(100), validate({ onInvalid: 'dead-letter', deadLetter: { type: 'jsonl', path: 'out/all-rejected.jsonl' } }, context({ stages: [sinks.def] }))).catch(
+        (e) => e,
+      );
+      expect(err).toBeInstanceOf(DataError);
+      expect(err.code).toBe('data.max_invalid');
+      expect(err.message).toBe(
+        'validate: 100 invalid records of 100 (100%) exceed maxInvalid 10% (the default); the rejected records are in out/all-rejected.jsonl; ' + RAISE_HINT,
+      );
+      expect(sinks.made[0]!.committed).toBe(true);
+      expect(sinks.made[0]!.records.map((l) => l.id)).toEqual(hundred(100).map((p) => p.id));
+    });
+
+    it('11 of 100 fail the run, 10 of 100 do not; skip has the same default', async () => {
+      const over = await run(hundred(11), validate({ onInvalid: 'skip' }, context())).catch((e) => e);
+      expect(over.code).toBe('data.max_invalid');
+      expect(over.message).toMatch(/^validate: 11 invalid records of 100 \(11%\) exceed maxInvalid 10% \(the default\)/);
+      await expect(run(hundred(10), validate({ onInvalid: 'skip' }, context()))).resolves.toHaveLength(90);
+    });
+
+    it('users raise it or lift it: "100%" and none let a run reject everything', async () => {
+      await expect(run(hundred(100), validate({ onInvalid: 'skip', maxInvalid: '100%' }, context()))).resolves.toEqual([]);
+      await expect(run(hundred(100), validate({ onInvalid: 'skip', maxInvalid: 'none' }, context()))).resolves.toEqual([]);
+      await expect(run(hundred(30), validate({ onInvalid: 'skip', maxInvalid: '30%' }, context()))).resolves.toHaveLength(70);
+    });
   });
 
   it('discards the dead-letter sink when the run fails for another reason', async () => {
@@ -145,7 +182,7 @@ describe('validate', () => {
 
   it('waits for a slow dead-letter sink (backpressure) and still writes every letter', async () => {
     const sinks = memorySinks({ highWaterMark: 1 });
-    const stage = validate({ onInvalid: 'dead-letter' }, context({ stages: [sinks.def] }));
+    const stage = validate({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
     const records = invalid().map((c) => c.record);
     const all = Array.from({ length: 20 }, () => records).flat();
     await expect(run(all, stage)).resolves.toHaveLength(0);
@@ -154,7 +191,7 @@ describe('validate', () => {
 
   it('fails the run when the dead-letter sink fails', async () => {
     const sinks = memorySinks({ failOnWrite: 2 });
-    const stage = validate({ onInvalid: 'dead-letter' }, context({ stages: [sinks.def] }));
+    const stage = validate({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
     const err = await run([...invalid().map((c) => c.record), ...products()], stage).catch((e) => e);
     expect(err.message).toBe('disk full');
   });
@@ -171,7 +208,7 @@ describe('validate', () => {
       'validate: product field "photos[].shiny" is not in the catalog v4 schema; passed through (first seen on product "P0000001")',
       'validate: product field "futureField" is not in the catalog v4 schema; passed through (first seen on product "P0000001")',
     ]);
-    const reject = validate({ unknownFields: 'reject', onInvalid: 'skip' }, context());
+    const reject = validate({ unknownFields: 'reject', onInvalid: 'skip', maxInvalid: 'none' }, context());
     const events: any[] = [];
     reject['ctx'].events.on('invalid', (e: any) => events.push(e));
     expect(await run([extra, products()[1]], reject)).toHaveLength(1);
@@ -196,7 +233,7 @@ describe('validate', () => {
     const parse = (o: unknown) => validateStage.options.safeParse(o);
     expect(parse({}).success).toBe(true);
     expect(parse({ onInvalid: 'dead-letter', maxInvalid: '0.5%' }).success).toBe(true);
-    expect(parse({ onInvalid: 'skip', maxInvalid: 0.005 }).error?.issues[0]?.message).toMatch(/number of records .* or a percentage string such as "0.5%"/);
+    expect(parse({ onInvalid: 'skip', maxInvalid: 0.005 }).error?.issues[0]?.message).toMatch(/number of records .* a percentage string such as "0.5%", or none/);
     expect(parse({ onInvalid: 'skip', maxInvalid: '150%' }).success).toBe(false);
     expect(parse({ maxInvalid: 10 }).error?.issues[0]?.message).toMatch(/applies to onInvalid: skip or dead-letter/);
     expect(parse({ onInvalidd: 'skip' }).success).toBe(false);

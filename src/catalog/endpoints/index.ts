@@ -32,6 +32,14 @@ import {
   updateFilters,
   updateSortings,
 } from './reference.js';
+import {
+  colorFilters,
+  colorSortings,
+  dietaryRestrictionFilters,
+  dietaryRestrictionSortings,
+  publicCategoryFilters,
+  publicCategorySortings,
+} from './taxonomy.js';
 
 export interface EndpointSpec<F extends FilterParams = FilterParams, S extends SortingParams = SortingParams> {
   name: string;
@@ -54,6 +62,11 @@ export interface EndpointSpec<F extends FilterParams = FilterParams, S extends S
   codeFilters: string[];
   /** Whether the endpoint has an `updatedSince` filter (incremental extracts). */
   incremental: boolean;
+  /**
+   * The spec names the endpoint but shows none of its filters and sortings: only `id` and the
+   * empty filter (`{}` or none) are accepted, and a refusal says why.
+   */
+  filtersNotShown?: boolean;
 }
 
 function endpoint<F extends FilterParams, S extends SortingParams>(
@@ -164,6 +177,64 @@ export const endpoints = {
     defaultSorting: { id: 'ASC' },
     capped: false,
   }),
+  'media.query': endpoint({
+    name: 'media.query',
+    path: '/v4/media/query',
+    mode: 'paged',
+    resource: 'media',
+    // The spec shows no media filters; media/stream takes "filter and sorting as for the media
+    // query", so both share our decision (reference.ts mediaFilters), mirrored by the sandbox.
+    filters: mediaFilters,
+    sortings: mediaSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    // The vendor's documentation: media query reaches 10000 results too; media/stream the rest.
+    capped: true,
+  }),
+  'public-categories.query': endpoint({
+    name: 'public-categories.query',
+    path: '/v4/public-categories/query',
+    mode: 'paged',
+    resource: 'public-category',
+    filters: publicCategoryFilters,
+    sortings: publicCategorySortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+    filtersNotShown: true,
+  }),
+  'dietary-restrictions.query': endpoint({
+    name: 'dietary-restrictions.query',
+    path: '/v4/dietary-restrictions/query',
+    mode: 'paged',
+    resource: 'dietary-restriction',
+    filters: dietaryRestrictionFilters,
+    sortings: dietaryRestrictionSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+    filtersNotShown: true,
+  }),
+  'colors.query': endpoint({
+    name: 'colors.query',
+    path: '/v4/colors/query',
+    mode: 'paged',
+    resource: 'color',
+    filters: colorFilters,
+    sortings: colorSortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    defaultSorting: { id: 'ASC' },
+    capped: false,
+    filtersNotShown: true,
+  }),
 } as const;
 
 export type Endpoints = typeof endpoints;
@@ -179,6 +250,7 @@ export type EndpointSorting<E extends EndpointName> = Sorting<SortingsOf<E>>;
 export type ProductFilter = EndpointFilter<'products.query'>;
 export type ProductSorting = EndpointSorting<'products.query'>;
 export type MediaFilter = EndpointFilter<'media.stream'>;
+export type PublicCategoryFilter = EndpointFilter<'public-categories.query'>;
 
 export interface PageRequest {
   /** Zero-based page number. */
@@ -219,10 +291,10 @@ export function checkRequest(name: EndpointName | string, body: unknown): Filter
   for (const key of Object.keys(b)) {
     if (!allowed.includes(key)) issues.push({ path: [key], message: `unknown key "${key}"; allowed: ${allowed.join(', ')}` });
   }
-  if (b.filter === undefined) {
+  if (b.filter === undefined || (spec.filtersNotShown && isEmptyObject(b.filter))) {
     if (spec.filterRequired) issues.push({ path: ['filter'], message: 'is required by this endpoint' });
   } else {
-    issues.push(...checkFilter(spec.filters, b.filter, ['filter']));
+    issues.push(...notShown(spec, checkFilter(spec.filters, b.filter, ['filter'])));
   }
   const sortingNames = Object.keys(spec.sortings);
   if (b.sorting === undefined) {
@@ -230,7 +302,7 @@ export function checkRequest(name: EndpointName | string, body: unknown): Filter
   } else if (sortingNames.length === 0) {
     issues.push({ path: ['sorting'], message: 'this endpoint takes no sorting' });
   } else {
-    issues.push(...checkSorting(spec.sortings, b.sorting, ['sorting']));
+    issues.push(...notShown(spec, checkSorting(spec.sortings, b.sorting, ['sorting'])));
   }
   if (b.page !== undefined && spec.mode === 'paged') {
     const parsed = PageSchema.safeParse(b.page);
@@ -239,13 +311,31 @@ export function checkRequest(name: EndpointName | string, body: unknown): Filter
     } else if (spec.capped && parsed.data.no * (parsed.data.size ?? DEFAULT_PAGE_SIZE) >= MAX_REACHABLE_RESULTS) {
       issues.push({
         path: ['page', 'no'],
-        message: `offset ${parsed.data.no * (parsed.data.size ?? DEFAULT_PAGE_SIZE)} is past the ${MAX_REACHABLE_RESULTS} results this endpoint can reach; narrow the filter (the products.query source slices by createdAt for you) or use products.stream`,
+        message: `offset ${parsed.data.no * (parsed.data.size ?? DEFAULT_PAGE_SIZE)} is past the ${MAX_REACHABLE_RESULTS} results this endpoint can reach; narrow the filter (the ${spec.name} source slices by createdAt for you) or use ${spec.name.replace(/\.query$/, '.stream')}`,
       });
     }
   } else if (b.page === undefined && spec.pageRequired) {
     issues.push({ path: ['page'], message: 'is required by this endpoint: {no, size}' });
   }
   return issues;
+}
+
+/** `{}`: the empty filter, which the endpoints whose filters are not shown accept as "everything". */
+export function isEmptyObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+}
+
+/** On an endpoint whose filters the spec does not show, an unknown name is refused for that reason. */
+export function notShown(spec: EndpointSpec, issues: FilterIssue[]): FilterIssue[] {
+  if (!spec.filtersNotShown) return issues;
+  return issues.map((i) =>
+    /^unknown (filter|sorting) /.test(i.message)
+      ? {
+          ...i,
+          message: `${i.message}. The API's documentation names ${spec.path} but does not show its filters or sortings, so catalog-streams accepts only \`id\` and the empty filter there (see the README, "Reference data")`,
+        }
+      : i,
+  );
 }
 
 /** Throws a RequestValidationError naming the first problem's path (and how many more there are). */
@@ -259,3 +349,5 @@ export function validateRequest<E extends EndpointName>(name: E, body: QueryRequ
 
 export { productFilters, productSortings } from './products.js';
 export * from './reference.js';
+export * from './taxonomy.js';
+export * from './find.js';

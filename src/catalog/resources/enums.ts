@@ -23,7 +23,25 @@ export const OrganizationType = z.enum(['supplier', 'marketing', 'medical_profes
 export const PhotoType = z.enum(['packshot', 'productshot', 'lifestyle_image', 'pillshot']);
 export const FrontalPhotoType = z.enum(['packshot', 'productshot']);
 export const LeafletType = z.enum(['pil', 'spc']);
-export const CorrectionStatus = z.enum(['open', 'in_progress', 'solved', 'closed']);
+/**
+ * Correction statuses: the spec lists `open, in_progress, solved, closed` for records and
+ * `open, in_progress, handled` for the filter; the live service sends values of both lists.
+ */
+export const CorrectionStatus = z.enum(['open', 'in_progress', 'handled', 'solved', 'closed']);
+/**
+ * Correction types: the spec shows none; observed on the live service: missing_photo,
+ * wrong_description, wrong_photo; the sandbox's spec profile serves the others.
+ */
+export const CorrectionType = z.enum([
+  'missing_photo',
+  'wrong_description',
+  'wrong_photo',
+  'wrong_name',
+  'wrong_price',
+  'wrong_ean',
+  'missing_information',
+  'other',
+]);
 export const CorrectionStatusFilterValue = z.enum(['open', 'in_progress', 'handled']);
 export const NewsType = z.enum(['product', 'organization', 'public_category', 'brand']);
 export const CannabisForm = z.enum(['oil', 'flower', 'capsule', 'spray', 'resin', 'tablet', 'wafer', 'gummy', 'lozenge']);
@@ -56,6 +74,45 @@ export const Terpene = z.enum([
   'Eucalyptol (1,8-Cineole)',
 ]);
 
+/**
+ * Target groups (spec: "not shown" beyond public and pharmacist). The eight are the vendor's field
+ * glossary and the live service's; `professional` is the sandbox's spec profile.
+ */
+export const TargetGroup = z.enum(['public', 'pharmacist', 'doctor', 'homecare', 'hospital', 'nurse', 'physiotherapist', 'webshop', 'professional']);
+/** Photo visibleSides (spec: not shown; observed on the live service). */
+export const VisibleSide = z.enum(['front', 'left', 'right', 'back', 'bottom', 'top']);
+/** Units of weightWithUnit/widthWithUnit/lengthWithUnit/depthWithUnit (spec: a string; observed). */
+export const MeasureUnit = z.enum(['kg', 'g', 'cm', 'mm']);
+/** `descriptions[].descriptionTag` (not in the spec; observed). */
+export const DescriptionTag = z.enum(['user_generated', 'system_generated']);
+/**
+ * Description types (spec: not shown). Observed on the live service, plus `general`, the sandbox's
+ * spec profile's name for a full description.
+ */
+export const DescriptionType = z.enum([
+  'full_description',
+  'faq',
+  'measurements',
+  'legal_text',
+  'indication',
+  'contra_indication',
+  'usage',
+  'usage_extended',
+  'composition',
+  'properties',
+  'side_effects',
+  'nutritional_value',
+  'usage_type',
+  'pregnancy_description',
+  'pregnancy_description_extended',
+  'breastfeeding_description',
+  'breastfeeding_description_extended',
+  'interactions',
+  'warnings',
+  'keywords',
+  'general',
+]);
+
 /** Photo format names (spec §2.7): size x encoding. */
 export const PHOTO_FORMATS = [
   'thumbnail',
@@ -67,15 +124,22 @@ export const PHOTO_FORMATS = [
   'huge',
   'hugeWebp',
 ] as const;
-/** Frontal format names differ from the photo ones (`largeJpg`, `mediumJpeg`). */
+/**
+ * Frontal format names differ from the photo ones (`largeJpg`, `mediumJpeg`); the live service
+ * also sends `medium`, `large`, `largePng`, `huge`, `hugePng` (PNG frontals: `large` and `huge`
+ * hold a PNG there, see select-media-format).
+ */
 export const FRONTAL_FORMATS = [
   'thumbnail',
   'thumbnailWebp',
   'medium',
   'mediumJpeg',
   'mediumWebp',
+  'large',
   'largeJpg',
+  'largePng',
   'largeWebp',
   'huge',
+  'hugePng',
   'hugeWebp',
 ] as const;

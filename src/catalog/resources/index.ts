@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { MediaRecord } from './media.js';
 import { CatalogCategory, Product } from './product.js';
 import { Brand, Correction, NewsItem, Organization } from './reference.js';
+import { Color, DietaryRestriction, PublicCategoryRecord } from './taxonomy.js';
 
 export const resourceSchemas = {
   product: Product,
@@ -12,6 +13,9 @@ export const resourceSchemas = {
   correction: Correction,
   'news-item': NewsItem,
   'catalog-category': CatalogCategory,
+  'public-category': PublicCategoryRecord,
+  'dietary-restriction': DietaryRestriction,
+  color: Color,
 } as const satisfies Record<string, z.ZodType>;
 
 export type ResourceName = keyof typeof resourceSchemas;
@@ -21,3 +25,4 @@ export * from './enums.js';
 export * from './media.js';
 export * from './product.js';
 export * from './reference.js';
+export * from './taxonomy.js';

@@ -2,8 +2,8 @@
 // media/stream and a product's `links[]` share one shape; the spec shows only the
 // photo fields, so the rest is optional and extra fields pass through.
 import { z } from 'zod';
-import { Localized, RecordMeta } from '../primitives.js';
-import { FRONTAL_FORMATS, FrontalPhotoType, PHOTO_FORMATS, PhotoType } from './enums.js';
+import { Id, LocalizedOrText, RecordMeta } from '../primitives.js';
+import { FRONTAL_FORMATS, FrontalPhotoType, PHOTO_FORMATS, PhotoType, TargetGroup, VisibleSide } from './enums.js';
 
 const url = z.string();
 
@@ -16,25 +16,33 @@ export const FrontalFormats = z.looseObject(
 
 export const MediaOrganization = z.looseObject({
   id: z.int().optional(),
-  name: Localized,
+  name: LocalizedOrText,
 });
 
+/** The live service gives photos an `id` and may leave out displayOrder, locales, targetGroups and meta. */
 export const Photo = z.looseObject({
+  id: Id.optional(),
   locales: z.array(z.string()).optional(),
-  targetGroups: z.array(z.string()).optional(),
+  targetGroups: z.array(TargetGroup).optional(),
   photoType: PhotoType.optional(),
   formats: PhotoFormats.optional(),
-  visibleSides: z.array(z.string()).optional(),
+  visibleSides: z.array(VisibleSide).optional(),
   displayOrder: z.int().positive().optional(),
   meta: RecordMeta.optional(),
   organizations: z.array(MediaOrganization).optional(),
 });
 export type Photo = z.infer<typeof Photo>;
 
+/** Live frontals also carry `id`, `type: "frontal"`, locales, targetGroups and meta. */
 export const FrontalPhoto = z.looseObject({
+  id: Id.optional(),
+  type: z.literal('frontal').optional(),
   photoType: FrontalPhotoType.optional(),
   formats: FrontalFormats.optional(),
   displayOrder: z.int().positive().optional(),
+  locales: z.array(z.string()).optional(),
+  targetGroups: z.array(TargetGroup).optional(),
+  meta: RecordMeta.optional(),
 });
 export type FrontalPhoto = z.infer<typeof FrontalPhoto>;
 
@@ -45,6 +53,10 @@ export type FrontalPhoto = z.infer<typeof FrontalPhoto>;
  */
 export const MediaRecord = Photo.extend({
   id: z.union([z.int(), z.string()]).optional(),
+  /** `frontal` on a frontal photo from media/stream (live service). */
+  type: z.literal('frontal').optional(),
+  /** A frontal from media/stream has the frontal format names (largeJpg, largePng...). */
+  formats: z.looseObject({ ...PhotoFormats.shape, ...FrontalFormats.shape }).optional(),
   kind: z.string().optional(),
   url: z.string().optional(),
   products: z.array(z.string()).optional(),

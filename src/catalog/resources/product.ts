@@ -3,7 +3,7 @@
 // `unknownFields` can report them. Fields are optional unless the spec makes them the record's identity,
 // because the service leaves out what does not apply (`notApplicableField`).
 import { z } from 'zod';
-import { Id, Localized, RecordMeta, UnixTimestamp, gtinInteger } from '../primitives.js';
+import { Id, Localized, LocalizedOrText, RecordMeta, UnixTimestamp, gtinCode, nationalCode } from '../primitives.js';
 import {
   AllowedSpeciesCode,
   ArtgCategory,
@@ -12,22 +12,44 @@ import {
   CatalogCategoryType,
   Conservation,
   CultivarType,
+  DescriptionTag,
+  DescriptionType,
   LeafletType,
+  MeasureUnit,
   MinorCannabinoid,
   OrganizationType,
   ProductStatus,
   ScheduleCode,
+  TargetGroup,
   YesNoUnknown,
 } from './enums.js';
 import { FrontalPhoto, MediaRecord, Photo } from './media.js';
 
-const MeasureWithUnit = z.looseObject({ value: z.int(), unit: z.string() });
+/** The spec says `value` is an integer; the live service sends floats (0.37 kg). */
+const MeasureWithUnit = z.looseObject({ value: z.number().nonnegative(), unit: MeasureUnit });
+
+/**
+ * One temperature of conservationMin/Max per scale: the live service sends
+ * `{"celsius": {"value": 15, "unit": "°C"}}`, the sandbox's spec profile `{"celsius": 2}`.
+ */
+const Temperature = z.union([z.number(), z.looseObject({ value: z.number(), unit: z.string() })]);
+const ConservationTemperature = z.object({ celsius: Temperature.optional(), fahrenheit: Temperature.optional(), kelvin: Temperature.optional() }).catchall(Temperature);
 
 export const PublicCategory = z.looseObject({
   id: Id,
   name: Localized,
   parent: Id.nullable().optional(),
+  /** Position among its siblings (live service). */
+  order: z.int().optional(),
   meta: RecordMeta.optional(),
+});
+
+/** Belgian BCFI/APB category on a product (live service): string ids with leading zeros. */
+const RegionalCategory = z.looseObject({
+  id: z.string().regex(/^\d+$/, { message: 'must be a string of digits' }),
+  name: Localized.optional(),
+  parent: z.string().nullable().optional(),
+  order: z.int().optional(),
 });
 
 export const CatalogCategory = z.looseObject({
@@ -71,22 +93,25 @@ export const CannabisData = z.looseObject({
   terpenes: z.array(PercentageEntry(z.string())).optional(),
 });
 
-const NamedRef = z.looseObject({ id: Id, name: Localized, meta: RecordMeta.optional() });
+const NamedRef = z.looseObject({ id: Id, name: LocalizedOrText, meta: RecordMeta.optional() });
 const CodedRef = z.looseObject({ id: z.string(), name: Localized });
 
+/** The live service sends absent contact fields as null or "". */
+const contactText = z.string().nullable().optional();
+
 export const EmbeddedContactInformation = z.looseObject({
-  address: z.string().optional(),
-  zipCode: z.string().optional(),
-  region: z.string().optional(),
-  city: z.string().optional(),
-  country: z.string().optional(),
-  email: z.string().optional(),
-  url: z.string().optional(),
+  address: contactText,
+  zipCode: contactText,
+  region: contactText,
+  city: contactText,
+  country: contactText,
+  email: contactText,
+  url: contactText,
 });
 
 export const EmbeddedOrganization = z.looseObject({
   id: Id,
-  name: Localized,
+  name: LocalizedOrText,
   type: OrganizationType,
   meta: RecordMeta.optional(),
   contactInformation: EmbeddedContactInformation.optional(),
@@ -95,8 +120,9 @@ export const EmbeddedOrganization = z.looseObject({
 export const Description = z.looseObject({
   id: Id,
   locales: z.array(z.string()).optional(),
-  targetGroups: z.array(z.string()).optional(),
-  type: z.string().optional(),
+  targetGroups: z.array(TargetGroup).optional(),
+  type: DescriptionType.optional(),
+  descriptionTag: DescriptionTag.optional(),
   content: Localized,
   meta: RecordMeta.optional(),
 });
@@ -122,23 +148,49 @@ export const Product = z
     scheduleCode: ScheduleCode.optional(),
     artgCategory: ArtgCategory.optional(),
     officialDeletionAt: UnixTimestamp.nullable().optional(),
-    ean: z.array(gtinInteger(14)).optional(),
+    ean: z.array(gtinCode(14)).optional(),
     gtin: z.string().optional(),
-    eanGtin8: gtinInteger(8).optional(),
-    eanGtin12: gtinInteger(12).optional(),
-    eanGtin13: gtinInteger(13).optional(),
-    eanGtin14: gtinInteger(14).optional(),
+    eanGtin8: gtinCode(8).optional(),
+    eanGtin12: gtinCode(12).optional(),
+    eanGtin13: gtinCode(13).optional(),
+    eanGtin14: gtinCode(14).optional(),
     supplierReference: z.string().optional(),
     hsCode: z.int().nonnegative().optional(),
-    artgId: z.string().optional(),
+    // National codes of the regional services (live service and the vendor's field glossaries).
+    /** Belgium: CNK, always 7 digits. */
+    cnk: nationalCode(7, true).optional(),
+    /** France: CIP13 (starts 3400) and ACL13 (starts 3401), 13 digits. */
+    cip13: nationalCode(13, true).optional(),
+    acl13: nationalCode(13, true).optional(),
+    /** France: the 7-digit CIP or ACL code, named cipOrAcl7 by integrations and cip7OrAcl7 by the glossary. */
+    cipOrAcl7: nationalCode(7, true).optional(),
+    cip7OrAcl7: nationalCode(7, true).optional(),
+    /** Germany: PZN, 8 digits. */
+    pzn: nationalCode(8, true).optional(),
+    /** Australia: ARTG id and SNOMED CT-AU ids (up to 18 digits), kept as sent. */
+    artgId: nationalCode(undefined, false).optional(),
+    snomedMp: nationalCode(18, false).optional(),
+    snomedMpp: nationalCode(18, false).optional(),
+    snomedMpuu: nationalCode(18, false).optional(),
+    snomedTp: nationalCode(18, false).optional(),
+    snomedTpp: nationalCode(18, false).optional(),
+    snomedTpuu: nationalCode(18, false).optional(),
+    snomedCtpp: nationalCode(18, false).optional(),
+    /** Australia: whether GST applies. */
+    gstApplicable: z.boolean().optional(),
+    /** Belgium: BCFI category (string ids with leading zeros). */
+    bcfiCategory: RegionalCategory.nullable().optional(),
+    /** Belgium: APB category; its layout is not known, so any value passes through. */
+    apbCategory: z.unknown().optional(),
     pbs: z.string().optional(),
     fred: z.string().optional(),
     zCode: z.string().optional(),
-    conservationLabel: z.unknown().optional(),
-    conservationMin: z.looseObject({}).nullable().optional(),
-    conservationMax: z.looseObject({}).nullable().optional(),
+    conservationLabel: LocalizedOrText.nullable().optional(),
+    conservationMin: ConservationTemperature.nullable().optional(),
+    conservationMax: ConservationTemperature.nullable().optional(),
     conservation: Conservation.optional(),
-    vat: z.number().optional(),
+    /** A rate: the spec says float, the live service sends integer percentages (0, 6, 21). */
+    vat: z.number().nonnegative().optional(),
     publicPrice: z.int().optional(),
     manufacturerPrice: z.int().optional(),
     pharmacistPrice: z.int().optional(),

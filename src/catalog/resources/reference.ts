@@ -3,7 +3,10 @@
 // Catalog categories (§2.3) share the product's nested schema.
 import { z } from 'zod';
 import { Id, Localized, RecordMeta } from '../primitives.js';
-import { CorrectionStatus, OrganizationType } from './enums.js';
+import { CorrectionStatus, CorrectionType, OrganizationType } from './enums.js';
+
+/** The live service sends absent contact fields as null or "". */
+const contactText = z.string().nullable().optional();
 
 export const Organization = z.looseObject({
   id: Id,
@@ -14,13 +17,13 @@ export const Organization = z.looseObject({
   meta: RecordMeta.optional(),
   contactInformation: z
     .looseObject({
-      address: z.string().optional(),
-      zipCode: z.string().optional(),
-      city: z.string().optional(),
-      region: z.looseObject({ value: z.string(), label: z.string() }).optional(),
-      country: z.string().optional(),
-      email: z.string().optional(),
-      url: z.string().optional(),
+      address: contactText,
+      zipCode: contactText,
+      city: contactText,
+      region: z.looseObject({ value: z.string(), label: z.string() }).nullable().optional(),
+      country: contactText,
+      email: contactText,
+      url: contactText,
     })
     .optional(),
 });
@@ -38,7 +41,7 @@ export const Correction = z.looseObject({
   id: Id,
   product: z.string(),
   locale: z.string().optional(),
-  type: z.string().optional(),
+  type: CorrectionType.optional(),
   text: z.string().optional(),
   status: CorrectionStatus,
   meta: RecordMeta.optional(),

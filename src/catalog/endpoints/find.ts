@@ -1,0 +1,25 @@
+// The lookup operations the spec only names (§4.9): GET /v4/products/find and
+// GET /v4/media/find. Their parameters and answers are not shown; our decision,
+// mirrored by the sandbox: one record per request, asked for as `?id=<id>`;
+// the answer is the record itself (an answer `{result: record}` is unwrapped
+// too); 404 means no such record.
+import type { ResourceName } from '../resources/index.js';
+
+export interface FindEndpointSpec {
+  name: string;
+  method: 'GET';
+  path: string;
+  resource: ResourceName;
+  /** The query parameter that carries the id. */
+  idParameter: 'id';
+  /** What a valid id looks like (checked before the request is sent). */
+  idKind: 'string' | 'integer';
+}
+
+export const findEndpoints = {
+  'products.find': { name: 'products.find', method: 'GET', path: '/v4/products/find', resource: 'product', idParameter: 'id', idKind: 'string' },
+  'media.find': { name: 'media.find', method: 'GET', path: '/v4/media/find', resource: 'media', idParameter: 'id', idKind: 'integer' },
+} as const satisfies Record<string, FindEndpointSpec>;
+
+export type FindEndpointName = keyof typeof findEndpoints;
+export const FIND_ENDPOINT_NAMES = Object.keys(findEndpoints) as FindEndpointName[];

@@ -1,0 +1,132 @@
+// `catalog-streams schema <pipeline-file>`: the schema each sink will write,
+// derived without the network (the source's resource declaration through the
+// transforms, then the sink's options), as a Parquet schema and as DuckDB, Spark
+// and Athena/Glue DDL, so a lake table can be created before the first run.
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { createRegistry } from '../pipeline/builtins.js';
+import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
+import type { StageRegistry } from '../pipeline/registry.js';
+import { pipelineRecordSchema } from '../pipeline/schema-chain.js';
+import type { ColumnSchema } from '../sinks/column-schema.js';
+import { columnSchemaFor, type ParquetFormatOptions } from '../sinks/parquet-format.js';
+import { PathTemplate } from '../sinks/path-template.js';
+import { athenaCreateTable, duckdbCreateTable, parquetSchemaText, sinkLayout, sparkCreateTable, type SinkLayout } from '../sinks/schema-ddl.js';
+import { type Command, parseOptions } from './command.js';
+import type { CliIO } from './io.js';
+
+const FORMATS = ['all', 'parquet', 'duckdb', 'spark', 'athena', 'json'] as const;
+type Format = (typeof FORMATS)[number];
+
+const SCHEMA_USAGE = `Usage: catalog-streams schema <pipeline-file> [--format all|parquet|duckdb|spark|athena|json]
+
+Prints, without touching the network, the schema each Parquet sink of the file
+will write: the columns derived from the source's resource declaration through
+the transforms (and the sink's columns: option), as a Parquet schema, a DuckDB
+CREATE TABLE (with the INSERT that loads the written files), a Spark CREATE
+TABLE and an Athena/Glue CREATE EXTERNAL TABLE over the sink's partition folders.
+The same file gives the same schema (and schema hash) on every run.
+--format json prints [{pipeline, sink, table, hash, layout, columns, ddl}].
+`;
+
+export interface SinkSchema {
+  pipeline: string;
+  /** `sinks[0]` */
+  sink: string;
+  table: string;
+  schema: ColumnSchema;
+  layout: SinkLayout;
+}
+
+function tableName(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9_]/g, '_');
+  return /^[A-Za-z_]/.test(cleaned) ? cleaned : `t_${cleaned}`;
+}
+
+/** The column schema and layout of every Parquet sink (local or S3) of the pipelines. */
+export function sinkSchemas(pipelines: readonly LoadedPipeline[], registry: StageRegistry): SinkSchema[] {
+  const out: SinkSchema[] = [];
+  for (const loaded of pipelines) {
+    const { config } = loaded;
+    const records = pipelineRecordSchema(config, registry);
+    const parquetSinks = config.sinks.flatMap((spec, i) => {
+      const checked = registry.check('sink', spec);
+      if (!checked.ok) return [];
+      const options = checked.options as ParquetFormatOptions & { path?: string; format?: string; bucket?: string; key?: string };
+      if (spec.type === 'parquet' && options.path && options.path !== '-') {
+        const file = path.resolve(loaded.baseDir, options.path);
+        return [{ i, options, template: options.path, layout: sinkLayout(path.relative(path.parse(file).root, file), path.parse(file).root) }];
+      }
+      if (spec.type === 's3' && options.format === 'parquet' && options.key && options.bucket) {
+        return [{ i, options, template: options.key, layout: sinkLayout(options.key, `s3://${options.bucket}/`) }];
+      }
+      return [];
+    });
+    for (const { i, options, template, layout } of parquetSinks) {
+      const run = { name: config.name, id: 'schema', startedAt: new Date(0) };
+      const excluded = new Set(PathTemplate.parse(template, run, spec(config.sinks[i]!.type)).fields.map((f) => f.key));
+      out.push({
+        pipeline: config.name,
+        sink: `sinks[${i}]`,
+        table: tableName(parquetSinks.length > 1 ? `${config.name}_${i}` : config.name),
+        schema: columnSchemaFor(records, options, excluded),
+        layout,
+      });
+    }
+  }
+  return out;
+}
+
+function spec(type: string): string {
+  return type === 's3' ? 'key' : 'path';
+}
+
+function render(s: SinkSchema, format: Exclude<Format, 'json'>): string {
+  const parts: string[] = [];
+  if (format === 'all') {
+    parts.push(
+      `-- pipeline "${s.pipeline}", ${s.sink}: ${s.schema.columns.length} columns, schema ${s.schema.hash}` +
+        (s.layout.partitions.length ? `, partitioned by ${s.layout.partitions.join(', ')}` : ''),
+    );
+  }
+  if (format === 'all' || format === 'parquet') parts.push(...(format === 'all' ? ['-- Parquet schema'] : []), parquetSchemaText(s.schema));
+  if (format === 'all' || format === 'duckdb') parts.push(...(format === 'all' ? ['-- DuckDB'] : []), duckdbCreateTable(s.table, s.schema, s.layout));
+  if (format === 'all' || format === 'spark') parts.push(...(format === 'all' ? ['-- Spark'] : []), sparkCreateTable(s.table, s.schema, s.layout));
+  if (format === 'all' || format === 'athena') parts.push(...(format === 'all' ? ['-- Athena / Glue'] : []), athenaCreateTable(s.table, s.schema, s.layout));
+  return `${parts.join('\n\n')}\n`;
+}
+
+async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseOptions('schema', argv, { format: { type: 'string' } }, { exactly: 1, what: 'one pipeline file' });
+  const format = (values.format ?? 'all') as Format;
+  if (!FORMATS.includes(format)) throw new UsageError(`schema: --format must be one of ${FORMATS.join(', ')}, got "${values.format}"`);
+  const registry = createRegistry();
+  const pipelines = await loadPipelineFile(positionals[0]!, registry, { env: io.env });
+  const schemas = sinkSchemas(pipelines, registry);
+  if (format === 'json') {
+    const doc = schemas.map((s) => ({
+      pipeline: s.pipeline,
+      sink: s.sink,
+      table: s.table,
+      hash: s.schema.hash,
+      layout: s.layout,
+      columns: s.schema.describe(),
+      ddl: { duckdb: duckdbCreateTable(s.table, s.schema, s.layout), spark: sparkCreateTable(s.table, s.schema, s.layout), athena: athenaCreateTable(s.table, s.schema, s.layout) },
+    }));
+    io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    return 0;
+  }
+  if (schemas.length === 0) {
+    io.stdout.write(`${positionals[0]}: no Parquet sink (JSON Lines sinks write each record as it is, with no column schema)\n`);
+    return 0;
+  }
+  io.stdout.write(schemas.map((s) => render(s, format)).join('\n'));
+  return 0;
+}
+
+export const schemaCommandDefinition: Command = {
+  name: 'schema',
+  summary: 'print the Parquet schema and lake DDL each sink will write, without touching the network',
+  usage: SCHEMA_USAGE,
+  run: schemaCommand,
+};

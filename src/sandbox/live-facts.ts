@@ -1,0 +1,89 @@
+// The facts of a product that only the live profiles (au, be, fr) have: its
+// regional codes and which observed shapes it takes. They are drawn from their
+// own random stream (SALT.live), after the spec facts, so the `spec` profile's
+// draws and bytes do not change.
+import { type SandboxProfile, LATE_FIELDS } from './profiles.js';
+import { rngFor } from './random.js';
+import { SALT } from './timeline.js';
+
+export interface LiveFacts {
+  /** `ean[]` also holds the 12-digit UPC and its 13-digit zero-padded form. */
+  upcInEan: boolean;
+  /** Measures in kg/cm floats (only from LATE_FIELDS.floatMeasure on) rather than g/mm integers. */
+  floatMeasures: boolean;
+  /** Sends conservationMin/Max (cold products always do). */
+  conservationRange: boolean;
+  /** Also states Fahrenheit beside Celsius. */
+  fahrenheit: boolean;
+  /** Index into the region's VAT rates. */
+  vat: number;
+  descriptionTypes: [number, number];
+  descriptionTags: [number, number];
+  // be
+  cnk?: string;
+  /** 1-based BCFI category, 0 when none (only from LATE_FIELDS.regional on). */
+  bcfi: number;
+  apbCategory?: string;
+  // fr
+  cipOrAcl7?: string;
+  cip13?: string;
+  acl13?: string;
+  // au
+  gstApplicable?: boolean;
+  snomedMpp?: string;
+  snomedTpp?: string;
+  snomedCtpp?: string;
+}
+
+export const BCFI_CATEGORIES = 40;
+export const VAT_RATES: Record<Exclude<SandboxProfile, 'spec'>, readonly number[]> = { be: [0, 6, 21], fr: [0, 10], au: [0, 10] };
+
+const digits = (rng: ReturnType<typeof rngFor>, n: number): string => {
+  let s = '';
+  for (let k = 0; k < n; k++) s += String(rng.int(10));
+  return s;
+};
+
+/** Regional facts of product `index`; `hasUpc` says whether it has an eanGtin12, `medicine` whether it is one. */
+export function drawLiveFacts(seed: number, index: number, profile: Exclude<SandboxProfile, 'spec'>, hasUpc: boolean, medicine: boolean): LiveFacts {
+  const rng = rngFor(seed, SALT.live, index);
+  const late = index >= LATE_FIELDS.regional;
+  const facts: LiveFacts = {
+    upcInEan: hasUpc && rng.chance(0.5),
+    floatMeasures: index >= LATE_FIELDS.floatMeasure && rng.chance(0.3),
+    conservationRange: rng.chance(0.6),
+    fahrenheit: rng.chance(0.2),
+    vat: rng.int(VAT_RATES[profile].length),
+    descriptionTypes: [rng.int(20), rng.int(20)],
+    descriptionTags: [rng.int(2), rng.int(2)],
+    bcfi: 0,
+  };
+  // Codes are drawn whatever the region so a region's stream does not depend on another's.
+  const cnk = `00${digits(rng, 5)}`;
+  const bcfi = rng.chance(0.15) ? rng.between(1, BCFI_CATEGORIES) : 0;
+  const apb = rng.chance(0.1) ? `${rng.pick(['A', 'B', 'C', 'D'] as const)}${String(rng.between(1, 99)).padStart(2, '0')}` : undefined;
+  const cip7 = `34009${digits(rng, 2)}`;
+  const cip13 = `34009${digits(rng, 8)}`;
+  const acl13 = rng.chance(0.2) ? `340100${digits(rng, 7)}` : undefined;
+  // SCTIDs in the Australian extension's namespace (1000168), as digit strings.
+  const snomed = () => `${rng.between(1, 9)}${digits(rng, 5)}1000168${digits(rng, 3)}`;
+  const mpp = rng.chance(0.3) ? snomed() : undefined;
+  const tpp = rng.chance(0.25) ? snomed() : undefined;
+  const ctpp = rng.chance(0.15) ? snomed() : undefined;
+  const gst = rng.chance(0.4);
+  if (profile === 'be') {
+    if (rng.chance(0.9)) facts.cnk = cnk;
+    if (late) facts.bcfi = bcfi;
+    if (apb) facts.apbCategory = apb;
+  } else if (profile === 'fr') {
+    if (rng.chance(0.85)) facts.cipOrAcl7 = cip7;
+    if (medicine) facts.cip13 = cip13;
+    if (late && acl13) facts.acl13 = acl13;
+  } else {
+    facts.gstApplicable = gst;
+    if (mpp) facts.snomedMpp = mpp;
+    if (tpp) facts.snomedTpp = tpp;
+    if (late && ctpp) facts.snomedCtpp = ctpp;
+  }
+  return facts;
+}

@@ -1,0 +1,60 @@
+// Sandbox profiles: which shapes the sandbox serves. `spec` serves the shapes
+// the API documentation shows; `au`, `be` and `fr` serve the shapes the live
+// service is observed to send in each region (issue 11,
+// /work/shared/samples/live-shapes.json): codes as digit strings, plain-string
+// brand and organization names, float measures, nulls and empty strings in
+// contact data, the region's locales and regional fields, and sparse fields
+// that first appear thousands of records into the catalog.
+import { UsageError } from '../errors.js';
+
+export const SANDBOX_PROFILES = ['spec', 'au', 'be', 'fr'] as const;
+export type SandboxProfile = (typeof SANDBOX_PROFILES)[number];
+
+/**
+ * `be` by default: it is the live service's richest region (four locales, every
+ * observed shape and the most regional fields), so a pipeline that passes it is
+ * ready for what production sends. `spec` is there for checking the documented
+ * contract.
+ */
+export const DEFAULT_PROFILE: SandboxProfile = 'be';
+
+/** The environment variable `sandbox` and `run --sandbox` read when `--profile` is not given. */
+export const PROFILE_ENV = 'CATALOG_SANDBOX_PROFILE';
+
+export function isSandboxProfile(value: unknown): value is SandboxProfile {
+  return typeof value === 'string' && (SANDBOX_PROFILES as readonly string[]).includes(value);
+}
+
+/** The profile named by `value` (a flag or the environment), or a UsageError saying what is allowed. */
+export function parseProfile(value: string | undefined, where: string): SandboxProfile | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (isSandboxProfile(value)) return value;
+  throw new UsageError(`${where}: "${value}" is not a sandbox profile; choose one of ${SANDBOX_PROFILES.join(', ')}`);
+}
+
+/** Locale masks (en=1, nl=2, fr=4, de=8) each profile serves, and the locale a record falls back to. */
+export const PROFILE_LOCALES: Record<SandboxProfile, { mask: number; primary: number }> = {
+  spec: { mask: 0b1111, primary: 0b0001 },
+  be: { mask: 0b1111, primary: 0b0010 },
+  fr: { mask: 0b0101, primary: 0b0100 },
+  au: { mask: 0b0001, primary: 0b0001 },
+};
+
+/** A locale mask limited to the profile's locales, never empty. */
+export function regionMask(profile: SandboxProfile, mask: number): number {
+  const { mask: allowed, primary } = PROFILE_LOCALES[profile];
+  return mask & allowed || primary;
+}
+
+/**
+ * Where the late fields of the live profiles begin, in id order (product index).
+ * Tools that infer a schema from the first records meet them only after that.
+ */
+export const LATE_FIELDS = {
+  /** The first float measure (kg, cm) after integer ones. */
+  floatMeasure: 1_000,
+  /** `replacement` on replaced products. */
+  replacement: 1_200,
+  /** The regional field each live profile has only from here on: be bcfiCategory, fr acl13, au snomedCtpp. */
+  regional: 2_500,
+} as const;
