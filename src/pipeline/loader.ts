@@ -266,7 +266,7 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
         if (typeof template === 'string' && !template.includes('{run}')) {
           const ext = /(\.[a-z0-9.]+)$/i.exec(template)?.[1] ?? '';
           const suggestion = ext ? `${template.slice(0, -ext.length)}-{run}${ext}` : `${template}-{run}`;
-          report(
+          note(
             {
               path: [field],
               message:
