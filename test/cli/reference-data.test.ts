@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
+import { SANDBOX_PROFILES } from '../../src/sandbox/index.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { runCli, sandboxEnv, workspace } from './cli-process.js';
 
@@ -20,7 +21,8 @@ function readmeJoinSql(): string {
   return m![1]!;
 }
 
-describe('reference data in the lake', () => {
+// Every profile: the live shapes must keep every reference id resolvable too.
+describe.each(SANDBOX_PROFILES)('reference data in the lake (%s profile)', (profile) => {
   let ws: Awaited<ReturnType<typeof workspace>>;
   let sandbox: TestSandbox;
   const file = (table: string) => join(ws.dir, `out/reference/${table}/*/${table}.parquet`);
@@ -28,7 +30,7 @@ describe('reference data in the lake', () => {
 
   beforeAll(async () => {
     ws = await workspace('catalog-streams-lake-ref-');
-    sandbox = await startTestSandbox({ products: 1500 });
+    sandbox = await startTestSandbox({ products: 1500, profile });
     const env = sandboxEnv(sandbox);
     for (const pipeline of ['pipelines/demo.yml', 'pipelines/reference-data.yml']) {
       const { code, stderr } = await runCli(['run', pipeline, '--quiet'], { cwd: ws.dir, env });

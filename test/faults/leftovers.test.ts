@@ -4,27 +4,14 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { RunFailedError, runPipeline } from '../../src/pipeline/runner.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { expectExactIds, parquetIds, productIdsWithStatus, runCli, sandboxEnv, workspace, type Workspace } from './support.js';
+import { expectExactIds, parquetIds, runCli, sandboxEnv, sandboxFixture } from './support.js';
 
 describe('leftovers and destinations', () => {
-  let sandbox: TestSandbox;
-  let ws: Workspace;
-  let expected: string[];
-  beforeAll(async () => {
-    sandbox = await startTestSandbox({ products: 400, seed: 13 });
-    expected = productIdsWithStatus(sandbox, 'active', 'inactive', 'replaced');
-  });
-  afterAll(() => sandbox?.close());
-  beforeEach(async () => {
-    await ws?.remove();
-    ws = await workspace();
-    sandbox.resetStats();
-  });
+  const f = sandboxFixture({ products: 400, seed: 13 });
 
   const yaml = `name: leftovers
 source: { type: products.query, filter: { status: [active, inactive, replaced] } }
@@ -35,9 +22,9 @@ state: { path: .state/leftovers.json }
 
   async function run(text = yaml) {
     const registry = createRegistry();
-    const file = await ws.write('p.yml', text);
+    const file = await f.ws.write('p.yml', text);
     const [loaded] = parsePipelines(text, registry, { env: {}, file });
-    const connection = { baseUrl: sandbox.url, ...sandbox.credentials, rateLimit: Infinity };
+    const connection = { baseUrl: f.sandbox.url, ...f.sandbox.credentials, rateLimit: Infinity };
     try {
       return { ok: true as const, summary: await runPipeline(loaded!, { registry, connection, env: {} }) };
     } catch (err) {
@@ -52,39 +39,39 @@ state: { path: .state/leftovers.json }
     const killed = `.products.parquet.${host}-${dead}-0badc0de.tmp`;
     const live = `.products.parquet.${host}-${process.pid}-00c0ffee.tmp`;
     const otherDataset = `.customers.parquet.${host}-${dead}-0badf00d.tmp`;
-    for (const name of [killed, live, otherDataset]) await ws.write(`out/${name}`, 'PAR1 partial bytes of a killed run');
+    for (const name of [killed, live, otherDataset]) await f.ws.write(`out/${name}`, 'PAR1 partial bytes of a killed run');
     const result = await run();
     expect(result.ok).toBe(true);
-    expect((await readdir(ws.path('out'))).sort()).toEqual([otherDataset, live, 'products.parquet'].sort());
-    expectExactIds(await parquetIds(ws.path('out/products.parquet')), expected);
+    expect((await readdir(f.ws.path('out'))).sort()).toEqual([otherDataset, live, 'products.parquet'].sort());
+    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
   });
 
   it('item 14: a state folder that cannot be written is found before the first request', async () => {
     // Tests may run as root, which ignores permission bits: `.state` is a file, so no state can be written under it.
-    await ws.write('.state', 'not a folder');
+    await f.ws.write('.state', 'not a folder');
     const result = await run();
     expect(result.ok).toBe(false);
     const error = result.ok ? undefined : result.error;
     expect(error?.code).toBe('preflight.state');
     expect(error?.message).toContain('state.path ".state/leftovers.json"');
     expect(error?.summary.requests).toBe(0);
-    expect(sandbox.stats.requests).toBe(0);
+    expect(f.sandbox.stats.requests).toBe(0);
   });
 
   it('item 14: an output path that is a folder is found before the first request, also by --dry-run', async () => {
-    await mkdir(ws.path('out/products.parquet'), { recursive: true });
-    await writeFile(ws.path('out/products.parquet/keep.txt'), 'a folder in the way');
+    await mkdir(f.ws.path('out/products.parquet'), { recursive: true });
+    await writeFile(f.ws.path('out/products.parquet/keep.txt'), 'a folder in the way');
     const result = await run();
     expect(result.ok).toBe(false);
     const error = result.ok ? undefined : result.error;
     expect(error?.code).toBe('preflight.output');
     expect(error?.message).toContain('sinks[0].path "out/products.parquet"');
     expect(error?.summary.requests).toBe(0);
-    expect(sandbox.stats.requests).toBe(0);
+    expect(f.sandbox.stats.requests).toBe(0);
 
-    const dry = await runCli(['run', 'p.yml', '--dry-run'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+    const dry = await runCli(['run', 'p.yml', '--dry-run'], { cwd: f.ws.dir, env: sandboxEnv(f.sandbox) });
     expect(dry.code, dry.stderr).toBe(1);
     expect(dry.stderr).toContain('is a folder');
-    expect(sandbox.stats.requests).toBe(0);
+    expect(f.sandbox.stats.requests).toBe(0);
   });
 });

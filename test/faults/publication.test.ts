@@ -16,7 +16,7 @@ import type { S3Manifest } from '../../src/sinks/index.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { workspace as cliWorkspace } from '../cli/cli-process.js';
-import { expectExactIds, jsonLines, leftBehind, parquetIds, productIdsWithStatus, runCli, sandboxEnv, startCli, workspace, type Workspace } from './support.js';
+import { expectExactIds, jsonLines, leftBehind, parquetIds, productIdsWithStatus, runCli, sandboxEnv, sandboxFixture, startCli, workspace } from './support.js';
 
 const PRODUCTS = 9000;
 const date = () => new Date().toISOString().slice(0, 10);
@@ -148,18 +148,7 @@ describe('publication on S3: products-lake-s3.yml reruns', { timeout: 240_000 },
 });
 
 describe('publication in local folders', () => {
-  let sandbox: TestSandbox;
-  let ws: Workspace;
-  let expected: string[];
-  beforeAll(async () => {
-    sandbox = await startTestSandbox({ products: 1500, seed: 16 });
-    expected = productIdsWithStatus(sandbox, 'active', 'inactive', 'replaced');
-  });
-  afterAll(() => sandbox?.close());
-  beforeEach(async () => {
-    await ws?.remove();
-    ws = await workspace();
-  });
+  const f = sandboxFixture({ products: 1500, seed: 16 });
 
   /**
    * A sink that takes every record, then fails when asked to finish: once a sibling has published
@@ -191,9 +180,9 @@ describe('publication in local folders', () => {
 
   async function run(yaml: string) {
     const registry = createRegistry().register(failingSink);
-    const file = await ws.write('p.yml', yaml);
+    const file = await f.ws.write('p.yml', yaml);
     const [loaded] = parsePipelines(yaml, registry, { env: {}, file });
-    const connection = { baseUrl: sandbox.url, ...sandbox.credentials, rateLimit: Infinity };
+    const connection = { baseUrl: f.sandbox.url, ...f.sandbox.credentials, rateLimit: Infinity };
     try {
       return { ok: true as const, summary: await runPipeline(loaded!, { registry, connection, env: {} }) };
     } catch (err) {
@@ -206,23 +195,23 @@ describe('publication in local folders', () => {
   it('item 3: a failed run keeps the earlier file at the same path', async () => {
     const good = await run(`name: twosinks\n${source}\nsinks:\n  - { type: parquet, path: out/products.parquet }\n  - { type: jsonl, path: out/products.jsonl }\n`);
     expect(good.ok).toBe(true);
-    const earlier = await readFile(ws.path('out/products.parquet'));
+    const earlier = await readFile(f.ws.path('out/products.parquet'));
     const bad = await run(`name: twosinks\n${source}\nsinks:\n  - { type: parquet, path: out/products.parquet }\n  - { type: fails-at-end }\n`);
     expect(bad.ok).toBe(false);
     expect(bad.ok ? undefined : bad.error.message).toContain('the second sink failed at its end');
-    expect(await readFile(ws.path('out/products.parquet'))).toEqual(earlier);
-    expectExactIds(await parquetIds(ws.path('out/products.parquet')), expected);
-    expect((await leftBehind(ws.dir)).temp).toEqual([]);
+    expect(await readFile(f.ws.path('out/products.parquet'))).toEqual(earlier);
+    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
+    expect((await leftBehind(f.ws.dir)).temp).toEqual([]);
   });
 
   it('item 4: a same-day rerun with fewer parts leaves no earlier part; a glob counts each product once', async () => {
     const yaml = (rows: number) => `name: parts\n${source}\nsinks:\n  - { type: parquet, path: "out/dt={date}/part-{part}.parquet", maxRows: ${rows} }\n`;
     expect((await run(yaml(400))).ok).toBe(true);
-    expect(await readdir(ws.path(`out/dt=${date()}`))).toHaveLength(4);
+    expect(await readdir(f.ws.path(`out/dt=${date()}`))).toHaveLength(4);
     const second = await run(yaml(1000));
     expect(second.ok).toBe(true);
-    expect((await readdir(ws.path(`out/dt=${date()}`))).sort()).toEqual(['part-00000.parquet', 'part-00001.parquet']);
-    expectExactIds(await parquetIds(ws.path('out/dt=*/*.parquet')), expected);
+    expect((await readdir(f.ws.path(`out/dt=${date()}`))).sort()).toEqual(['part-00000.parquet', 'part-00001.parquet']);
+    expectExactIds(await parquetIds(f.ws.path('out/dt=*/*.parquet')), f.expected);
   });
 });
 

@@ -52,6 +52,25 @@ export function faultFixture(name: string, pipeline: string, sandbox: SandboxOpt
   return f;
 }
 
+/**
+ * A sandbox for a describe block, the ids a full extract of it delivers, and for each test a
+ * fresh plain workspace and reset request counters (faultFixture is the same with a pipeline file).
+ */
+export function sandboxFixture(sandbox: SandboxOptions): { sandbox: TestSandbox; expected: string[]; ws: Workspace } {
+  const f = {} as { sandbox: TestSandbox; expected: string[]; ws: Workspace };
+  beforeAll(async () => {
+    f.sandbox = await startTestSandbox(sandbox);
+    f.expected = productIdsWithStatus(f.sandbox, 'active', 'inactive', 'replaced');
+  });
+  afterAll(() => f.sandbox?.close());
+  beforeEach(async () => {
+    f.ws = await workspace();
+    f.sandbox.resetStats();
+  });
+  afterEach(() => f.ws?.remove());
+  return f;
+}
+
 export interface Workspace {
   dir: string;
   path(relative: string): string;

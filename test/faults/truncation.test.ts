@@ -91,8 +91,13 @@ describe('truncated bodies', () => {
     const failed = await expectFailed(result, 'stream.resume_exhausted');
     expect(failed.message).toContain('next index 600');
     expect(failed.message).toContain('sorting {createdAt: ASC}');
-    // The first request and maxResumes (2) more, each cut at the same line.
-    expect(result.lines.filter((l) => l.code === 'source.stream_resumed')).toHaveLength(2);
+    // maxResumes (2) resumes in a row without progress, each from the same index. A first
+    // connection reset before all 600 lines were read makes the second one progress, and
+    // progress starts the count again: one resume more, never an endless loop.
+    const resumes = result.lines.filter((l) => l.code === 'source.stream_resumed');
+    expect(resumes.length).toBeGreaterThanOrEqual(2);
+    expect(resumes.length).toBeLessThanOrEqual(3);
+    expect(resumes.slice(-2).map((l) => l.index)).toEqual([600, 600]);
     expect(f.sandbox.stats.faults.streamCuts).toBeGreaterThanOrEqual(3);
   });
 });
