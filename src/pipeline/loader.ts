@@ -12,6 +12,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, 
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
+import { incrementalOutputProblems } from './incremental-outputs.js';
 import { explainIssues, joinPath, showValue, type LocatedIssue } from './issues.js';
 import { PipelineFile } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
@@ -256,39 +257,8 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
     }
   }
 
-  // An incremental run's output holds only that run's changes: under a name without {run} each night's run would
-  // replace the previous nights' data (a {date} alone still loses a same-day rerun's predecessor). Dead-letter sinks
-  // are held to the same rule: their earlier rejects would be replaced the same way.
-  if (config.state) {
-    const checkRunName = (spec: { type: string; [k: string]: unknown }, at: (string | number)[]) => {
-      for (const field of ['path', 'key'] as const) {
-        const template = spec[field];
-        if (typeof template === 'string' && !template.includes('{run}')) {
-          const ext = /(\.[a-z0-9.]+)$/i.exec(template)?.[1] ?? '';
-          const suggestion = ext ? `${template.slice(0, -ext.length)}-{run}${ext}` : `${template}-{run}`;
-          note(
-            {
-              path: [field],
-              message:
-                `the pipeline has \`state:\` (each run extracts only the changes since the last one) but ${field} ` +
-                `"${template}" has no {run}: every run would replace the earlier runs' data; add {run} to the ${field}, ` +
-                `e.g. "${suggestion}", so each incremental run adds a file`,
-              kind: 'value',
-            },
-            at,
-            'config.state_fixed_output',
-          );
-        }
-      }
-      for (const [key, value] of Object.entries(spec)) {
-        if (key !== 'type' && isStageSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink')) {
-          checkRunName(value, [...at, key]);
-        }
-      }
-    };
-    config.transforms.forEach((t, i) => checkRunName(t, ['transforms', i]));
-    config.sinks.forEach((s, i) => checkRunName(s, ['sinks', i]));
-  }
+  // An incremental run's outputs hold only that run's changes: each needs {run} in its name (incremental-outputs.ts).
+  for (const { issue, at } of incrementalOutputProblems(config, registry)) note(issue, at, 'config.state_fixed_output');
 
   return { file, baseDir, config, variables, redactor };
 

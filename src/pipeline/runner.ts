@@ -13,6 +13,8 @@ import { CatalogClient, type CatalogClientOptions, type ClientTimeouts, envRateL
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents, type OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
+import { incrementalOutputProblems } from './incremental-outputs.js';
+import { joinPath } from './issues.js';
 import type { LoadedPipeline } from './loader.js';
 import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
@@ -237,6 +239,12 @@ export function stateIdentity(config: LoadedPipeline['config'], baseUrl: string,
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
   const { config } = loaded;
+  // The loader refuses these; a pipeline built in code meets the same rule here.
+  const [fixed] = incrementalOutputProblems(config, opts.registry);
+  if (fixed) {
+    const at = joinPath('', [...fixed.at, ...fixed.issue.path]);
+    throw new ConfigError(`${loaded.file}: ${at}: ${fixed.issue.message}`, { file: loaded.file, path: at }, { code: 'config.state_fixed_output' });
+  }
   const endpoint = getEndpoint(config.source.type);
   // Each pipeline counts its own events; the caller's bus (progress display,
   // several pipelines of one file) hears them too. The sources ask the client to
