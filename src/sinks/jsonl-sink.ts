@@ -9,6 +9,7 @@ import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
 import { PATH_DESCRIPTION, rotationOptions } from './option-schemas.js';
 import { parseStageOptions } from '../pipeline/issues.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const jsonlSinkOptions = z.strictObject({
   path: z.string().min(1).describe(`${PATH_DESCRIPTION}. A path ending in .gz is gzip-compressed`),
@@ -17,7 +18,7 @@ export const jsonlSinkOptions = z.strictObject({
 });
 
 /** Options as a caller writes them (defaults optional). */
-export type JsonlSinkOptions = z.input<typeof jsonlSinkOptions>;
+export type JsonlSinkOptions = WithOptionDocs<'jsonl', z.input<typeof jsonlSinkOptions>>;
 /** Options after validation and defaults. */
 export type JsonlSinkConfig = z.output<typeof jsonlSinkOptions>;
 

@@ -16,6 +16,7 @@ import type { PathTemplate } from './path-template.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from './zod-column-hints.js';
 import { recordSchemaFromContext } from '../pipeline/schema-chain.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const parquetSinkOptions = z.strictObject({
   path: z.string().min(1).describe(PATH_DESCRIPTION),
@@ -24,7 +25,7 @@ export const parquetSinkOptions = z.strictObject({
 });
 
 /** Options as a caller writes them (defaults optional). */
-export type ParquetSinkOptions = z.input<typeof parquetSinkOptions>;
+export type ParquetSinkOptions = WithOptionDocs<'parquet', z.input<typeof parquetSinkOptions>>;
 /** Options after validation and defaults. */
 export type ParquetSinkConfig = z.output<typeof parquetSinkOptions>;
 

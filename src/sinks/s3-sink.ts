@@ -28,6 +28,7 @@ import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
 import { loadS3Sdk, type S3Sdk } from './s3-sdk.js';
 import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
 import { RunLock, s3LockBackend, type S3LockIO } from '../pipeline/lock.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
 
@@ -81,7 +82,7 @@ export const s3SinkOptions = z
   });
 
 /** Options as a caller writes them (defaults optional). */
-export type S3SinkOptions = z.input<typeof s3SinkOptions>;
+export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
 /** Options after validation and defaults. */
 export type S3SinkConfig = z.output<typeof s3SinkOptions>;
 
