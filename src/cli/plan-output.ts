@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import type { LoadedPipeline } from '../pipeline/loader.js';
-import { clientOptions, openPipelineState, sourceWithCursor, type ResolvedConnection } from '../pipeline/runner.js';
+import { clientOptions, openPipelineState, sourceWithCursor, stateIdentity, type ResolvedConnection } from '../pipeline/runner.js';
 import { newRunId } from '../pipeline/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
@@ -50,9 +50,15 @@ export async function planReport(
   const client = new CatalogClient(clientOptions(connection));
   let requests = 0;
   try {
+    // Every pipeline's cursor is read and checked against the pipeline, API host and source before any
+    // request: a dry run refuses a foreign cursor (state.mismatch) as the run would.
+    const started = [];
     for (const p of pipelines) {
       const state = openPipelineState(p, opts.s3);
-      const { source, previous } = await sourceWithCursor(p.config.source, state, opts.fullRefresh);
+      const identity = stateIdentity(p.config, connection.baseUrl, connection.sandbox);
+      started.push({ p, state, ...(await sourceWithCursor(p.config.source, state, opts.fullRefresh, identity)) });
+    }
+    for (const { p, state, source, previous } of started) {
       const { type: _type, ...options } = source;
       const sp = await plan(client, source.type as SourceType, options);
       requests += sp.requests;

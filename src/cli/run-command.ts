@@ -258,7 +258,9 @@ async function runAll(
         pipelineEvents.on('info', onCommitted);
         const shown: PipelineProgress = { name: p.config.name, stats: new RunStats(pipelineEvents) };
         progress.add(shown, pipelineEvents);
-        if (levelEnabled(opts.log.level, 'info')) {
+        // The plan's probes wait until the run passed its preflight (locks, cursor): a refused run makes no request.
+        const startPlan = () => {
+          if (!levelEnabled(opts.log.level, 'info') || planning.signal.aborted) return;
           void planFor(p, client, opts, planning.signal).then(
             (planned) => {
               shown.plan = planned;
@@ -267,9 +269,10 @@ async function runAll(
               if (!planning.signal.aborted) progress.log('debug', 'plan.skipped', { pipeline: p.config.name, message: `no plan for the progress display: ${(err as Error).message}` });
             },
           );
-        }
+        };
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        return runPipeline(p, { registry: opts.registry, client, fullRefresh: opts.fullRefresh, allowDeletes: opts.allowDeletes, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox }).finally(() => {
+        const runOptions = { registry: opts.registry, client, fullRefresh: opts.fullRefresh, allowDeletes: opts.allowDeletes, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox };
+        return runPipeline(p, { ...runOptions, onPreflight: startPlan }).finally(() => {
           shown.finished = true;
           uncommitted.delete(p.config.name);
         });

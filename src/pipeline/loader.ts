@@ -12,6 +12,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, 
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
+import { incrementalOutputProblems } from './incremental-outputs.js';
 import { explainIssues, joinPath, showValue, type LocatedIssue } from './issues.js';
 import { PipelineFile } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
@@ -255,6 +256,9 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
       );
     }
   }
+
+  // An incremental run's outputs hold only that run's changes: each needs {run} in its name (incremental-outputs.ts).
+  for (const { issue, at } of incrementalOutputProblems(config, registry)) note(issue, at, 'config.state_fixed_output');
 
   return { file, baseDir, config, variables, redactor };
 

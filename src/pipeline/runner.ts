@@ -13,6 +13,8 @@ import { CatalogClient, type CatalogClientOptions, type ClientTimeouts, envRateL
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import { RunEvents, type OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
+import { incrementalOutputProblems } from './incremental-outputs.js';
+import { joinPath } from './issues.js';
 import type { LoadedPipeline } from './loader.js';
 import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from './registry.js';
@@ -65,6 +67,12 @@ export interface RunOptions {
   stallTimeoutMs?: number;
   /** The run reads the embedded sandbox (`--sandbox`): its state cursor is never used against another host. */
   sandbox?: boolean;
+  /**
+   * Called once the run passed every check made before its first request (destinations, state lock and cursor,
+   * the sinks' dataset locks). Requests a caller makes beside the run (the progress plan) wait for it, so a run
+   * refused there makes none.
+   */
+  onPreflight?(): void;
 }
 
 /** A run with no request, record, page or output for this long has stopped making progress. */
@@ -239,6 +247,12 @@ export function stateIdentity(config: LoadedPipeline['config'], baseUrl: string,
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
   const { config } = loaded;
+  // The loader refuses these; a pipeline built in code meets the same rule here.
+  const [fixed] = incrementalOutputProblems(config, opts.registry);
+  if (fixed) {
+    const at = joinPath('', [...fixed.at, ...fixed.issue.path]);
+    throw new ConfigError(`${loaded.file}: ${at}: ${fixed.issue.message}`, { file: loaded.file, path: at }, { code: 'config.state_fixed_output' });
+  }
   const endpoint = getEndpoint(config.source.type);
   // Each pipeline counts its own events; the caller's bus (progress display,
   // several pipelines of one file) hears them too. The sources ask the client to
@@ -261,6 +275,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   let stored = false;
   let sinkStream: SinkStream | undefined;
   let chain: (Readable | Transform | Writable)[] = [];
+  /** Whether stream.pipeline owns the chain (it destroys every stream on failure). */
+  let joined = false;
   let transforms: Transform[] = [];
   const ownClient = !opts.client;
   let stateLock: RunLock | undefined;
@@ -354,7 +370,18 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
     };
 
+    // Sinks first: each takes its dataset lock and removes stale temps before the source sends its first request, so a
+    // dataset another run holds fails this run without spending request budget. Until the chain is joined the tee (or
+    // sink) has no other 'error' listener: a failed preparation reaches the run through prepared().
+    const sinks = config.sinks.map((s, i) => opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
+    sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
+    sinkStream.on('error', () => {});
+    chain = [sinkStream];
+    await sinkStream.prepared?.();
+    opts.onPreflight?.();
+
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');
+    chain = [source, sinkStream];
     // Observe the newest updatedAt for the cursor; a second 'data' listener does not change flow control.
     if (stateStore) {
       source.on('data', (record: { meta?: { updatedAt?: unknown } }) => {
@@ -363,14 +390,13 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       });
     }
     transforms = config.transforms.map((t, i) => opts.registry.create<Transform>('transform', t, ctx, `transforms[${i}]`));
-    const sinks = config.sinks.map((s, i) => opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
-    sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
 
     chain = [source, ...fuseTransforms(transforms), sinkStream];
     watchdog = new StallWatchdog(opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS, events, source, (err) => {
       stalled = err;
       controller.abort(err);
     });
+    joined = true;
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
     // The commit point: every sink has committed. From here a stop request changes nothing (the
     // outputs stay published), so the cursor is stored whatever arrives, and the run succeeds.
@@ -396,6 +422,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   } catch (error) {
     // stream.pipeline rejects as soon as one stream fails, before the destroyed
     // sinks have finished removing temp files or aborting uploads: wait for them.
+    // A failure before the chain was joined (a sink's preparation) destroys what was made.
+    if (!joined) for (const s of chain) if (!s.destroyed) s.destroy(error instanceof Error ? error : undefined);
     await whenClosed(chain);
     const aborted = !stalled && (controller.signal.aborted || (error as Error)?.name === 'AbortError');
     const stoppedError = () =>

@@ -26,6 +26,12 @@ export interface SinkStream extends Writable {
    * publishes every sink of a run only once all of them got there (record-sink.ts).
    */
   holdPublication?(): { readonly ready: Promise<void>; publish(): void };
+  /**
+   * Optional: resolves once the sink is ready for its first record (its dataset lock taken, stale
+   * temp files removed), rejects with what stopped it. The runner waits for it before the first
+   * request, so a dataset another run holds costs no request budget.
+   */
+  prepared?(): Promise<void>;
 }
 
 /** What a sink writes into a manifest, asked for at commit time. */

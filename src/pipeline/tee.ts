@@ -49,6 +49,10 @@ export class TeeSink extends Writable implements SinkStream {
     }
   }
 
+  prepared(): Promise<void> {
+    return Promise.all(this.#sinks.map((s) => s.prepared?.())).then(() => undefined);
+  }
+
   get outputs(): readonly OutputRecord[] {
     return this.#revoked ? [] : this.#sinks.flatMap((s) => s.outputs ?? []);
   }

@@ -116,10 +116,16 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   #formatClosed = false;
   #releasing: Promise<void> | undefined;
   #hold: { ready: () => void; fail: (err: Error) => void; go: () => void; stop: (err: Error) => void; decision: Promise<void> } | undefined;
+  readonly #prepared: Promise<void>;
+  #settlePrepared!: (err?: Error) => void;
 
   constructor(spec: RecordSinkSpec<Item>) {
     super({ objectMode: true, highWaterMark: SINK_HIGH_WATER_MARK });
     this.#spec = spec;
+    this.#prepared = new Promise<void>((resolve, reject) => {
+      this.#settlePrepared = (err) => (err ? reject(err) : resolve());
+    });
+    this.#prepared.catch(() => {});
     const { ctx, template } = spec;
     this.#parts = new PartitionedParts<Item>({
       sinkType: spec.sinkType,
@@ -260,11 +266,26 @@ export class RecordSink<Item> extends Writable implements SinkStream {
 
   override _construct(callback: (error?: Error | null) => void): void {
     const prepare = this.#spec.prepare;
-    if (!prepare) return callback();
+    if (!prepare) {
+      this.#settlePrepared();
+      return callback();
+    }
     prepare.call(this.#spec).then(
-      () => callback(),
-      (err: unknown) => callback(this.#wrap(err)),
+      () => {
+        this.#settlePrepared();
+        callback();
+      },
+      (err: unknown) => {
+        const wrapped = this.#wrap(err);
+        this.#settlePrepared(wrapped);
+        callback(wrapped);
+      },
     );
+  }
+
+  /** Resolves once `prepare` ran (dataset lock taken, stale temps removed); rejects with what failed it. */
+  prepared(): Promise<void> {
+    return this.#prepared;
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {

@@ -175,7 +175,8 @@ export class InvalidRecordPolicy {
   readonly #threshold: Threshold | undefined;
   #sink: SinkStream | undefined;
   #drain: Promise<void> | undefined;
-  #failure: DataError | undefined;
+  /** What exceeded the threshold; the error is made once the dead letters are committed, to name their file. */
+  #failure: string | undefined;
   #failing: Promise<void> | undefined;
   #closed = false;
 
@@ -221,9 +222,7 @@ export class InvalidRecordPolicy {
     } else stats.skipped++;
     const t = this.#threshold;
     if (t?.kind === 'count' && stats.invalid > t.max && !this.#failure) {
-      this.#failure = this.#thresholdError(
-        `${stats.invalid} invalid ${stats.invalid === 1 ? 'record exceeds' : 'records exceed'} maxInvalid ${t.label} (after ${stats.in} ${stats.in === 1 ? 'record' : 'records'})`,
-      );
+      this.#failure = `${stats.invalid} invalid ${stats.invalid === 1 ? 'record exceeds' : 'records exceed'} maxInvalid ${t.label} (after ${stats.in} ${stats.in === 1 ? 'record' : 'records'})`;
     }
     return null;
   }
@@ -233,7 +232,7 @@ export class InvalidRecordPolicy {
     if (this.#failure) {
       const failure = this.#failure;
       return (this.#failing ??= this.#close().then(() => {
-        throw failure;
+        throw this.#thresholdError(failure);
       }));
     }
     return this.#drain;
@@ -245,12 +244,10 @@ export class InvalidRecordPolicy {
     const stats = this.#owner.stats;
     if (!this.#failure && t?.kind === 'fraction' && stats.in > 0 && stats.invalid / stats.in > t.max) {
       const pct = ((stats.invalid / stats.in) * 100).toFixed(2).replace(/\.?0+$/, '');
-      this.#failure = this.#thresholdError(
-        `${stats.invalid} invalid ${stats.invalid === 1 ? 'record' : 'records'} of ${stats.in} (${pct}%) ${stats.invalid === 1 ? 'exceeds' : 'exceed'} maxInvalid ${t.label}`,
-      );
+      this.#failure = `${stats.invalid} invalid ${stats.invalid === 1 ? 'record' : 'records'} of ${stats.in} (${pct}%) ${stats.invalid === 1 ? 'exceeds' : 'exceed'} maxInvalid ${t.label}`;
     }
     await this.#close();
-    if (this.#failure) throw this.#failure;
+    if (this.#failure) throw this.#thresholdError(this.#failure);
   }
 
   /** The run failed or was stopped: a dead-letter sink that was not committed is discarded. */

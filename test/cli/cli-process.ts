@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { CliIO } from '../../src/cli/io.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -182,4 +182,21 @@ export function jsonLines(stderr: string): Array<Record<string, any>> {
 
 export async function readJson<T = any>(file: string): Promise<T> {
   return JSON.parse(await readFile(file, 'utf8')) as T;
+}
+
+/**
+ * An output path template (`out/products-{run}.parquet`) with the run's id in place of `{run}`: the
+ * name that run committed. Incremental pipelines need {run} in every output name (their outputs
+ * add up, src/pipeline/incremental-outputs.ts); the run id comes from the run's summary.
+ */
+export function runPath(template: string, runId: string): string {
+  expect(runId, 'a run id from the summary').toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
+  return template.replaceAll('{run}', runId);
+}
+
+/** The run id of the CLI's (JSON log) summary line of `pipeline` (the only one when not given). */
+export function summaryRunId(stderr: string, pipeline?: string): string {
+  const summaries = jsonLines(stderr).filter((l) => l.event === 'summary' && (pipeline === undefined || l.pipeline === pipeline));
+  expect(summaries, `one summary line${pipeline ? ` of ${pipeline}` : ''}`).toHaveLength(1);
+  return String(summaries[0]!.runId);
 }

@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuthorization, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { jsonLines, listFiles, runCli, runMain, sandboxEnv, workspace } from './cli-process.js';
+import { jsonLines, listFiles, runCli, runMain, runPath, sandboxEnv, summaryRunId, workspace } from './cli-process.js';
 
 const KEY = 'cs-test-key-7f3a';
 const SECRET = 'Zx9-very-SECRET-value-q7W2';
@@ -22,10 +22,10 @@ source:
   type: products.query
   filter: { status: active }
 transforms:
-  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: out/rejected.jsonl } }
+  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: "out/rejected-{run}.jsonl" } }
 sinks:
-  - { type: parquet, path: out/products.parquet }
-  - { type: jsonl, path: out/products.jsonl }
+  - { type: parquet, path: "out/products-{run}.parquet" }
+  - { type: jsonl, path: "out/products-{run}.jsonl" }
 state: { path: .state/secretive.json }
 `;
 
@@ -62,7 +62,8 @@ describe('secrets', () => {
     const result = await runCli(['run', 'secretive.yml', '--summary-file', 'summary.json'], { cwd: ws.dir, env: env(SECRET) });
     expect(result.code, result.stderr).toBe(0);
     const files = await listFiles(ws.dir);
-    expect(files).toEqual(expect.arrayContaining(['.state/secretive.json', 'out/products.jsonl', 'out/products.parquet', 'summary.json']));
+    const runId = summaryRunId(result.stderr);
+    expect(files).toEqual(expect.arrayContaining(['.state/secretive.json', runPath('out/products-{run}.jsonl', runId), runPath('out/products-{run}.parquet', runId), 'summary.json']));
     expectNoSecret(await everythingWritten(result));
   });
 

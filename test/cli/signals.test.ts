@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { PRODUCT_STATUSES, productIdOf } from '../../src/sandbox/index.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { CLI, type CliProcess, cleanEnv, jsonLines, listFiles, runCli, sandboxEnv, startCli, startCommand, workspace } from './cli-process.js';
+import { CLI, type CliProcess, cleanEnv, jsonLines, listFiles, runCli, runPath, sandboxEnv, startCli, startCommand, summaryRunId, workspace } from './cli-process.js';
 
 const PRODUCTS = 2500;
 const CURSOR = 1_600_000_000;
@@ -27,8 +27,8 @@ source:
 transforms:
   - { type: validate }
 sinks:
-  - { type: parquet, path: "out/slow/dt={date}/products.parquet" }
-  - { type: jsonl, path: out/slow/products.jsonl.gz }
+  - { type: parquet, path: "out/slow/dt={date}/products-{run}.parquet" }
+  - { type: jsonl, path: "out/slow/products-{run}.jsonl.gz" }
 state: { path: .state/slow.json }
 `;
 const STATE = `${JSON.stringify({ version: 1, pipeline: 'slow', cursor: CURSOR, updatedAt: '2026-01-01T00:00:00.000Z' }, null, 2)}\n`;
@@ -116,13 +116,15 @@ describe('stopping a run', () => {
     const rerun = await runCli(['run', 'slow.yml', '--quiet'], { cwd: ws.dir, env });
     expect(rerun.code, rerun.stderr).toBe(0);
     const expected = expectedIds();
-    const jsonl = gunzipSync(await readFile(join(ws.dir, 'out/slow/products.jsonl.gz')))
+    const summary = jsonLines(rerun.stderr).find((l) => l.event === 'summary')!;
+    const runId = summaryRunId(rerun.stderr);
+    const jsonl = gunzipSync(await readFile(join(ws.dir, runPath('out/slow/products-{run}.jsonl.gz', runId))))
       .toString()
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l).id as string);
     expect(jsonl).toEqual(expected);
-    const parquet = join(ws.dir, `out/slow/dt=${new Date().toISOString().slice(0, 10)}/products.parquet`);
+    const parquet = join(ws.dir, runPath(`out/slow/dt=${String(summary.startedAt).slice(0, 10)}/products-{run}.parquet`, runId));
     const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(parquet)}) ORDER BY id`);
     expect(rows.map((r) => r.id)).toEqual(expected);
     const state = JSON.parse(await readFile(join(ws.dir, '.state/slow.json'), 'utf8'));

@@ -9,7 +9,7 @@
 // state cursor (advanced after success, byte-for-byte unchanged after failure).
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type InProcessRun, expectExactIds, faultFixture, jsonlIds, leftBehind, parquetIds, runInProcess } from './support.js';
+import { type InProcessRun, expectExactIds, faultFixture, jsonlIds, leftBehind, parquetIds, runInProcess, runPath } from './support.js';
 
 const PIPELINE = `name: faulty
 source:
@@ -21,8 +21,8 @@ transforms:
   - { type: validate }
   - { type: flatten-locales, locales: [en, nl] }
 sinks:
-  - { type: parquet, path: out/products.parquet }
-  - { type: jsonl, path: out/products.jsonl.gz }
+  - { type: parquet, path: "out/products-{run}.parquet" }
+  - { type: jsonl, path: "out/products-{run}.jsonl.gz" }
 state: { path: .state/faulty.json }
 `;
 const f = faultFixture('faulty', PIPELINE, { products: 2500, seed: 31 });
@@ -31,9 +31,10 @@ async function expectComplete(run: InProcessRun): Promise<void> {
   expect(run.ok, run.ok ? '' : run.error.message).toBe(true);
   expect(run.summary.status).toBe('succeeded');
   expect(run.summary.records.read).toBe(f.expected.length);
-  expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
-  expectExactIds(await jsonlIds(f.ws.path('out/products.jsonl.gz')), f.expected);
-  expect(await leftBehind(f.ws.path('out'))).toEqual({ final: ['products.jsonl.gz', 'products.parquet'], temp: [] });
+  const { runId } = run.summary;
+  expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', runId))), f.expected);
+  expectExactIds(await jsonlIds(f.ws.path(runPath('out/products-{run}.jsonl.gz', runId))), f.expected);
+  expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`products-${runId}.jsonl.gz`, `products-${runId}.parquet`], temp: [] });
   expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
   expect(run.summary.cursor).toMatchObject({ previous: 1, stored: true });
 }

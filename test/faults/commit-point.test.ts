@@ -16,7 +16,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { CliIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
-import { expectExactIds, faultFixture, jsonLines, leftBehind, parquetIds, sandboxEnv } from './support.js';
+import { expectExactIds, faultFixture, jsonLines, leftBehind, parquetIds, runPath, sandboxEnv, summaryRunId } from './support.js';
 
 const PIPELINE = `name: commit
 source:
@@ -24,7 +24,7 @@ source:
   filter: { status: [active, replaced, inactive] }
   pageSize: 100
 sinks:
-  - { type: parquet, path: out/products.parquet }
+  - { type: parquet, path: "out/products-{run}.parquet" }
 state: { path: .state/commit.json }
 `;
 
@@ -63,7 +63,7 @@ describe('the commit point', () => {
     expect(signal!.message).toMatch(/after .*committed/);
     expect(signal!.message).not.toMatch(/discarding/);
     expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
-    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
+    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(r.stderr)))), f.expected);
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
     expect((await leftBehind(f.ws.dir)).temp).toEqual([]);
   });
@@ -76,7 +76,7 @@ describe('the commit point', () => {
     expect(lines.findIndex((l) => l.event === 'signal')).toBeLessThan(lines.findIndex((l) => l.event === 'state_saved'));
     expect(lines.find((l) => l.event === 'signal')!.message).toMatch(/after the run committed its outputs/);
     expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
-    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
+    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(r.stderr)))), f.expected);
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
   });
 
@@ -102,8 +102,8 @@ describe('the commit point', () => {
   });
 
   it('two pipelines in one file, SIGTERM once the first committed: it keeps its outputs and cursor, the other is discarded; exit 143', async () => {
-    const quick = PIPELINE.replace('name: commit', 'name: quick').replace('.state/commit.json', '.state/quick.json').replace('out/products.parquet', 'out/quick.parquet');
-    const slow = PIPELINE.replace('name: commit', 'name: slow').replace('.state/commit.json', '.state/slow.json').replace('out/products.parquet', 'out/slow.parquet').replace('pageSize: 100', 'pageSize: 10\n  concurrency: 1');
+    const quick = PIPELINE.replace('name: commit', 'name: quick').replace('.state/commit.json', '.state/quick.json').replace('out/products-{run}.parquet', 'out/quick-{run}.parquet');
+    const slow = PIPELINE.replace('name: commit', 'name: slow').replace('.state/commit.json', '.state/slow.json').replace('out/products-{run}.parquet', 'out/slow-{run}.parquet').replace('pageSize: 100', 'pageSize: 10\n  concurrency: 1');
     await f.ws.write(f.ws.file, `${quick}---\n${slow}`);
     await f.ws.write('.state/quick.json', f.ws.state.replace('"commit"', '"quick"'));
     await f.ws.write('.state/slow.json', f.ws.state.replace('"commit"', '"slow"'));
@@ -116,8 +116,9 @@ describe('the commit point', () => {
     const summaries = Object.fromEntries(lines.filter((l) => l.event === 'summary').map((l) => [l.pipeline, l]));
     expect(summaries.quick).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
     expect(summaries.slow).toMatchObject({ status: 'aborted', outputs: [], cursor: { stored: false } });
-    expectExactIds(await parquetIds(f.ws.path('out/quick.parquet')), f.expected);
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: ['quick.parquet'], temp: [] });
+    const quickRun = summaryRunId(r.stderr, 'quick');
+    expectExactIds(await parquetIds(f.ws.path(runPath('out/quick-{run}.parquet', quickRun))), f.expected);
+    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`quick-${quickRun}.parquet`], temp: [] });
     expect(JSON.parse(await f.ws.read('.state/quick.json')).cursor).toBeGreaterThan(1);
     expect(await f.ws.read('.state/slow.json')).toBe(slowState);
   });

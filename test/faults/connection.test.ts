@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REPO } from '../cli/cli-process.js';
 import { basicAuthorization, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { type PipelineWorkspace, cleanEnv, jsonLines, leftBehind, listFiles, pipelineWorkspace, runCli, sandboxEnv } from './support.js';
+import { type PipelineWorkspace, cleanEnv, jsonLines, leftBehind, listFiles, pipelineWorkspace, runCli, sandboxEnv, summaryRunId } from './support.js';
 
 const KEY = 'faults-key-77c1';
 const SECRET = 'faults-RIGHT-secret-3e9f';
@@ -24,10 +24,10 @@ source:
   type: products.query
   filter: { status: active }
 transforms:
-  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: out/rejected.jsonl } }
+  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: "out/rejected-{run}.jsonl" } }
 sinks:
-  - { type: parquet, path: out/products.parquet }
-  - { type: jsonl, path: out/products.jsonl.gz }
+  - { type: parquet, path: "out/products-{run}.parquet" }
+  - { type: jsonl, path: "out/products-{run}.jsonl.gz" }
 state: { path: .state/guarded.json }
 `;
 let ws: PipelineWorkspace;
@@ -72,7 +72,8 @@ describe('wrong credentials', () => {
     expect(result.code, result.stderr).toBe(0);
     const all = await everything(result);
     for (const secret of [SECRET, basicAuthorization(KEY, SECRET).slice('Basic '.length)]) expect(all).not.toContain(secret);
-    expect((await leftBehind(ws.path('out'))).final).toEqual(['products.jsonl.gz', 'products.parquet']);
+    const runId = summaryRunId(result.stderr);
+    expect((await leftBehind(ws.path('out'))).final).toEqual([`products-${runId}.jsonl.gz`, `products-${runId}.parquet`]);
   });
 });
 

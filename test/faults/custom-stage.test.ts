@@ -6,7 +6,7 @@
 // `stallTimeout` watchdog behind it, fail the run with exit 1, a summary, no
 // temp file and the cursor unchanged. Through the built CLI.
 import { describe, expect, it } from 'vitest';
-import { expectExactIds, faultFixture, jsonLines, leftBehind, parquetIds, runCli, sandboxEnv } from './support.js';
+import { expectExactIds, faultFixture, jsonLines, leftBehind, parquetIds, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
 
 const MODULE = `export const forgetsReturn = (record) => { record.seen = true; };
 export const filterForgetsReturn = (record) => { record.photos?.length > 0; };
@@ -23,7 +23,7 @@ source:
 transforms:
   - ${stage}
 sinks:
-  - { type: parquet, path: out/products.parquet }
+  - { type: parquet, path: "out/products-{run}.parquet" }
 state: { path: .state/custom.json }
 ${extra}`;
 }
@@ -64,7 +64,7 @@ describe('custom stage contract', () => {
     const result = await run(pipeline('{ type: custom, module: ./user.mjs, export: oddOnly, columns: {}, inputColumns: keep }'));
     expect(result.code, result.stderr).toBe(0);
     const odd = f.expected.filter((id) => Number(id.slice(1)) % 2 === 1);
-    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), odd);
+    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(result.stderr)))), odd);
     expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', records: { read: f.expected.length, dropped: f.expected.length - odd.length } });
   });
 

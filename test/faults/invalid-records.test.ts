@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { FaultInjector } from '../../src/sandbox/faults.js';
 import { PRODUCT_STATUSES } from '../../src/sandbox/index.js';
-import { expectExactIds, faultFixture, jsonLines, jsonlIds, jsonlLines, leftBehind, parquetIds, runCli, sandboxEnv } from './support.js';
+import { expectExactIds, faultFixture, jsonLines, jsonlIds, jsonlLines, leftBehind, parquetIds, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
 
 const SEED = 1;
 const PIPELINE = `name: checked
@@ -18,11 +18,11 @@ source:
 transforms:
   - type: validate
     onInvalid: dead-letter
-    deadLetter: { type: jsonl, path: out/rejected.jsonl }
+    deadLetter: { type: jsonl, path: "out/rejected-{run}.jsonl" }
     maxInvalid: "1%"
   - { type: normalize-codes }
 sinks:
-  - { type: parquet, path: out/products.parquet }
+  - { type: parquet, path: "out/products-{run}.parquet" }
 state: { path: .state/checked.json }
 `;
 const f = faultFixture('checked', PIPELINE, { products: 3000, seed: SEED });
@@ -51,9 +51,10 @@ describe('invalid records', () => {
     expect(invalid.length).toBeGreaterThan(1);
     const result = await run(0.001);
     expect(result.code, result.stderr).toBe(0);
-    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), valid);
-    const letters = await jsonlLines(f.ws.path('out/rejected.jsonl'));
-    expectExactIds(await jsonlIds(f.ws.path('out/rejected.jsonl'), (l) => l.record.id), invalid);
+    const runId = summaryRunId(result.stderr);
+    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', runId))), valid);
+    const letters = await jsonlLines(f.ws.path(runPath('out/rejected-{run}.jsonl', runId)));
+    expectExactIds(await jsonlIds(f.ws.path(runPath('out/rejected-{run}.jsonl', runId)), (l) => l.record.id), invalid);
     for (const letter of letters) {
       expect(letter.issues.length).toBeGreaterThan(0);
       expect(['eanGtin13', 'status']).toContain(letter.issues[0].path);
@@ -63,7 +64,7 @@ describe('invalid records', () => {
       status: 'succeeded',
       records: { read: valid.length + invalid.length, invalid: invalid.length, deadLettered: invalid.length, written: { parquet: valid.length } },
     });
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: ['products.parquet', 'rejected.jsonl'], temp: [] });
+    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`products-${runId}.parquet`, `rejected-${runId}.jsonl`], temp: [] });
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
   });
 
@@ -71,18 +72,19 @@ describe('invalid records', () => {
     const { invalid } = split(0.2);
     const result = await run(0.2);
     expect(result.code, result.stderr).toBe(1);
+    const runId = summaryRunId(result.stderr);
     const failed = result.lines.find((l) => l.event === 'failed');
     expect(failed, result.stderr).toMatchObject({
       level: 'error',
       code: 'data.max_invalid',
-      message: expect.stringMatching(new RegExp(`${invalid.length} invalid records of \\d+ \\([\\d.]+%\\) exceed maxInvalid 1%; the rejected records are in .*rejected\\.jsonl`)),
+      message: expect.stringMatching(new RegExp(`${invalid.length} invalid records of \\d+ \\([\\d.]+%\\) exceed maxInvalid 1%; the rejected records are in .*rejected-${runId}\\.jsonl`)),
     });
     expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'failed', records: { invalid: invalid.length } });
     // By design (src/transforms/dead-letter.ts) the dead letters are committed before the threshold
     // fails the run, so that the error can point at them; a percentage is checked at the end of the
     // input, so they are every invalid record, not a part. The data output is not published.
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: ['rejected.jsonl'], temp: [] });
-    expectExactIds(await jsonlIds(f.ws.path('out/rejected.jsonl'), (l) => l.record.id), invalid);
+    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`rejected-${runId}.jsonl`], temp: [] });
+    expectExactIds(await jsonlIds(f.ws.path(runPath('out/rejected-{run}.jsonl', runId)), (l) => l.record.id), invalid);
     expect(await f.ws.read('.state/checked.json')).toBe(f.ws.state);
   });
 });

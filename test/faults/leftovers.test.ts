@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { RunFailedError, runPipeline } from '../../src/pipeline/runner.js';
-import { expectExactIds, parquetIds, runCli, sandboxEnv, sandboxFixture } from './support.js';
+import { expectExactIds, parquetIds, runCli, runPath, sandboxEnv, sandboxFixture } from './support.js';
 
 describe('leftovers and destinations', () => {
   const f = sandboxFixture({ products: 400, seed: 13 });
@@ -16,9 +16,11 @@ describe('leftovers and destinations', () => {
   const yaml = `name: leftovers
 source: { type: products.query, filter: { status: [active, inactive, replaced] } }
 sinks:
-  - { type: parquet, path: out/products.parquet }
+  - { type: parquet, path: "out/products-{run}.parquet" }
 state: { path: .state/leftovers.json }
 `;
+  // A full extract (no state) may write a fixed name; an incremental one needs {run} in it.
+  const fixedName = yaml.replace('out/products-{run}.parquet', 'out/products.parquet').replace(/^state:.*\n/m, '');
 
   async function run(text = yaml) {
     const registry = createRegistry();
@@ -36,14 +38,16 @@ state: { path: .state/leftovers.json }
   it('item 13: a run removes the temp files killed runs of its dataset left, and only those', async () => {
     const host = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
     const dead = 2 ** 22 + 11; // above the kernel's default pid_max: no such process
-    const killed = `.products.parquet.${host}-${dead}-0badc0de.tmp`;
-    const live = `.products.parquet.${host}-${process.pid}-00c0ffee.tmp`;
-    const otherDataset = `.customers.parquet.${host}-${dead}-0badf00d.tmp`;
+    // Temp files of earlier runs (other run ids) of this dataset, and of another dataset.
+    const killed = `.products-20260101T010203Z-0a1b2c.parquet.${host}-${dead}-0badc0de.tmp`;
+    const live = `.products-20260101T010204Z-3d4e5f.parquet.${host}-${process.pid}-00c0ffee.tmp`;
+    const otherDataset = `.customers-20260101T010203Z-0a1b2c.parquet.${host}-${dead}-0badf00d.tmp`;
     for (const name of [killed, live, otherDataset]) await f.ws.write(`out/${name}`, 'PAR1 partial bytes of a killed run');
     const result = await run();
     expect(result.ok).toBe(true);
-    expect((await readdir(f.ws.path('out'))).sort()).toEqual([otherDataset, live, 'products.parquet'].sort());
-    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
+    const runId = result.ok ? result.summary.runId : '';
+    expect((await readdir(f.ws.path('out'))).sort()).toEqual([otherDataset, live, `products-${runId}.parquet`].sort());
+    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', runId))), f.expected);
   });
 
   it('item 14: a state folder that cannot be written is found before the first request', async () => {
@@ -61,7 +65,7 @@ state: { path: .state/leftovers.json }
   it('item 14: an output path that is a folder is found before the first request, also by --dry-run', async () => {
     await mkdir(f.ws.path('out/products.parquet'), { recursive: true });
     await writeFile(f.ws.path('out/products.parquet/keep.txt'), 'a folder in the way');
-    const result = await run();
+    const result = await run(fixedName);
     expect(result.ok).toBe(false);
     const error = result.ok ? undefined : result.error;
     expect(error?.code).toBe('preflight.output');

@@ -9,7 +9,7 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { basicAuthorization } from '../helpers/sandbox.js';
-import { expectExactIds, faultFixture, jsonLines, runCli, sandboxEnv } from './support.js';
+import { expectExactIds, faultFixture, jsonLines, runCli, sandboxEnv, summaryRunId } from './support.js';
 
 const KEY = 'faults-key-1b7e';
 const SECRET = 'faults-SECRET-9d2c-do-not-print';
@@ -22,7 +22,7 @@ sinks:
   - type: s3
     format: jsonl
     bucket: lake
-    key: "catalog/{name}/dt={date}/part-{part}.jsonl"
+    key: "catalog/{name}/dt={date}/run={run}/part-{part}.jsonl"
     partSize: 5MiB
     maxAttempts: 2
 state: { path: .state/lake.json }
@@ -85,9 +85,9 @@ describe('S3 healthy (control)', () => {
     expect(result.code, result.stderr).toBe(0);
     const date = new Date().toISOString().slice(0, 10);
     const keys = await listed(s3);
-    // The part's name carries the run id (the key has no {run}).
-    const runId = jsonLines(result.stderr).find((l) => l.event === 'summary')!.runId as string;
-    expect(keys).toEqual([`catalog/lake/dt=${date}/_manifest.json`, `catalog/lake/dt=${date}/part-00000-${runId}.jsonl`]);
+    // An incremental pipeline's run writes its objects and manifest in a folder of its own (run={run}).
+    const runId = summaryRunId(result.stderr);
+    expect(keys).toEqual([`catalog/lake/dt=${date}/run=${runId}/_manifest.json`, `catalog/lake/dt=${date}/run=${runId}/part-00000.jsonl`]);
     const ids = (await text(s3, keys[1]!))
       .split('\n')
       .filter((l) => l !== '')

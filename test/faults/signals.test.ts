@@ -10,7 +10,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { type PipelineWorkspace, expectExactIds, jsonLines, jsonlIds, leftBehind, parquetIds, pipelineWorkspace, productIdsWithStatus, runCli, sandboxEnv, startCli } from './support.js';
+import { type PipelineWorkspace, expectExactIds, jsonLines, jsonlIds, leftBehind, parquetIds, pipelineWorkspace, productIdsWithStatus, runCli, runPath, sandboxEnv, startCli, summaryRunId } from './support.js';
 
 let ws: PipelineWorkspace | undefined;
 afterEach(() => ws?.remove());
@@ -39,7 +39,7 @@ describe('SIGTERM during an S3 multipart upload', () => {
       `name: lake
 source: { type: products.query, filter: { status: [active, inactive, replaced] } }
 sinks:
-  - { type: s3, format: jsonl, bucket: lake, key: "catalog/{name}/part-{part}.jsonl", partSize: 5MiB }
+  - { type: s3, format: jsonl, bucket: lake, key: "catalog/{name}/run={run}/part-{part}.jsonl", partSize: 5MiB }
 state: { path: .state/lake.json }
 `,
     );
@@ -83,8 +83,8 @@ transforms:
   - { type: validate }
   - { type: normalize-codes }
 sinks:
-  - { type: parquet, path: "out/dt={date}/products.parquet" }
-  - { type: jsonl, path: out/products.jsonl.gz }
+  - { type: parquet, path: "out/dt={date}/products-{run}.parquet" }
+  - { type: jsonl, path: "out/products-{run}.jsonl.gz" }
 state: { path: .state/sliced.json }
 `,
     );
@@ -103,9 +103,11 @@ state: { path: .state/sliced.json }
     const rerun = await runCli(['run', ws.file], { cwd: ws.dir, env });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(jsonLines(rerun.stderr).some((l) => l.code === 'source.slicing')).toBe(true);
-    const date = new Date().toISOString().slice(0, 10);
-    expectExactIds(await parquetIds(ws.path(`out/dt=${date}/products.parquet`)), expected);
-    expectExactIds(await jsonlIds(ws.path('out/products.jsonl.gz')), expected);
+    const summary = jsonLines(rerun.stderr).find((l) => l.event === 'summary')!;
+    const runId = summaryRunId(rerun.stderr);
+    const date = String(summary.startedAt).slice(0, 10);
+    expectExactIds(await parquetIds(ws.path(runPath(`out/dt=${date}/products-{run}.parquet`, runId))), expected);
+    expectExactIds(await jsonlIds(ws.path(runPath('out/products-{run}.jsonl.gz', runId))), expected);
     const after = await ws.readState();
     expect(after.cursor).toBeGreaterThan(1);
     expect(after.lastRun).toMatchObject({ records: expected.length });

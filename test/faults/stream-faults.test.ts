@@ -7,7 +7,7 @@
 // nothing under a final name, no temp file and the cursor left as it was.
 import { describe, expect, it } from 'vitest';
 import type { SandboxFaults } from '../../src/sandbox/index.js';
-import { expectExactIds, faultFixture, jsonLines, jsonlIds, leftBehind, parquetIds, runCli, sandboxEnv } from './support.js';
+import { expectExactIds, faultFixture, jsonLines, jsonlIds, leftBehind, parquetIds, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
 
 const PIPELINE = `name: streamed
 source:
@@ -16,8 +16,8 @@ source:
 transforms:
   - { type: validate }
 sinks:
-  - { type: parquet, path: out/products.parquet }
-  - { type: jsonl, path: out/products.jsonl.gz }
+  - { type: parquet, path: "out/products-{run}.parquet" }
+  - { type: jsonl, path: "out/products-{run}.jsonl.gz" }
 state: { path: .state/streamed.json }
 `;
 const f = faultFixture('streamed', PIPELINE, { products: 2500, seed: 41 });
@@ -34,9 +34,10 @@ describe('NDJSON stream faults', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(f.sandbox.stats.faults.streamCuts).toBe(2);
     expect(result.lines.filter((l) => l.code === 'source.stream_resumed')).toHaveLength(2);
-    expectExactIds(await parquetIds(f.ws.path('out/products.parquet')), f.expected);
-    expectExactIds(await jsonlIds(f.ws.path('out/products.jsonl.gz')), f.expected);
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: ['products.jsonl.gz', 'products.parquet'], temp: [] });
+    const runId = summaryRunId(result.stderr);
+    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', runId))), f.expected);
+    expectExactIds(await jsonlIds(f.ws.path(runPath('out/products-{run}.jsonl.gz', runId))), f.expected);
+    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`products-${runId}.jsonl.gz`, `products-${runId}.parquet`], temp: [] });
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
     expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', records: { read: f.expected.length } });
   });

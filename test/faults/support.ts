@@ -20,7 +20,7 @@ import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { productIdsWithStatus } from '../sources/sandbox-harness.js';
 
-export { cleanEnv, jsonLines, listFiles, runCli, sandboxEnv, startCli } from '../cli/cli-process.js';
+export { cleanEnv, jsonLines, listFiles, runCli, runPath, sandboxEnv, startCli, summaryRunId } from '../cli/cli-process.js';
 export { allProductIds, productIdsWithStatus } from '../sources/sandbox-harness.js';
 
 export interface FaultFixture {

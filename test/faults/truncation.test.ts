@@ -9,7 +9,7 @@
 // resumes are bounded with an error that says so.
 import { describe, expect, it } from 'vitest';
 import type { SandboxFaults } from '../../src/sandbox/index.js';
-import { expectExactIds, faultFixture, jsonLines, jsonlIds, leftBehind, runCli, sandboxEnv } from './support.js';
+import { expectExactIds, faultFixture, jsonLines, jsonlIds, leftBehind, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
 
 function pipeline(source: string, sorting = '{ id: ASC }', extra = ''): string {
   return `name: cut
@@ -19,7 +19,7 @@ source:
   filter: { status: [active, inactive, replaced] }
   sorting: ${sorting}${extra}
 sinks:
-  - { type: jsonl, path: out/products.jsonl }
+  - { type: jsonl, path: "out/products-{run}.jsonl" }
 state: { path: .state/cut.json }
 `;
 }
@@ -37,8 +37,9 @@ async function run(yaml: string, faults: SandboxFaults, args: string[] = []) {
 
 async function expectComplete(result: Awaited<ReturnType<typeof run>>) {
   expect(result.code, result.stderr).toBe(0);
-  expectExactIds(await jsonlIds(f.ws.path('out/products.jsonl')), f.expected);
-  expect(await leftBehind(f.ws.path('out'))).toEqual({ final: ['products.jsonl'], temp: [] });
+  const runId = summaryRunId(result.stderr);
+  expectExactIds(await jsonlIds(f.ws.path(runPath('out/products-{run}.jsonl', runId))), f.expected);
+  expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`products-${runId}.jsonl`], temp: [] });
   expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
 }
 

@@ -180,10 +180,10 @@ sinks:
   it('state only for sources with updatedSince; accepted for products, media and news', () => {
     for (const type of ['products.query', 'products.stream', 'media.stream', 'updates.query']) {
       const filter = type.startsWith('products') ? '\n  filter: { status: active }' : '';
-      expect(load(`name: s\nsource:\n  type: ${type}${filter}\nsinks: [{ type: jsonl, path: s.jsonl }]\nstate: { path: s.json }\n`)[0]!.config.state).toEqual({ path: 's.json', overlapSeconds: 300 });
+      expect(load(`name: s\nsource:\n  type: ${type}${filter}\nsinks: [{ type: jsonl, path: "s-{run}.jsonl" }]\nstate: { path: s.json }\n`)[0]!.config.state).toEqual({ path: 's.json', overlapSeconds: 300 });
     }
     for (const type of ['brands.query', 'catalog-categories.query', 'corrections.query']) {
-      expect(errorOf(`name: s\nsource: { type: ${type} }\nsinks: [{ type: jsonl, path: s.jsonl }]\nstate: { path: s.json }\n`).code).toBe('config.state');
+      expect(errorOf(`name: s\nsource: { type: ${type} }\nsinks: [{ type: jsonl, path: "s-{run}.jsonl" }]\nstate: { path: s.json }\n`).code).toBe('config.state');
     }
   });
 

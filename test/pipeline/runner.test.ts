@@ -182,8 +182,8 @@ sinks:
   });
 
   it.each([
-    ['one sink', '[{ type: parquet, path: out/stopped/p.parquet }]'],
-    ['two sinks (tee)', '[{ type: parquet, path: out/stopped/p.parquet }, { type: jsonl, path: out/stopped/p.jsonl }]'],
+    ['one sink', '[{ type: parquet, path: "out/stopped/p-{run}.parquet" }]'],
+    ['two sinks (tee)', '[{ type: parquet, path: "out/stopped/p-{run}.parquet" }, { type: jsonl, path: "out/stopped/p-{run}.jsonl" }]'],
   ])('stopped mid-run (%s): status aborted, no output under a final name, no temp file, the cursor as it was', async (_what, sinks) => {
     const stateFile = join(dir, '.state/stopped.json');
     const text = `name: stopped
