@@ -12,10 +12,10 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, 
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
-import { explainIssues, joinPath, showValue, type LocatedIssue } from './issues.js';
+import { explainIssues, joinPath, showValue, type LocatedIssue } from '../core/issues.js';
 import { PipelineFile } from './pipeline-file.js';
-import type { StageRegistry } from './registry.js';
-import type { StageKind } from './stage.js';
+import type { StageRegistry } from '../core/registry.js';
+import type { StageKind } from '../core/stage.js';
 
 export interface LoadedPipeline {
   /** Absolute path of the file, or `<inline>`. */

@@ -15,12 +15,12 @@ import { RunEvents, type OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
 import type { LoadedPipeline } from './loader.js';
 import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
-import type { StageRegistry } from './registry.js';
-import { newRunId } from './run-id.js';
+import type { StageRegistry } from '../core/registry.js';
+import { newRunId } from '../core/run-id.js';
 import { RunStats } from './run-stats.js';
-import { pipelineRecordSchema, RECORD_SCHEMA_SERVICE } from './schema-chain.js';
-import type { RunDescription, SinkStream, StageContext } from './stage.js';
-import type { RunLock } from './lock.js';
+import { pipelineRecordSchema } from './schema-chain.js';
+import type { RunDescription, SinkStream, StageContext } from '../core/stage.js';
+import type { RunLock } from '../core/lock.js';
 import { checkDestinations } from './preflight.js';
 import { checkStateIdentity, type PipelineState, type StateIdentity, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
 import { TeeSink } from './tee.js';
@@ -348,7 +348,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
       createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
       describeRun,
-      services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
+      services: { ...services, recordSchema: pipelineRecordSchema(config, opts.registry) },
     };
 
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');

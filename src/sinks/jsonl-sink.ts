@@ -2,13 +2,13 @@
 // templates, Hive partitions, gzip and rotation. See path-template.ts for the
 // placeholder rules and jsonl-encoding.ts for the line format.
 import { z } from 'zod';
-import type { SinkStream, StageContext } from '../pipeline/stage.js';
-import { defineStage } from '../pipeline/stage.js';
+import type { SinkStream, StageContext } from '../core/stage.js';
+import { defineStage } from '../core/stage.js';
 import { jsonlFormat } from './jsonl-encoding.js';
 import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
 import { PATH_DESCRIPTION, rotationOptions } from './option-schemas.js';
-import { parseStageOptions } from '../pipeline/issues.js';
-import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
+import { parseStageOptions } from '../core/issues.js';
+import { defaultStageContext, type PartialStageContext } from '../core/default-context.js';
 
 export const jsonlSinkOptions = z.strictObject({
   path: z.string().min(1).describe(`${PATH_DESCRIPTION}. A path ending in .gz is gzip-compressed`),

@@ -6,16 +6,15 @@
 // columns: their values live in the path, as Hive, Spark, Trino, Athena and DuckDB
 // (hive_partitioning) expect.
 import { z } from 'zod';
-import type { SinkStream, StageContext } from '../pipeline/stage.js';
-import { defineStage } from '../pipeline/stage.js';
+import type { SinkStream, StageContext } from '../core/stage.js';
+import { defineStage } from '../core/stage.js';
 import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
 import { PATH_DESCRIPTION, rotationOptions } from './option-schemas.js';
-import { parseStageOptions } from '../pipeline/issues.js';
+import { parseStageOptions } from '../core/issues.js';
 import { ParquetFormat, parquetFormatOptions, type ParquetFormatOptions } from './parquet-format.js';
 import type { PathTemplate } from './path-template.js';
-import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
-import { recordSchemaFromZod, resourceSchemaFromContext } from './zod-column-hints.js';
-import { recordSchemaFromContext } from '../pipeline/schema-chain.js';
+import { defaultStageContext, type PartialStageContext } from '../core/default-context.js';
+import { recordSchemaFromZod, resourceSchemaFromContext } from '../core/zod-column-hints.js';
 
 export const parquetSinkOptions = z.strictObject({
   path: z.string().min(1).describe(PATH_DESCRIPTION),
@@ -46,8 +45,9 @@ export function parquetFormatFor(
   template: PathTemplate | undefined,
   schemaHint?: z.ZodType,
 ): ParquetFormat {
-  const zodSchema = schemaHint ?? (recordSchemaFromContext(ctx) ? undefined : resourceSchemaFromContext(ctx));
-  const schema = zodSchema ? recordSchemaFromZod(zodSchema) : recordSchemaFromContext(ctx);
+  const derived = ctx.services.recordSchema;
+  const zodSchema = schemaHint ?? (derived ? undefined : resourceSchemaFromContext(ctx));
+  const schema = zodSchema ? recordSchemaFromZod(zodSchema) : derived;
   return new ParquetFormat({
     options,
     ctx,

@@ -15,19 +15,19 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import type { SinkStream, StageContext } from '../pipeline/stage.js';
-import { defineStage } from '../pipeline/stage.js';
+import type { SinkStream, StageContext } from '../core/stage.js';
+import { defineStage } from '../core/stage.js';
 import { jsonlFormat } from './jsonl-encoding.js';
 import { byteSize, rotationOptions } from './option-schemas.js';
-import { parseStageOptions } from '../pipeline/issues.js';
+import { parseStageOptions } from '../core/issues.js';
 import { parquetFormatOptions, parquetOptionsSet } from './parquet-format.js';
 import { parquetFormatFor, type ParquetSchemaHint } from './parquet-sink.js';
 import { PathTemplate } from './path-template.js';
 import { RecordSink, type CommittedOutput, type RecordFormat } from './record-sink.js';
 import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
 import { loadS3Sdk, type S3Sdk } from './s3-sdk.js';
-import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
-import { RunLock, s3LockBackend, type S3LockIO } from '../pipeline/lock.js';
+import { defaultStageContext, type PartialStageContext } from '../core/default-context.js';
+import { RunLock, s3LockBackend, type S3LockIO } from '../core/lock.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
 

@@ -43,7 +43,7 @@ import { type CatalogClient, type CatalogRecord, NetworkError, type StreamEndpoi
 import { errorCodeOf } from '../client/retry-policy.js';
 import { fromJson } from '../client/error-body.js';
 import { truncate } from '../client/errors.js';
-import { setOrigin } from './origin.js';
+import { setOrigin } from '../core/origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
 
 export interface StreamSegment {

@@ -47,7 +47,7 @@ import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, Request
 import type { PageSize, QueryRequest } from '../catalog/index.js';
 import { DataError } from '../errors.js';
 import { compact } from '../client/request-summary.js';
-import { setOrigin } from './origin.js';
+import { setOrigin } from '../core/origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
 
 /** A request body without `page`: what a segment sends. */

@@ -15,7 +15,7 @@ import type { CatalogClient, LazyPage, QueryEndpointName, StreamEndpointName } f
 import { ConfigError } from '../errors.js';
 import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
-import { parseStageOptions } from '../pipeline/issues.js';
+import { parseStageOptions } from '../core/issues.js';
 import { QUERY_OPTION_SCHEMAS, defaultSorting, requestBody } from './query-sources.js';
 import { PROBE_PAGE_SIZE, type SliceStats, createdAtWindows, isCapped } from './sliced-products-query.js';
 import { STREAM_OPTION_SCHEMAS } from './stream-sources.js';

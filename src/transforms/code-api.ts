@@ -2,6 +2,6 @@
 // parsing with the stage's own schema (same errors as a pipeline file) and a
 // default StageContext (src/pipeline/default-context.ts) for `validate({...})`
 // called inside stream.pipeline.
-export { parseStageOptions } from '../pipeline/issues.js';
+export { parseStageOptions } from '../core/issues.js';
 
-export { defaultStageContext } from '../pipeline/default-context.js';
+export { defaultStageContext } from '../core/default-context.js';

@@ -4,9 +4,9 @@
 // Within one incremental at-least-once extract, repeated records are the same
 // version, so the first copy is as good as the last. Memory: one Set of keys.
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { defineStage, type StageContext } from '../core/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { ConfigError } from '../errors.js';
 import { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
 

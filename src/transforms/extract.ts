@@ -3,12 +3,12 @@
 // organizations, `meta.updatedAt` one value. `first: true` takes the first
 // value of a list path (null when there is none).
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { defineStage, type StageContext } from '../core/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, parseFieldPath, shallowCopy, type Getter } from './field-path.js';
+import { compileGetter, parseFieldPath, shallowCopy, type Getter } from '../core/field-path.js';
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import { JSON_TYPE, typeAtPath, upsertFields, type RecordSchema } from '../pipeline/record-schema.js';
+import { JSON_TYPE, typeAtPath, upsertFields, type RecordSchema } from '../core/record-schema.js';
 
 const ColumnSpec = z.union([
   z.string().min(1),

@@ -3,11 +3,12 @@
 // `weightWithUnit_value`). Lists stay lists (Parquet list columns); null stays
 // null under the object's own name.
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { keepOrigin } from '../core/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import type { RecordField, RecordSchema } from '../pipeline/record-schema.js';
+import type { RecordField, RecordSchema } from '../core/record-schema.js';
+import { isPlainObject } from '../values.js';
 
 export const FlattenOptionsSchema = z.strictObject({
   fields: z.array(z.string().min(1)).min(1).optional().describe('Top-level object fields to flatten; default: every object-valued field'),
@@ -17,9 +18,6 @@ export const FlattenOptionsSchema = z.strictObject({
 
 export type FlattenOptions = z.input<typeof FlattenOptionsSchema>;
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function flattenSchema(input: RecordSchema, options: z.output<typeof FlattenOptionsSchema>): RecordSchema {
   const only = options.fields ? new Set(options.fields) : undefined;

@@ -18,8 +18,8 @@
 // Records are plain objects; one returned in place of its input gets the
 // input's origin if it has none. Calls run one at a time, in order.
 import { DataError } from '../errors.js';
-import type { StageContext } from '../pipeline/stage.js';
-import { keepOrigin, originOf } from '../sources/origin.js';
+import type { StageContext } from '../core/stage.js';
+import { keepOrigin, originOf } from '../core/origin.js';
 import { defaultStageContext } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 

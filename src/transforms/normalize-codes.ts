@@ -12,13 +12,14 @@ import { z } from 'zod';
 import type { FieldInfo } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { defineStage, type StageContext } from '../core/stage.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
-import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from './field-path.js';
+import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
+import { describeValue } from '../values.js';
+import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from '../core/field-path.js';
 import type { RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource, type StageResource } from './resource.js';
-import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
+import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
 
 export const NormalizeCodesOptionsSchema = z
   .strictObject({

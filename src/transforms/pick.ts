@@ -3,12 +3,12 @@
 // null by default, so every output record has the same columns.
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { keepOrigin } from '../core/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { parseFieldPath } from './field-path.js';
+import { parseFieldPath } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../pipeline/record-schema.js';
+import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../core/record-schema.js';
 
 export const MissingOption = z
   .enum(['null', 'omit'])

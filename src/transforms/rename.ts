@@ -1,8 +1,8 @@
 // rename: renames top-level fields, keeping every field's position.
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { keepOrigin } from '../core/origin.js';
 import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 

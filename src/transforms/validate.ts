@@ -3,11 +3,12 @@
 // same object, so its origin stays with it).
 import { z } from 'zod';
 import type { FieldInfo, ResourceName } from '../catalog/index.js';
-import { joinPath } from '../pipeline/issues.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
+import { joinPath } from '../core/issues.js';
+import { defineStage, type StageContext } from '../core/stage.js';
 import { parseStageOptions, defaultStageContext } from './code-api.js';
-import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';
-import { genericPath } from './field-path.js';
+import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';
+import { describeValue } from '../values.js';
+import { genericPath } from '../core/field-path.js';
 import type { RecordOutput, StageStats } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { compileSchemaCheck, type SchemaCheck } from './schema-check.js';

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { builtinStages, createRegistry } from '../../src/pipeline/builtins.js';
 import { closestName } from '../../src/closest-name.js';
-import { StageRegistry } from '../../src/pipeline/registry.js';
-import { defineStage } from '../../src/pipeline/stage.js';
+import { StageRegistry } from '../../src/core/registry.js';
+import { defineStage } from '../../src/core/stage.js';
 import { testContext } from '../helpers/stage-context.js';
 
 const upper = defineStage({

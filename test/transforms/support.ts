@@ -5,7 +5,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import type { OutputRecord } from '../../src/events.js';
-import type { SinkStream, StageDefinition } from '../../src/pipeline/stage.js';
+import type { SinkStream, StageDefinition } from '../../src/core/stage.js';
 import { testContext, type TestContext } from '../helpers/stage-context.js';
 
 export function fixture<T = any>(name: string): T {

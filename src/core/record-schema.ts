@@ -8,7 +8,7 @@
 // losslessly (the Parquet `_extra` column), so a schema only has to be right about
 // what it names.
 import { ConfigError } from '../errors.js';
-import type { FieldPath, PathStep } from '../transforms/field-path.js';
+import type { FieldPath, PathStep } from './field-path.js';
 
 /** A code (EAN/GTIN, CNK...): a string; an integer is zero-padded to `padTo` digits when written (0: as sent). */
 export interface CodeInfo {
