@@ -84,7 +84,7 @@ export function withField(fields: readonly RecordField[], name: string, replacem
 
 /** Sets (adds or replaces in place) each field; fields that replace keep the old position. */
 export function upsertFields(fields: readonly RecordField[], updates: readonly RecordField[]): RecordField[] {
-  let out = [...fields];
+  const out = [...fields];
   for (const update of updates) {
     const at = out.findIndex((f) => f.name === update.name);
     if (at >= 0) out[at] = update;

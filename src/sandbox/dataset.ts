@@ -89,8 +89,8 @@ export class Dataset {
 
   /** Bumped by every touch, so cached query results built before it are not reused. */
   version = 0;
-  private readonly revisions = new Map<number, number>();
-  private readonly drawContext: ProductDrawContext;
+  readonly #revisions = new Map<number, number>();
+  readonly #drawContext: ProductDrawContext;
   /** Pre-serialized reference objects that product records embed. */
   readonly fragments: JsonFragments;
   /** Their live-profile forms; undefined in the spec profile. */
@@ -107,7 +107,7 @@ export class Dataset {
     this.productCount = count;
     this.profile = profile;
     this.ref = generateReferenceData(seed, count);
-    this.drawContext = productDrawContext(this.ref, profile);
+    this.#drawContext = productDrawContext(this.ref, profile);
     this.fragments = new JsonFragments(this.ref);
     this.liveFragments = profile === 'spec' ? undefined : new LiveFragments(this.ref, this.fragments, seed, profile);
 
@@ -190,7 +190,7 @@ export class Dataset {
 
   /** The filterable facts of a product, rebuilt from the seed (about a microsecond). */
   productFacts(index: number): ProductFacts {
-    return drawProductFacts(this.seed, index, this.productCount, this.drawContext);
+    return drawProductFacts(this.seed, index, this.productCount, this.#drawContext);
   }
 
   /** The product record as JSON text, exactly as products/query and products/stream serve it. */
@@ -264,14 +264,14 @@ export class Dataset {
 
   /** How many times a product was touched (touches also change its public price, so a change is visible). */
   revisionOf(index: number): number {
-    return this.revisions.get(index) ?? 0;
+    return this.#revisions.get(index) ?? 0;
   }
 
   /** Moves updatedAt of these products (never before createdAt) to `at`. */
   touchProducts(indexes: readonly number[], at: number): void {
     for (const i of indexes) {
       this.updatedAt[i] = Math.max(at, this.createdAt[i]!);
-      this.revisions.set(i, this.revisionOf(i) + 1);
+      this.#revisions.set(i, this.revisionOf(i) + 1);
     }
     this.version++;
   }

@@ -8,7 +8,7 @@ import type { ByteDestination } from './byte-destination.js';
 import { writeWithBackpressure } from './byte-destination.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { RecordFormat } from './record-sink.js';
-import type { FieldType, RecordSchema } from '../core/record-schema.js';
+import type { FieldType } from '../core/record-schema.js';
 import type { StageContext } from '../core/stage.js';
 import { isPlainObject } from '../values.js';
 

@@ -3,7 +3,6 @@
 // finishes, or stdout for `-` (ctx.services.stdout, if set, replaces
 // process.stdout; tests and embedding callers use it).
 import { join, resolve, sep } from 'node:path';
-import type { Writable } from 'node:stream';
 import { ConfigError } from '../errors.js';
 import type { StageContext } from '../core/stage.js';
 import { fileLockBackend, RunLock } from '../core/lock.js';

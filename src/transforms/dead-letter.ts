@@ -10,7 +10,6 @@ import { DataError } from '../errors.js';
 import type { SinkStream, StageContext } from '../core/stage.js';
 import { originOf, type RecordOrigin } from '../core/origin.js';
 import { RecordTransform } from './record-transform.js';
-import { describeValue } from '../values.js';
 
 export const INVALID_ACTIONS = ['fail', 'skip', 'dead-letter'] as const;
 export type InvalidAction = (typeof INVALID_ACTIONS)[number];

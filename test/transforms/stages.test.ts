@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { StageRegistry } from '../../src/core/registry.js';
-import { ConfigError } from '../../src/errors.js';
 // The public entry: it wires the code API's dead-letter sinks (pipeline/builtins.ts), as a user's import does.
 import { RecordTransform, flattenLocales, normalizeCodes, pick, selectMediaFormat, transformStages, validate } from '../../src/index.js';
 import { context, fixture, run } from './support.js';
