@@ -97,7 +97,7 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
     case 'array': {
       const element = def.element ? typeOf(def.element, depth + 1, name) : undefined;
       if (!element) return { kind: 'json' };
-      // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (DESIGN §5).
+      // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (ARCHITECTURE.md, API rules).
       if (element.kind === 'string' && element.code?.padTo) {
         return { kind: 'list', element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } } };
       }

@@ -122,7 +122,7 @@ export interface StreamSource {
 /**
  * Writes `{"meta":{"total":N,"index":i},"result":{...}}\n` for every position,
  * applying the faults in `plan`. A failure while building a record becomes an
- * `{"error":...}` line, then the response ends (DESIGN §5).
+ * `{"error":...}` line, then the response ends (ARCHITECTURE.md, API rules).
  */
 export async function writeNdjson(res: ServerResponse, source: StreamSource, plan: StreamPlan): Promise<void> {
   const { total } = source;

@@ -12,11 +12,9 @@
 //
 // Pages waiting for their turn are kept as bytes (outside the JS heap) and
 // their records are parsed one at a time, as the stream's buffer takes them
-// (CatalogClient.queryLazy): parsed a page at a time, 250 records waited for
-// their turn long enough to be promoted to the old generation, and the page's
-// text was a large string that only a full GC frees; together they set the
-// process's peak RSS in the benchmark. A record now lives only while it goes
-// down the pipeline.
+// (CatalogClient.queryLazy), so that a record lives only while it goes down the
+// pipeline: records parsed ahead of their turn would survive into the old
+// generation, and a page held as one string is freed only by a full GC.
 //
 // Page 0 of a segment is asked for alone: it tells the segment's total, and so
 // how many pages follow (no request for an empty page past the end, which

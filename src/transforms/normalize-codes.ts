@@ -1,5 +1,5 @@
 // normalize-codes: product codes become strings of digits with their leading
-// zeros (DESIGN §5), whether the service sent an integer (JSON dropped the
+// zeros (ARCHITECTURE.md, API rules), whether the service sent an integer (JSON dropped the
 // zeros) or a digit string (the live service). EAN/GTIN: eanGtin8/12/13/14 are
 // padded to their declared length, a list of codes (ean[]) to 13 digits (14 for
 // a 14-digit code). National codes of fixed length (CNK 7, CIP13/ACL13 13,
