@@ -11,7 +11,8 @@ import { resourceSchemas } from '../catalog/resources/index.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
 import { CatalogClient, type CatalogClientOptions, type ClientTimeouts, envRateLimit, envResultWindow } from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
-import { RunEvents, type OutputRecord } from '../events.js';
+import type { EventEmitter } from 'node:events';
+import { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventName } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
 import type { LoadedPipeline } from './loader.js';
 import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
@@ -466,18 +467,16 @@ function whenClosed(streams: readonly (Readable | Transform | Writable)[], timeo
   return Promise.race([Promise.all(closing).then(() => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
-const CLIENT_EVENTS = ['request', 'retry', 'throttle'];
-const STAGE_EVENTS = ['total', 'page', 'invalid', 'output', 'warning', 'info'];
-type Bus = import('node:events').EventEmitter;
-
 /** Re-emits a pipeline's events on the caller's bus. */
 function forwardEvents(from: RunEvents, to: RunEvents): () => void {
-  const names = [...STAGE_EVENTS, ...CLIENT_EVENTS];
-  const handlers = names.map((name) => {
-    const h = (e: unknown) => (to as Bus).emit(name, e);
-    (from as Bus).on(name, h);
-    return () => (from as Bus).off(name, h);
-  });
+  // Node's EventEmitter<T> typings cannot relate a listener's arguments to emit's for a generic K:
+  // the listener is typed once here for every event.
+  const forward = (name: RunEventName): (() => void) => {
+    const h = (...args: unknown[]) => (to as EventEmitter).emit(name, ...args);
+    (from as EventEmitter).on(name, h);
+    return () => (from as EventEmitter).off(name, h);
+  };
+  const handlers = RUN_EVENT_NAMES.map(forward);
   return () => handlers.forEach((off) => off());
 }
 

@@ -122,8 +122,9 @@ const STABLE_SORT_KEYS = new Set(['id', 'createdAt']);
  * The request for page `no` (of `size` records) of a segment. Bodies are built from validated
  * options and the client validates each request again, so the cast only names the endpoint.
  */
-export function pageRequest(body: SourceBody, no: number, size: number): QueryRequest<'products.query'> {
-  return { ...body, page: { no, size: size as PageSize } } as QueryRequest<'products.query'>;
+export function pageRequest<E extends QueryEndpointName>(body: SourceBody, no: number, size: number): QueryRequest<E> {
+  // The body was checked against the endpoint's filters and sortings when the source was made (query-sources.ts).
+  return { ...body, page: { no, size: size as PageSize } } as QueryRequest<E>;
 }
 
 export class PagedQuerySource extends CatalogSource {
@@ -144,9 +145,12 @@ export class PagedQuerySource extends CatalogSource {
   /** Ids of the last RECENT_IDS delivered records (insertion order = delivery order). */
   readonly #recent = new Set<unknown>();
   #rereads = 0;
+  /** `endpoint`, with its type: the paged endpoint this source reads. */
+  readonly #endpoint: QueryEndpointName;
 
   constructor(client: CatalogClient, endpoint: QueryEndpointName, segments: SegmentProducer, options: PagedQueryOptions) {
     super(endpoint, { ...options, events: options.events ?? client.events });
+    this.#endpoint = endpoint;
     this.#client = client;
     this.#pageSize = options.pageSize;
     this.#concurrency = Math.max(1, options.concurrency);
@@ -173,7 +177,7 @@ export class PagedQuerySource extends CatalogSource {
 
   /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
   #fetch(body: SourceBody, no: number, size: number): Promise<LazyPage> {
-    return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal, events: this.events });
+    return this.#client.queryLazy(this.#endpoint, pageRequest(body, no, size), { signal: this.signal, events: this.events });
   }
 
   /**

@@ -4,7 +4,9 @@
 import { Transform } from 'node:stream';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
+import { ENDPOINT_NAMES, endpoints } from '../../src/catalog/index.js';
 import { ConfigError } from '../../src/errors.js';
+import { sinkFormats } from '../../src/sinks/index.js';
 import { builtinStages, createRegistry } from '../../src/pipeline/builtins.js';
 import { closestName } from '../../src/closest-name.js';
 import { StageRegistry } from '../../src/core/registry.js';
@@ -29,21 +31,10 @@ describe('StageRegistry', () => {
   it('holds every built-in stage once, by kind', () => {
     const registry = createRegistry();
     expect(registry.list()).toHaveLength(builtinStages.length);
-    expect(registry.types('source')).toEqual([
-      'products.query',
-      'organizations.query',
-      'corrections.query',
-      'updates.query',
-      'brands.query',
-      'catalog-categories.query',
-      'media.query',
-      'public-categories.query',
-      'dietary-restrictions.query',
-      'colors.query',
-      'products.stream',
-      'media.stream',
-    ]);
-    expect(registry.types('sink')).toEqual(['jsonl', 'parquet', 's3']);
+    // A source per paged or stream endpoint of the endpoint table; a local sink per format, and s3.
+    const sourceEndpoints = ENDPOINT_NAMES.filter((name) => endpoints[name].mode === 'paged' || endpoints[name].mode === 'stream');
+    expect(registry.types('source').sort()).toEqual([...sourceEndpoints].sort());
+    expect(registry.types('sink').sort()).toEqual([...sinkFormats.map((f) => f.name), 's3'].sort());
     expect(() => createRegistry().register(upper, upper)).toThrow('stage type "uppercase-id" is registered twice');
   });
 
