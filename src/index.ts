@@ -9,6 +9,7 @@ export { compileGetter, parseFieldPath, type FieldPath, type Getter, type PathSt
 export { StageRegistry } from './core/registry.js';
 export { createRegistry, builtinStages } from './pipeline/builtins.js';
 export { defaultStageContext, type PartialStageContext } from './core/default-context.js';
+export { stageFactory, type StageFactory } from './core/stage-factory.js';
 export { loadPipelineFile, parsePipelines, type LoadedPipeline } from './pipeline/loader.js';
 export { runPipeline, RunFailedError, type RunOptions, type RunSummary } from './pipeline/runner.js';
 export { PipelineFile } from './pipeline/pipeline-file.js';

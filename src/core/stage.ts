@@ -125,6 +125,6 @@ export function defineStage<S extends z.ZodType, Out extends Readable | Transfor
   create(options: z.output<S>, ctx: StageContext): Out;
   preflight?(options: z.output<S>, env: PreflightEnv): LocatedIssue[];
   schema?(input: RecordSchema, options: z.output<S>, env: SchemaEnv): RecordSchema;
-}): StageDefinition<z.output<S>, Out> {
-  return def as StageDefinition<z.output<S>, Out>;
+}): StageDefinition<z.output<S>, Out> & { options: S } {
+  return def as StageDefinition<z.output<S>, Out> & { options: S };
 }

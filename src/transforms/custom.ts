@@ -15,7 +15,7 @@ import { ConfigError } from '../errors.js';
 import { duration } from '../core/duration.js';
 import type { LocatedIssue } from '../core/issues.js';
 import { defineStage, type PreflightEnv, type StageContext } from '../core/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { FunctionTransform, type RecordFunction } from './functional.js';
 import { DECLARED_TYPE_NAMES, declaredType, upsertFields, type RecordSchema } from '../core/record-schema.js';
 
@@ -124,6 +124,4 @@ export const customStage = defineStage({
 });
 
 /** Code API twin of the pipeline file's `custom` stage (in code, `map(fn)` is simpler). */
-export function custom(options: CustomOptions, ctx: StageContext = defaultStageContext()): FunctionTransform {
-  return createCustom(parseStageOptions('custom', CustomOptionsSchema, options), ctx);
-}
+export const custom = stageFactory(customStage);

@@ -5,7 +5,7 @@
 // version, so the first copy is as good as the last. Memory: one Set of keys.
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { ConfigError } from '../errors.js';
 import { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
@@ -87,6 +87,4 @@ export const dedupeStage = defineStage({
 });
 
 /** Code API: `dedupe()` or `dedupe({key: ['id', 'meta.updatedAt']})`. */
-export function dedupe(options: DedupeOptions = {}, ctx: StageContext = defaultStageContext()): DedupeTransform {
-  return new DedupeTransform(parseStageOptions('dedupe', DedupeOptionsSchema, options), ctx);
-}
+export const dedupe = stageFactory(dedupeStage);

@@ -3,8 +3,8 @@
 // become the row's fields; other elements (codes, strings) go into one column.
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { JSON_TYPE, typeAtPath, upsertFields, type RecordField, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
@@ -105,6 +105,4 @@ export const explodeStage = defineStage({
 });
 
 /** Code API: `explode({field: 'photos'})`. */
-export function explode(options: ExplodeOptions, ctx: StageContext = defaultStageContext()): ExplodeTransform {
-  return new ExplodeTransform(parseStageOptions('explode', ExplodeOptionsSchema, options), ctx);
-}
+export const explode = stageFactory(explodeStage);

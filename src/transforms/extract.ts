@@ -4,7 +4,7 @@
 // value of a list path (null when there is none).
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { compileGetter, parseFieldPath, shallowCopy, type Getter } from '../core/field-path.js';
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -101,6 +101,4 @@ export const extractStage = defineStage({
 });
 
 /** Code API: `extract({columns: {brand_ids: 'brands[].id'}})`. */
-export function extract(options: ExtractOptions, ctx: StageContext = defaultStageContext()): ExtractTransform {
-  return new ExtractTransform(parseStageOptions('extract', ExtractOptionsSchema, options), ctx);
-}
+export const extract = stageFactory(extractStage);

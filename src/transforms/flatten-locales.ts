@@ -12,8 +12,8 @@ import { localizedFieldPaths, resourceSchemas } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
@@ -204,6 +204,4 @@ export const flattenLocalesStage = defineStage({
 });
 
 /** Code API: `flattenLocales({locales: ['en', 'nl'], fallback: ['en', 'nl', 'fr']})`. */
-export function flattenLocales(options: FlattenLocalesOptions, ctx: StageContext = defaultStageContext()): FlattenLocalesTransform {
-  return new FlattenLocalesTransform(parseStageOptions('flatten-locales', FlattenLocalesOptionsSchema, options), ctx);
-}
+export const flattenLocales = stageFactory(flattenLocalesStage);

@@ -4,8 +4,8 @@
 // null under the object's own name.
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import type { RecordField, RecordSchema } from '../core/record-schema.js';
 import { isPlainObject } from '../values.js';
@@ -81,6 +81,4 @@ export const flattenStage = defineStage({
 });
 
 /** Code API: `flatten()` or `flatten({fields: ['meta'], separator: '__'})`. */
-export function flatten(options: FlattenOptions = {}, ctx: StageContext = defaultStageContext()): FlattenTransform {
-  return new FlattenTransform(parseStageOptions('flatten', FlattenOptionsSchema, options), ctx);
-}
+export const flatten = stageFactory(flattenStage);

@@ -31,7 +31,7 @@ export const transformStages: StageDefinition[] = [
 ];
 
 export { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
-export { defaultStageContext } from './code-api.js';
+export { defaultStageContext } from '../core/default-context.js';
 export {
   INVALID_ACTIONS,
   InvalidRecordError,

@@ -13,7 +13,7 @@ import type { FieldInfo } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
 import { describeValue } from '../values.js';
 import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from '../core/field-path.js';
@@ -210,6 +210,4 @@ export const normalizeCodesStage = defineStage({
 });
 
 /** Code API: `normalizeCodes()` normalizes every code field of a product. */
-export function normalizeCodes(options: NormalizeCodesOptions = {}, ctx: StageContext = defaultStageContext()): NormalizeCodesTransform {
-  return new NormalizeCodesTransform(parseStageOptions('normalize-codes', NormalizeCodesOptionsSchema, options), ctx);
-}
+export const normalizeCodes = stageFactory(normalizeCodesStage);

@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { parseFieldPath } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../core/record-schema.js';
@@ -107,6 +107,4 @@ export const pickStage = defineStage({
 });
 
 /** Code API: `pick({fields: ['id', 'name_en', 'photo_url']})`. */
-export function pick(options: PickOptions, ctx: StageContext = defaultStageContext()): PickTransform {
-  return new PickTransform(parseStageOptions('pick', PickOptionsSchema, options), ctx);
-}
+export const pick = stageFactory(pickStage);

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 
 export const RenameOptionsSchema = z.strictObject({
@@ -71,6 +71,4 @@ export const renameStage = defineStage({
 });
 
 /** Code API: `rename({fields: {name_en: 'title'}})`. */
-export function rename(options: RenameOptions, ctx: StageContext = defaultStageContext()): RenameTransform {
-  return new RenameTransform(parseStageOptions('rename', RenameOptionsSchema, options), ctx);
-}
+export const rename = stageFactory(renameStage);

@@ -11,8 +11,8 @@ import { FrontalPhotoType, PhotoType } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { shallowCopy } from '../core/field-path.js';
 import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { upsertFields, type FieldType, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
@@ -337,6 +337,4 @@ export const selectMediaFormatStage = defineStage({
 });
 
 /** Code API: `selectMediaFormat({formats: ['largeWebp', 'large']})`. */
-export function selectMediaFormat(options: SelectMediaFormatOptions = {}, ctx: StageContext = defaultStageContext()): SelectMediaFormatTransform {
-  return new SelectMediaFormatTransform(parseStageOptions('select-media-format', SelectMediaFormatOptionsSchema, options), ctx);
-}
+export const selectMediaFormat = stageFactory(selectMediaFormatStage);

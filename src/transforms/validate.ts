@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { FieldInfo, ResourceName } from '../catalog/index.js';
 import { joinPath } from '../core/issues.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { parseStageOptions, defaultStageContext } from './code-api.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';
 import { describeValue } from '../values.js';
 import { genericPath } from '../core/field-path.js';
@@ -233,6 +233,4 @@ export const validateStage = defineStage({
 });
 
 /** Code API: `validate({resource: 'product', onInvalid: 'skip'})`. */
-export function validate(options: ValidateOptions = {}, ctx: StageContext = defaultStageContext()): ValidateTransform {
-  return new ValidateTransform(parseStageOptions('validate', ValidateOptionsSchema, options), ctx);
-}
+export const validate = stageFactory(validateStage);
