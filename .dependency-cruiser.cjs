@@ -1,7 +1,7 @@
 // The layers of src/ (ARCHITECTURE.md "Layers"), lowest first. A file may import its own layer
 // and the layers below it, never one above, and no import circle is allowed (type-only imports
 // count: a circle of types is still a circle to a reader). Run by `npm run lint:deps`.
-//   base      src/*.ts (errors, events, values, closest-name, redactor)
+//   base      src/*.ts (errors, events, values, closest-name, redactor), src/generated/ (option JSDoc types)
 //   catalog   src/catalog/   the API as code
 //   client    src/client/    HTTP, pacing, retries
 //   core      src/core/      stage contract, registry, option parsing, record origin and schema
@@ -50,6 +50,13 @@ module.exports = {
       comment: 'The sandbox imitates the API from its declaration only.',
       from: { path: '^src/sandbox/' },
       to: { path: '^src/(client|core|sources|transforms|sinks|pipeline|cli)/' },
+    },
+    {
+      name: 'generated-is-bottom',
+      severity: 'error',
+      comment: 'src/generated/ (npm run docs) holds types only and imports nothing of src/.',
+      from: { path: '^src/generated/' },
+      to: { path: '^src/' , pathNot: '^src/generated/' },
     },
     { name: 'nothing-imports-the-entry', severity: 'error', from: { path: '^src/' }, to: { path: '^src/index\\.ts$' } },
   ],

@@ -12,9 +12,8 @@ import type { StageSpec } from '../pipeline/pipeline-file.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
 import { PathTemplate } from '../sinks/path-template.js';
 import { plan, type SourceType } from '../sources/index.js';
-import { formatDuration } from './progress.js';
+import { formatDuration, plural } from './progress.js';
 
-const fmt = new Intl.NumberFormat('en-US');
 const MAX_SLICES_SHOWN = 20;
 
 /** What `--dry-run` found for one pipeline. */
@@ -88,18 +87,18 @@ export function formatPlanText(report: PlanReport): string {
     const mode = r.updatedSince !== undefined ? ` (incremental: updatedSince ${r.updatedSince}, ${new Date(r.updatedSince * 1000).toISOString()})` : r.mode === 'full' ? ' (full extract: no cursor yet, or --full-refresh)' : '';
     lines.push(`pipeline ${r.pipeline}: ${r.source}${mode}`);
     lines.push(
-      `  ${r.total !== undefined ? `${fmt.format(r.total)} records` : 'records unknown until the stream starts'} in ${r.slices.length} slice(s); ~${fmt.format(r.requests)} requests, ~${formatDuration(r.estimatedSeconds)} at ${rateText(r.rateLimit ?? Infinity)} (planning used ${r.planRequests})`,
+      `  ${r.total !== undefined ? `${plural(r.total, 'record')}` : 'records unknown until the stream starts'} in ${plural(r.slices.length, 'slice')}; ~${plural(r.requests, 'request')}, ~${formatDuration(r.estimatedSeconds)} at ${rateText(r.rateLimit ?? Infinity)} (planning used ${plural(r.planRequests, 'request')})`,
     );
     for (const s of r.slices.slice(0, MAX_SLICES_SHOWN)) {
-      lines.push(`    ${s.label ?? 'whole query'}: ${s.total !== undefined ? `${fmt.format(s.total)} records, ` : ''}${s.requests} request(s)`);
+      lines.push(`    ${s.label ?? 'whole query'}: ${s.total !== undefined ? `${plural(s.total, 'record')}, ` : ''}${plural(s.requests, 'request')}`);
     }
-    if (r.slices.length > MAX_SLICES_SHOWN) lines.push(`    … ${r.slices.length - MAX_SLICES_SHOWN} more slices`);
+    if (r.slices.length > MAX_SLICES_SHOWN) lines.push(`    … ${plural(r.slices.length - MAX_SLICES_SHOWN, 'more slice', 'more slices')}`);
     lines.push(`  transforms: ${r.transforms.join(' -> ') || '(none)'}`);
     for (const o of r.outputs) lines.push(`  would write (${o.sink}): ${o.location}`);
     if (r.state) lines.push(`  state: ${r.state.location} (cursor ${r.state.cursor ?? 'none yet'}; stored after the sinks commit)`);
   }
   if (report.pipelines.length > 1) {
-    lines.push(`all ${report.pipelines.length} pipelines share one request budget: ~${fmt.format(report.all.requests)} requests, ~${formatDuration(report.all.estimatedSeconds)} at ${rateText(report.all.rateLimit ?? Infinity)}`);
+    lines.push(`all ${report.pipelines.length} pipelines share one request budget: ~${plural(report.all.requests, 'request')}, ~${formatDuration(report.all.estimatedSeconds)} at ${rateText(report.all.rateLimit ?? Infinity)}`);
   }
   lines.push('dry run: nothing was written');
   return lines.join('\n');
@@ -119,7 +118,7 @@ function finiteOrNull(n: number): number | null {
 }
 
 function rateText(rate: number): string {
-  return Number.isFinite(rate) ? `${fmt.format(rate)} requests/min` : 'no rate limit';
+  return Number.isFinite(rate) ? `${plural(rate, 'request')}/min` : 'no rate limit';
 }
 
 /** Where a sink writes: the path (absolute) or s3://bucket/key, run placeholders filled in. */

@@ -126,7 +126,7 @@ export function renderPipelineLine(p: PipelineProgress, rateLimit: number, now =
 export function renderProgress(pipelines: readonly PipelineProgress[], rateLimit: number, startedAt: number, now = Date.now()): string {
   const lines = pipelines.map((p) => renderPipelineLine(p, rateLimit, now));
   const lastMinute = pipelines.reduce((n, p) => n + p.stats.requestsLastMinute(now), 0);
-  const budget = Number.isFinite(rateLimit) ? `${fmt.format(lastMinute)}/min of ${fmt.format(rateLimit)} requests` : `${fmt.format(lastMinute)} requests/min (no rate limit)`;
+  const budget = Number.isFinite(rateLimit) ? `${fmt.format(lastMinute)}/min of ${fmt.format(rateLimit)} requests` : `${plural(lastMinute, 'request')}/min (no rate limit)`;
   lines.push(`budget ${budget} · ${formatDuration((now - startedAt) / 1000)} elapsed`);
   return lines.join('\n');
 }

@@ -31,7 +31,7 @@ import { LOG_OPTIONS_USAGE, type LogSettings, levelEnabled, logSettingsOf } from
 import { type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.js';
 import { installedOutputDir } from './package-info.js';
 import { formatPlanText, planJsonLines, planReport } from './plan-output.js';
-import { type PipelineProgress, attachProgress } from './progress.js';
+import { type PipelineProgress, attachProgress, plural } from './progress.js';
 import { s3ObjectIO } from './s3-state-io.js';
 import { formatSummaryText } from './summary.js';
 
@@ -232,7 +232,7 @@ async function runAll(
     host: new URL(connection.baseUrl).host,
     rateLimit: Number.isFinite(connection.rateLimit) ? connection.rateLimit : null,
     fullRefresh: opts.fullRefresh,
-    message: `running ${pipelines.map((p) => p.config.name).join(', ')} against ${new URL(connection.baseUrl).host} at ${Number.isFinite(connection.rateLimit) ? `${connection.rateLimit} requests/min` : 'no rate limit'}${opts.fullRefresh ? ' (full refresh)' : ''}`,
+    message: `running ${pipelines.map((p) => p.config.name).join(', ')} against ${new URL(connection.baseUrl).host} at ${Number.isFinite(connection.rateLimit) ? `${plural(connection.rateLimit, 'request')}/min` : 'no rate limit'}${opts.fullRefresh ? ' (full refresh)' : ''}`,
   });
   // One client for every pipeline of the file: one request budget.
   const client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });

@@ -82,7 +82,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
   const errorRate = numberOption(NAME, 'error-rate', v['error-rate'], 0, 1);
   if (v['api-key'] === '' || v['api-secret'] === '') throw new UsageError(`${NAME}: --api-key and --api-secret cannot be empty`);
   const faults: SandboxFaults = { ...(latencyMs ? { latencyMs } : {}), ...(errorRate ? { errorRate } : {}) };
-  if (products >= 200_000) io.stderr.write(`generating ${products} products...\n`);
+  if (products >= 200_000) io.stderr.write(`generating ${products.toLocaleString('en-US')} products...\n`);
   let sandbox;
   try {
     sandbox = await startSandbox({
@@ -107,9 +107,9 @@ async function run(args: string[], io: CliIO): Promise<number> {
   }
   const { url, credentials } = sandbox;
   io.stdout.write(
-    `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products} products, seed ${seed}, profile ${profile})\n` +
+    `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products.toLocaleString('en-US')} products, seed ${seed}, profile ${profile})\n` +
       `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
-      `rate limit: ${rateLimit > 0 ? `${rateLimit} requests per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
+      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
   );
   // Serve until SIGINT or SIGTERM (the command's only way to end).
   await new Promise<void>((resolve) => {

@@ -117,14 +117,14 @@ export type TransformDefinition<O = any> = StageDefinition<O, Transform> & { kin
 export type SinkDefinition<O = any> = StageDefinition<O, SinkStream> & { kind: 'sink' };
 
 /** Identity helper that keeps the option type inferred from the schema. */
-export function defineStage<S extends z.ZodType, Out extends Readable | Transform | Writable>(def: {
+export function defineStage<const T extends string, S extends z.ZodType, Out extends Readable | Transform | Writable>(def: {
   kind: StageKind;
-  type: string;
+  type: T;
   description: string;
   options: S;
   create(options: z.output<S>, ctx: StageContext): Out;
   preflight?(options: z.output<S>, env: PreflightEnv): LocatedIssue[];
   schema?(input: RecordSchema, options: z.output<S>, env: SchemaEnv): RecordSchema;
-}): StageDefinition<z.output<S>, Out> & { options: S } {
-  return def as StageDefinition<z.output<S>, Out> & { options: S };
+}): StageDefinition<z.output<S>, Out> & { type: T; options: S } {
+  return def as StageDefinition<z.output<S>, Out> & { type: T; options: S };
 }

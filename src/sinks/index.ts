@@ -2,6 +2,7 @@
 // (for pipeline files) and the same factories as functions (for code).
 import type { SinkDefinition } from '../core/stage.js';
 import type { z } from 'zod';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 import { localSink } from './destinations/local.js';
 import { s3Sink as s3Destination } from './destinations/s3.js';
 import { jsonlSinkFormat } from './formats/jsonl.js';
@@ -22,12 +23,12 @@ export const { stage: jsonlSinkStage, options: jsonlSinkOptions, sink: jsonlSink
 export const { stage: parquetSinkStage, options: parquetSinkOptions, sink: parquetSink } = parquetLocal;
 export const { stage: s3SinkStage, options: s3SinkOptions, sink: s3Sink } = s3;
 /** Options as a caller writes them (defaults optional). */
-export type JsonlSinkOptions = z.input<typeof jsonlSinkOptions>;
+export type JsonlSinkOptions = WithOptionDocs<'jsonl', z.input<typeof jsonlSinkOptions>>;
 /** Options after validation and defaults. */
 export type JsonlSinkConfig = z.output<typeof jsonlSinkOptions>;
-export type ParquetSinkOptions = z.input<typeof parquetSinkOptions>;
+export type ParquetSinkOptions = WithOptionDocs<'parquet', z.input<typeof parquetSinkOptions>>;
 export type ParquetSinkConfig = z.output<typeof parquetSinkOptions>;
-export type S3SinkOptions = z.input<typeof s3SinkOptions>;
+export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
 export type S3SinkConfig = z.output<typeof s3SinkOptions>;
 export { createS3Client, type S3Manifest } from './destinations/s3.js';
 export type { ParquetSchemaHint } from './formats/parquet.js';

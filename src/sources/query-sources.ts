@@ -19,6 +19,7 @@ import { parseStageOptions } from '../core/issues.js';
 import { PagedQuerySource, type SegmentProducer, type SourceBody } from './paged-query.js';
 import { createdAtWindows, isCapped } from './sliced-products-query.js';
 import type { SourceRunOptions } from './source-stream.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 /** The sorting a source sends when the options give none. */
 export function defaultSorting(endpoint: QueryEndpointName | 'products.stream' | 'media.stream'): unknown {
@@ -48,13 +49,17 @@ export const publicCategoriesQueryOptions = queryOptionsSchema('public-categorie
 export const dietaryRestrictionsQueryOptions = queryOptionsSchema('dietary-restrictions.query');
 export const colorsQueryOptions = queryOptionsSchema('colors.query');
 
-/** Options of a query source in code: `filter` completes the endpoint's filter names. */
-export interface QueryOptions<E extends QueryEndpointName> {
+interface QueryOptionTypes<E extends QueryEndpointName> {
   filter?: EndpointFilter<E>;
   sorting?: EndpointSorting<E>;
   pageSize?: 10 | 50 | 100 | 250;
   concurrency?: number;
 }
+/**
+ * Options of a query source in code: `filter` completes the endpoint's filter names; each key
+ * shows its description on hover (src/generated/stage-option-docs.ts).
+ */
+export type QueryOptions<E extends QueryEndpointName> = WithOptionDocs<E, QueryOptionTypes<E>>;
 export type ProductsQueryOptions = QueryOptions<'products.query'> & { filter: EndpointFilter<'products.query'> };
 
 /** The options schema of each query source. */

@@ -12,6 +12,7 @@ import { filterOption, maxLineLengthOption, maxResumesOption, sortingOption } fr
 import { parseStageOptions } from '../core/issues.js';
 import { clientOf, defaultSorting, requestBody } from './query-sources.js';
 import type { SourceRunOptions } from './source-stream.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 function streamOptionsSchema(endpoint: StreamEndpointName) {
   return z.strictObject({
@@ -27,12 +28,14 @@ export const mediaStreamOptions = streamOptionsSchema('media.stream');
 /** The options schema of each stream source. */
 export const STREAM_OPTION_SCHEMAS: Record<StreamEndpointName, z.ZodType> = { 'products.stream': productsStreamOptions, 'media.stream': mediaStreamOptions };
 
-export interface StreamOptions<E extends StreamEndpointName> {
+interface StreamOptionTypes<E extends StreamEndpointName> {
   filter?: EndpointFilter<E>;
   sorting?: EndpointSorting<E>;
   maxLineLength?: number;
   maxResumes?: number;
 }
+/** Options of a stream source in code; each key shows its description on hover (src/generated/stage-option-docs.ts). */
+export type StreamOptions<E extends StreamEndpointName> = WithOptionDocs<E, StreamOptionTypes<E>>;
 export type ProductsStreamOptions = StreamOptions<'products.stream'> & { filter: EndpointFilter<'products.stream'> };
 
 interface ParsedStreamOptions {

@@ -18,6 +18,7 @@ import { defineStage, type PreflightEnv, type StageContext } from '../core/stage
 import { stageFactory } from '../core/stage-factory.js';
 import { FunctionTransform, type RecordFunction } from './functional.js';
 import { DECLARED_TYPE_NAMES, declaredType, upsertFields, type RecordSchema } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const CustomOptionsSchema = z.strictObject({
   module: z
@@ -48,7 +49,8 @@ export const CustomOptionsSchema = z.strictObject({
     .describe('With columns: keep (the function returns its input record plus the declared fields) or drop (only the declared fields)'),
 });
 
-export type CustomOptions = z.input<typeof CustomOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type CustomOptions = WithOptionDocs<'custom', z.input<typeof CustomOptionsSchema>>;
 
 function moduleUrl(specifier: string, baseDir: string): string {
   if (specifier.startsWith('file:')) return specifier;

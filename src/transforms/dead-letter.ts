@@ -212,7 +212,9 @@ export class InvalidRecordPolicy {
     } else stats.skipped++;
     const t = this.#threshold;
     if (t?.kind === 'count' && stats.invalid > t.max && !this.#failure) {
-      this.#failure = this.#thresholdError(`${stats.invalid} invalid records exceed maxInvalid ${t.label} (after ${stats.in} records)`);
+      this.#failure = this.#thresholdError(
+        `${stats.invalid} invalid ${stats.invalid === 1 ? 'record exceeds' : 'records exceed'} maxInvalid ${t.label} (after ${stats.in} ${stats.in === 1 ? 'record' : 'records'})`,
+      );
     }
     return null;
   }
@@ -234,7 +236,9 @@ export class InvalidRecordPolicy {
     const stats = this.#owner.stats;
     if (!this.#failure && t?.kind === 'fraction' && stats.in > 0 && stats.invalid / stats.in > t.max) {
       const pct = ((stats.invalid / stats.in) * 100).toFixed(2).replace(/\.?0+$/, '');
-      this.#failure = this.#thresholdError(`${stats.invalid} invalid records of ${stats.in} (${pct}%) exceed maxInvalid ${t.label}`);
+      this.#failure = this.#thresholdError(
+        `${stats.invalid} invalid ${stats.invalid === 1 ? 'record' : 'records'} of ${stats.in} (${pct}%) ${stats.invalid === 1 ? 'exceeds' : 'exceed'} maxInvalid ${t.label}`,
+      );
     }
     await this.#close();
     if (this.#failure) throw this.#failure;

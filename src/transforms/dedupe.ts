@@ -9,6 +9,7 @@ import { stageFactory } from '../core/stage-factory.js';
 import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { ConfigError } from '../errors.js';
 import { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const DedupeOptionsSchema = z.strictObject({
   key: z
@@ -17,7 +18,8 @@ export const DedupeOptionsSchema = z.strictObject({
     .describe('Field (or fields, for a composite key) identifying a record; paths allowed (meta.updatedAt)'),
 });
 
-export type DedupeOptions = z.input<typeof DedupeOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type DedupeOptions = WithOptionDocs<'dedupe', z.input<typeof DedupeOptionsSchema>>;
 
 export interface DedupeStats extends StageStats {
   /** Later copies dropped. */

@@ -8,6 +8,7 @@ import { keepOrigin } from '../core/origin.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { rewriteContainer, schemaSteps, type RecordSchema } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const DropOptionsSchema = z.strictObject({
   fields: z
@@ -16,7 +17,8 @@ export const DropOptionsSchema = z.strictObject({
     .describe('Fields to remove: top-level names or paths with objects and lists (meta.createdAt, photos[].organizations)'),
 });
 
-export type DropOptions = z.input<typeof DropOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type DropOptions = WithOptionDocs<'drop', z.input<typeof DropOptionsSchema>>;
 
 const dropLeaf = (): void => {};
 

@@ -8,6 +8,7 @@ import { keepOrigin } from '../core/origin.js';
 import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { JSON_TYPE, typeAtPath, upsertFields, type RecordField, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const ExplodeOptionsSchema = z.strictObject({
   field: z.string().min(1).describe('The list to explode: photos, frontals, cannabisData.terpenes'),
@@ -29,7 +30,8 @@ export const ExplodeOptionsSchema = z.strictObject({
     .describe('A parent whose list is empty or missing gives one row with only the parent columns (default: no row)'),
 });
 
-export type ExplodeOptions = z.input<typeof ExplodeOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type ExplodeOptions = WithOptionDocs<'explode', z.input<typeof ExplodeOptionsSchema>>;
 
 function idColumnFor(resource: string | undefined): string {
   if (!resource) return 'parentId';

@@ -9,6 +9,7 @@ import { compileGetter, parseFieldPath, shallowCopy, type Getter } from '../core
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { JSON_TYPE, typeAtPath, upsertFields, type RecordSchema } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 const ColumnSpec = z.union([
   z.string().min(1),
@@ -28,7 +29,8 @@ export const ExtractOptionsSchema = z.strictObject({
   missing: MissingOption,
 });
 
-export type ExtractOptions = z.input<typeof ExtractOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type ExtractOptions = WithOptionDocs<'extract', z.input<typeof ExtractOptionsSchema>>;
 
 interface ColumnPlan {
   column: string;

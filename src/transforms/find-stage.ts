@@ -22,6 +22,7 @@ import { parseStageOptions } from '../core/issues.js';
 import { InvalidRecordPolicy, SinkSpecOption } from './dead-letter.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { type Getter, compileGetter } from '../core/field-path.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 const NOT_FOUND_ACTIONS = ['skip', 'dead-letter', 'fail'] as const;
 
@@ -46,11 +47,13 @@ export const productsFindOptions = findOptionsSchema('products.find');
 export const mediaFindOptions = findOptionsSchema('media.find');
 type ParsedFindOptions = z.output<typeof productsFindOptions>;
 
-export interface FindOptions {
+interface FindOptionTypes {
   idField?: string;
   onNotFound?: (typeof NOT_FOUND_ACTIONS)[number];
   deadLetter?: { type: string; [option: string]: unknown };
 }
+/** Options of a find transform in code; each key shows its description on hover (src/generated/stage-option-docs.ts). */
+export type FindOptions<E extends FindEndpointName = FindEndpointName> = WithOptionDocs<E, FindOptionTypes>;
 
 export class FindTransform extends RecordTransform {
   readonly endpoint: FindEndpointName;
@@ -129,7 +132,7 @@ function clientFor(ctx: StageContext, type: string): CatalogClient {
 }
 
 /** A find transform for code: ids or records in, found records out. */
-export function findTransform(endpoint: FindEndpointName, client: CatalogClient, ctx: StageContext, options: FindOptions = {}): FindTransform {
+export function findTransform<E extends FindEndpointName>(endpoint: E, client: CatalogClient, ctx: StageContext, options: FindOptions<E> = {}): FindTransform {
   const schema = endpoint === 'products.find' ? productsFindOptions : mediaFindOptions;
   return new FindTransform(endpoint, client, parseStageOptions(endpoint, schema, options) as ParsedFindOptions, { ...ctx, client });
 }

@@ -18,6 +18,7 @@ import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '..
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { rewriteContainer, schemaSteps, withField, type RecordField, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 const LocaleList = z.array(z.string().min(1, { message: 'a locale code cannot be empty' }));
 
@@ -62,7 +63,8 @@ export const FlattenLocalesOptionsSchema = z
     }
   });
 
-export type FlattenLocalesOptions = z.input<typeof FlattenLocalesOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type FlattenLocalesOptions = WithOptionDocs<'flatten-locales', z.input<typeof FlattenLocalesOptionsSchema>>;
 
 /** The columns written for one localized field, computed once. */
 interface LocalizedPlan {

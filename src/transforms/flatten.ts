@@ -9,6 +9,7 @@ import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import type { RecordField, RecordSchema } from '../core/record-schema.js';
 import { isPlainObject } from '../values.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const FlattenOptionsSchema = z.strictObject({
   fields: z.array(z.string().min(1)).min(1).optional().describe('Top-level object fields to flatten; default: every object-valued field'),
@@ -16,7 +17,8 @@ export const FlattenOptionsSchema = z.strictObject({
   maxDepth: z.int().positive().optional().describe('Levels to flatten (1: only the first level of nesting); deeper objects stay objects; default: all'),
 });
 
-export type FlattenOptions = z.input<typeof FlattenOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type FlattenOptions = WithOptionDocs<'flatten', z.input<typeof FlattenOptionsSchema>>;
 
 
 function flattenSchema(input: RecordSchema, options: z.output<typeof FlattenOptionsSchema>): RecordSchema {

@@ -20,6 +20,7 @@ import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from '..
 import type { RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource, type StageResource } from './resource.js';
 import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const NormalizeCodesOptionsSchema = z
   .strictObject({
@@ -34,7 +35,8 @@ export const NormalizeCodesOptionsSchema = z
   })
   .superRefine(checkInvalidPolicy);
 
-export type NormalizeCodesOptions = z.input<typeof NormalizeCodesOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type NormalizeCodesOptions = WithOptionDocs<'normalize-codes', z.input<typeof NormalizeCodesOptionsSchema>>;
 
 interface CodePlan {
   /** Path shown in issues (`eanGtin13`, `ean`). */

@@ -9,6 +9,7 @@ import { keepOrigin } from '../core/origin.js';
 import { parseFieldPath } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const MissingOption = z
   .enum(['null', 'omit'])
@@ -23,7 +24,8 @@ export const PickOptionsSchema = z.strictObject({
   missing: MissingOption,
 });
 
-export type PickOptions = z.input<typeof PickOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type PickOptions = WithOptionDocs<'pick', z.input<typeof PickOptionsSchema>>;
 
 interface PickPlan {
   key: string;

@@ -5,6 +5,7 @@ import { defineStage, type StageContext } from '../core/stage.js';
 import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const RenameOptionsSchema = z.strictObject({
   fields: z
@@ -13,7 +14,8 @@ export const RenameOptionsSchema = z.strictObject({
     .describe('Old name -> new name, for top-level fields, e.g. {name_en: title}; a renamed field replaces a field of the new name'),
 });
 
-export type RenameOptions = z.input<typeof RenameOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type RenameOptions = WithOptionDocs<'rename', z.input<typeof RenameOptionsSchema>>;
 
 export class RenameTransform extends RecordTransform {
   readonly #names: Record<string, string>;

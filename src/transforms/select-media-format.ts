@@ -16,6 +16,7 @@ import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { upsertFields, type FieldType, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const MEDIA_SIZES = ['thumbnail', 'medium', 'large', 'huge'] as const;
 export type MediaSize = (typeof MEDIA_SIZES)[number];
@@ -123,7 +124,8 @@ export const SelectMediaFormatOptionsSchema = z.strictObject({
   keepOriginal: z.boolean().default(true).describe('Keep photos[] and frontals[] (formats on media records) beside the new columns'),
 });
 
-export type SelectMediaFormatOptions = z.input<typeof SelectMediaFormatOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type SelectMediaFormatOptions = WithOptionDocs<'select-media-format', z.input<typeof SelectMediaFormatOptionsSchema>>;
 
 interface MediaItem {
   formats?: Record<string, unknown>;

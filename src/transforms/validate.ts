@@ -12,6 +12,7 @@ import { genericPath } from '../core/field-path.js';
 import type { RecordOutput, StageStats } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { compileSchemaCheck, type SchemaCheck } from './schema-check.js';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const ValidateOptionsSchema = z
   .strictObject({
@@ -26,7 +27,8 @@ export const ValidateOptionsSchema = z
   })
   .superRefine(checkInvalidPolicy);
 
-export type ValidateOptions = z.input<typeof ValidateOptionsSchema>;
+/** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
+export type ValidateOptions = WithOptionDocs<'validate', z.input<typeof ValidateOptionsSchema>>;
 
 export interface ValidateStats extends StageStats {
   /** Undeclared field paths seen (`photos[].shiny`), with the number of records carrying them. */

@@ -51,7 +51,7 @@ describe('renderProgress (TTY)', () => {
     for (let i = 0; i < 1_234; i++) events.emit('invalid', { stage: 'validate', action: 'skip', message: 'bad' });
     const lines = renderProgress([{ name: 'demo', stats }], Infinity, 1_000_000, 1_000_000 + 10_000).split('\n');
     expect(lines[0]).toBe('demo █░░░░░░░░░░░░░░░░░░░░░░░ 500 / ≥10,500 records 4%  ETA 3:20 · 1 request · 0 retries · 0 × 429 · 1,234 invalid · 50 rec/s');
-    expect(lines[1]).toBe('budget 1 requests/min (no rate limit) · 0:10 elapsed');
+    expect(lines[1]).toBe('budget 1 request/min (no rate limit) · 0:10 elapsed');
     // Before any total: the count alone.
     expect(renderProgress([{ name: 'x', stats: statsWith(new RunEvents()) }], 100, 1_000_000, 1_000_000)).toBe('x 0 records · 0 requests · 0 retries · 0 × 429 · 0 invalid · 0 rec/s\nbudget 0/min of 100 requests · 0:00 elapsed');
   });

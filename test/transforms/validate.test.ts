@@ -96,6 +96,20 @@ describe('validate', () => {
     expect(Date.parse(letters[0].rejectedAt)).not.toBeNaN();
   });
 
+  it('the maxInvalid failure speaks of one record in the singular', async () => {
+    const page = pageWithThreeBroken().slice(17, 18);
+    const stage = validate({ onInvalid: 'skip', maxInvalid: 0 }, context());
+    const err = await pipeline(Readable.from(page), stage, async function* (src) {
+      for await (const _ of src);
+    }).catch((e) => e);
+    expect(err.code).toBe('data.max_invalid');
+    expect(err.message).toMatch(/^validate: 1 invalid record exceeds maxInvalid 0 \(after 1 record\); /);
+    const percent = await pipeline(Readable.from(pageWithThreeBroken().slice(17, 18)), validate({ onInvalid: 'skip', maxInvalid: '50%' }, context()), async function* (src) {
+      for await (const _ of src);
+    }).catch((e) => e);
+    expect(percent.message).toMatch(/^validate: 1 invalid record of 1 \(100%\) exceeds maxInvalid 50%; /);
+  });
+
   it('fails the run when more invalid records than a maxInvalid count arrive, keeping the dead letters', async () => {
     const sinks = memorySinks();
     const ctx = context({ stages: [sinks.def] });

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { defaultStageContext, type PartialStageContext } from '../../core/default-context.js';
 import { parseStageOptions } from '../../core/issues.js';
+import type { DocumentedInput } from '../../core/stage-factory.js';
 import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
 import { createLocalFileSink, localPathTemplate } from '../local-file-sink.js';
 import { PATH_DESCRIPTION, rotationOptions } from '../option-schemas.js';
@@ -45,7 +46,7 @@ export function localSink<const Name extends string, Shape extends z.ZodRawShape
     options,
     create: (config, ctx): SinkStream => build(format, config, ctx),
   });
-  const sink = (input: z.input<typeof options> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
+  const sink = (input: DocumentedInput<Name, z.input<typeof options>> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
     const { schemaHint, ...rest } = input;
     return build(format, parseStageOptions(format.name, options, rest), defaultStageContext(ctx), schemaHint);
   };

@@ -16,6 +16,7 @@ import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { defaultStageContext, type PartialStageContext } from '../../core/default-context.js';
 import { parseStageOptions } from '../../core/issues.js';
+import type { DocumentedInput } from '../../core/stage-factory.js';
 import { RunLock, s3LockBackend, type S3LockIO } from '../../core/lock.js';
 import type { SinkStream, StageContext, StageServices } from '../../core/stage.js';
 import { defineStage } from '../../core/stage.js';
@@ -363,7 +364,7 @@ export function s3Sink<const Formats extends readonly [SinkFormat, ...SinkFormat
     options,
     create: (config, ctx): SinkStream => createS3Sink(formats, config as S3Settings, ctx),
   });
-  const sink = (input: z.input<typeof options> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
+  const sink = (input: DocumentedInput<'s3', z.input<typeof options>> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
     const { schemaHint, ...rest } = input;
     return createS3Sink(formats, parseStageOptions('s3', options, rest) as S3Settings, defaultStageContext(ctx), schemaHint);
   };

@@ -1,0 +1,253 @@
+// Every command the README shows runs somewhere: in another test (the reviewed map below names
+// the test file, and the file must hold the command's argv), in a script CI runs, or here,
+// against the sandbox on loopback with its outputs in a temp folder. A command added to the
+// README that nothing runs fails the first test; so does an entry whose command left it.
+//
+// Commands are the lines of sh/bash/console/cron code blocks (and of unlabeled blocks, the lines
+// that start with a command), the container command + args of a Kubernetes manifest in a yaml
+// block, and inline code that starts with `npx catalog-streams ` or the bench runner.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtinStages } from '../../src/pipeline/builtins.js';
+import { formatStageReference } from '../../src/pipeline/describe-options.js';
+import { EXTRA_SCENARIOS, MAIN_SCENARIOS } from '../bench/run.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { CLI, REPO, cleanEnv, jsonLines, listFiles, runCli, startCli, startCommand, workspace } from '../cli/cli-process.js';
+
+interface ReadmeCommand {
+  text: string;
+  line: number;
+  /** sh, cron, yaml (a manifest), inline ... */
+  from: string;
+}
+
+const SHELL_BLOCKS = new Set(['sh', 'bash', 'shell', 'console', 'cron', '']);
+const COMMAND_START = /^(npm|npx|node|catalog-streams|export|exec)\s/;
+const INLINE_COMMAND = /^(npx catalog-streams |catalog-streams --|node --expose-gc dist\/test\/bench\/run\.js)/;
+
+export function readmeCommands(readme: string): ReadmeCommand[] {
+  const out: ReadmeCommand[] = [];
+  const lineOf = (index: number) => readme.slice(0, index).split('\n').length;
+  const fenced: Array<[number, number]> = [];
+  for (const m of readme.matchAll(/^( *)```(\w*)\n([\s\S]*?)^\1```/gm)) {
+    fenced.push([m.index, m.index + m[0].length]);
+    const lang = m[2]!;
+    const bodyLine = lineOf(m.index) + 1;
+    if (lang === 'yaml') {
+      for (const doc of parseAllDocuments(m[3]!)) {
+        const manifest = doc.toJS() as { kind?: string; spec?: any } | null;
+        if (manifest?.kind !== 'CronJob') continue;
+        for (const c of manifest.spec.jobTemplate.spec.template.spec.containers as Array<{ command: string[]; args?: string[] }>) {
+          out.push({ text: [...c.command, ...(c.args ?? [])].join(' '), line: bodyLine, from: 'yaml' });
+        }
+      }
+      continue;
+    }
+    if (!SHELL_BLOCKS.has(lang)) continue;
+    const lines = m[3]!.split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      let text = lines[i]!.trim();
+      const at = bodyLine + i;
+      while (text.endsWith('\\') && i + 1 < lines.length) text = `${text.slice(0, -1).trim()} ${lines[++i]!.trim()}`;
+      // A trailing comment (` # ...`) is prose, not part of the command.
+      text = text.replace(/\s+#\s.*$/, '').trim();
+      if (text === '' || text.startsWith('#')) continue;
+      if (lang === '' && !COMMAND_START.test(text)) continue;
+      out.push({ text, line: at, from: lang || 'block' });
+    }
+  }
+  for (const m of readme.matchAll(/`([^`\n]+)`/g)) {
+    if (fenced.some(([a, b]) => m.index >= a && m.index < b)) continue;
+    const text = m[1]!.trim();
+    // Placeholders (`<file>`, `...`) mark a pattern, not a command to copy.
+    if (!INLINE_COMMAND.test(text) || /<|\.\.\.|…/.test(text)) continue;
+    out.push({ text, line: lineOf(m.index), from: 'inline' });
+  }
+  return out;
+}
+
+/** Who runs a README command. */
+type Coverage =
+  /** A test file runs it; the file must contain each of these strings (its argv as the test writes it). */
+  | { test: string; contains: string[] }
+  /** A script CI runs (.ci/run); the script must contain these lines. */
+  | { script: string; contains: string[] }
+  /** Run by this file (the `RUN HERE` tests below, keyed by the same text). */
+  | { here: true }
+  /** `npm run bench` and its runner: the lead measures them (minutes each); here their arguments are checked. */
+  | { bench: string[] };
+
+const SCHEDULING = 'test/cli/scheduling.test.ts';
+const COVERAGE: Record<string, Coverage> = {
+  'npm ci && npm run demo': { test: 'test/cli/profiles.test.ts', contains: ["join(REPO, 'scripts/demo.mjs')", "runNode(join(dir, 'scripts/demo.mjs')"] },
+  'npm ci && npm test': { script: '.ci/run', contains: ['npm ci', 'npm test'] },
+  'npx catalog-streams stages': { here: true },
+  'npx catalog-streams filters products.query': { here: true },
+  'npx catalog-streams validate pipelines/demo.yml': { here: true },
+  'npx catalog-streams schema pipelines/demo.yml': { here: true },
+  'npx catalog-streams run pipelines/demo.yml --sandbox --dry-run': { here: true },
+  // As written it extracts 12,000 products at 600 requests/min (about 35 s); these tests run the same
+  // argv with a smaller sandbox (--sandbox-products) and check the outputs with DuckDB.
+  'npx catalog-streams run pipelines/demo.yml --sandbox': { test: 'test/cli/pipelines.test.ts', contains: ["['run', 'pipelines/demo.yml', '--sandbox'"] },
+  'npx catalog-streams sandbox --port 8787 --products 20000': { here: true },
+  'export CATALOG_BASE_URL=https://api.example.com CATALOG_API_KEY=... CATALOG_API_SECRET=...': { here: true },
+  'npx catalog-streams run pipelines/products-nightly.yml': { here: true },
+  'npx catalog-streams stages --markdown': { here: true },
+  'npx catalog-streams run pipelines/reference-data.yml --sandbox': { here: true },
+  'catalog-streams --version': { test: 'test/cli/logging.test.ts', contains: ["runCli(['--version']"] },
+  '15 2 * * *  cd /srv/catalog && . ./catalog.env && exec node_modules/.bin/catalog-streams run pipelines/products-nightly.yml --metrics-file /var/lib/node_exporter/textfile/catalog_nightly.prom --summary-file logs/nightly-summary.json >> logs/nightly.log 2>&1':
+    { test: SCHEDULING, contains: ["readme.indexOf('## Scheduling\\n')", "spawn('/bin/sh', ['-c', command]"] },
+  '/app/node_modules/.bin/catalog-streams run /app/node_modules/catalog-streams/pipelines/products-nightly-s3.yml --pushgateway http://pushgateway.monitoring:9091':
+    { test: SCHEDULING, contains: ["parseYaml(blocks[1]!.text)", 'spawn(process.execPath, [CLI, ...args]'] },
+  'npm run bench': { bench: [] },
+  'npm run bench -- --quick': { bench: ['--quick'] },
+  'node --expose-gc dist/test/bench/run.js chain rate': { bench: ['chain', 'rate'] },
+  'node --expose-gc dist/test/bench/run.js sources transforms serving': { bench: ['sources', 'transforms', 'serving'] },
+  'node --expose-gc dist/test/bench/run.js chain jsonl --repeat 1': { bench: ['chain', 'jsonl', '--repeat', '1'] },
+  'node --expose-gc dist/test/bench/run.js chain memory': { bench: ['chain', 'memory'] },
+  'node --expose-gc dist/test/bench/run.js': { bench: [] },
+};
+
+const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+const commands = readmeCommands(readme);
+const texts = [...new Set(commands.map((c) => c.text))];
+
+/** The argv after `npx catalog-streams`, split on spaces (the README's commands quote nothing). */
+const argvOf = (text: string) => text.replace(/^npx catalog-streams /, '').split(' ');
+
+describe('README commands', () => {
+  it('every command has a reviewed entry saying who runs it, and every entry is still in the README', () => {
+    expect(commands.length).toBeGreaterThan(15);
+    expect(texts.filter((t) => !(t in COVERAGE)).map((t) => `README.md:${commands.find((c) => c.text === t)!.line}: ${t}`)).toEqual([]);
+    expect(Object.keys(COVERAGE).filter((t) => !texts.includes(t))).toEqual([]);
+  });
+
+  it('the tests and scripts the map names really run those command lines', async () => {
+    const stale: string[] = [];
+    for (const [text, c] of Object.entries(COVERAGE)) {
+      if (!('test' in c) && !('script' in c)) continue;
+      const file = 'test' in c ? c.test : c.script;
+      const body = await readFile(join(REPO, file), 'utf8');
+      for (const needle of c.contains) if (!body.includes(needle)) stale.push(`${text}: ${file} has no ${needle}`);
+    }
+    expect(stale).toEqual([]);
+    // The npm scripts the README names are the ones these cover.
+    const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.demo).toBe('node scripts/demo.mjs');
+    expect(pkg.scripts.test).toBe('tsc -p tsconfig.json && vitest run');
+    expect(pkg.scripts.bench).toBe('tsc -p tsconfig.json && node --expose-gc dist/test/bench/run.js');
+    // The scheduling test reads both examples from the README's Scheduling section.
+    const lineOf = (index: number) => readme.slice(0, index).split('\n').length;
+    const first = lineOf(readme.indexOf('## Scheduling\n'));
+    const last = lineOf(readme.indexOf('\n## ', readme.indexOf('## Scheduling\n') + 3));
+    for (const [text, c] of Object.entries(COVERAGE)) {
+      if ('test' in c && c.test === SCHEDULING) expect(commands.find((x) => x.text === text)!.line).toSatisfy((l: number) => l > first && l < last);
+    }
+  });
+
+  it('the bench commands name scenarios and flags the runner knows', () => {
+    const known: readonly string[] = [...MAIN_SCENARIOS, ...EXTRA_SCENARIOS];
+    for (const [text, c] of Object.entries(COVERAGE)) {
+      if (!('bench' in c)) continue;
+      const args = text.startsWith('npm run bench') ? text.replace(/^npm run bench( -- )?/, '').split(' ').filter(Boolean) : text.split(' ').slice(3);
+      expect(args, text).toEqual(c.bench);
+      for (let i = 0; i < args.length; i++) {
+        if (args[i] === '--repeat') expect(Number(args[++i])).toBeGreaterThanOrEqual(1);
+        else if (args[i]!.startsWith('--')) expect(['--quick', '--strict'], text).toContain(args[i]);
+        else expect(known, text).toContain(args[i]);
+      }
+    }
+  });
+
+  describe('run here, against the sandbox, outputs in a temp folder', () => {
+    let ws: Awaited<ReturnType<typeof workspace>>;
+    let sandbox: TestSandbox;
+    beforeAll(async () => {
+      [ws, sandbox] = await Promise.all([workspace('catalog-streams-readme-'), startTestSandbox({ products: 1500 })]);
+    });
+    afterAll(async () => {
+      await Promise.all([ws?.remove(), sandbox?.close()]);
+    });
+
+    const here = Object.entries(COVERAGE).filter(([, c]) => 'here' in c).map(([t]) => t);
+    const ran = new Set<string>();
+    afterAll(() => {
+      // Each `here` entry was run by one of the tests below.
+      expect(here.filter((t) => !ran.has(t))).toEqual([]);
+    });
+    const run = (text: string, env = cleanEnv()) => {
+      ran.add(text);
+      return runCli(argvOf(text), { cwd: ws.dir, env });
+    };
+
+    it('the tour: stages, filters, validate, schema, the dry run', async () => {
+      const [stages, filters, validate, schema, dryRun] = await Promise.all([
+        run('npx catalog-streams stages'),
+        run('npx catalog-streams filters products.query'),
+        run('npx catalog-streams validate pipelines/demo.yml'),
+        run('npx catalog-streams schema pipelines/demo.yml'),
+        run('npx catalog-streams run pipelines/demo.yml --sandbox --dry-run'),
+      ]);
+      expect(stages.code, stages.stderr).toBe(0);
+      for (const def of builtinStages) expect(stages.stdout).toContain(`  ${def.type}  `);
+      expect(filters.code, filters.stderr).toBe(0);
+      expect(filters.stdout).toMatch(/updatedSince/);
+      expect(validate.code, validate.stderr).toBe(0);
+      expect(schema.code, schema.stderr).toBe(0);
+      expect(schema.stdout).toMatch(/CREATE/);
+      expect(dryRun.code, dryRun.stderr).toBe(0);
+      expect(jsonLines(dryRun.stderr).map((l) => l.event)).toEqual(['plan', 'plan', 'dry-run']);
+      expect((await listFiles(ws.dir)).filter((f) => f.startsWith('out/'))).toEqual([]);
+    });
+
+    it('stages --markdown prints the README stage reference', async () => {
+      const { code, stdout } = await run('npx catalog-streams stages --markdown');
+      expect(code).toBe(0);
+      expect(stdout.trimEnd()).toBe(formatStageReference(builtinStages).trimEnd());
+    });
+
+    it('the reference tables with --sandbox', async () => {
+      const { code, stderr } = await run('npx catalog-streams run pipelines/reference-data.yml --sandbox');
+      expect(code, stderr).toBe(0);
+      const summaries = jsonLines(stderr).filter((l) => l.event === 'summary');
+      expect(summaries.map((s) => s.status)).toEqual(summaries.map(() => 'succeeded'));
+      expect(summaries.length).toBe(6);
+      expect((await listFiles(join(ws.dir, 'out/reference'))).filter((f) => f.endsWith('.parquet'))).toHaveLength(6);
+    });
+
+    it('the sandbox command serves and stops on SIGTERM (port 0 for 8787: a test must not need a fixed port)', async () => {
+      const text = 'npx catalog-streams sandbox --port 8787 --products 20000';
+      ran.add(text);
+      const cli = startCli(argvOf(text).map((a) => (a === '8787' ? '0' : a)), { cwd: ws.dir, env: cleanEnv() });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          if (/listening on http:\/\/127\.0\.0\.1:\d+/.test(cli.stdout())) resolve();
+        }, 20);
+        void cli.done.then((r) => reject(new Error(`the sandbox exited: ${r.stderr}`))).finally(() => clearInterval(timer));
+        setTimeout(() => reject(new Error(`no listening line: ${cli.stdout()}`)), 20_000).unref();
+      });
+      expect(cli.stdout()).toMatch(/20,000 products/);
+      cli.child.kill('SIGTERM');
+      expect((await cli.done).code).toBe(0);
+    });
+
+    it('against "the real API": the export line and the run, as one shell script with the sandbox as the API', async () => {
+      const start = readme.indexOf('Against the real API, set the connection and run without `--sandbox`:');
+      const block = readme.slice(readme.indexOf('```sh\n', start) + 6, readme.indexOf('```', readme.indexOf('```sh\n', start) + 6));
+      const lines = block.trim().split('\n');
+      expect(lines).toEqual(['export CATALOG_BASE_URL=https://api.example.com CATALOG_API_KEY=... CATALOG_API_SECRET=...', 'npx catalog-streams run pipelines/products-nightly.yml']);
+      lines.forEach((l) => ran.add(l));
+      const script = block
+        .replace('https://api.example.com', sandbox.url)
+        .replace('CATALOG_API_KEY=...', `CATALOG_API_KEY=${sandbox.credentials.apiKey}`)
+        .replace('CATALOG_API_SECRET=...', `CATALOG_API_SECRET=${sandbox.credentials.apiSecret}`)
+        .replaceAll('npx catalog-streams', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`);
+      const result = await startCommand('/bin/sh', ['-c', script], { cwd: ws.dir, env: cleanEnv({ CATALOG_RATE_LIMIT: '0' }) }).done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', pipeline: 'products-nightly' });
+      expect(await listFiles(join(ws.dir, '.state'))).toContain('products-nightly.json');
+    });
+  });
+});
