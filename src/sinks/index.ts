@@ -1,6 +1,8 @@
 // The sinks: Writable factories registered under `jsonl`, `parquet` and `s3`
 // (for pipeline files) and the same factories as functions (for code).
-import type { SinkDefinition } from '../core/stage.js';
+import type { PartialStageContext } from '../core/default-context.js';
+import type { SinkDefinition, SinkStream } from '../core/stage.js';
+import type { ParquetSchemaHint } from './formats/parquet.js';
 import type { z } from 'zod';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 import { localSink } from './destinations/local.js';
@@ -19,9 +21,16 @@ const s3 = s3Destination(sinkFormats);
 export const sinkStages = [jsonlLocal.stage, parquetLocal.stage, s3.stage] as SinkDefinition[];
 
 // The code API: each sink's stage, options schema, factory and option types.
-export const { stage: jsonlSinkStage, options: jsonlSinkOptions, sink: jsonlSink } = jsonlLocal;
-export const { stage: parquetSinkStage, options: parquetSinkOptions, sink: parquetSink } = parquetLocal;
-export const { stage: s3SinkStage, options: s3SinkOptions, sink: s3Sink } = s3;
+export const { stage: jsonlSinkStage, options: jsonlSinkOptions } = jsonlLocal;
+export const { stage: parquetSinkStage, options: parquetSinkOptions } = parquetLocal;
+export const { stage: s3SinkStage, options: s3SinkOptions } = s3;
+// Typed with the named option types so that an editor shows each option's JSDoc (generated/stage-option-docs.ts).
+/** A JSON Lines sink for code: `await pipeline(source, jsonlSink({path: 'out/products.jsonl.gz'}))`. */
+export const jsonlSink: (options: JsonlSinkOptions, ctx?: PartialStageContext) => SinkStream = jsonlLocal.sink;
+/** A Parquet sink for code; `schemaHint` (a zod schema of the records) types the columns up front. */
+export const parquetSink: (options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream = parquetLocal.sink;
+/** An S3 sink for code: `s3Sink({format: 'parquet', bucket, key})`; credentials from the AWS SDK's chain. */
+export const s3Sink: (options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream = s3.sink;
 /** Options as a caller writes them (defaults optional). */
 export type JsonlSinkOptions = WithOptionDocs<'jsonl', z.input<typeof jsonlSinkOptions>>;
 /** Options after validation and defaults. */
