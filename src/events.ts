@@ -35,4 +35,22 @@ export interface RunEventMap {
   info: [{ code: string; message: string; [key: string]: unknown }];
 }
 
+export type RunEventName = keyof RunEventMap;
+
+// A record over every event name, so the compiler fails when RunEventMap gains an event this list lacks.
+const EVENT_NAMES: { readonly [K in RunEventName]: K } = {
+  request: 'request',
+  retry: 'retry',
+  throttle: 'throttle',
+  total: 'total',
+  page: 'page',
+  invalid: 'invalid',
+  output: 'output',
+  warning: 'warning',
+  info: 'info',
+};
+
+/** Every event name of RunEventMap. */
+export const RUN_EVENT_NAMES: readonly RunEventName[] = Object.values(EVENT_NAMES);
+
 export class RunEvents extends EventEmitter<RunEventMap> {}

@@ -4,10 +4,12 @@
 export * from './catalog/index.js';
 export * from './errors.js';
 export * from './events.js';
-export * from './pipeline/stage.js';
-export { StageRegistry } from './pipeline/registry.js';
+export * from './core/stage.js';
+export { compileGetter, parseFieldPath, type FieldPath, type Getter, type PathStep } from './core/field-path.js';
+export { StageRegistry } from './core/registry.js';
 export { createRegistry, builtinStages } from './pipeline/builtins.js';
-export { defaultStageContext, type PartialStageContext } from './pipeline/default-context.js';
+export { defaultStageContext, type PartialStageContext } from './core/default-context.js';
+export { stageFactory, type StageFactory } from './core/stage-factory.js';
 export { loadPipelineFile, parsePipelines, type LoadedPipeline } from './pipeline/loader.js';
 export { runPipeline, RunFailedError, type RunOptions, type RunSummary } from './pipeline/runner.js';
 export { PipelineFile } from './pipeline/pipeline-file.js';

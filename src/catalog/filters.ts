@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { MAX_CODES_PER_FILTER } from './limits.js';
 import { SortDirection, UnixTimestamp, catalogKindOf } from './primitives.js';
 import { closestName } from '../closest-name.js';
+import { isPlainObject } from '../values.js';
 
 /** "One or more": a single value or a non-empty list. */
 export function oneOrMore<T extends z.ZodType>(item: T) {
@@ -61,7 +62,7 @@ export interface FilterIssue {
 
 const COMBINATORS = ['and', 'or', 'not'] as const;
 
-function describeValue(v: unknown): string {
+function describeFilterValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
@@ -70,15 +71,12 @@ function describeValue(v: unknown): string {
   return `${typeof v} ${String(v)}`;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Turns a zod issue into one sentence, adding the allowed values of an enum. */
 function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
   if (issue.code === 'invalid_value' && 'values' in issue) {
     const got = issue.path.reduce<unknown>((v, k) => (isPlainObject(v) || Array.isArray(v) ? (v as any)[k as any] : undefined), value);
-    return `${describeValue(got)} is not allowed; allowed: ${issue.values.map(String).join(', ')}`;
+    return `${describeFilterValue(got)} is not allowed; allowed: ${issue.values.map(String).join(', ')}`;
   }
   return issue.message;
 }
@@ -103,7 +101,7 @@ function expandIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
 /** Validates one filter tree. Returns the issues (empty when valid). */
 export function checkFilter(params: FilterParams, filter: unknown, path: (string | number)[] = []): FilterIssue[] {
   if (!isPlainObject(filter)) {
-    return [{ path, message: `a filter must be an object with one key, got ${describeValue(filter)}` }];
+    return [{ path, message: `a filter must be an object with one key, got ${describeFilterValue(filter)}` }];
   }
   const keys = Object.keys(filter);
   if (keys.length !== 1) {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import type { LoadedPipeline } from '../pipeline/loader.js';
 import { clientOptions, openPipelineState, sourceWithCursor, stateIdentity, type ResolvedConnection } from '../pipeline/runner.js';
-import { newRunId } from '../pipeline/run-id.js';
+import { newRunId } from '../core/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
 import { PathTemplate } from '../sinks/path-template.js';

@@ -21,7 +21,7 @@ import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import { RunFailedError, clientOptions, openPipelineState, resolveConnection, runPipeline, sourceWithCursor, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
-import type { StageRegistry } from '../pipeline/registry.js';
+import type { StageRegistry } from '../core/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
 import { PROFILE_ENV, parseProfile, startSandbox } from '../sandbox/index.js';
 import { plan, type SourceType } from '../sources/index.js';

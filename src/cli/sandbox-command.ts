@@ -102,7 +102,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
     });
   } catch (err) {
     const e = err as Error & { code?: string };
-    if (e.code === 'EADDRINUSE') throw new Error(`port ${port} on ${v.host ?? '127.0.0.1'} is in use; choose another with --port (0 picks a free one)`);
+    if (e.code === 'EADDRINUSE') throw new Error(`port ${port} on ${v.host ?? '127.0.0.1'} is in use; choose another with --port (0 picks a free one)`, { cause: err });
     throw err;
   }
   const { url, credentials } = sandbox;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import type { StageRegistry } from '../pipeline/registry.js';
+import type { StageRegistry } from '../core/registry.js';
 import { pipelineRecordSchema } from '../pipeline/schema-chain.js';
 import type { ColumnSchema } from '../sinks/column-schema.js';
 import { columnSchemaFor, type ParquetFormatOptions } from '../sinks/parquet-format.js';

@@ -45,6 +45,7 @@ import {
   type PageRequest,
   type QueryRequest,
   DEFAULT_RATE_LIMIT_PER_MINUTE,
+  endpoints,
   findEndpoints,
   getEndpoint,
   MAX_REACHABLE_RESULTS,
@@ -61,18 +62,15 @@ import { describeRequest } from './request-summary.js';
 import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
 import { defaultUserAgent } from './user-agent.js';
 
-export type QueryEndpointName =
-  | 'products.query'
-  | 'organizations.query'
-  | 'corrections.query'
-  | 'updates.query'
-  | 'brands.query'
-  | 'catalog-categories.query'
-  | 'media.query'
-  | 'public-categories.query'
-  | 'dietary-restrictions.query'
-  | 'colors.query';
-export type StreamEndpointName = 'products.stream' | 'media.stream';
+/** The paged endpoints of the endpoint table (catalog/endpoints): `products.query`, `brands.query`, ... */
+export type QueryEndpointName = Extract<EndpointName, `${string}.query`>;
+/** The NDJSON stream endpoints of the endpoint table: `products.stream`, `media.stream`. */
+export type StreamEndpointName = Extract<EndpointName, `${string}.stream`>;
+
+/** Whether a query or stream endpoint is a stream (the table's `mode`), narrowing the name. */
+export function isStreamEndpoint(name: QueryEndpointName | StreamEndpointName): name is StreamEndpointName {
+  return endpoints[name].mode === 'stream';
+}
 
 export interface ClientTimeouts {
   /** Establishing a connection (TCP + TLS), ms (default 10 s). */

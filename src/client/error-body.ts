@@ -1,4 +1,4 @@
-// Reads what an error response says. DESIGN §5: bodies are usually
+// Reads what an error response says. ARCHITECTURE.md, API rules: bodies are usually
 // `{"error":{"status","code","message"}}` (422 adds `violations`), but the
 // client trusts the HTTP status first and must cope with any body or none:
 // HTML from a proxy, plain text, an empty body, a truncated one.

@@ -825,10 +825,6 @@ export interface StageOptionDocs {
      */
     key?: unknown;
     /**
-     * format jsonl: gzip the objects; default: when the key ends in .gz
-     */
-    gzip?: unknown;
-    /**
      * Columns added to (or retyped in) the schema derived from the resource and the transforms, by field
      * path: {cnk: string, "meta.source": string, "brands[].logo": string}; promotes fields the run summary
      * lists in _extra. Types: string, int32, int64, double, boolean, timestamp, json, and lists string[],
@@ -892,6 +888,10 @@ export interface StageOptionDocs {
      * for wide rows
      */
     rowGroupBytes?: unknown;
+    /**
+     * format jsonl: gzip the objects; default: when the key ends in .gz
+     */
+    gzip?: unknown;
     /**
      * Close the current part after this many records and continue in the next {part}; needs {part} in the
      * path/key

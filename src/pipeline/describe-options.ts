@@ -3,7 +3,7 @@
 // prints it and the README reference is checked against it, so neither is a
 // hand-kept copy.
 import { z } from 'zod';
-import type { StageDefinition } from './stage.js';
+import type { StageDefinition } from '../core/stage.js';
 
 export interface OptionRow {
   name: string;

@@ -9,9 +9,9 @@
 // So with `state:` each such sink, dead-letter sinks included, needs `{run}`. Stdout (`-`) replaces
 // nothing. Other sink types (a table that merges changes into a snapshot, a user's own sink)
 // decide for themselves. The loader and runPipeline (a pipeline built in code) share this check.
-import type { LoadedPipeline } from './loader.js';
-import type { LocatedIssue } from './issues.js';
-import type { StageRegistry } from './registry.js';
+import type { PipelineFile } from './pipeline-file.js';
+import type { LocatedIssue } from '../core/issues.js';
+import type { StageRegistry } from '../core/registry.js';
 
 /** The sinks whose runs replace earlier outputs when their template has no {run}, and the option holding it. */
 const REPLACING_SINKS: Readonly<Record<string, 'path' | 'key'>> = { jsonl: 'path', parquet: 'path', s3: 'key' };
@@ -44,7 +44,7 @@ export function withRunName(template: string): string {
  * place, and returns every sink spec left whose path/key has no {run}. Transforms whose options
  * do not parse are skipped (the stage check reports them).
  */
-export function incrementalOutputProblems(config: LoadedPipeline['config'], registry: StageRegistry): FixedOutput[] {
+export function incrementalOutputProblems(config: PipelineFile, registry: StageRegistry): FixedOutput[] {
   if (!config.state) return [];
   const found: FixedOutput[] = [];
   const visit = (spec: Spec, at: (string | number)[]) => {

@@ -13,10 +13,10 @@ import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
 import { incrementalOutputProblems } from './incremental-outputs.js';
-import { explainIssues, joinPath, showValue, type LocatedIssue } from './issues.js';
+import { explainIssues, joinPath, showValue, type LocatedIssue } from '../core/issues.js';
 import { PipelineFile } from './pipeline-file.js';
-import type { StageRegistry } from './registry.js';
-import type { StageKind } from './stage.js';
+import type { StageRegistry } from '../core/registry.js';
+import type { StageKind } from '../core/stage.js';
 
 export interface LoadedPipeline {
   /** Absolute path of the file, or `<inline>`. */

@@ -1,8 +1,8 @@
-// The pipeline file's shape (DESIGN §4). The core keys are a public contract:
+// The pipeline file's shape (ARCHITECTURE.md, Pipeline file contract). The core keys are a public contract:
 // users' files depend on them. Stage specs are `{type, ...options}`; their
 // options are checked against the registered stage's own schema.
 import { z } from 'zod';
-import { duration } from './duration.js';
+import { duration } from '../core/duration.js';
 
 export const StageSpec = z.looseObject({ type: z.string().min(1) }).describe('a stage: {type, ...its options}');
 export type StageSpec = z.infer<typeof StageSpec>;

@@ -11,18 +11,19 @@ import { resourceSchemas } from '../catalog/resources/index.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
 import { CatalogClient, type CatalogClientOptions, type ClientTimeouts, envRateLimit, envResultWindow } from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
-import { RunEvents, type OutputRecord } from '../events.js';
+import type { EventEmitter } from 'node:events';
+import { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventName } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
 import { incrementalOutputProblems } from './incremental-outputs.js';
-import { joinPath } from './issues.js';
+import { joinPath } from '../core/issues.js';
 import type { LoadedPipeline } from './loader.js';
 import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
-import type { StageRegistry } from './registry.js';
-import { newRunId } from './run-id.js';
+import type { StageRegistry } from '../core/registry.js';
+import { newRunId } from '../core/run-id.js';
 import { RunStats } from './run-stats.js';
-import { pipelineRecordSchema, RECORD_SCHEMA_SERVICE } from './schema-chain.js';
-import type { RunDescription, SinkStream, StageContext } from './stage.js';
-import type { RunLock } from './lock.js';
+import { pipelineRecordSchema } from './schema-chain.js';
+import type { RunDescription, SinkStream, StageContext } from '../core/stage.js';
+import type { RunLock } from '../core/lock.js';
 import { checkDestinations } from './preflight.js';
 import { checkStateIdentity, type PipelineState, type StateIdentity, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
 import { TeeSink } from './tee.js';
@@ -367,7 +368,7 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
       createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
       describeRun,
-      services: { ...services, [RECORD_SCHEMA_SERVICE]: pipelineRecordSchema(config, opts.registry) },
+      services: { ...services, recordSchema: pipelineRecordSchema(config, opts.registry) },
     };
 
     // Sinks first: each takes its dataset lock and removes stale temps before the source sends its first request, so a
@@ -497,18 +498,16 @@ function whenClosed(streams: readonly (Readable | Transform | Writable)[], timeo
   return Promise.race([Promise.all(closing).then(() => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
-const CLIENT_EVENTS = ['request', 'retry', 'throttle'];
-const STAGE_EVENTS = ['total', 'page', 'invalid', 'output', 'warning', 'info'];
-type Bus = import('node:events').EventEmitter;
-
 /** Re-emits a pipeline's events on the caller's bus. */
 function forwardEvents(from: RunEvents, to: RunEvents): () => void {
-  const names = [...STAGE_EVENTS, ...CLIENT_EVENTS];
-  const handlers = names.map((name) => {
-    const h = (e: unknown) => (to as Bus).emit(name, e);
-    (from as Bus).on(name, h);
-    return () => (from as Bus).off(name, h);
-  });
+  // Node's EventEmitter<T> typings cannot relate a listener's arguments to emit's for a generic K:
+  // the listener is typed once here for every event.
+  const forward = (name: RunEventName): (() => void) => {
+    const h = (...args: unknown[]) => (to as EventEmitter).emit(name, ...args);
+    (from as EventEmitter).on(name, h);
+    return () => (from as EventEmitter).off(name, h);
+  };
+  const handlers = RUN_EVENT_NAMES.map(forward);
   return () => handlers.forEach((off) => off());
 }
 

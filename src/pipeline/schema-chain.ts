@@ -5,18 +5,11 @@
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
 import { ConfigError } from '../errors.js';
-import { recordSchemaFromZod } from '../sinks/zod-column-hints.js';
+import { recordSchemaFromZod } from '../core/zod-column-hints.js';
 import type { PipelineFile } from './pipeline-file.js';
-import { EMPTY_SCHEMA, type RecordSchema } from './record-schema.js';
-import type { StageRegistry } from './registry.js';
-import type { StageContext } from './stage.js';
+import { EMPTY_SCHEMA, type RecordSchema } from '../core/record-schema.js';
+import type { StageRegistry } from '../core/registry.js';
 
-/** Key in `ctx.services` of the schema of the records that reach the sinks. */
-export const RECORD_SCHEMA_SERVICE = 'recordSchema';
-
-export function recordSchemaFromContext(ctx: Pick<StageContext, 'services'>): RecordSchema | undefined {
-  return ctx.services[RECORD_SCHEMA_SERVICE] as RecordSchema | undefined;
-}
 
 /** The schema of a source's records: its resource's declaration (none known: empty). */
 export function sourceRecordSchema(sourceType: string): { schema: RecordSchema; resource: string | undefined } {

@@ -10,7 +10,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, CatalogStreamsError } from '../errors.js';
-import { fileLockBackend, RunLock, s3LockBackend, type S3LockIO } from './lock.js';
+import { fileLockBackend, RunLock, s3LockBackend, type S3LockIO } from '../core/lock.js';
 
 export const PipelineState = z.looseObject({
   version: z.literal(1),

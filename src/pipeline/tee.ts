@@ -13,7 +13,7 @@
 import { unlink } from 'node:fs/promises';
 import { Writable, finished } from 'node:stream';
 import type { OutputRecord, RunEvents } from '../events.js';
-import type { SinkStream } from './stage.js';
+import type { SinkStream } from '../core/stage.js';
 
 function closed(stream: Writable): Promise<void> {
   return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));

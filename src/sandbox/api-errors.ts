@@ -1,4 +1,4 @@
-// The sandbox's error answers (DESIGN §5): `{"error":{status, code, message}}`,
+// The sandbox's error answers (ARCHITECTURE.md, API rules): `{"error":{status, code, message}}`,
 // plus `violations` on 422. Turns the issues `checkRequest` finds into one
 // answer: structural problems (unknown key, bad page, offset past the result
 // window, more than 1000 codes, unknown filter or sorting name, malformed

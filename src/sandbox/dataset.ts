@@ -89,12 +89,12 @@ export class Dataset {
 
   /** Bumped by every touch, so cached query results built before it are not reused. */
   version = 0;
-  private readonly revisions = new Map<number, number>();
+  readonly #revisions = new Map<number, number>();
   /** Products the admin route `hide` took out of every result (until `reveal`). */
   readonly hidden = new Set<number>();
   /** Status and deleted flag set by the admin route `status`, over the drawn ones. */
-  private readonly overrides = new Map<number, { status: number; deleted: boolean; replacement: number }>();
-  private readonly drawContext: ProductDrawContext;
+  readonly #overrides = new Map<number, { status: number; deleted: boolean; replacement: number }>();
+  readonly #drawContext: ProductDrawContext;
   /** Pre-serialized reference objects that product records embed. */
   readonly fragments: JsonFragments;
   /** Their live-profile forms; undefined in the spec profile. */
@@ -111,7 +111,7 @@ export class Dataset {
     this.productCount = count;
     this.profile = profile;
     this.ref = generateReferenceData(seed, count);
-    this.drawContext = productDrawContext(this.ref, profile);
+    this.#drawContext = productDrawContext(this.ref, profile);
     this.fragments = new JsonFragments(this.ref);
     this.liveFragments = profile === 'spec' ? undefined : new LiveFragments(this.ref, this.fragments, seed, profile);
 
@@ -194,8 +194,8 @@ export class Dataset {
 
   /** The filterable facts of a product, rebuilt from the seed (about a microsecond). */
   productFacts(index: number): ProductFacts {
-    const f = drawProductFacts(this.seed, index, this.productCount, this.drawContext);
-    const override = this.overrides.size > 0 ? this.overrides.get(index) : undefined;
+    const f = drawProductFacts(this.seed, index, this.productCount, this.#drawContext);
+    const override = this.#overrides.size > 0 ? this.#overrides.get(index) : undefined;
     if (override) {
       f.status = override.status;
       f.deleted = override.deleted;
@@ -275,14 +275,14 @@ export class Dataset {
 
   /** How many times a product was touched (touches also change its public price, so a change is visible). */
   revisionOf(index: number): number {
-    return this.revisions.get(index) ?? 0;
+    return this.#revisions.get(index) ?? 0;
   }
 
   /** Moves updatedAt of these products (never before createdAt) to `at`. */
   touchProducts(indexes: readonly number[], at: number): void {
     for (const i of indexes) {
       this.updatedAt[i] = Math.max(at, this.createdAt[i]!);
-      this.revisions.set(i, this.revisionOf(i) + 1);
+      this.#revisions.set(i, this.revisionOf(i) + 1);
     }
     this.version++;
   }
@@ -305,7 +305,7 @@ export class Dataset {
       const f = this.productFacts(i);
       // Only replaced products name a replacement (the validator holds the sandbox to it).
       const replacement = status !== 2 ? -1 : f.replacement >= 0 ? f.replacement : (i + 1) % this.productCount;
-      this.overrides.set(i, { status, deleted: deleted ?? f.deleted, replacement });
+      this.#overrides.set(i, { status, deleted: deleted ?? f.deleted, replacement });
       this.status[i] = status;
       this.deleted[i] = (deleted ?? f.deleted) ? 1 : 0;
       this.statusTouchedAt[i] = Math.max(at, this.createdAt[i]!);

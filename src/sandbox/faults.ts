@@ -79,10 +79,10 @@ export function emptyFaultStats(): FaultStats {
 }
 
 export class FaultInjector {
-  private faults: Faults = {};
-  private requests = 0;
-  private burstLeft = 0;
-  private remaining = { streamCut: 0, malformedLine: 0, errorLine: 0, shortStream: 0, streamTruncated: 0, truncatedPage: 0 };
+  #faults: Faults = {};
+  #requests = 0;
+  #burstLeft = 0;
+  #remaining = { streamCut: 0, malformedLine: 0, errorLine: 0, shortStream: 0, streamTruncated: 0, truncatedPage: 0 };
   readonly stats: FaultStats = emptyFaultStats();
 
   constructor(
@@ -94,37 +94,37 @@ export class FaultInjector {
 
   /** Replaces the configuration and restarts counters (so `times` and bursts apply afresh). */
   set(faults: SandboxFaults): void {
-    this.faults = SandboxFaultsSchema.parse(faults);
-    this.requests = 0;
-    this.burstLeft = this.faults.tooManyRequests?.count ?? 0;
-    this.remaining = {
-      streamCut: this.faults.streamCut?.times ?? 0,
-      malformedLine: this.faults.malformedLine?.times ?? 0,
-      errorLine: this.faults.errorLine?.times ?? 0,
-      shortStream: this.faults.shortStream?.times ?? 0,
-      streamTruncated: this.faults.streamTruncated?.times ?? 0,
-      truncatedPage: this.faults.truncatedPage?.times ?? 0,
+    this.#faults = SandboxFaultsSchema.parse(faults);
+    this.#requests = 0;
+    this.#burstLeft = this.#faults.tooManyRequests?.count ?? 0;
+    this.#remaining = {
+      streamCut: this.#faults.streamCut?.times ?? 0,
+      malformedLine: this.#faults.malformedLine?.times ?? 0,
+      errorLine: this.#faults.errorLine?.times ?? 0,
+      shortStream: this.#faults.shortStream?.times ?? 0,
+      streamTruncated: this.#faults.streamTruncated?.times ?? 0,
+      truncatedPage: this.#faults.truncatedPage?.times ?? 0,
     };
   }
 
   get config(): SandboxFaults {
-    return this.faults;
+    return this.#faults;
   }
 
-  private applies(endpoint: string): boolean {
-    return !this.faults.endpoints || this.faults.endpoints.includes(endpoint);
+  #applies(endpoint: string): boolean {
+    return !this.#faults.endpoints || this.#faults.endpoints.includes(endpoint);
   }
 
   /** Decides the fate of the next API request to `endpoint`, and its added latency. */
   onRequest(endpoint: string): { fault: RequestFault; delayMs: number } {
-    if (!this.applies(endpoint)) return { fault: { kind: 'none' }, delayMs: 0 };
-    const n = this.requests++;
-    const f = this.faults;
+    if (!this.#applies(endpoint)) return { fault: { kind: 'none' }, delayMs: 0 };
+    const n = this.#requests++;
+    const f = this.#faults;
     const draw = (what: number) => unitFloat(this.seed, SALT.faults, n, what);
     const delayMs = (f.latencyMs ?? 0) + (f.latencyJitterMs ?? 0) * draw(DRAW.latency);
     if (delayMs > 0) this.stats.delayed++;
-    if (f.tooManyRequests && n >= f.tooManyRequests.after && this.burstLeft > 0) {
-      this.burstLeft--;
+    if (f.tooManyRequests && n >= f.tooManyRequests.after && this.#burstLeft > 0) {
+      this.#burstLeft--;
       this.stats.tooManyRequests++;
       return { fault: { kind: 'tooManyRequests' }, delayMs };
     }
@@ -143,30 +143,30 @@ export class FaultInjector {
   /** The faults of one stream of `total` lines; a fault is used up only when it can happen in this stream. */
   planStream(endpoint: string, total: number): StreamPlan {
     const plan: StreamPlan = {};
-    if (!this.applies(endpoint)) return plan;
-    const f = this.faults;
-    if (f.streamCut && this.remaining.streamCut > 0 && f.streamCut.afterLines < total) {
-      this.remaining.streamCut--;
+    if (!this.#applies(endpoint)) return plan;
+    const f = this.#faults;
+    if (f.streamCut && this.#remaining.streamCut > 0 && f.streamCut.afterLines < total) {
+      this.#remaining.streamCut--;
       this.stats.streamCuts++;
       plan.cutAfter = f.streamCut.afterLines;
     }
-    if (f.malformedLine && this.remaining.malformedLine > 0 && f.malformedLine.atIndex < total) {
-      this.remaining.malformedLine--;
+    if (f.malformedLine && this.#remaining.malformedLine > 0 && f.malformedLine.atIndex < total) {
+      this.#remaining.malformedLine--;
       this.stats.malformedLines++;
       plan.malformedAt = f.malformedLine.atIndex;
     }
-    if (f.errorLine && this.remaining.errorLine > 0 && f.errorLine.atIndex < total) {
-      this.remaining.errorLine--;
+    if (f.errorLine && this.#remaining.errorLine > 0 && f.errorLine.atIndex < total) {
+      this.#remaining.errorLine--;
       this.stats.errorLines++;
       plan.errorAt = f.errorLine.atIndex;
     }
-    if (f.streamTruncated && this.remaining.streamTruncated > 0 && f.streamTruncated.afterLines < total) {
-      this.remaining.streamTruncated--;
+    if (f.streamTruncated && this.#remaining.streamTruncated > 0 && f.streamTruncated.afterLines < total) {
+      this.#remaining.streamTruncated--;
       this.stats.truncatedStreams++;
       plan.truncateAfter = f.streamTruncated.afterLines;
     }
-    if (f.shortStream && this.remaining.shortStream > 0 && total > 0) {
-      this.remaining.shortStream--;
+    if (f.shortStream && this.#remaining.shortStream > 0 && total > 0) {
+      this.#remaining.shortStream--;
       this.stats.shortStreams++;
       plan.sendOnly = Math.max(0, total - f.shortStream.dropLast);
     }
@@ -175,15 +175,15 @@ export class FaultInjector {
 
   /** Whether this page answer of `endpoint` is to end half-way through its body (used up when it says yes). */
   truncatesPage(endpoint: string): boolean {
-    if (!this.applies(endpoint) || !this.faults.truncatedPage || this.remaining.truncatedPage <= 0) return false;
-    this.remaining.truncatedPage--;
+    if (!this.#applies(endpoint) || !this.#faults.truncatedPage || this.#remaining.truncatedPage <= 0) return false;
+    this.#remaining.truncatedPage--;
     this.stats.truncatedPages++;
     return true;
   }
 
   /** Whether record `index` of a resource is served broken (always the same records for a seed). */
   isInvalid(resource: keyof typeof RESOURCE_SALT, index: number): boolean {
-    const rate = this.faults.invalidRecordRate;
+    const rate = this.#faults.invalidRecordRate;
     return !!rate && unitFloat(this.seed, SALT.invalid, RESOURCE_SALT[resource], index) < rate;
   }
 

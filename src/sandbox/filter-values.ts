@@ -1,4 +1,4 @@
-// The meaning of filter parameters, shared by every collection (DESIGN §5 where
+// The meaning of filter parameters, shared by every collection (ARCHITECTURE.md, API rules where
 // the spec is silent): a list of values matches any of them; a timestamp is
 // either a plain value ("since" for createdAt/updatedSince, equality for dates
 // such as officialDeletionAt) or `{from, until}`, both inclusive and each

@@ -28,8 +28,6 @@ export const PRODUCT_STATUSES = ['active', 'inactive', 'replaced', 'no_selection
 export type ProductStatusName = (typeof PRODUCT_STATUSES)[number];
 
 export const CONSERVATIONS = ['room', 'refrigerator', 'fresh', 'frozen'] as const;
-const NARCOTIC = ['yes', 'no', 'unknown', 'assimilated'] as const;
-const BIOCIDE = ['yes', 'no', 'unknown'] as const;
 const SCHEDULE_CODES = ['NS', 'S2', 'S3', 'S4', 'S4D', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10'] as const;
 const ARTG_CATEGORIES = ['assessed_listed', 'listed', 'listed_export_only', 'registered', 'registered_provisional', 'registered_with_provisional'] as const;
 const CANNABIS_CATEGORIES = ['full_spectrum', 'broad_spectrum', 'isolate'] as const;

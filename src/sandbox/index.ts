@@ -1,5 +1,5 @@
 // The embedded Catalog API simulator: a real HTTP server (node:http) that
-// serves a deterministic generated catalog the way DESIGN §5 describes the
+// serves a deterministic generated catalog the way ARCHITECTURE.md, API rules describes the
 // public service. `startSandbox` is the in-process entry point; the CLI's
 // `catalog-streams sandbox` command wraps it.
 import { createServer } from 'node:http';

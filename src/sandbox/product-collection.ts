@@ -16,8 +16,8 @@ const STATUS_RANK = PRODUCT_STATUSES.map((s) => [...PRODUCT_STATUSES].sort().ind
 
 export class ProductCollection implements Collection {
   readonly name = 'products';
-  private lastIndex = -1;
-  private lastFacts: ProductFacts | undefined;
+  #lastIndex = -1;
+  #lastFacts: ProductFacts | undefined;
 
   constructor(private readonly ds: Dataset) {}
 
@@ -38,16 +38,16 @@ export class ProductCollection implements Collection {
   }
 
   /** Facts of product i; consecutive predicates on the same product draw them once. */
-  private facts(i: number): ProductFacts {
-    if (i !== this.lastIndex) {
-      this.lastFacts = this.ds.productFacts(i);
-      this.lastIndex = i;
+  #facts(i: number): ProductFacts {
+    if (i !== this.#lastIndex) {
+      this.#lastFacts = this.ds.productFacts(i);
+      this.#lastIndex = i;
     }
-    return this.lastFacts!;
+    return this.#lastFacts!;
   }
 
   /** Whether product i has a photo, optionally one suited to the locales in `mask`. */
-  private hasPhoto(i: number, mask = 0b1111): boolean {
+  #hasPhoto(i: number, mask = 0b1111): boolean {
     const ds = this.ds;
     for (const m of ds.productMedia(i).photos) if (ds.mediaLocales[m]! & mask) return true;
     return false;
@@ -55,7 +55,7 @@ export class ProductCollection implements Collection {
 
   leaf(name: string, value: unknown, path: Path): Predicate {
     const ds = this.ds;
-    const f = (i: number) => this.facts(i);
+    const f = (i: number) => this.#facts(i);
     const strings = () => stringSet(value);
     const numbers = () => numberSet(value);
     switch (name) {
@@ -84,7 +84,7 @@ export class ProductCollection implements Collection {
         return (i) => anyIn(set, f(i).catalogCategories);
       }
       case 'productFamily':
-        return this.oneOf(numbers(), (x) => x.family);
+        return this.#oneOf(numbers(), (x) => x.family);
       case 'search': {
         const { query, locale, type } = value as { query: string; locale: string; type?: string };
         const test = textTest(query, type, [...path, 'type']);
@@ -94,7 +94,7 @@ export class ProductCollection implements Collection {
       }
       case 'minimumContent': {
         const want = value as boolean;
-        return (i) => (this.hasPhoto(i) && ds.descriptionLocales[i]! !== 0 && ds.hasPublicCategory[i] === 1) === want;
+        return (i) => (this.#hasPhoto(i) && ds.descriptionLocales[i]! !== 0 && ds.hasPublicCategory[i] === 1) === want;
       }
       case 'hasContent': {
         const { flag, locale } = value as { flag: string; locale: string };
@@ -107,7 +107,7 @@ export class ProductCollection implements Collection {
           case 'leaflet':
             return (i) => (ds.leafletLocales[i]! & bit) !== 0;
           case 'photo':
-            return (i) => bit !== 0 && this.hasPhoto(i, bit);
+            return (i) => bit !== 0 && this.#hasPhoto(i, bit);
           default:
             throw new FilterValueError([...path, 'flag'], `"${flag}" is not allowed; allowed: ${CONTENT_FLAGS.join(', ')}`);
         }
@@ -118,43 +118,43 @@ export class ProductCollection implements Collection {
       }
       case 'gtin':
       case 'eanGtin14':
-        return this.oneOf(numbers(), (x) => x.eanGtin14);
+        return this.#oneOf(numbers(), (x) => x.eanGtin14);
       case 'eanGtin8':
       case 'eanGtin12':
       case 'eanGtin13':
       case 'hsCode':
-        return this.oneOf(numbers(), (x) => x[name]);
+        return this.#oneOf(numbers(), (x) => x[name]);
       case 'artgId':
       case 'pbs':
       case 'fred':
       case 'zCode':
       case 'conservation':
-        return this.oneOf(strings(), (x) => x[name]);
+        return this.#oneOf(strings(), (x) => x[name]);
       case 'activeIngredient': {
         const set = numbers();
         return (i) => set.has(f(i).ingredient + 1) || (f(i).secondIngredient >= 0 && set.has(f(i).secondIngredient + 1));
       }
       case 'allowedSpecies':
-        return this.anyOf(strings(), (x) => x.species);
+        return this.#anyOf(strings(), (x) => x.species);
       case 'atcCategory':
-        return this.anyOf(strings(), (x) => x.atc);
+        return this.#anyOf(strings(), (x) => x.atc);
       case 'dietaryRestrictions':
-        return this.anyOf(strings(), (x) => x.dietary);
+        return this.#anyOf(strings(), (x) => x.dietary);
       case 'colors':
-        return this.anyOf(strings(), (x) => x.colors);
+        return this.#anyOf(strings(), (x) => x.colors);
       case 'notApplicableField':
-        return this.anyOf(strings(), notApplicableFields);
+        return this.#anyOf(strings(), notApplicableFields);
       case 'attributes':
-        return this.anyOf(numbers(), (x) => x.attributes);
+        return this.#anyOf(numbers(), (x) => x.attributes);
       case 'gs1Category':
-        return this.oneOf(strings(), (x) => x.gs1);
+        return this.#oneOf(strings(), (x) => x.gs1);
       case 'hasCannabisData':
         return (i) => (ds.hasCannabis[i] === 1) === value;
       case 'cannabisForm':
       case 'cannabisCategory':
       case 'cultivarType':
       case 'thcCbdRatio':
-        return this.oneOf(strings(), (x) => x.cannabis?.[name]);
+        return this.#oneOf(strings(), (x) => x.cannabis?.[name]);
       case 'thcPercentage':
       case 'cbdPercentage': {
         const test = rangeTest(value);
@@ -165,9 +165,9 @@ export class ProductCollection implements Collection {
         return (i) => f(i).cannabis?.strain?.toLowerCase() === want;
       }
       case 'terpene':
-        return this.anyOf(strings(), (x) => x.cannabis?.terpenes.map((t) => t.name));
+        return this.#anyOf(strings(), (x) => x.cannabis?.terpenes.map((t) => t.name));
       case 'minorCannabinoid':
-        return this.anyOf(strings(), (x) => x.cannabis?.minorCannabinoids.map((t) => t.name));
+        return this.#anyOf(strings(), (x) => x.cannabis?.minorCannabinoids.map((t) => t.name));
       case 'narcotic':
       case 'biocide':
       case 'scheduleCode':
@@ -185,15 +185,15 @@ export class ProductCollection implements Collection {
   }
 
   /** Matches when the product's value (absent values never match) is one of `set`. */
-  private oneOf<T>(set: Set<T>, get: (f: ProductFacts) => T | null | undefined): Predicate {
+  #oneOf<T>(set: Set<T>, get: (f: ProductFacts) => T | null | undefined): Predicate {
     return (i) => {
-      const v = get(this.facts(i));
+      const v = get(this.#facts(i));
       return v !== undefined && v !== null && set.has(v);
     };
   }
 
-  private anyOf<T>(set: Set<T>, get: (f: ProductFacts) => readonly T[] | undefined): Predicate {
-    return (i) => anyIn(set, get(this.facts(i)));
+  #anyOf<T>(set: Set<T>, get: (f: ProductFacts) => readonly T[] | undefined): Predicate {
+    return (i) => anyIn(set, get(this.#facts(i)));
   }
 
   sortKey(name: string, param: unknown): SortKey {
@@ -208,10 +208,10 @@ export class ProductCollection implements Collection {
       case 'status':
         return { kind: 'number', key: (i) => STATUS_RANK[ds.status[i]!]! };
       case 'pbs':
-        return { kind: 'string', key: (i) => this.facts(i).pbs };
+        return { kind: 'string', key: (i) => this.#facts(i).pbs };
       case 'name': {
         const l = LOCALES.indexOf((param as { locale: string }).locale as (typeof LOCALES)[number]);
-        return { kind: 'string', key: (i) => (l >= 0 && ds.nameLocales[i]! & (1 << l) ? productName(ds, this.facts(i), l).toLowerCase() : undefined) };
+        return { kind: 'string', key: (i) => (l >= 0 && ds.nameLocales[i]! & (1 << l) ? productName(ds, this.#facts(i), l).toLowerCase() : undefined) };
       }
       default:
         throw new FilterValueError(['sorting', name], `the sandbox does not implement sorting "${name}"`);

@@ -123,32 +123,32 @@ export function evaluate(collection: Collection, query: QuerySpec): Uint32Array 
 
 /** Small LRU of evaluated queries, bounded by total indexes held (4 bytes each). */
 export class QueryCache {
-  private readonly entries = new Map<string, Uint32Array>();
-  private held = 0;
+  readonly #entries = new Map<string, Uint32Array>();
+  #held = 0;
 
   constructor(private readonly maxIndexes = 8_000_000) {}
 
   get(collection: Collection, query: QuerySpec): Uint32Array {
     const key = `${collection.name}|${collection.version()}|${JSON.stringify(query.filter ?? null)}|${JSON.stringify(query.sorting ?? null)}`;
-    const hit = this.entries.get(key);
+    const hit = this.#entries.get(key);
     if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
       return hit;
     }
     const result = evaluate(collection, query);
-    this.entries.set(key, result);
-    this.held += result.length;
-    for (const [k, v] of this.entries) {
-      if (this.held <= this.maxIndexes || k === key) break;
-      this.entries.delete(k);
-      this.held -= v.length;
+    this.#entries.set(key, result);
+    this.#held += result.length;
+    for (const [k, v] of this.#entries) {
+      if (this.#held <= this.maxIndexes || k === key) break;
+      this.#entries.delete(k);
+      this.#held -= v.length;
     }
     return result;
   }
 
   clear(): void {
-    this.entries.clear();
-    this.held = 0;
+    this.#entries.clear();
+    this.#held = 0;
   }
 }

@@ -25,16 +25,16 @@ export function unitFloat(...parts: number[]): number {
 
 /** mulberry32: small, fast, good enough spread for test data. */
 export class Rng {
-  private state: number;
+  #state: number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.#state = seed >>> 0;
   }
 
   /** A float in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;

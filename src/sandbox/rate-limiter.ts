@@ -12,7 +12,7 @@ export interface RateLimitDecision {
 
 export class RollingWindowLimiter {
   /** Allowed request times per credential, oldest first (a queue with a moving head). */
-  private readonly allowedAt = new Map<string, { times: number[]; head: number }>();
+  readonly #allowedAt = new Map<string, { times: number[]; head: number }>();
 
   constructor(
     /** Requests per window; 0 or Infinity switches the limit off. */
@@ -28,8 +28,8 @@ export class RollingWindowLimiter {
   take(credential: string): RateLimitDecision {
     if (!this.enabled) return { allowed: true, retryAfterMs: 0 };
     const now = this.now();
-    let q = this.allowedAt.get(credential);
-    if (!q) this.allowedAt.set(credential, (q = { times: [], head: 0 }));
+    let q = this.#allowedAt.get(credential);
+    if (!q) this.#allowedAt.set(credential, (q = { times: [], head: 0 }));
     while (q.head < q.times.length && q.times[q.head]! <= now - this.windowMs) q.head++;
     if (q.head > 1024 && q.head * 2 > q.times.length) {
       q.times = q.times.slice(q.head);

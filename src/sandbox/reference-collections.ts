@@ -15,7 +15,7 @@ type EntrySort<E> = { kind: 'number'; key: (entry: E) => number } | { kind: 'str
 
 /** A collection over an array of entries whose order is id ascending. */
 export class EntryCollection<E> implements Collection {
-  private readonly cache: (string | undefined)[] = [];
+  readonly #cache: (string | undefined)[] = [];
 
   constructor(
     readonly name: string,
@@ -34,7 +34,7 @@ export class EntryCollection<E> implements Collection {
   }
 
   json(i: number): string {
-    return (this.cache[i] ??= JSON.stringify(this.record(this.entries[i]!)));
+    return (this.#cache[i] ??= JSON.stringify(this.record(this.entries[i]!)));
   }
 
   leaf(name: string, value: unknown, path: Path): Predicate {

@@ -15,7 +15,7 @@ export const NDJSON_CONTENT_TYPE = 'application/x-json-stream';
  * fragments the native heap and grows RSS.
  */
 export class BufferPool {
-  private readonly free: ArrayBuffer[] = [];
+  readonly #free: ArrayBuffer[] = [];
 
   constructor(
     readonly size: number,
@@ -24,14 +24,14 @@ export class BufferPool {
 
   take(minimum: number): Buffer {
     if (minimum > this.size) return Buffer.allocUnsafeSlow(minimum);
-    const reused = this.free.pop();
+    const reused = this.#free.pop();
     return reused ? Buffer.from(reused) : Buffer.allocUnsafeSlow(this.size);
   }
 
   /** Gives a chunk's memory back; call once, after nothing reads the chunk any more. */
   give(chunk: Buffer): void {
     const memory = chunk.buffer as ArrayBuffer;
-    if (memory.byteLength === this.size && chunk.byteOffset === 0 && this.free.length < this.keep) this.free.push(memory);
+    if (memory.byteLength === this.size && chunk.byteOffset === 0 && this.#free.length < this.keep) this.#free.push(memory);
   }
 }
 
@@ -44,33 +44,33 @@ const STREAM_BUFFERS = new BufferPool(256 * 1024);
  * string first, which costs as much again as building them.
  */
 export class Utf8Chunks {
-  private readonly done: Buffer[] = [];
-  private buf: Buffer;
-  private used = 0;
+  readonly #done: Buffer[] = [];
+  #buf: Buffer;
+  #used = 0;
 
   constructor(readonly pool: BufferPool = PAGE_BUFFERS) {
-    this.buf = pool.take(pool.size);
+    this.#buf = pool.take(pool.size);
   }
 
   write(text: string): void {
     // A UTF-16 code unit never takes more than 3 bytes in UTF-8.
-    if (this.used + text.length * 3 > this.buf.length) {
-      this.done.push(this.buf.subarray(0, this.used));
-      this.buf = this.pool.take(text.length * 3);
-      this.used = 0;
+    if (this.#used + text.length * 3 > this.#buf.length) {
+      this.#done.push(this.#buf.subarray(0, this.#used));
+      this.#buf = this.pool.take(text.length * 3);
+      this.#used = 0;
     }
-    this.used += this.buf.write(text, this.used);
+    this.#used += this.#buf.write(text, this.#used);
   }
 
   /** Chunks that are full, removed from the writer (for streaming them out). */
   takeFull(): Buffer[] {
-    return this.done.splice(0);
+    return this.#done.splice(0);
   }
 
   /** Every chunk, the last one included; the writer must not be used afterwards. */
   finish(): Buffer[] {
-    const out = [...this.takeFull(), this.buf.subarray(0, this.used)];
-    this.used = 0;
+    const out = [...this.takeFull(), this.#buf.subarray(0, this.#used)];
+    this.#used = 0;
     return out;
   }
 }
@@ -122,7 +122,7 @@ export interface StreamSource {
 /**
  * Writes `{"meta":{"total":N,"index":i},"result":{...}}\n` for every position,
  * applying the faults in `plan`. A failure while building a record becomes an
- * `{"error":...}` line, then the response ends (DESIGN §5).
+ * `{"error":...}` line, then the response ends (ARCHITECTURE.md, API rules).
  */
 export async function writeNdjson(res: ServerResponse, source: StreamSource, plan: StreamPlan): Promise<void> {
   const { total } = source;

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, ENDPOINT_NAMES, type EndpointSpec, MAX_REACHABLE_RESULTS, checkRequest, formatPath, getEndpoint, isEmptyObject } from '../catalog/index.js';
 import { ApiError, apiError, requestError } from './api-errors.js';
 import type { Dataset } from './dataset.js';
-import { FaultInjector, type FaultStats, RESOURCE_SALT, type SandboxFaults } from './faults.js';
+import { FaultInjector, type FaultStats, type SandboxFaults } from './faults.js';
 import { MediaCollection } from './media-collection.js';
 import { ProductCollection } from './product-collection.js';
 import { type Collection, FilterValueError, QueryCache } from './query-engine.js';
@@ -106,31 +106,31 @@ const collectionOf = (ds: Dataset): Record<string, Collection> => {
 
 export class SandboxServer {
   readonly faults: FaultInjector;
-  private readonly limiter: RollingWindowLimiter;
-  private readonly collections: Record<string, Collection>;
-  private readonly cache = new QueryCache();
-  private readonly byPath = new Map<string, EndpointSpec>(ENDPOINT_NAMES.map((n) => [getEndpoint(n)!.path, getEndpoint(n)!]));
-  private readonly authorizations: Map<string, Credentials>;
-  private counters = { requests: 0, rateLimited: 0, byEndpoint: {} as Record<string, Record<number, number>> };
-  private touches = 0;
+  readonly #limiter: RollingWindowLimiter;
+  readonly #collections: Record<string, Collection>;
+  readonly #cache = new QueryCache();
+  readonly #byPath = new Map<string, EndpointSpec>(ENDPOINT_NAMES.map((n) => [getEndpoint(n)!.path, getEndpoint(n)!]));
+  readonly #authorizations: Map<string, Credentials>;
+  #counters = { requests: 0, rateLimited: 0, byEndpoint: {} as Record<string, Record<number, number>> };
+  #touches = 0;
 
   constructor(
     readonly dataset: Dataset,
     readonly settings: ServerSettings,
   ) {
     this.faults = new FaultInjector(dataset.seed, settings.faults);
-    this.limiter = new RollingWindowLimiter(settings.rateLimit, settings.rateLimitWindowMs);
-    this.collections = collectionOf(dataset);
-    this.authorizations = new Map(settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]));
+    this.#limiter = new RollingWindowLimiter(settings.rateLimit, settings.rateLimitWindowMs);
+    this.#collections = collectionOf(dataset);
+    this.#authorizations = new Map(settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]));
   }
 
   get stats(): SandboxStats {
-    const byEndpoint = Object.fromEntries(Object.entries(this.counters.byEndpoint).map(([k, v]) => [k, { ...v }]));
-    return { requests: this.counters.requests, byEndpoint, rateLimited: this.counters.rateLimited, faults: { ...this.faults.stats } };
+    const byEndpoint = Object.fromEntries(Object.entries(this.#counters.byEndpoint).map(([k, v]) => [k, { ...v }]));
+    return { requests: this.#counters.requests, byEndpoint, rateLimited: this.#counters.rateLimited, faults: { ...this.faults.stats } };
   }
 
   resetStats(): void {
-    this.counters = { requests: 0, rateLimited: 0, byEndpoint: {} };
+    this.#counters = { requests: 0, rateLimited: 0, byEndpoint: {} };
     Object.assign(this.faults.stats, Object.fromEntries(Object.keys(this.faults.stats).map((k) => [k, 0])));
   }
 
@@ -150,10 +150,10 @@ export class SandboxServer {
     }
     const wanted = indexes.size + Math.min(request.count ?? 0, ds.productCount - indexes.size);
     // Chosen with a fresh draw per touch call, spread over the whole id range.
-    for (let k = 0; indexes.size < wanted; k++) indexes.add(Math.floor(ds.productCount * unitFloat(ds.seed, SALT.touch, this.touches, k)));
+    for (let k = 0; indexes.size < wanted; k++) indexes.add(Math.floor(ds.productCount * unitFloat(ds.seed, SALT.touch, this.#touches, k)));
     const media = request.media ?? [];
     for (const id of media) if (!Number.isInteger(id) || id < 1 || id > ds.mediaCount) throw new RangeError(`touch: no media ${id}`);
-    this.touches++;
+    this.#touches++;
     const sorted = [...indexes].sort((a, b) => a - b);
     ds.touchProducts(sorted, at);
     ds.touchMedia(media.map((id) => id - 1), at);
@@ -165,7 +165,7 @@ export class SandboxServer {
    * order; default every product), each call drawing afresh: deterministic for a seed and a
    * sequence of calls.
    */
-  private pick(verb: string, request: { ids?: string[]; count?: number }, eligible: (i: number) => boolean): number[] {
+  #pick(verb: string, request: { ids?: string[]; count?: number }, eligible: (i: number) => boolean): number[] {
     const ds = this.dataset;
     const chosen = new Set<number>();
     for (const id of request.ids ?? []) {
@@ -179,20 +179,20 @@ export class SandboxServer {
       const pool: number[] = [];
       for (let i = 0; i < ds.productCount; i++) if (eligible(i) && !chosen.has(i)) pool.push(i);
       for (let k = 0; k < wanted && pool.length > 0; k++) {
-        const j = Math.floor(pool.length * unitFloat(ds.seed, SALT.touch, this.touches, k));
+        const j = Math.floor(pool.length * unitFloat(ds.seed, SALT.touch, this.#touches, k));
         chosen.add(pool[j]!);
         pool[j] = pool[pool.length - 1]!;
         pool.pop();
       }
     }
-    this.touches++;
+    this.#touches++;
     return [...chosen].sort((a, b) => a - b);
   }
 
   /** Products disappear from every result (as deletions do: the API sends no event). */
   hide(request: { ids?: string[]; count?: number }, at = Math.floor(Date.now() / 1000)): MutationResult {
     const ds = this.dataset;
-    const indexes = this.pick('hide', request, (i) => !ds.hidden.has(i));
+    const indexes = this.#pick('hide', request, (i) => !ds.hidden.has(i));
     ds.hideProducts(indexes);
     return { products: indexes.map((i) => ds.productId(i)), at };
   }
@@ -200,7 +200,7 @@ export class SandboxServer {
   /** Hidden products come (back) as new ones, updated at `at`: the way to insert products. */
   reveal(request: { ids?: string[]; count?: number }, at = Math.floor(Date.now() / 1000)): MutationResult {
     const ds = this.dataset;
-    const indexes = this.pick('reveal', request, (i) => ds.hidden.has(i));
+    const indexes = this.#pick('reveal', request, (i) => ds.hidden.has(i));
     ds.revealProducts(indexes, at);
     return { products: indexes.map((i) => ds.productId(i)), at };
   }
@@ -208,33 +208,33 @@ export class SandboxServer {
   /** Sets the status (and optionally `deleted`) of products, updated at `at`. */
   setStatus(request: { ids?: string[]; count?: number; status: (typeof PRODUCT_STATUSES)[number]; deleted?: boolean }, at = Math.floor(Date.now() / 1000)): MutationResult {
     const ds = this.dataset;
-    const indexes = this.pick('status', request, (i) => !ds.hidden.has(i));
+    const indexes = this.#pick('status', request, (i) => !ds.hidden.has(i));
     ds.setProductStatus(indexes, PRODUCT_STATUSES.indexOf(request.status), request.deleted, at);
     return { products: indexes.map((i) => ds.productId(i)), at };
   }
 
-  private count(endpoint: string, status: number): void {
-    const e = (this.counters.byEndpoint[endpoint] ??= {});
+  #count(endpoint: string, status: number): void {
+    const e = (this.#counters.byEndpoint[endpoint] ??= {});
     e[status] = (e[status] ?? 0) + 1;
   }
 
   /** The node:http request listener. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
-    this.counters.requests++;
+    this.#counters.requests++;
     let endpointName = 'unknown';
     res.on('finish', () => {
-      this.count(endpointName, res.statusCode);
+      this.#count(endpointName, res.statusCode);
       this.settings.log?.(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
     });
     res.on('close', () => {
-      if (!res.writableFinished) this.count(endpointName, 0);
+      if (!res.writableFinished) this.#count(endpointName, 0);
     });
     const path = (req.url ?? '/').split('?')[0]!;
     const run = async () => {
       if (path.startsWith('/_sandbox/')) {
         endpointName = 'admin';
-        return this.admin(req, res, path);
+        return this.#admin(req, res, path);
       }
       const find = findRoutes.get(path);
       if (find) {
@@ -243,16 +243,16 @@ export class SandboxServer {
           req.resume();
           return sendError(res, apiError(405, `${find.path} takes GET, not ${req.method}`), { allow: 'GET' });
         }
-        if (!(await this.admit(req, res, find.name))) return;
+        if (!(await this.#admit(req, res, find.name))) return;
         return sendFound(res, findJson(this.dataset, find, new URL(req.url ?? '/', 'http://sandbox').searchParams));
       }
-      const spec = this.byPath.get(path);
+      const spec = this.#byPath.get(path);
       if (!spec) {
         req.resume();
-        return sendError(res, apiError(404, `no endpoint at ${req.method} ${path}; the sandbox serves POST ${[...this.byPath.keys()].join(', ')}`));
+        return sendError(res, apiError(404, `no endpoint at ${req.method} ${path}; the sandbox serves POST ${[...this.#byPath.keys()].join(', ')}`));
       }
       endpointName = spec.name;
-      return this.api(req, res, spec);
+      return this.#api(req, res, spec);
     };
     run().catch((err: unknown) => {
       if (res.headersSent) {
@@ -264,8 +264,8 @@ export class SandboxServer {
     });
   };
 
-  private authenticate(req: IncomingMessage): Credentials {
-    const credentials = this.authorizations.get(req.headers.authorization ?? '');
+  #authenticate(req: IncomingMessage): Credentials {
+    const credentials = this.#authorizations.get(req.headers.authorization ?? '');
     if (!credentials) {
       req.resume();
       throw apiError(401, req.headers.authorization ? 'the API key or secret is not valid for this environment' : 'missing credentials: send HTTP Basic authentication with the API key and secret');
@@ -273,25 +273,25 @@ export class SandboxServer {
     return credentials;
   }
 
-  private async api(req: IncomingMessage, res: ServerResponse, spec: EndpointSpec): Promise<void> {
+  async #api(req: IncomingMessage, res: ServerResponse, spec: EndpointSpec): Promise<void> {
     if (req.method !== 'POST') {
       req.resume();
       return sendError(res, apiError(405, `${spec.path} takes POST, not ${req.method}`), { allow: 'POST' });
     }
-    if (!(await this.admit(req, res, spec.name))) return;
+    if (!(await this.#admit(req, res, spec.name))) return;
     const body = await readJsonBody(req);
-    return this.query(res, spec, body);
+    return this.#query(res, spec, body);
   }
 
   /** Authentication, the rate limit and injected faults; false when the request was answered (or cut) already. */
-  private async admit(req: IncomingMessage, res: ServerResponse, endpoint: string): Promise<boolean> {
-    const credentials = this.authenticate(req);
-    const rate = this.limiter.take(credentials.apiKey);
+  async #admit(req: IncomingMessage, res: ServerResponse, endpoint: string): Promise<boolean> {
+    const credentials = this.#authenticate(req);
+    const rate = this.#limiter.take(credentials.apiKey);
     if (!rate.allowed) {
-      this.counters.rateLimited++;
+      this.#counters.rateLimited++;
       req.resume();
       const headers: Record<string, string> = this.settings.retryAfter ? { 'retry-after': String(Math.max(1, Math.ceil(rate.retryAfterMs / 1000))) } : {};
-      sendError(res, apiError(429, `more than ${this.limiter.limit} requests in ${this.limiter.windowMs / 1000} s for this API key`), headers);
+      sendError(res, apiError(429, `more than ${this.#limiter.limit} requests in ${this.#limiter.windowMs / 1000} s for this API key`), headers);
       return false;
     }
     const { fault, delayMs } = this.faults.onRequest(endpoint);
@@ -313,7 +313,7 @@ export class SandboxServer {
     return true;
   }
 
-  private async query(res: ServerResponse, spec: EndpointSpec, body: Record<string, unknown>): Promise<void> {
+  async #query(res: ServerResponse, spec: EndpointSpec, body: Record<string, unknown>): Promise<void> {
     // The spec gives page.size a default of 100; checkRequest insists on it, so fill it in.
     const page = body.page;
     if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page)) body.page = { ...page, size: DEFAULT_PAGE_SIZE };
@@ -321,13 +321,13 @@ export class SandboxServer {
     const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
     const error = requestError(spec, body, issues, window);
     if (error) throw error;
-    const collection = this.collections[spec.name]!;
+    const collection = this.#collections[spec.name]!;
     const sorting = (body.sorting ?? spec.defaultSorting) as Record<string, unknown> | undefined;
     let matches: Uint32Array;
     try {
       // `{}` is the empty filter where the spec shows no filters (endpoints/index.ts filtersNotShown).
       const filter = spec.filtersNotShown && isEmptyObject(body.filter) ? undefined : body.filter;
-      matches = this.cache.get(collection, { filter, sorting });
+      matches = this.#cache.get(collection, { filter, sorting });
     } catch (err) {
       if (err instanceof FilterValueError) {
         const path = formatPath(err.path);
@@ -368,8 +368,8 @@ export class SandboxServer {
     sendJsonChunks(res, 200, out.finish(), {}, out.pool);
   }
 
-  private async admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    this.authenticate(req);
+  async #admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    this.#authenticate(req);
     const route = `${req.method} ${path}`;
     switch (route) {
       case 'GET /_sandbox/stats': {

@@ -21,11 +21,12 @@
 // Hive partition keys of the path template are left out (their values live in the path).
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../errors.js';
-import { declaredType, type DeclaredTypeName, type FieldType, type RecordField, type RecordSchema } from '../pipeline/record-schema.js';
+import { declaredType, type DeclaredTypeName, type FieldType, type RecordField, type RecordSchema } from '../core/record-schema.js';
 import { stringifyJson } from './jsonl-encoding.js';
 import type { ParquetColumn, ParquetRow, ParquetType } from './parquet-encoder.js';
+import { isPlainObject } from '../values.js';
 
-export { DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES, type DeclaredTypeName as ColumnTypeName } from '../pipeline/record-schema.js';
+export { DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES, type DeclaredTypeName as ColumnTypeName } from '../core/record-schema.js';
 
 /** The JSON column that holds what the schema does not name. */
 export const EXTRA_COLUMN = '_extra';
@@ -456,11 +457,6 @@ function structConverter(members: ReadonlyArray<readonly [string, Converter]>): 
   };
 }
 
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
 
 // ---------------------------------------------------------------------------
 // Shaping records into rows
@@ -565,8 +561,9 @@ function carriesData(value: unknown): boolean {
   return true;
 }
 
-/** `string "0012…"`, `integer 9007199254740993 (…)`, `array [3 items]`, … for messages. */
-export function describeValue(v: unknown): string {
+
+/** `string "0012…"`, `integer 9007199254740993 (…)`, `array [3 items]`, … : a value as a column type sees it. */
+export function describeColumnValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return `array [${v.length} item${v.length === 1 ? '' : 's'}]`;
   if (v instanceof Date) return `date ${v.toISOString()}`;

@@ -1,19 +1,60 @@
 // The sinks: Writable factories registered under `jsonl`, `parquet` and `s3`
 // (for pipeline files) and the same factories as functions (for code).
-import type { SinkDefinition } from '../pipeline/stage.js';
-import { jsonlSinkStage } from './jsonl-sink.js';
-import { parquetSinkStage } from './parquet-sink.js';
-import { s3SinkStage } from './s3-sink.js';
+import type { PartialStageContext } from '../core/default-context.js';
+import type { SinkDefinition, SinkStream } from '../core/stage.js';
+import type { ParquetSchemaHint } from './formats/parquet.js';
+import type { z } from 'zod';
+import type { WithOptionDocs } from '../generated/stage-option-docs.js';
+import { localSink } from './destinations/local.js';
+import { s3Sink as s3Destination } from './destinations/s3.js';
+import { jsonlSinkFormat } from './formats/jsonl.js';
+import { parquetSinkFormat } from './formats/parquet.js';
 import { tableSinkStage } from './table/table-sink.js';
 
-export const sinkStages = [jsonlSinkStage, parquetSinkStage, s3SinkStage, tableSinkStage] as SinkDefinition[];
+/** The formats every destination writes, one line each (ARCHITECTURE.md "Add a format"). */
+export const sinkFormats = [parquetSinkFormat, jsonlSinkFormat] as const;
 
-export { jsonlSink, jsonlSinkOptions, jsonlSinkStage, type JsonlSinkConfig, type JsonlSinkOptions } from './jsonl-sink.js';
-export { parquetSink, parquetSinkOptions, parquetSinkStage, type ParquetSchemaHint, type ParquetSinkConfig, type ParquetSinkOptions } from './parquet-sink.js';
-export { createS3Client, s3Sink, s3SinkOptions, s3SinkStage, type S3Manifest, type S3SinkConfig, type S3SinkOptions } from './s3-sink.js';
-export { tableSink, tableSinkOptions, tableSinkStage, type TableManifest, type TableSinkConfig, type TableSinkOptions, type TableVersion } from './table/table-sink.js';
+/** The destinations, one line each: local files (a stage per format) and S3 (`format:` picks one). */
+const jsonlLocal = localSink(jsonlSinkFormat);
+const parquetLocal = localSink(parquetSinkFormat);
+const s3 = s3Destination(sinkFormats);
+
+export const sinkStages = [jsonlLocal.stage, parquetLocal.stage, s3.stage, tableSinkStage] as SinkDefinition[];
+
+// The code API: each sink's stage, options schema, factory and option types.
+export const { stage: jsonlSinkStage, options: jsonlSinkOptions } = jsonlLocal;
+export const { stage: parquetSinkStage, options: parquetSinkOptions } = parquetLocal;
+export const { stage: s3SinkStage, options: s3SinkOptions } = s3;
+// Typed with the named option types so that an editor shows each option's JSDoc (generated/stage-option-docs.ts).
+/** A JSON Lines sink for code: `await pipeline(source, jsonlSink({path: 'out/products.jsonl.gz'}))`. */
+export const jsonlSink: (options: JsonlSinkOptions, ctx?: PartialStageContext) => SinkStream = jsonlLocal.sink;
+/** A Parquet sink for code; `schemaHint` (a zod schema of the records) types the columns up front. */
+export const parquetSink: (options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream = parquetLocal.sink;
+/** An S3 sink for code: `s3Sink({format: 'parquet', bucket, key})`; credentials from the AWS SDK's chain. */
+export const s3Sink: (options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream = s3.sink;
+/** Options as a caller writes them (defaults optional). */
+export type JsonlSinkOptions = WithOptionDocs<'jsonl', z.input<typeof jsonlSinkOptions>>;
+/** Options after validation and defaults. */
+export type JsonlSinkConfig = z.output<typeof jsonlSinkOptions>;
+export type ParquetSinkOptions = WithOptionDocs<'parquet', z.input<typeof parquetSinkOptions>>;
+export type ParquetSinkConfig = z.output<typeof parquetSinkOptions>;
+export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
+export type S3SinkConfig = z.output<typeof s3SinkOptions>;
+export { createS3Client, type S3Manifest } from './destinations/s3.js';
+export type { ParquetSchemaHint } from './formats/parquet.js';
+export type { SinkCodeExtras } from './destinations/local.js';
+export { defineSinkFormat, type SinkFormat } from './sink-format.js';
+export {
+  tableSink,
+  tableSinkOptions,
+  tableSinkStage,
+  type TableManifest,
+  type TableSinkConfig,
+  type TableSinkOptions,
+  type TableVersion,
+} from './table/table-sink.js';
 export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './column-schema.js';
-export { recordSchemaFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from './zod-column-hints.js';
+export { recordSchemaFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from '../core/zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './path-template.js';
 export { stringifyJson } from './jsonl-encoding.js';
-export type { PartialStageContext } from '../pipeline/default-context.js';
+export type { PartialStageContext } from '../core/default-context.js';

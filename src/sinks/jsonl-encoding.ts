@@ -8,8 +8,9 @@ import type { ByteDestination } from './byte-destination.js';
 import { writeWithBackpressure } from './byte-destination.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { RecordFormat } from './record-sink.js';
-import type { FieldType, RecordSchema } from '../pipeline/record-schema.js';
-import type { StageContext } from '../pipeline/stage.js';
+import type { FieldType } from '../core/record-schema.js';
+import type { StageContext } from '../core/stage.js';
+import { isPlainObject } from '../values.js';
 
 const BATCH_BYTES = 64 * 1024;
 
@@ -169,11 +170,6 @@ function codeNode(type: FieldType): CodeNode | undefined {
 
 const ZEROS = '0000000000000000000000000';
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
 
 function padCodes(node: CodeNode, value: unknown): unknown {
   if ('padTo' in node) {
@@ -210,9 +206,7 @@ function padCodes(node: CodeNode, value: unknown): unknown {
  * rejected record exactly as the stage received it.
  */
 export function jsonlFormat(options: { gzip: boolean; ctx?: Pick<StageContext, 'services'> }): RecordFormat<Record<string, unknown>> {
-  // ctx.services.recordSchema (pipeline/schema-chain.ts RECORD_SCHEMA_SERVICE), read here without importing the
-  // pipeline modules: this file is imported by column-schema.ts.
-  const schema = options.ctx?.services.recordSchema as RecordSchema | undefined;
+  const schema = options.ctx?.services.recordSchema;
   const codes = schema ? codeNode({ kind: 'struct', fields: schema.fields }) : undefined;
   return {
     accept: codes

@@ -3,10 +3,9 @@
 // finishes, or stdout for `-` (ctx.services.stdout, if set, replaces
 // process.stdout; tests and embedding callers use it).
 import { join, resolve, sep } from 'node:path';
-import type { Writable } from 'node:stream';
 import { ConfigError } from '../errors.js';
-import type { StageContext } from '../pipeline/stage.js';
-import { fileLockBackend, RunLock } from '../pipeline/lock.js';
+import type { StageContext } from '../core/stage.js';
+import { fileLockBackend, RunLock } from '../core/lock.js';
 import { AtomicFile } from './atomic-file.js';
 import { removeStaleTemps, removeSuperseded } from './local-dataset.js';
 import { StdoutDestination } from './byte-destination.js';
@@ -35,7 +34,7 @@ export function localPathTemplate(path: string, rotation: RotationOptions, ctx: 
 
 export function createLocalFileSink<Item>(setup: LocalFileSinkSetup<Item>, template: PathTemplate | undefined): RecordSink<Item> {
   const { ctx } = setup;
-  const stdout = ctx.services.stdout as Writable | undefined;
+  const stdout = ctx.services.stdout;
   let lock: RunLock | undefined;
   const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,

@@ -26,10 +26,9 @@
 // product's bytes (photos, organizations, descriptions...). Their values wait
 // for the row group as UTF-8 in one reusable buffer per column (Utf8Column),
 // outside the JS heap, and reach hyparquet-writer as byte views (which it
-// writes as they are, without its own TextEncoder pass). Kept as JS strings, a
-// row group of them was most of the heap that survives young-generation GC,
-// and V8 lets the old generation grow to about four times what survives: in
-// the benchmark's full chain that was the peak RSS.
+// writes as they are, without its own TextEncoder pass): as JS strings a row
+// group of them would be most of the heap that survives young-generation GC, and
+// V8 lets the old generation grow to about four times what survives.
 import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import type { ByteDestination } from './byte-destination.js';
@@ -97,7 +96,7 @@ function leafElement(name: string, type: ScalarKind): SchemaElement {
   const repetition_type = 'OPTIONAL';
   switch (type) {
     case 'string':
-    // JSON leaves are written as UTF8 and annotated JSON when the file is finished (see #annotateJson).
+    // falls through: JSON leaves are written as UTF8 and annotated JSON when the file is finished (see #annotateJson).
     case 'json':
       return { name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type };
     case 'int32':

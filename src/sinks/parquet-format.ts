@@ -5,10 +5,10 @@
 // path as a warning (so the run summary shows it) with a count at the end.
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import type { RecordSchema } from '../pipeline/record-schema.js';
-import type { StageContext } from '../pipeline/stage.js';
+import type { RecordSchema } from '../core/record-schema.js';
+import type { StageContext } from '../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
-import { COLUMN_TYPE_NAMES, ColumnSchema, describeValue, EXTRA_COLUMN, RecordShaper, withDeclaredColumns, type ColumnSchemaSettings } from './column-schema.js';
+import { COLUMN_TYPE_NAMES, ColumnSchema, describeColumnValue, EXTRA_COLUMN, RecordShaper, withDeclaredColumns, type ColumnSchemaSettings } from './column-schema.js';
 import { byteSize } from './option-schemas.js';
 import { CompressionRatio, PARQUET_COMPRESSIONS, ParquetEncoder, type ParquetRow } from './parquet-encoder.js';
 import type { PartEncoder } from './part-encoder.js';
@@ -132,7 +132,7 @@ export class ParquetFormat implements RecordFormat<ParquetRow> {
       ctx.events.emit('warning', {
         code: 'sink.parquet.extra',
         message:
-          `${stage}: field "${path}" (${describeValue(value)}) is not in the Parquet schema or does not fit its column; ` +
+          `${stage}: field "${path}" (${describeColumnValue(value)}) is not in the Parquet schema or does not fit its column; ` +
           `kept in the ${EXTRA_COLUMN} JSON column (declare it in the sink's columns: to give it a column)`,
       });
     };

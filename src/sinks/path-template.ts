@@ -198,8 +198,11 @@ export function formatPart(part: number): string {
   return String(part).padStart(5, '0');
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are among what Hive escapes
+const HIVE_ESCAPED = /[\u0000-\u001f\u007f"#%'*/:=?\\[\]^{}]/g;
+
 /** Hive's escaping of a partition value, plus `.`/`..` and `}` so a value can never climb out of its folder. */
 export function escapePathValue(value: string): string {
   if (value === '.' || value === '..') return value.replace(/\./g, '%2E');
-  return value.replace(/[\u0000-\u001f\u007f"#%'*/:=?\\[\]^{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return value.replace(HIVE_ESCAPED, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }

@@ -16,9 +16,9 @@
 import { Writable } from 'node:stream';
 import { AbortedError, CatalogStreamsError, SinkError } from '../errors.js';
 import type { OutputRecord } from '../events.js';
-import type { SinkStream, StageContext } from '../pipeline/stage.js';
+import type { SinkStream, StageContext } from '../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
-import { isPlainObject } from './column-schema.js';
+import { isPlainObject } from '../values.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { PathTemplate } from './path-template.js';
 import { PartitionedParts, type RotationOptions } from './rotation.js';

@@ -1,12 +1,12 @@
 // Readable object-mode sources, one factory per endpoint, and their stage
 // definitions for the registry (`sourceStages`).
-import type { StageDefinition } from '../pipeline/stage.js';
+import type { StageDefinition } from '../core/stage.js';
 import { queryStages } from './query-sources.js';
 import { streamStages } from './stream-sources.js';
 
 /** Every source stage: products.query, products.stream, media.stream, organizations.query, ... */
 export const sourceStages: StageDefinition[] = [...queryStages, ...streamStages];
-export { FindTransform, findStages, findTransform, mediaFindOptions, productsFindOptions, type FindOptions } from './find-stage.js';
+
 
 export {
   brandsQuery,
@@ -39,4 +39,4 @@ export { chunkFilter, checkChunkableFilter, type ChunkPlan, type FilterChunk } f
 export { CatalogSource, type SourceMeta, type SourceRunOptions } from './source-stream.js';
 export { PagedQuerySource, type Segment } from './paged-query.js';
 export { NdjsonStreamSource, type StreamSegment } from './ndjson-stream.js';
-export { ORIGIN, originOf, setOrigin, keepOrigin, type RecordOrigin } from './origin.js';
+export { ORIGIN, originOf, setOrigin, keepOrigin, type RecordOrigin } from '../core/origin.js';

@@ -1,7 +1,7 @@
 // The reader behind `products.stream` and `media.stream`: one POST per
 // segment (the whole query, or one code chunk), whose NDJSON body is split into
 // lines by split2 (with a maximum line length) and parsed line by line
-// (`{meta: {total, index}, result}`, DESIGN §5).
+// (`{meta: {total, index}, result}`, ARCHITECTURE.md, API rules).
 //
 // Contract checks, each a StreamProtocolError naming the index:
 // - a line that is not JSON, or not of that shape (malformed_line);
@@ -43,7 +43,7 @@ import { type CatalogClient, type CatalogRecord, NetworkError, type StreamEndpoi
 import { errorCodeOf } from '../client/retry-policy.js';
 import { fromJson } from '../client/error-body.js';
 import { truncate } from '../client/errors.js';
-import { setOrigin } from './origin.js';
+import { setOrigin } from '../core/origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
 
 export interface StreamSegment {
@@ -280,7 +280,7 @@ export class NdjsonStreamSource extends CatalogSource {
       if (status !== 204) return this.#resume(`ended without any line (status ${status}; no results is a 204)`, 'empty');
       this.#learnTotal(state, 0);
     }
-    // DESIGN §5: fewer lines than `total` is an error, not success; the body was cut short, so it is resumed first.
+    // ARCHITECTURE.md, API rules: fewer lines than `total` is an error, not success; the body was cut short, so it is resumed first.
     if (state.next < state.total!) return this.#resume(`ended after ${state.next} of ${state.total} lines (truncated)`, 'short');
     this.#pageEvent();
     if (this.#segmentIndex < this.#segments.length - 1) {

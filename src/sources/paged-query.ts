@@ -12,11 +12,9 @@
 //
 // Pages waiting for their turn are kept as bytes (outside the JS heap) and
 // their records are parsed one at a time, as the stream's buffer takes them
-// (CatalogClient.queryLazy): parsed a page at a time, 250 records waited for
-// their turn long enough to be promoted to the old generation, and the page's
-// text was a large string that only a full GC frees; together they set the
-// process's peak RSS in the benchmark. A record now lives only while it goes
-// down the pipeline.
+// (CatalogClient.queryLazy), so that a record lives only while it goes down the
+// pipeline: records parsed ahead of their turn would survive into the old
+// generation, and a page held as one string is freed only by a full GC.
 //
 // Page 0 of a segment is asked for alone: it tells the segment's total, and so
 // how many pages follow (no request for an empty page past the end, which
@@ -47,7 +45,7 @@ import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, Request
 import type { PageSize, QueryRequest } from '../catalog/index.js';
 import { DataError } from '../errors.js';
 import { compact } from '../client/request-summary.js';
-import { setOrigin } from './origin.js';
+import { setOrigin } from '../core/origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
 
 /** A request body without `page`: what a segment sends. */
@@ -124,8 +122,9 @@ const STABLE_SORT_KEYS = new Set(['id', 'createdAt']);
  * The request for page `no` (of `size` records) of a segment. Bodies are built from validated
  * options and the client validates each request again, so the cast only names the endpoint.
  */
-export function pageRequest(body: SourceBody, no: number, size: number): QueryRequest<'products.query'> {
-  return { ...body, page: { no, size: size as PageSize } } as QueryRequest<'products.query'>;
+export function pageRequest<E extends QueryEndpointName>(body: SourceBody, no: number, size: number): QueryRequest<E> {
+  // The body was checked against the endpoint's filters and sortings when the source was made (query-sources.ts).
+  return { ...body, page: { no, size: size as PageSize } } as QueryRequest<E>;
 }
 
 export class PagedQuerySource extends CatalogSource {
@@ -146,9 +145,12 @@ export class PagedQuerySource extends CatalogSource {
   /** Ids of the last RECENT_IDS delivered records (insertion order = delivery order). */
   readonly #recent = new Set<unknown>();
   #rereads = 0;
+  /** `endpoint`, with its type: the paged endpoint this source reads. */
+  readonly #endpoint: QueryEndpointName;
 
   constructor(client: CatalogClient, endpoint: QueryEndpointName, segments: SegmentProducer, options: PagedQueryOptions) {
     super(endpoint, { ...options, events: options.events ?? client.events });
+    this.#endpoint = endpoint;
     this.#client = client;
     this.#pageSize = options.pageSize;
     this.#concurrency = Math.max(1, options.concurrency);
@@ -175,7 +177,7 @@ export class PagedQuerySource extends CatalogSource {
 
   /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
   #fetch(body: SourceBody, no: number, size: number): Promise<LazyPage> {
-    return this.#client.queryLazy(this.endpoint as 'products.query', pageRequest(body, no, size), { signal: this.signal, events: this.events });
+    return this.#client.queryLazy(this.#endpoint, pageRequest(body, no, size), { signal: this.signal, events: this.events });
   }
 
   /**

@@ -11,11 +11,11 @@
 // until the stream starts.
 import type { z } from 'zod';
 import { type PageSize, endpoints } from '../catalog/index.js';
-import type { CatalogClient, LazyPage, QueryEndpointName, StreamEndpointName } from '../client/index.js';
+import { type CatalogClient, isStreamEndpoint, type LazyPage, type QueryEndpointName, type StreamEndpointName } from '../client/index.js';
 import { ConfigError } from '../errors.js';
 import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
-import { parseStageOptions } from '../pipeline/issues.js';
+import { parseStageOptions } from '../core/issues.js';
 import { QUERY_OPTION_SCHEMAS, defaultSorting, requestBody } from './query-sources.js';
 import { PROBE_PAGE_SIZE, type SliceStats, createdAtWindows, isCapped } from './sliced-products-query.js';
 import { STREAM_OPTION_SCHEMAS } from './stream-sources.js';
@@ -62,14 +62,14 @@ export async function plan(client: CatalogClient, type: SourceType, options: unk
   let planRequests = 0;
   let requests = 0;
 
-  if (endpoints[type].mode === 'stream') {
+  if (isStreamEndpoint(type)) {
     for (const c of chunks.chunks) slices.push({ label: c.label, filter: c.filter, requests: 1 });
     requests = slices.length;
   } else {
     const pageSize = parsed.pageSize!;
     const probe = (body: SourceBody, no: number, size: number): Promise<LazyPage> => {
       planRequests++;
-      return client.queryLazy(type as 'products.query', pageRequest(body, no, size), run);
+      return client.queryLazy(type, pageRequest(body, no, size), run);
     };
     const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
     for (const c of chunks.chunks) {

@@ -2,7 +2,7 @@
 // `meta.total` at 10000 too, so a total of 10000 or more means "maybe more").
 //
 // The query is sliced into `createdAt` windows `{from, until}` (inclusive unix
-// seconds, DESIGN §5), each AND-ed with the user's filter (so a createdAt the
+// seconds, ARCHITECTURE.md, API rules), each AND-ed with the user's filter (so a createdAt the
 // user gave is intersected, whatever its form), until every window holds
 // fewer than 10000 matches. Windows are disjoint integer ranges that cover the
 // whole span, so every product falls in exactly one window: products sharing

@@ -5,11 +5,11 @@
 import { z } from 'zod';
 import type { EndpointFilter, EndpointSorting } from '../catalog/index.js';
 import type { CatalogClient, StreamEndpointName } from '../client/index.js';
-import { defineStage } from '../pipeline/stage.js';
+import { defineStage } from '../core/stage.js';
 import { chunkFilter } from './code-chunks.js';
 import { NdjsonStreamSource } from './ndjson-stream.js';
 import { filterOption, maxLineLengthOption, maxResumesOption, sortingOption } from './options.js';
-import { parseStageOptions } from '../pipeline/issues.js';
+import { parseStageOptions } from '../core/issues.js';
 import { clientOf, defaultSorting, requestBody } from './query-sources.js';
 import type { SourceRunOptions } from './source-stream.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';

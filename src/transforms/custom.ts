@@ -7,15 +7,17 @@
 // What drops a record is explicit: null from a map or flat-map, a falsy value
 // from a filter; undefined (a forgotten `return`) fails the run naming the
 // module, the export and the record. `timeout` bounds each call's Promise.
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { duration } from '../pipeline/duration.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { duration } from '../core/duration.js';
+import type { LocatedIssue } from '../core/issues.js';
+import { defineStage, type PreflightEnv, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
 import { FunctionTransform, type RecordFunction } from './functional.js';
-import { DECLARED_TYPE_NAMES, declaredType, upsertFields, type RecordSchema } from '../pipeline/record-schema.js';
+import { DECLARED_TYPE_NAMES, declaredType, upsertFields, type RecordSchema } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const CustomOptionsSchema = z.strictObject({
@@ -101,6 +103,17 @@ function customSchema(input: RecordSchema, options: z.output<typeof CustomOption
   return { fields: options.inputColumns === 'keep' ? upsertFields(input.fields, declared) : declared };
 }
 
+/**
+ * The module must exist, so `validate` (no network, no code run) catches a wrong path;
+ * loading it, which runs its code, waits for the run.
+ */
+function customModuleExists(options: { module: string }, env: PreflightEnv): LocatedIssue[] {
+  const spec = options.module;
+  const file = spec.startsWith('file:') ? fileURLToPath(spec) : isAbsolute(spec) ? spec : resolve(env.baseDir, spec);
+  if (existsSync(file)) return [];
+  return [{ path: ['module'], message: `module "${spec}" does not exist (looked for ${file}; relative paths start at the pipeline file's folder)`, kind: 'value' }];
+}
+
 export const customStage = defineStage({
   kind: 'transform',
   type: 'custom',
@@ -109,9 +122,8 @@ export const customStage = defineStage({
   options: CustomOptionsSchema,
   create: createCustom,
   schema: customSchema,
+  preflight: customModuleExists,
 });
 
 /** Code API twin of the pipeline file's `custom` stage (in code, `map(fn)` is simpler). */
-export function custom(options: CustomOptions, ctx: StageContext = defaultStageContext()): FunctionTransform {
-  return createCustom(parseStageOptions('custom', CustomOptionsSchema, options), ctx);
-}
+export const custom = stageFactory(customStage);

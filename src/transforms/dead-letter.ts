@@ -7,8 +7,8 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
 import { DataError } from '../errors.js';
-import type { SinkStream, StageContext } from '../pipeline/stage.js';
-import { originOf, type RecordOrigin } from '../sources/origin.js';
+import type { SinkStream, StageContext } from '../core/stage.js';
+import { originOf, type RecordOrigin } from '../core/origin.js';
 import { RecordTransform } from './record-transform.js';
 
 export const INVALID_ACTIONS = ['fail', 'skip', 'dead-letter'] as const;
@@ -111,15 +111,6 @@ export class InvalidRecordError extends DataError {
   }
 }
 
-/** `number 12345678901234`, `string "gone"`, `null`, `nothing (the field is missing)`. */
-export function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)}`;
-  if (Array.isArray(value)) return `an array of ${value.length}`;
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
-}
 
 /** `products.query page 3, index 812`, `media.stream index 5`. */
 export function describeOrigin(origin: RecordOrigin | undefined): string | undefined {

@@ -4,9 +4,9 @@
 // Within one incremental at-least-once extract, repeated records are the same
 // version, so the first copy is as good as the last. Memory: one Set of keys.
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { ConfigError } from '../errors.js';
 import { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
@@ -89,6 +89,4 @@ export const dedupeStage = defineStage({
 });
 
 /** Code API: `dedupe()` or `dedupe({key: ['id', 'meta.updatedAt']})`. */
-export function dedupe(options: DedupeOptions = {}, ctx: StageContext = defaultStageContext()): DedupeTransform {
-  return new DedupeTransform(parseStageOptions('dedupe', DedupeOptionsSchema, options), ctx);
-}
+export const dedupe = stageFactory(dedupeStage);

@@ -2,12 +2,12 @@
 // (`meta.createdAt`, `photos[].organizations`). Objects on the way are copied;
 // the input record is not changed.
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from './field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { keepOrigin } from '../core/origin.js';
+import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import { rewriteContainer, schemaSteps, type RecordSchema } from '../pipeline/record-schema.js';
+import { rewriteContainer, schemaSteps, type RecordSchema } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const DropOptionsSchema = z.strictObject({
@@ -60,6 +60,4 @@ export const dropStage = defineStage({
 });
 
 /** Code API: `drop({fields: ['embedUrl', 'photos[].organizations']})`. */
-export function drop(options: DropOptions, ctx: StageContext = defaultStageContext()): DropTransform {
-  return new DropTransform(parseStageOptions('drop', DropOptionsSchema, options), ctx);
-}
+export const drop = stageFactory(dropStage);

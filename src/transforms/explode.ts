@@ -2,12 +2,12 @@
 // the parent's id and any other parent values asked for. Object elements
 // become the row's fields; other elements (codes, strings) go into one column.
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, parseFieldPath, type Getter } from './field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { keepOrigin } from '../core/origin.js';
+import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import { JSON_TYPE, typeAtPath, upsertFields, type RecordField, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
+import { JSON_TYPE, typeAtPath, upsertFields, type RecordField, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const ExplodeOptionsSchema = z.strictObject({
@@ -107,6 +107,4 @@ export const explodeStage = defineStage({
 });
 
 /** Code API: `explode({field: 'photos'})`. */
-export function explode(options: ExplodeOptions, ctx: StageContext = defaultStageContext()): ExplodeTransform {
-  return new ExplodeTransform(parseStageOptions('explode', ExplodeOptionsSchema, options), ctx);
-}
+export const explode = stageFactory(explodeStage);

@@ -3,12 +3,12 @@
 // organizations, `meta.updatedAt` one value. `first: true` takes the first
 // value of a list path (null when there is none).
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { compileGetter, parseFieldPath, shallowCopy, type Getter } from './field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { compileGetter, parseFieldPath, shallowCopy, type Getter } from '../core/field-path.js';
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import { JSON_TYPE, typeAtPath, upsertFields, type RecordSchema } from '../pipeline/record-schema.js';
+import { JSON_TYPE, typeAtPath, upsertFields, type RecordSchema } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 const ColumnSpec = z.union([
@@ -103,6 +103,4 @@ export const extractStage = defineStage({
 });
 
 /** Code API: `extract({columns: {brand_ids: 'brands[].id'}})`. */
-export function extract(options: ExtractOptions, ctx: StageContext = defaultStageContext()): ExtractTransform {
-  return new ExtractTransform(parseStageOptions('extract', ExtractOptionsSchema, options), ctx);
-}
+export const extract = stageFactory(extractStage);

@@ -11,13 +11,13 @@ import { z } from 'zod';
 import { localizedFieldPaths, resourceSchemas } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from './field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { keepOrigin } from '../core/origin.js';
+import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
-import { rewriteContainer, schemaSteps, withField, type RecordField, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
+import { rewriteContainer, schemaSteps, withField, type RecordField, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 const LocaleList = z.array(z.string().min(1, { message: 'a locale code cannot be empty' }));
@@ -206,6 +206,4 @@ export const flattenLocalesStage = defineStage({
 });
 
 /** Code API: `flattenLocales({locales: ['en', 'nl'], fallback: ['en', 'nl', 'fr']})`. */
-export function flattenLocales(options: FlattenLocalesOptions, ctx: StageContext = defaultStageContext()): FlattenLocalesTransform {
-  return new FlattenLocalesTransform(parseStageOptions('flatten-locales', FlattenLocalesOptionsSchema, options), ctx);
-}
+export const flattenLocales = stageFactory(flattenLocalesStage);

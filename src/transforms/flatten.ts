@@ -3,11 +3,12 @@
 // `weightWithUnit_value`). Lists stay lists (Parquet list columns); null stays
 // null under the object's own name.
 import { z } from 'zod';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import type { RecordField, RecordSchema } from '../pipeline/record-schema.js';
+import type { RecordField, RecordSchema } from '../core/record-schema.js';
+import { isPlainObject } from '../values.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const FlattenOptionsSchema = z.strictObject({
@@ -19,9 +20,6 @@ export const FlattenOptionsSchema = z.strictObject({
 /** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
 export type FlattenOptions = WithOptionDocs<'flatten', z.input<typeof FlattenOptionsSchema>>;
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function flattenSchema(input: RecordSchema, options: z.output<typeof FlattenOptionsSchema>): RecordSchema {
   const only = options.fields ? new Set(options.fields) : undefined;
@@ -85,6 +83,4 @@ export const flattenStage = defineStage({
 });
 
 /** Code API: `flatten()` or `flatten({fields: ['meta'], separator: '__'})`. */
-export function flatten(options: FlattenOptions = {}, ctx: StageContext = defaultStageContext()): FlattenTransform {
-  return new FlattenTransform(parseStageOptions('flatten', FlattenOptionsSchema, options), ctx);
-}
+export const flatten = stageFactory(flattenStage);

@@ -18,9 +18,9 @@
 // Records are plain objects; one returned in place of its input gets the
 // input's origin if it has none. Calls run one at a time, in order.
 import { DataError } from '../errors.js';
-import type { StageContext } from '../pipeline/stage.js';
-import { keepOrigin, originOf } from '../sources/origin.js';
-import { defaultStageContext } from './code-api.js';
+import type { StageContext } from '../core/stage.js';
+import { keepOrigin, originOf } from '../core/origin.js';
+import { defaultStageContext, type PartialStageContext } from '../core/default-context.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 
 export type FunctionKind = 'map' | 'filter' | 'flat-map';
@@ -162,16 +162,16 @@ function describeId(record: object): string {
 }
 
 /** Code API: a stage applying `fn` to every record; null drops the record (undefined is an error). */
-export function map<In extends object = any, Out extends object = any>(fn: MapFunction<In, Out>, ctx: StageContext = defaultStageContext()): FunctionTransform {
-  return new FunctionTransform('map', 'map', fn, ctx);
+export function map<In extends object = any, Out extends object = any>(fn: MapFunction<In, Out>, ctx?: PartialStageContext): FunctionTransform {
+  return new FunctionTransform('map', 'map', fn, defaultStageContext(ctx));
 }
 
 /** Code API: a stage keeping the records for which `fn` returns a truthy value (or a Promise of one). */
-export function filter<In extends object = any>(fn: FilterFunction<In>, ctx: StageContext = defaultStageContext()): FunctionTransform {
-  return new FunctionTransform('filter', 'filter', fn, ctx);
+export function filter<In extends object = any>(fn: FilterFunction<In>, ctx?: PartialStageContext): FunctionTransform {
+  return new FunctionTransform('filter', 'filter', fn, defaultStageContext(ctx));
 }
 
 /** Code API: a stage emitting every record of the list `fn` returns (a record or null also work). */
-export function flatMap<In extends object = any, Out extends object = any>(fn: FlatMapFunction<In, Out>, ctx: StageContext = defaultStageContext()): FunctionTransform {
-  return new FunctionTransform('flat-map', 'flat-map', fn, ctx);
+export function flatMap<In extends object = any, Out extends object = any>(fn: FlatMapFunction<In, Out>, ctx?: PartialStageContext): FunctionTransform {
+  return new FunctionTransform('flat-map', 'flat-map', fn, defaultStageContext(ctx));
 }

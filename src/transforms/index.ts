@@ -1,6 +1,6 @@
 // The transform stages: definitions for the registry (pipeline files, the
 // `stages` command) and typed factories for the code API.
-import type { StageDefinition } from '../pipeline/stage.js';
+import type { StageDefinition } from '../core/stage.js';
 import { customStage } from './custom.js';
 import { dedupeStage } from './dedupe.js';
 import { dropStage } from './drop.js';
@@ -31,7 +31,7 @@ export const transformStages: StageDefinition[] = [
 ];
 
 export { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
-export { defaultStageContext } from './code-api.js';
+export { defaultStageContext } from '../core/default-context.js';
 export {
   INVALID_ACTIONS,
   InvalidRecordError,
@@ -39,7 +39,7 @@ export {
   type InvalidAction,
   type RecordIssue,
 } from './dead-letter.js';
-export { compileGetter, parseFieldPath, type FieldPath, type Getter, type PathStep } from './field-path.js';
+export { FindTransform, findStages, findTransform, mediaFindOptions, productsFindOptions, type FindOptions } from './find-stage.js';
 export { validate, validateStage, ValidateTransform, ValidateOptionsSchema, type ValidateOptions, type ValidateStats } from './validate.js';
 export {
   flattenLocales,

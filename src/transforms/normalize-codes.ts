@@ -1,5 +1,5 @@
 // normalize-codes: product codes become strings of digits with their leading
-// zeros (DESIGN §5), whether the service sent an integer (JSON dropped the
+// zeros (ARCHITECTURE.md, API rules), whether the service sent an integer (JSON dropped the
 // zeros) or a digit string (the live service). EAN/GTIN: eanGtin8/12/13/14 are
 // padded to their declared length, a list of codes (ean[]) to 13 digits (14 for
 // a 14-digit code). National codes of fixed length (CNK 7, CIP13/ACL13 13,
@@ -12,13 +12,14 @@ import { z } from 'zod';
 import type { FieldInfo } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
-import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from './field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
+import { describeValue } from '../values.js';
+import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from '../core/field-path.js';
 import type { RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource, type StageResource } from './resource.js';
-import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
+import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const NormalizeCodesOptionsSchema = z
@@ -211,6 +212,4 @@ export const normalizeCodesStage = defineStage({
 });
 
 /** Code API: `normalizeCodes()` normalizes every code field of a product. */
-export function normalizeCodes(options: NormalizeCodesOptions = {}, ctx: StageContext = defaultStageContext()): NormalizeCodesTransform {
-  return new NormalizeCodesTransform(parseStageOptions('normalize-codes', NormalizeCodesOptionsSchema, options), ctx);
-}
+export const normalizeCodes = stageFactory(normalizeCodesStage);

@@ -3,12 +3,12 @@
 // null by default, so every output record has the same columns.
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
-import { parseFieldPath } from './field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { keepOrigin } from '../core/origin.js';
+import { parseFieldPath } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../pipeline/record-schema.js';
+import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const MissingOption = z
@@ -109,6 +109,4 @@ export const pickStage = defineStage({
 });
 
 /** Code API: `pick({fields: ['id', 'name_en', 'photo_url']})`. */
-export function pick(options: PickOptions, ctx: StageContext = defaultStageContext()): PickTransform {
-  return new PickTransform(parseStageOptions('pick', PickOptionsSchema, options), ctx);
-}
+export const pick = stageFactory(pickStage);

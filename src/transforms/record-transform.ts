@@ -7,7 +7,7 @@
 // Transform, so a chain of cheap stages pays the per-record stream cost once.
 import { Transform, type TransformCallback } from 'node:stream';
 import { DataError } from '../errors.js';
-import type { StageContext } from '../pipeline/stage.js';
+import type { StageContext } from '../core/stage.js';
 
 /** Counts in log lines with thousands separators (1,234,567). */
 const count = (n: number) => n.toLocaleString('en-US');

@@ -1,9 +1,9 @@
 // rename: renames top-level fields, keeping every field's position.
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
@@ -73,6 +73,4 @@ export const renameStage = defineStage({
 });
 
 /** Code API: `rename({fields: {name_en: 'title'}})`. */
-export function rename(options: RenameOptions, ctx: StageContext = defaultStageContext()): RenameTransform {
-  return new RenameTransform(parseStageOptions('rename', RenameOptionsSchema, options), ctx);
-}
+export const rename = stageFactory(renameStage);

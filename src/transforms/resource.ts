@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { RESOURCE_NAMES, describeSchema, resourceSchemas, type FieldInfo, type ResourceName } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
-import type { StageContext } from '../pipeline/stage.js';
+import type { StageContext } from '../core/stage.js';
 
 export const ResourceOption = z
   .enum(RESOURCE_NAMES as [ResourceName, ...ResourceName[]])

@@ -9,13 +9,13 @@
 import { z } from 'zod';
 import { FrontalPhotoType, PhotoType } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
-import { shallowCopy } from './field-path.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { keepOrigin } from '../sources/origin.js';
-import { defaultStageContext, parseStageOptions } from './code-api.js';
+import { shallowCopy } from '../core/field-path.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
-import { upsertFields, type FieldType, type RecordSchema, type SchemaEnv } from '../pipeline/record-schema.js';
+import { upsertFields, type FieldType, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const MEDIA_SIZES = ['thumbnail', 'medium', 'large', 'huge'] as const;
@@ -339,6 +339,4 @@ export const selectMediaFormatStage = defineStage({
 });
 
 /** Code API: `selectMediaFormat({formats: ['largeWebp', 'large']})`. */
-export function selectMediaFormat(options: SelectMediaFormatOptions = {}, ctx: StageContext = defaultStageContext()): SelectMediaFormatTransform {
-  return new SelectMediaFormatTransform(parseStageOptions('select-media-format', SelectMediaFormatOptionsSchema, options), ctx);
-}
+export const selectMediaFormat = stageFactory(selectMediaFormatStage);

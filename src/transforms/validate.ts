@@ -3,11 +3,12 @@
 // same object, so its origin stays with it).
 import { z } from 'zod';
 import type { FieldInfo, ResourceName } from '../catalog/index.js';
-import { joinPath } from '../pipeline/issues.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { parseStageOptions, defaultStageContext } from './code-api.js';
-import { CheckingTransform, checkInvalidPolicy, describeValue, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';
-import { genericPath } from './field-path.js';
+import { joinPath } from '../core/issues.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { stageFactory } from '../core/stage-factory.js';
+import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';
+import { describeValue } from '../values.js';
+import { genericPath } from '../core/field-path.js';
 import type { RecordOutput, StageStats } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { compileSchemaCheck, type SchemaCheck } from './schema-check.js';
@@ -234,6 +235,4 @@ export const validateStage = defineStage({
 });
 
 /** Code API: `validate({resource: 'product', onInvalid: 'skip'})`. */
-export function validate(options: ValidateOptions = {}, ctx: StageContext = defaultStageContext()): ValidateTransform {
-  return new ValidateTransform(parseStageOptions('validate', ValidateOptionsSchema, options), ctx);
-}
+export const validate = stageFactory(validateStage);

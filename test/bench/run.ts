@@ -1,4 +1,4 @@
-// `npm run bench`: DESIGN §6 as numbers. Every measured scenario runs in a
+// `npm run bench`: ARCHITECTURE.md, Quality bars as numbers. Every measured scenario runs in a
 // child process of its own (`node --expose-gc dist/test/bench/<scenario>.js`),
 // against a sandbox in yet another process (`catalog-streams sandbox`), so a
 // scenario's CPU and peak RSS are its own. Prints one table row per scenario
@@ -11,7 +11,7 @@
 //     --strict:   exit 1 when a target is missed (otherwise a missed target is reported, exit 0)
 //   node --expose-gc dist/test/bench/run.js sources transforms serving   # the older single-layer benches
 //
-// Scenarios (issue "Benchmarks", DESIGN §6):
+// Scenarios (issue "Benchmarks", ARCHITECTURE.md, Quality bars):
 //   chain   sandbox -> products.query -> validate -> flatten-locales -> select-media-format ->
 //           normalize-codes -> Parquet (200,000 products, rate limit lifted), the same code path as
 //           `catalog-streams run` (parsePipelines + createRegistry + runPipeline); beside it the floor

@@ -63,6 +63,8 @@ describe('shipped pipelines: run against the sandbox', () => {
   });
 
   it('demo.yml with --sandbox: every selectable product into Parquet and every media record into JSONL.gz', async () => {
+    // One line: test/docs/readme-commands.test.ts finds this argv here as the README's demo command.
+    // prettier-ignore
     const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--sandbox', '--profile', 'spec', '--sandbox-products', '2500', '--sandbox-rate-limit', '0'], { cwd: ws.dir, env: cleanEnv() });
     expect(code, stderr).toBe(0);
     // The CLI's sandbox has the default seed: the same data as this one.

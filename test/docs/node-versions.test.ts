@@ -37,7 +37,7 @@ function satisfies(version: string, range: string): boolean {
     let m: RegExpExecArray | null;
     if ((m = /^>=(\d+(?:\.(?:\d+|x))*)$/.exec(a))) return cmp(v, parse(m[1]!)) >= 0;
     if ((m = /^\^(\d+(?:\.\d+)*)$/.exec(a))) return v[0] === parse(m[1]!)[0] && cmp(v, parse(m[1]!)) >= 0;
-    if ((m = /^(\d+)\.(\d+)\.(\d+)$/.exec(a))) return cmp(v, parse(a)) === 0;
+    if (/^(\d+)\.(\d+)\.(\d+)$/.test(a)) return cmp(v, parse(a)) === 0;
     throw new Error(`an engines range this test cannot read: "${range}"`);
   });
 }

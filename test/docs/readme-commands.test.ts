@@ -137,7 +137,7 @@ describe('README commands', () => {
     // The npm scripts the README names are the ones these cover.
     const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts.demo).toBe('node scripts/demo.mjs');
-    expect(pkg.scripts.test).toBe('tsc -p tsconfig.json && vitest run');
+    expect(pkg.scripts.test).toBe('tsc -p tsconfig.json && npm run lint:deps && npm run lint && npm run format:check && vitest run');
     expect(pkg.scripts.bench).toBe('tsc -p tsconfig.json && node --expose-gc dist/test/bench/run.js');
     // The scheduling test reads both examples from the README's Scheduling section.
     const lineOf = (index: number) => readme.slice(0, index).split('\n').length;

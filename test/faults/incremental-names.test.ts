@@ -10,7 +10,7 @@ import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines, type LoadedPipeline } from '../../src/pipeline/loader.js';
 import { Redactor } from '../../src/pipeline/env.js';
 import { runPipeline } from '../../src/pipeline/runner.js';
-import { defineStage, type SinkStream } from '../../src/pipeline/stage.js';
+import { defineStage, type SinkStream } from '../../src/core/stage.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { jsonLines, jsonlIds, leftBehind, pipelineWorkspace, runCli, runPath, sandboxEnv, summaryRunId, type PipelineWorkspace } from './support.js';
 

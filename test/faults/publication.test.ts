@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { RunFailedError, runPipeline } from '../../src/pipeline/runner.js';
-import { defineStage } from '../../src/pipeline/stage.js';
+import { defineStage } from '../../src/core/stage.js';
 import type { S3Manifest } from '../../src/sinks/index.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';

@@ -6,7 +6,7 @@
 // healthy server publishes the object and the manifest listing it, every id
 // once, with no credential in the manifest.
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { basicAuthorization } from '../helpers/sandbox.js';
 import { expectExactIds, faultFixture, jsonLines, runCli, sandboxEnv, summaryRunId } from './support.js';

@@ -7,7 +7,7 @@
 //   matches): no file under a final name, the cursor stays; the rerun writes
 //   every id exactly once (windows never overlap) and advances the cursor.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { type PipelineWorkspace, expectExactIds, jsonLines, jsonlIds, leftBehind, parquetIds, pipelineWorkspace, productIdsWithStatus, runCli, runPath, sandboxEnv, startCli, summaryRunId } from './support.js';

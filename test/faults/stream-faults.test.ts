@@ -1,5 +1,5 @@
-// Fault matrix: NDJSON streams (products.stream) breaking in each way DESIGN
-// §5 names, through the built CLI (real exit codes and JSON log lines) against
+// Fault matrix: NDJSON streams (products.stream) breaking in each way ARCHITECTURE.md
+// (API rules) names, through the built CLI (real exit codes and JSON log lines) against
 // a sandbox in this process. A cut stream is resumed and the run succeeds with
 // every id exactly once; a malformed line, an `{"error":...}` line or fewer
 // lines than `total` on every request (a stream short once is resumed, see

@@ -1,4 +1,4 @@
-// The lossless property (DESIGN §6, issue 11): every leaf value of an input record is found in the
+// The lossless property (ARCHITECTURE.md, Lossless; issue 11): every leaf value of an input record is found in the
 // output records of the same id, under its own name or the name a transform gave it, unless a
 // stage's documented purpose removes it (drop, pick, unrequested locales of flatten-locales (a fallback column keeps the locale it took),
 // select-media-format with keepOriginal: false, the parent fields explode does not carry).

@@ -1,8 +1,8 @@
 // A StageContext for unit and integration tests of single stages: real events,
 // a real AbortController, and createSink backed by a registry of the caller's choice.
 import { RunEvents } from '../../src/events.js';
-import { StageRegistry } from '../../src/pipeline/registry.js';
-import type { RunDescription, SinkStream, StageContext, StageDefinition } from '../../src/pipeline/stage.js';
+import { StageRegistry } from '../../src/core/registry.js';
+import type { RunDescription, SinkStream, StageContext, StageDefinition } from '../../src/core/stage.js';
 
 export interface TestContext extends StageContext {
   events: RunEvents;

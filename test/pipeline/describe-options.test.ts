@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { builtinStages } from '../../src/pipeline/builtins.js';
 import { describeOptions, formatStageList, formatStageReference } from '../../src/pipeline/describe-options.js';
-import { keysAt } from '../../src/pipeline/issues.js';
+import { keysAt } from '../../src/core/issues.js';
 import { runMain } from '../cli/cli-process.js';
 
 describe('describeOptions', () => {

@@ -4,11 +4,13 @@
 import { Transform } from 'node:stream';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
+import { ENDPOINT_NAMES, endpoints } from '../../src/catalog/index.js';
 import { ConfigError } from '../../src/errors.js';
+import { sinkFormats } from '../../src/sinks/index.js';
 import { builtinStages, createRegistry } from '../../src/pipeline/builtins.js';
 import { closestName } from '../../src/closest-name.js';
-import { StageRegistry } from '../../src/pipeline/registry.js';
-import { defineStage } from '../../src/pipeline/stage.js';
+import { StageRegistry } from '../../src/core/registry.js';
+import { defineStage } from '../../src/core/stage.js';
 import { testContext } from '../helpers/stage-context.js';
 
 const upper = defineStage({
@@ -29,21 +31,10 @@ describe('StageRegistry', () => {
   it('holds every built-in stage once, by kind', () => {
     const registry = createRegistry();
     expect(registry.list()).toHaveLength(builtinStages.length);
-    expect(registry.types('source')).toEqual([
-      'products.query',
-      'organizations.query',
-      'corrections.query',
-      'updates.query',
-      'brands.query',
-      'catalog-categories.query',
-      'media.query',
-      'public-categories.query',
-      'dietary-restrictions.query',
-      'colors.query',
-      'products.stream',
-      'media.stream',
-    ]);
-    expect(registry.types('sink')).toEqual(['jsonl', 'parquet', 's3', 'table']);
+    // A source per paged or stream endpoint of the endpoint table; a local sink per format, s3, and table.
+    const sourceEndpoints = ENDPOINT_NAMES.filter((name) => endpoints[name].mode === 'paged' || endpoints[name].mode === 'stream');
+    expect(registry.types('source').sort()).toEqual([...sourceEndpoints].sort());
+    expect(registry.types('sink').sort()).toEqual([...sinkFormats.map((f) => f.name), 's3', 'table'].sort());
     expect(() => createRegistry().register(upper, upper)).toThrow('stage type "uppercase-id" is registered twice');
   });
 

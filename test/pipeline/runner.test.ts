@@ -17,7 +17,7 @@ import { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { RunFailedError, fuseTransforms, nextCursor, runPipeline, withUpdatedSince, type RunOptions } from '../../src/pipeline/runner.js';
-import { defineStage } from '../../src/pipeline/stage.js';
+import { defineStage } from '../../src/core/stage.js';
 import type { RecordTransform } from '../../src/transforms/index.js';
 import { filter, map, pick } from '../../src/transforms/index.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';

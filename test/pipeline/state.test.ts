@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3ObjectIO } from '../../src/cli/s3-state-io.js';
-import { CatalogStreamsError, ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { openStateStore, type PipelineState } from '../../src/pipeline/state.js';
 import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../helpers/s3-server.js';
 

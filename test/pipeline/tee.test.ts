@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunEvents, type OutputRecord } from '../../src/events.js';
-import type { SinkStream } from '../../src/pipeline/stage.js';
+import type { SinkStream } from '../../src/core/stage.js';
 import { TeeSink } from '../../src/pipeline/tee.js';
 import { jsonlSink, parquetSink, sinkStages } from '../../src/sinks/index.js';
 import { testContext } from '../helpers/stage-context.js';

@@ -1,4 +1,4 @@
-// The sandbox's error answers over loopback (DESIGN §5 bodies): 400 for
+// The sandbox's error answers over loopback (ARCHITECTURE.md, API rules bodies): 400 for
 // structural problems, 422 with violations for values a filter does not
 // accept, 401 for missing or wrong credentials, 404/405/415, and the
 // per-credential rolling-window rate limit (429 too_many_requests).

@@ -1,6 +1,6 @@
 // Every products filter of spec §4.2 over loopback, alone and inside
 // and/or/not, against an independent predicate over the served records
-// (DESIGN §5 semantics: a list matches any value; {from, until} inclusive;
+// (ARCHITECTURE.md, API rules semantics: a list matches any value; {from, until} inclusive;
 // plain createdAt/updatedSince mean "since"; plain officialDeletionAt means
 // "exactly"). products/stream returns every match, so sets compare exactly.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

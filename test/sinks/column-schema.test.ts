@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { gtinCode, Localized, LocalizedOrText, nationalCode, UnixTimestamp } from '../../src/catalog/primitives.js';
 import { resourceSchemas } from '../../src/catalog/resources/index.js';
-import { leafPaths, type RecordSchema } from '../../src/pipeline/record-schema.js';
+import { leafPaths, type RecordSchema } from '../../src/core/record-schema.js';
 import { ColumnSchema, RecordShaper, withDeclaredColumns, type ColumnSchemaSettings } from '../../src/sinks/column-schema.js';
-import { recordSchemaFromZod, resourceSchemaFromContext } from '../../src/sinks/zod-column-hints.js';
+import { recordSchemaFromZod, resourceSchemaFromContext } from '../../src/core/zod-column-hints.js';
 
 const settings: ColumnSchemaSettings = { nested: 'flatten', lists: 'native', timestamps: 'millis', timestampInput: 'seconds', prices: 'minor-units', excluded: new Set() };
 

@@ -7,7 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortedError, ConfigError, SinkError } from '../../src/errors.js';
 import type { OutputRecord } from '../../src/events.js';
-import type { SinkStream } from '../../src/pipeline/stage.js';
+import type { SinkStream } from '../../src/core/stage.js';
 import { jsonlSink, sinkStages, stringifyJson } from '../../src/sinks/index.js';
 import { testContext } from '../helpers/stage-context.js';
 import { productRecords, randomBatches, tempDir } from './records.js';

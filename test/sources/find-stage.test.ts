@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FindTransform, findTransform } from '../../src/sources/index.js';
+import { FindTransform, findTransform } from '../../src/transforms/index.js';
 import { builtinStages, createRegistry } from '../../src/pipeline/builtins.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { testContext } from '../helpers/stage-context.js';

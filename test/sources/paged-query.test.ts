@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../src/client/index.js';
 import { AbortedError, ConfigError, DataError, RequestValidationError } from '../../src/errors.js';
-import { StageRegistry } from '../../src/pipeline/registry.js';
+import { StageRegistry } from '../../src/core/registry.js';
 import { brandsQuery, catalogCategoriesQuery, originOf, productsQuery, sourceStages } from '../../src/sources/index.js';
 import { testContext } from '../helpers/stage-context.js';
 import { type TestServer, rng, sendJson, sleep, startTestServer } from '../client/http-test-server.js';

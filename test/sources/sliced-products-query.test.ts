@@ -9,7 +9,7 @@ import { DataError } from '../../src/errors.js';
 import { type SliceStats, createdAtWindows } from '../../src/sources/sliced-products-query.js';
 import { originOf, plan, productsQuery } from '../../src/sources/index.js';
 import type { SourceBody } from '../../src/sources/paged-query.js';
-import { type SandboxHarness, allProductIds, expectSameSequence, productIdsWithStatus, sandboxHarness } from './sandbox-harness.js';
+import { type SandboxHarness, allProductIds, productIdsWithStatus, sandboxHarness } from './sandbox-harness.js';
 import { rng } from '../client/http-test-server.js';
 
 /** An in-memory products.query over `createdAt` values: AND-ed createdAt windows, capped totals, id order. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
-import { originOf, setOrigin } from '../../src/sources/origin.js';
+import { originOf, setOrigin } from '../../src/core/origin.js';
 import { RecordTransform, custom, customStage, filter, flatMap, map } from '../../src/transforms/index.js';
 import { context, run } from './support.js';
 

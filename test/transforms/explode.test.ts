@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { originOf, setOrigin } from '../../src/sources/origin.js';
+import { originOf, setOrigin } from '../../src/core/origin.js';
 import { explode } from '../../src/transforms/index.js';
 import { context, fixture, run } from './support.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { buildPathTree, compileGetter, parseFieldPath, rewriteAtPaths, shallowCopy } from '../../src/transforms/field-path.js';
+import { buildPathTree, compileGetter, parseFieldPath, rewriteAtPaths, shallowCopy } from '../../src/core/field-path.js';
 import { fixture } from './support.js';
 
 const p1 = () => fixture<any[]>('products.json')[0];

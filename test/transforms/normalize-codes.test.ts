@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
-import { originOf, setOrigin } from '../../src/sources/origin.js';
+import { originOf, setOrigin } from '../../src/core/origin.js';
 import { InvalidRecordError, normalizeCodes, validate } from '../../src/transforms/index.js';
 import { context, fixture, memorySinks, run } from './support.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { originOf, setOrigin } from '../../src/sources/origin.js';
+import { originOf, setOrigin } from '../../src/core/origin.js';
 import { pick, pickStage } from '../../src/transforms/index.js';
 import { context, fixture, plain, run } from './support.js';
 

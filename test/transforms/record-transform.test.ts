@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { DataError } from '../../src/errors.js';
-import { setOrigin } from '../../src/sources/origin.js';
+import { setOrigin } from '../../src/core/origin.js';
 import {
   RecordTransform,
   explode,

@@ -29,7 +29,12 @@ function prng(seed: number): () => number {
 /** Every [container, key] inside a value (object keys and array indexes). */
 function slots(value: unknown, out: Array<[Record<string | number, unknown>, string | number]> = []): typeof out {
   if (Array.isArray(value)) value.forEach((v, i) => (out.push([value as never, i]), slots(v, out)));
-  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) (out.push([value as never, k]), slots(v, out));
+  else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      out.push([value as never, k]);
+      slots(v, out);
+    }
+  }
   return out;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { originOf, setOrigin } from '../../src/sources/origin.js';
+import { originOf, setOrigin } from '../../src/core/origin.js';
 import { selectMediaFormat, selectMediaFormatStage } from '../../src/transforms/index.js';
 import { liveShapes } from '../helpers/live-shapes.js';
 import { context, fixture, run } from './support.js';

@@ -3,27 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { StageRegistry } from '../../src/pipeline/registry.js';
-import { ConfigError } from '../../src/errors.js';
-import { RecordTransform, flattenLocales, normalizeCodes, pick, selectMediaFormat, transformStages, validate } from '../../src/transforms/index.js';
+import { StageRegistry } from '../../src/core/registry.js';
+// The public entry: it wires the code API's dead-letter sinks (pipeline/builtins.ts), as a user's import does.
+import * as api from '../../src/index.js';
+import { RecordTransform, flattenLocales, normalizeCodes, pick, selectMediaFormat, transformStages, validate } from '../../src/index.js';
 import { context, fixture, run } from './support.js';
 
 describe('transformStages', () => {
   it('lists every transform type once, under its exact name', () => {
-    expect(transformStages.map((d) => d.type)).toEqual([
-      'validate',
-      'flatten-locales',
-      'select-media-format',
-      'normalize-codes',
-      'pick',
-      'rename',
-      'drop',
-      'extract',
-      'flatten',
-      'explode',
-      'dedupe',
-      'custom',
-    ]);
+    // Each registered transform is exported for code as <camelCase type>Stage, under a kebab-case type name.
+    const types = transformStages.map((d) => d.type);
+    expect(new Set(types).size).toBe(types.length);
+    for (const d of transformStages) {
+      expect(d.type).toMatch(/^[a-z]+(-[a-z]+)*$/);
+      const exportName = `${d.type.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())}Stage`;
+      expect((api as Record<string, unknown>)[exportName]).toBe(d);
+    }
     expect(() => new StageRegistry().register(...transformStages)).not.toThrow();
     for (const d of transformStages) {
       expect(d.kind).toBe('transform');

@@ -5,7 +5,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import type { OutputRecord } from '../../src/events.js';
-import type { SinkStream, StageDefinition } from '../../src/pipeline/stage.js';
+import type { SinkStream, StageDefinition } from '../../src/core/stage.js';
 import { testContext, type TestContext } from '../helpers/stage-context.js';
 
 export function fixture<T = any>(name: string): T {
@@ -23,15 +23,15 @@ export class MemorySink extends Writable implements SinkStream {
     opts: { highWaterMark?: number; failOnWrite?: number } = {},
   ) {
     super({ objectMode: true, highWaterMark: opts.highWaterMark ?? 16 });
-    this.failOnWrite = opts.failOnWrite;
+    this.#failOnWrite = opts.failOnWrite;
   }
 
-  private readonly failOnWrite: number | undefined;
+  readonly #failOnWrite: number | undefined;
 
   override _write(record: unknown, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
     // round-trip like a JSONL sink would: symbols and undefined disappear
     this.records.push(JSON.parse(JSON.stringify(record)));
-    if (this.failOnWrite !== undefined && this.records.length >= this.failOnWrite) cb(new Error('disk full'));
+    if (this.#failOnWrite !== undefined && this.records.length >= this.#failOnWrite) cb(new Error('disk full'));
     else setImmediate(cb);
   }
 

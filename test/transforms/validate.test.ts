@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
-import { setOrigin } from '../../src/sources/origin.js';
+import { setOrigin } from '../../src/core/origin.js';
 import { InvalidRecordError, validate, validateStage } from '../../src/transforms/index.js';
 import { context, fixture, memorySinks, run } from './support.js';
 

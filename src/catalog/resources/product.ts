@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import { Id, Localized, LocalizedOrText, RecordMeta, UnixTimestamp, gtinCode, nationalCode } from '../primitives.js';
 import {
-  AllowedSpeciesCode,
   ArtgCategory,
   CannabisCategory,
   CannabisForm,

@@ -35,17 +35,17 @@ import { z } from 'zod';
 import { AbortedError, CatalogStreamsError, ConfigError, DataError, SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
 import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
-import { parseStageOptions } from '../../pipeline/issues.js';
-import { RunLock } from '../../pipeline/lock.js';
-import { defaultStageContext, type PartialStageContext } from '../../pipeline/default-context.js';
-import { recordSchemaFromContext } from '../../pipeline/schema-chain.js';
-import { defineStage, type SinkStream, type StageContext } from '../../pipeline/stage.js';
-import { EXTRA_COLUMN, isPlainObject, RecordShaper, type ColumnSchema } from '../column-schema.js';
+import { RunLock } from '../../core/lock.js';
+import type { PartialStageContext } from '../../core/default-context.js';
+import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
+import { stageFactory } from '../../core/stage-factory.js';
+import { isPlainObject } from '../../values.js';
+import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../column-schema.js';
 import { byteSize } from '../option-schemas.js';
 import { columnSchemaFor, parquetFormatOptions, SCHEMA_HASH_METADATA_KEY, SCHEMA_METADATA_KEY } from '../parquet-format.js';
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
-import { createS3Client } from '../s3-sink.js';
-import { recordSchemaFromZod, resourceSchemaFromContext } from '../zod-column-hints.js';
+import { createS3Client } from '../destinations/s3.js';
+import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
 import { compareKeys, ExternalSort, frame, readFrames, type Key } from './sorted-records.js';
 import { LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
 
@@ -592,8 +592,9 @@ export class TableSink extends Writable implements SinkStream {
 
 /** The snapshot's columns: the records' schema (resource through the transforms) with the sink's `columns:`. */
 function tableColumns(config: TableSinkConfig, ctx: StageContext): ColumnSchema {
-  const zod = recordSchemaFromContext(ctx) ? undefined : resourceSchemaFromContext(ctx);
-  const recordSchema = zod ? recordSchemaFromZod(zod) : recordSchemaFromContext(ctx);
+  const derived = ctx.services.recordSchema;
+  const zod = derived ? undefined : resourceSchemaFromContext(ctx);
+  const recordSchema = zod ? recordSchemaFromZod(zod) : derived;
   if (!recordSchema && !config.columns) {
     throw new ConfigError(
       "table: the records' schema is unknown (the source names no resource); declare the columns (columns: {id: string, ...})",
@@ -664,6 +665,4 @@ export const tableSinkStage = defineStage({
 });
 
 /** The table sink for code: `await pipeline(source, tableSink({path: 'out/lake/products'}, ctx))`. */
-export function tableSink(options: TableSinkOptions, ctx?: PartialStageContext): SinkStream {
-  return new TableSink(parseStageOptions('table', tableSinkOptions, options), defaultStageContext(ctx));
-}
+export const tableSink: (options: TableSinkOptions, ctx?: PartialStageContext) => SinkStream = stageFactory(tableSinkStage);

@@ -11,11 +11,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { fileLockBackend, s3LockBackend, type LockBackend } from '../../pipeline/lock.js';
+import { fileLockBackend, s3LockBackend, type LockBackend } from '../../core/lock.js';
 import { AtomicFile } from '../atomic-file.js';
 import { isStaleTemp } from '../local-dataset.js';
 import { LOCAL_LOCK_NAME } from '../local-file-sink.js';
-import { LOCK_NAME, lockIO } from '../s3-sink.js';
+import { LOCK_NAME, lockIO } from '../destinations/s3.js';
 import { s3Error, s3Location } from '../s3-object-upload.js';
 import { loadS3Sdk } from '../s3-sdk.js';
 

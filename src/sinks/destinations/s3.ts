@@ -1,4 +1,4 @@
-// The `s3` sink: records as Parquet or JSON Lines objects, streamed through
+// S3 as a sink destination: the `s3` sink, records in any registered format (`format:`) streamed through
 // multipart uploads (s3-object-upload.ts), with the same key templates,
 // partitions and rotation as the local sinks, and a manifest written last.
 //
@@ -14,94 +14,115 @@
 // keep every run's objects apart.
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import type { SinkStream, StageContext } from '../pipeline/stage.js';
-import { defineStage } from '../pipeline/stage.js';
-import { jsonlFormat } from './jsonl-encoding.js';
-import { byteSize, rotationOptions } from './option-schemas.js';
-import { parseStageOptions } from '../pipeline/issues.js';
-import { parquetFormatOptions, parquetOptionsSet } from './parquet-format.js';
-import { parquetFormatFor, type ParquetSchemaHint } from './parquet-sink.js';
-import { PathTemplate } from './path-template.js';
-import { RecordSink, type CommittedOutput, type RecordFormat } from './record-sink.js';
-import { s3Error, s3Location, S3ObjectUpload } from './s3-object-upload.js';
-import { loadS3Sdk, type S3Sdk } from './s3-sdk.js';
-import { defaultStageContext, type PartialStageContext } from '../pipeline/default-context.js';
-import { RunLock, s3LockBackend, type S3LockIO } from '../pipeline/lock.js';
-import type { WithOptionDocs } from '../generated/stage-option-docs.js';
+import { defaultStageContext, type PartialStageContext } from '../../core/default-context.js';
+import { parseStageOptions } from '../../core/issues.js';
+import type { DocumentedInput } from '../../core/stage-factory.js';
+import { RunLock, s3LockBackend, type S3LockIO } from '../../core/lock.js';
+import type { SinkStream, StageContext, StageServices } from '../../core/stage.js';
+import { defineStage } from '../../core/stage.js';
+import { ConfigError } from '../../errors.js';
+import { byteSize, rotationOptions } from '../option-schemas.js';
+import { PathTemplate } from '../path-template.js';
+import { RecordSink, type CommittedOutput } from '../record-sink.js';
+import { s3Error, s3Location, S3ObjectUpload } from '../s3-object-upload.js';
+import { loadS3Sdk, type S3Sdk } from '../s3-sdk.js';
+import { otherFormatOptions, type FormatsShape, type SinkFormat } from '../sink-format.js';
+import type { SinkCodeExtras } from './local.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
 
-export const s3SinkOptions = z
-  .strictObject({
-    format: z.enum(['parquet', 'jsonl']).describe('Object format: parquet or jsonl'),
-    bucket: z.string().min(1).describe('Bucket name'),
-    key: z
-      .string()
-      .min(1)
-      .describe(
-        'Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each run replaces the earlier runs\' objects of the dataset once its manifest is written (README: Publication protocol)',
-      ),
-    gzip: z.boolean().optional().describe('format jsonl: gzip the objects; default: when the key ends in .gz'),
-    ...parquetFormatOptions,
-    ...rotationOptions,
-    partSize: byteSize()
-      .default(8 * 1024 * 1024)
-      .describe('Multipart part size (at least 5MiB); memory per open object is about (queueSize + 1) x partSize'),
-    queueSize: z.number().int().min(1).max(16).default(2).describe('Parts of one object uploaded in parallel'),
-    endpoint: z.url().optional().describe('S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS'),
-    region: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Region; default: the AWS SDK chain (AWS_REGION, profile), or us-east-1 with a custom endpoint and no AWS_REGION'),
-    forcePathStyle: z.boolean().optional().describe('Path-style URLs (http://host/bucket/key); default: true with a custom endpoint'),
-    checksums: z
-      .enum(['when-supported', 'when-required'])
-      .optional()
-      .describe(
-        "Request checksum calculation and response validation: when-supported (the SDK default) or when-required (for S3-compatible servers that predate the SDK's default integrity checksums); default: when-required with a custom endpoint",
-      ),
-    maxAttempts: z.number().int().min(1).max(10).default(3).describe('Attempts per S3 request (the SDK retries with backoff)'),
-    manifest: z.boolean().default(true).describe('Write _manifest.json after all data objects; readers trust only objects it lists'),
-    manifestKey: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Manifest key ({name} {run} {date} only); default: _manifest.json in the folder shared by all keys of the run'),
-  })
-  .superRefine((options, ctx) => {
-    if (options.format === 'jsonl') {
-      for (const key of parquetOptionsSet(options)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to format: parquet only` });
-    } else if (options.gzip !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['gzip'], message: 'gzip applies to format: jsonl only (Parquet compresses columns: use compression)' });
-    }
-    if (options.partSize < MIN_PART_SIZE) {
-      ctx.addIssue({ code: 'custom', path: ['partSize'], message: `S3 multipart parts must be at least 5MiB (${MIN_PART_SIZE} bytes)` });
-    }
-  });
+/** The options of the s3 sink writing any of `formats` (`format:` names one). */
+function s3SinkOptionsFor<const Formats extends readonly [SinkFormat, ...SinkFormat[]]>(formats: Formats) {
+  const names = formats.map((f) => f.name) as { [I in keyof Formats]: Formats[I]['name'] };
+  const formatOptions = Object.assign({}, ...formats.map((f) => f.options('key'))) as FormatsShape<Formats> & z.ZodRawShape;
+  return z
+    .strictObject({
+      format: z.enum(names).describe(`Object format: ${names.join(' or ')}`),
+      bucket: z.string().min(1).describe('Bucket name'),
+      key: z
+        .string()
+        .min(1)
+        .describe(
+          'Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each run replaces the earlier runs\' objects of the dataset once its manifest is written (README: Publication protocol)',
+        ),
+      ...formatOptions,
+      ...rotationOptions,
+      partSize: byteSize()
+        .default(8 * 1024 * 1024)
+        .describe('Multipart part size (at least 5MiB); memory per open object is about (queueSize + 1) x partSize'),
+      queueSize: z.number().int().min(1).max(16).default(2).describe('Parts of one object uploaded in parallel'),
+      endpoint: z.url().optional().describe('S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS'),
+      region: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Region; default: the AWS SDK chain (AWS_REGION, profile), or us-east-1 with a custom endpoint and no AWS_REGION'),
+      forcePathStyle: z.boolean().optional().describe('Path-style URLs (http://host/bucket/key); default: true with a custom endpoint'),
+      checksums: z
+        .enum(['when-supported', 'when-required'])
+        .optional()
+        .describe(
+          "Request checksum calculation and response validation: when-supported (the SDK default) or when-required (for S3-compatible servers that predate the SDK's default integrity checksums); default: when-required with a custom endpoint",
+        ),
+      maxAttempts: z.number().int().min(1).max(10).default(3).describe('Attempts per S3 request (the SDK retries with backoff)'),
+      manifest: z.boolean().default(true).describe('Write _manifest.json after all data objects; readers trust only objects it lists'),
+      manifestKey: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Manifest key ({name} {run} {date} only); default: _manifest.json in the folder shared by all keys of the run'),
+    })
+    .superRefine((parsed, ctx) => {
+      const options = parsed as S3Settings;
+      for (const issue of otherFormatOptions(formats, options.format, options)) ctx.addIssue({ code: 'custom', ...issue });
+      if (options.partSize < MIN_PART_SIZE) {
+        ctx.addIssue({ code: 'custom', path: ['partSize'], message: `S3 multipart parts must be at least 5MiB (${MIN_PART_SIZE} bytes)` });
+      }
+    });
+}
 
-/** Options as a caller writes them (defaults optional). */
-export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
-/** Options after validation and defaults. */
-export type S3SinkConfig = z.output<typeof s3SinkOptions>;
+/** The s3 sink's settings after validation (the format options stay with the format). */
+interface S3Settings extends S3ClientOptions {
+  format: string;
+  bucket: string;
+  key: string;
+  maxRows?: number | undefined;
+  maxBytes?: number | undefined;
+  maxOpenPartitions: number;
+  partSize: number;
+  queueSize: number;
+  manifest: boolean;
+  manifestKey?: string | undefined;
+  [option: string]: unknown;
+}
+
 
 /**
  * The S3 client for the sink's options: endpoint and checksum mode for S3-compatible servers.
  * Asynchronous because it loads the AWS SDK on first use (s3-sdk.ts).
  */
-export async function createS3Client(options: S3ClientOptions): Promise<S3Client> {
+export async function createS3Client(options: S3ClientOptions, env: Env = process.env): Promise<S3Client> {
   const { s3 } = await loadS3Sdk();
-  return new s3.S3Client(s3ClientConfig(options));
+  return new s3.S3Client(s3ClientConfig(options, env));
 }
 
-type S3ClientOptions = Pick<S3SinkConfig, 'endpoint' | 'region' | 'forcePathStyle' | 'checksums' | 'maxAttempts'>;
+/** The client settings of the s3 sink's options (endpoint, region, path style, checksums, attempts). */
+export interface S3ClientOptions {
+  endpoint?: string | undefined;
+  region?: string | undefined;
+  forcePathStyle?: boolean | undefined;
+  checksums?: 'when-supported' | 'when-required' | undefined;
+  maxAttempts?: number | undefined;
+}
 
-function s3ClientConfig(options: S3ClientOptions): S3ClientConfig {
-  const endpoint = options.endpoint ?? (process.env.S3_ENDPOINT || undefined);
+/** The environment the client settings default from: ctx.services.env, or the process's. */
+type Env = NonNullable<StageServices['env']>;
+
+function s3ClientConfig(options: S3ClientOptions, env: Env): S3ClientConfig {
+  const endpoint = options.endpoint ?? (env.S3_ENDPOINT || undefined);
   const custom = endpoint !== undefined;
   const mode = (options.checksums ?? (custom ? 'when-required' : 'when-supported')) === 'when-required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
-  const region = options.region ?? (custom && !process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION ? 'us-east-1' : undefined);
+  const region = options.region ?? (custom && !env.AWS_REGION && !env.AWS_DEFAULT_REGION ? 'us-east-1' : undefined);
   const config: S3ClientConfig = {
     forcePathStyle: options.forcePathStyle ?? custom,
     requestChecksumCalculation: mode,
@@ -127,8 +148,9 @@ export function runKeyTemplate(key: string): string {
   return `${key.slice(0, slash)}${name.slice(0, ext.index)}-{run}${ext[0]}`;
 }
 
-function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
-  const { format, bucket, key, gzip, maxRows, maxBytes, maxOpenPartitions, partSize, queueSize, manifest, manifestKey } = options;
+function createS3Sink(formats: readonly SinkFormat[], options: S3Settings, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
+  const { format, bucket, key, maxRows, maxBytes, maxOpenPartitions, partSize, queueSize, manifest, manifestKey } = options;
+  const objectFormat = formats.find((f) => f.name === format)!;
   const given = PathTemplate.parse(key, ctx.run, 'key');
   const template = PathTemplate.parse(runKeyTemplate(key), ctx.run, 'key');
   // Without {run} in the key each run replaces the dataset (the folder of the manifest): it
@@ -136,18 +158,15 @@ function createS3Sink(options: S3SinkConfig, ctx: StageContext, schemaHint?: z.Z
   const replaces = !given.hasRun;
   const prefix = given.fixedPrefix();
   const manifestObjectKey = manifest ? manifestKeyFor(manifestKey, given, ctx) : undefined;
-  const gzipped = gzip ?? key.endsWith('.gz');
-  const recordFormat: RecordFormat<unknown> =
-    format === 'parquet'
-      ? (parquetFormatFor(options, ctx, 's3', template, schemaHint) as RecordFormat<unknown>)
-      : (jsonlFormat({ gzip: gzipped, ctx }) as RecordFormat<unknown>);
-  const contentType = format === 'parquet' ? 'application/vnd.apache.parquet' : gzipped ? 'application/gzip' : 'application/x-ndjson';
+  const recordFormat = objectFormat.create(options, { ctx, stage: 's3', target: key, template, schemaHint });
+  const contentType = objectFormat.contentType(options, key);
+  const env = ctx.services.env ?? process.env;
   // Set by prepare(), which the sink runs before its first record. The client is closed when the
   // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.
   let sdk!: S3Sdk;
   let client: S3Client | undefined;
   let lock: RunLock | undefined;
-  const currentClient = (): S3Client => (client ??= new sdk.s3.S3Client(s3ClientConfig(options)));
+  const currentClient = (): S3Client => (client ??= new sdk.s3.S3Client(s3ClientConfig(options, env)));
   const sink: RecordSink<unknown> = new RecordSink<unknown>({
       sinkType: 's3',
       ctx,
@@ -277,7 +296,7 @@ export interface S3Manifest {
   startedAt: string;
   finishedAt: string;
   source: { type?: string | undefined; filter?: unknown; cursor?: { previous?: number; next?: number } | undefined };
-  format: 'parquet' | 'jsonl';
+  format: string;
   bucket: string;
   keyTemplate: string;
   files: Array<{ key: string; rows: number; bytes: number; etag?: string | undefined }>;
@@ -290,7 +309,7 @@ async function writeManifest(
   { s3 }: S3Sdk,
   client: () => S3Client,
   ctx: StageContext,
-  m: { bucket: string; key: string; keyTemplate: string; format: 'parquet' | 'jsonl'; committed: readonly CommittedOutput[]; schema: unknown },
+  m: { bucket: string; key: string; keyTemplate: string; format: string; committed: readonly CommittedOutput[]; schema: unknown },
 ): Promise<CommittedOutput> {
   const run = ctx.describeRun();
   const files = m.committed.map(({ output, destination }) => {
@@ -331,21 +350,23 @@ async function writeManifest(
   };
 }
 
-export const s3SinkStage = defineStage({
-  kind: 'sink',
-  type: 's3',
-  description:
-    'Streams records to S3 (or an S3-compatible server) as Parquet or JSON Lines objects via multipart upload, with key templates, rotation and a _manifest.json written last',
-  options: s3SinkOptions,
-  create: (options, ctx): SinkStream => createS3Sink(options, ctx),
-});
-
 /**
- * An S3 sink for code: `await pipeline(source, s3Sink({format: 'parquet', bucket, key}))`.
- * Credentials and region come from the AWS SDK's standard chain.
+ * The `s3` sink writing any of `formats`: its stage definition, options schema and code-API factory
+ * (`await pipeline(source, s3Sink({format: 'parquet', bucket, key}))`; credentials and region come
+ * from the AWS SDK's standard chain).
  */
-export function s3Sink(options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext): SinkStream {
-  const { schemaHint, ...rest } = options;
-  const config = parseStageOptions('s3', s3SinkOptions, rest);
-  return createS3Sink(config, defaultStageContext(ctx), schemaHint);
+export function s3Sink<const Formats extends readonly [SinkFormat, ...SinkFormat[]]>(formats: Formats) {
+  const options = s3SinkOptionsFor(formats);
+  const stage = defineStage({
+    kind: 'sink',
+    type: 's3',
+    description: `Streams records to S3 (or an S3-compatible server) as ${formats.map((f) => f.title).join(' or ')} objects via multipart upload, with key templates, rotation and a _manifest.json written last`,
+    options,
+    create: (config, ctx): SinkStream => createS3Sink(formats, config as S3Settings, ctx),
+  });
+  const sink = (input: DocumentedInput<'s3', z.input<typeof options>> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
+    const { schemaHint, ...rest } = input;
+    return createS3Sink(formats, parseStageOptions('s3', options, rest) as S3Settings, defaultStageContext(ctx), schemaHint);
+  };
+  return { stage, options, sink };
 }

@@ -14,19 +14,18 @@
 // looked through; a pipe uses its output side unless that is a transform.
 import type { z } from 'zod';
 import { catalogMetaOf } from '../catalog/primitives.js';
-import type { StageContext } from '../pipeline/stage.js';
-import type { FieldType, RecordField, RecordSchema } from '../pipeline/record-schema.js';
+import type { ResourceSchemas, StageContext } from './stage.js';
+import type { FieldType, RecordField, RecordSchema } from './record-schema.js';
 
 /** Key in `ctx.services` under which the runner may put the resource schemas. */
 export const RESOURCE_SCHEMAS_SERVICE = 'resourceSchemas';
 
-/** What `ctx.services.resourceSchemas` may hold: a lookup or a map by resource name. */
-export type ResourceSchemas = ((resource: string) => z.ZodType | undefined) | Record<string, z.ZodType | undefined>;
+export type { ResourceSchemas };
 
 /** The zod schema of the pipeline's source resource, if the runner provided one. */
 export function resourceSchemaFromContext(ctx: Pick<StageContext, 'source' | 'services'>): z.ZodType | undefined {
   const resource = ctx.source?.resource;
-  const schemas = ctx.services[RESOURCE_SCHEMAS_SERVICE] as ResourceSchemas | undefined;
+  const schemas = ctx.services.resourceSchemas;
   if (!resource || !schemas) return undefined;
   return typeof schemas === 'function' ? schemas(resource) : schemas[resource];
 }
@@ -98,7 +97,7 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
     case 'array': {
       const element = def.element ? typeOf(def.element, depth + 1, name) : undefined;
       if (!element) return { kind: 'json' };
-      // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (DESIGN §5).
+      // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (ARCHITECTURE.md, API rules).
       if (element.kind === 'string' && element.code?.padTo) {
         return { kind: 'list', element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } } };
       }

@@ -65,14 +65,30 @@ export interface StageContext {
   createSink(spec: { type: string; [option: string]: unknown }): SinkStream;
   /** Run facts for manifests; call it when committing, not when created. */
   describeRun(): RunDescription;
-  /** Runtime services a stage may need; sources find the shared CatalogClient here. */
-  services: Record<string, unknown>;
+  /** Runtime services a stage may use, set by the runner (or a code-API caller). */
+  services: StageServices;
   /**
    * The run's one CatalogClient (pool, auth, rate limiter, retries), shared by
    * every source so the run stays within the API's request budget. Sources
    * throw a ConfigError when it is absent; the runner sets it.
    */
   client?: CatalogClient;
+}
+
+/** What a resource-schema service may hold: a lookup or a map by resource name. */
+export type ResourceSchemas = ((resource: string) => z.ZodType | undefined) | Record<string, z.ZodType | undefined>;
+
+/** The services a stage may find in `ctx.services`; each is optional, and callers may add their own. */
+export interface StageServices {
+  /** The schema of the records that reach the sinks, derived by the runner without a record (schema-chain.ts). */
+  recordSchema?: RecordSchema;
+  /** The resource schemas (validate, parquet column hints) looked up by `ctx.source.resource`. */
+  resourceSchemas?: ResourceSchemas;
+  /** Replaces process.stdout for a sink whose path is `-`. */
+  stdout?: Writable;
+  /** The environment a stage reads settings from (S3 credentials and endpoint); default: process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  [name: string]: unknown;
 }
 
 export interface StageDefinition<Options = any, Out = Readable | Transform | Writable> {
@@ -109,14 +125,14 @@ export type TransformDefinition<O = any> = StageDefinition<O, Transform> & { kin
 export type SinkDefinition<O = any> = StageDefinition<O, SinkStream> & { kind: 'sink' };
 
 /** Identity helper that keeps the option type inferred from the schema. */
-export function defineStage<S extends z.ZodType, Out extends Readable | Transform | Writable>(def: {
+export function defineStage<const T extends string, S extends z.ZodType, Out extends Readable | Transform | Writable>(def: {
   kind: StageKind;
-  type: string;
+  type: T;
   description: string;
   options: S;
   create(options: z.output<S>, ctx: StageContext): Out;
   preflight?(options: z.output<S>, env: PreflightEnv): LocatedIssue[];
   schema?(input: RecordSchema, options: z.output<S>, env: SchemaEnv): RecordSchema;
-}): StageDefinition<z.output<S>, Out> {
-  return def as StageDefinition<z.output<S>, Out>;
+}): StageDefinition<z.output<S>, Out> & { type: T; options: S } {
+  return def as StageDefinition<z.output<S>, Out> & { type: T; options: S };
 }

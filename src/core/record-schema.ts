@@ -8,7 +8,7 @@
 // losslessly (the Parquet `_extra` column), so a schema only has to be right about
 // what it names.
 import { ConfigError } from '../errors.js';
-import type { FieldPath, PathStep } from '../transforms/field-path.js';
+import type { FieldPath, PathStep } from './field-path.js';
 
 /** A code (EAN/GTIN, CNK...): a string; an integer is zero-padded to `padTo` digits when written (0: as sent). */
 export interface CodeInfo {
@@ -84,7 +84,7 @@ export function withField(fields: readonly RecordField[], name: string, replacem
 
 /** Sets (adds or replaces in place) each field; fields that replace keep the old position. */
 export function upsertFields(fields: readonly RecordField[], updates: readonly RecordField[]): RecordField[] {
-  let out = [...fields];
+  const out = [...fields];
   for (const update of updates) {
     const at = out.findIndex((f) => f.name === update.name);
     if (at >= 0) out[at] = update;

@@ -14,15 +14,15 @@
 // stats (`invalid`) and in a `transform.not_found` info event at the end.
 import { z } from 'zod';
 import { type FindEndpointName, findEndpoints, resourceSchemas } from '../catalog/index.js';
-import { recordSchemaFromZod } from '../sinks/zod-column-hints.js';
+import { recordSchemaFromZod } from '../core/zod-column-hints.js';
 import type { CatalogClient } from '../client/index.js';
 import { ConfigError, DataError } from '../errors.js';
-import { defineStage, type StageContext } from '../pipeline/stage.js';
-import { parseStageOptions } from '../pipeline/issues.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { parseStageOptions } from '../core/issues.js';
+import { InvalidRecordPolicy, SinkSpecOption } from './dead-letter.js';
+import { RecordTransform, type RecordOutput } from './record-transform.js';
+import { type Getter, compileGetter } from '../core/field-path.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
-import { InvalidRecordPolicy, SinkSpecOption } from '../transforms/dead-letter.js';
-import { RecordTransform, type RecordOutput } from '../transforms/record-transform.js';
-import { type Getter, compileGetter } from '../transforms/field-path.js';
 
 const NOT_FOUND_ACTIONS = ['skip', 'dead-letter', 'fail'] as const;
 

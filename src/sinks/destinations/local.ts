@@ -1,0 +1,54 @@
+// Local files as a sink destination: for each registered format a sink stage of the format's
+// name (`jsonl`, `parquet`) writing to a path template resolved against ctx.baseDir, or stdout
+// for `-` (local-file-sink.ts: atomic temp+rename files committed together).
+import { z } from 'zod';
+import { defaultStageContext, type PartialStageContext } from '../../core/default-context.js';
+import { parseStageOptions } from '../../core/issues.js';
+import type { DocumentedInput } from '../../core/stage-factory.js';
+import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
+import { createLocalFileSink, localPathTemplate } from '../local-file-sink.js';
+import { PATH_DESCRIPTION, rotationOptions } from '../option-schemas.js';
+import type { SinkFormat } from '../sink-format.js';
+
+/** Code-API extras a pipeline file cannot express (used by formats that type columns: parquet). */
+export interface SinkCodeExtras {
+  /** A zod schema of the records (e.g. a resource schema): the columns and their types. */
+  schemaHint?: z.ZodType;
+}
+
+function localSinkOptions<Shape extends z.ZodRawShape>(format: SinkFormat<string, Shape>) {
+  const path = z
+    .string()
+    .min(1)
+    .describe(format.pathNote ? `${PATH_DESCRIPTION}. ${format.pathNote}` : PATH_DESCRIPTION);
+  return z.strictObject({ path, ...format.options('path'), ...rotationOptions });
+}
+
+function build(format: SinkFormat, config: Record<string, unknown>, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
+  const { path, maxRows, maxBytes, maxOpenPartitions, ...formatOptions } = config as { path: string } & z.output<z.ZodObject<typeof rotationOptions>>;
+  const rotation = { maxRows, maxBytes, maxOpenPartitions };
+  const template = localPathTemplate(path, rotation, ctx);
+  const recordFormat = format.create(formatOptions, { ctx, stage: format.name, target: path, template, schemaHint });
+  return createLocalFileSink({ sinkType: format.name, ctx, path, rotation, format: recordFormat }, template);
+}
+
+/**
+ * The local-file sink of `format`: its stage definition (registered under the format's name), its
+ * options schema, and its code-API factory (`jsonlSink({path: 'out/products.jsonl.gz'})`, where
+ * `ctx` is optional: run id, name and date default to a fresh code-API run).
+ */
+export function localSink<const Name extends string, Shape extends z.ZodRawShape>(format: SinkFormat<Name, Shape>) {
+  const options = localSinkOptions(format);
+  const stage = defineStage({
+    kind: 'sink',
+    type: format.name,
+    description: format.description,
+    options,
+    create: (config, ctx): SinkStream => build(format, config, ctx),
+  });
+  const sink = (input: DocumentedInput<Name, z.input<typeof options>> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
+    const { schemaHint, ...rest } = input;
+    return build(format, parseStageOptions(format.name, options, rest), defaultStageContext(ctx), schemaHint);
+  };
+  return { stage, options, sink };
+}

@@ -1,0 +1,65 @@
+// A sink is a format (how records become bytes: jsonl, parquet) written to a destination
+// (where the bytes go: local files, S3 objects). Each format and each destination is one file
+// (formats/*.ts, destinations/*.ts) registered once in sinks/index.ts; the destinations build the
+// registered sink stages from the formats (ARCHITECTURE.md "Add a format", "Add a destination").
+import type { z } from 'zod';
+import type { StageContext } from '../core/stage.js';
+import type { PathTemplate } from './path-template.js';
+import type { RecordFormat } from './record-sink.js';
+
+/** Where a destination writes: the option that names the output (`path` for files, `key` for objects). */
+export type OutputTarget = 'path' | 'key';
+
+/** What a format needs to build its encoder for one sink. */
+export interface FormatEnv {
+  ctx: StageContext;
+  /** The sink's type, for messages (`parquet`, `s3`). */
+  stage: string;
+  /** The output template as the caller wrote it (a file path or object key; `-` for stdout). */
+  target: string;
+  template: PathTemplate | undefined;
+  /** Code-API extra: a zod schema of the records that types the columns up front. */
+  schemaHint?: z.ZodType | undefined;
+}
+
+export interface SinkFormat<Name extends string = string, Shape extends z.ZodRawShape = z.ZodRawShape> {
+  readonly name: Name;
+  /** The description of the sink stage that writes this format to local files. */
+  /** The format's name in prose (`JSON Lines`). */
+  readonly title: string;
+  readonly description: string;
+  /** Appended to the description of a local sink's `path` (jsonl: a .gz path is compressed). */
+  readonly pathNote?: string;
+  /** The format's options, added to each sink's options schema; descriptions speak of `path` or `key`. */
+  options(target: OutputTarget): Shape;
+  /** The format options a caller set (not left at their default): a destination writing another format rejects them. */
+  optionsSet(options: Record<string, unknown>): string[];
+  /** Added to the message when this format's options are given for another format. */
+  readonly misuseHint?: string;
+  /** The Content-Type of an object in this format. */
+  contentType(options: Record<string, unknown>, target: string): string;
+  create(options: Record<string, unknown>, env: FormatEnv): RecordFormat<unknown>;
+}
+
+/** Identity helper that keeps a format's name and option shape as literal types (editor completion). */
+export function defineSinkFormat<const Name extends string, Shape extends z.ZodRawShape>(format: SinkFormat<Name, Shape>): SinkFormat<Name, Shape> {
+  return format;
+}
+
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/** The option shape of every format in `Formats`, merged (a destination that writes any of them). */
+export type FormatsShape<Formats extends readonly SinkFormat[]> = UnionToIntersection<ReturnType<Formats[number]['options']>>;
+
+/** The format options of the other formats that a caller set: issues for a sink writing `chosen`. */
+export function otherFormatOptions(formats: readonly SinkFormat[], chosen: string, options: Record<string, unknown>): { path: string[]; message: string }[] {
+  const own = new Set(Object.keys(formats.find((f) => f.name === chosen)?.options('key') ?? {}));
+  return formats
+    .filter((f) => f.name !== chosen)
+    .flatMap((f) =>
+      f
+        .optionsSet(options)
+        .filter((key) => !own.has(key))
+        .map((key) => ({ path: [key], message: `${key} applies to format: ${f.name} only${f.misuseHint ? ` (${f.misuseHint})` : ''}` })),
+    );
+}

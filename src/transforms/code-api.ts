@@ -1,7 +1,0 @@
-// What the code API needs to build a stage without a pipeline runner: option
-// parsing with the stage's own schema (same errors as a pipeline file) and a
-// default StageContext (src/pipeline/default-context.ts) for `validate({...})`
-// called inside stream.pipeline.
-export { parseStageOptions } from '../pipeline/issues.js';
-
-export { defaultStageContext } from '../pipeline/default-context.js';
