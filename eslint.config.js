@@ -9,13 +9,49 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', structuredClone: 'readonly', queueMicrotask: 'readonly', performance: 'readonly', fetch: 'readonly', globalThis: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        URL: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        structuredClone: 'readonly',
+        queueMicrotask: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        globalThis: 'readonly',
+      },
+    },
     rules: {
       // Record types and zod inference use `any` on purpose at a few boundaries (StageDefinition<any>).
       '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
+      ],
       // `#private` fields everywhere (HELPERS.md); TypeScript `private` only where a parameter property needs it.
-      'no-restricted-syntax': ['error', { selector: "PropertyDefinition[accessibility='private']", message: 'Use a #private field.' }, { selector: "MethodDefinition[accessibility='private'][kind!='constructor']", message: 'Use a #private method.' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "PropertyDefinition[accessibility='private']", message: 'Use a #private field.' },
+        {
+          selector: "MethodDefinition[accessibility='private'][kind!='constructor']",
+          message: 'Use a #private method.',
+        },
+      ],
     },
   },
   {

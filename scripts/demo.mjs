@@ -18,8 +18,17 @@ if (!existsSync(cli)) {
 }
 
 // DEMO_PRODUCTS shrinks the catalog (tests); CATALOG_SANDBOX_PROFILE picks the sandbox's shapes (default be).
-const args = ['run', 'pipelines/demo.yml', '--sandbox', '--sandbox-rate-limit', '600', ...(process.env.DEMO_PRODUCTS ? ['--sandbox-products', process.env.DEMO_PRODUCTS] : [])];
-console.log(`$ catalog-streams ${args.join(' ')}${process.env.CATALOG_SANDBOX_PROFILE ? ` (profile ${process.env.CATALOG_SANDBOX_PROFILE})` : ''}\n`);
+const args = [
+  'run',
+  'pipelines/demo.yml',
+  '--sandbox',
+  '--sandbox-rate-limit',
+  '600',
+  ...(process.env.DEMO_PRODUCTS ? ['--sandbox-products', process.env.DEMO_PRODUCTS] : []),
+];
+console.log(
+  `$ catalog-streams ${args.join(' ')}${process.env.CATALOG_SANDBOX_PROFILE ? ` (profile ${process.env.CATALOG_SANDBOX_PROFILE})` : ''}\n`,
+);
 const run = spawnSync(process.execPath, [cli, ...args], { cwd: root, stdio: 'inherit' });
 if (run.status !== 0) process.exit(run.status ?? 1);
 
@@ -32,7 +41,13 @@ const show = async (title, sql) => {
   console.log(`\n${title}\n$ duckdb -c "${sql.replace(glob, 'out/demo/products/*/products.parquet')}"`);
   console.table(reader.getRowObjectsJson());
 };
-await show('What the Parquet file holds (DuckDB reads it directly):', `SELECT count(*) AS products, count(DISTINCT status) AS statuses, count(photo_url) AS with_photo, sum(CASE WHEN eanGtin13 LIKE '00%' THEN 1 ELSE 0 END) AS ean13_leading_zeros FROM read_parquet('${glob}')`);
-await show('A few rows:', `SELECT id, status, name, eanGtin13, photo_format, meta_updatedAt FROM read_parquet('${glob}') ORDER BY id LIMIT 5`);
+await show(
+  'What the Parquet file holds (DuckDB reads it directly):',
+  `SELECT count(*) AS products, count(DISTINCT status) AS statuses, count(photo_url) AS with_photo, sum(CASE WHEN eanGtin13 LIKE '00%' THEN 1 ELSE 0 END) AS ean13_leading_zeros FROM read_parquet('${glob}')`,
+);
+await show(
+  'A few rows:',
+  `SELECT id, status, name, eanGtin13, photo_format, meta_updatedAt FROM read_parquet('${glob}') ORDER BY id LIMIT 5`,
+);
 con.closeSync?.();
 console.log('\nOutputs are under out/demo/. Next: README.md (pipeline files, scheduling, S3).');

@@ -23,7 +23,8 @@ export class Redactor {
   }
 
   add(value: unknown): void {
-    if ((typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value))) this.#secrets.add(String(value));
+    if ((typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value)))
+      this.#secrets.add(String(value));
   }
 
   addFromEnv(names: readonly string[], env: NodeJS.ProcessEnv = process.env): void {

@@ -17,7 +17,8 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing (the field is missing)';
   if (value === null) return 'null';
-  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)}`;
+  if (typeof value === 'string')
+    return `string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)}`;
   if (Array.isArray(value)) return `an array of ${value.length}`;
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;

@@ -35,18 +35,24 @@ export const TimestampFilter = z.union([
   z
     .strictObject({ from: UnixTimestamp.optional(), until: UnixTimestamp.optional() })
     .refine((r) => r.from !== undefined || r.until !== undefined, { message: 'needs `from`, `until` or both' })
-    .refine((r) => r.from === undefined || r.until === undefined || r.from <= r.until, { message: '`from` is after `until`' }),
+    .refine((r) => r.from === undefined || r.until === undefined || r.from <= r.until, {
+      message: '`from` is after `until`',
+    }),
 ]);
 export type TimestampFilter = z.infer<typeof TimestampFilter>;
 
 /** An EAN/GTIN code in a filter: an integer, or a digit string (keeps leading zeros readable). */
-export const GtinCode = z.union([z.int().nonnegative(), z.string().regex(/^\d{1,14}$/, { message: 'must be 1 to 14 digits' })]);
+export const GtinCode = z.union([
+  z.int().nonnegative(),
+  z.string().regex(/^\d{1,14}$/, { message: 'must be 1 to 14 digits' }),
+]);
 
 export type FilterParams = Record<string, z.ZodType>;
 
 type LeafFilter<P extends FilterParams> = { [K in keyof P]: { [Q in K]: z.input<P[K]> } }[keyof P];
 /** A filter of an endpoint whose leaf filters are `P`, combined with and/or/not. */
-export type Filter<P extends FilterParams> = LeafFilter<P> | { and: Filter<P>[] } | { or: Filter<P>[] } | { not: Filter<P> };
+export type Filter<P extends FilterParams> =
+  LeafFilter<P> | { and: Filter<P>[] } | { or: Filter<P>[] } | { not: Filter<P> };
 
 export type SortingParams = Record<string, z.ZodType>;
 type OneSorting<S extends SortingParams> = { [K in keyof S]: { [Q in K]: z.input<S[K]> } }[keyof S];
@@ -71,11 +77,13 @@ function describeFilterValue(v: unknown): string {
   return `${typeof v} ${String(v)}`;
 }
 
-
 /** Turns a zod issue into one sentence, adding the allowed values of an enum. */
 function issueMessage(issue: z.core.$ZodIssue, value: unknown): string {
   if (issue.code === 'invalid_value' && 'values' in issue) {
-    const got = issue.path.reduce<unknown>((v, k) => (isPlainObject(v) || Array.isArray(v) ? (v as any)[k as any] : undefined), value);
+    const got = issue.path.reduce<unknown>(
+      (v, k) => (isPlainObject(v) || Array.isArray(v) ? (v as any)[k as any] : undefined),
+      value,
+    );
     return `${describeFilterValue(got)} is not allowed; allowed: ${issue.values.map(String).join(', ')}`;
   }
   return issue.message;
@@ -92,7 +100,8 @@ function expandIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
     // The branch that got furthest into the value (deepest first issue), and
     // among equals one that did not fail on the value's type at its root.
     const score = (b: readonly z.core.$ZodIssue[]) =>
-      Math.min(...b.map((i) => i.path.length)) * 2 + (b.some((i) => i.code === 'invalid_type' && i.path.length === 0) ? 0 : 1);
+      Math.min(...b.map((i) => i.path.length)) * 2 +
+      (b.some((i) => i.code === 'invalid_type' && i.path.length === 0) ? 0 : 1);
     const branch = issue.errors.reduce((best, b) => (score(b) > score(best) ? b : best));
     return expandIssues(branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })));
   });
@@ -129,32 +138,57 @@ export function checkFilter(params: FilterParams, filter: unknown, path: (string
   if (!schema) {
     const names = [...Object.keys(params), ...COMBINATORS];
     const hint = closestName(key, names);
-    return [{ path: [...path, key], message: `unknown filter "${key}"; ${hint ? `did you mean "${hint}"? ` : ''}this endpoint's filters are: ${names.join(', ')}` }];
+    return [
+      {
+        path: [...path, key],
+        message: `unknown filter "${key}"; ${hint ? `did you mean "${hint}"? ` : ''}this endpoint's filters are: ${names.join(', ')}`,
+      },
+    ];
   }
   const parsed = schema.safeParse(value);
   if (parsed.success) return [];
-  return expandIssues(parsed.error.issues).map((issue) => ({ path: [...path, key, ...(issue.path as (string | number)[])], message: issueMessage(issue, value) }));
+  return expandIssues(parsed.error.issues).map((issue) => ({
+    path: [...path, key, ...(issue.path as (string | number)[])],
+    message: issueMessage(issue, value),
+  }));
 }
 
 /** Validates a sorting: exactly one known key with its parameter. */
 export function checkSorting(sortings: SortingParams, sorting: unknown, path: (string | number)[] = []): FilterIssue[] {
   if (!isPlainObject(sorting) || Object.keys(sorting).length !== 1) {
-    return [{ path, message: `a sorting must be an object with exactly one key; allowed: ${Object.keys(sortings).join(', ')}` }];
+    return [
+      {
+        path,
+        message: `a sorting must be an object with exactly one key; allowed: ${Object.keys(sortings).join(', ')}`,
+      },
+    ];
   }
   const key = Object.keys(sorting)[0]!;
   const schema = Object.hasOwn(sortings, key) ? sortings[key] : undefined;
   if (!schema) {
     const hint = closestName(key, Object.keys(sortings));
-    return [{ path: [...path, key], message: `unknown sorting "${key}"; ${hint ? `did you mean "${hint}"? ` : ''}allowed: ${Object.keys(sortings).join(', ')}` }];
+    return [
+      {
+        path: [...path, key],
+        message: `unknown sorting "${key}"; ${hint ? `did you mean "${hint}"? ` : ''}allowed: ${Object.keys(sortings).join(', ')}`,
+      },
+    ];
   }
   const parsed = schema.safeParse(sorting[key]);
   if (parsed.success) return [];
-  return expandIssues(parsed.error.issues).map((issue) => ({ path: [...path, key, ...(issue.path as (string | number)[])], message: issueMessage(issue, sorting[key]) }));
+  return expandIssues(parsed.error.issues).map((issue) => ({
+    path: [...path, key, ...(issue.path as (string | number)[])],
+    message: issueMessage(issue, sorting[key]),
+  }));
 }
 
-export function sortingSchema<S extends SortingParams>(sortings: S, explain: (issues: FilterIssue[]) => FilterIssue[] = (i) => i): z.ZodType<Sorting<S>> {
+export function sortingSchema<S extends SortingParams>(
+  sortings: S,
+  explain: (issues: FilterIssue[]) => FilterIssue[] = (i) => i,
+): z.ZodType<Sorting<S>> {
   return z.any().superRefine((value, ctx) => {
-    for (const issue of explain(checkSorting(sortings, value))) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    for (const issue of explain(checkSorting(sortings, value)))
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   }) as unknown as z.ZodType<Sorting<S>>;
 }
 

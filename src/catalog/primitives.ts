@@ -32,11 +32,23 @@ export const LocalizedOrText = z.union([z.string(), Localized]).meta({ catalogKi
 function digitCode(digits: number | undefined, meta: CatalogMeta) {
   const most = digits === undefined ? '' : ` of at most ${digits} digits`;
   const asInteger = z.int().nonnegative();
-  const asString = z.string().regex(digits === undefined ? /^\d+$/ : new RegExp(`^\\d{1,${digits}}$`), { message: `must be a string of digits${most}` });
+  const asString = z
+    .string()
+    .regex(digits === undefined ? /^\d+$/ : new RegExp(`^\\d{1,${digits}}$`), {
+      message: `must be a string of digits${most}`,
+    });
   return z
-    .union([digits === undefined ? asInteger : asInteger.max(10 ** digits - 1, { message: `must have at most ${digits} digits` }), asString], {
-      error: `must be a code${most}: an integer or a string of digits`,
-    })
+    .union(
+      [
+        digits === undefined
+          ? asInteger
+          : asInteger.max(10 ** digits - 1, { message: `must have at most ${digits} digits` }),
+        asString,
+      ],
+      {
+        error: `must be a code${most}: an integer or a string of digits`,
+      },
+    )
     .meta(meta);
 }
 

@@ -46,7 +46,13 @@ export function describeSchema(schema: z.ZodType): FieldInfo {
     const meta = catalogMetaOf(s);
     const kind = meta?.catalogKind;
     if (kind === 'timestamp' || kind === 'localized' || kind === 'gtin' || kind === 'code') {
-      return { kind, nullable, optional, ...(meta?.digits ? { digits: meta.digits } : {}), ...(meta?.pad !== undefined ? { pad: meta.pad } : {}) };
+      return {
+        kind,
+        nullable,
+        optional,
+        ...(meta?.digits ? { digits: meta.digits } : {}),
+        ...(meta?.pad !== undefined ? { pad: meta.pad } : {}),
+      };
     }
     const def = defOf(s);
     if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault') {

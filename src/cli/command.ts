@@ -24,8 +24,18 @@ export type OptionValues<O extends Options> = { [K in keyof O]?: O[K] extends { 
  * intended one). Positional arguments are refused unless `positionals` says how many are expected.
  */
 export function parseOptions<O extends Options>(command: string, args: string[], options: O): OptionValues<O>;
-export function parseOptions<O extends Options>(command: string, args: string[], options: O, positionals: { exactly: number; what: string }): { values: OptionValues<O>; positionals: string[] };
-export function parseOptions<O extends Options>(command: string, args: string[], options: O, positionals?: { exactly: number; what: string }) {
+export function parseOptions<O extends Options>(
+  command: string,
+  args: string[],
+  options: O,
+  positionals: { exactly: number; what: string },
+): { values: OptionValues<O>; positionals: string[] };
+export function parseOptions<O extends Options>(
+  command: string,
+  args: string[],
+  options: O,
+  positionals?: { exactly: number; what: string },
+) {
   let parsed: { values: unknown; positionals: string[] };
   try {
     parsed = parseArgs({ args, options, strict: true, allowPositionals: positionals !== undefined });
@@ -37,19 +47,29 @@ export function parseOptions<O extends Options>(command: string, args: string[],
       const hint = closestName(name.replace(/^-+/, ''), Object.keys(options));
       throw new UsageError(`${command}: unknown option ${name}${hint ? `; did you mean --${hint}?` : ''} (${see})`);
     }
-    if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`${command}: unexpected argument ${/'([^']*)'/.exec(e.message)?.[1] ?? ''} (${see})`);
-    if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`${command}: ${name ?? 'an option'} needs a value (${see})`);
+    if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+      throw new UsageError(`${command}: unexpected argument ${/'([^']*)'/.exec(e.message)?.[1] ?? ''} (${see})`);
+    if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+      throw new UsageError(`${command}: ${name ?? 'an option'} needs a value (${see})`);
     throw new UsageError(`${command}: ${e.message}`);
   }
   if (!positionals) return parsed.values as OptionValues<O>;
   if (parsed.positionals.length !== positionals.exactly) {
-    throw new UsageError(`${command}: takes exactly ${positionals.what}, got ${parsed.positionals.length} (see 'catalog-streams ${command} --help')`);
+    throw new UsageError(
+      `${command}: takes exactly ${positionals.what}, got ${parsed.positionals.length} (see 'catalog-streams ${command} --help')`,
+    );
   }
   return { values: parsed.values as OptionValues<O>, positionals: parsed.positionals };
 }
 
 /** An integer option within [min, max]; undefined when not given. */
-export function integerOption(command: string, name: string, value: string | undefined, min: number, max: number): number | undefined {
+export function integerOption(
+  command: string,
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
@@ -59,9 +79,16 @@ export function integerOption(command: string, name: string, value: string | und
 }
 
 /** A number option within [min, max]; undefined when not given. */
-export function numberOption(command: string, name: string, value: string | undefined, min: number, max: number): number | undefined {
+export function numberOption(
+  command: string,
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new UsageError(`${command}: --${name} must be a number from ${min} to ${max}, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+    throw new UsageError(`${command}: --${name} must be a number from ${min} to ${max}, got "${value}"`);
   return n;
 }

@@ -21,5 +21,12 @@ export interface CliIO {
 }
 
 export function processIO(): CliIO {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, signals: process, warnings: process, exit: (code) => process.exit(code) };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    signals: process,
+    warnings: process,
+    exit: (code) => process.exit(code),
+  };
 }

@@ -30,7 +30,10 @@ export function levelEnabled(threshold: LogLevel, level: LogLevel): boolean {
  * Takes the logging options out of `argv` (anywhere in it, `--opt value` or
  * `--opt=value`) and resolves them against the stream they describe.
  */
-export function extractLogSettings(argv: string[], stderr: { isTTY?: boolean }): { settings: LogSettings; rest: string[] } {
+export function extractLogSettings(
+  argv: string[],
+  stderr: { isTTY?: boolean },
+): { settings: LogSettings; rest: string[] } {
   const rest: string[] = [];
   let level: string | undefined;
   let format: string | undefined;
@@ -42,7 +45,10 @@ export function extractLogSettings(argv: string[], stderr: { isTTY?: boolean }):
       continue;
     }
     const value = m[2] ?? argv[++i];
-    if (value === undefined || value.startsWith('--')) throw new UsageError(`--${m[1]} needs a value (${m[1] === 'log-level' ? LOG_LEVELS.join(', ') : LOG_FORMATS.join(', ')})`);
+    if (value === undefined || value.startsWith('--'))
+      throw new UsageError(
+        `--${m[1]} needs a value (${m[1] === 'log-level' ? LOG_LEVELS.join(', ') : LOG_FORMATS.join(', ')})`,
+      );
     if (m[1] === 'log-level') level = value;
     else format = value;
   }

@@ -19,7 +19,14 @@ import { schemaCommandDefinition } from './schema-command.js';
 import { filtersCommandDefinition, stagesCommandDefinition } from './stages-command.js';
 import { validateCommandDefinition } from './validate-command.js';
 
-export const commands: readonly Command[] = [runCommandDefinition, validateCommandDefinition, schemaCommandDefinition, stagesCommandDefinition, filtersCommandDefinition, sandboxCommand];
+export const commands: readonly Command[] = [
+  runCommandDefinition,
+  validateCommandDefinition,
+  schemaCommandDefinition,
+  stagesCommandDefinition,
+  filtersCommandDefinition,
+  sandboxCommand,
+];
 
 export function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -44,14 +51,22 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   } catch (err) {
     const json = !(io.stderr as { isTTY?: boolean }).isTTY;
     const message = (err as Error).message;
-    io.stderr.write(`${json ? jsonLogLine('error', 'error', { code: 'usage', exitCode: 2, message }) : `catalog-streams: ${message}`}\n`);
+    io.stderr.write(
+      `${json ? jsonLogLine('error', 'error', { code: 'usage', exitCode: 2, message }) : `catalog-streams: ${message}`}\n`,
+    );
     return 2;
   }
   const [name, ...args] = rest;
   io = { ...io, log };
   // With json, every stderr line is a JSON object (config and usage errors too).
-  const fail = (command: string | undefined, err: { code?: string; exitCode: number; message: string; location?: object }, text: string) => {
-    io.stderr.write(`${log.format === 'json' ? jsonLogLine('error', 'error', { ...(command ? { command } : {}), code: err.code ?? 'error', exitCode: err.exitCode, ...(err.location ?? {}), message: err.message }) : text}\n`);
+  const fail = (
+    command: string | undefined,
+    err: { code?: string; exitCode: number; message: string; location?: object },
+    text: string,
+  ) => {
+    io.stderr.write(
+      `${log.format === 'json' ? jsonLogLine('error', 'error', { ...(command ? { command } : {}), code: err.code ?? 'error', exitCode: err.exitCode, ...(err.location ?? {}), message: err.message }) : text}\n`,
+    );
     return err.exitCode;
   };
   if (name === '--version' || name === '-v') {
@@ -59,7 +74,12 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     return 0;
   }
   if (name === undefined) {
-    if (log.format === 'json') return fail(undefined, { code: 'usage', exitCode: 2, message: "no command given (see 'catalog-streams --help')" }, '');
+    if (log.format === 'json')
+      return fail(
+        undefined,
+        { code: 'usage', exitCode: 2, message: "no command given (see 'catalog-streams --help')" },
+        '',
+      );
     io.stderr.write(usage());
     return 2;
   }
@@ -69,7 +89,10 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    const hint = closestName(name, commands.map((c) => c.name));
+    const hint = closestName(
+      name,
+      commands.map((c) => c.name),
+    );
     const message = `unknown command "${name}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')}; see 'catalog-streams --help')`;
     return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams: ${message}`);
   }
@@ -80,16 +103,25 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   try {
     return await command.run(args, io);
   } catch (err) {
-    if (err instanceof CatalogStreamsError && log.format === 'json' && Array.isArray((err as { issues?: unknown }).issues)) {
+    if (
+      err instanceof CatalogStreamsError &&
+      log.format === 'json' &&
+      Array.isArray((err as { issues?: unknown }).issues)
+    ) {
       // Every problem of a pipeline file as its own line.
-      for (const issue of (err as CatalogStreamsError & { issues: ConfigError[] }).issues) fail(name, { code: issue.code, exitCode: err.exitCode, message: issue.message, location: issue.location }, '');
+      for (const issue of (err as CatalogStreamsError & { issues: ConfigError[] }).issues)
+        fail(name, { code: issue.code, exitCode: err.exitCode, message: issue.message, location: issue.location }, '');
       return err.exitCode;
     }
     if (err instanceof CatalogStreamsError) {
       // One sentence, prefixed by the command unless the message already names it.
       const message = err.message.startsWith(`${name}:`) ? err.message : `${name}: ${err.message}`;
       const location = 'location' in err ? (err.location as object) : undefined;
-      return fail(name, { code: err.code, exitCode: err.exitCode, message: err.message, location }, `catalog-streams ${message}`);
+      return fail(
+        name,
+        { code: err.code, exitCode: err.exitCode, message: err.message, location },
+        `catalog-streams ${message}`,
+      );
     }
     const message = err instanceof Error ? err.message : String(err);
     return fail(name, { code: 'error', exitCode: 1, message }, `catalog-streams ${name}: ${message}`);

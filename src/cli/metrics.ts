@@ -31,18 +31,39 @@ export interface RunMetricsInput {
 /** Builds a registry holding the run's metrics; `previousSuccess` fills the last success of pipelines that failed now. */
 export function runMetrics(input: RunMetricsInput, previousSuccess: ReadonlyMap<string, number> = new Map()): Registry {
   const registry = new Registry();
-  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) => new Gauge<L>({ name: `${PREFIX}${name}`, help, labelNames, registers: [registry] });
-  const exit = gauge('exit_code', 'Exit status of the last run of the pipeline file (0 success, 1 failed, 2 bad usage or file, 130/143 stopped by a signal)', []);
-  const lastRun = gauge('last_run_timestamp_seconds', 'When the last run of the pipeline finished, Unix seconds', ['pipeline']);
-  const lastSuccess = gauge('last_success_timestamp_seconds', 'When the pipeline last finished successfully, Unix seconds', ['pipeline']);
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Gauge<L>({ name: `${PREFIX}${name}`, help, labelNames, registers: [registry] });
+  const exit = gauge(
+    'exit_code',
+    'Exit status of the last run of the pipeline file (0 success, 1 failed, 2 bad usage or file, 130/143 stopped by a signal)',
+    [],
+  );
+  const lastRun = gauge('last_run_timestamp_seconds', 'When the last run of the pipeline finished, Unix seconds', [
+    'pipeline',
+  ]);
+  const lastSuccess = gauge(
+    'last_success_timestamp_seconds',
+    'When the pipeline last finished successfully, Unix seconds',
+    ['pipeline'],
+  );
   const succeeded = gauge('last_run_succeeded', '1 when the last run of the pipeline succeeded, else 0', ['pipeline']);
-  const duration = gauge('last_run_duration_seconds', 'Duration of the last run of the pipeline, seconds', ['pipeline']);
+  const duration = gauge('last_run_duration_seconds', 'Duration of the last run of the pipeline, seconds', [
+    'pipeline',
+  ]);
   const read = gauge('last_run_records_read', 'Records the last run read from the source', ['pipeline']);
   const written = gauge('last_run_records_written', 'Records the last run wrote, per sink type', ['pipeline', 'sink']);
-  const invalid = gauge('last_run_records_invalid', 'Records the last run rejected as invalid (dead-lettered or skipped)', ['pipeline']);
-  const requests = gauge('last_run_requests', 'HTTP requests the last run made to the catalog API (retries included)', ['pipeline']);
+  const invalid = gauge(
+    'last_run_records_invalid',
+    'Records the last run rejected as invalid (dead-lettered or skipped)',
+    ['pipeline'],
+  );
+  const requests = gauge('last_run_requests', 'HTTP requests the last run made to the catalog API (retries included)', [
+    'pipeline',
+  ]);
   const retries = gauge('last_run_retries', 'Requests the last run retried', ['pipeline']);
-  const throttles = gauge('last_run_throttled_requests', 'Requests the catalog API answered with 429 in the last run', ['pipeline']);
+  const throttles = gauge('last_run_throttled_requests', 'Requests the catalog API answered with 429 in the last run', [
+    'pipeline',
+  ]);
 
   exit.set(input.exitCode);
   const finished = input.finishedAt.getTime() / 1000;
@@ -107,6 +128,9 @@ export async function pushMetrics(gatewayUrl: string, input: RunMetricsInput): P
   try {
     await gateway.pushAdd({ jobName: 'catalog-streams', groupings: { pipeline_file: path.basename(input.file) } });
   } catch (err) {
-    throw new Error(`pushing metrics to the Pushgateway at ${new URL(gatewayUrl).host} failed: ${(err as Error).message}`, { cause: err });
+    throw new Error(
+      `pushing metrics to the Pushgateway at ${new URL(gatewayUrl).host} failed: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }

@@ -11,8 +11,12 @@ function locate(): { root: string; version: string } {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'catalog-streams') return (found = { root: realpathSync(dir), version: pkg.version ?? 'unknown' });
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'catalog-streams')
+        return (found = { root: realpathSync(dir), version: pkg.version ?? 'unknown' });
     } catch {
       // no package.json here: look further up
     }

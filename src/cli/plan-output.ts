@@ -6,7 +6,13 @@
 import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import type { LoadedPipeline } from '../pipeline/loader.js';
-import { clientOptions, openPipelineState, sourceWithCursor, stateIdentity, type ResolvedConnection } from '../pipeline/runner.js';
+import {
+  clientOptions,
+  openPipelineState,
+  sourceWithCursor,
+  stateIdentity,
+  type ResolvedConnection,
+} from '../pipeline/runner.js';
 import { newRunId } from '../core/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
@@ -83,28 +89,44 @@ export async function planReport(
     await client.close();
   }
   const ms = Number.isFinite(client.rateLimit) ? (requests * 60_000) / client.rateLimit : 0;
-  return { pipelines: reports, all: { requests, estimatedSeconds: Math.round(ms / 1000), rateLimit: finiteOrNull(client.rateLimit) } };
+  return {
+    pipelines: reports,
+    all: { requests, estimatedSeconds: Math.round(ms / 1000), rateLimit: finiteOrNull(client.rateLimit) },
+  };
 }
 
 /** The plan as text for a person (stdout). */
 export function formatPlanText(report: PlanReport): string {
   const lines: string[] = [];
   for (const r of report.pipelines) {
-    const mode = r.updatedSince !== undefined ? ` (incremental: updatedSince ${r.updatedSince}, ${new Date(r.updatedSince * 1000).toISOString()})` : r.mode === 'full' ? ' (full extract: no cursor yet, or --full-refresh)' : '';
+    const mode =
+      r.updatedSince !== undefined
+        ? ` (incremental: updatedSince ${r.updatedSince}, ${new Date(r.updatedSince * 1000).toISOString()})`
+        : r.mode === 'full'
+          ? ' (full extract: no cursor yet, or --full-refresh)'
+          : '';
     lines.push(`pipeline ${r.pipeline}: ${r.source}${mode}`);
     lines.push(
       `  ${r.total !== undefined ? `${plural(r.total, 'record')}` : 'records unknown until the stream starts'} in ${plural(r.slices.length, 'slice')}; ~${plural(r.requests, 'request')}, ~${formatDuration(r.estimatedSeconds)} at ${rateText(r.rateLimit ?? Infinity)} (planning used ${plural(r.planRequests, 'request')})`,
     );
     for (const s of r.slices.slice(0, MAX_SLICES_SHOWN)) {
-      lines.push(`    ${s.label ?? 'whole query'}: ${s.total !== undefined ? `${plural(s.total, 'record')}, ` : ''}${plural(s.requests, 'request')}`);
+      lines.push(
+        `    ${s.label ?? 'whole query'}: ${s.total !== undefined ? `${plural(s.total, 'record')}, ` : ''}${plural(s.requests, 'request')}`,
+      );
     }
-    if (r.slices.length > MAX_SLICES_SHOWN) lines.push(`    … ${plural(r.slices.length - MAX_SLICES_SHOWN, 'more slice', 'more slices')}`);
+    if (r.slices.length > MAX_SLICES_SHOWN)
+      lines.push(`    … ${plural(r.slices.length - MAX_SLICES_SHOWN, 'more slice', 'more slices')}`);
     lines.push(`  transforms: ${r.transforms.join(' -> ') || '(none)'}`);
     for (const o of r.outputs) lines.push(`  would write (${o.sink}): ${o.location}`);
-    if (r.state) lines.push(`  state: ${r.state.location} (cursor ${r.state.cursor ?? 'none yet'}; stored after the sinks commit)`);
+    if (r.state)
+      lines.push(
+        `  state: ${r.state.location} (cursor ${r.state.cursor ?? 'none yet'}; stored after the sinks commit)`,
+      );
   }
   if (report.pipelines.length > 1) {
-    lines.push(`all ${report.pipelines.length} pipelines share one request budget: ~${plural(report.all.requests, 'request')}, ~${formatDuration(report.all.estimatedSeconds)} at ${rateText(report.all.rateLimit ?? Infinity)}`);
+    lines.push(
+      `all ${report.pipelines.length} pipelines share one request budget: ~${plural(report.all.requests, 'request')}, ~${formatDuration(report.all.estimatedSeconds)} at ${rateText(report.all.rateLimit ?? Infinity)}`,
+    );
   }
   lines.push('dry run: nothing was written');
   return lines.join('\n');
@@ -115,7 +137,14 @@ export function planJsonLines(report: PlanReport): string[] {
   const time = new Date().toISOString();
   return [
     ...report.pipelines.map((r) => JSON.stringify({ time, level: 'info', event: 'plan', ...r })),
-    JSON.stringify({ time, level: 'info', event: 'dry-run', pipelines: report.pipelines.map((r) => r.pipeline), ...report.all, message: 'dry run: nothing was written' }),
+    JSON.stringify({
+      time,
+      level: 'info',
+      event: 'dry-run',
+      pipelines: report.pipelines.map((r) => r.pipeline),
+      ...report.all,
+      message: 'dry run: nothing was written',
+    }),
   ];
 }
 
@@ -132,7 +161,10 @@ function outputOf(sink: StageSpec, baseDir: string, run: { name: string; id: str
   const render = (template: string) => {
     try {
       const t = PathTemplate.parse(template, run);
-      const shown = t.render(t.fields.map((f) => `{${f.path.join('.')}}`), 0);
+      const shown = t.render(
+        t.fields.map((f) => `{${f.path.join('.')}}`),
+        0,
+      );
       return t.hasPart ? `${shown} (and further parts)` : shown;
     } catch {
       return template;

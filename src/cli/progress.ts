@@ -59,7 +59,9 @@ export function formatDuration(seconds: number): string {
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   const r = s % 60;
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
+  return h > 0
+    ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}`
+    : `${m}:${String(r).padStart(2, '0')}`;
 }
 
 /** `1 request`, `2 requests`, `1,000 records`. */
@@ -87,7 +89,8 @@ export function progressFigures(p: PipelineProgress, rateLimit: number, now = Da
   const planned = p.plan?.total;
   const total = planned ?? c.total;
   const capped = planned === undefined && c.totalCapped;
-  const percent = total !== undefined && total > 0 ? Math.min(100, Math.floor((100 * c.recordsRead) / total)) : undefined;
+  const percent =
+    total !== undefined && total > 0 ? Math.min(100, Math.floor((100 * c.recordsRead) / total)) : undefined;
   if (p.finished) return { records: c.recordsRead, total, capped, percent };
   return { records: c.recordsRead, total, capped, percent, etaSeconds: eta(p, rateLimit, now) };
 }
@@ -123,10 +126,17 @@ export function renderPipelineLine(p: PipelineProgress, rateLimit: number, now =
 }
 
 /** The live display: a line per pipeline, then the shared budget and the elapsed time. */
-export function renderProgress(pipelines: readonly PipelineProgress[], rateLimit: number, startedAt: number, now = Date.now()): string {
+export function renderProgress(
+  pipelines: readonly PipelineProgress[],
+  rateLimit: number,
+  startedAt: number,
+  now = Date.now(),
+): string {
   const lines = pipelines.map((p) => renderPipelineLine(p, rateLimit, now));
   const lastMinute = pipelines.reduce((n, p) => n + p.stats.requestsLastMinute(now), 0);
-  const budget = Number.isFinite(rateLimit) ? `${fmt.format(lastMinute)}/min of ${fmt.format(rateLimit)} requests` : `${plural(lastMinute, 'request')}/min (no rate limit)`;
+  const budget = Number.isFinite(rateLimit)
+    ? `${fmt.format(lastMinute)}/min of ${fmt.format(rateLimit)} requests`
+    : `${plural(lastMinute, 'request')}/min (no rate limit)`;
   lines.push(`budget ${budget} · ${formatDuration((now - startedAt) / 1000)} elapsed`);
   return lines.join('\n');
 }
@@ -168,39 +178,65 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
     };
     timer = setInterval(draw, 200);
   } else if (opts.format === 'json' && levelEnabled(opts.level, 'info')) {
-    timer = setInterval(() => {
-      for (const p of pipelines) {
-        if (p.finished) continue;
-        const c = p.stats.counters;
-        const f = progressFigures(p, opts.rateLimit);
-        log('info', 'progress', {
-          pipeline: p.name,
-          records: c.recordsRead,
-          total: f.total,
-          totalCapped: f.capped,
-          percent: f.percent,
-          pages: c.pages,
-          requests: c.requests,
-          plannedRequests: p.plan?.requests,
-          requestsLastMinute: p.stats.requestsLastMinute(),
-          retries: c.retries,
-          throttles: c.throttles,
-          invalid: c.invalid,
-          recordsPerSecond: Math.round(p.stats.rate()),
-          etaSeconds: f.etaSeconds === undefined ? undefined : Math.round(f.etaSeconds * 10) / 10,
-        });
-      }
-    }, (opts.logIntervalSeconds ?? 5) * 1000);
+    timer = setInterval(
+      () => {
+        for (const p of pipelines) {
+          if (p.finished) continue;
+          const c = p.stats.counters;
+          const f = progressFigures(p, opts.rateLimit);
+          log('info', 'progress', {
+            pipeline: p.name,
+            records: c.recordsRead,
+            total: f.total,
+            totalCapped: f.capped,
+            percent: f.percent,
+            pages: c.pages,
+            requests: c.requests,
+            plannedRequests: p.plan?.requests,
+            requestsLastMinute: p.stats.requestsLastMinute(),
+            retries: c.retries,
+            throttles: c.throttles,
+            invalid: c.invalid,
+            recordsPerSecond: Math.round(p.stats.rate()),
+            etaSeconds: f.etaSeconds === undefined ? undefined : Math.round(f.etaSeconds * 10) / 10,
+          });
+        }
+      },
+      (opts.logIntervalSeconds ?? 5) * 1000,
+    );
   }
   timer?.unref();
 
   const listen = (bus: RunEvents, tag: LogFields) => {
-    bus.on('retry', (e) => log('warn', 'retry', { ...tag, ...e, message: `${e.endpoint} attempt ${e.attempt} failed (${e.reason}); retrying in ${formatDuration(e.delayMs / 1000)}` }));
-    bus.on('throttle', (e) => log('warn', 'throttle', { ...tag, ...e, message: `${e.endpoint} answered 429; slowing down for ${(e.delayMs / 1000).toFixed(1)} s` }));
-    bus.on('output', (o) => log('info', 'committed', { ...tag, ...o, message: `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})` }));
+    bus.on('retry', (e) =>
+      log('warn', 'retry', {
+        ...tag,
+        ...e,
+        message: `${e.endpoint} attempt ${e.attempt} failed (${e.reason}); retrying in ${formatDuration(e.delayMs / 1000)}`,
+      }),
+    );
+    bus.on('throttle', (e) =>
+      log('warn', 'throttle', {
+        ...tag,
+        ...e,
+        message: `${e.endpoint} answered 429; slowing down for ${(e.delayMs / 1000).toFixed(1)} s`,
+      }),
+    );
+    bus.on('output', (o) =>
+      log('info', 'committed', {
+        ...tag,
+        ...o,
+        message: `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`,
+      }),
+    );
     bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));
     // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
-    bus.on('info', (i) => log('info', i.code, { ...tag, ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')) }));
+    bus.on('info', (i) =>
+      log('info', i.code, {
+        ...tag,
+        ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')),
+      }),
+    );
     bus.on('invalid', (e) => log('debug', 'invalid', { ...tag, ...e }));
     bus.on('request', (e) => log('debug', 'request', { ...tag, ...e }));
   };

@@ -18,7 +18,16 @@ import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js'
 import { RunEvents } from '../events.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import { RunFailedError, clientOptions, openPipelineState, resolveConnection, runPipeline, sourceWithCursor, type ResolvedConnection, type RunSummary } from '../pipeline/runner.js';
+import {
+  RunFailedError,
+  clientOptions,
+  openPipelineState,
+  resolveConnection,
+  runPipeline,
+  sourceWithCursor,
+  type ResolvedConnection,
+  type RunSummary,
+} from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../core/registry.js';
@@ -86,8 +95,11 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const base = logSettingsOf(io);
   const log: LogSettings = v.quiet && levelEnabled(base.level, 'info') ? { ...base, level: 'warn' } : base;
   if (v['summary-file'] !== undefined) await checkSummaryFile(v['summary-file']);
-  if (v.profile !== undefined && !v.sandbox) throw new UsageError(`${NAME}: --profile chooses the embedded sandbox's shapes; add --sandbox`);
-  const profile = v.sandbox ? (parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`)) : undefined;
+  if (v.profile !== undefined && !v.sandbox)
+    throw new UsageError(`${NAME}: --profile chooses the embedded sandbox's shapes; add --sandbox`);
+  const profile = v.sandbox
+    ? (parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`))
+    : undefined;
 
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
@@ -96,7 +108,9 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const stateIO = s3ObjectIO();
   const s3 = () => stateIO;
 
-  const sandbox = v.sandbox ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate, profile }) : undefined;
+  const sandbox = v.sandbox
+    ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate, profile })
+    : undefined;
   try {
     const override: Partial<ResolvedConnection> = sandbox
       ? {
@@ -138,11 +152,26 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
  * The one connection every pipeline of the file runs on (one client, one
  * request budget); pipelines that ask for different ones belong in separate files.
  */
-export function sharedConnection(pipelines: LoadedPipeline[], override: Partial<ResolvedConnection>, env: NodeJS.ProcessEnv): ResolvedConnection {
+export function sharedConnection(
+  pipelines: LoadedPipeline[],
+  override: Partial<ResolvedConnection>,
+  env: NodeJS.ProcessEnv,
+): ResolvedConnection {
   const [first, ...rest] = pipelines.map((p) => resolveConnection(p, override, env));
   for (const [i, c] of rest.entries()) {
     const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-    const differs = (['baseUrl', 'apiKey', 'apiSecret', 'rateLimit', 'maxAttempts', 'maxRetryWaitMs', 'timeouts', 'resultWindow'] as const).find((k) => !same(c[k], first![k]));
+    const differs = (
+      [
+        'baseUrl',
+        'apiKey',
+        'apiSecret',
+        'rateLimit',
+        'maxAttempts',
+        'maxRetryWaitMs',
+        'timeouts',
+        'resultWindow',
+      ] as const
+    ).find((k) => !same(c[k], first![k]));
     if (differs) {
       const p = pipelines[i + 1]!;
       const setting = differs === 'maxRetryWaitMs' ? 'maxRetryWait' : differs;
@@ -198,7 +227,11 @@ async function runAll(
   let signalName: string | undefined;
   const onSignal = (name: string) => () => {
     if (signalName) {
-      progress.log('error', 'signal', { pipelines: names, signal: name, message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain` });
+      progress.log('error', 'signal', {
+        pipelines: names,
+        signal: name,
+        message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain`,
+      });
       progress.stop();
       io.exit?.(SIGNAL_EXIT[signalName]!);
       return;
@@ -212,7 +245,10 @@ async function runAll(
         message: `${name} received after the run committed its outputs: finishing (the cursor is stored); the run counts as done (send it again to exit at once)`,
       });
     } else {
-      const kept = committed.length > 0 ? `; ${committed.join(', ')} had already committed and keep${committed.length === 1 ? 's its' : ' their'} outputs and cursor` : '';
+      const kept =
+        committed.length > 0
+          ? `; ${committed.join(', ')} had already committed and keep${committed.length === 1 ? 's its' : ' their'} outputs and cursor`
+          : '';
       progress.log('warn', 'signal', {
         pipelines: names,
         signal: name,
@@ -266,12 +302,26 @@ async function runAll(
               shown.plan = planned;
             },
             (err: unknown) => {
-              if (!planning.signal.aborted) progress.log('debug', 'plan.skipped', { pipeline: p.config.name, message: `no plan for the progress display: ${(err as Error).message}` });
+              if (!planning.signal.aborted)
+                progress.log('debug', 'plan.skipped', {
+                  pipeline: p.config.name,
+                  message: `no plan for the progress display: ${(err as Error).message}`,
+                });
             },
           );
         };
         // Each pipeline's own connection settings (concurrency) stay its own: only the client is shared.
-        const runOptions = { registry: opts.registry, client, fullRefresh: opts.fullRefresh, allowDeletes: opts.allowDeletes, signal: controller.signal, events: pipelineEvents, env: io.env, s3: opts.s3, sandbox: connection.sandbox };
+        const runOptions = {
+          registry: opts.registry,
+          client,
+          fullRefresh: opts.fullRefresh,
+          allowDeletes: opts.allowDeletes,
+          signal: controller.signal,
+          events: pipelineEvents,
+          env: io.env,
+          s3: opts.s3,
+          sandbox: connection.sandbox,
+        };
         return runPipeline(p, { ...runOptions, onPreflight: startPlan }).finally(() => {
           shown.finished = true;
           uncommitted.delete(p.config.name);
@@ -296,7 +346,11 @@ async function runAll(
       // summary's error line says it, unless there is no summary. After a
       // signal, the signal line said it.
       if (!signalName && (!tty || !(err instanceof RunFailedError))) {
-        progress.log('error', 'failed', { pipeline: pipelines[i]!.config.name, code: err.code ?? 'error', message: `${pipelines[i]!.config.name}: ${message}` });
+        progress.log('error', 'failed', {
+          pipeline: pipelines[i]!.config.name,
+          code: err.code ?? 'error',
+          message: `${pipelines[i]!.config.name}: ${message}`,
+        });
       }
       exitCode = Math.max(exitCode, err.exitCode ?? 1);
     }
@@ -306,7 +360,9 @@ async function runAll(
     progress.stop();
     // The summary is the run's result: written at every log level.
     for (const s of summaries) {
-      io.stderr.write(`${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`);
+      io.stderr.write(
+        `${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`,
+      );
     }
     if (opts.summaryFile) {
       // One shape whatever the number of pipelines.
@@ -322,11 +378,17 @@ async function runAll(
     }
     const metrics: RunMetricsInput = { file: opts.file, summaries, pipelines: names, exitCode, finishedAt: new Date() };
     const publish: [string, () => Promise<void>][] = [];
-    if (opts.metricsFile) publish.push([`--metrics-file ${opts.metricsFile}`, () => writeMetricsFile(opts.metricsFile!, metrics)]);
+    if (opts.metricsFile)
+      publish.push([`--metrics-file ${opts.metricsFile}`, () => writeMetricsFile(opts.metricsFile!, metrics)]);
     if (opts.pushgateway) publish.push(['--pushgateway', () => pushMetrics(opts.pushgateway!, metrics)]);
     for (const [what, write] of publish) {
       // Metrics describe the run; failing to publish them does not undo it (an alert on a stale last success catches it).
-      await write().catch((err: unknown) => progress.log('error', 'metrics.failed', { pipelines: names, message: redactor.redact(`${what}: ${(err as Error).message}`) }));
+      await write().catch((err: unknown) =>
+        progress.log('error', 'metrics.failed', {
+          pipelines: names,
+          message: redactor.redact(`${what}: ${(err as Error).message}`),
+        }),
+      );
     }
   } finally {
     progress.stop();
@@ -339,7 +401,12 @@ async function runAll(
 }
 
 /** The source plan of one pipeline: its total records and the requests its extract makes. */
-async function planFor(p: LoadedPipeline, client: CatalogClient, opts: { s3: () => S3ObjectIO; fullRefresh: boolean }, signal: AbortSignal): Promise<PipelineProgress['plan']> {
+async function planFor(
+  p: LoadedPipeline,
+  client: CatalogClient,
+  opts: { s3: () => S3ObjectIO; fullRefresh: boolean },
+  signal: AbortSignal,
+): Promise<PipelineProgress['plan']> {
   const { source } = await sourceWithCursor(p.config.source, openPipelineState(p, opts.s3), opts.fullRefresh);
   const { type, ...options } = source;
   const sp = await plan(client, type as SourceType, options, { signal });
@@ -365,7 +432,9 @@ async function checkSummaryFile(file: string): Promise<void> {
   const folder = await stat(dir).catch(() => undefined);
   if (!folder) fail(`the folder ${dir} does not exist; create it (mkdir -p) or point --summary-file elsewhere`);
   if (!folder!.isDirectory()) fail(`${dir} is not a folder`);
-  await access(dir, constants.W_OK).catch(() => fail(`the folder ${dir} is not writable by this user; fix its permissions or point --summary-file elsewhere`));
+  await access(dir, constants.W_OK).catch(() =>
+    fail(`the folder ${dir} is not writable by this user; fix its permissions or point --summary-file elsewhere`),
+  );
 }
 
 /** Writes `text` under a temporary name and renames it: a reader never sees half a summary. */

@@ -8,9 +8,16 @@ import { loadS3Sdk } from '../sinks/s3-sdk.js';
 export function s3ObjectIO(): S3ObjectIO {
   // Created on first use: the AWS SDK loads only when a state really lives on S3.
   let connecting: ReturnType<typeof createS3Client> | undefined;
-  const connect = async () => ({ client: await (connecting ??= createS3Client({ maxAttempts: 3 })), s3: (await loadS3Sdk()).s3 });
+  const connect = async () => ({
+    client: await (connecting ??= createS3Client({ maxAttempts: 3 })),
+    s3: (await loadS3Sdk()).s3,
+  });
   const fail = (action: string, bucket: string, key: string, err: unknown): never => {
-    throw new CatalogStreamsError('state.s3', `cannot ${action} state s3://${bucket}/${key}: ${(err as Error).name}: ${(err as Error).message} (check AWS credentials, region and S3_ENDPOINT)`, { cause: err });
+    throw new CatalogStreamsError(
+      'state.s3',
+      `cannot ${action} state s3://${bucket}/${key}: ${(err as Error).name}: ${(err as Error).message} (check AWS credentials, region and S3_ENDPOINT)`,
+      { cause: err },
+    );
   };
   return {
     async getObject(bucket, key) {
@@ -26,7 +33,15 @@ export function s3ObjectIO(): S3ObjectIO {
     async putObject(bucket, key, body, opts) {
       try {
         const { client, s3 } = await connect();
-        await client.send(new s3.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json', ...(opts?.ifNoneMatch ? { IfNoneMatch: '*' } : {}) }));
+        await client.send(
+          new s3.PutObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Body: body,
+            ContentType: 'application/json',
+            ...(opts?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
+          }),
+        );
         return true;
       } catch (err) {
         // A conditional put of the lock: 412 it exists, 409 another one is being written.

@@ -72,15 +72,20 @@ POST /_sandbox/touch {"ids":[...]} or {"count":N}, POST /_sandbox/faults {...}.
 async function run(args: string[], io: CliIO): Promise<number> {
   const v = parseOptions(NAME, args, options);
   const port = integerOption(NAME, 'port', v.port, 0, 65535) ?? 8787;
-  const profile = parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`) ?? DEFAULT_PROFILE;
+  const profile =
+    parseProfile(v.profile, `${NAME} --profile`) ??
+    parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`) ??
+    DEFAULT_PROFILE;
   const products = integerOption(NAME, 'products', v.products, 1, MAX_PRODUCTS) ?? DEFAULT_PRODUCT_COUNT;
   const seed = integerOption(NAME, 'seed', v.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) ?? DEFAULT_SEED;
-  const rateLimit = integerOption(NAME, 'rate-limit', v['rate-limit'], 0, 1_000_000_000) ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  const rateLimit =
+    integerOption(NAME, 'rate-limit', v['rate-limit'], 0, 1_000_000_000) ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
   const resultWindow = integerOption(NAME, 'result-window', v['result-window'], 1, MAX_REACHABLE_RESULTS);
   const bulkInstant = integerOption(NAME, 'bulk-instant', v['bulk-instant'], 0, products);
   const latencyMs = integerOption(NAME, 'latency-ms', v['latency-ms'], 0, 600_000);
   const errorRate = numberOption(NAME, 'error-rate', v['error-rate'], 0, 1);
-  if (v['api-key'] === '' || v['api-secret'] === '') throw new UsageError(`${NAME}: --api-key and --api-secret cannot be empty`);
+  if (v['api-key'] === '' || v['api-secret'] === '')
+    throw new UsageError(`${NAME}: --api-key and --api-secret cannot be empty`);
   const faults: SandboxFaults = { ...(latencyMs ? { latencyMs } : {}), ...(errorRate ? { errorRate } : {}) };
   if (products >= 200_000) io.stderr.write(`generating ${products.toLocaleString('en-US')} products...\n`);
   let sandbox;
@@ -102,7 +107,11 @@ async function run(args: string[], io: CliIO): Promise<number> {
     });
   } catch (err) {
     const e = err as Error & { code?: string };
-    if (e.code === 'EADDRINUSE') throw new Error(`port ${port} on ${v.host ?? '127.0.0.1'} is in use; choose another with --port (0 picks a free one)`, { cause: err });
+    if (e.code === 'EADDRINUSE')
+      throw new Error(
+        `port ${port} on ${v.host ?? '127.0.0.1'} is in use; choose another with --port (0 picks a free one)`,
+        { cause: err },
+      );
     throw err;
   }
   const { url, credentials } = sandbox;
@@ -127,4 +136,9 @@ async function run(args: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
-export const sandboxCommand: Command = { name: NAME, summary: 'serve the embedded Catalog API simulator (base URL and credentials on the first line)', usage, run };
+export const sandboxCommand: Command = {
+  name: NAME,
+  summary: 'serve the embedded Catalog API simulator (base URL and credentials on the first line)',
+  usage,
+  run,
+};

@@ -11,7 +11,14 @@ import { pipelineRecordSchema } from '../pipeline/schema-chain.js';
 import type { ColumnSchema } from '../sinks/column-schema.js';
 import { columnSchemaFor, type ParquetFormatOptions } from '../sinks/parquet-format.js';
 import { PathTemplate } from '../sinks/path-template.js';
-import { athenaCreateTable, duckdbCreateTable, parquetSchemaText, sinkLayout, sparkCreateTable, type SinkLayout } from '../sinks/schema-ddl.js';
+import {
+  athenaCreateTable,
+  duckdbCreateTable,
+  parquetSchemaText,
+  sinkLayout,
+  sparkCreateTable,
+  type SinkLayout,
+} from '../sinks/schema-ddl.js';
 import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 
@@ -52,10 +59,22 @@ export function sinkSchemas(pipelines: readonly LoadedPipeline[], registry: Stag
     const parquetSinks = config.sinks.flatMap((spec, i) => {
       const checked = registry.check('sink', spec);
       if (!checked.ok) return [];
-      const options = checked.options as ParquetFormatOptions & { path?: string; format?: string; bucket?: string; key?: string };
+      const options = checked.options as ParquetFormatOptions & {
+        path?: string;
+        format?: string;
+        bucket?: string;
+        key?: string;
+      };
       if (spec.type === 'parquet' && options.path && options.path !== '-') {
         const file = path.resolve(loaded.baseDir, options.path);
-        return [{ i, options, template: options.path, layout: sinkLayout(path.relative(path.parse(file).root, file), path.parse(file).root) }];
+        return [
+          {
+            i,
+            options,
+            template: options.path,
+            layout: sinkLayout(path.relative(path.parse(file).root, file), path.parse(file).root),
+          },
+        ];
       }
       if (spec.type === 's3' && options.format === 'parquet' && options.key && options.bucket) {
         return [{ i, options, template: options.key, layout: sinkLayout(options.key, `s3://${options.bucket}/`) }];
@@ -89,17 +108,27 @@ function render(s: SinkSchema, format: Exclude<Format, 'json'>): string {
         (s.layout.partitions.length ? `, partitioned by ${s.layout.partitions.join(', ')}` : ''),
     );
   }
-  if (format === 'all' || format === 'parquet') parts.push(...(format === 'all' ? ['-- Parquet schema'] : []), parquetSchemaText(s.schema));
-  if (format === 'all' || format === 'duckdb') parts.push(...(format === 'all' ? ['-- DuckDB'] : []), duckdbCreateTable(s.table, s.schema, s.layout));
-  if (format === 'all' || format === 'spark') parts.push(...(format === 'all' ? ['-- Spark'] : []), sparkCreateTable(s.table, s.schema, s.layout));
-  if (format === 'all' || format === 'athena') parts.push(...(format === 'all' ? ['-- Athena / Glue'] : []), athenaCreateTable(s.table, s.schema, s.layout));
+  if (format === 'all' || format === 'parquet')
+    parts.push(...(format === 'all' ? ['-- Parquet schema'] : []), parquetSchemaText(s.schema));
+  if (format === 'all' || format === 'duckdb')
+    parts.push(...(format === 'all' ? ['-- DuckDB'] : []), duckdbCreateTable(s.table, s.schema, s.layout));
+  if (format === 'all' || format === 'spark')
+    parts.push(...(format === 'all' ? ['-- Spark'] : []), sparkCreateTable(s.table, s.schema, s.layout));
+  if (format === 'all' || format === 'athena')
+    parts.push(...(format === 'all' ? ['-- Athena / Glue'] : []), athenaCreateTable(s.table, s.schema, s.layout));
   return `${parts.join('\n\n')}\n`;
 }
 
 async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseOptions('schema', argv, { format: { type: 'string' } }, { exactly: 1, what: 'one pipeline file' });
+  const { values, positionals } = parseOptions(
+    'schema',
+    argv,
+    { format: { type: 'string' } },
+    { exactly: 1, what: 'one pipeline file' },
+  );
   const format = (values.format ?? 'all') as Format;
-  if (!FORMATS.includes(format)) throw new UsageError(`schema: --format must be one of ${FORMATS.join(', ')}, got "${values.format}"`);
+  if (!FORMATS.includes(format))
+    throw new UsageError(`schema: --format must be one of ${FORMATS.join(', ')}, got "${values.format}"`);
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(positionals[0]!, registry, { env: io.env });
   const schemas = sinkSchemas(pipelines, registry);
@@ -111,13 +140,19 @@ async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
       hash: s.schema.hash,
       layout: s.layout,
       columns: s.schema.describe(),
-      ddl: { duckdb: duckdbCreateTable(s.table, s.schema, s.layout), spark: sparkCreateTable(s.table, s.schema, s.layout), athena: athenaCreateTable(s.table, s.schema, s.layout) },
+      ddl: {
+        duckdb: duckdbCreateTable(s.table, s.schema, s.layout),
+        spark: sparkCreateTable(s.table, s.schema, s.layout),
+        athena: athenaCreateTable(s.table, s.schema, s.layout),
+      },
     }));
     io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     return 0;
   }
   if (schemas.length === 0) {
-    io.stdout.write(`${positionals[0]}: no Parquet sink (JSON Lines sinks write each record as it is, with no column schema)\n`);
+    io.stdout.write(
+      `${positionals[0]}: no Parquet sink (JSON Lines sinks write each record as it is, with no column schema)\n`,
+    );
     return 0;
   }
   io.stdout.write(schemas.map((s) => render(s, format)).join('\n'));

@@ -18,7 +18,12 @@ stages' own schemas).
 async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
   const values = parseOptions('stages', argv, { json: { type: 'boolean' }, markdown: { type: 'boolean' } } as const);
   if (values.json) {
-    const list = builtinStages.map((d) => ({ kind: d.kind, type: d.type, description: d.description, options: describeOptions(d) }));
+    const list = builtinStages.map((d) => ({
+      kind: d.kind,
+      type: d.type,
+      description: d.description,
+      options: describeOptions(d),
+    }));
     io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
   } else if (values.markdown) {
     io.stdout.write(formatStageReference(builtinStages));
@@ -43,7 +48,13 @@ combine with and/or/not; a list of codes longer than 1000 at the top level
 (or in a top-level \`and\`) is split into several queries by the source.
 `;
 
-type Json = Parameters<typeof typeLabel>[0] & { properties?: Record<string, Json>; required?: string[]; anyOf?: Json[]; oneOf?: Json[]; items?: Json };
+type Json = Parameters<typeof typeLabel>[0] & {
+  properties?: Record<string, Json>;
+  required?: string[];
+  anyOf?: Json[];
+  oneOf?: Json[];
+  items?: Json;
+};
 
 /** A parameter's shape as text: objects spelled out with their keys (`?` when optional). */
 function shape(s: Json | undefined, depth = 0): string {
@@ -53,12 +64,15 @@ function shape(s: Json | undefined, depth = 0): string {
     const shapes = [...new Set(alternatives.map((a) => shape(a, depth)))];
     // `X | X[]` (one value or a list of them), the most common filter shape, said once.
     const one = shapes[0]!;
-    if (shapes.length === 2 && (shapes[1] === `${one}[]` || shapes[1] === `(${one})[]`)) return `${one}, or a list of them`;
+    if (shapes.length === 2 && (shapes[1] === `${one}[]` || shapes[1] === `(${one})[]`))
+      return `${one}, or a list of them`;
     return shapes.join(' | ');
   }
   if (s.type === 'object' && s.properties && depth < 2) {
     const required = new Set(s.required ?? []);
-    return `{ ${Object.entries(s.properties).map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${shape(v, depth + 1)}`).join(', ')} }`;
+    return `{ ${Object.entries(s.properties)
+      .map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${shape(v, depth + 1)}`)
+      .join(', ')} }`;
   }
   if (s.type === 'array' && s.items) {
     const item = shape(s.items, depth);
@@ -82,8 +96,15 @@ export function describeEndpointFilters(): EndpointFilters[] {
     endpoint: e.name,
     path: e.path,
     filterRequired: e.filterRequired,
-    filters: Object.entries(e.filters as Record<string, z.ZodType>).map(([name, schema]) => ({ name, shape: shape(jsonSchema(schema)), codes: e.codeFilters.includes(name) })),
-    sortings: Object.entries(e.sortings as Record<string, z.ZodType>).map(([name, schema]) => ({ name, shape: shape(jsonSchema(schema)) })),
+    filters: Object.entries(e.filters as Record<string, z.ZodType>).map(([name, schema]) => ({
+      name,
+      shape: shape(jsonSchema(schema)),
+      codes: e.codeFilters.includes(name),
+    })),
+    sortings: Object.entries(e.sortings as Record<string, z.ZodType>).map(([name, schema]) => ({
+      name,
+      shape: shape(jsonSchema(schema)),
+    })),
   }));
 }
 
@@ -93,7 +114,8 @@ function formatEndpointFilters(list: EndpointFilters[]): string {
     lines.push(`${e.endpoint} (POST ${e.path})${e.filterRequired ? ': a filter is required' : ''}`);
     lines.push('  filters:');
     const width = Math.max(...e.filters.map((f) => f.name.length));
-    for (const f of e.filters) lines.push(`    ${f.name.padEnd(width)}  ${f.shape}${f.codes ? '  (codes: up to 1000 per query)' : ''}`);
+    for (const f of e.filters)
+      lines.push(`    ${f.name.padEnd(width)}  ${f.shape}${f.codes ? '  (codes: up to 1000 per query)' : ''}`);
     lines.push(`  sortings: ${e.sortings.map((s) => `${s.name}: ${s.shape}`).join('; ')}`);
     lines.push('');
   }
@@ -107,7 +129,9 @@ async function filtersCommand(argv: string[], io: CliIO): Promise<number> {
     const names = list.map((e) => e.endpoint);
     if (!names.includes(positionals[0])) {
       const hint = closestName(positionals[0], names);
-      throw new UsageError(`filters: no endpoint "${positionals[0]}"${hint ? `; did you mean "${hint}"?` : ''} (endpoints: ${names.join(', ')})`);
+      throw new UsageError(
+        `filters: no endpoint "${positionals[0]}"${hint ? `; did you mean "${hint}"?` : ''} (endpoints: ${names.join(', ')})`,
+      );
     }
     list = list.filter((e) => e.endpoint === positionals[0]);
   }
@@ -117,8 +141,15 @@ async function filtersCommand(argv: string[], io: CliIO): Promise<number> {
 
 function parseFiltersArgs(argv: string[]): { values: { json?: boolean }; positionals: string[] } {
   const positional = argv.filter((a) => !a.startsWith('-'));
-  if (positional.length > 1) throw new UsageError(`filters: takes at most one endpoint, got ${positional.length} (see 'catalog-streams filters --help')`);
-  const values = parseOptions('filters', argv.filter((a) => a.startsWith('-')), { json: { type: 'boolean' } } as const);
+  if (positional.length > 1)
+    throw new UsageError(
+      `filters: takes at most one endpoint, got ${positional.length} (see 'catalog-streams filters --help')`,
+    );
+  const values = parseOptions(
+    'filters',
+    argv.filter((a) => a.startsWith('-')),
+    { json: { type: 'boolean' } } as const,
+  );
   return { values, positionals: positional };
 }
 

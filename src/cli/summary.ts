@@ -10,9 +10,12 @@ export function formatSummaryText(s: RunSummary): string {
     `  read ${plural(s.records.read, 'record')} from ${s.source} · ${fmt.format(s.recordsPerSecond)} rec/s · ${plural(s.pages, 'page')} · ${plural(s.requests, 'request')} · ${plural(s.retries, 'retry', 'retries')} · ${fmt.format(s.throttles)} × 429`,
   ];
   if (s.records.invalid > 0 || s.records.dropped > 0) {
-    lines.push(`  invalid ${fmt.format(s.records.invalid)} (dead-lettered ${fmt.format(s.records.deadLettered)}, skipped ${fmt.format(s.records.skipped)}) · dropped by transforms ${fmt.format(s.records.dropped)}`);
+    lines.push(
+      `  invalid ${fmt.format(s.records.invalid)} (dead-lettered ${fmt.format(s.records.deadLettered)}, skipped ${fmt.format(s.records.skipped)}) · dropped by transforms ${fmt.format(s.records.dropped)}`,
+    );
   }
-  for (const o of s.outputs) lines.push(`  wrote ${o.location} (${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`);
+  for (const o of s.outputs)
+    lines.push(`  wrote ${o.location} (${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`);
   if (s.cursor) {
     lines.push(
       s.cursor.stored

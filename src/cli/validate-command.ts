@@ -18,7 +18,9 @@ async function validateCommand(argv: string[], io: CliIO): Promise<number> {
   for (const p of pipelines) {
     const c = p.config;
     const stages = [c.source.type, ...c.transforms.map((t) => t.type)].join(' -> ');
-    io.stdout.write(`✓ ${positionals[0]}: pipeline "${c.name}" is valid: ${stages} -> ${c.sinks.map((s) => s.type).join(' + ')}${c.state ? ` (incremental, state ${c.state.path})` : ''}\n`);
+    io.stdout.write(
+      `✓ ${positionals[0]}: pipeline "${c.name}" is valid: ${stages} -> ${c.sinks.map((s) => s.type).join(' + ')}${c.state ? ` (incremental, state ${c.state.path})` : ''}\n`,
+    );
   }
   return 0;
 }

@@ -125,7 +125,9 @@ export function envRateLimit(env: NodeJS.ProcessEnv = process.env): number | und
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 0) {
-    throw new ConfigError(`CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "${raw}"`, { path: 'CATALOG_RATE_LIMIT' });
+    throw new ConfigError(`CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "${raw}"`, {
+      path: 'CATALOG_RATE_LIMIT',
+    });
   }
   return n === 0 ? Infinity : n;
 }
@@ -136,7 +138,10 @@ export function envResultWindow(env: NodeJS.ProcessEnv = process.env): number | 
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > MAX_REACHABLE_RESULTS) {
-    throw new ConfigError(`CATALOG_RESULT_WINDOW must be an integer from 1 to ${MAX_REACHABLE_RESULTS} (the sandbox's --result-window), got "${raw}"`, { path: 'CATALOG_RESULT_WINDOW' });
+    throw new ConfigError(
+      `CATALOG_RESULT_WINDOW must be an integer from 1 to ${MAX_REACHABLE_RESULTS} (the sandbox's --result-window), got "${raw}"`,
+      { path: 'CATALOG_RESULT_WINDOW' },
+    );
   }
   return n;
 }
@@ -190,11 +195,21 @@ const PAGE_BUFFER_POOL = 8;
 const PAGE_BUFFER_SIZE = 2 * 1024 * 1024;
 const DEFAULT_CONNECTIONS = 8;
 const MAX_ERROR_BODY = 64 * 1024;
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'ENETDOWN', 'EHOSTUNREACH', 'EHOSTDOWN']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+]);
 const RESET = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH']);
 
 /** What one failed attempt produced: an HTTP error status, or no usable response. */
-type Failure = { status: number; headers: Record<string, string | string[] | undefined>; text: string } | { status?: undefined; error: unknown };
+type Failure =
+  | { status: number; headers: Record<string, string | string[] | undefined>; text: string }
+  | { status?: undefined; error: unknown };
 
 export class CatalogClient {
   /** The base URL, as given minus any trailing slash (it never holds credentials). */
@@ -219,19 +234,28 @@ export class CatalogClient {
 
   constructor(options: CatalogClientOptions) {
     const url = parseBaseUrl(options.baseUrl);
-    if (!options.apiKey) throw new ConfigError('the catalog client needs an API key (CATALOG_API_KEY)', { path: 'connection.apiKey' });
-    if (!options.apiSecret) throw new ConfigError('the catalog client needs an API secret (CATALOG_API_SECRET)', { path: 'connection.apiSecret' });
+    if (!options.apiKey)
+      throw new ConfigError('the catalog client needs an API key (CATALOG_API_KEY)', { path: 'connection.apiKey' });
+    if (!options.apiSecret)
+      throw new ConfigError('the catalog client needs an API secret (CATALOG_API_SECRET)', {
+        path: 'connection.apiSecret',
+      });
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.host = url.host;
     this.#credentialSource = options.credentialSource;
     // `{base_url}` is the service root; tolerate a base URL that already ends in /v4.
     this.#pathPrefix = url.pathname.replace(/\/+$/, '').replace(/\/v4$/, '');
     this.events = options.events ?? new RunEvents();
-    this.limiter = new RateLimiter({ perMinute: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE, windowMs: options.rateLimitWindowMs });
+    this.limiter = new RateLimiter({
+      perMinute: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+      windowMs: options.rateLimitWindowMs,
+    });
     this.retryPolicy = new RetryPolicy(options.retry, options.random);
     const resultWindow = options.resultWindow ?? MAX_REACHABLE_RESULTS;
     if (!Number.isInteger(resultWindow) || resultWindow < 1 || resultWindow > MAX_REACHABLE_RESULTS) {
-      throw new ConfigError(`resultWindow must be an integer from 1 to ${MAX_REACHABLE_RESULTS}, got ${resultWindow}`, { path: 'resultWindow' });
+      throw new ConfigError(`resultWindow must be an integer from 1 to ${MAX_REACHABLE_RESULTS}, got ${resultWindow}`, {
+        path: 'resultWindow',
+      });
     }
     this.resultWindow = resultWindow;
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -262,7 +286,11 @@ export class CatalogClient {
   static fromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<CatalogClientOptions> = {}): CatalogClient {
     const pick = (value: string | undefined, variable: string, what: string): string => {
       if (value) return value;
-      throw new ConfigError(`${variable} is not set: export ${what} (or give it in the pipeline's connection block)`, { path: variable }, { code: 'config.missing_env' });
+      throw new ConfigError(
+        `${variable} is not set: export ${what} (or give it in the pipeline's connection block)`,
+        { path: variable },
+        { code: 'config.missing_env' },
+      );
     };
     const rateLimit = overrides.rateLimit ?? envRateLimit(env);
     const resultWindow = overrides.resultWindow ?? envResultWindow(env);
@@ -270,9 +298,17 @@ export class CatalogClient {
       ...overrides,
       ...(rateLimit !== undefined ? { rateLimit } : {}),
       ...(resultWindow !== undefined ? { resultWindow } : {}),
-      baseUrl: pick(overrides.baseUrl ?? env.CATALOG_BASE_URL, 'CATALOG_BASE_URL', 'the base URL of the catalog API (https://..., or the URL the sandbox prints)'),
+      baseUrl: pick(
+        overrides.baseUrl ?? env.CATALOG_BASE_URL,
+        'CATALOG_BASE_URL',
+        'the base URL of the catalog API (https://..., or the URL the sandbox prints)',
+      ),
       apiKey: pick(overrides.apiKey ?? env.CATALOG_API_KEY, 'CATALOG_API_KEY', 'the API key of that environment'),
-      apiSecret: pick(overrides.apiSecret ?? env.CATALOG_API_SECRET, 'CATALOG_API_SECRET', 'the API secret of that environment'),
+      apiSecret: pick(
+        overrides.apiSecret ?? env.CATALOG_API_SECRET,
+        'CATALOG_API_SECRET',
+        'the API secret of that environment',
+      ),
     });
   }
 
@@ -285,7 +321,11 @@ export class CatalogClient {
   }
 
   /** One page of a paged query endpoint: the whole body parsed as JSON. */
-  async query<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<QueryPage<T>> {
+  async query<E extends QueryEndpointName, T = CatalogRecord>(
+    endpoint: E,
+    body: QueryRequest<E>,
+    options: RequestOptions = {},
+  ): Promise<QueryPage<T>> {
     // A body cut short rejects with a network error code, and one that ended cleanly before its
     // JSON did with TRUNCATED_BODY: both are retried like any failed attempt.
     return this.#exchange(endpoint, 'paged', body, options, async (res) => {
@@ -300,7 +340,11 @@ export class CatalogClient {
    * page's records are made only as they go down the pipeline (see page-scanner.ts).
    * The page's shape and meta are checked now; a record's JSON when it is read.
    */
-  async queryLazy<E extends QueryEndpointName, T = CatalogRecord>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<LazyPage<T>> {
+  async queryLazy<E extends QueryEndpointName, T = CatalogRecord>(
+    endpoint: E,
+    body: QueryRequest<E>,
+    options: RequestOptions = {},
+  ): Promise<LazyPage<T>> {
     // Parsed inside the exchange, so that a truncated body is retried like a cut one.
     return this.#exchange(endpoint, 'paged', body, options, async (res) => {
       const { buffer, length } = await this.#readPooled(res.body);
@@ -335,14 +379,20 @@ export class CatalogClient {
   }
 
   #releasePageBuffer(buffer: Buffer): void {
-    if (this.#pageBuffers.length < PAGE_BUFFER_POOL && !this.#pageBuffers.includes(buffer)) this.#pageBuffers.push(buffer);
+    if (this.#pageBuffers.length < PAGE_BUFFER_POOL && !this.#pageBuffers.includes(buffer))
+      this.#pageBuffers.push(buffer);
   }
 
   /**
    * A page's bytes as a LazyPage; an ApiError (not retried) when they are not a page.
    * `release` is called by the page's release() (or at once when the page is parsed whole).
    */
-  lazyPage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, bytes: Buffer, release: () => void = () => {}): LazyPage<T> {
+  lazyPage<T = CatalogRecord>(
+    endpoint: QueryEndpointName,
+    body: RequestBody,
+    bytes: Buffer,
+    release: () => void = () => {},
+  ): LazyPage<T> {
     // A UTF-8 byte order mark is dropped, as a text decoder would.
     const b = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
     const scanned = scanPage(b);
@@ -374,7 +424,13 @@ export class CatalogClient {
         try {
           return JSON.parse(b.toString('utf8', starts[i], ends[i])) as T;
         } catch (err) {
-          throw this.#invalidResponse(endpoint, body, 200, `the response body is not valid JSON (record ${i} of the page)`, err);
+          throw this.#invalidResponse(
+            endpoint,
+            body,
+            200,
+            `the response body is not valid JSON (record ${i} of the page)`,
+            err,
+          );
         }
       },
     };
@@ -384,7 +440,12 @@ export class CatalogClient {
    * Parses a page's JSON text, checking it is a page: a TruncatedBodyError (retried) when the
    * JSON stops before its end, an ApiError (not retried) when it is not a page.
    */
-  #parsePage<T = CatalogRecord>(endpoint: QueryEndpointName, body: RequestBody, text: string, bytes?: Uint8Array): QueryPage<T> {
+  #parsePage<T = CatalogRecord>(
+    endpoint: QueryEndpointName,
+    body: RequestBody,
+    text: string,
+    bytes?: Uint8Array,
+  ): QueryPage<T> {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -392,7 +453,8 @@ export class CatalogClient {
       if (isTruncatedJson(bytes ?? Buffer.from(text))) throw new TruncatedBodyError(endpoint, text.length);
       throw this.#invalidResponse(endpoint, body, 200, 'the response body is not valid JSON', err);
     }
-    if (!isPage(json)) throw this.#invalidResponse(endpoint, body, 200, 'the response is not a page ({meta: {total}, results: [...]})');
+    if (!isPage(json))
+      throw this.#invalidResponse(endpoint, body, 200, 'the response is not a page ({meta: {total}, results: [...]})');
     return json as QueryPage<T>;
   }
 
@@ -401,7 +463,11 @@ export class CatalogClient {
    * Errors before the body are retried and typed here; a body cut later is the
    * reader's to resume.
    */
-  stream<E extends StreamEndpointName>(endpoint: E, body: QueryRequest<E>, options: RequestOptions = {}): Promise<CatalogStream> {
+  stream<E extends StreamEndpointName>(
+    endpoint: E,
+    body: QueryRequest<E>,
+    options: RequestOptions = {},
+  ): Promise<CatalogStream> {
     return this.#exchange(endpoint, 'stream', body, options, async (res) => {
       if (res.statusCode === 204) {
         await res.body.dump();
@@ -437,7 +503,9 @@ export class CatalogClient {
   ): Promise<T> {
     const spec = getEndpoint(endpoint);
     if (!spec || spec.mode !== mode) {
-      throw new ConfigError(`"${endpoint}" is not a ${mode === 'paged' ? 'paged query' : 'stream'} endpoint`, { path: 'endpoint' });
+      throw new ConfigError(`"${endpoint}" is not a ${mode === 'paged' ? 'paged query' : 'stream'} endpoint`, {
+        path: 'endpoint',
+      });
     }
     validateRequest(endpoint, body);
     const signal = combineSignals(this.#signal, options.signal);
@@ -456,12 +524,27 @@ export class CatalogClient {
    * under the same rate budget and retries as every request; undefined when the service answers
    * 404 (no such record). See catalog/endpoints/find.ts for what the spec leaves open.
    */
-  async find<T = CatalogRecord>(endpoint: FindEndpointName, id: string | number, options: RequestOptions = {}): Promise<T | undefined> {
+  async find<T = CatalogRecord>(
+    endpoint: FindEndpointName,
+    id: string | number,
+    options: RequestOptions = {},
+  ): Promise<T | undefined> {
     const spec = findEndpoints[endpoint];
-    if (!spec) throw new ConfigError(`"${endpoint}" is not a find endpoint; there are ${Object.keys(findEndpoints).join(', ')}`, { path: 'endpoint' });
-    const valid = spec.idKind === 'integer' ? (Number.isSafeInteger(id) && Number(id) >= 0) || (typeof id === 'string' && /^\d+$/.test(id)) : typeof id === 'string' && id !== '';
+    if (!spec)
+      throw new ConfigError(
+        `"${endpoint}" is not a find endpoint; there are ${Object.keys(findEndpoints).join(', ')}`,
+        { path: 'endpoint' },
+      );
+    const valid =
+      spec.idKind === 'integer'
+        ? (Number.isSafeInteger(id) && Number(id) >= 0) || (typeof id === 'string' && /^\d+$/.test(id))
+        : typeof id === 'string' && id !== '';
     if (!valid) {
-      throw new RequestValidationError(endpoint, spec.idParameter, `${JSON.stringify(id)} is not a ${spec.idKind === 'integer' ? 'non-negative integer' : 'non-empty string'} id`);
+      throw new RequestValidationError(
+        endpoint,
+        spec.idParameter,
+        `${JSON.stringify(id)} is not a ${spec.idKind === 'integer' ? 'non-negative integer' : 'non-empty string'} id`,
+      );
     }
     const signal = combineSignals(this.#signal, options.signal);
     const request: Dispatcher.RequestOptions = {
@@ -472,16 +555,25 @@ export class CatalogClient {
     };
     const asked = { filter: { [spec.idParameter]: id } };
     try {
-      const text = await this.#send(endpoint, request, asked, options.events ?? this.events, signal, (res) => res.body.text());
+      const text = await this.#send(endpoint, request, asked, options.events ?? this.events, signal, (res) =>
+        res.body.text(),
+      );
       let json: unknown;
       try {
         json = JSON.parse(text);
       } catch (err) {
         throw this.#invalidResponse(endpoint, asked, 200, 'the response body is not valid JSON', err);
       }
-      if (!json || typeof json !== 'object' || Array.isArray(json)) throw this.#invalidResponse(endpoint, asked, 200, 'the response is not a record (a JSON object)');
+      if (!json || typeof json !== 'object' || Array.isArray(json))
+        throw this.#invalidResponse(endpoint, asked, 200, 'the response is not a record (a JSON object)');
       const wrapped = json as { result?: unknown; id?: unknown };
-      const record = wrapped.id === undefined && wrapped.result && typeof wrapped.result === 'object' && !Array.isArray(wrapped.result) ? wrapped.result : json;
+      const record =
+        wrapped.id === undefined &&
+        wrapped.result &&
+        typeof wrapped.result === 'object' &&
+        !Array.isArray(wrapped.result)
+          ? wrapped.result
+          : json;
       return record as T;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404 && err.apiCode !== 'invalid_response') return undefined;
@@ -544,7 +636,9 @@ export class CatalogClient {
     } else if (!policy.isRetryableError(failure.error)) {
       return undefined;
     }
-    const delay = (failure.status !== undefined ? policy.retryAfterMs(failure.headers['retry-after']) : undefined) ?? policy.backoff(attempt);
+    const delay =
+      (failure.status !== undefined ? policy.retryAfterMs(failure.headers['retry-after']) : undefined) ??
+      policy.backoff(attempt);
     return policy.allows(attempt, waited, delay) ? delay : undefined;
   }
 
@@ -557,7 +651,11 @@ export class CatalogClient {
       if (failure.status === 429) {
         this.stats.throttles++;
         this.limiter.penalize();
-        events.emit('throttle', { endpoint, delayMs, retryAfter: this.retryPolicy.retryAfterMs(failure.headers['retry-after']) !== undefined });
+        events.emit('throttle', {
+          endpoint,
+          delayMs,
+          retryAfter: this.retryPolicy.retryAfterMs(failure.headers['retry-after']) !== undefined,
+        });
       }
     } else {
       reason = errorCodeOf(failure.error) ?? 'network error';
@@ -565,17 +663,31 @@ export class CatalogClient {
     events.emit('retry', { endpoint, attempt, reason, delayMs });
   }
 
-  #recordAttempt(events: RunEvents, endpoint: string, status: number | 'network', started: number, attempt: number): void {
+  #recordAttempt(
+    events: RunEvents,
+    endpoint: string,
+    status: number | 'network',
+    started: number,
+    attempt: number,
+  ): void {
     this.stats.requests++;
     this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
-    events.emit('request', { endpoint, status: status === 'network' ? 0 : status, durationMs: Math.round(performance.now() - started), attempt });
+    events.emit('request', {
+      endpoint,
+      status: status === 'network' ? 0 : status,
+      durationMs: Math.round(performance.now() - started),
+      attempt,
+    });
   }
 
   #toError(endpoint: string, body: RequestBody, failure: Failure, attempts: number, waitedMs: number): Error {
     const request = describeRequest(body);
     if (failure.status === undefined) {
       const errorCode = errorCodeOf(failure.error);
-      return new NetworkError({ host: this.host, endpoint, failure: networkFailure(errorCode), errorCode, attempts, request }, { cause: this.#safeCause(failure.error) });
+      return new NetworkError(
+        { host: this.host, endpoint, failure: networkFailure(errorCode), errorCode, attempts, request },
+        { cause: this.#safeCause(failure.error) },
+      );
     }
     const said = parseErrorBody(failure.text);
     const details = {
@@ -587,7 +699,8 @@ export class CatalogClient {
       apiMessage: said.apiMessage && this.#redact(said.apiMessage),
       violations: said.violations && this.#redactor.redactValue(said.violations),
     };
-    if (failure.status === 401 || failure.status === 403) return new AuthError({ ...details, host: this.host, credentialSource: this.#credentialSource });
+    if (failure.status === 401 || failure.status === 403)
+      return new AuthError({ ...details, host: this.host, credentialSource: this.#credentialSource });
     if (failure.status === 429) return new RateLimitError({ ...details, waitedMs });
     return new ApiError(details);
   }
@@ -595,7 +708,10 @@ export class CatalogClient {
   #invalidResponse(endpoint: string, body: RequestBody, status: number, what: string, cause?: unknown): ApiError {
     return new ApiError(
       { status, endpoint, request: describeRequest(body), apiCode: 'invalid_response' },
-      { message: `${endpoint} answered ${status} but ${what} (${describeRequest(body)}); is CATALOG_BASE_URL the catalog API?`, cause },
+      {
+        message: `${endpoint} answered ${status} but ${what} (${describeRequest(body)}); is CATALOG_BASE_URL the catalog API?`,
+        cause,
+      },
     );
   }
 
@@ -616,14 +732,21 @@ function parseBaseUrl(baseUrl: string): URL {
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ConfigError('CATALOG_BASE_URL is not a valid URL (expected https://host[/path])', { path: 'connection.baseUrl' });
+    throw new ConfigError('CATALOG_BASE_URL is not a valid URL (expected https://host[/path])', {
+      path: 'connection.baseUrl',
+    });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError(`CATALOG_BASE_URL must be an http(s) URL, got ${url.protocol}`, { path: 'connection.baseUrl' });
+    throw new ConfigError(`CATALOG_BASE_URL must be an http(s) URL, got ${url.protocol}`, {
+      path: 'connection.baseUrl',
+    });
   }
   if (url.username || url.password) {
     // Never echo the URL: it holds credentials.
-    throw new ConfigError('CATALOG_BASE_URL must not contain credentials; give them in CATALOG_API_KEY and CATALOG_API_SECRET', { path: 'connection.baseUrl' });
+    throw new ConfigError(
+      'CATALOG_BASE_URL must not contain credentials; give them in CATALOG_API_KEY and CATALOG_API_SECRET',
+      { path: 'connection.baseUrl' },
+    );
   }
   return url;
 }
@@ -631,7 +754,13 @@ function parseBaseUrl(baseUrl: string): URL {
 function isPage(json: unknown): boolean {
   if (!json || typeof json !== 'object') return false;
   const { meta, results } = json as { meta?: { total?: unknown }; results?: unknown };
-  return Array.isArray(results) && !!meta && typeof meta === 'object' && Number.isInteger(meta.total) && (meta.total as number) >= 0;
+  return (
+    Array.isArray(results) &&
+    !!meta &&
+    typeof meta === 'object' &&
+    Number.isInteger(meta.total) &&
+    (meta.total as number) >= 0
+  );
 }
 
 function networkFailure(code: string | undefined): NetworkFailure {

@@ -14,7 +14,10 @@ export function parseErrorBody(text: string): ApiErrorBody {
     json = JSON.parse(trimmed);
   } catch {
     // Not JSON: keep the start of it as the message (a proxy page, plain text), tags removed.
-    const plain = trimmed.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+    const plain = trimmed
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
     return plain ? { apiMessage: truncate(plain, MAX_MESSAGE) } : {};
   }
   return fromJson(json);

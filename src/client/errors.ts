@@ -38,7 +38,11 @@ export class ApiError extends CatalogStreamsError {
   readonly attempts: number;
 
   constructor(details: ApiErrorDetails, options: ErrorOptions & { code?: string; message?: string } = {}) {
-    super(options.code ?? `api.${details.apiCode ?? details.status}`, options.message ?? apiErrorMessage(details), options);
+    super(
+      options.code ?? `api.${details.apiCode ?? details.status}`,
+      options.message ?? apiErrorMessage(details),
+      options,
+    );
     this.status = details.status;
     this.apiCode = details.apiCode;
     this.apiMessage = details.apiMessage;
@@ -88,7 +92,17 @@ export class NetworkError extends CatalogStreamsError {
   readonly errorCode: string | undefined;
   readonly attempts: number;
 
-  constructor(details: { host: string; endpoint: string; failure: NetworkFailure; errorCode?: string; attempts: number; request?: string }, options: ErrorOptions = {}) {
+  constructor(
+    details: {
+      host: string;
+      endpoint: string;
+      failure: NetworkFailure;
+      errorCode?: string;
+      attempts: number;
+      request?: string;
+    },
+    options: ErrorOptions = {},
+  ) {
     super(`network.${details.failure}`, networkMessage(details), options);
     this.host = details.host;
     this.endpoint = details.endpoint;
@@ -98,7 +112,15 @@ export class NetworkError extends CatalogStreamsError {
   }
 }
 
-export type StreamProblem = 'malformed_line' | 'line_too_long' | 'index_gap' | 'short' | 'error_line' | 'total_changed' | 'empty' | 'resume_exhausted';
+export type StreamProblem =
+  | 'malformed_line'
+  | 'line_too_long'
+  | 'index_gap'
+  | 'short'
+  | 'error_line'
+  | 'total_changed'
+  | 'empty'
+  | 'resume_exhausted';
 
 /** An NDJSON stream broke its contract: bad line, index gap, too few lines, or an error line. */
 export class StreamProtocolError extends CatalogStreamsError {
@@ -107,10 +129,15 @@ export class StreamProtocolError extends CatalogStreamsError {
   /** The `meta.index` expected at the point of failure (the line's index when it is known). */
   readonly index: number | undefined;
   /** `error_line`: what the error line said. */
-  readonly apiError: ApiErrorBody & { status?: number } | undefined;
+  readonly apiError: (ApiErrorBody & { status?: number }) | undefined;
 
   constructor(
-    details: { endpoint: string; problem: StreamProblem; index?: number; apiError?: ApiErrorBody & { status?: number } },
+    details: {
+      endpoint: string;
+      problem: StreamProblem;
+      index?: number;
+      apiError?: ApiErrorBody & { status?: number };
+    },
     message: string,
     options: ErrorOptions = {},
   ) {
@@ -126,7 +153,9 @@ function apiErrorMessage(d: ApiErrorDetails): string {
   const code = d.apiCode ? ` ${d.apiCode}` : '';
   const said = d.apiMessage ? `: ${d.apiMessage}` : '';
   const req = d.request ? ` (${d.request})` : '';
-  const violations = d.violations?.length ? `; violations: ${d.violations.slice(0, 5).map(formatViolation).join('; ')}${d.violations.length > 5 ? ` (and ${d.violations.length - 5} more)` : ''}` : '';
+  const violations = d.violations?.length
+    ? `; violations: ${d.violations.slice(0, 5).map(formatViolation).join('; ')}${d.violations.length > 5 ? ` (and ${d.violations.length - 5} more)` : ''}`
+    : '';
   const retried = d.attempts && d.attempts > 1 ? ` after ${d.attempts} attempts` : '';
   return `${d.endpoint} failed with ${d.status}${code}${said}${req}${violations}${retried}`;
 }
@@ -138,12 +167,20 @@ export function formatViolation(v: unknown): string {
     const o = v as Record<string, unknown>;
     const where = o.path ?? o.propertyPath ?? o.field ?? o.property;
     const what = o.message ?? o.title ?? o.reason;
-    if (what !== undefined) return `${where !== undefined ? `${Array.isArray(where) ? where.join('.') : String(where)}: ` : ''}${String(what)}`;
+    if (what !== undefined)
+      return `${where !== undefined ? `${Array.isArray(where) ? where.join('.') : String(where)}: ` : ''}${String(what)}`;
   }
   return truncate(JSON.stringify(v) ?? String(v), 200);
 }
 
-function networkMessage(d: { host: string; endpoint: string; failure: NetworkFailure; errorCode?: string; attempts: number; request?: string }): string {
+function networkMessage(d: {
+  host: string;
+  endpoint: string;
+  failure: NetworkFailure;
+  errorCode?: string;
+  attempts: number;
+  request?: string;
+}): string {
   const code = d.errorCode ? ` (${d.errorCode})` : '';
   const tries = d.attempts > 1 ? ` after ${d.attempts} attempts` : '';
   switch (d.failure) {

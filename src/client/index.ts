@@ -2,5 +2,11 @@
 export * from './catalog-client.js';
 export * from './errors.js';
 export { RateLimiter, type RateLimiterOptions } from './rate-limiter.js';
-export { RetryPolicy, type RetryOptions, DEFAULT_RETRY_OPTIONS, RETRY_ERROR_CODES, RETRY_STATUS_CODES } from './retry-policy.js';
+export {
+  RetryPolicy,
+  type RetryOptions,
+  DEFAULT_RETRY_OPTIONS,
+  RETRY_ERROR_CODES,
+  RETRY_STATUS_CODES,
+} from './retry-policy.js';
 export { describeRequest } from './request-summary.js';

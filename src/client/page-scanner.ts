@@ -102,7 +102,8 @@ export function scanPage(bytes: Uint8Array): ScannedPage | undefined {
       if (b[i] !== QUOTE) return undefined;
       const keyEnd = stringEnd(b, i);
       if (keyEnd < 0) return undefined;
-      const isResults = keyEnd - i === 9 && Buffer.from(b.buffer, b.byteOffset + i, 9).toString('latin1') === '"results"';
+      const isResults =
+        keyEnd - i === 9 && Buffer.from(b.buffer, b.byteOffset + i, 9).toString('latin1') === '"results"';
       i = skipSpace(b, keyEnd);
       if (b[i] !== COLON) return undefined;
       i = skipSpace(b, i + 1);

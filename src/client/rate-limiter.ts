@@ -72,7 +72,10 @@ export class RateLimiter {
 
   constructor(options: RateLimiterOptions) {
     const { perMinute } = options;
-    if (!(perMinute >= 0)) throw new RangeError(`rateLimit must be a number of requests per minute >= 0 (0 or Infinity: unlimited), got ${perMinute}`);
+    if (!(perMinute >= 0))
+      throw new RangeError(
+        `rateLimit must be a number of requests per minute >= 0 (0 or Infinity: unlimited), got ${perMinute}`,
+      );
     this.perMinute = perMinute === 0 ? Infinity : perMinute;
     const margin = options.safetyMargin ?? 0.01;
     this.#baseInterval = Number.isFinite(this.perMinute) ? (WINDOW_MS / this.perMinute) * (1 + margin) : 0;

@@ -25,7 +25,10 @@ export function duration() {
           : DURATION.test(value)
             ? ' (it must be above zero)'
             : '';
-      ctx.addIssue({ code: 'custom', message: `expected a duration with a unit such as "500ms", "30s", "2m" or "1h", got ${JSON.stringify(value)}${hint}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a duration with a unit such as "500ms", "30s", "2m" or "1h", got ${JSON.stringify(value)}${hint}`,
+      });
       return z.NEVER;
     }
     return ms;

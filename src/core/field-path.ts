@@ -25,9 +25,13 @@ export interface FieldPath {
 const INDEX = /^\d+$/;
 
 function pathError(source: string, message: string, optionPath?: string): ConfigError {
-  return new ConfigError(`${optionPath ? `${optionPath}: ` : ''}invalid field path "${source}": ${message}`, optionPath ? { path: optionPath } : {}, {
-    code: 'config.field_path',
-  });
+  return new ConfigError(
+    `${optionPath ? `${optionPath}: ` : ''}invalid field path "${source}": ${message}`,
+    optionPath ? { path: optionPath } : {},
+    {
+      code: 'config.field_path',
+    },
+  );
 }
 
 /** Parses `a.b[].c[type=x][0]`; `optionPath` (e.g. `fields[2]`) goes into the error message. */
@@ -88,7 +92,8 @@ function collect(steps: readonly PathStep[], i: number, value: unknown, out: unk
       if (step.kind === 'each') for (let j = 0; j < value.length; j++) collect(steps, i + 1, value[j], out);
       else {
         const asNumber = Number(step.value);
-        for (let j = 0; j < value.length; j++) if (matches(value[j], step.key, step.value, asNumber)) collect(steps, i + 1, value[j], out);
+        for (let j = 0; j < value.length; j++)
+          if (matches(value[j], step.key, step.value, asNumber)) collect(steps, i + 1, value[j], out);
       }
       return;
     }
@@ -132,7 +137,12 @@ export function compileGetter(path: string | FieldPath, optionPath?: string): Ge
     for (let i = 0; i < steps.length; i++) {
       if (typeof value !== 'object' || value === null) return undefined;
       const step = steps[i]!;
-      value = step.kind === 'key' ? (value as Record<string, unknown>)[step.key] : Array.isArray(value) ? value[(step as { index: number }).index] : undefined;
+      value =
+        step.kind === 'key'
+          ? (value as Record<string, unknown>)[step.key]
+          : Array.isArray(value)
+            ? value[(step as { index: number }).index]
+            : undefined;
     }
     return value;
   };
@@ -191,7 +201,8 @@ export function buildPathTree<L>(targets: Iterable<readonly [FieldPath, L]>, opt
       }
       const each = steps[i + 1]?.kind === 'each';
       if (each) i++;
-      if (entry.child && entry.child.each !== each) throw pathError(path.source, `"${step.key}" is used both as a list and as an object`, optionPath);
+      if (entry.child && entry.child.each !== each)
+        throw pathError(path.source, `"${step.key}" is used both as a list and as an object`, optionPath);
       entry.child ??= { each, node: newNode<L>() };
       node = entry.child.node;
     }
@@ -200,7 +211,13 @@ export function buildPathTree<L>(targets: Iterable<readonly [FieldPath, L]>, opt
 }
 
 /** How a rewrite treats a leaf: writes `value`'s replacement(s) for `key` into `out` (or nothing, to drop it). */
-export type LeafWriter<L> = (out: Record<string, unknown>, key: string, value: unknown, leaf: L, container: object) => void;
+export type LeafWriter<L> = (
+  out: Record<string, unknown>,
+  key: string,
+  value: unknown,
+  leaf: L,
+  container: object,
+) => void;
 
 /**
  * A copy of `value` rewritten by `write` at every leaf of `node`. Objects on the
@@ -208,7 +225,12 @@ export type LeafWriter<L> = (out: Record<string, unknown>, key: string, value: u
  * shared. Leaves missing from an object are written too (with value undefined)
  * when `writeMissing` is set, so every record gets the same columns.
  */
-export function rewriteAtPaths<L>(value: object, node: PathNode<L>, write: LeafWriter<L>, writeMissing: boolean): Record<string, unknown> {
+export function rewriteAtPaths<L>(
+  value: object,
+  node: PathNode<L>,
+  write: LeafWriter<L>,
+  writeMissing: boolean,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const entries = node.entries;
   const src = value as Record<string, unknown>;
@@ -233,7 +255,10 @@ export function rewriteAtPaths<L>(value: object, node: PathNode<L>, write: LeafW
       const list = new Array<unknown>(v.length);
       for (let i = 0; i < v.length; i++) {
         const el: unknown = v[i];
-        list[i] = typeof el === 'object' && el !== null && !Array.isArray(el) ? rewriteAtPaths(el, child.node, write, writeMissing) : el;
+        list[i] =
+          typeof el === 'object' && el !== null && !Array.isArray(el)
+            ? rewriteAtPaths(el, child.node, write, writeMissing)
+            : el;
       }
       out[key] = list;
     }
@@ -256,7 +281,8 @@ export function shallowCopy(src: Record<string | symbol, unknown>): Record<strin
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     // An own "__proto__" (JSON.parse makes one) must stay a plain property, as spread keeps it.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: src[key], writable: true, enumerable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: src[key], writable: true, enumerable: true, configurable: true });
     else out[key] = src[key];
   }
   const symbols = Object.getOwnPropertySymbols(src);
@@ -296,7 +322,8 @@ export function replaceAtPaths<L>(value: object, node: PathNode<L>, replace: Lea
       const list = new Array<unknown>(v.length);
       for (let j = 0; j < v.length; j++) {
         const el: unknown = v[j];
-        list[j] = typeof el === 'object' && el !== null && !Array.isArray(el) ? replaceAtPaths(el, child.node, replace) : el;
+        list[j] =
+          typeof el === 'object' && el !== null && !Array.isArray(el) ? replaceAtPaths(el, child.node, replace) : el;
       }
       out[key] = list;
     }

@@ -34,7 +34,8 @@ export function keysAt(schema: z.ZodType | undefined, path: ReadonlyArray<Proper
   let i = 0;
   while (s) {
     const def = defOf(s);
-    if (['optional', 'nullable', 'default', 'prefault', 'readonly', 'nonoptional', 'catch'].includes(def.type)) s = def.innerType;
+    if (['optional', 'nullable', 'default', 'prefault', 'readonly', 'nonoptional', 'catch'].includes(def.type))
+      s = def.innerType;
     else if (def.type === 'pipe') s = def.in;
     else if (def.type === 'lazy') s = def.getter();
     else if (i === path.length) return def.type === 'object' ? Object.keys(def.shape) : undefined;
@@ -91,8 +92,16 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): { message: stri
   }
   if (issue.code === 'invalid_value' && issue.values.length > 0) {
     const values = issue.values.map((v) => (typeof v === 'string' ? v : showValue(v)));
-    if (value === undefined) return { message: `required, but missing (expected ${values.length === 1 ? values[0] : `one of ${values.join(', ')}`})`, kind: 'missing' };
-    return { message: issue.values.length === 1 ? `must be ${values[0]}${found}` : `expected one of ${values.join(', ')}${found}`, kind: 'value' };
+    if (value === undefined)
+      return {
+        message: `required, but missing (expected ${values.length === 1 ? values[0] : `one of ${values.join(', ')}`})`,
+        kind: 'missing',
+      };
+    return {
+      message:
+        issue.values.length === 1 ? `must be ${values[0]}${found}` : `expected one of ${values.join(', ')}${found}`,
+      kind: 'value',
+    };
   }
   // A refinement (a filter check) that fails on an absent value: the key is required.
   if (issue.code === 'custom' && value === undefined) return { message: 'required, but missing', kind: 'missing' };
@@ -120,7 +129,8 @@ export function explainIssues(error: z.ZodError, schema?: z.ZodType, input: unkn
     const path = [...base, ...issue.path];
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       const score = (b: readonly z.core.$ZodIssue[]) =>
-        Math.min(...b.map((i) => i.path.length)) * 2 + (b.some((i) => i.code === 'invalid_type' && i.path.length === 0) ? 0 : 1);
+        Math.min(...b.map((i) => i.path.length)) * 2 +
+        (b.some((i) => i.code === 'invalid_type' && i.path.length === 0) ? 0 : 1);
       const branch = issue.errors.reduce((best, b) => (score(b) > score(best) ? b : best));
       for (const i of branch) visit(i, path);
       return;
@@ -139,7 +149,10 @@ export function explainIssues(error: z.ZodError, schema?: z.ZodType, input: unkn
     }
     // With the input known, a path that leads nowhere is an absent key (undefined).
     const value = input === NOTHING ? NOTHING : valueAt(input, path);
-    out.push({ path: path as (string | number)[], ...describeIssue(issue, value === NOTHING && input !== NOTHING ? undefined : value) });
+    out.push({
+      path: path as (string | number)[],
+      ...describeIssue(issue, value === NOTHING && input !== NOTHING ? undefined : value),
+    });
   };
   for (const issue of error.issues) visit(issue, []);
   return [...out.filter((i) => i.kind === 'unknown-key'), ...out.filter((i) => i.kind !== 'unknown-key')];
@@ -151,7 +164,9 @@ export function formatIssues(error: z.ZodError, prefix = '', schema?: z.ZodType,
     const at = joinPath(prefix, i.path);
     return `${at ? `${at}: ` : ''}${i.message}`;
   });
-  return lines.length <= 1 ? (lines[0] ?? 'invalid') : `${lines[0]} (and ${lines.length - 1} more: ${lines.slice(1).join('; ')})`;
+  return lines.length <= 1
+    ? (lines[0] ?? 'invalid')
+    : `${lines[0]} (and ${lines.length - 1} more: ${lines.slice(1).join('; ')})`;
 }
 
 /**

@@ -74,7 +74,11 @@ export class RunLock {
    * Takes the lock or fails with `options.code`, naming the holder and what to do. A stale lock
    * is taken over once; a lock that another run takes at the same moment wins.
    */
-  static async acquire(backend: LockBackend, who: { runId: string; pipeline: string }, options: LockOptions): Promise<RunLock> {
+  static async acquire(
+    backend: LockBackend,
+    who: { runId: string; pipeline: string },
+    options: LockOptions,
+  ): Promise<RunLock> {
     const now = new Date().toISOString();
     const holder: LockHolder = { ...who, host: hostname(), pid: process.pid, acquiredAt: now, heartbeatAt: now };
     const body = JSON.stringify(holder);

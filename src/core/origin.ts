@@ -21,7 +21,9 @@ export function setOrigin<T extends object>(record: T, origin: RecordOrigin): T 
 }
 
 export function originOf(record: unknown): RecordOrigin | undefined {
-  return typeof record === 'object' && record !== null ? ((record as Record<symbol, RecordOrigin | undefined>)[ORIGIN]) : undefined;
+  return typeof record === 'object' && record !== null
+    ? (record as Record<symbol, RecordOrigin | undefined>)[ORIGIN]
+    : undefined;
 }
 
 /** Copies the origin to a record derived from another (pick, rename, explode...). */

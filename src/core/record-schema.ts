@@ -74,7 +74,11 @@ export function field(name: string, type: FieldType): RecordField {
 }
 
 /** The fields with `replacement` put where `name` was (or appended when it was absent). */
-export function withField(fields: readonly RecordField[], name: string, replacement: readonly RecordField[]): RecordField[] {
+export function withField(
+  fields: readonly RecordField[],
+  name: string,
+  replacement: readonly RecordField[],
+): RecordField[] {
   const at = fields.findIndex((f) => f.name === name);
   const rest = fields.filter((f) => f.name !== name && !replacement.some((r) => r.name === f.name));
   if (at < 0) return [...rest, ...replacement];
@@ -99,7 +103,10 @@ export type SchemaStep = { kind: 'key'; key: string } | { kind: 'each' };
 export function schemaSteps(path: FieldPath, optionPath?: string): SchemaStep[] {
   return path.steps.map((s) => {
     if (s.kind === 'key' || s.kind === 'each') return s;
-    throw new ConfigError(`${optionPath ? `${optionPath}: ` : ''}"${path.source}": only field names and [] are allowed here`, optionPath ? { path: optionPath } : {});
+    throw new ConfigError(
+      `${optionPath ? `${optionPath}: ` : ''}"${path.source}": only field names and [] are allowed here`,
+      optionPath ? { path: optionPath } : {},
+    );
   });
 }
 
@@ -126,7 +133,11 @@ export function rewriteContainer(
   return out;
 }
 
-function rewriteType(type: FieldType, rest: readonly SchemaStep[], fn: (fields: readonly RecordField[]) => readonly RecordField[]): FieldType {
+function rewriteType(
+  type: FieldType,
+  rest: readonly SchemaStep[],
+  fn: (fields: readonly RecordField[]) => readonly RecordField[],
+): FieldType {
   if (rest[0]?.kind === 'each') {
     if (type.kind !== 'list') return type;
     const element = rewriteType(type.element, rest.slice(1), fn);

@@ -36,7 +36,10 @@ export class StageRegistry {
    * paths relative to the spec (`['type']`, `['locales', 0]`) so a pipeline
    * file loader can point at the line.
    */
-  check(kind: StageKind, spec: { type: string; [k: string]: unknown }): { ok: true; definition: StageDefinition; options: unknown } | { ok: false; issues: LocatedIssue[] } {
+  check(
+    kind: StageKind,
+    spec: { type: string; [k: string]: unknown },
+  ): { ok: true; definition: StageDefinition; options: unknown } | { ok: false; issues: LocatedIssue[] } {
     const def = this.#byType.get(spec.type);
     if (def && def.kind !== kind) {
       const message = `"${def.type}" is a ${def.kind}, not a ${kind} (${kind} types: ${this.types(kind).join(', ')})`;
@@ -55,16 +58,24 @@ export class StageRegistry {
   }
 
   /** Validates a stage spec and builds it; `path` names the spot (`transforms[1]`) in error messages. */
-  create<T = unknown>(kind: StageKind, spec: { type: string; [k: string]: unknown }, ctx: StageContext, path: string = kind): T {
+  create<T = unknown>(
+    kind: StageKind,
+    spec: { type: string; [k: string]: unknown },
+    ctx: StageContext,
+    path: string = kind,
+  ): T {
     const checked = this.check(kind, spec);
     if (!checked.ok) {
       const [first, ...rest] = checked.issues;
       const at = joinPath(path, first!.path);
-      throw new ConfigError(`${at}: ${first!.message}${rest.length ? ` (and ${rest.length} more)` : ''}`, { path: at }, {
-        code: first!.path[0] === 'type' ? 'config.unknown_type' : 'config.invalid',
-      });
+      throw new ConfigError(
+        `${at}: ${first!.message}${rest.length ? ` (and ${rest.length} more)` : ''}`,
+        { path: at },
+        {
+          code: first!.path[0] === 'type' ? 'config.unknown_type' : 'config.invalid',
+        },
+      );
     }
     return checked.definition.create(checked.options, ctx) as T;
   }
 }
-

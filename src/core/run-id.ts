@@ -3,6 +3,9 @@ import { randomBytes } from 'node:crypto';
 
 /** `20260102T030405Z-a1b2c3` */
 export function newRunId(at: Date = new Date()): string {
-  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const stamp = at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }

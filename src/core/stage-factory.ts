@@ -8,7 +8,9 @@ import { parseStageOptions } from './issues.js';
 import type { StageContext } from './stage.js';
 
 /** Options as a caller writes them, each key documented on hover when `npm run docs` generated its JSDoc. */
-export type DocumentedInput<T extends string, Input> = T extends keyof StageOptionDocs ? WithOptionDocs<T, Input> : Input;
+export type DocumentedInput<T extends string, Input> = T extends keyof StageOptionDocs
+  ? WithOptionDocs<T, Input>
+  : Input;
 
 /** A stage's factory for code; the options may be left out when the stage needs none. */
 export type StageFactory<T extends string, S extends z.ZodType, Out> =

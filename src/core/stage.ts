@@ -125,7 +125,11 @@ export type TransformDefinition<O = any> = StageDefinition<O, Transform> & { kin
 export type SinkDefinition<O = any> = StageDefinition<O, SinkStream> & { kind: 'sink' };
 
 /** Identity helper that keeps the option type inferred from the schema. */
-export function defineStage<const T extends string, S extends z.ZodType, Out extends Readable | Transform | Writable>(def: {
+export function defineStage<
+  const T extends string,
+  S extends z.ZodType,
+  Out extends Readable | Transform | Writable,
+>(def: {
   kind: StageKind;
   type: T;
   description: string;

@@ -49,7 +49,16 @@ interface ZodLike {
   format?: string | null;
 }
 
-const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional', 'success']);
+const WRAPPERS = new Set([
+  'optional',
+  'nullable',
+  'default',
+  'prefault',
+  'catch',
+  'readonly',
+  'nonoptional',
+  'success',
+]);
 const PRICE_NAME = /(^p|P)rice$/;
 
 const cache = new WeakMap<object, RecordSchema>();
@@ -99,17 +108,25 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
       if (!element) return { kind: 'json' };
       // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (ARCHITECTURE.md, API rules).
       if (element.kind === 'string' && element.code?.padTo) {
-        return { kind: 'list', element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } } };
+        return {
+          kind: 'list',
+          element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } },
+        };
       }
       return { kind: 'list', element };
     }
     case 'union':
-      return unionType((def.options ?? []).filter((o) => !isNullish(o)), depth, name);
+      return unionType(
+        (def.options ?? []).filter((o) => !isNullish(o)),
+        depth,
+        name,
+      );
     case 'literal': {
       const values = (def.values ?? []).filter((v) => v !== null && v !== undefined);
       if (values.length && values.every((v) => typeof v === 'string')) return { kind: 'string' };
       if (values.length && values.every((v) => typeof v === 'boolean')) return { kind: 'boolean' };
-      if (values.length && values.every((v) => Number.isSafeInteger(v) || typeof v === 'bigint')) return { kind: 'int64' };
+      if (values.length && values.every((v) => Number.isSafeInteger(v) || typeof v === 'bigint'))
+        return { kind: 'int64' };
       if (values.length && values.every((v) => typeof v === 'number')) return { kind: 'double' };
       return { kind: 'json' };
     }
@@ -120,7 +137,8 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
     case 'number': {
       const format = schema.format ?? def.format;
       if (format === 'int32') return { kind: 'int32' };
-      if (schema.isInt || format === 'safeint' || format === 'uint32') return PRICE_NAME.test(name) ? { kind: 'int64', price: true } : { kind: 'int64' };
+      if (schema.isInt || format === 'safeint' || format === 'uint32')
+        return PRICE_NAME.test(name) ? { kind: 'int64', price: true } : { kind: 'int64' };
       return { kind: 'double' };
     }
     case 'bigint':

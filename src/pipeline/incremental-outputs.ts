@@ -51,22 +51,28 @@ export function incrementalOutputProblems(config: PipelineFile, registry: StageR
     const field = REPLACING_SINKS[spec.type];
     const template = field ? spec[field] : undefined;
     if (field && typeof template === 'string' && template !== '-' && !RUN.test(template)) {
-      found.push({ at, issue: { path: [field], message: fixedOutputMessage(spec.type, field, template), kind: 'value' } });
+      found.push({
+        at,
+        issue: { path: [field], message: fixedOutputMessage(spec.type, field, template), kind: 'value' },
+      });
     } else if (spec.type === 's3' && typeof template === 'string') {
       const shared = sharedManifest(spec);
       if (shared) found.push({ at, issue: shared });
     }
     for (const [key, value] of Object.entries(spec)) {
-      if (key !== 'type' && isSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink')) visit(value, [...at, key]);
+      if (key !== 'type' && isSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink'))
+        visit(value, [...at, key]);
     }
   };
   config.transforms.forEach((t, i) => {
     if (t.deadLetter === undefined) {
       const checked = registry.check('transform', t);
       const options = checked.ok ? (checked.options as { onInvalid?: unknown; deadLetter?: unknown }) : undefined;
-      const fallback = options?.onInvalid === 'dead-letter' && isSpec(options.deadLetter) ? options.deadLetter : undefined;
+      const fallback =
+        options?.onInvalid === 'dead-letter' && isSpec(options.deadLetter) ? options.deadLetter : undefined;
       const field = fallback ? REPLACING_SINKS[fallback.type] : undefined;
-      if (fallback && field && typeof fallback[field] === 'string') t.deadLetter = { ...fallback, [field]: withRunName(fallback[field]) };
+      if (fallback && field && typeof fallback[field] === 'string')
+        t.deadLetter = { ...fallback, [field]: withRunName(fallback[field]) };
     }
     visit(t, ['transforms', i]);
   });

@@ -44,7 +44,11 @@ export const MAX_PIPELINE_DEPTH = 64;
 /** Alias expansions per document (the yaml package's resource-exhaustion check). */
 export const MAX_ALIAS_COUNT = 100;
 
-export async function loadPipelineFile(file: string, registry: StageRegistry, opts: LoadOptions = {}): Promise<LoadedPipeline[]> {
+export async function loadPipelineFile(
+  file: string,
+  registry: StageRegistry,
+  opts: LoadOptions = {},
+): Promise<LoadedPipeline[]> {
   const abs = path.resolve(file);
   let text: string;
   try {
@@ -54,10 +58,14 @@ export async function loadPipelineFile(file: string, registry: StageRegistry, op
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(`${file}: cannot read the pipeline file (${code === 'ENOENT' ? 'no such file' : code ?? String(err)})`, { file }, {
-      code: 'config.not_found',
-      cause: err,
-    });
+    throw new ConfigError(
+      `${file}: cannot read the pipeline file (${code === 'ENOENT' ? 'no such file' : (code ?? String(err))})`,
+      { file },
+      {
+        code: 'config.not_found',
+        cause: err,
+      },
+    );
   }
   return parsePipelines(text, registry, { ...opts, file: abs, displayName: file });
 }
@@ -84,9 +92,11 @@ export function parsePipelines(
   const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   // A document with nothing in it (a trailing `---`, a comment-only part) holds no pipeline.
   const docs = (Array.isArray(parsed) ? parsed : []).filter(
-    (doc) => doc.errors.length > 0 || !(doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)),
+    (doc) =>
+      doc.errors.length > 0 || !(doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)),
   );
-  if (docs.length === 0) throw new ConfigError(`${shown}: the file holds no pipeline (it is empty)`, { file }, { code: 'config.invalid' });
+  if (docs.length === 0)
+    throw new ConfigError(`${shown}: the file holds no pipeline (it is empty)`, { file }, { code: 'config.invalid' });
   const env = opts.env ?? process.env;
   const json = /\.json$/i.test(file);
   // Every problem of the file is reported at once (up to MAX_REPORTED): a document stops at its first
@@ -130,7 +140,11 @@ export class PipelineFileErrors extends ConfigError {
   constructor(issues: ConfigError[]) {
     const shown = issues.slice(0, MAX_REPORTED);
     const more = issues.length - shown.length;
-    super(`${issues.length} problems:\n${shown.map((i) => `  ${i.message}`).join('\n')}${more > 0 ? `\n  … and ${more} more` : ''}`, issues[0]!.location, { code: issues[0]!.code });
+    super(
+      `${issues.length} problems:\n${shown.map((i) => `  ${i.message}`).join('\n')}${more > 0 ? `\n  … and ${more} more` : ''}`,
+      issues[0]!.location,
+      { code: issues[0]!.code },
+    );
     this.issues = shown;
   }
 }
@@ -148,7 +162,13 @@ function locator(lineCounter: LineCounter, shown: string, file: string, issues: 
   const note = (message: string, offset: number | undefined, at: string | undefined, code = 'config.invalid') => {
     const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
     const where = pos ? `${shown}:${pos.line}:${pos.col}` : shown;
-    issues.push(new ConfigError(`${where}: ${at ? `${at}: ` : ''}${message}`, { file, line: pos?.line, column: pos?.col, path: at }, { code }));
+    issues.push(
+      new ConfigError(
+        `${where}: ${at ? `${at}: ` : ''}${message}`,
+        { file, line: pos?.line, column: pos?.col, path: at },
+        { code },
+      ),
+    );
   };
   const fail = ((message, offset, at, code) => {
     note(message, offset, at, code);
@@ -169,19 +189,33 @@ interface DocumentContext {
   locate: Fail;
 }
 
-function parseDocumentPipeline(doc: Document, { registry, env, file, json, text, locate: fail }: DocumentContext): LoadedPipeline {
+function parseDocumentPipeline(
+  doc: Document,
+  { registry, env, file, json, text, locate: fail }: DocumentContext,
+): LoadedPipeline {
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     // The parser recurses per level: a stack overflow is a file nested far too deep.
     if (/call stack/i.test(e.message)) fail(tooDeep(), e.pos[0], undefined, 'config.too_deep');
-    fail(`not valid YAML/JSON: ${e.message.split('\n')[0]}${flowHint(text, e.pos[0])}`, e.pos[0], undefined, 'config.syntax');
+    fail(
+      `not valid YAML/JSON: ${e.message.split('\n')[0]}${flowHint(text, e.pos[0])}`,
+      e.pos[0],
+      undefined,
+      'config.syntax',
+    );
   }
-  if (!isMap(doc.contents)) fail('a pipeline must be a mapping with name, source and sinks', doc.contents?.range?.[0] ?? 0, undefined);
+  if (!isMap(doc.contents))
+    fail('a pipeline must be a mapping with name, source and sinks', doc.contents?.range?.[0] ?? 0, undefined);
   const deep = firstNodeTooDeep(doc.contents);
   if (deep) fail(tooDeep(), deep.range?.[0], undefined, 'config.too_deep');
 
   const variables = interpolateDocument(doc, env, json, (name, node) =>
-    fail(`environment variable ${name} is not set and has no default (write \${${name}:-default} to give one)`, node.range?.[0], pathOf(doc, node), 'config.missing_env'),
+    fail(
+      `environment variable ${name} is not set and has no default (write \${${name}:-default} to give one)`,
+      node.range?.[0],
+      pathOf(doc, node),
+      'config.missing_env',
+    ),
   );
   const redactor = new Redactor();
   redactor.addFromEnv(variables, env);
@@ -201,7 +235,12 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
         'config.aliases',
       );
     }
-    fail(`${message}; define an anchor (&name) before its alias (*name)`, alias?.range?.[0], undefined, 'config.aliases');
+    fail(
+      `${message}; define an anchor (&name) before its alias (*name)`,
+      alias?.range?.[0],
+      undefined,
+      'config.aliases',
+    );
   }
   // Credentials written in the file are secrets whatever their type (a number is still a secret).
   const connection = (raw as { connection?: Record<string, unknown> } | null)?.connection;
@@ -214,8 +253,12 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
   if (!parsed.success) {
     const explained = explainIssues(parsed.error, PipelineFile, raw);
     // `sink:` for `sinks:` is one mistake: its did-you-mean says it, "sinks: required" would repeat it.
-    const meant = new Set(explained.filter((i) => i.kind === 'unknown-key').map((i) => /did you mean "([^"]+)"/.exec(i.message)?.[1]));
-    const distinct = explained.filter((i) => !(i.path.length === 1 && meant.has(String(i.path[0])) && i.message.startsWith('required')));
+    const meant = new Set(
+      explained.filter((i) => i.kind === 'unknown-key').map((i) => /did you mean "([^"]+)"/.exec(i.message)?.[1]),
+    );
+    const distinct = explained.filter(
+      (i) => !(i.path.length === 1 && meant.has(String(i.path[0])) && i.message.startsWith('required')),
+    );
     for (const issue of distinct.slice(0, MAX_REPORTED)) note(issue, []);
     throw new StopDocument();
   }
@@ -231,7 +274,8 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
     for (const problem of checked.definition.preflight?.(checked.options, { baseDir }) ?? []) note(problem, at);
     // A stage option holding a sink spec (`deadLetter`, or any {type} naming a sink) is checked as a sink.
     for (const [key, value] of Object.entries(spec)) {
-      if (key !== 'type' && isStageSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink')) checkStage('sink', value, [...at, key]);
+      if (key !== 'type' && isStageSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink'))
+        checkStage('sink', value, [...at, key]);
     }
   };
   checkStage('source', config.source, ['source']);
@@ -267,8 +311,13 @@ function parseDocumentPipeline(doc: Document, { registry, env, file, json, text,
     const at = joinPath('', full);
     // The value a message shows (`got ...`) is masked when it is a secret, however short.
     const value = valueAt(raw, full);
-    const shown = (typeof value === 'string' || typeof value === 'number') && (redactor.isSecret(value) || secretPaths.includes(at)) ? showValue(value) : undefined;
-    const message = shown ? issue.message.split(shown).join(typeof value === 'string' ? '"***"' : '***') : issue.message;
+    const shown =
+      (typeof value === 'string' || typeof value === 'number') && (redactor.isSecret(value) || secretPaths.includes(at))
+        ? showValue(value)
+        : undefined;
+    const message = shown
+      ? issue.message.split(shown).join(typeof value === 'string' ? '"***"' : '***')
+      : issue.message;
     fail.note(redactor.redact(message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
   }
 }
@@ -319,9 +368,14 @@ function flowHint(text: string, offset: number): string {
   const prevStart = text.lastIndexOf('\n', Math.max(0, lineStart - 2)) + 1;
   const lineEnd = text.indexOf('\n', offset);
   // Bounded: the pattern below is quadratic over a long line of brackets.
-  const around = text.slice(Math.max(prevStart, offset - 2000), lineEnd === -1 ? Math.min(text.length, offset + 2000) : Math.min(lineEnd, offset + 2000));
+  const around = text.slice(
+    Math.max(prevStart, offset - 2000),
+    lineEnd === -1 ? Math.min(text.length, offset + 2000) : Math.min(lineEnd, offset + 2000),
+  );
   if (!around.includes('${')) return '';
-  return /[{[][^\n]*\$\{/.test(around) ? ' (inside { } or [ ], quote a ${VAR} reference: "${VAR}", or write the mapping in block style)' : '';
+  return /[{[][^\n]*\$\{/.test(around)
+    ? ' (inside { } or [ ], quote a ${VAR} reference: "${VAR}", or write the mapping in block style)'
+    : '';
 }
 
 function issueCode(issue: LocatedIssue): string {
@@ -338,7 +392,12 @@ function isStageSpec(v: unknown): v is { type: string; [k: string]: unknown } {
  * one whole `${VAR}` takes the YAML type of its value: `rateLimit: ${RATE:-600}`
  * is the number 600; quote it ("${RATE}") to keep a string.
  */
-function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv, json: boolean, onMissing: (name: string, node: Node) => never): string[] {
+function interpolateDocument(
+  doc: Document,
+  env: NodeJS.ProcessEnv,
+  json: boolean,
+  onMissing: (name: string, node: Node) => never,
+): string[] {
   const used = new Set<string>();
   visit(doc, {
     Scalar(_key, node) {

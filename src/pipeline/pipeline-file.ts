@@ -9,19 +9,36 @@ export type StageSpec = z.infer<typeof StageSpec>;
 
 export const ConnectionBlock = z
   .strictObject({
-    baseUrl: z.url({ message: 'must be an absolute URL such as https://api.example.com' }).optional().describe('API base URL (default: $CATALOG_BASE_URL)'),
+    baseUrl: z
+      .url({ message: 'must be an absolute URL such as https://api.example.com' })
+      .optional()
+      .describe('API base URL (default: $CATALOG_BASE_URL)'),
     apiKey: z.string().min(1).optional().describe('API key (default: $CATALOG_API_KEY); use ${VAR}, never a literal'),
-    apiSecret: z.string().min(1).optional().describe('API secret (default: $CATALOG_API_SECRET); use ${VAR}, never a literal'),
+    apiSecret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('API secret (default: $CATALOG_API_SECRET); use ${VAR}, never a literal'),
     rateLimit: z
       .number({ message: 'expected a number of requests per minute' })
-      .positive({ message: 'must be above 0 (requests per minute of the credential; CATALOG_RATE_LIMIT=0 lifts the limit for a sandbox)' })
+      .positive({
+        message:
+          'must be above 0 (requests per minute of the credential; CATALOG_RATE_LIMIT=0 lifts the limit for a sandbox)',
+      })
       .optional()
       .describe('requests per minute for this credential (default 100)'),
-    concurrency: z.int().min(1).max(16).optional().describe('page requests kept in flight (default: the source\'s, 3)'),
-    maxAttempts: z.int().min(1).max(20).optional().describe('attempts per request before the run fails (default 8; retries back off with jitter)'),
+    concurrency: z.int().min(1).max(16).optional().describe("page requests kept in flight (default: the source's, 3)"),
+    maxAttempts: z
+      .int()
+      .min(1)
+      .max(20)
+      .optional()
+      .describe('attempts per request before the run fails (default 8; retries back off with jitter)'),
     maxRetryWait: duration()
       .optional()
-      .describe('longest total wait between the attempts of one request, Retry-After included, before the run fails (default "3m")'),
+      .describe(
+        'longest total wait between the attempts of one request, Retry-After included, before the run fails (default "3m")',
+      ),
     timeouts: z
       .strictObject({
         connect: duration().optional().describe('to open a connection, TCP and TLS (default "10s")'),
@@ -49,7 +66,9 @@ export type StateBlock = z.infer<typeof StateBlock>;
 export const PipelineFile = z.strictObject({
   name: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'must be a simple name (letters, digits, . _ -): it names state and output files' })
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, {
+      message: 'must be a simple name (letters, digits, . _ -): it names state and output files',
+    })
     .describe('names the run, its state and its output files'),
   description: z.string().optional(),
   connection: ConnectionBlock.optional(),

@@ -19,7 +19,8 @@ function sinkSpecs(config: LoadedPipeline['config']): Array<{ spec: StageSpec; a
   const visit = (spec: StageSpec, at: string) => {
     found.push({ spec, at });
     const deadLetter = (spec as { deadLetter?: unknown }).deadLetter;
-    if (deadLetter && typeof deadLetter === 'object' && typeof (deadLetter as StageSpec).type === 'string') visit(deadLetter as StageSpec, `${at}.deadLetter`);
+    if (deadLetter && typeof deadLetter === 'object' && typeof (deadLetter as StageSpec).type === 'string')
+      visit(deadLetter as StageSpec, `${at}.deadLetter`);
   };
   config.transforms.forEach((t, i) => {
     const deadLetter = (t as { deadLetter?: unknown }).deadLetter;
@@ -85,7 +86,10 @@ export async function checkDestinations(loaded: LoadedPipeline, statePath?: stri
     }
     const problem = await folderProblem(template.isDynamic ? target : path.dirname(target));
     if (problem) {
-      throw new CatalogStreamsError('preflight.output', `${file}: ${at}.path "${location}": ${problem}; fix the folder or choose another path (checked before the first request)`);
+      throw new CatalogStreamsError(
+        'preflight.output',
+        `${file}: ${at}.path "${location}": ${problem}; fix the folder or choose another path (checked before the first request)`,
+      );
     }
   }
   if (statePath && !/^s3:/.test(statePath)) {
@@ -94,7 +98,10 @@ export async function checkDestinations(loaded: LoadedPipeline, statePath?: stri
     const problem = info?.isDirectory()
       ? `${target} is a folder`
       : info
-        ? await access(target, constants.W_OK).then(() => folderProblem(path.dirname(target)), () => `${target} is not writable`)
+        ? await access(target, constants.W_OK).then(
+            () => folderProblem(path.dirname(target)),
+            () => `${target} is not writable`,
+          )
         : await folderProblem(path.dirname(target));
     if (problem) {
       throw new CatalogStreamsError(

@@ -9,7 +9,13 @@ import { pipeline } from 'node:stream/promises';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
-import { CatalogClient, type CatalogClientOptions, type ClientTimeouts, envRateLimit, envResultWindow } from '../client/catalog-client.js';
+import {
+  CatalogClient,
+  type CatalogClientOptions,
+  type ClientTimeouts,
+  envRateLimit,
+  envResultWindow,
+} from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
 import type { EventEmitter } from 'node:events';
 import { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventName } from '../events.js';
@@ -25,7 +31,14 @@ import { pipelineRecordSchema } from './schema-chain.js';
 import type { RunDescription, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
 import { checkDestinations } from './preflight.js';
-import { checkStateIdentity, type PipelineState, type StateIdentity, type StateStore, openStateStore, type S3ObjectIO } from './state.js';
+import {
+  checkStateIdentity,
+  type PipelineState,
+  type StateIdentity,
+  type StateStore,
+  openStateStore,
+  type S3ObjectIO,
+} from './state.js';
 import { TeeSink } from './tee.js';
 
 export interface ResolvedConnection {
@@ -95,7 +108,14 @@ export interface RunSummary {
    * reasons (a filter, dedupe). Without explode or flat-map, read = written
    * (per sink) + invalid + dropped.
    */
-  records: { read: number; written: Record<string, number>; invalid: number; deadLettered: number; skipped: number; dropped: number };
+  records: {
+    read: number;
+    written: Record<string, number>;
+    invalid: number;
+    deadLettered: number;
+    skipped: number;
+    dropped: number;
+  };
   requests: number;
   retries: number;
   throttles: number;
@@ -112,12 +132,20 @@ export interface RunSummary {
 }
 
 /** Connection settings: the override, then the file's block, then the environment. */
-export function resolveConnection(loaded: LoadedPipeline, override: Partial<ResolvedConnection> = {}, env: NodeJS.ProcessEnv = process.env): ResolvedConnection {
+export function resolveConnection(
+  loaded: LoadedPipeline,
+  override: Partial<ResolvedConnection> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedConnection {
   const block: ConnectionBlock = loaded.config.connection ?? {};
   const baseUrl = override.baseUrl ?? block.baseUrl ?? env.CATALOG_BASE_URL;
   const apiKey = override.apiKey ?? block.apiKey ?? env.CATALOG_API_KEY;
   const apiSecret = override.apiSecret ?? block.apiSecret ?? env.CATALOG_API_SECRET;
-  const missing = [!baseUrl && 'CATALOG_BASE_URL', !apiKey && 'CATALOG_API_KEY', !apiSecret && 'CATALOG_API_SECRET'].filter(Boolean);
+  const missing = [
+    !baseUrl && 'CATALOG_BASE_URL',
+    !apiKey && 'CATALOG_API_KEY',
+    !apiSecret && 'CATALOG_API_SECRET',
+  ].filter(Boolean);
   if (missing.length > 0) {
     throw new ConfigError(
       `${loaded.file}: no API connection: set ${missing.join(', ')} (or a connection: block in the file), or pass --sandbox to run against the embedded sandbox`,
@@ -128,12 +156,27 @@ export function resolveConnection(loaded: LoadedPipeline, override: Partial<Reso
   loaded.redactor.add(apiKey);
   loaded.redactor.add(apiSecret);
   const from = (name: 'apiKey' | 'apiSecret', variable: string) =>
-    override[name] !== undefined ? 'sandbox' : block[name] !== undefined ? `connection.${name} in ${loaded.file}` : `${variable} in the environment`;
+    override[name] !== undefined
+      ? 'sandbox'
+      : block[name] !== undefined
+        ? `connection.${name} in ${loaded.file}`
+        : `${variable} in the environment`;
   const keyFrom = from('apiKey', 'CATALOG_API_KEY');
   const secretFrom = from('apiSecret', 'CATALOG_API_SECRET');
   const credentialSource =
-    keyFrom === 'sandbox' ? 'the sandbox credentials given by --sandbox' : keyFrom.endsWith(' in the environment') && secretFrom.endsWith(' in the environment') ? 'CATALOG_API_KEY and CATALOG_API_SECRET in the environment' : `${keyFrom} and ${secretFrom}`;
-  checkBaseUrl(baseUrl!, override.baseUrl !== undefined ? undefined : block.baseUrl !== undefined ? { file: loaded.file, path: 'connection.baseUrl' } : { path: 'CATALOG_BASE_URL' });
+    keyFrom === 'sandbox'
+      ? 'the sandbox credentials given by --sandbox'
+      : keyFrom.endsWith(' in the environment') && secretFrom.endsWith(' in the environment')
+        ? 'CATALOG_API_KEY and CATALOG_API_SECRET in the environment'
+        : `${keyFrom} and ${secretFrom}`;
+  checkBaseUrl(
+    baseUrl!,
+    override.baseUrl !== undefined
+      ? undefined
+      : block.baseUrl !== undefined
+        ? { file: loaded.file, path: 'connection.baseUrl' }
+        : { path: 'CATALOG_BASE_URL' },
+  );
   return {
     baseUrl: baseUrl!,
     apiKey: apiKey!,
@@ -162,14 +205,34 @@ function checkBaseUrl(baseUrl: string, where: { file?: string; path: string } | 
   const name = where.file ? `${where.file}: ${where.path}` : where.path;
   // A URL with user:password@ is never echoed.
   const shown = baseUrl.includes('@') ? '(not shown: it contains "@")' : `"${baseUrl}"`;
-  const hint = /^[\w.-]+(:\d+)?(\/|$)/.test(baseUrl) && !baseUrl.includes('@') ? `; add the scheme: http://${baseUrl} or https://${baseUrl}` : '';
-  throw new ConfigError(`${name} must be an http:// or https:// URL such as https://api.example.com, got ${shown}${hint}`, where, { code: 'config.connection' });
+  const hint =
+    /^[\w.-]+(:\d+)?(\/|$)/.test(baseUrl) && !baseUrl.includes('@')
+      ? `; add the scheme: http://${baseUrl} or https://${baseUrl}`
+      : '';
+  throw new ConfigError(
+    `${name} must be an http:// or https:// URL such as https://api.example.com, got ${shown}${hint}`,
+    where,
+    { code: 'config.connection' },
+  );
 }
 
 /** The CatalogClient settings of a resolved connection (one client per run). */
 export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
-  const { baseUrl, apiKey, apiSecret, credentialSource, rateLimit, maxAttempts, maxRetryWaitMs, timeouts, resultWindow } = connection;
-  const retry = { ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(maxRetryWaitMs !== undefined ? { maxWaitMs: maxRetryWaitMs } : {}) };
+  const {
+    baseUrl,
+    apiKey,
+    apiSecret,
+    credentialSource,
+    rateLimit,
+    maxAttempts,
+    maxRetryWaitMs,
+    timeouts,
+    resultWindow,
+  } = connection;
+  const retry = {
+    ...(maxAttempts !== undefined ? { maxAttempts } : {}),
+    ...(maxRetryWaitMs !== undefined ? { maxWaitMs: maxRetryWaitMs } : {}),
+  };
   return {
     baseUrl,
     apiKey,
@@ -178,7 +241,9 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
     rateLimit,
     ...(resultWindow !== undefined ? { resultWindow } : {}),
     ...(Object.keys(retry).length > 0 ? { retry } : {}),
-    ...(timeouts ? { timeouts: Object.fromEntries(Object.entries(timeouts).filter(([, ms]) => ms !== undefined)) } : {}),
+    ...(timeouts
+      ? { timeouts: Object.fromEntries(Object.entries(timeouts).filter(([, ms]) => ms !== undefined)) }
+      : {}),
   };
 }
 
@@ -194,7 +259,8 @@ export function withUpdatedSince(source: StageSpec, cursor: number | undefined, 
   const since = { updatedSince: window };
   const filter = source.filter as Record<string, unknown> | undefined;
   if (!filter) return { ...source, filter: since };
-  if (Array.isArray(filter.and) && Object.keys(filter).length === 1) return { ...source, filter: { and: [...filter.and, since] } };
+  if (Array.isArray(filter.and) && Object.keys(filter).length === 1)
+    return { ...source, filter: { and: [...filter.and, since] } };
   return { ...source, filter: { and: [filter, since] } };
 }
 
@@ -238,11 +304,18 @@ export async function sourceWithCursor(
 }
 
 /** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source. */
-export function stateIdentity(config: LoadedPipeline['config'], baseUrl: string, sandbox: boolean | undefined): StateIdentity {
+export function stateIdentity(
+  config: LoadedPipeline['config'],
+  baseUrl: string,
+  sandbox: boolean | undefined,
+): StateIdentity {
   return {
     pipeline: config.name,
     host: sandbox ? 'sandbox' : new URL(baseUrl).host,
-    source: { type: config.source.type, ...(config.source.filter !== undefined ? { filter: config.source.filter } : {}) },
+    source: {
+      type: config.source.type,
+      ...(config.source.filter !== undefined ? { filter: config.source.filter } : {}),
+    },
   };
 }
 
@@ -252,7 +325,11 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
   const [fixed] = incrementalOutputProblems(config, opts.registry);
   if (fixed) {
     const at = joinPath('', [...fixed.at, ...fixed.issue.path]);
-    throw new ConfigError(`${loaded.file}: ${at}: ${fixed.issue.message}`, { file: loaded.file, path: at }, { code: 'config.state_fixed_output' });
+    throw new ConfigError(
+      `${loaded.file}: ${at}: ${fixed.issue.message}`,
+      { file: loaded.file, path: at },
+      { code: 'config.state_fixed_output' },
+    );
   }
   const endpoint = getEndpoint(config.source.type);
   // Each pipeline counts its own events; the caller's bus (progress display,
@@ -291,7 +368,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     startedAt,
     sourceType: config.source.type,
     sourceFilter: sourceSpec.filter,
-    cursor: stateStore ? { previous: previous?.cursor, next: next ?? nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt) } : undefined,
+    cursor: stateStore
+      ? { previous: previous?.cursor, next: next ?? nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt) }
+      : undefined,
     ...(opts.allowDeletes ? { allowDeletes: true } : {}),
   });
 
@@ -306,7 +385,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     const written: Record<string, number> = {};
     for (const o of sinkOutputs) written[o.sink] = (written[o.sink] ?? 0) + o.rows;
     // The stages' own counters (fused stages keep counting into them); invalid records are counted apart.
-    const dropped = transforms.reduce((n, t) => (t instanceof RecordTransform ? n + t.stats.dropped - t.stats.invalid : n), 0);
+    const dropped = transforms.reduce(
+      (n, t) => (t instanceof RecordTransform ? n + t.stats.dropped - t.stats.invalid : n),
+      0,
+    );
     const durationMs = finishedAt.getTime() - startedAt.getTime();
     const err = error as CatalogStreamsError | undefined;
     return {
@@ -318,7 +400,14 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       durationMs,
       source: config.source.type,
       sourceFilter: sourceSpec.filter,
-      records: { read: c.recordsRead, written, invalid: c.invalid, deadLettered: c.deadLettered, skipped: c.skipped, dropped },
+      records: {
+        read: c.recordsRead,
+        written,
+        invalid: c.invalid,
+        deadLettered: c.deadLettered,
+        skipped: c.skipped,
+        dropped,
+      },
       requests: c.requests,
       retries: c.retries,
       throttles: c.throttles,
@@ -330,7 +419,9 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       recordsPerSecond: durationMs > 0 ? Math.round((c.recordsRead * 1000) / durationMs) : 0,
       cursor: stateStore ? { previous: previous?.cursor, next, stored, location: stateStore.location } : undefined,
       warnings: c.warnings,
-      error: err ? { code: err.code ?? 'error', message: loaded.redactor.redact(err.message ?? String(err)) } : undefined,
+      error: err
+        ? { code: err.code ?? 'error', message: loaded.redactor.redact(err.message ?? String(err)) }
+        : undefined,
     };
   };
 
@@ -343,7 +434,13 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     // One run per state at a time, taken before the first request; a run that loses it stops.
     stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
     const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
-    ({ source: sourceSpec, previous } = await sourceWithCursor(config.source, stateStore, opts.fullRefresh, identity, startedAt));
+    ({ source: sourceSpec, previous } = await sourceWithCursor(
+      config.source,
+      stateStore,
+      opts.fullRefresh,
+      identity,
+      startedAt,
+    ));
     if (previous) {
       const until = windowUntil(startedAt);
       events.emit('info', {
@@ -352,7 +449,8 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       });
     }
     const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
-    if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged') sourceSpec = { ...sourceSpec, concurrency };
+    if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged')
+      sourceSpec = { ...sourceSpec, concurrency };
 
     // Sinks take their columns from the records' schema (the resource through the transforms);
     // dead-letter sinks receive records as a stage got them, so they get the resource schema only.
@@ -390,19 +488,30 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
         if (typeof u === 'number' && (maxUpdatedAt === undefined || u > maxUpdatedAt)) maxUpdatedAt = u;
       });
     }
-    transforms = config.transforms.map((t, i) => opts.registry.create<Transform>('transform', t, ctx, `transforms[${i}]`));
+    transforms = config.transforms.map((t, i) =>
+      opts.registry.create<Transform>('transform', t, ctx, `transforms[${i}]`),
+    );
 
     chain = [source, ...fuseTransforms(transforms), sinkStream];
-    watchdog = new StallWatchdog(opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS, events, source, (err) => {
-      stalled = err;
-      controller.abort(err);
-    });
+    watchdog = new StallWatchdog(
+      opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS,
+      events,
+      source,
+      (err) => {
+        stalled = err;
+        controller.abort(err);
+      },
+    );
     joined = true;
     await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
     // The commit point: every sink has committed. From here a stop request changes nothing (the
     // outputs stay published), so the cursor is stored whatever arrives, and the run succeeds.
     opts.signal?.removeEventListener('abort', onAbort);
-    events.emit('info', { code: 'outputs_committed', pipeline: config.name, message: `${config.name}: every output committed${stateStore ? '; storing the cursor' : ''}` });
+    events.emit('info', {
+      code: 'outputs_committed',
+      pipeline: config.name,
+      message: `${config.name}: every output committed${stateStore ? '; storing the cursor' : ''}`,
+    });
 
     if (stateStore) {
       next = nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt);
@@ -414,7 +523,13 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
         source: identity.source,
         cursor: next,
         updatedAt: finishedAt.toISOString(),
-        lastRun: { runId, startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString(), records: stats.counters.recordsRead, source: config.source.type },
+        lastRun: {
+          runId,
+          startedAt: startedAt.toISOString(),
+          finishedAt: finishedAt.toISOString(),
+          records: stats.counters.recordsRead,
+          source: config.source.type,
+        },
       });
       stored = true;
       events.emit('info', { code: 'state_saved', message: `cursor ${next} saved to ${stateStore.location}` });
@@ -428,7 +543,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     await whenClosed(chain);
     const aborted = !stalled && (controller.signal.aborted || (error as Error)?.name === 'AbortError');
     const stoppedError = () =>
-      new AbortedError(`the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`, { cause: error });
+      new AbortedError(
+        `the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`,
+        { cause: error },
+      );
     // Which error pipeline() reports after an abort depends on Node: up to 22 its own AbortError, on 24 the
     // AbortedError of a source that destroyed itself on the same signal first. Both mean the run was stopped.
     const stopped = aborted && (!(error instanceof CatalogStreamsError) || error instanceof AbortedError);
@@ -437,7 +555,14 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     throw new RunFailedError(summary, err);
   } finally {
     watchdog?.stop();
-    await stateLock?.release().catch((err: unknown) => events.emit('warning', { code: 'state.unlock', message: `could not remove the state lock: ${(err as Error).message}` }));
+    await stateLock
+      ?.release()
+      .catch((err: unknown) =>
+        events.emit('warning', {
+          code: 'state.unlock',
+          message: `could not remove the state lock: ${(err as Error).message}`,
+        }),
+      );
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();
@@ -467,18 +592,21 @@ class StallWatchdog {
       for (const n of names) events.off(n, touch);
       source.off('data', touch);
     };
-    this.#timer = setInterval(() => {
-      if (performance.now() - this.#last < timeoutMs) return;
-      this.stop();
-      const seconds = Math.round(timeoutMs / 100) / 10;
-      onStall(
-        new CatalogStreamsError(
-          'run.stalled',
-          `the run made no progress for ${seconds} s (no request, record or output): a stage is stuck, e.g. a custom function whose Promise never settles; ` +
-            'outputs were discarded and the state cursor was left as it was (raise stallTimeout if a step legitimately takes longer)',
-        ),
-      );
-    }, Math.min(1000, Math.max(20, timeoutMs / 10)));
+    this.#timer = setInterval(
+      () => {
+        if (performance.now() - this.#last < timeoutMs) return;
+        this.stop();
+        const seconds = Math.round(timeoutMs / 100) / 10;
+        onStall(
+          new CatalogStreamsError(
+            'run.stalled',
+            `the run made no progress for ${seconds} s (no request, record or output): a stage is stuck, e.g. a custom function whose Promise never settles; ` +
+              'outputs were discarded and the state cursor was left as it was (raise stallTimeout if a step legitimately takes longer)',
+          ),
+        );
+      },
+      Math.min(1000, Math.max(20, timeoutMs / 10)),
+    );
   }
 
   stop(): void {
@@ -489,7 +617,9 @@ class StallWatchdog {
 
 /** Resolves when every stream has closed (destroyed streams run their async clean-up first); bounded. */
 function whenClosed(streams: readonly (Readable | Transform | Writable)[], timeoutMs = 30_000): Promise<void> {
-  const closing = streams.map((s) => (s.closed ? Promise.resolve() : new Promise<void>((resolve) => s.once('close', () => resolve()))));
+  const closing = streams.map((s) =>
+    s.closed ? Promise.resolve() : new Promise<void>((resolve) => s.once('close', () => resolve())),
+  );
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, timeoutMs);

@@ -63,12 +63,18 @@ export interface StateIdentity {
   source: { type: string; filter?: unknown };
 }
 
-const lockOptions = (location: string, onLost: (err: Error) => void) => ({ what: `state ${location}`, code: 'state.locked', onLost });
+const lockOptions = (location: string, onLost: (err: Error) => void) => ({
+  what: `state ${location}`,
+  code: 'state.locked',
+  onLost,
+});
 
 /** JSON with object keys sorted, so two equal filters compare equal whatever their key order. */
 function canonical(value: unknown): string {
   return JSON.stringify(value ?? null, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -80,11 +86,15 @@ const describeHost = (host: string) => (host === 'sandbox' ? 'the embedded sandb
  */
 export function checkStateIdentity(state: PipelineState, identity: StateIdentity, location: string): void {
   const problems: string[] = [];
-  if (state.pipeline !== identity.pipeline) problems.push(`it belongs to pipeline "${state.pipeline}", this is pipeline "${identity.pipeline}"`);
+  if (state.pipeline !== identity.pipeline)
+    problems.push(`it belongs to pipeline "${state.pipeline}", this is pipeline "${identity.pipeline}"`);
   if (state.host !== undefined && state.host !== identity.host) {
     problems.push(`it was read from ${describeHost(state.host)}, this run reads ${describeHost(identity.host)}`);
   }
-  if (state.source !== undefined && canonical({ type: state.source.type, filter: state.source.filter }) !== canonical(identity.source)) {
+  if (
+    state.source !== undefined &&
+    canonical({ type: state.source.type, filter: state.source.filter }) !== canonical(identity.source)
+  ) {
     problems.push(
       `it is the cursor of source ${state.source.type} with filter ${canonical(state.source.filter)}, this run reads ${identity.source.type} with filter ${canonical(identity.source.filter)}`,
     );
@@ -100,10 +110,12 @@ export function checkStateIdentity(state: PipelineState, identity: StateIdentity
 export function openStateStore(location: string, opts: { baseDir: string; s3?: () => S3ObjectIO }): StateStore {
   const s3 = /^s3:\/\/([^/]+)\/(.+)$/.exec(location);
   if (s3) {
-    if (!opts.s3) throw new ConfigError(`state.path: ${location} is on S3 but no S3 client is available`, { path: 'state.path' });
+    if (!opts.s3)
+      throw new ConfigError(`state.path: ${location} is on S3 but no S3 client is available`, { path: 'state.path' });
     return new S3StateStore(location, s3[1]!, s3[2]!, opts.s3());
   }
-  if (location.startsWith('s3:')) throw new ConfigError(`state.path: "${location}" is not of the form s3://bucket/key`, { path: 'state.path' });
+  if (location.startsWith('s3:'))
+    throw new ConfigError(`state.path: "${location}" is not of the form s3://bucket/key`, { path: 'state.path' });
   return new FileStateStore(path.resolve(opts.baseDir, location));
 }
 
@@ -112,12 +124,18 @@ function parseState(text: string, location: string): PipelineState {
   try {
     json = JSON.parse(text);
   } catch {
-    throw new CatalogStreamsError('state.corrupt', `state ${location} is not valid JSON; fix it, or delete it and run with --full-refresh`);
+    throw new CatalogStreamsError(
+      'state.corrupt',
+      `state ${location} is not valid JSON; fix it, or delete it and run with --full-refresh`,
+    );
   }
   const parsed = PipelineState.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new CatalogStreamsError('state.corrupt', `state ${location}: ${issue.path.join('.') || '(root)'}: ${issue.message}; fix it, or delete it and run with --full-refresh`);
+    throw new CatalogStreamsError(
+      'state.corrupt',
+      `state ${location}: ${issue.path.join('.') || '(root)'}: ${issue.message}; fix it, or delete it and run with --full-refresh`,
+    );
   }
   return parsed.data;
 }
@@ -135,7 +153,9 @@ class FileStateStore implements StateStore {
       text = await readFile(this.location, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new CatalogStreamsError('state.read', `cannot read state ${this.location}: ${(err as Error).message}`, { cause: err });
+      throw new CatalogStreamsError('state.read', `cannot read state ${this.location}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     return parseState(text, this.location);
   }
@@ -149,7 +169,9 @@ class FileStateStore implements StateStore {
       await rename(tmp, this.location);
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => {});
-      throw new CatalogStreamsError('state.write', `cannot write state ${this.location}: ${(err as Error).message}`, { cause: err });
+      throw new CatalogStreamsError('state.write', `cannot write state ${this.location}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 }
@@ -165,8 +187,16 @@ class S3StateStore implements StateStore {
   async lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock | undefined> {
     const io = this.io;
     if (!io.deleteObject) return undefined;
-    const lockIO: S3LockIO = { getObject: (b, k) => io.getObject(b, k), putObject: (b, k, body, o) => io.putObject(b, k, body, o), deleteObject: (b, k) => io.deleteObject!(b, k) };
-    return RunLock.acquire(s3LockBackend(lockIO, this.bucket, `${this.key}.lock`), who, lockOptions(this.location, onLost));
+    const lockIO: S3LockIO = {
+      getObject: (b, k) => io.getObject(b, k),
+      putObject: (b, k, body, o) => io.putObject(b, k, body, o),
+      deleteObject: (b, k) => io.deleteObject!(b, k),
+    };
+    return RunLock.acquire(
+      s3LockBackend(lockIO, this.bucket, `${this.key}.lock`),
+      who,
+      lockOptions(this.location, onLost),
+    );
   }
 
   async read(): Promise<PipelineState | undefined> {

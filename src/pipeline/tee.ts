@@ -43,7 +43,11 @@ export class TeeSink extends Writable implements SinkStream {
       for (const sink of sinks) {
         const held = sink.holdPublication?.();
         if (held) this.#held.push(held);
-        this.#ready.push(held ? held.ready : new Promise<void>((resolve, reject) => finished(sink, (err) => (err ? reject(err) : resolve()))));
+        this.#ready.push(
+          held
+            ? held.ready
+            : new Promise<void>((resolve, reject) => finished(sink, (err) => (err ? reject(err) : resolve()))),
+        );
       }
       for (const r of this.#ready) r.catch(() => {});
     }

@@ -23,7 +23,14 @@ export class ApiError extends Error {
   }
 
   body(): { error: { status: number; code: string; message: string; violations?: Violation[] } } {
-    return { error: { status: this.status, code: this.code, message: this.message, ...(this.violations ? { violations: this.violations } : {}) } };
+    return {
+      error: {
+        status: this.status,
+        code: this.code,
+        message: this.message,
+        ...(this.violations ? { violations: this.violations } : {}),
+      },
+    };
   }
 }
 
@@ -47,7 +54,10 @@ export function apiError(status: number, message: string, code = ERROR_CODES[sta
 export const RESULT_WINDOW_EXCEEDED = 'result_window_exceeded';
 
 const valueAt = (root: unknown, path: Path): unknown =>
-  path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined), root);
+  path.reduce<unknown>(
+    (v, k) => (v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined),
+    root,
+  );
 
 /** `bad_request` or `validation_failed` for one issue of `checkRequest`. */
 function isValueViolation(spec: EndpointSpec, body: unknown, issue: FilterIssue): boolean {
@@ -75,12 +85,22 @@ function isValueViolation(spec: EndpointSpec, body: unknown, issue: FilterIssue)
  * is the number of results a capped endpoint can reach (10000, or less when the
  * sandbox is configured so).
  */
-export function requestError(spec: EndpointSpec, body: unknown, issues: FilterIssue[], resultWindow: number): ApiError | undefined {
+export function requestError(
+  spec: EndpointSpec,
+  body: unknown,
+  issues: FilterIssue[],
+  resultWindow: number,
+): ApiError | undefined {
   const page = (body as { page?: { no?: unknown; size?: unknown } } | null)?.page;
   const offset = Number.isInteger(page?.no) && typeof page?.size === 'number' ? (page.no as number) * page.size : 0;
-  const pastWindow = spec.capped && offset >= resultWindow && issues.every((i) => i.path[0] !== 'page' || i.path[1] === 'no');
+  const pastWindow =
+    spec.capped && offset >= resultWindow && issues.every((i) => i.path[0] !== 'page' || i.path[1] === 'no');
   if (pastWindow && issues.every((i) => i.path[0] === 'page')) {
-    return apiError(400, `page.no: offset ${offset} is past the ${resultWindow} results this endpoint can reach; narrow the filter (for example by createdAt windows) or use products/stream`, RESULT_WINDOW_EXCEEDED);
+    return apiError(
+      400,
+      `page.no: offset ${offset} is past the ${resultWindow} results this endpoint can reach; narrow the filter (for example by createdAt windows) or use products/stream`,
+      RESULT_WINDOW_EXCEEDED,
+    );
   }
   const structural = issues.filter((i) => !isValueViolation(spec, body, i));
   if (structural.length) {
@@ -90,5 +110,10 @@ export function requestError(spec: EndpointSpec, body: unknown, issues: FilterIs
   }
   if (!issues.length) return undefined;
   const violations = issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
-  return new ApiError(422, 'validation_failed', `${violations[0]!.path}: ${violations[0]!.message}${violations.length > 1 ? ` (and ${violations.length - 1} more)` : ''}`, violations);
+  return new ApiError(
+    422,
+    'validation_failed',
+    `${violations[0]!.path}: ${violations[0]!.message}${violations.length > 1 ? ` (and ${violations.length - 1} more)` : ''}`,
+    violations,
+  );
 }

@@ -104,9 +104,11 @@ export class Dataset {
     const seed = options.seed ?? DEFAULT_SEED;
     const count = options.products ?? DEFAULT_PRODUCT_COUNT;
     if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
-    if (!Number.isInteger(count) || count < 1 || count > MAX_PRODUCTS) throw new RangeError(`products must be an integer from 1 to ${MAX_PRODUCTS}, got ${count}`);
+    if (!Number.isInteger(count) || count < 1 || count > MAX_PRODUCTS)
+      throw new RangeError(`products must be an integer from 1 to ${MAX_PRODUCTS}, got ${count}`);
     const profile = options.profile ?? DEFAULT_PROFILE;
-    if (!isSandboxProfile(profile)) throw new RangeError(`profile must be one of ${SANDBOX_PROFILES.join(', ')}, got ${String(profile)}`);
+    if (!isSandboxProfile(profile))
+      throw new RangeError(`profile must be one of ${SANDBOX_PROFILES.join(', ')}, got ${String(profile)}`);
     this.seed = seed;
     this.productCount = count;
     this.profile = profile;

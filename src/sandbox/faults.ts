@@ -9,7 +9,16 @@ import { hash32, unitFloat } from './random.js';
 import { SALT } from './timeline.js';
 
 const oneOff = <T extends z.ZodRawShape>(shape: T) =>
-  z.strictObject({ ...shape, times: z.number().int().nonnegative().or(z.literal(Infinity)).default(1).describe('how many streams get it (default 1)') });
+  z.strictObject({
+    ...shape,
+    times: z
+      .number()
+      .int()
+      .nonnegative()
+      .or(z.literal(Infinity))
+      .default(1)
+      .describe('how many streams get it (default 1)'),
+  });
 
 export const SandboxFaultsSchema = z.strictObject({
   /** Fraction of API requests answered with one of `errorStatuses` instead of a result. */
@@ -19,7 +28,9 @@ export const SandboxFaultsSchema = z.strictObject({
   latencyMs: z.number().nonnegative().optional(),
   latencyJitterMs: z.number().nonnegative().optional(),
   /** After `after` API requests, the next `count` are answered 429 (once). */
-  tooManyRequests: z.strictObject({ after: z.number().int().nonnegative(), count: z.number().int().positive() }).optional(),
+  tooManyRequests: z
+    .strictObject({ after: z.number().int().nonnegative(), count: z.number().int().positive() })
+    .optional(),
   /** Fraction of API requests whose connection is destroyed without an answer. */
   resetRate: z.number().min(0).max(1).optional(),
   /** Streams end abruptly (connection closed mid-body) after this many lines. */
@@ -32,7 +43,15 @@ export const SandboxFaultsSchema = z.strictObject({
   streamTruncated: oneOff({ afterLines: z.number().int().nonnegative() }).optional(),
   /** A page body ends cleanly (chunked, no Content-Length) half-way through its JSON. */
   truncatedPage: z
-    .strictObject({ times: z.number().int().nonnegative().or(z.literal(Infinity)).default(1).describe('how many pages get it (default 1)') })
+    .strictObject({
+      times: z
+        .number()
+        .int()
+        .nonnegative()
+        .or(z.literal(Infinity))
+        .default(1)
+        .describe('how many pages get it (default 1)'),
+    })
     .optional(),
   /** The stream ends cleanly but `dropLast` lines short of `meta.total`. */
   shortStream: oneOff({ dropLast: z.number().int().positive() }).optional(),
@@ -58,7 +77,8 @@ export interface FaultStats {
   invalidRecords: number;
 }
 
-export type RequestFault = { kind: 'none' } | { kind: 'reset' } | { kind: 'status'; status: number } | { kind: 'tooManyRequests' };
+export type RequestFault =
+  { kind: 'none' } | { kind: 'reset' } | { kind: 'status'; status: number } | { kind: 'tooManyRequests' };
 
 /** What to do to one stream response. Indexes are positions in the stream. */
 export interface StreamPlan {
@@ -75,7 +95,19 @@ const DRAW = { error: 1, errorStatus: 2, reset: 3, latency: 4 } as const;
 export const RESOURCE_SALT = { product: 1, media: 2 } as const;
 
 export function emptyFaultStats(): FaultStats {
-  return { errors: 0, resets: 0, tooManyRequests: 0, delayed: 0, streamCuts: 0, malformedLines: 0, errorLines: 0, shortStreams: 0, truncatedStreams: 0, truncatedPages: 0, invalidRecords: 0 };
+  return {
+    errors: 0,
+    resets: 0,
+    tooManyRequests: 0,
+    delayed: 0,
+    streamCuts: 0,
+    malformedLines: 0,
+    errorLines: 0,
+    shortStreams: 0,
+    truncatedStreams: 0,
+    truncatedPages: 0,
+    invalidRecords: 0,
+  };
 }
 
 export class FaultInjector {
@@ -135,7 +167,10 @@ export class FaultInjector {
     if (f.errorRate && draw(DRAW.error) < f.errorRate) {
       const statuses = f.errorStatuses ?? [500, 503];
       this.stats.errors++;
-      return { fault: { kind: 'status', status: statuses[hash32(this.seed, n, DRAW.errorStatus) % statuses.length]! }, delayMs };
+      return {
+        fault: { kind: 'status', status: statuses[hash32(this.seed, n, DRAW.errorStatus) % statuses.length]! },
+        delayMs,
+      };
     }
     return { fault: { kind: 'none' }, delayMs };
   }
@@ -195,9 +230,11 @@ export class FaultInjector {
   corrupt(resource: keyof typeof RESOURCE_SALT, index: number, json: string): string {
     this.stats.invalidRecords++;
     if (resource === 'product') {
-      if (index % 2 === 1 && /"eanGtin13":\d+/.test(json)) return json.replace(/"eanGtin13":\d+/, '"eanGtin13":12345678901234');
+      if (index % 2 === 1 && /"eanGtin13":\d+/.test(json))
+        return json.replace(/"eanGtin13":\d+/, '"eanGtin13":12345678901234');
       // The live profiles send codes as digit strings: 14 digits are still not an EAN-13.
-      if (index % 2 === 1 && /"eanGtin13":"\d+"/.test(json)) return json.replace(/"eanGtin13":"\d+"/, '"eanGtin13":"12345678901234"');
+      if (index % 2 === 1 && /"eanGtin13":"\d+"/.test(json))
+        return json.replace(/"eanGtin13":"\d+"/, '"eanGtin13":"12345678901234"');
       return json.replace(/^\{"id":("[^"]*"),"status":"[a-z_]+"/, '{"id":$1,"status":"bogus"');
     }
     if (json.includes('"photoType":"')) return json.replace(/"photoType":"[a-z_]+"/, '"photoType":"bogus"');

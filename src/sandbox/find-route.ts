@@ -13,7 +13,11 @@ export const findRoutes = new Map<string, FindEndpointSpec>(Object.values(findEn
 /** The record's JSON text, or an ApiError (400 no id, 404 not found). */
 export function findJson(ds: Dataset, spec: FindEndpointSpec, query: URLSearchParams): string {
   const id = query.get(spec.idParameter);
-  if (id === null || id === '') throw apiError(400, `${spec.path}: the query parameter "${spec.idParameter}" is required (${spec.path}?${spec.idParameter}=...)`);
+  if (id === null || id === '')
+    throw apiError(
+      400,
+      `${spec.path}: the query parameter "${spec.idParameter}" is required (${spec.path}?${spec.idParameter}=...)`,
+    );
   if (spec.resource === 'product') {
     const index = ds.productIndex(id);
     if (index < 0) throw apiError(404, `no product with id "${id}"`);

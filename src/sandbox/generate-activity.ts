@@ -10,7 +10,15 @@ import type { ReferenceData } from './generate-reference.js';
 import { rngFor } from './random.js';
 import { GENERATION_EPOCH, SALT, timeBetween, updatedAfter } from './timeline.js';
 import { PROFILE_LOCALES, type SandboxProfile } from './profiles.js';
-import { CORRECTION_TEXTS, CORRECTION_TYPES, LIVE_CORRECTION_TYPES, LOCALES, NEWS_MEDIA_TYPES, TARGET_GROUPS, localized } from './vocabulary.js';
+import {
+  CORRECTION_TEXTS,
+  CORRECTION_TYPES,
+  LIVE_CORRECTION_TYPES,
+  LOCALES,
+  NEWS_MEDIA_TYPES,
+  TARGET_GROUPS,
+  localized,
+} from './vocabulary.js';
 
 export interface CorrectionEntry {
   record: Correction;
@@ -32,7 +40,12 @@ export function activitySizes(productCount: number): { corrections: number; news
   };
 }
 
-export function generateCorrections(seed: number, createdAt: Uint32Array, ref: ReferenceData, profile: SandboxProfile = 'spec'): CorrectionEntry[] {
+export function generateCorrections(
+  seed: number,
+  createdAt: Uint32Array,
+  ref: ReferenceData,
+  profile: SandboxProfile = 'spec',
+): CorrectionEntry[] {
   const live = profile !== 'spec';
   const localeMask = PROFILE_LOCALES[profile].mask;
   const rng = rngFor(seed, SALT.corrections, 0);
@@ -53,8 +66,19 @@ export function generateCorrections(seed: number, createdAt: Uint32Array, ref: R
         text: CORRECTION_TEXTS[locale]!,
         // `handled` is in the spec's filter list only, yet live records carry it.
         status: (live
-          ? rng.weighted([['open', 25], ['in_progress', 15], ['handled', 20], ['solved', 25], ['closed', 15]] as const)
-          : rng.weighted([['open', 30], ['in_progress', 20], ['solved', 35], ['closed', 15]] as const)) as Correction['status'],
+          ? rng.weighted([
+              ['open', 25],
+              ['in_progress', 15],
+              ['handled', 20],
+              ['solved', 25],
+              ['closed', 15],
+            ] as const)
+          : rng.weighted([
+              ['open', 30],
+              ['in_progress', 20],
+              ['solved', 35],
+              ['closed', 15],
+            ] as const)) as Correction['status'],
         meta: { createdAt: created, updatedAt: updatedAfter(rng, created) },
       },
       organization: rng.between(1, ref.organizations.length),
@@ -82,15 +106,22 @@ export function generateNews(seed: number, productCount: number, ref: ReferenceD
       title: localized(mask, (l) => `${headline[l]} ${orgName}`),
       content: Array.from({ length: rng.between(1, 2) }, (_, k) => ({
         shortDescription: localized(mask, (l) => `${headline[l]} ${orgName} (${k + 1})`),
-        description: localized(mask, (l) => `${headline[l]} ${orgName}: ${['new packaging', 'nieuwe verpakking', 'nouvel emballage', 'neue Verpackung'][l]} — ${id}.${k + 1}`),
-        media: rng.chance(0.6) ? [{ url: `https://media.catalog-sandbox.test/news/${id}/${k + 1}`, type: rng.pick(NEWS_MEDIA_TYPES) }] : [],
+        description: localized(
+          mask,
+          (l) =>
+            `${headline[l]} ${orgName}: ${['new packaging', 'nieuwe verpakking', 'nouvel emballage', 'neue Verpackung'][l]} — ${id}.${k + 1}`,
+        ),
+        media: rng.chance(0.6)
+          ? [{ url: `https://media.catalog-sandbox.test/news/${id}/${k + 1}`, type: rng.pick(NEWS_MEDIA_TYPES) }]
+          : [],
       })),
       locales: Object.keys(localized(mask, () => '')),
       targetGroups: rng.subset(TARGET_GROUPS, 1, 2),
       meta: { createdAt: created, updatedAt: updatedAfter(rng, created) },
     };
     // Type-specific fields (the spec says they exist without showing them).
-    if (type === 'product') record.products = Array.from({ length: rng.between(1, 3) }, () => productIdOf(rng.int(productCount)));
+    if (type === 'product')
+      record.products = Array.from({ length: rng.between(1, 3) }, () => productIdOf(rng.int(productCount)));
     if (type === 'brand') record.brands = [rng.between(1, ref.brands.length)];
     if (type === 'public_category') record.publicCategories = [rng.pick(ref.publicCategories).id];
     out.push({ record, sortOrder: rng.int(1000) });

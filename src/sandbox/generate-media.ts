@@ -25,7 +25,8 @@ export const mediaInfo = {
   photoType: (info: number) => (info >> 2) & 3,
   share: (info: number) => (info >> 4) & 3,
   lacksFormat: (info: number) => (info >> 6) & 1,
-  pack: (kind: number, photoType: number, share: number, lacksFormat: boolean) => kind | (photoType << 2) | (share << 4) | (lacksFormat ? 64 : 0),
+  pack: (kind: number, photoType: number, share: number, lacksFormat: boolean) =>
+    kind | (photoType << 2) | (share << 4) | (lacksFormat ? 64 : 0),
 };
 
 const MEDIA_HOST = 'https://media.catalog-sandbox.test';
@@ -40,11 +41,36 @@ export interface MediaDraw {
 }
 
 /** The stored facts of media item `m`, owned by a product created at `ownerCreatedAt`. */
-export function drawMedia(seed: number, m: number, kind: number, ownerCreatedAt: number, profile: SandboxProfile = 'spec'): MediaDraw {
+export function drawMedia(
+  seed: number,
+  m: number,
+  kind: number,
+  ownerCreatedAt: number,
+  profile: SandboxProfile = 'spec',
+): MediaDraw {
   const rng = rngFor(seed, SALT.media, m);
-  const photoType = kind === KIND_FRONTAL ? rng.int(2) : rng.weighted([[0, 50], [1, 25], [LIFESTYLE, 15], [3, 10]] as const);
+  const photoType =
+    kind === KIND_FRONTAL
+      ? rng.int(2)
+      : rng.weighted([
+          [0, 50],
+          [1, 25],
+          [LIFESTYLE, 15],
+          [3, 10],
+        ] as const);
   const share =
-    kind === KIND_PHOTO && photoType === LIFESTYLE ? rng.weighted([[0, 50], [1, 30], [2, 20]] as const) : kind === KIND_LINK ? rng.weighted([[0, 60], [1, 40]] as const) : 0;
+    kind === KIND_PHOTO && photoType === LIFESTYLE
+      ? rng.weighted([
+          [0, 50],
+          [1, 30],
+          [2, 20],
+        ] as const)
+      : kind === KIND_LINK
+        ? rng.weighted([
+            [0, 60],
+            [1, 40],
+          ] as const)
+        : 0;
   const lacksFormat = rng.chance(kind === KIND_FRONTAL ? 0.3 : 0.1);
   const locales = rng.chance(0.5) ? 0b1111 : rng.between(1, 15);
   const createdAt = Math.min(GENERATION_EPOCH - 1, ownerCreatedAt + rng.int(400 * DAY));
@@ -81,7 +107,8 @@ function photoFieldsJson(ds: Dataset, m: number): string {
   return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
 }
 
-export const metaJson = (ds: Dataset, m: number) => `"meta":{"createdAt":${ds.mediaCreatedAt[m]!},"updatedAt":${ds.mediaUpdatedAt[m]!}}`;
+export const metaJson = (ds: Dataset, m: number) =>
+  `"meta":{"createdAt":${ds.mediaCreatedAt[m]!},"updatedAt":${ds.mediaUpdatedAt[m]!}}`;
 const organizationsJson = (ds: Dataset, owner: number) =>
   `"organizations":${(ds.liveFragments ?? ds.fragments).photoOrganizations[ds.organization1[owner]! - 1]!}`;
 
@@ -91,7 +118,8 @@ export function mediaJson(ds: Dataset, m: number): string {
   const id = m + 1;
   const products = `"products":${JSON.stringify(ds.mediaProducts(m))}`;
   const kind = mediaInfo.kind(info);
-  if (kind === KIND_PHOTO) return `{"id":${id},"kind":"photo",${photoFieldsJson(ds, m)},${metaJson(ds, m)},${organizationsJson(ds, ds.mediaOwner(m))},${products}}`;
+  if (kind === KIND_PHOTO)
+    return `{"id":${id},"kind":"photo",${photoFieldsJson(ds, m)},${metaJson(ds, m)},${organizationsJson(ds, ds.mediaOwner(m))},${products}}`;
   if (kind === KIND_FRONTAL) {
     return `{"id":${id},"kind":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(id, mediaInfo.lacksFormat(info) === 1)},${metaJson(ds, m)},${products}}`;
   }
@@ -141,7 +169,8 @@ export function liveProductFrontalJson(ds: Dataset, m: number, displayOrder: num
   if (!lacks) formats += `,"largePng":"${b}900-2.png"`;
   formats += `,"huge":"${b}1500.png"`;
   if (!lacks) formats += `,"hugePng":"${b}1500-2.png"`;
-  if (rng.chance(0.33)) formats += `,"thumbnailWebp":"${b}200.webp","mediumWebp":"${b}450.webp","largeWebp":"${b}900.webp"`;
+  if (rng.chance(0.33))
+    formats += `,"thumbnailWebp":"${b}200.webp","mediumWebp":"${b}450.webp","largeWebp":"${b}900.webp"`;
   const groups = rng.chance(0.5) ? LIVE_TARGET_GROUPS : rng.subset(LIVE_TARGET_GROUPS, 1, 3);
   return (
     `{"id":${m + 1},"type":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","displayOrder":${displayOrder}` +

@@ -29,11 +29,43 @@ export type ProductStatusName = (typeof PRODUCT_STATUSES)[number];
 
 export const CONSERVATIONS = ['room', 'refrigerator', 'fresh', 'frozen'] as const;
 const SCHEDULE_CODES = ['NS', 'S2', 'S3', 'S4', 'S4D', 'S5', 'S6', 'S7', 'S8', 'S9', 'S10'] as const;
-const ARTG_CATEGORIES = ['assessed_listed', 'listed', 'listed_export_only', 'registered', 'registered_provisional', 'registered_with_provisional'] as const;
+const ARTG_CATEGORIES = [
+  'assessed_listed',
+  'listed',
+  'listed_export_only',
+  'registered',
+  'registered_provisional',
+  'registered_with_provisional',
+] as const;
 const CANNABIS_CATEGORIES = ['full_spectrum', 'broad_spectrum', 'isolate'] as const;
 const CULTIVAR_TYPES = ['indica', 'sativa', 'hybrid'] as const;
-const MINOR_CANNABINOIDS = ['CBG', 'CBN', 'CBC', 'THCV', 'CBDV', 'CBDA', 'CBGA', 'THCA', 'CBL', 'CBT', 'Δ8-THC'] as const;
-const TERPENES = ['Myrcene', 'Limonene', 'β-Caryophyllene', 'α-Pinene', 'β-Pinene', 'Linalool', 'Humulene', 'Terpinolene', 'Ocimene', 'Bisabolol', 'α-Terpineol', 'Eucalyptol (1,8-Cineole)'] as const;
+const MINOR_CANNABINOIDS = [
+  'CBG',
+  'CBN',
+  'CBC',
+  'THCV',
+  'CBDV',
+  'CBDA',
+  'CBGA',
+  'THCA',
+  'CBL',
+  'CBT',
+  'Δ8-THC',
+] as const;
+const TERPENES = [
+  'Myrcene',
+  'Limonene',
+  'β-Caryophyllene',
+  'α-Pinene',
+  'β-Pinene',
+  'Linalool',
+  'Humulene',
+  'Terpinolene',
+  'Ocimene',
+  'Bisabolol',
+  'α-Terpineol',
+  'Eucalyptol (1,8-Cineole)',
+] as const;
 
 /** Fixed-width product ids, so string order is generation order: `P0000001`. */
 export const PRODUCT_ID_DIGITS = 7;
@@ -131,13 +163,17 @@ function withCheckDigit(body: number): number {
 function gtin(rng: ReturnType<typeof rngFor>, digits: number, prefix: number): number {
   const bodyDigits = digits - 1;
   if (rng.chance(0.2)) return withCheckDigit(rng.int(10 ** (bodyDigits - 2)));
-  return withCheckDigit(prefix * 10 ** (bodyDigits - String(prefix).length) + rng.int(10 ** (bodyDigits - String(prefix).length)));
+  return withCheckDigit(
+    prefix * 10 ** (bodyDigits - String(prefix).length) + rng.int(10 ** (bodyDigits - String(prefix).length)),
+  );
 }
 
 const CANNABIS_ROOT = CATEGORY_TREE.findIndex((c) => c.name[0] === 'Medicinal cannabis');
 const VETERINARY_ROOT = CATEGORY_TREE.findIndex((c) => c.type === 'veterinary_medicine');
 const HYGIENE_ROOT = CATEGORY_TREE.findIndex((c) => c.name[0].startsWith('Hygiene'));
-const GENERAL_ROOTS = CATEGORY_TREE.map((_, i) => i).filter((i) => i !== CANNABIS_ROOT && i !== VETERINARY_ROOT && i !== HYGIENE_ROOT);
+const GENERAL_ROOTS = CATEGORY_TREE.map((_, i) => i).filter(
+  (i) => i !== CANNABIS_ROOT && i !== VETERINARY_ROOT && i !== HYGIENE_ROOT,
+);
 const CANNABIS_FORMS = DOSAGE_FORMS.map((f, i) => (f.cannabisForm ? i : -1)).filter((i) => i >= 0);
 
 /** Lists the product draw picks from, computed once per dataset rather than per product. */
@@ -168,7 +204,12 @@ export function productDrawContext(ref: ReferenceData, profile: SandboxProfile =
 export function drawProductFacts(seed: number, index: number, count: number, ctx: ProductDrawContext): ProductFacts {
   const { ref } = ctx;
   const rng = rngFor(seed, SALT.product, index);
-  const status = rng.weighted([[0, 80], [1, 10], [2, 6], [3, 4]] as const);
+  const status = rng.weighted([
+    [0, 80],
+    [1, 10],
+    [2, 6],
+    [3, 4],
+  ] as const);
   const replacement = status === 2 && count > 1 ? (index + 1 + rng.int(count - 1)) % count : -1;
   const deleted = rng.chance(0.03);
   // Cannabis ingredients are over-weighted so a few thousand products carry cannabis data.
@@ -180,7 +221,8 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
   const packContent = rng.pick(DOSAGE_FORMS[form]!.packContent);
   // Locale masks: en 90%, nl 75%, fr 60%, de 50%; never empty.
   const localeMask = () => {
-    let m = (rng.chance(0.9) ? 1 : 0) | (rng.chance(0.75) ? 2 : 0) | (rng.chance(0.6) ? 4 : 0) | (rng.chance(0.5) ? 8 : 0);
+    let m =
+      (rng.chance(0.9) ? 1 : 0) | (rng.chance(0.75) ? 2 : 0) | (rng.chance(0.6) ? 4 : 0) | (rng.chance(0.5) ? 8 : 0);
     if (m === 0) m = 1 << rng.int(4);
     return m;
   };
@@ -192,53 +234,142 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
   const family = brandEntry && rng.chance(0.6) ? rng.pick(brandEntry.families) : 0;
   const organizations = [brandEntry ? brandEntry.organization : rng.pick(ref.supplierIds)];
   if (ref.otherOrganizationIds.length && rng.chance(0.3)) organizations.push(rng.pick(ref.otherOrganizationIds));
-  const root = words_.cannabis ? CANNABIS_ROOT : words_.veterinary ? VETERINARY_ROOT : words_.biocide ? HYGIENE_ROOT : rng.pick(GENERAL_ROOTS);
+  const root = words_.cannabis
+    ? CANNABIS_ROOT
+    : words_.veterinary
+      ? VETERINARY_ROOT
+      : words_.biocide
+        ? HYGIENE_ROOT
+        : rng.pick(GENERAL_ROOTS);
   const publicCategories = rng.chance(0.1) ? [] : rng.subset(ctx.publicChildren[root]!, 1, 2);
   const catalogCategories = rng.chance(0.05) ? [] : rng.subset(ctx.catalogChildren[root]!, 1, 2);
   const gs1 = rng.chance(0.7) ? rng.pick(ctx.gs1Codes) : null;
   const eanGtin13 = rng.chance(0.95) ? gtin(rng, 13, 93) : undefined;
-  const eanGtin14 = eanGtin13 !== undefined && rng.chance(0.7) ? withCheckDigit(rng.int(4) * 10 ** 12 + Math.floor(eanGtin13 / 10)) : undefined;
+  const eanGtin14 =
+    eanGtin13 !== undefined && rng.chance(0.7)
+      ? withCheckDigit(rng.int(4) * 10 ** 12 + Math.floor(eanGtin13 / 10))
+      : undefined;
   const eanGtin8 = rng.chance(0.1) ? gtin(rng, 8, 9) : undefined;
   const eanGtin12 = rng.chance(0.25) ? gtin(rng, 12, 3) : undefined;
   const ean = eanGtin13 === undefined ? [] : [eanGtin13];
   if (eanGtin13 !== undefined && rng.chance(0.2)) ean.push(gtin(rng, 13, 54));
   const hsCode = rng.pick([30049000, 30045000, 21069098, 33049900, 38089410, 30039000]);
   const artgId = String(rng.between(10000, 499999));
-  const pbs = rng.chance(0.4) ? `${rng.between(1000, 13999)}${rng.pick(['A', 'B', 'K', 'T', 'X'] as const)}` : undefined;
+  const pbs = rng.chance(0.4)
+    ? `${rng.between(1000, 13999)}${rng.pick(['A', 'B', 'K', 'T', 'X'] as const)}`
+    : undefined;
   const fred = rng.chance(0.5) ? String(rng.between(1000000, 9999999)) : undefined;
   const zCode = rng.chance(0.3) ? `Z${rng.between(100000, 999999)}` : undefined;
-  const conservation = rng.weighted([['room', 80], ['refrigerator', 12], ['fresh', 5], ['frozen', 3]] as const);
+  const conservation = rng.weighted([
+    ['room', 80],
+    ['refrigerator', 12],
+    ['fresh', 5],
+    ['frozen', 3],
+  ] as const);
   const species = words_.veterinary
     ? ['veterinary']
     : words_.biocide
-      ? rng.chance(0.5) ? ['surface_maintenance'] : ['human', 'surface_maintenance']
-      : rng.chance(0.03) ? ['human', 'phytopharmacy'] : ['human'];
+      ? rng.chance(0.5)
+        ? ['surface_maintenance']
+        : ['human', 'surface_maintenance']
+      : rng.chance(0.03)
+        ? ['human', 'phytopharmacy']
+        : ['human'];
   const atc = [words_.atc, ...(secondIngredient >= 0 ? [ref.ingredients[secondIngredient]!.words.atc] : [])];
   const dietary = rng.chance(0.3) ? rng.subset(DIETARY_RESTRICTIONS, 1, 2).map((d) => d.id) : [];
   const colors = rng.chance(0.4) ? rng.subset(COLORS, 1, 2).map((c) => c.id) : [];
   const attributes = rng.chance(0.2) ? [rng.between(1, 40)] : [];
-  const narcotic = words_.cannabis ? rng.pick(['yes', 'assimilated'] as const) : rng.weighted([['no', 85], ['unknown', 10], ['yes', 5]] as const);
-  const biocide = words_.biocide ? 'yes' : rng.weighted([['no', 90], ['unknown', 10]] as const);
+  const narcotic = words_.cannabis
+    ? rng.pick(['yes', 'assimilated'] as const)
+    : rng.weighted([
+        ['no', 85],
+        ['unknown', 10],
+        ['yes', 5],
+      ] as const);
+  const biocide = words_.biocide
+    ? 'yes'
+    : rng.weighted([
+        ['no', 90],
+        ['unknown', 10],
+      ] as const);
   const scheduleCode = words_.cannabis ? rng.pick(['S4', 'S8'] as const) : rng.pick(SCHEDULE_CODES);
   const artgCategory = rng.pick(ARTG_CATEGORIES);
-  const cannabis = words_.cannabis && rng.chance(0.9) ? drawCannabis(rng, DOSAGE_FORMS[form]!.cannabisForm ?? null, ingredient, ref) : null;
+  const cannabis =
+    words_.cannabis && rng.chance(0.9)
+      ? drawCannabis(rng, DOSAGE_FORMS[form]!.cannabisForm ?? null, ingredient, ref)
+      : null;
   const requiresLegalText = rng.chance(0.25);
   const nutritionSupplement = rng.chance(0.2) ? null : rng.chance(0.3);
-  const photos = rng.weighted([[0, 15], [1, 35], [2, 30], [3, 15], [4, 5]] as const);
-  const frontals = rng.weighted([[0, 40], [1, 50], [2, 10]] as const);
+  const photos = rng.weighted([
+    [0, 15],
+    [1, 35],
+    [2, 30],
+    [3, 15],
+    [4, 5],
+  ] as const);
+  const frontals = rng.weighted([
+    [0, 40],
+    [1, 50],
+    [2, 10],
+  ] as const);
   const links = rng.chance(0.25) ? 1 : 0;
   const deletionDraw = rng.next();
   const facts: ProductFacts = {
-    status, replacement, deleted, ingredient, secondIngredient, form, strength, packContent, nameMask, descriptionMask, leafletMask,
-    brand, family, organizations, publicCategories, catalogCategories, gs1, eanGtin8, eanGtin12, eanGtin13, eanGtin14, ean, hsCode,
-    artgId, pbs, fred, zCode, conservation, species, atc, dietary, colors, attributes, narcotic, biocide, scheduleCode, artgCategory,
-    cannabis, requiresLegalText, nutritionSupplement, photos, frontals, links, deletionDraw,
+    status,
+    replacement,
+    deleted,
+    ingredient,
+    secondIngredient,
+    form,
+    strength,
+    packContent,
+    nameMask,
+    descriptionMask,
+    leafletMask,
+    brand,
+    family,
+    organizations,
+    publicCategories,
+    catalogCategories,
+    gs1,
+    eanGtin8,
+    eanGtin12,
+    eanGtin13,
+    eanGtin14,
+    ean,
+    hsCode,
+    artgId,
+    pbs,
+    fred,
+    zCode,
+    conservation,
+    species,
+    atc,
+    dietary,
+    colors,
+    attributes,
+    narcotic,
+    biocide,
+    scheduleCode,
+    artgCategory,
+    cannabis,
+    requiresLegalText,
+    nutritionSupplement,
+    photos,
+    frontals,
+    links,
+    deletionDraw,
   };
   return ctx.profile === 'spec' ? facts : liveAdjusted(facts, seed, index, ctx.profile);
 }
 
 /** The spec facts changed to what a live region sends: its locales, its fields, replacements only late. */
-function liveAdjusted(f: ProductFacts, seed: number, index: number, profile: Exclude<SandboxProfile, 'spec'>): ProductFacts {
+function liveAdjusted(
+  f: ProductFacts,
+  seed: number,
+  index: number,
+  profile: Exclude<SandboxProfile, 'spec'>,
+): ProductFacts {
   f.nameMask = regionMask(profile, f.nameMask);
   if (f.descriptionMask) f.descriptionMask = regionMask(profile, f.descriptionMask);
   if (f.leafletMask) f.leafletMask = regionMask(profile, f.leafletMask);
@@ -256,7 +387,12 @@ function liveAdjusted(f: ProductFacts, seed: number, index: number, profile: Exc
 }
 
 /** Cannabis data: mostly complete, a third with many nulls, Unicode names (Δ8-THC, β-Caryophyllene). */
-function drawCannabis(rng: ReturnType<typeof rngFor>, form: string | null, ingredient: number, ref: ReferenceData): CannabisFacts {
+function drawCannabis(
+  rng: ReturnType<typeof rngFor>,
+  form: string | null,
+  ingredient: number,
+  ref: ReferenceData,
+): CannabisFacts {
   const thcRich = ref.ingredients[ingredient]!.words.name[0].includes('Tetrahydrocannabinol');
   const sparse = rng.chance(0.3);
   const thc = thcRich ? rng.decimal(5, 30, 1) : rng.decimal(0, 1, 2);
@@ -273,8 +409,12 @@ function drawCannabis(rng: ReturnType<typeof rngFor>, form: string | null, ingre
     cultivarType: isFlower && !sparse ? rng.pick(CULTIVAR_TYPES) : null,
     importerLicenseNumber: sparse ? null : `IL-${rng.between(10000, 99999)}`,
     manufacturerLicenseNumber: rng.chance(0.8) ? `ML-${rng.between(10000, 99999)}` : null,
-    minorCannabinoids: rng.subset(MINOR_CANNABINOIDS, sparse ? 0 : 1, 4).map((name) => ({ name, percentage: rng.chance(0.1) ? null : rng.decimal(0, 2, 2) })),
-    terpenes: rng.subset(TERPENES, 0, sparse ? 1 : 5).map((name) => ({ name, percentage: rng.chance(0.1) ? null : rng.decimal(0, 1.5, 2) })),
+    minorCannabinoids: rng
+      .subset(MINOR_CANNABINOIDS, sparse ? 0 : 1, 4)
+      .map((name) => ({ name, percentage: rng.chance(0.1) ? null : rng.decimal(0, 2, 2) })),
+    terpenes: rng
+      .subset(TERPENES, 0, sparse ? 1 : 5)
+      .map((name) => ({ name, percentage: rng.chance(0.1) ? null : rng.decimal(0, 1.5, 2) })),
   };
 }
 
@@ -313,8 +453,10 @@ export function notApplicableFields(f: ProductFacts): string[] {
 const join = (items: readonly string[]): string => `[${items.join(',')}]`;
 const optional = (key: string, value: number | string | undefined): string =>
   value === undefined ? '' : `,"${key}":${typeof value === 'string' ? q(value) : value}`;
-const measure = (key: string, value: number, unit: string) => `,"${key}":${value},"${key}WithUnit":{"value":${value},"unit":"${unit}"}`;
-const temperature = (c: number) => `{"celsius":${c},"fahrenheit":${Math.round((c * 9) / 5 + 32)},"kelvin":${Math.round((c + 273.15) * 100) / 100}}`;
+const measure = (key: string, value: number, unit: string) =>
+  `,"${key}":${value},"${key}WithUnit":{"value":${value},"unit":"${unit}"}`;
+const temperature = (c: number) =>
+  `{"celsius":${c},"fahrenheit":${Math.round((c * 9) / 5 + 32)},"kelvin":${Math.round((c + 273.15) * 100) / 100}}`;
 
 /**
  * The product record as JSON text, the way products/query and products/stream
@@ -349,15 +491,27 @@ export function productJson(ds: Dataset, index: number): string {
   s += `,"biocide":"${f.biocide}","scheduleCode":"${f.scheduleCode}","artgCategory":"${f.artgCategory}"`;
   s += `,"officialDeletionAt":${officialDeletionAt || null},"ean":[${f.ean.join(',')}]`;
   if (f.eanGtin14 !== undefined) s += `,"gtin":"${String(f.eanGtin14).padStart(14, '0')}"`;
-  s += optional('eanGtin8', f.eanGtin8) + optional('eanGtin12', f.eanGtin12) + optional('eanGtin13', f.eanGtin13) + optional('eanGtin14', f.eanGtin14);
+  s +=
+    optional('eanGtin8', f.eanGtin8) +
+    optional('eanGtin12', f.eanGtin12) +
+    optional('eanGtin13', f.eanGtin13) +
+    optional('eanGtin14', f.eanGtin14);
   s += `,"supplierReference":"SR-${f.brand.toString(36).toUpperCase()}-${index.toString(36).toUpperCase()}"`;
-  s += `,"hsCode":${f.hsCode},"artgId":"${f.artgId!}"` + optional('pbs', f.pbs) + optional('fred', f.fred) + optional('zCode', f.zCode);
+  s +=
+    `,"hsCode":${f.hsCode},"artgId":"${f.artgId!}"` +
+    optional('pbs', f.pbs) +
+    optional('fred', f.fred) +
+    optional('zCode', f.zCode);
   s += `,"conservationLabel":${q(CONSERVATION_LABELS[f.conservation]!)}`;
   s += `,"conservationMin":${cold ? temperature(f.conservation === 'frozen' ? -25 : 2) : null}`;
   s += `,"conservationMax":${cold ? temperature(f.conservation === 'frozen' ? -18 : 8) : null}`;
   s += `,"conservation":"${f.conservation}","vat":${vat}`;
   s += `,"publicPrice":${publicPrice},"manufacturerPrice":${Math.round(pharmacistPrice * 0.8)},"pharmacistPrice":${pharmacistPrice}`;
-  s += measure('weight', weight, 'g') + measure('width', width, 'mm') + measure('length', length, 'mm') + measure('depth', depth, 'mm');
+  s +=
+    measure('weight', weight, 'g') +
+    measure('width', width, 'mm') +
+    measure('length', length, 'mm') +
+    measure('depth', depth, 'mm');
   s += `,"packageContent":"${f.packContent} ${form.contentUnit}","packageQuantity":${f.packContent},"packagingUnit":"${form.packagingUnit}"`;
   s += `,"atc":"${f.atc[0]}","atcCategory":${JSON.stringify(f.atc)},"notApplicableField":${JSON.stringify(notApplicableFields(f))}`;
   s += `,"publicCategories":${join(f.publicCategories.map((c) => fr.publicCategory[c - 1]!))}`;
@@ -388,15 +542,28 @@ export function leafletsJson(id: string, index: number, mask: number, createdAt:
     const k = out.length;
     const type = k % 2 === 0 ? 'pil' : 'spc';
     const url = `https://docs.catalog-sandbox.test/${id}/${type}-${locale}.pdf`;
-    out.push(`{"id":${index * 4 + k + 1},"locales":["${locale}"],"type":"${type}","url":{"${locale}":"${url}"},"meta":{"createdAt":${createdAt},"updatedAt":${Math.max(createdAt, updatedAt - k * 86_400)}}}`);
+    out.push(
+      `{"id":${index * 4 + k + 1},"locales":["${locale}"],"type":"${type}","url":{"${locale}":"${url}"},"meta":{"createdAt":${createdAt},"updatedAt":${Math.max(createdAt, updatedAt - k * 86_400)}}}`,
+    );
   });
   return join(out);
 }
 
 const CONTAINS = ['Contains', 'Bevat', 'Contient', 'Enthält'] as const;
-const USAGE = ['Use as directed.', 'Gebruik volgens voorschrift.', 'Utiliser selon les indications.', 'Nach Anweisung anwenden.'] as const;
+const USAGE = [
+  'Use as directed.',
+  'Gebruik volgens voorschrift.',
+  'Utiliser selon les indications.',
+  'Nach Anweisung anwenden.',
+] as const;
 
-function descriptionsJson(ds: Dataset, index: number, f: ProductFacts, createdAt: number, rng: ReturnType<typeof rngFor>): string {
+function descriptionsJson(
+  ds: Dataset,
+  index: number,
+  f: ProductFacts,
+  createdAt: number,
+  rng: ReturnType<typeof rngFor>,
+): string {
   if (!f.descriptionMask) return '[]';
   const ing = ds.ref.ingredients[f.ingredient]!.words;
   const count = rng.chance(0.3) ? 2 : 1;
@@ -405,9 +572,13 @@ function descriptionsJson(ds: Dataset, index: number, f: ProductFacts, createdAt
   for (let k = 0; k < count; k++) {
     const targetGroup = k === 0 ? 'public' : rng.pick(TARGET_GROUPS);
     const content = localizedJson(f.descriptionMask, (l) =>
-      k === 0 ? `${f.nameMask & (1 << l) ? productName(ds, f, l) : ing.name[l]}: ${CONTAINS[l]} ${ing.name[l]} ${f.strength} ${ing.unit}.` : USAGE[l]!,
+      k === 0
+        ? `${f.nameMask & (1 << l) ? productName(ds, f, l) : ing.name[l]}: ${CONTAINS[l]} ${ing.name[l]} ${f.strength} ${ing.unit}.`
+        : USAGE[l]!,
     );
-    out.push(`{"id":${index * 4 + k + 1},"locales":${locales},"targetGroups":["${targetGroup}"],"type":"${DESCRIPTION_TYPES[k]}","content":${content},"meta":{"createdAt":${createdAt},"updatedAt":${createdAt + k * 3600}}}`);
+    out.push(
+      `{"id":${index * 4 + k + 1},"locales":${locales},"targetGroups":["${targetGroup}"],"type":"${DESCRIPTION_TYPES[k]}","content":${content},"meta":{"createdAt":${createdAt},"updatedAt":${createdAt + k * 3600}}}`,
+    );
   }
   return join(out);
 }

@@ -100,11 +100,17 @@ export function generateReferenceData(seed: number, productCount: number): Refer
   for (let b = 1; b <= sizes.brands; b++) {
     const k = b - 1;
     const round = Math.floor(k / (prefixes.length * BRAND_SUFFIXES.length));
-    const name = `${prefixes[k % prefixes.length]}${BRAND_SUFFIXES[Math.floor(k / prefixes.length) % BRAND_SUFFIXES.length]}${round ? ` ${round + 1}` : ''}`.trim();
+    const name =
+      `${prefixes[k % prefixes.length]}${BRAND_SUFFIXES[Math.floor(k / prefixes.length) % BRAND_SUFFIXES.length]}${round ? ` ${round + 1}` : ''}`.trim();
     const m = meta(rng);
     const organization = rng.pick(supplierIds);
     const entry: BrandEntry = {
-      record: { id: b, name, logo: rng.chance(0.8) ? `https://media.catalog-sandbox.test/brands/${b}/logo.png` : null, meta: m },
+      record: {
+        id: b,
+        name,
+        logo: rng.chance(0.8) ? `https://media.catalog-sandbox.test/brands/${b}/logo.png` : null,
+        meta: m,
+      },
       embedded: { id: b, name: words([name, name, name, name]), meta: m },
       organization,
       families: [],
@@ -112,7 +118,14 @@ export function generateReferenceData(seed: number, productCount: number): Refer
     for (let f = rng.between(1, 2); f > 0; f--) {
       const id = families.length + 1;
       const line = rng.pick(['Kids', 'Forte', 'Plus', 'Sensitive', 'Night', 'Junior', 'Extra'] as const);
-      families.push({ embedded: { id, name: words([`${name} ${line}`, `${name} ${line}`, `${name} ${line}`, `${name} ${line}`]), meta: meta(rng) }, brand: b });
+      families.push({
+        embedded: {
+          id,
+          name: words([`${name} ${line}`, `${name} ${line}`, `${name} ${line}`, `${name} ${line}`]),
+          meta: meta(rng),
+        },
+        brand: b,
+      });
       entry.families.push(id);
     }
     brands.push(entry);
@@ -120,7 +133,10 @@ export function generateReferenceData(seed: number, productCount: number): Refer
     org.brands!.push(b);
     org.productFamilies!.push(...entry.families);
   }
-  const ingredients = ACTIVE_INGREDIENTS.map((w, i) => ({ embedded: { id: i + 1, name: words(w.name), meta: meta(rng) }, words: w }));
+  const ingredients = ACTIVE_INGREDIENTS.map((w, i) => ({
+    embedded: { id: i + 1, name: words(w.name), meta: meta(rng) },
+    words: w,
+  }));
   const gs1Categories = GS1_CATEGORIES.map((g, i) => ({
     code: g.code,
     level: g.level,
@@ -158,7 +174,8 @@ function buildPublicCategories(rng: Rng): PublicCategoryEntry[] {
   for (const root of CATEGORY_TREE) {
     const parent = { id: out.length + 1, name: words(root.name), parent: null, meta: meta(rng) };
     out.push(parent);
-    for (const child of root.children) out.push({ id: out.length + 1, name: words(child), parent: parent.id, meta: meta(rng) });
+    for (const child of root.children)
+      out.push({ id: out.length + 1, name: words(child), parent: parent.id, meta: meta(rng) });
   }
   return out;
 }
@@ -169,22 +186,59 @@ function buildCatalogCategories(rng: Rng): CatalogCategoryEntry[] {
   const description = (name: Record<string, string>) => {
     const mask = rng.chance(0.7) ? 0b1111 : rng.between(1, 15);
     const d: Record<string, string> = {};
-    for (const [locale, text] of Object.entries(name)) if (mask & (1 << Object.keys(name).indexOf(locale))) d[locale] = `${text}: ${locale === 'en' ? 'products and advice' : '…'}`;
+    for (const [locale, text] of Object.entries(name))
+      if (mask & (1 << Object.keys(name).indexOf(locale)))
+        d[locale] = `${text}: ${locale === 'en' ? 'products and advice' : '…'}`;
     return d;
   };
   CATEGORY_TREE.forEach((root, r) => {
     const rootId = `C${String(r + 1).padStart(2, '0')}`;
     const rootName = words(root.name);
-    out.push({ record: { id: rootId, name: rootName, description: description(rootName), parent: null, order: r + 1, type: root.type }, deleted: false });
+    out.push({
+      record: {
+        id: rootId,
+        name: rootName,
+        description: description(rootName),
+        parent: null,
+        order: r + 1,
+        type: root.type,
+      },
+      deleted: false,
+    });
     root.children.forEach((child, c) => {
       const name = words(child);
-      out.push({ record: { id: `${rootId}.${String(c + 1).padStart(2, '0')}`, name, description: description(name), parent: rootId, order: c + 1, type: root.type }, deleted: false });
+      out.push({
+        record: {
+          id: `${rootId}.${String(c + 1).padStart(2, '0')}`,
+          name,
+          description: description(name),
+          parent: rootId,
+          order: c + 1,
+          type: root.type,
+        },
+        deleted: false,
+      });
     });
     if (r % 3 === 0) {
       // A retired sub-category: still listed, flagged deleted, never used by products.
       const c = root.children.length;
-      const name = words([`${root.name[0]} (retired)`, `${root.name[1]} (vervallen)`, `${root.name[2]} (retiré)`, `${root.name[3]} (eingestellt)`]);
-      out.push({ record: { id: `${rootId}.${String(c + 1).padStart(2, '0')}`, name, description: {}, parent: rootId, order: c + 1, type: root.type }, deleted: true });
+      const name = words([
+        `${root.name[0]} (retired)`,
+        `${root.name[1]} (vervallen)`,
+        `${root.name[2]} (retiré)`,
+        `${root.name[3]} (eingestellt)`,
+      ]);
+      out.push({
+        record: {
+          id: `${rootId}.${String(c + 1).padStart(2, '0')}`,
+          name,
+          description: {},
+          parent: rootId,
+          order: c + 1,
+          type: root.type,
+        },
+        deleted: true,
+      });
     }
   });
   return out;
@@ -194,7 +248,15 @@ function buildOrganizations(rng: Rng, count: number, publicCategories: PublicCat
   const out: OrganizationEntry[] = [];
   for (let id = 1; id <= count; id++) {
     // Organization 1 is always a supplier so every brand has an owner.
-    const type = id === 1 ? 'supplier' : rng.weighted([['supplier', 5], ['marketing', 2.5], ['medical_professional', 1.5], ['other', 1]] as const);
+    const type =
+      id === 1
+        ? 'supplier'
+        : rng.weighted([
+            ['supplier', 5],
+            ['marketing', 2.5],
+            ['medical_professional', 1.5],
+            ['other', 1],
+          ] as const);
     const base = `${rng.pick(BRAND_PREFIXES).trim()}${rng.pick(['Pharma', 'Health', 'Distribution', 'Labs', 'Médical', 'Apotheke'] as const)}`;
     const name = `${base} ${rng.pick(COMPANY_FORMS)}${id > 60 ? ` ${id}` : ''}`;
     const m = meta(rng);
@@ -202,12 +264,31 @@ function buildOrganizations(rng: Rng, count: number, publicCategories: PublicCat
     const embedded: OrganizationEntry['embedded'] = { id, name: words([name, name, name, name]), type, meta: m };
     if (type === 'supplier') {
       const place = rng.pick(CITIES);
-      const slug = base.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '');
+      const slug = base
+        .toLowerCase()
+        .normalize('NFKD')
+        .replace(/[^a-z0-9]+/g, '');
       const street = `${rng.between(1, 250)} ${rng.pick(['Main Street', 'Stationsstraat', 'Rue de la Gare', 'Bahnhofstraße'] as const)}`;
       const email = `info@${slug || 'org'}${id}.example`;
       const url = `https://www.${slug || 'org'}${id}.example`;
-      record.contactInformation = { address: street, zipCode: place.zip, city: place.city, region: { value: place.region, label: place.regionLabel }, country: place.country, email, url };
-      embedded.contactInformation = { address: street, zipCode: place.zip, city: place.city, region: place.regionLabel, country: place.country, email, url };
+      record.contactInformation = {
+        address: street,
+        zipCode: place.zip,
+        city: place.city,
+        region: { value: place.region, label: place.regionLabel },
+        country: place.country,
+        email,
+        url,
+      };
+      embedded.contactInformation = {
+        address: street,
+        zipCode: place.zip,
+        city: place.city,
+        region: place.regionLabel,
+        country: place.country,
+        email,
+        url,
+      };
     }
     const vatNr = `${type === 'supplier' ? 'AU' : 'BE'}${String(rng.int(1e9)).padStart(9, '0')}${String(id).padStart(2, '0')}`;
     const specializations = rng.subset(publicCategories, 0, 3).map((c) => c.id);

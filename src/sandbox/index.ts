@@ -7,7 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
 import { Dataset, type DatasetOptions } from './dataset.js';
 import type { SandboxFaults } from './faults.js';
-import { type Credentials, DEFAULT_CREDENTIALS, SandboxServer, type SandboxStats, type TouchRequest, type TouchResult } from './server.js';
+import {
+  type Credentials,
+  DEFAULT_CREDENTIALS,
+  SandboxServer,
+  type SandboxStats,
+  type TouchRequest,
+  type TouchResult,
+} from './server.js';
 
 export interface SandboxOptions extends DatasetOptions {
   /** TCP port; 0 (default) picks a free one. */
@@ -107,8 +114,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
 export { Dataset, DEFAULT_PRODUCT_COUNT, DEFAULT_SEED, type DatasetOptions } from './dataset.js';
 export { SandboxFaultsSchema, type SandboxFaults, type FaultStats } from './faults.js';
-export { DEFAULT_CREDENTIALS, type Credentials, type SandboxStats, type TouchRequest, type TouchResult } from './server.js';
+export {
+  DEFAULT_CREDENTIALS,
+  type Credentials,
+  type SandboxStats,
+  type TouchRequest,
+  type TouchResult,
+} from './server.js';
 export { GENERATION_EPOCH, CATALOG_START, CATALOG_END, type BulkImport } from './timeline.js';
 export { productIdOf, PRODUCT_STATUSES } from './generate-products.js';
 export { NDJSON_CONTENT_TYPE } from './responses.js';
-export { DEFAULT_PROFILE, PROFILE_ENV, SANDBOX_PROFILES, type SandboxProfile, isSandboxProfile, parseProfile } from './profiles.js';
+export {
+  DEFAULT_PROFILE,
+  PROFILE_ENV,
+  SANDBOX_PROFILES,
+  type SandboxProfile,
+  isSandboxProfile,
+  parseProfile,
+} from './profiles.js';

@@ -22,7 +22,9 @@ export function localizedJson(mask: number, text: (locale: number) => string): s
 
 /** `["en","fr"]` for a locale mask. */
 export function localeListJson(mask: number): string {
-  return `[${LOCALES.filter((_, l) => mask & (1 << l)).map((l) => `"${l}"`).join(',')}]`;
+  return `[${LOCALES.filter((_, l) => mask & (1 << l))
+    .map((l) => `"${l}"`)
+    .join(',')}]`;
 }
 
 /** Lower-case ASCII slug for seoName and page URLs (Greek letters kept, accents dropped). */

@@ -36,7 +36,11 @@ export interface LiveFacts {
 }
 
 export const BCFI_CATEGORIES = 40;
-export const VAT_RATES: Record<Exclude<SandboxProfile, 'spec'>, readonly number[]> = { be: [0, 6, 21], fr: [0, 10], au: [0, 10] };
+export const VAT_RATES: Record<Exclude<SandboxProfile, 'spec'>, readonly number[]> = {
+  be: [0, 6, 21],
+  fr: [0, 10],
+  au: [0, 10],
+};
 
 const digits = (rng: ReturnType<typeof rngFor>, n: number): string => {
   let s = '';
@@ -45,7 +49,13 @@ const digits = (rng: ReturnType<typeof rngFor>, n: number): string => {
 };
 
 /** Regional facts of product `index`; `hasUpc` says whether it has an eanGtin12, `medicine` whether it is one. */
-export function drawLiveFacts(seed: number, index: number, profile: Exclude<SandboxProfile, 'spec'>, hasUpc: boolean, medicine: boolean): LiveFacts {
+export function drawLiveFacts(
+  seed: number,
+  index: number,
+  profile: Exclude<SandboxProfile, 'spec'>,
+  hasUpc: boolean,
+  medicine: boolean,
+): LiveFacts {
   const rng = rngFor(seed, SALT.live, index);
   const late = index >= LATE_FIELDS.regional;
   const facts: LiveFacts = {
@@ -61,7 +71,9 @@ export function drawLiveFacts(seed: number, index: number, profile: Exclude<Sand
   // Codes are drawn whatever the region so a region's stream does not depend on another's.
   const cnk = `00${digits(rng, 5)}`;
   const bcfi = rng.chance(0.15) ? rng.between(1, BCFI_CATEGORIES) : 0;
-  const apb = rng.chance(0.1) ? `${rng.pick(['A', 'B', 'C', 'D'] as const)}${String(rng.between(1, 99)).padStart(2, '0')}` : undefined;
+  const apb = rng.chance(0.1)
+    ? `${rng.pick(['A', 'B', 'C', 'D'] as const)}${String(rng.between(1, 99)).padStart(2, '0')}`
+    : undefined;
   const cip7 = `34009${digits(rng, 2)}`;
   const cip13 = `34009${digits(rng, 8)}`;
   const acl13 = rng.chance(0.2) ? `340100${digits(rng, 7)}` : undefined;

@@ -9,7 +9,15 @@
 import type { Dataset } from './dataset.js';
 import type { ReferenceData } from './generate-reference.js';
 import { liveProductFrontalJson, liveProductPhotoJson } from './generate-media.js';
-import { PRODUCT_STATUSES, type ProductFacts, leafletsJson, notApplicableFields, productIdOf, productName, productSlug } from './generate-products.js';
+import {
+  PRODUCT_STATUSES,
+  type ProductFacts,
+  leafletsJson,
+  notApplicableFields,
+  productIdOf,
+  productName,
+  productSlug,
+} from './generate-products.js';
 import { type JsonFragments, localeListJson, localizedJson, q } from './json-fragments.js';
 import { BCFI_CATEGORIES, VAT_RATES } from './live-facts.js';
 import { PROFILE_LOCALES, type SandboxProfile } from './profiles.js';
@@ -34,7 +42,9 @@ export function restrictLocales(value: unknown, mask: number): unknown {
   if (Array.isArray(value)) return value.map((v) => restrictLocales(v, mask));
   if (value === null || typeof value !== 'object') return value;
   const entries = Object.entries(value as Record<string, unknown>);
-  const localized = entries.length > 0 && entries.every(([k, v]) => (LOCALES as readonly string[]).includes(k) && typeof v === 'string');
+  const localized =
+    entries.length > 0 &&
+    entries.every(([k, v]) => (LOCALES as readonly string[]).includes(k) && typeof v === 'string');
   if (localized) {
     const kept = entries.filter(([k]) => mask & (1 << (LOCALES as readonly string[]).indexOf(k)));
     return Object.fromEntries(kept.length ? kept : entries.slice(0, 1));
@@ -98,7 +108,9 @@ export class LiveFragments {
         order: k < 8 ? k + 1 : Math.floor(k / 8),
       }),
     );
-    this.conservationLabel = new Map(Object.entries(LIVE_CONSERVATION_LABELS).map(([k, w]) => [k, JSON.stringify(words(w, mask))]));
+    this.conservationLabel = new Map(
+      Object.entries(LIVE_CONSERVATION_LABELS).map(([k, w]) => [k, JSON.stringify(words(w, mask))]),
+    );
   }
 }
 
@@ -130,8 +142,12 @@ function descriptionsJson(ds: Dataset, index: number, f: ProductFacts, createdAt
   const out: string[] = [];
   for (let k = 0; k < count; k++) {
     const type = LIVE_DESCRIPTION_TYPES[live.descriptionTypes[k]!]!;
-    const content = localizedJson(f.descriptionMask, (l) => `${type.replaceAll('_', ' ')}: ${ing.name[l]} ${f.strength} ${ing.unit}.`);
-    const groups = k === 0 ? '["public"]' : JSON.stringify([LIVE_TARGET_GROUPS[(index + k) % LIVE_TARGET_GROUPS.length]]);
+    const content = localizedJson(
+      f.descriptionMask,
+      (l) => `${type.replaceAll('_', ' ')}: ${ing.name[l]} ${f.strength} ${ing.unit}.`,
+    );
+    const groups =
+      k === 0 ? '["public"]' : JSON.stringify([LIVE_TARGET_GROUPS[(index + k) % LIVE_TARGET_GROUPS.length]]);
     out.push(
       `{"id":${index * 4 + k + 1},"type":"${type}","descriptionTag":"${DESCRIPTION_TAGS[live.descriptionTags[k]!]}","locales":${locales}` +
         `,"targetGroups":${groups},"content":${content},"meta":{"createdAt":${createdAt},"updatedAt":${createdAt + k * 3600}}}`,
@@ -175,10 +191,17 @@ export function liveProductJson(ds: Dataset, index: number): string {
     s += text('snomedMpp', live.snomedMpp) + text('snomedTpp', live.snomedTpp) + text('snomedCtpp', live.snomedCtpp);
   }
   s += `,"officialDeletionAt":${ds.officialDeletionAt[index]! || null},"ean":${eansJson(f)}`;
-  s += code('eanGtin8', f.eanGtin8, 8) + code('eanGtin12', f.eanGtin12, 12) + code('eanGtin13', f.eanGtin13, 13) + code('eanGtin14', f.eanGtin14, 14);
+  s +=
+    code('eanGtin8', f.eanGtin8, 8) +
+    code('eanGtin12', f.eanGtin12, 12) +
+    code('eanGtin13', f.eanGtin13, 13) +
+    code('eanGtin14', f.eanGtin14, 14);
   s += `,"supplierReference":"${f.brand}${String(index + 1).padStart(4, '0')}","hsCode":${f.hsCode}`;
   if (profile === 'be') {
-    s += text('cnk', live.cnk) + (live.bcfi ? `,"bcfiCategory":${fr.bcfiCategory[live.bcfi - 1]!}` : '') + text('apbCategory', live.apbCategory);
+    s +=
+      text('cnk', live.cnk) +
+      (live.bcfi ? `,"bcfiCategory":${fr.bcfiCategory[live.bcfi - 1]!}` : '') +
+      text('apbCategory', live.apbCategory);
   } else if (profile === 'fr') {
     s += text('cipOrAcl7', live.cipOrAcl7) + text('cip13', live.cip13) + text('acl13', live.acl13);
   }
@@ -189,8 +212,14 @@ export function liveProductJson(ds: Dataset, index: number): string {
   s += `,"vat":${vat},"publicPrice":${publicPrice}`;
   if (profile === 'be') s += `,"pharmacistPrice":${pharmacistPrice}`;
   s += live.floatMeasures
-    ? measure('weight', weight / 1000, 'kg') + measure('width', width / 10, 'cm') + measure('length', length / 10, 'cm') + measure('depth', depth / 10, 'cm')
-    : measure('weight', weight, 'g') + measure('width', width, 'mm') + measure('length', length, 'mm') + measure('depth', depth, 'mm');
+    ? measure('weight', weight / 1000, 'kg') +
+      measure('width', width / 10, 'cm') +
+      measure('length', length / 10, 'cm') +
+      measure('depth', depth / 10, 'cm')
+    : measure('weight', weight, 'g') +
+      measure('width', width, 'mm') +
+      measure('length', length, 'mm') +
+      measure('depth', depth, 'mm');
   s += `,"packageContent":"${f.packContent} ${form.contentUnit}","packageQuantity":${f.packContent},"packagingUnit":"${form.packagingUnit}"`;
   s += `,"atc":"${f.atc[0]}","atcCategory":${JSON.stringify(f.atc)},"notApplicableField":${JSON.stringify(notApplicableFields(f))}`;
   s += `,"publicCategories":${join(f.publicCategories.map((c) => fr.publicCategory[c - 1]!))}`;

@@ -109,7 +109,10 @@ export class ProductCollection implements Collection {
           case 'photo':
             return (i) => bit !== 0 && this.#hasPhoto(i, bit);
           default:
-            throw new FilterValueError([...path, 'flag'], `"${flag}" is not allowed; allowed: ${CONTENT_FLAGS.join(', ')}`);
+            throw new FilterValueError(
+              [...path, 'flag'],
+              `"${flag}" is not allowed; allowed: ${CONTENT_FLAGS.join(', ')}`,
+            );
         }
       }
       case 'ean': {
@@ -132,7 +135,8 @@ export class ProductCollection implements Collection {
         return this.#oneOf(strings(), (x) => x[name]);
       case 'activeIngredient': {
         const set = numbers();
-        return (i) => set.has(f(i).ingredient + 1) || (f(i).secondIngredient >= 0 && set.has(f(i).secondIngredient + 1));
+        return (i) =>
+          set.has(f(i).ingredient + 1) || (f(i).secondIngredient >= 0 && set.has(f(i).secondIngredient + 1));
       }
       case 'allowedSpecies':
         return this.#anyOf(strings(), (x) => x.species);
@@ -211,7 +215,11 @@ export class ProductCollection implements Collection {
         return { kind: 'string', key: (i) => this.#facts(i).pbs };
       case 'name': {
         const l = LOCALES.indexOf((param as { locale: string }).locale as (typeof LOCALES)[number]);
-        return { kind: 'string', key: (i) => (l >= 0 && ds.nameLocales[i]! & (1 << l) ? productName(ds, this.#facts(i), l).toLowerCase() : undefined) };
+        return {
+          kind: 'string',
+          key: (i) =>
+            l >= 0 && ds.nameLocales[i]! & (1 << l) ? productName(ds, this.#facts(i), l).toLowerCase() : undefined,
+        };
       }
       default:
         throw new FilterValueError(['sorting', name], `the sandbox does not implement sorting "${name}"`);

@@ -9,7 +9,8 @@ export type Predicate = (i: number) => boolean;
 export type Path = (string | number)[];
 
 /** A sort key per record: numbers (timestamps, ranks) or strings (names; undefined sorts last in ASC). */
-export type SortKey = { kind: 'number'; key: (i: number) => number } | { kind: 'string'; key: (i: number) => string | undefined };
+export type SortKey =
+  { kind: 'number'; key: (i: number) => number } | { kind: 'string'; key: (i: number) => string | undefined };
 
 /** A filter value that passed the schema but that this collection cannot accept (422). */
 export class FilterValueError extends Error {
@@ -94,7 +95,8 @@ export function sortIndexes(matches: Uint32Array, key: SortKey, desc: boolean, u
   for (let j = 0; j < n; j++) keys[j] = key.key(matches[j]!);
   const order = Array.from({ length: n }, (_, j) => j);
   // Missing values count as the greatest: last in ASC, first in DESC (as SQL's NULLS LAST/FIRST default).
-  const cmp = (a: string | undefined, b: string | undefined) => (a === b ? 0 : a === undefined ? 1 : b === undefined ? -1 : a < b ? -1 : 1);
+  const cmp = (a: string | undefined, b: string | undefined) =>
+    a === b ? 0 : a === undefined ? 1 : b === undefined ? -1 : a < b ? -1 : 1;
   order.sort((a, b) => (desc ? cmp(keys[b], keys[a]) : cmp(keys[a], keys[b])) || matches[a]! - matches[b]!);
   return Uint32Array.from(order, (j) => matches[j]!);
 }

@@ -11,7 +11,8 @@ import type { BrandEntry, CatalogCategoryEntry, OrganizationEntry } from './gene
 import { type Collection, FilterValueError, type Path, type Predicate, type SortKey } from './query-engine.js';
 
 type EntryFilter<E> = (value: unknown, path: Path) => (entry: E) => boolean;
-type EntrySort<E> = { kind: 'number'; key: (entry: E) => number } | { kind: 'string'; key: (entry: E) => string | undefined };
+type EntrySort<E> =
+  { kind: 'number'; key: (entry: E) => number } | { kind: 'string'; key: (entry: E) => string | undefined };
 
 /** A collection over an array of entries whose order is id ascending. */
 export class EntryCollection<E> implements Collection {
@@ -48,13 +49,18 @@ export class EntryCollection<E> implements Collection {
     const sort = this.sortings[name];
     if (!sort) throw new FilterValueError(['sorting', name], `the sandbox does not implement sorting "${name}"`);
     const entries = this.entries;
-    return sort.kind === 'number' ? { kind: 'number', key: (i) => sort.key(entries[i]!) } : { kind: 'string', key: (i) => sort.key(entries[i]!) };
+    return sort.kind === 'number'
+      ? { kind: 'number', key: (i) => sort.key(entries[i]!) }
+      : { kind: 'string', key: (i) => sort.key(entries[i]!) };
   }
 }
 
 /** Matches when the entry's value, or any of its values, is in the filter's list. */
 const member =
-  <E, T extends number | string>(toSet: (value: unknown) => Set<T>, get: (e: E) => T | readonly T[] | undefined): EntryFilter<E> =>
+  <E, T extends number | string>(
+    toSet: (value: unknown) => Set<T>,
+    get: (e: E) => T | readonly T[] | undefined,
+  ): EntryFilter<E> =>
   (value) => {
     const set = toSet(value);
     return (e) => {
@@ -89,57 +95,80 @@ const since =
 const metaOf = (r: { meta?: { createdAt: number; updatedAt: number } }) => r.meta ?? { createdAt: 0, updatedAt: 0 };
 
 export function organizationsCollection(entries: readonly OrganizationEntry[]): EntryCollection<OrganizationEntry> {
-  return new EntryCollection('organizations', entries, (e) => e.record, {
-    id: ids((e) => e.record.id),
-    type: oneOf((e) => e.record.type),
-    name: equalsIgnoringCase((e) => e.record.name),
-    searchName: contains((e) => e.record.name),
-    specializations: ids((e) => e.specializations),
-    vatNr: (value) => {
-      const want = String(value).replace(/\s+/g, '').toUpperCase();
-      return (e) => e.vatNr === want;
+  return new EntryCollection(
+    'organizations',
+    entries,
+    (e) => e.record,
+    {
+      id: ids((e) => e.record.id),
+      type: oneOf((e) => e.record.type),
+      name: equalsIgnoringCase((e) => e.record.name),
+      searchName: contains((e) => e.record.name),
+      specializations: ids((e) => e.specializations),
+      vatNr: (value) => {
+        const want = String(value).replace(/\s+/g, '').toUpperCase();
+        return (e) => e.vatNr === want;
+      },
     },
-  }, {
-    name: { kind: 'string', key: (e) => e.record.name.toLowerCase() },
-  });
+    {
+      name: { kind: 'string', key: (e) => e.record.name.toLowerCase() },
+    },
+  );
 }
 
 const HANDLED = new Set(['solved', 'closed']);
 
 export function correctionsCollection(entries: readonly CorrectionEntry[]): EntryCollection<CorrectionEntry> {
-  return new EntryCollection('corrections', entries, (e) => e.record, {
-    product: oneOf((e) => e.record.product),
-    status: (value) => (e) => (value === 'handled' ? HANDLED.has(e.record.status) || (e.record.status as string) === 'handled' : e.record.status === value),
-    organization: ids((e) => e.organization),
-    search: contains((e) => e.record.text),
-    locale: oneOf((e) => e.record.locale),
-    type: oneOf((e) => e.record.type),
-    createdBy: ids((e) => e.createdBy),
-    createdAt: since((e) => metaOf(e.record).createdAt),
-  }, {
-    touchedAt: { kind: 'number', key: (e) => metaOf(e.record).updatedAt },
-  });
+  return new EntryCollection(
+    'corrections',
+    entries,
+    (e) => e.record,
+    {
+      product: oneOf((e) => e.record.product),
+      status: (value) => (e) =>
+        value === 'handled'
+          ? HANDLED.has(e.record.status) || (e.record.status as string) === 'handled'
+          : e.record.status === value,
+      organization: ids((e) => e.organization),
+      search: contains((e) => e.record.text),
+      locale: oneOf((e) => e.record.locale),
+      type: oneOf((e) => e.record.type),
+      createdBy: ids((e) => e.createdBy),
+      createdAt: since((e) => metaOf(e.record).createdAt),
+    },
+    {
+      touchedAt: { kind: 'number', key: (e) => metaOf(e.record).updatedAt },
+    },
+  );
 }
 
 export function updatesCollection(entries: readonly NewsEntry[]): EntryCollection<NewsEntry> {
-  return new EntryCollection('updates', entries, (e) => e.record, {
-    id: ids((e) => e.record.id),
-    organization: ids((e) => e.record.organization),
-    newsType: oneOf((e) => e.record.type),
-    createdAt: since((e) => metaOf(e.record).createdAt),
-    updatedSince: since((e) => metaOf(e.record).updatedAt),
-    locale: oneOf((e) => e.record.locales),
-    product: oneOf((e) => e.record.products),
-    publicCategory: ids((e) => e.record.publicCategories),
-    brand: ids((e) => e.record.brands),
-    targetGroup: oneOf((e) => e.record.targetGroups),
-  }, {
-    createdAt: { kind: 'number', key: (e) => metaOf(e.record).createdAt },
-    sortOrder: { kind: 'number', key: (e) => e.sortOrder },
-  });
+  return new EntryCollection(
+    'updates',
+    entries,
+    (e) => e.record,
+    {
+      id: ids((e) => e.record.id),
+      organization: ids((e) => e.record.organization),
+      newsType: oneOf((e) => e.record.type),
+      createdAt: since((e) => metaOf(e.record).createdAt),
+      updatedSince: since((e) => metaOf(e.record).updatedAt),
+      locale: oneOf((e) => e.record.locales),
+      product: oneOf((e) => e.record.products),
+      publicCategory: ids((e) => e.record.publicCategories),
+      brand: ids((e) => e.record.brands),
+      targetGroup: oneOf((e) => e.record.targetGroups),
+    },
+    {
+      createdAt: { kind: 'number', key: (e) => metaOf(e.record).createdAt },
+      sortOrder: { kind: 'number', key: (e) => e.sortOrder },
+    },
+  );
 }
 
-export function catalogCategoriesCollection(entries: readonly CatalogCategoryEntry[]): EntryCollection<CatalogCategoryEntry> {
+export function catalogCategoriesCollection(
+  entries: readonly CatalogCategoryEntry[],
+): EntryCollection<CatalogCategoryEntry> {
   return new EntryCollection('catalog-categories', entries, (e) => e.record, {
     id: oneOf((e) => e.record.id),
     parent: oneOf((e) => e.record.parent ?? undefined),
@@ -153,12 +182,18 @@ export function catalogCategoriesCollection(entries: readonly CatalogCategoryEnt
 }
 
 export function brandsCollection(entries: readonly BrandEntry[]): EntryCollection<BrandEntry> {
-  return new EntryCollection('brands', entries, (e) => e.record, {
-    id: ids((e) => e.record.id),
-    search: contains((e) => e.record.name),
-  }, {
-    name: { kind: 'string', key: (e) => e.record.name.toLowerCase() },
-  });
+  return new EntryCollection(
+    'brands',
+    entries,
+    (e) => e.record,
+    {
+      id: ids((e) => e.record.id),
+      search: contains((e) => e.record.name),
+    },
+    {
+      name: { kind: 'string', key: (e) => e.record.name.toLowerCase() },
+    },
+  );
 }
 
 /** The five reference collections of a dataset, by endpoint name. */

@@ -31,7 +31,8 @@ export class BufferPool {
   /** Gives a chunk's memory back; call once, after nothing reads the chunk any more. */
   give(chunk: Buffer): void {
     const memory = chunk.buffer as ArrayBuffer;
-    if (memory.byteLength === this.size && chunk.byteOffset === 0 && this.#free.length < this.keep) this.#free.push(memory);
+    if (memory.byteLength === this.size && chunk.byteOffset === 0 && this.#free.length < this.keep)
+      this.#free.push(memory);
   }
 }
 
@@ -76,16 +77,31 @@ export class Utf8Chunks {
 }
 
 /** Sends a JSON body given as encoded chunks, with its Content-Length, in one corked write. */
-export function sendJsonChunks(res: ServerResponse, status: number, chunks: Buffer[], headers: Record<string, string> = {}, pool?: BufferPool): void {
+export function sendJsonChunks(
+  res: ServerResponse,
+  status: number,
+  chunks: Buffer[],
+  headers: Record<string, string> = {},
+  pool?: BufferPool,
+): void {
   const length = chunks.reduce((n, c) => n + c.length, 0);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(length), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(length),
+    ...headers,
+  });
   res.cork();
   for (const chunk of chunks) res.write(chunk, () => pool?.give(chunk));
   res.end();
   res.uncork();
 }
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   sendJsonChunks(res, status, [Buffer.from(JSON.stringify(value))], headers);
 }
 
@@ -157,7 +173,9 @@ export async function writeNdjson(res: ServerResponse, source: StreamSource, pla
       line = `{"meta":{"total":${total},"index":${index}},"result":${source.recordJson(index)}}\n`;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      out.write(`${JSON.stringify({ error: { status: 500, code: 'internal_error', message: `the stream failed at index ${index}: ${message}` } })}\n`);
+      out.write(
+        `${JSON.stringify({ error: { status: 500, code: 'internal_error', message: `the stream failed at index ${index}: ${message}` } })}\n`,
+      );
       break;
     }
     if (plan.malformedAt === index) line = `${line.slice(0, Math.floor(line.length / 2))}\n`;

@@ -9,7 +9,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { DEFAULT_PAGE_SIZE, ENDPOINT_NAMES, type EndpointSpec, MAX_REACHABLE_RESULTS, checkRequest, formatPath, getEndpoint, isEmptyObject } from '../catalog/index.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  ENDPOINT_NAMES,
+  type EndpointSpec,
+  MAX_REACHABLE_RESULTS,
+  checkRequest,
+  formatPath,
+  getEndpoint,
+  isEmptyObject,
+} from '../catalog/index.js';
 import { ApiError, apiError, requestError } from './api-errors.js';
 import type { Dataset } from './dataset.js';
 import { FaultInjector, type FaultStats, type SandboxFaults } from './faults.js';
@@ -101,7 +110,13 @@ export interface TouchResult {
 
 const collectionOf = (ds: Dataset): Record<string, Collection> => {
   const products = new ProductCollection(ds);
-  return { 'products.query': products, 'products.stream': products, 'media.stream': new MediaCollection(ds), ...referenceCollections(ds), ...taxonomyCollections(ds) };
+  return {
+    'products.query': products,
+    'products.stream': products,
+    'media.stream': new MediaCollection(ds),
+    ...referenceCollections(ds),
+    ...taxonomyCollections(ds),
+  };
 };
 
 export class SandboxServer {
@@ -121,12 +136,19 @@ export class SandboxServer {
     this.faults = new FaultInjector(dataset.seed, settings.faults);
     this.#limiter = new RollingWindowLimiter(settings.rateLimit, settings.rateLimitWindowMs);
     this.#collections = collectionOf(dataset);
-    this.#authorizations = new Map(settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]));
+    this.#authorizations = new Map(
+      settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]),
+    );
   }
 
   get stats(): SandboxStats {
     const byEndpoint = Object.fromEntries(Object.entries(this.#counters.byEndpoint).map(([k, v]) => [k, { ...v }]));
-    return { requests: this.#counters.requests, byEndpoint, rateLimited: this.#counters.rateLimited, faults: { ...this.faults.stats } };
+    return {
+      requests: this.#counters.requests,
+      byEndpoint,
+      rateLimited: this.#counters.rateLimited,
+      faults: { ...this.faults.stats },
+    };
   }
 
   resetStats(): void {
@@ -150,13 +172,18 @@ export class SandboxServer {
     }
     const wanted = indexes.size + Math.min(request.count ?? 0, ds.productCount - indexes.size);
     // Chosen with a fresh draw per touch call, spread over the whole id range.
-    for (let k = 0; indexes.size < wanted; k++) indexes.add(Math.floor(ds.productCount * unitFloat(ds.seed, SALT.touch, this.#touches, k)));
+    for (let k = 0; indexes.size < wanted; k++)
+      indexes.add(Math.floor(ds.productCount * unitFloat(ds.seed, SALT.touch, this.#touches, k)));
     const media = request.media ?? [];
-    for (const id of media) if (!Number.isInteger(id) || id < 1 || id > ds.mediaCount) throw new RangeError(`touch: no media ${id}`);
+    for (const id of media)
+      if (!Number.isInteger(id) || id < 1 || id > ds.mediaCount) throw new RangeError(`touch: no media ${id}`);
     this.#touches++;
     const sorted = [...indexes].sort((a, b) => a - b);
     ds.touchProducts(sorted, at);
-    ds.touchMedia(media.map((id) => id - 1), at);
+    ds.touchMedia(
+      media.map((id) => id - 1),
+      at,
+    );
     return { products: sorted.map((i) => ds.productId(i)), media: [...media], at };
   }
 
@@ -171,7 +198,8 @@ export class SandboxServer {
     for (const id of request.ids ?? []) {
       const i = ds.productIndex(id);
       if (i < 0) throw new RangeError(`${verb}: no product "${id}"`);
-      if (!eligible(i)) throw new RangeError(`${verb}: product "${id}" ${verb === 'reveal' ? 'is not hidden' : 'is hidden'}`);
+      if (!eligible(i))
+        throw new RangeError(`${verb}: product "${id}" ${verb === 'reveal' ? 'is not hidden' : 'is hidden'}`);
       chosen.add(i);
     }
     const wanted = request.count ?? 0;
@@ -206,7 +234,10 @@ export class SandboxServer {
   }
 
   /** Sets the status (and optionally `deleted`) of products, updated at `at`. */
-  setStatus(request: { ids?: string[]; count?: number; status: (typeof PRODUCT_STATUSES)[number]; deleted?: boolean }, at = Math.floor(Date.now() / 1000)): MutationResult {
+  setStatus(
+    request: { ids?: string[]; count?: number; status: (typeof PRODUCT_STATUSES)[number]; deleted?: boolean },
+    at = Math.floor(Date.now() / 1000),
+  ): MutationResult {
     const ds = this.dataset;
     const indexes = this.#pick('status', request, (i) => !ds.hidden.has(i));
     ds.setProductStatus(indexes, PRODUCT_STATUSES.indexOf(request.status), request.deleted, at);
@@ -249,7 +280,13 @@ export class SandboxServer {
       const spec = this.#byPath.get(path);
       if (!spec) {
         req.resume();
-        return sendError(res, apiError(404, `no endpoint at ${req.method} ${path}; the sandbox serves POST ${[...this.#byPath.keys()].join(', ')}`));
+        return sendError(
+          res,
+          apiError(
+            404,
+            `no endpoint at ${req.method} ${path}; the sandbox serves POST ${[...this.#byPath.keys()].join(', ')}`,
+          ),
+        );
       }
       endpointName = spec.name;
       return this.#api(req, res, spec);
@@ -259,7 +296,10 @@ export class SandboxServer {
         res.destroy();
         return;
       }
-      const error = err instanceof ApiError ? err : apiError(500, `the sandbox failed: ${err instanceof Error ? err.message : String(err)}`);
+      const error =
+        err instanceof ApiError
+          ? err
+          : apiError(500, `the sandbox failed: ${err instanceof Error ? err.message : String(err)}`);
       sendError(res, error);
     });
   };
@@ -268,7 +308,12 @@ export class SandboxServer {
     const credentials = this.#authorizations.get(req.headers.authorization ?? '');
     if (!credentials) {
       req.resume();
-      throw apiError(401, req.headers.authorization ? 'the API key or secret is not valid for this environment' : 'missing credentials: send HTTP Basic authentication with the API key and secret');
+      throw apiError(
+        401,
+        req.headers.authorization
+          ? 'the API key or secret is not valid for this environment'
+          : 'missing credentials: send HTTP Basic authentication with the API key and secret',
+      );
     }
     return credentials;
   }
@@ -290,8 +335,17 @@ export class SandboxServer {
     if (!rate.allowed) {
       this.#counters.rateLimited++;
       req.resume();
-      const headers: Record<string, string> = this.settings.retryAfter ? { 'retry-after': String(Math.max(1, Math.ceil(rate.retryAfterMs / 1000))) } : {};
-      sendError(res, apiError(429, `more than ${this.#limiter.limit} requests in ${this.#limiter.windowMs / 1000} s for this API key`), headers);
+      const headers: Record<string, string> = this.settings.retryAfter
+        ? { 'retry-after': String(Math.max(1, Math.ceil(rate.retryAfterMs / 1000))) }
+        : {};
+      sendError(
+        res,
+        apiError(
+          429,
+          `more than ${this.#limiter.limit} requests in ${this.#limiter.windowMs / 1000} s for this API key`,
+        ),
+        headers,
+      );
       return false;
     }
     const { fault, delayMs } = this.faults.onRequest(endpoint);
@@ -316,7 +370,8 @@ export class SandboxServer {
   async #query(res: ServerResponse, spec: EndpointSpec, body: Record<string, unknown>): Promise<void> {
     // The spec gives page.size a default of 100; checkRequest insists on it, so fill it in.
     const page = body.page;
-    if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page)) body.page = { ...page, size: DEFAULT_PAGE_SIZE };
+    if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page))
+      body.page = { ...page, size: DEFAULT_PAGE_SIZE };
     const issues = checkRequest(spec.name, body);
     const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
     const error = requestError(spec, body, issues, window);
@@ -379,12 +434,21 @@ export class SandboxServer {
         return sendJson(res, 200, {
           ...this.stats,
           dataset: { seed: ds.seed, products: ds.productCount, media: ds.mediaCount, version: ds.version },
-          memory: { rss: memory.rss, heapUsed: memory.heapUsed, external: memory.external, arrayBuffers: memory.arrayBuffers },
+          memory: {
+            rss: memory.rss,
+            heapUsed: memory.heapUsed,
+            external: memory.external,
+            arrayBuffers: memory.arrayBuffers,
+          },
         });
       }
       case 'POST /_sandbox/touch': {
         const parsed = TouchBody.safeParse(await readJsonBody(req));
-        if (!parsed.success) throw apiError(400, `touch: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`);
+        if (!parsed.success)
+          throw apiError(
+            400,
+            `touch: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`,
+          );
         const { at, ...target } = parsed.data;
         try {
           return sendJson(res, 200, this.touch(target, at));
@@ -396,7 +460,11 @@ export class SandboxServer {
       case 'POST /_sandbox/reveal': {
         const verb = path.slice('/_sandbox/'.length);
         const parsed = MutationBody.safeParse(await readJsonBody(req));
-        if (!parsed.success) throw apiError(400, `${verb}: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`);
+        if (!parsed.success)
+          throw apiError(
+            400,
+            `${verb}: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`,
+          );
         const { at, ...target } = parsed.data;
         try {
           return sendJson(res, 200, verb === 'hide' ? this.hide(target, at) : this.reveal(target, at));
@@ -406,7 +474,11 @@ export class SandboxServer {
       }
       case 'POST /_sandbox/status': {
         const parsed = StatusBody.safeParse(await readJsonBody(req));
-        if (!parsed.success) throw apiError(400, `status: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`);
+        if (!parsed.success)
+          throw apiError(
+            400,
+            `status: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`,
+          );
         const { at, ...target } = parsed.data;
         try {
           return sendJson(res, 200, this.setStatus(target, at));
@@ -425,7 +497,10 @@ export class SandboxServer {
       }
       default:
         req.resume();
-        throw apiError(404, `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/status, POST /_sandbox/faults`);
+        throw apiError(
+          404,
+          `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/status, POST /_sandbox/faults`,
+        );
     }
   }
 }
@@ -451,6 +526,7 @@ async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknow
   } catch (err) {
     throw apiError(400, `the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw apiError(400, 'body: the request body must be a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw apiError(400, 'body: the request body must be a JSON object');
   return value as Record<string, unknown>;
 }

@@ -14,7 +14,8 @@ import { COLORS, DIETARY_RESTRICTIONS, words } from './vocabulary.js';
 type Coded = { id: string; name: Record<string, string> };
 
 /** Entries in id order (the engine's record order is id ascending). */
-const byCode = (entries: readonly Coded[]): Coded[] => [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+const byCode = (entries: readonly Coded[]): Coded[] =>
+  [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
 export function taxonomyCollections(ds: Dataset): Record<string, Collection> {
   const publicCategories = new EntryCollection('public-categories', ds.ref.publicCategories, (e) => e, {

@@ -65,7 +65,11 @@ export interface CreatedAtLayout {
  * imported at one instant. `bulkInstant` adds one run of exactly that many
  * products at one instant (to test more than 10000 at the same createdAt).
  */
-export function layOutCreatedAt(seed: number, count: number, options: { bulkInstant?: number; resultWindow?: number } = {}): CreatedAtLayout {
+export function layOutCreatedAt(
+  seed: number,
+  count: number,
+  options: { bulkInstant?: number; resultWindow?: number } = {},
+): CreatedAtLayout {
   const createdAt = new Uint32Array(count);
   const span = CATALOG_END - CATALOG_START;
   for (let i = 0; i < count; i++) {

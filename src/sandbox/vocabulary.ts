@@ -37,37 +37,117 @@ export interface IngredientWords {
 }
 
 export const ACTIVE_INGREDIENTS: readonly IngredientWords[] = [
-  { name: ['Paracetamol', 'Paracetamol', 'Paracétamol', 'Paracetamol'], atc: 'N02BE01', unit: 'mg', strengths: [120, 250, 500, 1000] },
+  {
+    name: ['Paracetamol', 'Paracetamol', 'Paracétamol', 'Paracetamol'],
+    atc: 'N02BE01',
+    unit: 'mg',
+    strengths: [120, 250, 500, 1000],
+  },
   { name: ['Ibuprofen', 'Ibuprofen', 'Ibuprofène', 'Ibuprofen'], atc: 'M01AE01', unit: 'mg', strengths: [200, 400] },
-  { name: ['Amoxicillin', 'Amoxicilline', 'Amoxicilline', 'Amoxicillin'], atc: 'J01CA04', unit: 'mg', strengths: [250, 500, 1000] },
+  {
+    name: ['Amoxicillin', 'Amoxicilline', 'Amoxicilline', 'Amoxicillin'],
+    atc: 'J01CA04',
+    unit: 'mg',
+    strengths: [250, 500, 1000],
+  },
   { name: ['Cetirizine', 'Cetirizine', 'Cétirizine', 'Cetirizin'], atc: 'R06AE07', unit: 'mg', strengths: [10] },
   { name: ['Loratadine', 'Loratadine', 'Loratadine', 'Loratadin'], atc: 'R06AX13', unit: 'mg', strengths: [10] },
   { name: ['Omeprazole', 'Omeprazol', 'Oméprazole', 'Omeprazol'], atc: 'A02BC01', unit: 'mg', strengths: [10, 20, 40] },
-  { name: ['Vitamin C', 'Vitamine C', 'Vitamine C', 'Vitamin C'], atc: 'A11GA01', unit: 'mg', strengths: [250, 500, 1000] },
-  { name: ['Vitamin D3', 'Vitamine D3', 'Vitamine D3', 'Vitamin D3'], atc: 'A11CC05', unit: 'IU', strengths: [400, 1000, 2000] },
+  {
+    name: ['Vitamin C', 'Vitamine C', 'Vitamine C', 'Vitamin C'],
+    atc: 'A11GA01',
+    unit: 'mg',
+    strengths: [250, 500, 1000],
+  },
+  {
+    name: ['Vitamin D3', 'Vitamine D3', 'Vitamine D3', 'Vitamin D3'],
+    atc: 'A11CC05',
+    unit: 'IU',
+    strengths: [400, 1000, 2000],
+  },
   { name: ['Magnesium', 'Magnesium', 'Magnésium', 'Magnesium'], atc: 'A12CC', unit: 'mg', strengths: [150, 300] },
   { name: ['Zinc', 'Zink', 'Zinc', 'Zink'], atc: 'A12CB01', unit: 'mg', strengths: [15, 25] },
   { name: ['Melatonin', 'Melatonine', 'Mélatonine', 'Melatonin'], atc: 'N05CH01', unit: 'mg', strengths: [1, 3, 5] },
   { name: ['Iron', 'IJzer', 'Fer', 'Eisen'], atc: 'B03AA07', unit: 'mg', strengths: [14, 65] },
-  { name: ['Folic acid', 'Foliumzuur', 'Acide folique', 'Folsäure'], atc: 'B03BB01', unit: 'µg', strengths: [400, 800] },
+  {
+    name: ['Folic acid', 'Foliumzuur', 'Acide folique', 'Folsäure'],
+    atc: 'B03BB01',
+    unit: 'µg',
+    strengths: [400, 800],
+  },
   { name: ['Caffeine', 'Cafeïne', 'Caféine', 'Koffein'], atc: 'N06BC01', unit: 'mg', strengths: [50, 100] },
-  { name: ['Hyaluronic acid', 'Hyaluronzuur', 'Acide hyaluronique', 'Hyaluronsäure'], atc: 'S01KA01', unit: 'mg/ml', strengths: [1, 2] },
-  { name: ['Xylometazoline', 'Xylometazoline', 'Xylométazoline', 'Xylometazolin'], atc: 'R01AA07', unit: 'mg/ml', strengths: [0.5, 1] },
+  {
+    name: ['Hyaluronic acid', 'Hyaluronzuur', 'Acide hyaluronique', 'Hyaluronsäure'],
+    atc: 'S01KA01',
+    unit: 'mg/ml',
+    strengths: [1, 2],
+  },
+  {
+    name: ['Xylometazoline', 'Xylometazoline', 'Xylométazoline', 'Xylometazolin'],
+    atc: 'R01AA07',
+    unit: 'mg/ml',
+    strengths: [0.5, 1],
+  },
   { name: ['Diclofenac', 'Diclofenac', 'Diclofénac', 'Diclofenac'], atc: 'M02AA15', unit: '%', strengths: [1, 2] },
   { name: ['Aciclovir', 'Aciclovir', 'Aciclovir', 'Aciclovir'], atc: 'D06BB03', unit: '%', strengths: [5] },
-  { name: ['Hydrocortisone', 'Hydrocortison', 'Hydrocortisone', 'Hydrocortison'], atc: 'D07AA02', unit: '%', strengths: [0.5, 1] },
+  {
+    name: ['Hydrocortisone', 'Hydrocortison', 'Hydrocortisone', 'Hydrocortison'],
+    atc: 'D07AA02',
+    unit: '%',
+    strengths: [0.5, 1],
+  },
   { name: ['Salbutamol', 'Salbutamol', 'Salbutamol', 'Salbutamol'], atc: 'R03AC02', unit: 'µg', strengths: [100] },
   { name: ['Lidocaine', 'Lidocaïne', 'Lidocaïne', 'Lidocain'], atc: 'N01BB02', unit: '%', strengths: [2, 5] },
-  { name: ['Chlorhexidine', 'Chloorhexidine', 'Chlorhexidine', 'Chlorhexidin'], atc: 'D08AC02', unit: '%', strengths: [0.12, 0.2] },
+  {
+    name: ['Chlorhexidine', 'Chloorhexidine', 'Chlorhexidine', 'Chlorhexidin'],
+    atc: 'D08AC02',
+    unit: '%',
+    strengths: [0.12, 0.2],
+  },
   { name: ['Echinacea', 'Echinacea', 'Échinacée', 'Sonnenhut'], atc: 'L03AX', unit: 'mg', strengths: [100, 400] },
   { name: ['Valerian', 'Valeriaan', 'Valériane', 'Baldrian'], atc: 'N05CM09', unit: 'mg', strengths: [300, 450] },
   { name: ['Omega-3', 'Omega-3', 'Oméga-3', 'Omega-3'], atc: 'C10AX06', unit: 'mg', strengths: [500, 1000] },
-  { name: ['Coenzyme Q10', 'Co-enzym Q10', 'Coenzyme Q10', 'Coenzym Q10'], atc: 'C01EB09', unit: 'mg', strengths: [30, 100] },
-  { name: ['Cannabidiol', 'Cannabidiol', 'Cannabidiol', 'Cannabidiol'], atc: 'N03AX24', unit: 'mg/ml', strengths: [25, 50, 100], cannabis: true },
-  { name: ['Δ9-Tetrahydrocannabinol', 'Δ9-Tetrahydrocannabinol', 'Δ9-Tétrahydrocannabinol', 'Δ9-Tetrahydrocannabinol'], atc: 'A04AD10', unit: 'mg/ml', strengths: [2.5, 10], cannabis: true },
-  { name: ['Ivermectin', 'Ivermectine', 'Ivermectine', 'Ivermectin'], atc: 'QP54AA01', unit: 'mg', strengths: [3, 6], veterinary: true },
-  { name: ['Fipronil', 'Fipronil', 'Fipronil', 'Fipronil'], atc: 'QP53AX15', unit: 'mg', strengths: [50, 134], veterinary: true },
-  { name: ['Sodium hypochlorite', 'Natriumhypochloriet', 'Hypochlorite de sodium', 'Natriumhypochlorit'], atc: 'D08AX07', unit: '%', strengths: [0.5, 1], biocide: true },
+  {
+    name: ['Coenzyme Q10', 'Co-enzym Q10', 'Coenzyme Q10', 'Coenzym Q10'],
+    atc: 'C01EB09',
+    unit: 'mg',
+    strengths: [30, 100],
+  },
+  {
+    name: ['Cannabidiol', 'Cannabidiol', 'Cannabidiol', 'Cannabidiol'],
+    atc: 'N03AX24',
+    unit: 'mg/ml',
+    strengths: [25, 50, 100],
+    cannabis: true,
+  },
+  {
+    name: ['Δ9-Tetrahydrocannabinol', 'Δ9-Tetrahydrocannabinol', 'Δ9-Tétrahydrocannabinol', 'Δ9-Tetrahydrocannabinol'],
+    atc: 'A04AD10',
+    unit: 'mg/ml',
+    strengths: [2.5, 10],
+    cannabis: true,
+  },
+  {
+    name: ['Ivermectin', 'Ivermectine', 'Ivermectine', 'Ivermectin'],
+    atc: 'QP54AA01',
+    unit: 'mg',
+    strengths: [3, 6],
+    veterinary: true,
+  },
+  {
+    name: ['Fipronil', 'Fipronil', 'Fipronil', 'Fipronil'],
+    atc: 'QP53AX15',
+    unit: 'mg',
+    strengths: [50, 134],
+    veterinary: true,
+  },
+  {
+    name: ['Sodium hypochlorite', 'Natriumhypochloriet', 'Hypochlorite de sodium', 'Natriumhypochlorit'],
+    atc: 'D08AX07',
+    unit: '%',
+    strengths: [0.5, 1],
+    biocide: true,
+  },
   { name: ['Ethanol', 'Ethanol', 'Éthanol', 'Ethanol'], atc: 'D08AX08', unit: '%', strengths: [70, 80], biocide: true },
 ];
 
@@ -80,23 +160,84 @@ export interface FormWords {
 }
 
 export const DOSAGE_FORMS: readonly FormWords[] = [
-  { name: ['tablets', 'tabletten', 'comprimés', 'Tabletten'], packagingUnit: 'box', packContent: [10, 20, 30, 60, 100], contentUnit: 'tablets', cannabisForm: 'tablet' },
-  { name: ['capsules', 'capsules', 'gélules', 'Kapseln'], packagingUnit: 'box', packContent: [30, 60, 90], contentUnit: 'capsules', cannabisForm: 'capsule' },
-  { name: ['syrup', 'siroop', 'sirop', 'Sirup'], packagingUnit: 'bottle', packContent: [100, 150, 200], contentUnit: 'ml' },
+  {
+    name: ['tablets', 'tabletten', 'comprimés', 'Tabletten'],
+    packagingUnit: 'box',
+    packContent: [10, 20, 30, 60, 100],
+    contentUnit: 'tablets',
+    cannabisForm: 'tablet',
+  },
+  {
+    name: ['capsules', 'capsules', 'gélules', 'Kapseln'],
+    packagingUnit: 'box',
+    packContent: [30, 60, 90],
+    contentUnit: 'capsules',
+    cannabisForm: 'capsule',
+  },
+  {
+    name: ['syrup', 'siroop', 'sirop', 'Sirup'],
+    packagingUnit: 'bottle',
+    packContent: [100, 150, 200],
+    contentUnit: 'ml',
+  },
   { name: ['cream', 'crème', 'crème', 'Creme'], packagingUnit: 'tube', packContent: [15, 30, 50], contentUnit: 'g' },
   { name: ['gel', 'gel', 'gel', 'Gel'], packagingUnit: 'tube', packContent: [50, 100], contentUnit: 'g' },
-  { name: ['drops', 'druppels', 'gouttes', 'Tropfen'], packagingUnit: 'bottle', packContent: [10, 15, 30], contentUnit: 'ml' },
-  { name: ['spray', 'spray', 'spray', 'Spray'], packagingUnit: 'bottle', packContent: [10, 20, 50], contentUnit: 'ml', cannabisForm: 'spray' },
-  { name: ['oil', 'olie', 'huile', 'Öl'], packagingUnit: 'bottle', packContent: [10, 30], contentUnit: 'ml', cannabisForm: 'oil' },
-  { name: ['lozenges', 'zuigtabletten', 'pastilles', 'Lutschtabletten'], packagingUnit: 'box', packContent: [16, 24, 36], contentUnit: 'lozenges', cannabisForm: 'lozenge' },
-  { name: ['gummies', 'gummies', 'gommes', 'Fruchtgummis'], packagingUnit: 'jar', packContent: [30, 60], contentUnit: 'gummies', cannabisForm: 'gummy' },
+  {
+    name: ['drops', 'druppels', 'gouttes', 'Tropfen'],
+    packagingUnit: 'bottle',
+    packContent: [10, 15, 30],
+    contentUnit: 'ml',
+  },
+  {
+    name: ['spray', 'spray', 'spray', 'Spray'],
+    packagingUnit: 'bottle',
+    packContent: [10, 20, 50],
+    contentUnit: 'ml',
+    cannabisForm: 'spray',
+  },
+  {
+    name: ['oil', 'olie', 'huile', 'Öl'],
+    packagingUnit: 'bottle',
+    packContent: [10, 30],
+    contentUnit: 'ml',
+    cannabisForm: 'oil',
+  },
+  {
+    name: ['lozenges', 'zuigtabletten', 'pastilles', 'Lutschtabletten'],
+    packagingUnit: 'box',
+    packContent: [16, 24, 36],
+    contentUnit: 'lozenges',
+    cannabisForm: 'lozenge',
+  },
+  {
+    name: ['gummies', 'gummies', 'gommes', 'Fruchtgummis'],
+    packagingUnit: 'jar',
+    packContent: [30, 60],
+    contentUnit: 'gummies',
+    cannabisForm: 'gummy',
+  },
   { name: ['ointment', 'zalf', 'pommade', 'Salbe'], packagingUnit: 'tube', packContent: [20, 50], contentUnit: 'g' },
-  { name: ['solution', 'oplossing', 'solution', 'Lösung'], packagingUnit: 'bottle', packContent: [250, 500, 1000], contentUnit: 'ml' },
-  { name: ['dried flower', 'gedroogde bloem', 'fleur séchée', 'getrocknete Blüten'], packagingUnit: 'jar', packContent: [5, 10, 15], contentUnit: 'g', cannabisForm: 'flower' },
+  {
+    name: ['solution', 'oplossing', 'solution', 'Lösung'],
+    packagingUnit: 'bottle',
+    packContent: [250, 500, 1000],
+    contentUnit: 'ml',
+  },
+  {
+    name: ['dried flower', 'gedroogde bloem', 'fleur séchée', 'getrocknete Blüten'],
+    packagingUnit: 'jar',
+    packContent: [5, 10, 15],
+    contentUnit: 'g',
+    cannabisForm: 'flower',
+  },
 ];
 
 /** Category topics: the catalog and public category trees are both built from these. */
-export const CATEGORY_TREE: readonly { name: Words; type: 'medicine' | 'veterinary_medicine' | 'non_medical'; children: readonly Words[] }[] = [
+export const CATEGORY_TREE: readonly {
+  name: Words;
+  type: 'medicine' | 'veterinary_medicine' | 'non_medical';
+  children: readonly Words[];
+}[] = [
   {
     name: ['Pain & fever', 'Pijn & koorts', 'Douleur & fièvre', 'Schmerz & Fieber'],
     type: 'medicine',
@@ -191,10 +332,18 @@ export const GS1_CATEGORIES: readonly { code: string; level: number; parent: str
   { code: '10005845', level: 3, parent: '10005800', title: 'Pet Health – Parasite Control' },
 ];
 
-export const ALLOWED_SPECIES: readonly { id: number; code: 'human' | 'veterinary' | 'surface_maintenance' | 'phytopharmacy'; name: Words }[] = [
+export const ALLOWED_SPECIES: readonly {
+  id: number;
+  code: 'human' | 'veterinary' | 'surface_maintenance' | 'phytopharmacy';
+  name: Words;
+}[] = [
   { id: 1, code: 'human', name: ['Human', 'Mens', 'Humain', 'Mensch'] },
   { id: 2, code: 'veterinary', name: ['Veterinary', 'Dier', 'Vétérinaire', 'Tier'] },
-  { id: 3, code: 'surface_maintenance', name: ['Surface maintenance', 'Oppervlakteonderhoud', 'Entretien des surfaces', 'Oberflächenpflege'] },
+  {
+    id: 3,
+    code: 'surface_maintenance',
+    name: ['Surface maintenance', 'Oppervlakteonderhoud', 'Entretien des surfaces', 'Oberflächenpflege'],
+  },
   { id: 4, code: 'phytopharmacy', name: ['Phytopharmacy', 'Fytofarmacie', 'Phytopharmacie', 'Phytopharmazie'] },
 ];
 
@@ -217,10 +366,49 @@ export const COLORS: readonly { id: string; name: Words }[] = [
 ];
 
 export const BRAND_PREFIXES = [
-  'Pharma', 'Medi', 'Vita', 'Natur', 'Cura', 'Sana', 'Ølgaard', 'Δelta', 'Björk', 'Épi', 'Zen', 'Apo', 'Bio', 'Derma',
-  'Nordic ', 'Green ', 'Blue ', 'Ōmi', 'Sól', 'Aurum ', 'Kinder', 'Herba', 'Calm', 'Flora', 'Ocean ', 'Alpen', 'Terra', 'Lumi',
+  'Pharma',
+  'Medi',
+  'Vita',
+  'Natur',
+  'Cura',
+  'Sana',
+  'Ølgaard',
+  'Δelta',
+  'Björk',
+  'Épi',
+  'Zen',
+  'Apo',
+  'Bio',
+  'Derma',
+  'Nordic ',
+  'Green ',
+  'Blue ',
+  'Ōmi',
+  'Sól',
+  'Aurum ',
+  'Kinder',
+  'Herba',
+  'Calm',
+  'Flora',
+  'Ocean ',
+  'Alpen',
+  'Terra',
+  'Lumi',
 ] as const;
-export const BRAND_SUFFIXES = ['lab', 'care', 'med', ' Health', 'pharm', ' Naturals', 'vita', ' Rx', 'derm', 'ica', ' & Co', 'plus'] as const;
+export const BRAND_SUFFIXES = [
+  'lab',
+  'care',
+  'med',
+  ' Health',
+  'pharm',
+  ' Naturals',
+  'vita',
+  ' Rx',
+  'derm',
+  'ica',
+  ' & Co',
+  'plus',
+] as const;
 export const COMPANY_FORMS = ['Pty Ltd', 'B.V.', 'S.A.', 'GmbH', 'Ltd', 'N.V.'] as const;
 
 export const CITIES: readonly { city: string; region: string; regionLabel: string; country: string; zip: string }[] = [
@@ -234,12 +422,30 @@ export const CITIES: readonly { city: string; region: string; regionLabel: strin
   { city: 'Zürich', region: 'CH-ZH', regionLabel: 'Zürich', country: 'CH', zip: '8001' },
 ];
 
-export const STRAINS = ['Northern Lights', 'Blue Dream', 'Sour Diesel', 'Girl Scout Cookies', 'Durban Poison', 'Harlequin', 'ACDC', 'Jack Herer', 'Gorilla Glue', 'Pineapple Express'] as const;
+export const STRAINS = [
+  'Northern Lights',
+  'Blue Dream',
+  'Sour Diesel',
+  'Girl Scout Cookies',
+  'Durban Poison',
+  'Harlequin',
+  'ACDC',
+  'Jack Herer',
+  'Gorilla Glue',
+  'Pineapple Express',
+] as const;
 
 export const TARGET_GROUPS = ['public', 'pharmacist', 'professional'] as const;
 export const VISIBLE_SIDES = ['front', 'back', 'left', 'right', 'top', 'bottom'] as const;
 export const DESCRIPTION_TYPES = ['general', 'usage', 'composition', 'warnings'] as const;
-export const CORRECTION_TYPES = ['wrong_name', 'wrong_photo', 'wrong_price', 'wrong_ean', 'missing_information', 'other'] as const;
+export const CORRECTION_TYPES = [
+  'wrong_name',
+  'wrong_photo',
+  'wrong_price',
+  'wrong_ean',
+  'missing_information',
+  'other',
+] as const;
 export const CORRECTION_TEXTS: Words = [
   'The pack shown is the old design; please update the photo.',
   'De verpakking op de foto is het oude ontwerp.',
@@ -247,7 +453,12 @@ export const CORRECTION_TEXTS: Words = [
   'Die Packungsgröße stimmt nicht: 30 statt 20 Stück.',
 ];
 export const NEWS_MEDIA_TYPES = ['image', 'video', 'pdf'] as const;
-export const LINK_TITLES = ['Patient information', 'Product website', 'Instruction video', 'Safety data sheet'] as const;
+export const LINK_TITLES = [
+  'Patient information',
+  'Product website',
+  'Instruction video',
+  'Safety data sheet',
+] as const;
 export const CONSERVATION_LABELS: Record<string, string> = {
   room: 'Store below 25 °C',
   refrigerator: 'Store at 2–8 °C',
@@ -256,12 +467,37 @@ export const CONSERVATION_LABELS: Record<string, string> = {
 };
 
 // What the live service is observed to send (issue 11), beyond the spec's lists.
-export const LIVE_TARGET_GROUPS = ['public', 'pharmacist', 'doctor', 'homecare', 'hospital', 'nurse', 'physiotherapist', 'webshop'] as const;
+export const LIVE_TARGET_GROUPS = [
+  'public',
+  'pharmacist',
+  'doctor',
+  'homecare',
+  'hospital',
+  'nurse',
+  'physiotherapist',
+  'webshop',
+] as const;
 export const LIVE_DESCRIPTION_TYPES = [
-  'full_description', 'faq', 'measurements', 'legal_text', 'indication', 'contra_indication', 'usage', 'usage_extended',
-  'composition', 'properties', 'side_effects', 'nutritional_value', 'usage_type', 'pregnancy_description',
-  'pregnancy_description_extended', 'breastfeeding_description', 'breastfeeding_description_extended', 'interactions',
-  'warnings', 'keywords',
+  'full_description',
+  'faq',
+  'measurements',
+  'legal_text',
+  'indication',
+  'contra_indication',
+  'usage',
+  'usage_extended',
+  'composition',
+  'properties',
+  'side_effects',
+  'nutritional_value',
+  'usage_type',
+  'pregnancy_description',
+  'pregnancy_description_extended',
+  'breastfeeding_description',
+  'breastfeeding_description_extended',
+  'interactions',
+  'warnings',
+  'keywords',
 ] as const;
 export const DESCRIPTION_TAGS = ['user_generated', 'system_generated'] as const;
 export const LIVE_CORRECTION_TYPES = ['missing_photo', 'wrong_description', 'wrong_photo'] as const;
@@ -274,4 +510,9 @@ export const LIVE_CONSERVATION_LABELS: Record<string, Words> = {
   frozen: ['Freezer', 'Diepvries', 'Congélateur', 'Gefrierschrank'],
 };
 /** Celsius ranges the live records state for each conservation. */
-export const CONSERVATION_RANGES: Record<string, readonly [number, number]> = { room: [15, 25], refrigerator: [2, 8], fresh: [8, 15], frozen: [-25, -18] };
+export const CONSERVATION_RANGES: Record<string, readonly [number, number]> = {
+  room: [15, 25],
+  refrigerator: [2, 8],
+  fresh: [8, 15],
+  frozen: [-25, -18],
+};

@@ -50,7 +50,8 @@ export class AtomicFile implements ByteDestination {
   }
 
   write(chunk: Uint8Array): void | Promise<void> {
-    if (this.#state !== 'open') throw new SinkError(`write to ${this.location} after it was closed`, { code: 'sink.file' });
+    if (this.#state !== 'open')
+      throw new SinkError(`write to ${this.location} after it was closed`, { code: 'sink.file' });
     this.bytes += chunk.byteLength;
     return writeWithBackpressure(this.#stream, chunk);
   }
@@ -71,7 +72,10 @@ export class AtomicFile implements ByteDestination {
       if (stream.errored) throw stream.errored;
       this.#state = 'closed';
     } catch (err) {
-      throw new SinkError(`cannot write ${this.location}: ${(err as Error).message}`, { code: 'sink.file', cause: err });
+      throw new SinkError(`cannot write ${this.location}: ${(err as Error).message}`, {
+        code: 'sink.file',
+        cause: err,
+      });
     }
   }
 
@@ -81,7 +85,10 @@ export class AtomicFile implements ByteDestination {
     try {
       await rename(this.tempPath, this.location);
     } catch (err) {
-      throw new SinkError(`cannot rename ${this.tempPath} to ${this.location}: ${(err as Error).message}`, { code: 'sink.file', cause: err });
+      throw new SinkError(`cannot rename ${this.tempPath} to ${this.location}: ${(err as Error).message}`, {
+        code: 'sink.file',
+        cause: err,
+      });
     }
     this.#state = 'committed';
   }

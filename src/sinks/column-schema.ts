@@ -21,12 +21,21 @@
 // Hive partition keys of the path template are left out (their values live in the path).
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../errors.js';
-import { declaredType, type DeclaredTypeName, type FieldType, type RecordField, type RecordSchema } from '../core/record-schema.js';
+import {
+  declaredType,
+  type DeclaredTypeName,
+  type FieldType,
+  type RecordField,
+  type RecordSchema,
+} from '../core/record-schema.js';
 import { stringifyJson } from './jsonl-encoding.js';
 import type { ParquetColumn, ParquetRow, ParquetType } from './parquet-encoder.js';
 import { isPlainObject } from '../values.js';
 
-export { DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES, type DeclaredTypeName as ColumnTypeName } from '../core/record-schema.js';
+export {
+  DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES,
+  type DeclaredTypeName as ColumnTypeName,
+} from '../core/record-schema.js';
 
 /** The JSON column that holds what the schema does not name. */
 export const EXTRA_COLUMN = '_extra';
@@ -58,7 +67,10 @@ export interface ColumnDef {
 }
 
 /** `columns: {cnk: string, "meta.source": string, "brands[].logo": string}` on top of the contract. */
-export function withDeclaredColumns(schema: RecordSchema, columns: Record<string, DeclaredTypeName> | undefined): RecordSchema {
+export function withDeclaredColumns(
+  schema: RecordSchema,
+  columns: Record<string, DeclaredTypeName> | undefined,
+): RecordSchema {
   if (!columns) return schema;
   let fields = schema.fields;
   for (const [key, typeName] of Object.entries(columns)) {
@@ -73,12 +85,20 @@ function parseDeclaredPath(key: string): Array<{ key: string; each: boolean }> {
   return parts.map((part) => {
     const each = part.endsWith('[]');
     const name = each ? part.slice(0, -2) : part;
-    if (name === '' || /[[\]]/.test(name)) throw new ConfigError(`columns: "${key}" is not a field path (a.b.c, or brands[].name into a list)`, { path: `columns.${key}` });
+    if (name === '' || /[[\]]/.test(name))
+      throw new ConfigError(`columns: "${key}" is not a field path (a.b.c, or brands[].name into a list)`, {
+        path: `columns.${key}`,
+      });
     return { key: name, each };
   });
 }
 
-function setAt(fields: readonly RecordField[], steps: ReadonlyArray<{ key: string; each: boolean }>, type: FieldType, source: string): readonly RecordField[] {
+function setAt(
+  fields: readonly RecordField[],
+  steps: ReadonlyArray<{ key: string; each: boolean }>,
+  type: FieldType,
+  source: string,
+): readonly RecordField[] {
   const [step, ...rest] = steps;
   const at = fields.findIndex((f) => f.name === step!.key);
   if (rest.length === 0 && !step!.each) {
@@ -90,13 +110,19 @@ function setAt(fields: readonly RecordField[], steps: ReadonlyArray<{ key: strin
   const existing = at >= 0 ? fields[at]!.type : undefined;
   let inner: FieldType | undefined = existing;
   if (step!.each) {
-    if (existing && existing.kind !== 'list') throw new ConfigError(`columns: "${source}": "${step!.key}" is not a list in the schema`, { path: `columns.${source}` });
+    if (existing && existing.kind !== 'list')
+      throw new ConfigError(`columns: "${source}": "${step!.key}" is not a list in the schema`, {
+        path: `columns.${source}`,
+      });
     inner = existing?.kind === 'list' ? existing.element : undefined;
   }
   let replaced: FieldType;
   if (rest.length === 0) replaced = type;
   else {
-    if (inner && inner.kind !== 'struct') throw new ConfigError(`columns: "${source}": "${step!.key}" is not an object in the schema`, { path: `columns.${source}` });
+    if (inner && inner.kind !== 'struct')
+      throw new ConfigError(`columns: "${source}": "${step!.key}" is not an object in the schema`, {
+        path: `columns.${source}`,
+      });
     replaced = { kind: 'struct', fields: setAt(inner?.kind === 'struct' ? inner.fields : [], rest, type, source) };
   }
   const value: FieldType = step!.each ? { kind: 'list', element: replaced } : replaced;
@@ -144,7 +170,10 @@ export class ColumnSchema {
       return /[a-z0-9]At$/.test(path[path.length - 1]!);
     };
 
-    const build = (type: FieldType, path: string[]): { type: ParquetType; convert: Converter; description?: string } => {
+    const build = (
+      type: FieldType,
+      path: string[],
+    ): { type: ParquetType; convert: Converter; description?: string } => {
       if (isTimestamp(path, type)) return this.#timestamp();
       switch (type.kind) {
         case 'string':
@@ -152,7 +181,9 @@ export class ColumnSchema {
             ? {
                 type: { kind: 'string' },
                 convert: codeConverter(type.code.padTo),
-                description: type.code.padTo ? `code of ${type.code.padTo} digits, leading zeros kept` : 'code, digits as sent',
+                description: type.code.padTo
+                  ? `code of ${type.code.padTo} digits, leading zeros kept`
+                  : 'code, digits as sent',
               }
             : { type: { kind: 'string' }, convert: stringConverter };
         case 'int32':
@@ -160,8 +191,16 @@ export class ColumnSchema {
         case 'int64':
           if (type.price) {
             return settings.prices === 'decimal'
-              ? { type: { kind: 'decimal' }, convert: int64Converter, description: 'price, DECIMAL(18,2) from the integer minor units (cents) the API sends' }
-              : { type: { kind: 'int64' }, convert: int64Converter, description: 'price in integer minor units (cents), as the API sends it' };
+              ? {
+                  type: { kind: 'decimal' },
+                  convert: int64Converter,
+                  description: 'price, DECIMAL(18,2) from the integer minor units (cents) the API sends',
+                }
+              : {
+                  type: { kind: 'int64' },
+                  convert: int64Converter,
+                  description: 'price in integer minor units (cents), as the API sends it',
+                };
           }
           return { type: { kind: 'int64' }, convert: int64Converter };
         case 'double':
@@ -171,13 +210,23 @@ export class ColumnSchema {
         case 'timestamp':
           return this.#timestamp();
         case 'json':
-          return { type: { kind: 'json' }, convert: jsonConverter, description: type.localized ? 'localized text: {"en": ..., "nl": ...}' : undefined };
+          return {
+            type: { kind: 'json' },
+            convert: jsonConverter,
+            description: type.localized ? 'localized text: {"en": ..., "nl": ...}' : undefined,
+          };
         case 'list': {
           const element = type.element;
-          if (element.kind === 'struct' && settings.lists === 'json') return { type: { kind: 'json' }, convert: jsonConverter };
-          if (element.kind === 'list' && element.element.kind === 'struct' && settings.lists === 'json') return { type: { kind: 'json' }, convert: jsonConverter };
+          if (element.kind === 'struct' && settings.lists === 'json')
+            return { type: { kind: 'json' }, convert: jsonConverter };
+          if (element.kind === 'list' && element.element.kind === 'struct' && settings.lists === 'json')
+            return { type: { kind: 'json' }, convert: jsonConverter };
           const inner = build(element, path);
-          return { type: { kind: 'list', element: inner.type }, convert: listConverter(inner.convert), description: inner.description };
+          return {
+            type: { kind: 'list', element: inner.type },
+            convert: listConverter(inner.convert),
+            description: inner.description,
+          };
         }
         case 'struct': {
           const members = type.fields.map((f) => ({ name: f.name, ...build(f.type, [...path, f.name]) }));
@@ -189,7 +238,12 @@ export class ColumnSchema {
       }
     };
 
-    const addColumn = (path: string[], node: ObjectNode, key: string, built: { type: ParquetType; convert: Converter; description?: string }) => {
+    const addColumn = (
+      path: string[],
+      node: ObjectNode,
+      key: string,
+      built: { type: ParquetType; convert: Converter; description?: string },
+    ) => {
       const name = path.join('_');
       if (settings.excluded.has(name)) {
         node.children.set(key, { excluded: true });
@@ -225,15 +279,24 @@ export class ColumnSchema {
     };
     addFields(schema.fields, [], this.root);
     if (columns.some((c) => c.name === EXTRA_COLUMN)) {
-      throw new ConfigError(`a field named "${EXTRA_COLUMN}" clashes with the column of undeclared fields; rename it`, { path: 'columns' });
+      throw new ConfigError(`a field named "${EXTRA_COLUMN}" clashes with the column of undeclared fields; rename it`, {
+        path: 'columns',
+      });
     }
-    columns.push({ name: EXTRA_COLUMN, path: [EXTRA_COLUMN], type: { kind: 'json' }, description: 'fields the schema does not name, keyed by path (JSON object)' });
+    columns.push({
+      name: EXTRA_COLUMN,
+      path: [EXTRA_COLUMN],
+      type: { kind: 'json' },
+      description: 'fields the schema does not name, keyed by path (JSON object)',
+    });
     this.columns = columns;
   }
 
   #timestamp(): { type: ParquetType; convert: Converter } {
     const { timestamps } = this.settings;
-    const type: ParquetType = { kind: timestamps === 'raw' ? 'int64' : timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis' };
+    const type: ParquetType = {
+      kind: timestamps === 'raw' ? 'int64' : timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis',
+    };
     return { type, convert: timestampConverter(this.settings) };
   }
 
@@ -244,7 +307,11 @@ export class ColumnSchema {
 
   /** For manifests, the footer and the `schema` command: `[{name, type (DuckDB spelling), description?}]`. */
   describe(): Array<{ name: string; type: string; description?: string }> {
-    return this.columns.map((c) => ({ name: c.name, type: duckdbType(c.type), ...(c.description ? { description: c.description } : {}) }));
+    return this.columns.map((c) => ({
+      name: c.name,
+      type: duckdbType(c.type),
+      ...(c.description ? { description: c.description } : {}),
+    }));
   }
 
   /** A short hash of the column names and types: equal hashes, identical Parquet schemas. */
@@ -287,12 +354,13 @@ export function duckdbType(type: ParquetType, quote: (name: string) => string = 
 const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** SQL keywords DuckDB (and Spark, Athena) do not take as bare names (`order` is a catalog category field). */
 const RESERVED = new Set(
-  ('all analyse analyze and any array as asc asymmetric both by case cast check collate column constraint create ' +
+  (
+    'all analyse analyze and any array as asc asymmetric both by case cast check collate column constraint create ' +
     'current_date current_time current_timestamp current_user default deferrable desc distinct do else end except ' +
     'false fetch for foreign from grant group having in initially intersect into lateral leading limit localtime ' +
     'localtimestamp not null offset on only or order placing primary qualify references returning select session_user ' +
-    'some symmetric table then to trailing true union unique user using variadic when where window with pivot unpivot')
-    .split(' '),
+    'some symmetric table then to trailing true union unique user using variadic when where window with pivot unpivot'
+  ).split(' '),
 );
 
 /** A name double-quoted for SQL (DDL quotes every name: DuckDB has more keywords than a list here would hold). */
@@ -393,14 +461,16 @@ function timestampConverter({ timestamps, timestampInput }: ColumnSchemaSettings
   }
   const inputPerSecond = timestampInput === 'seconds' ? 1 : 1000;
   const outputPerSecond = timestamps === 'micros' ? 1_000_000 : 1000;
-  const fromMillis = (ms: number) => (Number.isFinite(ms) ? BigInt(Math.round(ms * (outputPerSecond / 1000))) : MISMATCH);
+  const fromMillis = (ms: number) =>
+    Number.isFinite(ms) ? BigInt(Math.round(ms * (outputPerSecond / 1000))) : MISMATCH;
   return (v, s) => {
     s.bytes += 8;
     if (typeof v === 'number') {
       if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) return MISMATCH;
       return BigInt(Math.round((v * outputPerSecond) / inputPerSecond));
     }
-    if (typeof v === 'bigint') return inputPerSecond === 1 ? v * BigInt(outputPerSecond) : (v * BigInt(outputPerSecond)) / 1000n;
+    if (typeof v === 'bigint')
+      return inputPerSecond === 1 ? v * BigInt(outputPerSecond) : (v * BigInt(outputPerSecond)) / 1000n;
     if (v instanceof Date) return fromMillis(v.getTime());
     if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}/.test(v)) return fromMillis(Date.parse(v));
     return MISMATCH;
@@ -456,7 +526,6 @@ function structConverter(members: ReadonlyArray<readonly [string, Converter]>): 
     return out;
   };
 }
-
 
 // ---------------------------------------------------------------------------
 // Shaping records into rows
@@ -561,7 +630,6 @@ function carriesData(value: unknown): boolean {
   return true;
 }
 
-
 /** `string "0012…"`, `integer 9007199254740993 (…)`, `array [3 items]`, … : a value as a column type sees it. */
 export function describeColumnValue(v: unknown): string {
   if (v === null) return 'null';
@@ -572,7 +640,9 @@ export function describeColumnValue(v: unknown): string {
       return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
     case 'number':
       if (!Number.isInteger(v)) return `number ${v}`;
-      return Number.isSafeInteger(v) ? `integer ${v}` : `integer ${v} (beyond 2^53 as a JS number, so it may have lost precision; parse it as a BigInt)`;
+      return Number.isSafeInteger(v)
+        ? `integer ${v}`
+        : `integer ${v} (beyond 2^53 as a JS number, so it may have lost precision; parse it as a BigInt)`;
     case 'bigint':
       return `bigint ${v}`;
     case 'boolean':

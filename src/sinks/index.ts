@@ -29,7 +29,8 @@ export const { stage: s3SinkStage, options: s3SinkOptions } = s3;
 /** A JSON Lines sink for code: `await pipeline(source, jsonlSink({path: 'out/products.jsonl.gz'}))`. */
 export const jsonlSink: (options: JsonlSinkOptions, ctx?: PartialStageContext) => SinkStream = jsonlLocal.sink;
 /** A Parquet sink for code; `schemaHint` (a zod schema of the records) types the columns up front. */
-export const parquetSink: (options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream = parquetLocal.sink;
+export const parquetSink: (options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream =
+  parquetLocal.sink;
 /** An S3 sink for code: `s3Sink({format: 'parquet', bucket, key})`; credentials from the AWS SDK's chain. */
 export const s3Sink: (options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream = s3.sink;
 /** Options as a caller writes them (defaults optional). */

@@ -170,7 +170,6 @@ function codeNode(type: FieldType): CodeNode | undefined {
 
 const ZEROS = '0000000000000000000000000';
 
-
 function padCodes(node: CodeNode, value: unknown): unknown {
   if ('padTo' in node) {
     let digits: string;
@@ -205,7 +204,10 @@ function padCodes(node: CodeNode, value: unknown): unknown {
  * are written as padded strings. Dead-letter outputs get no derived schema: they keep a
  * rejected record exactly as the stage received it.
  */
-export function jsonlFormat(options: { gzip: boolean; ctx?: Pick<StageContext, 'services'> }): RecordFormat<Record<string, unknown>> {
+export function jsonlFormat(options: {
+  gzip: boolean;
+  ctx?: Pick<StageContext, 'services'>;
+}): RecordFormat<Record<string, unknown>> {
   const schema = options.ctx?.services.recordSchema;
   const codes = schema ? codeNode({ kind: 'struct', fields: schema.fields }) : undefined;
   return {

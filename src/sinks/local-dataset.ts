@@ -18,13 +18,23 @@ const ABANDONED_MS = 24 * 60 * 60 * 1000;
 
 /** The hidden temp name beside `finalPath` (same folder, so the rename is atomic), naming its writer. */
 export function tempPathFor(finalPath: string): string {
-  return path.join(path.dirname(finalPath), `.${path.basename(finalPath)}.${HOST_TAG}-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  return path.join(
+    path.dirname(finalPath),
+    `.${path.basename(finalPath)}.${HOST_TAG}-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
 }
 
 /** Every existing file that `template` could have rendered (resolved against baseDir): path and rendered form. */
-async function datasetFiles(template: PathTemplate, baseDir: string, includeHidden: boolean): Promise<Array<{ file: string; rendered: string; name: string }>> {
+async function datasetFiles(
+  template: PathTemplate,
+  baseDir: string,
+  includeHidden: boolean,
+): Promise<Array<{ file: string; rendered: string; name: string }>> {
   const prefix = template.fixedPrefix();
-  const sample = template.render(template.fields.map(() => 'x'), 0);
+  const sample = template.render(
+    template.fields.map(() => 'x'),
+    0,
+  );
   const depth = sample.slice(prefix.length).split('/').length;
   const root = path.resolve(baseDir, prefix);
   const found: Array<{ file: string; rendered: string; name: string }> = [];
@@ -39,7 +49,11 @@ async function datasetFiles(template: PathTemplate, baseDir: string, includeHidd
       if (entry.isDirectory()) {
         if (level < depth) await walk(path.join(dir, entry.name), `${relative}${entry.name}/`, level + 1);
       } else if (entry.isFile() && level === depth && (includeHidden || !entry.name.startsWith('.'))) {
-        found.push({ file: path.join(dir, entry.name), rendered: `${prefix}${relative}${entry.name}`, name: entry.name });
+        found.push({
+          file: path.join(dir, entry.name),
+          rendered: `${prefix}${relative}${entry.name}`,
+          name: entry.name,
+        });
       }
     }
   };
@@ -55,7 +69,14 @@ export async function removeStaleTemps(template: PathTemplate, baseDir: string):
     if (!temp) continue;
     const finalRendered = `${rendered.slice(0, rendered.length - name.length)}${temp[1]}`;
     if (!template.pattern.test(finalRendered)) continue;
-    if ((await isStaleTemp(file)) && (await unlink(file).then(() => true, () => false))) removed.push(file);
+    if (
+      (await isStaleTemp(file)) &&
+      (await unlink(file).then(
+        () => true,
+        () => false,
+      ))
+    )
+      removed.push(file);
   }
   return removed;
 }
@@ -71,7 +92,11 @@ export async function isStaleTemp(file: string): Promise<boolean> {
 }
 
 /** Removes the dataset's files that this run did not write (`written`: absolute paths); returns them. */
-export async function removeSuperseded(template: PathTemplate, baseDir: string, written: ReadonlySet<string>): Promise<string[]> {
+export async function removeSuperseded(
+  template: PathTemplate,
+  baseDir: string,
+  written: ReadonlySet<string>,
+): Promise<string[]> {
   const removed: string[] = [];
   for (const { file, rendered } of await datasetFiles(template, baseDir, false)) {
     if (written.has(file) || !template.pattern.test(rendered)) continue;

@@ -24,15 +24,24 @@ export interface LocalFileSinkSetup<Item> {
 }
 
 /** Parses the path template (undefined for stdout), rejecting options stdout cannot honour. */
-export function localPathTemplate(path: string, rotation: RotationOptions, ctx: StageContext): PathTemplate | undefined {
+export function localPathTemplate(
+  path: string,
+  rotation: RotationOptions,
+  ctx: StageContext,
+): PathTemplate | undefined {
   if (path !== STDOUT_PATH) return PathTemplate.parse(path, ctx.run, 'path');
   if (rotation.maxRows !== undefined || rotation.maxBytes !== undefined) {
-    throw new ConfigError('path "-" (stdout) is one stream: maxRows/maxBytes rotation needs a file path', { path: 'path' });
+    throw new ConfigError('path "-" (stdout) is one stream: maxRows/maxBytes rotation needs a file path', {
+      path: 'path',
+    });
   }
   return undefined;
 }
 
-export function createLocalFileSink<Item>(setup: LocalFileSinkSetup<Item>, template: PathTemplate | undefined): RecordSink<Item> {
+export function createLocalFileSink<Item>(
+  setup: LocalFileSinkSetup<Item>,
+  template: PathTemplate | undefined,
+): RecordSink<Item> {
   const { ctx } = setup;
   const stdout = ctx.services.stdout;
   let lock: RunLock | undefined;
@@ -51,7 +60,10 @@ export function createLocalFileSink<Item>(setup: LocalFileSinkSetup<Item>, templ
       ? async () => {
           const removed = await removeStaleTemps(template, ctx.baseDir);
           if (removed.length > 0) {
-            ctx.events.emit('info', { code: 'stale_temp_removed', message: `removed ${removed.length} temp file(s) that killed runs left: ${removed.join(', ')}` });
+            ctx.events.emit('info', {
+              code: 'stale_temp_removed',
+              message: `removed ${removed.length} temp file(s) that killed runs left: ${removed.join(', ')}`,
+            });
           }
           // A dataset of several files that each run replaces: one run publishes into it at a time.
           if (template.isDynamic && !template.hasRun) {
@@ -69,7 +81,11 @@ export function createLocalFileSink<Item>(setup: LocalFileSinkSetup<Item>, templ
       template && !template.hasRun
         ? async (written) => {
             const removed = await removeSuperseded(template, ctx.baseDir, written);
-            if (removed.length > 0) ctx.events.emit('info', { code: 'superseded', message: `removed ${removed.length} file(s) of earlier runs: ${removed.join(', ')}` });
+            if (removed.length > 0)
+              ctx.events.emit('info', {
+                code: 'superseded',
+                message: `removed ${removed.length} file(s) of earlier runs: ${removed.join(', ')}`,
+              });
           }
         : undefined,
     release: async () => {

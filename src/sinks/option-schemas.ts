@@ -26,7 +26,10 @@ export function byteSize() {
   return z.union([z.number(), z.string()]).transform((value, ctx) => {
     const bytes = parseByteSize(value);
     if (bytes === undefined) {
-      ctx.addIssue({ code: 'custom', message: `expected a positive byte size such as 1048576 or "64MiB", received ${JSON.stringify(value)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a positive byte size such as 1048576 or "64MiB", received ${JSON.stringify(value)}`,
+      });
       return z.NEVER;
     }
     return bytes;
@@ -34,7 +37,9 @@ export function byteSize() {
 }
 
 /** A sink spec for a dead-letter output: `{type: jsonl, path: out/rejected.jsonl}`. */
-export const deadLetterSpec = z.looseObject({ type: z.string().min(1).describe('Sink type of the dead-letter output (jsonl, parquet, s3)') });
+export const deadLetterSpec = z.looseObject({
+  type: z.string().min(1).describe('Sink type of the dead-letter output (jsonl, parquet, s3)'),
+});
 
 /** Rotation and partitioning: the same three options on every sink that writes files/objects. */
 export const rotationOptions = {
@@ -43,7 +48,9 @@ export const rotationOptions = {
     .int()
     .positive()
     .optional()
-    .describe('Close the current part after this many records and continue in the next {part}; needs {part} in the path/key'),
+    .describe(
+      'Close the current part after this many records and continue in the next {part}; needs {part} in the path/key',
+    ),
   maxBytes: byteSize()
     .optional()
     .describe(

@@ -39,7 +39,18 @@ export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'none'] as const satisfie
 
 /** A column's type: a scalar, a LIST of a type, or a STRUCT of named columns. */
 export type ParquetType =
-  | { kind: 'string' | 'json' | 'int32' | 'int64' | 'double' | 'boolean' | 'timestamp-millis' | 'timestamp-micros' | 'decimal' }
+  | {
+      kind:
+        | 'string'
+        | 'json'
+        | 'int32'
+        | 'int64'
+        | 'double'
+        | 'boolean'
+        | 'timestamp-millis'
+        | 'timestamp-micros'
+        | 'decimal';
+    }
   | { kind: 'list'; element: ParquetType }
   | { kind: 'struct'; fields: readonly ParquetColumn[] };
 

@@ -8,7 +8,15 @@ import { ConfigError } from '../errors.js';
 import type { RecordSchema } from '../core/record-schema.js';
 import type { StageContext } from '../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
-import { COLUMN_TYPE_NAMES, ColumnSchema, describeColumnValue, EXTRA_COLUMN, RecordShaper, withDeclaredColumns, type ColumnSchemaSettings } from './column-schema.js';
+import {
+  COLUMN_TYPE_NAMES,
+  ColumnSchema,
+  describeColumnValue,
+  EXTRA_COLUMN,
+  RecordShaper,
+  withDeclaredColumns,
+  type ColumnSchemaSettings,
+} from './column-schema.js';
 import { byteSize } from './option-schemas.js';
 import { CompressionRatio, PARQUET_COMPRESSIONS, ParquetEncoder, type ParquetRow } from './parquet-encoder.js';
 import type { PartEncoder } from './part-encoder.js';
@@ -34,19 +42,27 @@ export const parquetFormatOptions = {
   nested: z
     .enum(['flatten', 'struct', 'json'])
     .default('flatten')
-    .describe('Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value), STRUCT columns, or one JSON column each'),
+    .describe(
+      'Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value), STRUCT columns, or one JSON column each',
+    ),
   lists: z
     .enum(['native', 'json'])
     .default('native')
-    .describe('Lists of objects (brands, photos, organizations...): LIST<STRUCT> with typed members (DuckDB brands[1].name_en), or JSON text'),
+    .describe(
+      'Lists of objects (brands, photos, organizations...): LIST<STRUCT> with typed members (DuckDB brands[1].name_en), or JSON text',
+    ),
   timestampFields: z
     .array(z.string().min(1))
     .optional()
-    .describe('Integer fields (dotted paths) stored as timestamps; default: the declared timestamps and integer fields whose name ends in "At"'),
+    .describe(
+      'Integer fields (dotted paths) stored as timestamps; default: the declared timestamps and integer fields whose name ends in "At"',
+    ),
   timestamps: z
     .enum(['millis', 'micros', 'raw'])
     .default('millis')
-    .describe('Timestamp columns: TIMESTAMP (UTC) in millisecond or microsecond precision, or raw: keep the integers as given (INT64)'),
+    .describe(
+      'Timestamp columns: TIMESTAMP (UTC) in millisecond or microsecond precision, or raw: keep the integers as given (INT64)',
+    ),
   timestampInput: z
     .enum(['seconds', 'milliseconds'])
     .default('seconds')
@@ -58,16 +74,22 @@ export const parquetFormatOptions = {
   compression: z
     .enum(PARQUET_COMPRESSIONS)
     .default('snappy')
-    .describe('Column compression: snappy, gzip or none (zstd is not available: hyparquet-writer has no zstd and Node 20 zlib neither)'),
+    .describe(
+      'Column compression: snappy, gzip or none (zstd is not available: hyparquet-writer has no zstd and Node 20 zlib neither)',
+    ),
   rowGroupRows: z
     .number()
     .int()
     .positive()
     .default(DEFAULT_ROW_GROUP_ROWS)
-    .describe('A row group is written once it has this many rows (or rowGroupBytes); memory holds one row group per open file'),
+    .describe(
+      'A row group is written once it has this many rows (or rowGroupBytes); memory holds one row group per open file',
+    ),
   rowGroupBytes: byteSize()
     .default(DEFAULT_ROW_GROUP_BYTES)
-    .describe('A row group is written once its values take about this much memory (number or "16MiB"); caps memory for wide rows'),
+    .describe(
+      'A row group is written once its values take about this much memory (number or "16MiB"); caps memory for wide rows',
+    ),
 };
 
 const parquetFormatSchema = z.strictObject(parquetFormatOptions);
@@ -83,7 +105,11 @@ export function parquetOptionsSet(options: Partial<ParquetFormatOptions>): strin
 }
 
 /** The column schema a sink with these options writes for records of `schema`. */
-export function columnSchemaFor(schema: RecordSchema, options: ParquetFormatOptions, excludedColumns: ReadonlySet<string>): ColumnSchema {
+export function columnSchemaFor(
+  schema: RecordSchema,
+  options: ParquetFormatOptions,
+  excludedColumns: ReadonlySet<string>,
+): ColumnSchema {
   const settings: ColumnSchemaSettings = {
     nested: options.nested,
     lists: options.lists,

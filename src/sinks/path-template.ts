@@ -137,15 +137,24 @@ export class PathTemplate {
   }
 
   /** The escaped partition values of a record, one per partition field (empty when unpartitioned). */
-  partitionValues(record: Record<string, unknown>, describeRecord: (record: Record<string, unknown>) => string): string[] {
+  partitionValues(
+    record: Record<string, unknown>,
+    describeRecord: (record: Record<string, unknown>) => string,
+  ): string[] {
     const values: string[] = new Array(this.fields.length);
     for (let f = 0; f < this.fields.length; f++) {
       const field = this.fields[f]!;
       let value: unknown = record;
-      for (const key of field.path) value = value == null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>)[key];
+      for (const key of field.path)
+        value = value == null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>)[key];
       if (value === null || value === undefined || value === '') {
         values[f] = HIVE_DEFAULT_PARTITION;
-      } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+      } else if (
+        typeof value === 'string' ||
+        typeof value === 'number' ||
+        typeof value === 'bigint' ||
+        typeof value === 'boolean'
+      ) {
         values[f] = escapePathValue(String(value));
       } else if (value instanceof Date) {
         values[f] = escapePathValue(value.toISOString());

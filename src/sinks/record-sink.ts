@@ -98,7 +98,9 @@ export interface HeldPublication {
 /** `record id=P123` or, for a record without an id, `record #42` (1-based position). */
 export function describeRecord(record: Record<string, unknown>, ordinal: number): string {
   const id = record.id;
-  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? `record id=${String(id)}` : `record #${ordinal}`;
+  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint'
+    ? `record id=${String(id)}`
+    : `record #${ordinal}`;
 }
 
 export class RecordSink<Item> extends Writable implements SinkStream {
@@ -115,7 +117,15 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   readonly #onAbort: () => void;
   #formatClosed = false;
   #releasing: Promise<void> | undefined;
-  #hold: { ready: () => void; fail: (err: Error) => void; go: () => void; stop: (err: Error) => void; decision: Promise<void> } | undefined;
+  #hold:
+    | {
+        ready: () => void;
+        fail: (err: Error) => void;
+        go: () => void;
+        stop: (err: Error) => void;
+        decision: Promise<void>;
+      }
+    | undefined;
   readonly #prepared: Promise<void>;
   #settlePrepared!: (err?: Error) => void;
 
@@ -147,7 +157,10 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       template && template.fields.length > 0
         ? (record, item) => this.#parts.write(template.partitionValues(record, describe), item)
         : (_record, item) => this.#parts.write(noPartition, item);
-    this.#onAbort = () => this.destroy(new AbortedError(`the run was aborted; ${spec.sinkType} sink output discarded`, { cause: ctx.signal.reason }));
+    this.#onAbort = () =>
+      this.destroy(
+        new AbortedError(`the run was aborted; ${spec.sinkType} sink output discarded`, { cause: ctx.signal.reason }),
+      );
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
     else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -195,7 +208,11 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       callback(this.#wrap(err));
       return;
     }
-    if (pending) pending.then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+    if (pending)
+      pending.then(
+        () => callback(),
+        (err: unknown) => callback(this.#wrap(err)),
+      );
     else callback();
   }
 
@@ -206,7 +223,10 @@ export class RecordSink<Item> extends Writable implements SinkStream {
         if (pending) await pending;
       }
     };
-    run().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+    run().then(
+      () => callback(),
+      (err: unknown) => callback(this.#wrap(err)),
+    );
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -238,7 +258,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
           if (!this.#destroying) return written;
           // Stopped while the manifest was being written: the destroy removed the data
           // objects, so the manifest must not stay behind, listing them.
-          await Promise.all(written.map((e) => e.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error))));
+          await Promise.all(
+            written.map((e) => e.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error))),
+          );
           return undefined;
         })();
         this.#writingExtras = writing;
@@ -251,7 +273,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       }
       this.#finished = true;
       if (this.#spec.supersede) {
-        await this.#spec.supersede(this.#parts.locations).catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
+        await this.#spec
+          .supersede(this.#parts.locations)
+          .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
       }
       // Released before `finish`, so whoever waits for the sink finds the dataset unlocked.
       await this.#release();
@@ -291,7 +315,11 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#spec.ctx.signal.removeEventListener('abort', this.#onAbort);
     this.#destroying = true;
-    const reason = error ?? new SinkError(`${this.#spec.sinkType} sink was destroyed before it finished; its output was discarded`, { code: 'sink.aborted' });
+    const reason =
+      error ??
+      new SinkError(`${this.#spec.sinkType} sink was destroyed before it finished; its output was discarded`, {
+        code: 'sink.aborted',
+      });
     this.#hold?.fail(reason);
     this.#hold?.stop(reason);
     const release = () => this.#release();
@@ -305,7 +333,8 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     (async () => {
       await this.#spec.format.abort(reason).catch(() => {});
       // Held back after its side outputs (dead letters) were committed: those go too.
-      if (this.#formatClosed) await this.#spec.format.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error));
+      if (this.#formatClosed)
+        await this.#spec.format.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error));
       const failures = await this.#parts.abort(reason);
       for (const failure of failures) this.#cleanupWarning(failure);
       this.#committed.length = 0;
@@ -332,7 +361,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       );
     await Promise.all(committed.filter((c) => !c.destination).map(remove));
     await Promise.all(committed.filter((c) => c.destination).map(remove));
-    await this.#spec.format.revoke?.().catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
+    await this.#spec.format
+      .revoke?.()
+      .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
     // What the removal reopened (the S3 client) is released again.
     this.#spec.dispose?.();
   }

@@ -144,7 +144,10 @@ export class PartitionedParts<Item> {
 
   #rotateIfFull(part: Part<Item>): void | Promise<void> {
     const { maxRows, maxBytes } = this.#options.rotation;
-    if ((maxRows !== undefined && part.encoder.rows >= maxRows) || (maxBytes !== undefined && part.encoder.bytes >= maxBytes)) {
+    if (
+      (maxRows !== undefined && part.encoder.rows >= maxRows) ||
+      (maxBytes !== undefined && part.encoder.bytes >= maxBytes)
+    ) {
       return this.#close(part);
     }
   }

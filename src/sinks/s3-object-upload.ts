@@ -122,7 +122,9 @@ export class S3ObjectUpload implements ByteDestination {
     const uploadId = this.#upload.uploadId;
     if (uploadId) {
       try {
-        await this.#client().send(new this.#sdk.s3.AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }));
+        await this.#client().send(
+          new this.#sdk.s3.AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }),
+        );
       } catch (err) {
         const status = (err as S3ServiceException).$metadata?.httpStatusCode;
         if (status !== 404) throw s3Error(err, 'abort the multipart upload of', this.location);
@@ -159,7 +161,14 @@ function watchErrors(client: S3Client, onError: (err: Error) => void): S3Client 
   });
 }
 
-const AUTH_ERRORS = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken', 'CredentialsProviderError']);
+const AUTH_ERRORS = new Set([
+  'AccessDenied',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'InvalidToken',
+  'CredentialsProviderError',
+]);
 
 /** A SinkError naming the object and the S3 error, with a hint for the usual causes. */
 export function s3Error(err: unknown, action: string, location: string): SinkError {
@@ -169,13 +178,19 @@ export function s3Error(err: unknown, action: string, location: string): SinkErr
   const status = e?.$metadata?.httpStatusCode;
   const detail = `${name}${status ? ` (HTTP ${status})` : ''}: ${e?.message ?? String(err)}`;
   if (AUTH_ERRORS.has(name) || status === 403) {
-    return new SinkError(`S3 rejected the credentials to ${action} ${location}: ${detail}; check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, role)`, {
-      code: 'sink.s3.auth',
-      cause: err,
-    });
+    return new SinkError(
+      `S3 rejected the credentials to ${action} ${location}: ${detail}; check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, role)`,
+      {
+        code: 'sink.s3.auth',
+        cause: err,
+      },
+    );
   }
   if (name === 'NoSuchBucket') {
-    return new SinkError(`cannot ${action} ${location}: the bucket does not exist`, { code: 'sink.s3.bucket', cause: err });
+    return new SinkError(`cannot ${action} ${location}: the bucket does not exist`, {
+      code: 'sink.s3.bucket',
+      cause: err,
+    });
   }
   return new SinkError(`cannot ${action} ${location}: ${detail}`, { code: 'sink.s3.upload', cause: err });
 }

@@ -13,6 +13,9 @@ export interface S3Sdk {
 let loading: Promise<S3Sdk> | undefined;
 
 export function loadS3Sdk(): Promise<S3Sdk> {
-  loading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, storage]) => ({ s3, Upload: storage.Upload }));
+  loading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, storage]) => ({
+    s3,
+    Upload: storage.Upload,
+  }));
   return loading;
 }

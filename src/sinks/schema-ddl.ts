@@ -22,10 +22,27 @@ export function sinkLayout(template: string, root: string): SinkLayout {
   const file = segments.pop() ?? '';
   const first = segments.findIndex((s) => PARTITION_SEGMENT.test(s));
   const fixed = first < 0 ? segments : segments.slice(0, first);
-  const partitions = first < 0 ? [] : segments.slice(first).map((s) => PARTITION_SEGMENT.exec(s)?.[1] ?? '*').filter((k) => k !== '*');
+  const partitions =
+    first < 0
+      ? []
+      : segments
+          .slice(first)
+          .map((s) => PARTITION_SEGMENT.exec(s)?.[1] ?? '*')
+          .filter((k) => k !== '*');
   const location = `${root}${fixed.map((s) => `${s}/`).join('')}`;
-  const rest = first < 0 ? [] : segments.slice(first).map((s) => (PARTITION_SEGMENT.test(s) ? `${PARTITION_SEGMENT.exec(s)![1]}=*` : s.replace(/\{[^}]+\}/g, '*')));
-  return { location, partitions, glob: `${location}${rest.map((s) => `${s}/`).join('')}${file.replace(/\{[^}]+\}/g, '*')}` };
+  const rest =
+    first < 0
+      ? []
+      : segments
+          .slice(first)
+          .map((s) =>
+            PARTITION_SEGMENT.test(s) ? `${PARTITION_SEGMENT.exec(s)![1]}=*` : s.replace(/\{[^}]+\}/g, '*'),
+          );
+  return {
+    location,
+    partitions,
+    glob: `${location}${rest.map((s) => `${s}/`).join('')}${file.replace(/\{[^}]+\}/g, '*')}`,
+  };
 }
 
 /** `message schema { optional binary id (STRING); ... }`. */
@@ -86,7 +103,10 @@ export function duckdbCreateTable(table: string, schema: ColumnSchema, layout: S
     ...schema.columns.map((c) => `  ${quoteAlways(c.name)} ${duckdbType(c.type, quoteAlways)}`),
     ...layout.partitions.map((p) => `  ${quoteAlways(p)} VARCHAR`),
   ];
-  const hive = layout.partitions.length > 0 ? ', hive_partitioning = true, hive_types_autocast = false' : ', hive_partitioning = false';
+  const hive =
+    layout.partitions.length > 0
+      ? ', hive_partitioning = true, hive_types_autocast = false'
+      : ', hive_partitioning = false';
   return [
     `CREATE TABLE ${quoteDuckdb(table)} (`,
     columns.join(',\n'),
@@ -143,12 +163,16 @@ export function sparkCreateTable(table: string, schema: ColumnSchema, layout: Si
 
 /** Athena / Glue: an external Parquet table; partitions are added with MSCK REPAIR TABLE (or partition projection). */
 export function athenaCreateTable(table: string, schema: ColumnSchema, layout: SinkLayout): string {
-  const columns = schema.columns.map((c) => `  ${backtick(c.name.toLowerCase())} ${sparkType(c.type, true)}${comment(c.description)}`);
+  const columns = schema.columns.map(
+    (c) => `  ${backtick(c.name.toLowerCase())} ${sparkType(c.type, true)}${comment(c.description)}`,
+  );
   return [
     `CREATE EXTERNAL TABLE IF NOT EXISTS ${backtick(table.toLowerCase())} (`,
     columns.join(',\n'),
     ')',
-    ...(layout.partitions.length ? [`PARTITIONED BY (${layout.partitions.map((p) => `${backtick(p.toLowerCase())} string`).join(', ')})`] : []),
+    ...(layout.partitions.length
+      ? [`PARTITIONED BY (${layout.partitions.map((p) => `${backtick(p.toLowerCase())} string`).join(', ')})`]
+      : []),
     'STORED AS PARQUET',
     `LOCATION '${layout.location}'`,
     `TBLPROPERTIES ('catalog-streams.schema-hash' = '${schema.hash}');`,

@@ -42,17 +42,25 @@ export interface SinkFormat<Name extends string = string, Shape extends z.ZodRaw
 }
 
 /** Identity helper that keeps a format's name and option shape as literal types (editor completion). */
-export function defineSinkFormat<const Name extends string, Shape extends z.ZodRawShape>(format: SinkFormat<Name, Shape>): SinkFormat<Name, Shape> {
+export function defineSinkFormat<const Name extends string, Shape extends z.ZodRawShape>(
+  format: SinkFormat<Name, Shape>,
+): SinkFormat<Name, Shape> {
   return format;
 }
 
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 
 /** The option shape of every format in `Formats`, merged (a destination that writes any of them). */
-export type FormatsShape<Formats extends readonly SinkFormat[]> = UnionToIntersection<ReturnType<Formats[number]['options']>>;
+export type FormatsShape<Formats extends readonly SinkFormat[]> = UnionToIntersection<
+  ReturnType<Formats[number]['options']>
+>;
 
 /** The format options of the other formats that a caller set: issues for a sink writing `chosen`. */
-export function otherFormatOptions(formats: readonly SinkFormat[], chosen: string, options: Record<string, unknown>): { path: string[]; message: string }[] {
+export function otherFormatOptions(
+  formats: readonly SinkFormat[],
+  chosen: string,
+  options: Record<string, unknown>,
+): { path: string[]; message: string }[] {
   const own = new Set(Object.keys(formats.find((f) => f.name === chosen)?.options('key') ?? {}));
   return formats
     .filter((f) => f.name !== chosen)
@@ -60,6 +68,9 @@ export function otherFormatOptions(formats: readonly SinkFormat[], chosen: strin
       f
         .optionsSet(options)
         .filter((key) => !own.has(key))
-        .map((key) => ({ path: [key], message: `${key} applies to format: ${f.name} only${f.misuseHint ? ` (${f.misuseHint})` : ''}` })),
+        .map((key) => ({
+          path: [key],
+          message: `${key} applies to format: ${f.name} only${f.misuseHint ? ` (${f.misuseHint})` : ''}`,
+        })),
     );
 }

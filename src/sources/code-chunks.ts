@@ -57,7 +57,8 @@ interface Conjunct {
 export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkPlan {
   const issues = longListsOutOfReach(endpointName, filter);
   if (issues.length) throw new RequestValidationError(endpointName, formatPath(issues[0]!.path), issues[0]!.message);
-  if (filter === undefined || (getEndpoint(endpointName)!.filtersNotShown && isEmptyObject(filter))) return { chunks: [{ filter: undefined }], dedupe: false, split: [] };
+  if (filter === undefined || (getEndpoint(endpointName)!.filtersNotShown && isEmptyObject(filter)))
+    return { chunks: [{ filter: undefined }], dedupe: false, split: [] };
   const conjuncts = topLevelConjuncts(filter as AnyFilter, ['filter']);
   const codeFilters = codeFiltersOf(endpointName);
   const long: { at: number; name: string; chunks: unknown[][] }[] = [];
@@ -107,7 +108,15 @@ export function checkChunkableFilter(endpointName: EndpointName, filter: unknown
         const start = k * MAX_CODES_PER_FILTER;
         for (const issue of checkFilter(spec.filters, { [name]: chunk }, c.path)) {
           const [, index, ...rest] = issue.path.slice(c.path.length);
-          issues.push({ ...issue, path: [...c.path, name, ...(typeof index === 'number' ? [index + start] : index === undefined ? [] : [index]), ...rest] });
+          issues.push({
+            ...issue,
+            path: [
+              ...c.path,
+              name,
+              ...(typeof index === 'number' ? [index + start] : index === undefined ? [] : [index]),
+              ...rest,
+            ],
+          });
         }
       }
     } else {
@@ -120,7 +129,8 @@ export function checkChunkableFilter(endpointName: EndpointName, filter: unknown
 /** A zod schema for stage options: the endpoint's filter, with code lists over 1000 allowed where they can be split. */
 export function chunkableFilterSchema<E extends EndpointName>(endpointName: E): z.ZodType<EndpointFilter<E>> {
   return z.any().superRefine((value, ctx) => {
-    for (const issue of checkChunkableFilter(endpointName, value)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    for (const issue of checkChunkableFilter(endpointName, value))
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   }) as unknown as z.ZodType<EndpointFilter<E>>;
 }
 
@@ -128,7 +138,11 @@ export function chunkableFilterSchema<E extends EndpointName>(endpointName: E): 
 function topLevelConjuncts(filter: AnyFilter, path: Path): Conjunct[] {
   const keys = Object.keys(filter);
   if (keys.length === 1 && keys[0] === 'and' && Array.isArray(filter.and)) {
-    return (filter.and as AnyFilter[]).flatMap((f, i) => (f && typeof f === 'object' ? topLevelConjuncts(f, [...path, 'and', i]) : [{ filter: f, path: [...path, 'and', i] }]));
+    return (filter.and as AnyFilter[]).flatMap((f, i) =>
+      f && typeof f === 'object'
+        ? topLevelConjuncts(f, [...path, 'and', i])
+        : [{ filter: f, path: [...path, 'and', i] }],
+    );
   }
   return [{ filter, path }];
 }
@@ -165,9 +179,14 @@ function codeFiltersOf(endpointName: EndpointName): ReadonlySet<string> {
 }
 
 /** The leaf filter as a code list with more codes than one query takes, or undefined. */
-function longCodeList(codeFilters: ReadonlySet<string>, filter: AnyFilter): { name: string; codes: unknown[] } | undefined {
+function longCodeList(
+  codeFilters: ReadonlySet<string>,
+  filter: AnyFilter,
+): { name: string; codes: unknown[] } | undefined {
   const [name, value] = leafOf(filter);
-  return name !== undefined && codeFilters.has(name) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER ? { name, codes: value } : undefined;
+  return name !== undefined && codeFilters.has(name) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER
+    ? { name, codes: value }
+    : undefined;
 }
 
 function leafOf(filter: AnyFilter): [string | undefined, unknown] {

@@ -7,7 +7,6 @@ import { streamStages } from './stream-sources.js';
 /** Every source stage: products.query, products.stream, media.stream, organizations.query, ... */
 export const sourceStages: StageDefinition[] = [...queryStages, ...streamStages];
 
-
 export {
   brandsQuery,
   brandsQueryOptions,
@@ -33,7 +32,15 @@ export {
   type ProductsQueryOptions,
   type QueryOptions,
 } from './query-sources.js';
-export { mediaStream, mediaStreamOptions, productsStream, productsStreamOptions, streamSource, type ProductsStreamOptions, type StreamOptions } from './stream-sources.js';
+export {
+  mediaStream,
+  mediaStreamOptions,
+  productsStream,
+  productsStreamOptions,
+  streamSource,
+  type ProductsStreamOptions,
+  type StreamOptions,
+} from './stream-sources.js';
 export { plan, type PlannedSlice, type SourcePlan, type SourceType } from './plan.js';
 export { chunkFilter, checkChunkableFilter, type ChunkPlan, type FilterChunk } from './code-chunks.js';
 export { CatalogSource, type SourceMeta, type SourceRunOptions } from './source-stream.js';

@@ -39,7 +39,14 @@ import split2 from 'split2';
 import { EXTRACT_PAGE_SIZE, type QueryRequest } from '../catalog/index.js';
 import type { SourceBody } from './paged-query.js';
 import { andFilter } from './sliced-products-query.js';
-import { type CatalogClient, type CatalogRecord, NetworkError, type StreamEndpointName, StreamProtocolError, type StreamProblem } from '../client/index.js';
+import {
+  type CatalogClient,
+  type CatalogRecord,
+  NetworkError,
+  type StreamEndpointName,
+  StreamProtocolError,
+  type StreamProblem,
+} from '../client/index.js';
 import { errorCodeOf } from '../client/retry-policy.js';
 import { fromJson } from '../client/error-body.js';
 import { truncate } from '../client/errors.js';
@@ -105,7 +112,12 @@ export class NdjsonStreamSource extends CatalogSource {
   #sincePageEvent = 0;
   #resumes = 0;
 
-  constructor(client: CatalogClient, endpoint: StreamEndpointName, segments: StreamSegment[], options: NdjsonStreamOptions) {
+  constructor(
+    client: CatalogClient,
+    endpoint: StreamEndpointName,
+    segments: StreamSegment[],
+    options: NdjsonStreamOptions,
+  ) {
     super(endpoint, { ...options, events: options.events ?? client.events });
     this.#client = client;
     this.#segments = segments;
@@ -150,13 +162,18 @@ export class NdjsonStreamSource extends CatalogSource {
   #open(): void {
     const attempt = ++this.#attempt;
     this.#lastByte = undefined;
-    this.#client.stream(this.endpoint as 'products.stream', this.#state.body as QueryRequest<'products.stream'>, { signal: this.signal, events: this.events }).then(
-      (body) => {
-        if (this.destroyed || attempt !== this.#attempt) return void body.destroy();
-        this.#attach(body, body.statusCode, attempt);
-      },
-      (err: unknown) => this.destroy(err as Error),
-    );
+    this.#client
+      .stream(this.endpoint as 'products.stream', this.#state.body as QueryRequest<'products.stream'>, {
+        signal: this.signal,
+        events: this.events,
+      })
+      .then(
+        (body) => {
+          if (this.destroyed || attempt !== this.#attempt) return void body.destroy();
+          this.#attach(body, body.statusCode, attempt);
+        },
+        (err: unknown) => this.destroy(err as Error),
+      );
   }
 
   #attach(body: Readable, status: number, attempt: number): void {
@@ -192,7 +209,10 @@ export class NdjsonStreamSource extends CatalogSource {
     const state = this.#state;
     if (state.badLine) return this.#failBadLine(state.badLine);
     if (line.length > this.#maxLineLength) {
-      return this.#fail('line_too_long', `the line at index ${state.next} is ${line.length} characters long, more than maxLineLength ${this.#maxLineLength}`);
+      return this.#fail(
+        'line_too_long',
+        `the line at index ${state.next} is ${line.length} characters long, more than maxLineLength ${this.#maxLineLength}`,
+      );
     }
     let message: { meta?: { total?: unknown; index?: unknown }; result?: unknown; error?: unknown };
     try {
@@ -212,14 +232,26 @@ export class NdjsonStreamSource extends CatalogSource {
     }
     const meta = message?.meta;
     const result = message?.result;
-    if (!meta || !Number.isSafeInteger(meta.index) || !Number.isSafeInteger(meta.total) || !result || typeof result !== 'object') {
-      return this.#fail('malformed_line', `the line at index ${state.next} is not a {meta: {total, index}, result} line: ${truncate(line, 80)}`);
+    if (
+      !meta ||
+      !Number.isSafeInteger(meta.index) ||
+      !Number.isSafeInteger(meta.total) ||
+      !result ||
+      typeof result !== 'object'
+    ) {
+      return this.#fail(
+        'malformed_line',
+        `the line at index ${state.next} is not a {meta: {total, index}, result} line: ${truncate(line, 80)}`,
+      );
     }
     const index = meta.index as number;
     const total = meta.total as number;
     if (state.total === undefined) this.#learnTotal(state, total);
     else if (total !== state.total) {
-      return this.#fail('total_changed', `meta.total changed from ${state.total} to ${total} at index ${index}: the data changed during the extract; run it again`);
+      return this.#fail(
+        'total_changed',
+        `meta.total changed from ${state.total} to ${total} at index ${index}: the data changed during the extract; run it again`,
+      );
     }
     if (index < state.next) return; // already delivered before a resume
     if (index !== state.next || index >= total) {
@@ -277,11 +309,13 @@ export class NdjsonStreamSource extends CatalogSource {
       return this.#resume(`ended in the middle of the line at index ${state.badLine.index} (truncated)`, 'short');
     }
     if (state.total === undefined) {
-      if (status !== 204) return this.#resume(`ended without any line (status ${status}; no results is a 204)`, 'empty');
+      if (status !== 204)
+        return this.#resume(`ended without any line (status ${status}; no results is a 204)`, 'empty');
       this.#learnTotal(state, 0);
     }
     // ARCHITECTURE.md, API rules: fewer lines than `total` is an error, not success; the body was cut short, so it is resumed first.
-    if (state.next < state.total!) return this.#resume(`ended after ${state.next} of ${state.total} lines (truncated)`, 'short');
+    if (state.next < state.total!)
+      return this.#resume(`ended after ${state.next} of ${state.total} lines (truncated)`, 'short');
     this.#pageEvent();
     if (this.#segmentIndex < this.#segments.length - 1) {
       this.#detach();
@@ -294,10 +328,24 @@ export class NdjsonStreamSource extends CatalogSource {
   #onBroken(err: Error): void {
     if (this.signal.aborted) return;
     if (err.message === SPLIT2_OVERFLOW) {
-      return this.#fail('line_too_long', `the line at index ${this.#state.next} is longer than maxLineLength ${this.#maxLineLength}`);
+      return this.#fail(
+        'line_too_long',
+        `the line at index ${this.#state.next} is longer than maxLineLength ${this.#maxLineLength}`,
+      );
     }
     if (this.#client.retryPolicy.isRetryableError(err)) return this.#resume(`was cut (${errorCodeOf(err)})`);
-    this.destroy(new NetworkError({ host: this.#client.host, endpoint: this.endpoint, failure: 'failed', errorCode: errorCodeOf(err), attempts: this.#resumes + 1 }, { cause: err }));
+    this.destroy(
+      new NetworkError(
+        {
+          host: this.#client.host,
+          endpoint: this.endpoint,
+          failure: 'failed',
+          errorCode: errorCodeOf(err),
+          attempts: this.#resumes + 1,
+        },
+        { cause: err },
+      ),
+    );
   }
 
   /**
@@ -313,7 +361,10 @@ export class NdjsonStreamSource extends CatalogSource {
       const hint = this.#resumeKey(state)
         ? ''
         : '; with sorting {createdAt: ASC} a resumed stream starts after the records already delivered, so a stream cut at the same point every time gets past it';
-      return this.#fail(exhausted, `the stream ${what} (next index ${state.next}), ${state.resumesWithoutProgress} times in a row without progress${hint}`);
+      return this.#fail(
+        exhausted,
+        `the stream ${what} (next index ${state.next}), ${state.resumesWithoutProgress} times in a row without progress${hint}`,
+      );
     }
     this.#detach();
     this.#resumes++;
@@ -333,7 +384,12 @@ export class NdjsonStreamSource extends CatalogSource {
       how = `asking again in ${delayMs} ms and skipping the ${state.next} records already delivered`;
     }
     state.badLine = undefined;
-    this.events.emit('retry', { endpoint: this.endpoint, attempt: this.#resumes + 1, reason: `stream ${what}`, delayMs });
+    this.events.emit('retry', {
+      endpoint: this.endpoint,
+      attempt: this.#resumes + 1,
+      reason: `stream ${what}`,
+      delayMs,
+    });
     this.events.emit('info', {
       code: 'source.stream_resumed',
       message: `${this.endpoint}${label}: the stream ${what}; ${how}`,
@@ -350,11 +406,17 @@ export class NdjsonStreamSource extends CatalogSource {
   #pageEvent(): void {
     if (this.#sincePageEvent === 0) return;
     const { label } = this.#state.segment;
-    this.events.emit('page', { endpoint: this.endpoint, records: this.#sincePageEvent, ...(label ? { slice: label } : {}) });
+    this.events.emit('page', {
+      endpoint: this.endpoint,
+      records: this.#sincePageEvent,
+      ...(label ? { slice: label } : {}),
+    });
     this.#sincePageEvent = 0;
   }
 
   #fail(problem: StreamProblem, message: string, apiError?: ReturnType<typeof fromJson>): void {
-    this.destroy(new StreamProtocolError({ endpoint: this.endpoint, problem, index: this.#state.next, apiError }, message));
+    this.destroy(
+      new StreamProtocolError({ endpoint: this.endpoint, problem, index: this.#state.next, apiError }, message),
+    );
   }
 }

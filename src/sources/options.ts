@@ -3,7 +3,15 @@
 // `productsQuery(client, {...})` and a pipeline file accept exactly the same
 // options with the same defaults and the same messages.
 import { z } from 'zod';
-import { EXTRACT_PAGE_SIZE, type EndpointName, MAX_CODES_PER_FILTER, PAGE_SIZES, endpoints, notShown, sortingSchema } from '../catalog/index.js';
+import {
+  EXTRACT_PAGE_SIZE,
+  type EndpointName,
+  MAX_CODES_PER_FILTER,
+  PAGE_SIZES,
+  endpoints,
+  notShown,
+  sortingSchema,
+} from '../catalog/index.js';
 import { compact } from '../client/request-summary.js';
 import { chunkableFilterSchema } from './code-chunks.js';
 
@@ -23,7 +31,9 @@ export function filterOption<E extends EndpointName>(endpoint: E) {
 }
 
 export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unknown) {
-  const sliced = endpoints[endpoint].capped ? ' Past 10000 matches the sorting holds within each createdAt window, windows coming in createdAt order.' : '';
+  const sliced = endpoints[endpoint].capped
+    ? ' Past 10000 matches the sorting holds within each createdAt window, windows coming in createdAt order.'
+    : '';
   const mutable = Object.keys(endpoints[endpoint].sortings).filter((k) => k !== 'id' && k !== 'createdAt');
   const stable =
     endpoints[endpoint].mode === 'paged' && mutable.length > 0
@@ -49,16 +59,22 @@ export const concurrencyOption = z
   .min(1)
   .max(MAX_CONCURRENCY)
   .default(DEFAULT_CONCURRENCY)
-  .describe(`Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default ${DEFAULT_CONCURRENCY}); the rate limit still applies.`);
+  .describe(
+    `Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default ${DEFAULT_CONCURRENCY}); the rate limit still applies.`,
+  );
 
 export const maxLineLengthOption = z
   .int()
   .positive()
   .default(DEFAULT_MAX_LINE_LENGTH)
-  .describe(`Longest NDJSON line accepted, in characters (default ${DEFAULT_MAX_LINE_LENGTH}); a longer line fails the stream.`);
+  .describe(
+    `Longest NDJSON line accepted, in characters (default ${DEFAULT_MAX_LINE_LENGTH}); a longer line fails the stream.`,
+  );
 
 export const maxResumesOption = z
   .int()
   .nonnegative()
   .default(DEFAULT_MAX_RESUMES)
-  .describe(`Times a broken-off stream is asked for again in a row without progress before the source fails (default ${DEFAULT_MAX_RESUMES}).`);
+  .describe(
+    `Times a broken-off stream is asked for again in a row without progress before the source fails (default ${DEFAULT_MAX_RESUMES}).`,
+  );

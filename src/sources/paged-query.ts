@@ -148,7 +148,12 @@ export class PagedQuerySource extends CatalogSource {
   /** `endpoint`, with its type: the paged endpoint this source reads. */
   readonly #endpoint: QueryEndpointName;
 
-  constructor(client: CatalogClient, endpoint: QueryEndpointName, segments: SegmentProducer, options: PagedQueryOptions) {
+  constructor(
+    client: CatalogClient,
+    endpoint: QueryEndpointName,
+    segments: SegmentProducer,
+    options: PagedQueryOptions,
+  ) {
     super(endpoint, { ...options, events: options.events ?? client.events });
     this.#endpoint = endpoint;
     this.#client = client;
@@ -177,7 +182,10 @@ export class PagedQuerySource extends CatalogSource {
 
   /** A page kept as bytes, its records parsed when emitted (see CatalogClient.queryLazy). */
   #fetch(body: SourceBody, no: number, size: number): Promise<LazyPage> {
-    return this.#client.queryLazy(this.#endpoint, pageRequest(body, no, size), { signal: this.signal, events: this.events });
+    return this.#client.queryLazy(this.#endpoint, pageRequest(body, no, size), {
+      signal: this.signal,
+      events: this.events,
+    });
   }
 
   /**
@@ -190,7 +198,9 @@ export class PagedQuerySource extends CatalogSource {
       // Re-reads stay inside a segment; repeats across segments (code chunks) are isRepeat's to count.
       this.#recent.clear();
       const state = newSegmentState(segment);
-      const first = segment.firstPage ? Promise.resolve(segment.firstPage) : this.#fetch(segment.body, 0, this.#pageSize);
+      const first = segment.firstPage
+        ? Promise.resolve(segment.firstPage)
+        : this.#fetch(segment.body, 0, this.#pageSize);
       state.nextNo = 1;
       yield this.#track({ state, no: 0, epoch: 0 }, first);
       while (!state.done) {
@@ -250,7 +260,8 @@ export class PagedQuerySource extends CatalogSource {
 
   /** Pulls more jobs while the buffer wants data and the window has room. */
   #pump(): void {
-    if (this.#pulling || this.#exhausted || this.destroyed || !this.#reading || this.#queue.length >= this.#concurrency) return;
+    if (this.#pulling || this.#exhausted || this.destroyed || !this.#reading || this.#queue.length >= this.#concurrency)
+      return;
     this.#pulling = true;
     this.#jobs.next().then(
       (r) => {
@@ -350,10 +361,16 @@ export class PagedQuerySource extends CatalogSource {
     const restartNo = Math.floor(from / this.#pageSize);
     const revisited = no * this.#pageSize - restartNo * this.#pageSize;
     if (revisited > RECENT_IDS) {
-      throw this.#mismatch(label, `${left} records left ${label ?? 'the result'} while it was read, more than can be re-read safely`);
+      throw this.#mismatch(
+        label,
+        `${left} records left ${label ?? 'the result'} while it was read, more than can be re-read safely`,
+      );
     }
     if (++state.rereadsWithoutProgress > MAX_REREADS_WITHOUT_PROGRESS) {
-      throw this.#mismatch(label, `records kept leaving ${label ?? 'the result'} while it was read (${MAX_REREADS_WITHOUT_PROGRESS} re-reads in a row without a new record)`);
+      throw this.#mismatch(
+        label,
+        `records kept leaving ${label ?? 'the result'} while it was read (${MAX_REREADS_WITHOUT_PROGRESS} re-reads in a row without a new record)`,
+      );
     }
     this.#rereads++;
     for (const job of this.#queue) if (job.state === state) job.page?.release();
@@ -408,7 +425,12 @@ export class PagedQuerySource extends CatalogSource {
     const { label } = state.segment;
     this.#delivered += pushed;
     if (pushed > 0) state.rereadsWithoutProgress = 0;
-    this.events.emit('page', { endpoint: this.endpoint, records: pushed, page: no, ...(label ? { slice: label } : {}) });
+    this.events.emit('page', {
+      endpoint: this.endpoint,
+      records: pushed,
+      page: no,
+      ...(label ? { slice: label } : {}),
+    });
     if ((no + 1) * this.#pageSize >= state.total!) {
       state.done = true;
       state.wake();
@@ -457,4 +479,3 @@ export function singleSegment(body: SourceBody): SegmentProducer {
     yield { body, last: true };
   };
 }
-

@@ -11,7 +11,13 @@
 // until the stream starts.
 import type { z } from 'zod';
 import { type PageSize, endpoints } from '../catalog/index.js';
-import { type CatalogClient, isStreamEndpoint, type LazyPage, type QueryEndpointName, type StreamEndpointName } from '../client/index.js';
+import {
+  type CatalogClient,
+  isStreamEndpoint,
+  type LazyPage,
+  type QueryEndpointName,
+  type StreamEndpointName,
+} from '../client/index.js';
 import { ConfigError } from '../errors.js';
 import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
@@ -20,7 +26,10 @@ import { QUERY_OPTION_SCHEMAS, defaultSorting, requestBody } from './query-sourc
 import { PROBE_PAGE_SIZE, type SliceStats, createdAtWindows, isCapped } from './sliced-products-query.js';
 import { STREAM_OPTION_SCHEMAS } from './stream-sources.js';
 
-const sourceOptionSchemas: Record<string, z.ZodType | undefined> = { ...QUERY_OPTION_SCHEMAS, ...STREAM_OPTION_SCHEMAS };
+const sourceOptionSchemas: Record<string, z.ZodType | undefined> = {
+  ...QUERY_OPTION_SCHEMAS,
+  ...STREAM_OPTION_SCHEMAS,
+};
 
 export type SourceType = QueryEndpointName | StreamEndpointName;
 
@@ -52,10 +61,19 @@ export interface SourcePlan {
   dedupe: boolean;
 }
 
-export async function plan(client: CatalogClient, type: SourceType, options: unknown, run: { signal?: AbortSignal } = {}): Promise<SourcePlan> {
+export async function plan(
+  client: CatalogClient,
+  type: SourceType,
+  options: unknown,
+  run: { signal?: AbortSignal } = {},
+): Promise<SourcePlan> {
   const schema = sourceOptionSchemas[type];
   if (!schema) throw new ConfigError(`no source type "${type}"`, { path: 'source.type' });
-  const parsed = parseStageOptions(type, schema, options) as { filter?: unknown; sorting?: unknown; pageSize?: PageSize };
+  const parsed = parseStageOptions(type, schema, options) as {
+    filter?: unknown;
+    sorting?: unknown;
+    pageSize?: PageSize;
+  };
   const chunks = chunkFilter(type, parsed.filter);
   const sorting = parsed.sorting ?? defaultSorting(type);
   const slices: PlannedSlice[] = [];
@@ -83,9 +101,22 @@ export async function plan(client: CatalogClient, type: SourceType, options: unk
         continue;
       }
       const stats: SliceStats = { wastedProbes: 0, windows: 0 };
-      for await (const w of createdAtWindows({ body, probeSize: PROBE_PAGE_SIZE, fetchPage: probe, endpoint: type, labelPrefix: c.label, stats, resultWindow: client.resultWindow })) {
+      for await (const w of createdAtWindows({
+        body,
+        probeSize: PROBE_PAGE_SIZE,
+        fetchPage: probe,
+        endpoint: type,
+        labelPrefix: c.label,
+        stats,
+        resultWindow: client.resultWindow,
+      })) {
         w.firstPage.release();
-        slices.push({ label: w.label, filter: w.body.filter, total: w.firstPage.meta.total, requests: pagesOf(w.firstPage.meta.total) });
+        slices.push({
+          label: w.label,
+          filter: w.body.filter,
+          total: w.firstPage.meta.total,
+          requests: pagesOf(w.firstPage.meta.total),
+        });
         requests += pagesOf(w.firstPage.meta.total);
       }
       // The extract repeats the chunk's first probe and the wasted ones; window probes are its pages 0.

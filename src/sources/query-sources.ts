@@ -112,7 +112,15 @@ export function querySegments(
         yield { body, label: chunk.label, firstPage: first, last: lastChunk };
         continue;
       }
-      const windows = createdAtWindows({ body, probeSize: pageSize, fetchPage, events: run.events, endpoint, labelPrefix: chunk.label, resultWindow });
+      const windows = createdAtWindows({
+        body,
+        probeSize: pageSize,
+        fetchPage,
+        events: run.events,
+        endpoint,
+        labelPrefix: chunk.label,
+        resultWindow,
+      });
       for await (const w of windows) yield { ...w, last: lastChunk && w.last };
     }
   };
@@ -126,59 +134,106 @@ export function requestBody(filter: unknown, sorting: unknown): SourceBody {
 }
 
 /** A query source from already-parsed options. */
-function createQuerySource(endpoint: QueryEndpointName, client: CatalogClient, options: ParsedQueryOptions, run: SourceRunOptions): PagedQuerySource {
+function createQuerySource(
+  endpoint: QueryEndpointName,
+  client: CatalogClient,
+  options: ParsedQueryOptions,
+  run: SourceRunOptions,
+): PagedQuerySource {
   const chunks = chunkFilter(endpoint, options.filter);
   const sorting = options.sorting ?? defaultSorting(endpoint);
   const events = run.events ?? client.events;
-  return new PagedQuerySource(client, endpoint, querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }, client.resultWindow), {
-    pageSize: options.pageSize,
-    concurrency: options.concurrency,
-    dedupe: chunks.dedupe,
-    events,
-    signal: run.signal,
-  });
+  return new PagedQuerySource(
+    client,
+    endpoint,
+    querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }, client.resultWindow),
+    {
+      pageSize: options.pageSize,
+      concurrency: options.concurrency,
+      dedupe: chunks.dedupe,
+      events,
+      signal: run.signal,
+    },
+  );
 }
 
 /** A query source for code: options are validated and defaulted like a pipeline file's. */
-export function querySource<E extends QueryEndpointName>(endpoint: E, client: CatalogClient, options: QueryOptions<E> = {}, run: SourceRunOptions = {}): PagedQuerySource {
-  return createQuerySource(endpoint, client, parseStageOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions, run);
+export function querySource<E extends QueryEndpointName>(
+  endpoint: E,
+  client: CatalogClient,
+  options: QueryOptions<E> = {},
+  run: SourceRunOptions = {},
+): PagedQuerySource {
+  return createQuerySource(
+    endpoint,
+    client,
+    parseStageOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions,
+    run,
+  );
 }
 
-export const productsQuery = (client: CatalogClient, options: ProductsQueryOptions, run?: SourceRunOptions) => querySource('products.query', client, options, run);
-export const organizationsQuery = (client: CatalogClient, options?: QueryOptions<'organizations.query'>, run?: SourceRunOptions) =>
-  querySource('organizations.query', client, options, run);
-export const correctionsQuery = (client: CatalogClient, options?: QueryOptions<'corrections.query'>, run?: SourceRunOptions) => querySource('corrections.query', client, options, run);
-export const updatesQuery = (client: CatalogClient, options?: QueryOptions<'updates.query'>, run?: SourceRunOptions) => querySource('updates.query', client, options, run);
-export const brandsQuery = (client: CatalogClient, options?: QueryOptions<'brands.query'>, run?: SourceRunOptions) => querySource('brands.query', client, options, run);
-export const catalogCategoriesQuery = (client: CatalogClient, options?: Omit<QueryOptions<'catalog-categories.query'>, 'sorting'>, run?: SourceRunOptions) =>
-  querySource('catalog-categories.query', client, options, run);
-export const mediaQuery = (client: CatalogClient, options?: QueryOptions<'media.query'>, run?: SourceRunOptions) => querySource('media.query', client, options, run);
-export const publicCategoriesQuery = (client: CatalogClient, options?: QueryOptions<'public-categories.query'>, run?: SourceRunOptions) =>
-  querySource('public-categories.query', client, options, run);
-export const dietaryRestrictionsQuery = (client: CatalogClient, options?: QueryOptions<'dietary-restrictions.query'>, run?: SourceRunOptions) =>
-  querySource('dietary-restrictions.query', client, options, run);
-export const colorsQuery = (client: CatalogClient, options?: QueryOptions<'colors.query'>, run?: SourceRunOptions) => querySource('colors.query', client, options, run);
+export const productsQuery = (client: CatalogClient, options: ProductsQueryOptions, run?: SourceRunOptions) =>
+  querySource('products.query', client, options, run);
+export const organizationsQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'organizations.query'>,
+  run?: SourceRunOptions,
+) => querySource('organizations.query', client, options, run);
+export const correctionsQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'corrections.query'>,
+  run?: SourceRunOptions,
+) => querySource('corrections.query', client, options, run);
+export const updatesQuery = (client: CatalogClient, options?: QueryOptions<'updates.query'>, run?: SourceRunOptions) =>
+  querySource('updates.query', client, options, run);
+export const brandsQuery = (client: CatalogClient, options?: QueryOptions<'brands.query'>, run?: SourceRunOptions) =>
+  querySource('brands.query', client, options, run);
+export const catalogCategoriesQuery = (
+  client: CatalogClient,
+  options?: Omit<QueryOptions<'catalog-categories.query'>, 'sorting'>,
+  run?: SourceRunOptions,
+) => querySource('catalog-categories.query', client, options, run);
+export const mediaQuery = (client: CatalogClient, options?: QueryOptions<'media.query'>, run?: SourceRunOptions) =>
+  querySource('media.query', client, options, run);
+export const publicCategoriesQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'public-categories.query'>,
+  run?: SourceRunOptions,
+) => querySource('public-categories.query', client, options, run);
+export const dietaryRestrictionsQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'dietary-restrictions.query'>,
+  run?: SourceRunOptions,
+) => querySource('dietary-restrictions.query', client, options, run);
+export const colorsQuery = (client: CatalogClient, options?: QueryOptions<'colors.query'>, run?: SourceRunOptions) =>
+  querySource('colors.query', client, options, run);
 
 /** The run's client, or a ConfigError saying who must provide it. */
 export function clientOf(ctx: StageContext, type: string): CatalogClient {
   if (!ctx.client) {
-    throw new ConfigError(`source "${type}" needs a CatalogClient in its stage context (ctx.client); the runner creates one per run from the connection settings`, {
-      path: 'source',
-    });
+    throw new ConfigError(
+      `source "${type}" needs a CatalogClient in its stage context (ctx.client); the runner creates one per run from the connection settings`,
+      {
+        path: 'source',
+      },
+    );
   }
   return ctx.client;
 }
 
 const DESCRIPTIONS: Record<QueryEndpointName, string> = {
-  'products.query': 'Products by filter, paged; past 10000 matches it slices by createdAt, code lists over 1000 are split.',
+  'products.query':
+    'Products by filter, paged; past 10000 matches it slices by createdAt, code lists over 1000 are split.',
   'organizations.query': 'Organizations by filter, paged.',
   'corrections.query': 'Corrections (feedback on products) by filter, paged.',
   'updates.query': 'News items by filter, paged (incremental with updatedSince).',
   'brands.query': 'Brands by filter, paged.',
   'catalog-categories.query': 'Catalog categories by filter, paged.',
   'media.query': 'Media records by filter, paged; past 10000 matches it slices by createdAt (media.stream has no cap).',
-  'public-categories.query': 'Public categories (the tree products point into with publicCategories[].id), paged; filter: id only.',
-  'dietary-restrictions.query': 'Dietary restrictions (codes products carry in dietaryRestrictions[].id), paged; filter: id only.',
+  'public-categories.query':
+    'Public categories (the tree products point into with publicCategories[].id), paged; filter: id only.',
+  'dietary-restrictions.query':
+    'Dietary restrictions (codes products carry in dietaryRestrictions[].id), paged; filter: id only.',
   'colors.query': 'Colors (codes products carry in colors[].id), paged; filter: id only.',
 };
 
@@ -188,7 +243,11 @@ function queryStage<E extends QueryEndpointName>(endpoint: E) {
     type: endpoint,
     description: DESCRIPTIONS[endpoint],
     options: QUERY_OPTION_SCHEMAS[endpoint] as ReturnType<typeof queryOptionsSchema<E>>,
-    create: (options, ctx) => createQuerySource(endpoint, clientOf(ctx, endpoint), options as ParsedQueryOptions, { events: ctx.events, signal: ctx.signal }),
+    create: (options, ctx) =>
+      createQuerySource(endpoint, clientOf(ctx, endpoint), options as ParsedQueryOptions, {
+        events: ctx.events,
+        signal: ctx.signal,
+      }),
   });
 }
 

@@ -77,13 +77,19 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
   const cap = o.resultWindow ?? MAX_REACHABLE_RESULTS;
   const bound = async (direction: 'ASC' | 'DESC'): Promise<number | undefined> => {
     stats.wastedProbes++;
-    const page = await refusedSlicing(o.endpoint, o.fetchPage({ filter: o.body.filter, sorting: { createdAt: direction } }, 0, PROBE_PAGE_SIZE));
+    const page = await refusedSlicing(
+      o.endpoint,
+      o.fetchPage({ filter: o.body.filter, sorting: { createdAt: direction } }, 0, PROBE_PAGE_SIZE),
+    );
     const first = page.length > 0 ? (page.record(0) as CatalogRecord) : undefined;
     page.release();
     if (!first) return undefined;
     const createdAt = (first.meta as { createdAt?: unknown } | undefined)?.createdAt;
     if (!Number.isSafeInteger(createdAt)) {
-      throw new DataError(`${o.endpoint}: a record has no integer meta.createdAt, so the query cannot be sliced by createdAt; use ${streamOf(o.endpoint)}`, { code: 'source.unsliceable' });
+      throw new DataError(
+        `${o.endpoint}: a record has no integer meta.createdAt, so the query cannot be sliced by createdAt; use ${streamOf(o.endpoint)}`,
+        { code: 'source.unsliceable' },
+      );
     }
     return createdAt as number;
   };
@@ -130,7 +136,8 @@ export function withCreatedAt(filter: unknown, from: number, until: number): unk
 export function andFilter(filter: unknown, extra: unknown): unknown {
   if (filter === undefined) return extra;
   const f = filter as Record<string, unknown>;
-  const parts = Object.keys(f).length === 1 && Array.isArray(f.and) ? [...(f.and as unknown[]), extra] : [filter, extra];
+  const parts =
+    Object.keys(f).length === 1 && Array.isArray(f.and) ? [...(f.and as unknown[]), extra] : [filter, extra];
   return { and: parts };
 }
 

@@ -35,7 +35,8 @@ export abstract class CatalogSource extends Readable {
   readonly #seen: Set<unknown> | undefined;
   #duplicates = 0;
   readonly #runSignal: AbortSignal | undefined;
-  readonly #onRunAbort = () => this.destroy(new AbortedError(`${this.endpoint}: the source was aborted`, { cause: this.#runSignal?.reason }));
+  readonly #onRunAbort = () =>
+    this.destroy(new AbortedError(`${this.endpoint}: the source was aborted`, { cause: this.#runSignal?.reason }));
 
   constructor(endpoint: string, run: SourceRunOptions & { events: RunEvents; dedupe?: boolean }) {
     super({ objectMode: true });

@@ -26,7 +26,10 @@ function streamOptionsSchema(endpoint: StreamEndpointName) {
 export const productsStreamOptions = streamOptionsSchema('products.stream');
 export const mediaStreamOptions = streamOptionsSchema('media.stream');
 /** The options schema of each stream source. */
-export const STREAM_OPTION_SCHEMAS: Record<StreamEndpointName, z.ZodType> = { 'products.stream': productsStreamOptions, 'media.stream': mediaStreamOptions };
+export const STREAM_OPTION_SCHEMAS: Record<StreamEndpointName, z.ZodType> = {
+  'products.stream': productsStreamOptions,
+  'media.stream': mediaStreamOptions,
+};
 
 interface StreamOptionTypes<E extends StreamEndpointName> {
   filter?: EndpointFilter<E>;
@@ -45,7 +48,12 @@ interface ParsedStreamOptions {
   maxResumes: number;
 }
 
-function createStreamSource(endpoint: StreamEndpointName, client: CatalogClient, options: ParsedStreamOptions, run: SourceRunOptions): NdjsonStreamSource {
+function createStreamSource(
+  endpoint: StreamEndpointName,
+  client: CatalogClient,
+  options: ParsedStreamOptions,
+  run: SourceRunOptions,
+): NdjsonStreamSource {
   const chunks = chunkFilter(endpoint, options.filter);
   const sorting = options.sorting ?? defaultSorting(endpoint);
   const segments = chunks.chunks.map((c) => ({ body: requestBody(c.filter, sorting), label: c.label }));
@@ -58,12 +66,24 @@ function createStreamSource(endpoint: StreamEndpointName, client: CatalogClient,
   });
 }
 
-export function streamSource<E extends StreamEndpointName>(endpoint: E, client: CatalogClient, options: StreamOptions<E> = {}, run: SourceRunOptions = {}): NdjsonStreamSource {
-  return createStreamSource(endpoint, client, parseStageOptions(endpoint, STREAM_OPTION_SCHEMAS[endpoint], options) as ParsedStreamOptions, run);
+export function streamSource<E extends StreamEndpointName>(
+  endpoint: E,
+  client: CatalogClient,
+  options: StreamOptions<E> = {},
+  run: SourceRunOptions = {},
+): NdjsonStreamSource {
+  return createStreamSource(
+    endpoint,
+    client,
+    parseStageOptions(endpoint, STREAM_OPTION_SCHEMAS[endpoint], options) as ParsedStreamOptions,
+    run,
+  );
 }
 
-export const productsStream = (client: CatalogClient, options: ProductsStreamOptions, run?: SourceRunOptions) => streamSource('products.stream', client, options, run);
-export const mediaStream = (client: CatalogClient, options?: StreamOptions<'media.stream'>, run?: SourceRunOptions) => streamSource('media.stream', client, options, run);
+export const productsStream = (client: CatalogClient, options: ProductsStreamOptions, run?: SourceRunOptions) =>
+  streamSource('products.stream', client, options, run);
+export const mediaStream = (client: CatalogClient, options?: StreamOptions<'media.stream'>, run?: SourceRunOptions) =>
+  streamSource('media.stream', client, options, run);
 
 function streamStage(endpoint: StreamEndpointName, description: string) {
   return defineStage({
@@ -71,11 +91,18 @@ function streamStage(endpoint: StreamEndpointName, description: string) {
     type: endpoint,
     description,
     options: STREAM_OPTION_SCHEMAS[endpoint] as ReturnType<typeof streamOptionsSchema>,
-    create: (options, ctx) => createStreamSource(endpoint, clientOf(ctx, endpoint), options as ParsedStreamOptions, { events: ctx.events, signal: ctx.signal }),
+    create: (options, ctx) =>
+      createStreamSource(endpoint, clientOf(ctx, endpoint), options as ParsedStreamOptions, {
+        events: ctx.events,
+        signal: ctx.signal,
+      }),
   });
 }
 
 export const streamStages = [
-  streamStage('products.stream', 'Every product matching the filter as one NDJSON stream (no 10000 cap); resumed if cut.'),
+  streamStage(
+    'products.stream',
+    'Every product matching the filter as one NDJSON stream (no 10000 cap); resumed if cut.',
+  ),
   streamStage('media.stream', 'Media records (photos, frontals, links) as one NDJSON stream; resumed if cut.'),
 ];

@@ -24,7 +24,9 @@ export const CustomOptionsSchema = z.strictObject({
   module: z
     .string()
     .min(1)
-    .describe('Path of the module with the function, relative to the pipeline file (./my-transform.js); its code runs in the catalog-streams process'),
+    .describe(
+      'Path of the module with the function, relative to the pipeline file (./my-transform.js); its code runs in the catalog-streams process',
+    ),
   export: z.string().min(1).default('default').describe('Name of the exported function (default: the default export)'),
   kind: z
     .enum(['map', 'filter', 'flat-map'])
@@ -34,19 +36,23 @@ export const CustomOptionsSchema = z.strictObject({
     ),
   timeout: duration()
     .prefault('60s')
-    .describe('Longest wait for the Promise of one call (default "60s"); a call still pending then fails the run naming the record'),
+    .describe(
+      'Longest wait for the Promise of one call (default "60s"); a call still pending then fails the run naming the record',
+    ),
   options: z.unknown().optional().describe('Any value, passed to the function as ctx.options'),
   columns: z
     .record(z.string().min(1), z.enum(DECLARED_TYPE_NAMES))
     .optional()
     .describe(
       'The fields the function writes, with their types ({priceBand: string, score: double}), so sinks give them columns; ' +
-        'without it a map or flat-map function\'s fields are kept in the Parquet _extra JSON column (a filter keeps the schema)',
+        "without it a map or flat-map function's fields are kept in the Parquet _extra JSON column (a filter keeps the schema)",
     ),
   inputColumns: z
     .enum(['keep', 'drop'])
     .default('keep')
-    .describe('With columns: keep (the function returns its input record plus the declared fields) or drop (only the declared fields)'),
+    .describe(
+      'With columns: keep (the function returns its input record plus the declared fields) or drop (only the declared fields)',
+    ),
 });
 
 /** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
@@ -63,7 +69,9 @@ async function loadFunction(options: z.output<typeof CustomOptionsSchema>, baseD
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (error) {
-    const notFound = (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(new URL(url).pathname);
+    const notFound =
+      (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' &&
+      String((error as Error).message).includes(new URL(url).pathname);
     throw new ConfigError(
       notFound
         ? `custom: module "${options.module}" not found (looked for ${new URL(url).pathname}, relative to ${baseDir})`
@@ -87,12 +95,18 @@ async function loadFunction(options: z.output<typeof CustomOptionsSchema>, baseD
 }
 
 function createCustom(options: z.output<typeof CustomOptionsSchema>, ctx: StageContext): FunctionTransform {
-  return new FunctionTransform(`custom(${options.module})`, options.kind, () => loadFunction(options, ctx.moduleDir ?? ctx.baseDir), ctx, {
-    lazy: true,
-    userOptions: options.options,
-    label: `custom: module "${options.module}" export "${options.export}"`,
-    timeoutMs: options.timeout,
-  });
+  return new FunctionTransform(
+    `custom(${options.module})`,
+    options.kind,
+    () => loadFunction(options, ctx.moduleDir ?? ctx.baseDir),
+    ctx,
+    {
+      lazy: true,
+      userOptions: options.options,
+      label: `custom: module "${options.module}" export "${options.export}"`,
+      timeoutMs: options.timeout,
+    },
+  );
 }
 
 /** A filter passes records unchanged; a map/flat-map returns what its `columns` declare, else nothing the schema knows. */
@@ -111,7 +125,13 @@ function customModuleExists(options: { module: string }, env: PreflightEnv): Loc
   const spec = options.module;
   const file = spec.startsWith('file:') ? fileURLToPath(spec) : isAbsolute(spec) ? spec : resolve(env.baseDir, spec);
   if (existsSync(file)) return [];
-  return [{ path: ['module'], message: `module "${spec}" does not exist (looked for ${file}; relative paths start at the pipeline file's folder)`, kind: 'value' }];
+  return [
+    {
+      path: ['module'],
+      message: `module "${spec}" does not exist (looked for ${file}; relative paths start at the pipeline file's folder)`,
+      kind: 'value',
+    },
+  ];
 }
 
 export const customStage = defineStage({

@@ -36,7 +36,9 @@ export function invalidPolicyOptions(defaultPath: string) {
     onInvalid: z
       .enum(INVALID_ACTIONS)
       .default('fail')
-      .describe('An invalid record fails the run (fail), is dropped and counted (skip), or is written to the dead-letter sink (dead-letter)'),
+      .describe(
+        'An invalid record fails the run (fail), is dropped and counted (skip), or is written to the dead-letter sink (dead-letter)',
+      ),
     deadLetter: SinkSpecOption.default({ type: 'jsonl', path: defaultPath }).describe(
       `Sink for dead letters, created on the first one; {name} in its path is the run name, {stage} the stage type (default: jsonl at ${defaultPath})`,
     ),
@@ -47,7 +49,10 @@ export function invalidPolicyOptions(defaultPath: string) {
           z.literal('none'),
           z.string().regex(PERCENT, { message: 'maxInvalid as a string must be a percentage such as "0.5%", or none' }),
         ],
-        { error: 'maxInvalid must be a number of records (an integer such as 100), a percentage string such as "0.5%", or none' },
+        {
+          error:
+            'maxInvalid must be a number of records (an integer such as 100), a percentage string such as "0.5%", or none',
+        },
       )
       .optional()
       .describe(
@@ -69,11 +74,13 @@ export function checkInvalidPolicy(options: InvalidPolicyOptions, ctx: z.Refinem
     ctx.addIssue({
       code: 'custom',
       path: ['maxInvalid'],
-      message: 'maxInvalid applies to onInvalid: skip or dead-letter (with onInvalid: fail the first invalid record fails the run)',
+      message:
+        'maxInvalid applies to onInvalid: skip or dead-letter (with onInvalid: fail the first invalid record fails the run)',
     });
   }
   const m = typeof options.maxInvalid === 'string' ? PERCENT.exec(options.maxInvalid) : null;
-  if (m && Number(m[1]) > 100) ctx.addIssue({ code: 'custom', path: ['maxInvalid'], message: 'maxInvalid percentage must be at most 100%' });
+  if (m && Number(m[1]) > 100)
+    ctx.addIssue({ code: 'custom', path: ['maxInvalid'], message: 'maxInvalid percentage must be at most 100%' });
 }
 
 /** One reason a record was rejected; `path` is `eanGtin13`, `photos[0].displayOrder`. */
@@ -102,7 +109,13 @@ export class InvalidRecordError extends DataError {
   readonly issues: RecordIssue[];
   readonly origin: RecordOrigin | undefined;
 
-  constructor(stage: string, message: string, recordId: string | number | undefined, issues: RecordIssue[], origin: RecordOrigin | undefined) {
+  constructor(
+    stage: string,
+    message: string,
+    recordId: string | number | undefined,
+    issues: RecordIssue[],
+    origin: RecordOrigin | undefined,
+  ) {
     super(message, { code: 'data.invalid' });
     this.stage = stage;
     this.recordId = recordId;
@@ -111,11 +124,14 @@ export class InvalidRecordError extends DataError {
   }
 }
 
-
 /** `products.query page 3, index 812`, `media.stream index 5`. */
 export function describeOrigin(origin: RecordOrigin | undefined): string | undefined {
   if (!origin) return undefined;
-  const parts = [origin.page !== undefined ? `page ${origin.page}` : '', origin.index !== undefined ? `index ${origin.index}` : '', origin.slice ? `slice ${origin.slice}` : '']
+  const parts = [
+    origin.page !== undefined ? `page ${origin.page}` : '',
+    origin.index !== undefined ? `index ${origin.index}` : '',
+    origin.slice ? `slice ${origin.slice}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   return parts ? `${origin.endpoint} ${parts}` : origin.endpoint;
@@ -127,7 +143,12 @@ export function recordIdOf(record: object): string | number | undefined {
 }
 
 /** `validate: product "P1" field eanGtin13: expected ..., got ... (from products.query page 3, index 812)`. */
-export function rejectionMessage(stage: string, resource: string | undefined, record: object, issues: readonly RecordIssue[]): string {
+export function rejectionMessage(
+  stage: string,
+  resource: string | undefined,
+  record: object,
+  issues: readonly RecordIssue[],
+): string {
   const id = recordIdOf(record);
   const who = `${resource ?? 'record'}${id !== undefined ? ` ${JSON.stringify(id)}` : ' without id'}`;
   const [first, ...rest] = issues;
@@ -197,7 +218,12 @@ export class InvalidRecordPolicy {
     stats.invalid++;
     const message = rejectionMessage(this.#owner.stage, this.#resource, record, issues);
     const id = recordIdOf(record);
-    this.#ctx.events.emit('invalid', { stage: this.#owner.stage, ...(id !== undefined ? { id } : {}), action: this.action, message });
+    this.#ctx.events.emit('invalid', {
+      stage: this.#owner.stage,
+      ...(id !== undefined ? { id } : {}),
+      action: this.action,
+      message,
+    });
     if (this.action === 'fail') throw new InvalidRecordError(this.#owner.stage, message, id, issues, originOf(record));
     if (this.action === 'dead-letter') {
       this.#write({

@@ -40,7 +40,11 @@ export class DedupeTransform extends RecordTransform {
       const optionPath = typeof options.key === 'string' ? 'key' : `key[${i}]`;
       const path = parseFieldPath(k, optionPath);
       // A list path gives a new array per record: never equal to another one, so nothing would be a duplicate.
-      if (path.multi) throw new ConfigError(`dedupe: ${optionPath}: "${k}" reaches into a list; a key is one value per record (several fields: key: [a, b])`, { path: optionPath });
+      if (path.multi)
+        throw new ConfigError(
+          `dedupe: ${optionPath}: "${k}" reaches into a list; a key is one value per record (several fields: key: [a, b])`,
+          { path: optionPath },
+        );
       return compileGetter(path);
     });
     this.stats.duplicates = 0;
@@ -82,7 +86,8 @@ export class DedupeTransform extends RecordTransform {
 export const dedupeStage = defineStage({
   kind: 'transform',
   type: 'dedupe',
-  description: 'Drops records whose key (default id) was already seen in this run: the FIRST copy is kept, later copies are dropped and counted',
+  description:
+    'Drops records whose key (default id) was already seen in this run: the FIRST copy is kept, later copies are dropped and counted',
   options: DedupeOptionsSchema,
   schema: (input) => input,
   create: (options, ctx) => new DedupeTransform(options, ctx),

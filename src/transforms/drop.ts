@@ -14,7 +14,9 @@ export const DropOptionsSchema = z.strictObject({
   fields: z
     .array(z.string().min(1))
     .min(1)
-    .describe('Fields to remove: top-level names or paths with objects and lists (meta.createdAt, photos[].organizations)'),
+    .describe(
+      'Fields to remove: top-level names or paths with objects and lists (meta.createdAt, photos[].organizations)',
+    ),
 });
 
 /** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */

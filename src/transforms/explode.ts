@@ -7,22 +7,35 @@ import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
-import { JSON_TYPE, typeAtPath, upsertFields, type RecordField, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
+import {
+  JSON_TYPE,
+  typeAtPath,
+  upsertFields,
+  type RecordField,
+  type RecordSchema,
+  type SchemaEnv,
+} from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const ExplodeOptionsSchema = z.strictObject({
   field: z.string().min(1).describe('The list to explode: photos, frontals, cannabisData.terpenes'),
-  parentId: z.string().min(1).default('id').describe('Path of the parent value that identifies each row\'s parent'),
+  parentId: z.string().min(1).default('id').describe("Path of the parent value that identifies each row's parent"),
   parentIdColumn: z
     .string()
     .min(1)
     .optional()
-    .describe('Column for the parent id; default: <resource>Id (productId for products), or parentId when the resource is unknown'),
+    .describe(
+      'Column for the parent id; default: <resource>Id (productId for products), or parentId when the resource is unknown',
+    ),
   carry: z
     .record(z.string().min(1), z.string().min(1))
     .optional()
     .describe('More parent values to copy into every row: column -> path, e.g. {productStatus: status}'),
-  indexColumn: z.string().min(1).optional().describe('Also write the element\'s position in the list (0-based) in this column'),
+  indexColumn: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Also write the element's position in the list (0-based) in this column"),
   valueColumn: z.string().min(1).default('value').describe('Column for elements that are not objects (codes, strings)'),
   keepEmpty: z
     .boolean()
@@ -39,16 +52,26 @@ function idColumnFor(resource: string | undefined): string {
 }
 
 /** Parent id, carried columns, index, then the element's fields (or the value column), as #row builds them. */
-function explodeSchema(input: RecordSchema, options: z.output<typeof ExplodeOptionsSchema>, env: SchemaEnv): RecordSchema {
+function explodeSchema(
+  input: RecordSchema,
+  options: z.output<typeof ExplodeOptionsSchema>,
+  env: SchemaEnv,
+): RecordSchema {
   const idColumn = options.parentIdColumn ?? idColumnFor(env.resource);
   const typeOf = (path: string, option: string) => typeAtPath(input, parseFieldPath(path, option).steps) ?? JSON_TYPE;
   let fields: RecordField[] = [{ name: idColumn, type: typeOf(options.parentId, 'parentId') }];
-  for (const [column, path] of Object.entries(options.carry ?? {})) fields = upsertFields(fields, [{ name: column, type: typeOf(path, `carry.${column}`) }]);
-  if (options.indexColumn !== undefined) fields = upsertFields(fields, [{ name: options.indexColumn, type: { kind: 'int64' } }]);
+  for (const [column, path] of Object.entries(options.carry ?? {}))
+    fields = upsertFields(fields, [{ name: column, type: typeOf(path, `carry.${column}`) }]);
+  if (options.indexColumn !== undefined)
+    fields = upsertFields(fields, [{ name: options.indexColumn, type: { kind: 'int64' } }]);
   const list = typeAtPath(input, parseFieldPath(options.field, 'field').steps);
   let element = list?.kind === 'list' ? list.element : undefined;
   while (element?.kind === 'list' && parseFieldPath(options.field).multi) element = element.element;
-  if (element?.kind === 'struct') fields = upsertFields(fields, element.fields.filter((f) => f.name !== idColumn));
+  if (element?.kind === 'struct')
+    fields = upsertFields(
+      fields,
+      element.fields.filter((f) => f.name !== idColumn),
+    );
   else fields = upsertFields(fields, [{ name: options.valueColumn, type: element ?? JSON_TYPE }]);
   return { fields };
 }
@@ -67,7 +90,9 @@ export class ExplodeTransform extends RecordTransform {
     this.#list = compileGetter(parseFieldPath(options.field, 'field'));
     this.#parentId = compileGetter(options.parentId, 'parentId');
     this.#idColumn = options.parentIdColumn ?? idColumnFor(ctx.source?.resource);
-    this.#carry = Object.entries(options.carry ?? {}).map(([column, path]) => [column, compileGetter(path, `carry.${column}`)] as const);
+    this.#carry = Object.entries(options.carry ?? {}).map(
+      ([column, path]) => [column, compileGetter(path, `carry.${column}`)] as const,
+    );
     this.#indexColumn = options.indexColumn;
     this.#valueColumn = options.valueColumn;
     this.#keepEmpty = options.keepEmpty;
@@ -100,7 +125,8 @@ export class ExplodeTransform extends RecordTransform {
 export const explodeStage = defineStage({
   kind: 'transform',
   type: 'explode',
-  description: 'One row per element of a list (one row per photo), carrying the parent id (productId) and other parent values',
+  description:
+    'One row per element of a list (one row per photo), carrying the parent id (productId) and other parent values',
   options: ExplodeOptionsSchema,
   schema: explodeSchema,
   create: (options, ctx) => new ExplodeTransform(options, ctx),

@@ -45,7 +45,8 @@ function extractSchema(input: RecordSchema, options: z.output<typeof ExtractOpti
     const path = parseFieldPath(source, `columns.${column}`);
     let type = typeAtPath(input, path.steps) ?? JSON_TYPE;
     if (typeof spec !== 'string' && spec.first && path.multi) type = type.kind === 'list' ? type.element : JSON_TYPE;
-    if (path.multi && type.kind !== 'list' && !(typeof spec !== 'string' && spec.first)) type = { kind: 'list', element: type };
+    if (path.multi && type.kind !== 'list' && !(typeof spec !== 'string' && spec.first))
+      type = { kind: 'list', element: type };
     return { name: column, type };
   });
   return { fields: upsertFields(input.fields, added) };
@@ -76,7 +77,8 @@ export class ExtractTransform extends RecordTransform {
       if (c.first) v = (v as unknown[])[0];
       const next = v !== undefined ? v : this.#omit ? undefined : null;
       if (next === undefined) continue;
-      if (!this.#replacing.has(c.column) && Object.hasOwn(out, c.column) && out[c.column] !== next) this.#warnReplacing(c.column, record);
+      if (!this.#replacing.has(c.column) && Object.hasOwn(out, c.column) && out[c.column] !== next)
+        this.#warnReplacing(c.column, record);
       out[c.column] = next;
     }
     return out;
@@ -96,7 +98,8 @@ export class ExtractTransform extends RecordTransform {
 export const extractStage = defineStage({
   kind: 'transform',
   type: 'extract',
-  description: 'Adds columns pulled out by path: brands[].id (a list), organizations[type=supplier].name.en, meta.updatedAt',
+  description:
+    'Adds columns pulled out by path: brands[].id (a list), organizations[type=supplier].name.en, meta.updatedAt',
   options: ExtractOptionsSchema,
   schema: extractSchema,
   create: (options, ctx) => new ExtractTransform(options, ctx),

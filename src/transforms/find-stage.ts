@@ -32,11 +32,15 @@ function findOptionsSchema(endpoint: FindEndpointName) {
       .string()
       .min(1)
       .default('id')
-      .describe('Field of each incoming record that holds the id to look up (a dotted path; default id). Bare ids (strings, numbers) are taken as they are.'),
+      .describe(
+        'Field of each incoming record that holds the id to look up (a dotted path; default id). Bare ids (strings, numbers) are taken as they are.',
+      ),
     onNotFound: z
       .enum(NOT_FOUND_ACTIONS)
       .default('skip')
-      .describe(`An id ${findEndpoints[endpoint].path} answers 404 for is counted and skipped (skip), written to the dead-letter sink as {id} (dead-letter), or fails the run (fail)`),
+      .describe(
+        `An id ${findEndpoints[endpoint].path} answers 404 for is counted and skipped (skip), written to the dead-letter sink as {id} (dead-letter), or fails the run (fail)`,
+      ),
     deadLetter: SinkSpecOption.default({ type: 'jsonl', path: `out/{name}-${endpoint}-not-found.jsonl` }).describe(
       'Sink for ids not found, created on the first one; {name} in its path is the run name (default: jsonl)',
     ),
@@ -71,7 +75,12 @@ export class FindTransform extends RecordTransform {
     this.#idField = options.idField;
     this.#getId = compileGetter(options.idField, 'idField');
     // Ids not found are the input's business (ids from another table), not bad data: no share of them fails the run.
-    this.#policy = new InvalidRecordPolicy(this, { onInvalid: options.onNotFound, deadLetter: options.deadLetter, maxInvalid: 'none' }, ctx, findEndpoints[endpoint].resource);
+    this.#policy = new InvalidRecordPolicy(
+      this,
+      { onInvalid: options.onNotFound, deadLetter: options.deadLetter, maxInvalid: 'none' },
+      ctx,
+      findEndpoints[endpoint].resource,
+    );
   }
 
   // Bare ids are wrapped as records so the stream machinery (which takes records) carries them.
@@ -79,8 +88,14 @@ export class FindTransform extends RecordTransform {
     super._write(isBareId(chunk) ? { [this.#idField]: chunk } : chunk, encoding, callback);
   }
 
-  override _writev(chunks: Array<{ chunk: unknown; encoding: BufferEncoding }>, callback: (error?: Error | null) => void): void {
-    super._writev!(chunks.map((c) => (isBareId(c.chunk) ? { ...c, chunk: { [this.#idField]: c.chunk } } : c)), callback);
+  override _writev(
+    chunks: Array<{ chunk: unknown; encoding: BufferEncoding }>,
+    callback: (error?: Error | null) => void,
+  ): void {
+    super._writev!(
+      chunks.map((c) => (isBareId(c.chunk) ? { ...c, chunk: { [this.#idField]: c.chunk } } : c)),
+      callback,
+    );
   }
 
   processRecord(record: object): Promise<RecordOutput> {
@@ -94,7 +109,12 @@ export class FindTransform extends RecordTransform {
     return this.#client.find(this.endpoint, id, { signal: this.ctx.signal, events: this.ctx.events }).then((found) => {
       if (found) return found as object;
       this.notFound++;
-      return this.#policy.reject({ id }, [{ path: this.#idField, message: `${findEndpoints[this.endpoint].path}?id=${id} answered 404: no such ${findEndpoints[this.endpoint].resource}` }]);
+      return this.#policy.reject({ id }, [
+        {
+          path: this.#idField,
+          message: `${findEndpoints[this.endpoint].path}?id=${id} answered 404: no such ${findEndpoints[this.endpoint].resource}`,
+        },
+      ]);
     });
   }
 
@@ -107,7 +127,10 @@ export class FindTransform extends RecordTransform {
       const message = `${this.endpoint}: ${this.notFound} of ${this.stats.in} ids not found (${this.#policy.action})`;
       // A base URL or proxy without this path answers 404 too: every id "not found" is worth a warning.
       if (this.notFound === this.stats.in) {
-        this.ctx.events.emit('warning', { code: 'transform.none_found', message: `${message}; is ${findEndpoints[this.endpoint].path} served at CATALOG_BASE_URL?` });
+        this.ctx.events.emit('warning', {
+          code: 'transform.none_found',
+          message: `${message}; is ${findEndpoints[this.endpoint].path} served at CATALOG_BASE_URL?`,
+        });
       } else {
         this.ctx.events.emit('info', { code: 'transform.not_found', message, stage: this.stage });
       }
@@ -126,15 +149,26 @@ function isBareId(v: unknown): v is string | number {
 
 function clientFor(ctx: StageContext, type: string): CatalogClient {
   if (!ctx.client) {
-    throw new ConfigError(`${type} needs a CatalogClient in its stage context (ctx.client); the runner creates one per run from the connection settings`, { path: type });
+    throw new ConfigError(
+      `${type} needs a CatalogClient in its stage context (ctx.client); the runner creates one per run from the connection settings`,
+      { path: type },
+    );
   }
   return ctx.client;
 }
 
 /** A find transform for code: ids or records in, found records out. */
-export function findTransform<E extends FindEndpointName>(endpoint: E, client: CatalogClient, ctx: StageContext, options: FindOptions<E> = {}): FindTransform {
+export function findTransform<E extends FindEndpointName>(
+  endpoint: E,
+  client: CatalogClient,
+  ctx: StageContext,
+  options: FindOptions<E> = {},
+): FindTransform {
   const schema = endpoint === 'products.find' ? productsFindOptions : mediaFindOptions;
-  return new FindTransform(endpoint, client, parseStageOptions(endpoint, schema, options) as ParsedFindOptions, { ...ctx, client });
+  return new FindTransform(endpoint, client, parseStageOptions(endpoint, schema, options) as ParsedFindOptions, {
+    ...ctx,
+    client,
+  });
 }
 
 function findStage(endpoint: FindEndpointName, description: string) {
@@ -157,6 +191,12 @@ function findStage(endpoint: FindEndpointName, description: string) {
 }
 
 export const findStages = [
-  findStage('products.find', 'Looks up each incoming id (or record field idField) with GET /v4/products/find?id=, emitting the products found; 404s skipped, dead-lettered or fatal.'),
-  findStage('media.find', 'Looks up each incoming id (or record field idField) with GET /v4/media/find?id=, emitting the media records found; 404s skipped, dead-lettered or fatal.'),
+  findStage(
+    'products.find',
+    'Looks up each incoming id (or record field idField) with GET /v4/products/find?id=, emitting the products found; 404s skipped, dead-lettered or fatal.',
+  ),
+  findStage(
+    'media.find',
+    'Looks up each incoming id (or record field idField) with GET /v4/media/find?id=, emitting the media records found; 404s skipped, dead-lettered or fatal.',
+  ),
 ];

@@ -17,7 +17,14 @@ import { keepOrigin } from '../core/origin.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
-import { rewriteContainer, schemaSteps, withField, type RecordField, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
+import {
+  rewriteContainer,
+  schemaSteps,
+  withField,
+  type RecordField,
+  type RecordSchema,
+  type SchemaEnv,
+} from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 const LocaleList = z.array(z.string().min(1, { message: 'a locale code cannot be empty' }));
@@ -25,15 +32,21 @@ const LocaleList = z.array(z.string().min(1, { message: 'a locale code cannot be
 export const FlattenLocalesOptionsSchema = z
   .strictObject({
     resource: ResourceOption,
-    locales: LocaleList.min(1).optional().describe('One column per locale, named by `columns` (name_en, name_nl...); null where the locale is missing'),
+    locales: LocaleList.min(1)
+      .optional()
+      .describe('One column per locale, named by `columns` (name_en, name_nl...); null where the locale is missing'),
     fallback: LocaleList.min(1)
       .optional()
-      .describe('One column (named by `fallbackColumn`) with the first of these locales that has a non-empty value, e.g. [en, nl, fr]; null when none has'),
+      .describe(
+        'One column (named by `fallbackColumn`) with the first of these locales that has a non-empty value, e.g. [en, nl, fr]; null when none has',
+      ),
     fields: z
       .array(z.string())
       .min(1)
       .optional()
-      .describe('Localized fields to flatten, as paths: name, seoName, brands[].name, descriptions[].content; default: every localized field of the resource schema'),
+      .describe(
+        'Localized fields to flatten, as paths: name, seoName, brands[].name, descriptions[].content; default: every localized field of the resource schema',
+      ),
     columns: z
       .string()
       .default('{field}_{locale}')
@@ -42,15 +55,30 @@ export const FlattenLocalesOptionsSchema = z
     fallbackLocaleColumn: z
       .string()
       .optional()
-      .describe('Also write which locale the fallback column came from, in this column (e.g. "{field}_locale"); default: not written'),
-    keepOriginal: z.boolean().default(false).describe('Keep the localized object beside the new columns (default: it is replaced by them)'),
+      .describe(
+        'Also write which locale the fallback column came from, in this column (e.g. "{field}_locale"); default: not written',
+      ),
+    keepOriginal: z
+      .boolean()
+      .default(false)
+      .describe('Keep the localized object beside the new columns (default: it is replaced by them)'),
   })
   .superRefine((o, ctx) => {
-    if (!o.locales && !o.fallback) ctx.addIssue({ code: 'custom', path: ['locales'], message: 'set locales (one column per locale), fallback (one column), or both' });
+    if (!o.locales && !o.fallback)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['locales'],
+        message: 'set locales (one column per locale), fallback (one column), or both',
+      });
     if (!o.columns.includes('{field}') || !o.columns.includes('{locale}')) {
-      ctx.addIssue({ code: 'custom', path: ['columns'], message: 'the column template must contain {field} and {locale}' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['columns'],
+        message: 'the column template must contain {field} and {locale}',
+      });
     }
-    if (!o.fallbackColumn.includes('{field}')) ctx.addIssue({ code: 'custom', path: ['fallbackColumn'], message: 'the template must contain {field}' });
+    if (!o.fallbackColumn.includes('{field}'))
+      ctx.addIssue({ code: 'custom', path: ['fallbackColumn'], message: 'the template must contain {field}' });
     if (o.fallbackLocaleColumn !== undefined && !o.fallbackLocaleColumn.includes('{field}')) {
       ctx.addIssue({ code: 'custom', path: ['fallbackLocaleColumn'], message: 'the template must contain {field}' });
     }
@@ -58,7 +86,8 @@ export const FlattenLocalesOptionsSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['fallbackColumn'],
-        message: 'with keepOriginal the fallback column cannot take the field\'s own name; set fallbackColumn, e.g. "{field}_default"',
+        message:
+          'with keepOriginal the fallback column cannot take the field\'s own name; set fallbackColumn, e.g. "{field}_default"',
       });
     }
   });
@@ -83,7 +112,10 @@ interface LocalizedPlan {
  */
 function writeColumns(out: Record<string, unknown>, key: string, value: unknown, plan: LocalizedPlan): void {
   const text = typeof value === 'string' ? value : undefined;
-  const localized = text === undefined && typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const localized =
+    text === undefined && typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   if (text === undefined && localized === undefined && value !== null && value !== undefined) {
     out[key] = value;
     return;
@@ -115,10 +147,18 @@ function writeColumns(out: Record<string, unknown>, key: string, value: unknown,
 }
 
 /** The localized fields the stage rewrites: `fields`, checked against the resource when it is known, else all of the resource's. */
-function localizedFields(options: z.output<typeof FlattenLocalesOptionsSchema>, sourceResource: string | undefined): { fields: string[]; resource: string | undefined } {
-  const schemaKnown = !options.fields || options.resource !== undefined || (sourceResource !== undefined && sourceResource in resourceSchemas);
+function localizedFields(
+  options: z.output<typeof FlattenLocalesOptionsSchema>,
+  sourceResource: string | undefined,
+): { fields: string[]; resource: string | undefined } {
+  const schemaKnown =
+    !options.fields ||
+    options.resource !== undefined ||
+    (sourceResource !== undefined && sourceResource in resourceSchemas);
   const source = sourceResource === undefined ? undefined : { type: '', resource: sourceResource };
-  const resource = schemaKnown ? resolveResource('flatten-locales', options.resource, { source }, 'product') : undefined;
+  const resource = schemaKnown
+    ? resolveResource('flatten-locales', options.resource, { source }, 'product')
+    : undefined;
   const known = resource ? localizedFieldPaths(resource.schema) : undefined;
   if (known && options.fields) {
     options.fields.forEach((f, i) => {
@@ -136,7 +176,11 @@ function localizedFields(options: z.output<typeof FlattenLocalesOptionsSchema>, 
 }
 
 /** Each localized field replaced, in its place, by its string columns (added where the record lacks it, as at run time). */
-function flattenLocalesSchema(input: RecordSchema, options: z.output<typeof FlattenLocalesOptionsSchema>, env: SchemaEnv): RecordSchema {
+function flattenLocalesSchema(
+  input: RecordSchema,
+  options: z.output<typeof FlattenLocalesOptionsSchema>,
+  env: SchemaEnv,
+): RecordSchema {
   let out = input.fields;
   for (const [i, f] of localizedFields(options, env.resource).fields.entries()) {
     const steps = schemaSteps(parseFieldPath(f, `fields[${i}]`), `fields[${i}]`);
@@ -147,10 +191,12 @@ function flattenLocalesSchema(input: RecordSchema, options: z.output<typeof Flat
       const original = container.find((c) => c.name === last.key);
       const columns: RecordField[] = [];
       if (options.keepOriginal && original) columns.push(original);
-      for (const locale of options.locales ?? []) columns.push({ name: name(options.columns).replaceAll('{locale}', locale), type: { kind: 'string' } });
+      for (const locale of options.locales ?? [])
+        columns.push({ name: name(options.columns).replaceAll('{locale}', locale), type: { kind: 'string' } });
       if (options.fallback) {
         columns.push({ name: name(options.fallbackColumn), type: { kind: 'string' } });
-        if (options.fallbackLocaleColumn) columns.push({ name: name(options.fallbackLocaleColumn), type: { kind: 'string' } });
+        if (options.fallbackLocaleColumn)
+          columns.push({ name: name(options.fallbackLocaleColumn), type: { kind: 'string' } });
       }
       return withField(container, last.key, columns);
     });
@@ -168,7 +214,10 @@ export class FlattenLocalesTransform extends RecordTransform {
     // Listed fields are checked against the schema when the resource is known; without a list the schema gives them.
     const { fields, resource } = localizedFields(options, ctx.source?.resource);
     if (fields.length === 0) {
-      ctx.events.emit('warning', { code: 'flatten-locales.no_fields', message: `flatten-locales: ${resource ?? 'the resource'} has no localized fields; the stage passes records unchanged` });
+      ctx.events.emit('warning', {
+        code: 'flatten-locales.no_fields',
+        message: `flatten-locales: ${resource ?? 'the resource'} has no localized fields; the stage passes records unchanged`,
+      });
     }
     this.fields = fields;
     this.#tree = buildPathTree(
@@ -181,7 +230,8 @@ export class FlattenLocalesTransform extends RecordTransform {
           keepOriginal: options.keepOriginal,
           columns: (options.locales ?? []).map((l) => [name(options.columns).replaceAll('{locale}', l), l] as const),
           fallbackColumn: options.fallback ? name(options.fallbackColumn) : undefined,
-          fallbackLocaleColumn: options.fallback && options.fallbackLocaleColumn ? name(options.fallbackLocaleColumn) : undefined,
+          fallbackLocaleColumn:
+            options.fallback && options.fallbackLocaleColumn ? name(options.fallbackLocaleColumn) : undefined,
           fallback: options.fallback ?? [],
         };
         return [path, plan] as const;

@@ -12,14 +12,21 @@ import { isPlainObject } from '../values.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const FlattenOptionsSchema = z.strictObject({
-  fields: z.array(z.string().min(1)).min(1).optional().describe('Top-level object fields to flatten; default: every object-valued field'),
+  fields: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe('Top-level object fields to flatten; default: every object-valued field'),
   separator: z.string().default('_').describe('Joins the names of the levels: meta_createdAt'),
-  maxDepth: z.int().positive().optional().describe('Levels to flatten (1: only the first level of nesting); deeper objects stay objects; default: all'),
+  maxDepth: z
+    .int()
+    .positive()
+    .optional()
+    .describe('Levels to flatten (1: only the first level of nesting); deeper objects stay objects; default: all'),
 });
 
 /** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
 export type FlattenOptions = WithOptionDocs<'flatten', z.input<typeof FlattenOptionsSchema>>;
-
 
 function flattenSchema(input: RecordSchema, options: z.output<typeof FlattenOptionsSchema>): RecordSchema {
   const only = options.fields ? new Set(options.fields) : undefined;

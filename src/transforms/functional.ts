@@ -35,7 +35,10 @@ export interface RecordFunctionContext extends StageContext {
   stage: string;
 }
 
-export type MapFunction<In extends object = any, Out extends object = any> = (record: In, ctx: RecordFunctionContext) => Awaitable<Out | null>;
+export type MapFunction<In extends object = any, Out extends object = any> = (
+  record: In,
+  ctx: RecordFunctionContext,
+) => Awaitable<Out | null>;
 export type FilterFunction<In extends object = any> = (record: In, ctx: RecordFunctionContext) => Awaitable<unknown>;
 export type FlatMapFunction<In extends object = any, Out extends object = any> = (
   record: In,
@@ -69,7 +72,13 @@ export class FunctionTransform extends RecordTransform {
   #timer: NodeJS.Timeout | undefined;
 
   /** `fn` directly, or (lazy) a loader to get it once before the first record. */
-  constructor(stage: string, kind: FunctionKind, fn: RecordFunction | (() => Promise<RecordFunction>), ctx: StageContext, options: FunctionTransformOptions = {}) {
+  constructor(
+    stage: string,
+    kind: FunctionKind,
+    fn: RecordFunction | (() => Promise<RecordFunction>),
+    ctx: StageContext,
+    options: FunctionTransformOptions = {},
+  ) {
     super(stage, ctx);
     this.kind = kind;
     if (options.lazy) this.#load = fn as () => Promise<RecordFunction>;
@@ -101,7 +110,7 @@ export class FunctionTransform extends RecordTransform {
         reject(
           new DataError(
             `${this.#label}: the ${this.kind} function did not settle its Promise within ${seconds} for record ${describeId(input)}; ` +
-              'make sure every code path resolves or rejects, or raise the stage\'s `timeout`',
+              "make sure every code path resolves or rejects, or raise the stage's `timeout`",
             { code: 'data.custom_timeout' },
           ),
         );
@@ -142,7 +151,12 @@ export class FunctionTransform extends RecordTransform {
   #contractError(input: object, value: unknown, expected: string): DataError {
     const id = (input as { id?: unknown }).id;
     const got = Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value;
-    const hint = this.kind === 'map' && Array.isArray(value) ? ' (use kind: flat-map to emit several records)' : this.kind === 'map' && typeof value === 'boolean' ? ' (use kind: filter to keep or drop records)' : '';
+    const hint =
+      this.kind === 'map' && Array.isArray(value)
+        ? ' (use kind: flat-map to emit several records)'
+        : this.kind === 'map' && typeof value === 'boolean'
+          ? ' (use kind: filter to keep or drop records)'
+          : '';
     return new DataError(
       `${this.#label}: the ${this.kind} function must return ${expected}, but returned ${got}${id !== undefined ? ` for record ${JSON.stringify(id)}` : ''}${hint}`,
       { code: 'data.custom_contract' },
@@ -162,7 +176,10 @@ function describeId(record: object): string {
 }
 
 /** Code API: a stage applying `fn` to every record; null drops the record (undefined is an error). */
-export function map<In extends object = any, Out extends object = any>(fn: MapFunction<In, Out>, ctx?: PartialStageContext): FunctionTransform {
+export function map<In extends object = any, Out extends object = any>(
+  fn: MapFunction<In, Out>,
+  ctx?: PartialStageContext,
+): FunctionTransform {
   return new FunctionTransform('map', 'map', fn, defaultStageContext(ctx));
 }
 
@@ -172,6 +189,9 @@ export function filter<In extends object = any>(fn: FilterFunction<In>, ctx?: Pa
 }
 
 /** Code API: a stage emitting every record of the list `fn` returns (a record or null also work). */
-export function flatMap<In extends object = any, Out extends object = any>(fn: FlatMapFunction<In, Out>, ctx?: PartialStageContext): FunctionTransform {
+export function flatMap<In extends object = any, Out extends object = any>(
+  fn: FlatMapFunction<In, Out>,
+  ctx?: PartialStageContext,
+): FunctionTransform {
   return new FunctionTransform('flat-map', 'flat-map', fn, defaultStageContext(ctx));
 }

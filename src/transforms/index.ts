@@ -39,8 +39,22 @@ export {
   type InvalidAction,
   type RecordIssue,
 } from './dead-letter.js';
-export { FindTransform, findStages, findTransform, mediaFindOptions, productsFindOptions, type FindOptions } from './find-stage.js';
-export { validate, validateStage, ValidateTransform, ValidateOptionsSchema, type ValidateOptions, type ValidateStats } from './validate.js';
+export {
+  FindTransform,
+  findStages,
+  findTransform,
+  mediaFindOptions,
+  productsFindOptions,
+  type FindOptions,
+} from './find-stage.js';
+export {
+  validate,
+  validateStage,
+  ValidateTransform,
+  ValidateOptionsSchema,
+  type ValidateOptions,
+  type ValidateStats,
+} from './validate.js';
 export {
   flattenLocales,
   flattenLocalesStage,
@@ -72,7 +86,14 @@ export { drop, dropStage, DropTransform, DropOptionsSchema, type DropOptions } f
 export { extract, extractStage, ExtractTransform, ExtractOptionsSchema, type ExtractOptions } from './extract.js';
 export { flatten, flattenStage, FlattenTransform, FlattenOptionsSchema, type FlattenOptions } from './flatten.js';
 export { explode, explodeStage, ExplodeTransform, ExplodeOptionsSchema, type ExplodeOptions } from './explode.js';
-export { dedupe, dedupeStage, DedupeTransform, DedupeOptionsSchema, type DedupeOptions, type DedupeStats } from './dedupe.js';
+export {
+  dedupe,
+  dedupeStage,
+  DedupeTransform,
+  DedupeOptionsSchema,
+  type DedupeOptions,
+  type DedupeStats,
+} from './dedupe.js';
 export { custom, customStage, CustomOptionsSchema, type CustomOptions } from './custom.js';
 export {
   map,

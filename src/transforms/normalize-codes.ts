@@ -29,7 +29,9 @@ export const NormalizeCodesOptionsSchema = z
       .array(z.string())
       .min(1)
       .optional()
-      .describe('Code fields to normalize (eanGtin13, ean, cnk); default: every EAN/GTIN and national code field of the resource schema'),
+      .describe(
+        'Code fields to normalize (eanGtin13, ean, cnk); default: every EAN/GTIN and national code field of the resource schema',
+      ),
     checkDigit: z.boolean().default(false).describe('Also reject EAN/GTIN codes whose GS1 check digit is wrong'),
     ...invalidPolicyOptions('out/{name}-codes-rejected.jsonl'),
   })
@@ -61,7 +63,12 @@ interface CodeField {
 
 const codeOf = (field: FieldInfo): { digits: number; pad: boolean; gs1: boolean } | undefined => {
   if (field.kind === 'gtin') return { digits: field.digits ?? 14, pad: true, gs1: true };
-  if (field.kind === 'code') return { digits: field.digits ?? Number.POSITIVE_INFINITY, pad: field.pad === true && field.digits !== undefined, gs1: false };
+  if (field.kind === 'code')
+    return {
+      digits: field.digits ?? Number.POSITIVE_INFINITY,
+      pad: field.pad === true && field.digits !== undefined,
+      gs1: false,
+    };
   return undefined;
 };
 
@@ -117,14 +124,21 @@ function chosenCodes(options: z.output<typeof NormalizeCodesOptionsSchema>, reso
 }
 
 /** Each normalized code field becomes a string code (a list of them for ean[]). */
-function normalizeCodesSchema(input: RecordSchema, options: z.output<typeof NormalizeCodesOptionsSchema>, env: SchemaEnv): RecordSchema {
+function normalizeCodesSchema(
+  input: RecordSchema,
+  options: z.output<typeof NormalizeCodesOptionsSchema>,
+  env: SchemaEnv,
+): RecordSchema {
   const source = env.resource === undefined ? undefined : { type: '', resource: env.resource };
   let out = input.fields;
   for (const c of chosenCodes(options, resolveResource('normalize-codes', options.resource, { source }, 'product'))) {
     const path = c.path.split('.');
     const key = path.at(-1)!;
     const digits = Number.isFinite(c.digits) ? c.digits : undefined;
-    const code: FieldType = { kind: 'string', code: { digits, padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits } };
+    const code: FieldType = {
+      kind: 'string',
+      code: { digits, padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits },
+    };
     const type: FieldType = c.list ? { kind: 'list', element: code } : code;
     out = rewriteContainer(
       out,
@@ -150,7 +164,17 @@ export class NormalizeCodesTransform extends CheckingTransform {
     this.#checkDigit = options.checkDigit;
     this.#tree = buildPathTree(
       chosen.map(
-        (c) => [parseFieldPath(c.path), { path: c.path, digits: c.digits, list: c.list, gs1: c.gs1, padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits }] as const,
+        (c) =>
+          [
+            parseFieldPath(c.path),
+            {
+              path: c.path,
+              digits: c.digits,
+              list: c.list,
+              gs1: c.gs1,
+              padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits,
+            },
+          ] as const,
       ),
     );
   }
@@ -176,7 +200,13 @@ export class NormalizeCodesTransform extends CheckingTransform {
   #code(value: unknown, plan: CodePlan, path: string): unknown {
     let digits: string;
     if (typeof value === 'number') {
-      if (!Number.isSafeInteger(value) || value < 0) return this.#bad(value, plan, path, Number.isInteger(value) && value > 0 ? 'beyond 2^53, so JSON already lost digits' : undefined);
+      if (!Number.isSafeInteger(value) || value < 0)
+        return this.#bad(
+          value,
+          plan,
+          path,
+          Number.isInteger(value) && value > 0 ? 'beyond 2^53, so JSON already lost digits' : undefined,
+        );
       digits = String(value);
     } else if (typeof value === 'string') {
       if (!isDigits(value)) return this.#bad(value, plan, path);
@@ -187,7 +217,12 @@ export class NormalizeCodesTransform extends CheckingTransform {
     const width = digits.length > plan.padTo ? digits.length : plan.padTo;
     const code = digits.length < width ? ZEROS.slice(0, width - digits.length) + digits : digits;
     if (this.#checkDigit && plan.gs1 && !checkDigitOk(code)) {
-      this.#issues.push({ path, message: `check digit of ${code} is wrong, got ${describeValue(value)}`, expected: 'a code with a valid GS1 check digit', received: describeValue(value) });
+      this.#issues.push({
+        path,
+        message: `check digit of ${code} is wrong, got ${describeValue(value)}`,
+        expected: 'a code with a valid GS1 check digit',
+        received: describeValue(value),
+      });
     }
     return code;
   }
@@ -196,7 +231,12 @@ export class NormalizeCodesTransform extends CheckingTransform {
     const most = Number.isFinite(plan.digits) ? `at most ${plan.digits} ` : '';
     const expected = `a code of ${most}digits (an integer or a digit string)`;
     const received = describeValue(value);
-    this.#issues.push({ path, message: `expected ${expected}, got ${received}${why ? ` (${why})` : ''}`, expected, received });
+    this.#issues.push({
+      path,
+      message: `expected ${expected}, got ${received}${why ? ` (${why})` : ''}`,
+      expected,
+      received,
+    });
     return value;
   }
 }

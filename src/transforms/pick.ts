@@ -20,7 +20,9 @@ export const PickOptionsSchema = z.strictObject({
   fields: z
     .array(z.string().min(1))
     .min(1)
-    .describe('Fields to keep, in output order: top-level names or dotted paths into objects (meta.updatedAt keeps {meta: {updatedAt}})'),
+    .describe(
+      'Fields to keep, in output order: top-level names or dotted paths into objects (meta.updatedAt keeps {meta: {updatedAt}})',
+    ),
   missing: MissingOption,
 });
 
@@ -38,9 +40,12 @@ function planOf(fields: readonly string[]): PickPlan[] {
   fields.forEach((field, i) => {
     const path = parseFieldPath(field, `fields[${i}]`);
     if (path.steps.some((s) => s.kind !== 'key')) {
-      throw new ConfigError(`pick: fields[${i}]: "${field}" reaches into a list; pick keeps fields and objects, extract pulls values out of lists`, {
-        path: `fields[${i}]`,
-      });
+      throw new ConfigError(
+        `pick: fields[${i}]: "${field}" reaches into a list; pick keeps fields and objects, extract pulls values out of lists`,
+        {
+          path: `fields[${i}]`,
+        },
+      );
     }
     let level = plans;
     path.steps.forEach((step, depth) => {
@@ -48,7 +53,8 @@ function planOf(fields: readonly string[]): PickPlan[] {
       const last = depth === path.steps.length - 1;
       let plan = level.find((p) => p.key === key);
       if (!plan) level.push((plan = last ? { key } : { key, nested: [] }));
-      else if (last || !plan.nested) throw new ConfigError(`pick: fields[${i}]: "${field}" overlaps another picked field`, { path: `fields[${i}]` });
+      else if (last || !plan.nested)
+        throw new ConfigError(`pick: fields[${i}]: "${field}" overlaps another picked field`, { path: `fields[${i}]` });
       if (!last) level = plan.nested!;
     });
   });
@@ -79,7 +85,13 @@ function pickSchema(input: RecordSchema, plans: readonly PickPlan[]): RecordFiel
     const type = typeAtPath(input, [{ kind: 'key', key: plan.key }]);
     if (!plan.nested) return { name: plan.key, type: type ?? JSON_TYPE };
     const inner: RecordSchema = { fields: type?.kind === 'struct' ? type.fields : [] };
-    const fields = type?.kind === 'json' ? plan.nested.map((p) => ({ name: p.key, type: (type.localized ? { kind: 'string' } : JSON_TYPE) as FieldType })) : pickSchema(inner, plan.nested);
+    const fields =
+      type?.kind === 'json'
+        ? plan.nested.map((p) => ({
+            name: p.key,
+            type: (type.localized ? { kind: 'string' } : JSON_TYPE) as FieldType,
+          }))
+        : pickSchema(inner, plan.nested);
     return { name: plan.key, type: { kind: 'struct', fields } };
   });
 }
@@ -102,7 +114,8 @@ export class PickTransform extends RecordTransform {
 export const pickStage = defineStage({
   kind: 'transform',
   type: 'pick',
-  description: 'Keeps only the listed fields, in that order (dotted paths keep their nesting); missing fields become null',
+  description:
+    'Keeps only the listed fields, in that order (dotted paths keep their nesting); missing fields become null',
   options: PickOptionsSchema,
   schema: (input, options) => ({ fields: pickSchema(input, planOf(options.fields)) }),
   create: (options, ctx) => new PickTransform(options, ctx),

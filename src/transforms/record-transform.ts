@@ -130,7 +130,10 @@ export abstract class RecordTransform extends Transform {
   // Writes buffered while a record was in flight (backpressure, async user code)
   // arrive together; they go through Transform's own `_write` as one chunk so
   // its readable-side backpressure logic still applies.
-  override _writev(chunks: Array<{ chunk: unknown; encoding: BufferEncoding }>, callback: (error?: Error | null) => void): void {
+  override _writev(
+    chunks: Array<{ chunk: unknown; encoding: BufferEncoding }>,
+    callback: (error?: Error | null) => void,
+  ): void {
     this._write(new Batch(chunks), 'utf8', callback);
   }
 
@@ -195,7 +198,8 @@ export abstract class RecordTransform extends Transform {
         stage.stats.dropped++;
         return;
       }
-      if (Array.isArray(result)) return this.#runMany(i + 1, RecordTransform.#count(stage.stats, result) as readonly object[], 0);
+      if (Array.isArray(result))
+        return this.#runMany(i + 1, RecordTransform.#count(stage.stats, result) as readonly object[], 0);
       stage.stats.out++;
       record = result;
     }

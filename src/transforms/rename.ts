@@ -11,7 +11,9 @@ export const RenameOptionsSchema = z.strictObject({
   fields: z
     .record(z.string().min(1), z.string().min(1))
     .refine((m) => Object.keys(m).length > 0, { message: 'name at least one field to rename' })
-    .describe('Old name -> new name, for top-level fields, e.g. {name_en: title}; a renamed field replaces a field of the new name'),
+    .describe(
+      'Old name -> new name, for top-level fields, e.g. {name_en: title}; a renamed field replaces a field of the new name',
+    ),
 });
 
 /** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
@@ -30,7 +32,11 @@ export class RenameTransform extends RecordTransform {
     for (const [from, to] of Object.entries(options.fields)) {
       const other = seen.get(to);
       if (other !== undefined) {
-        throw new ConfigError(`rename: "${from}" and "${other}" are both renamed to "${to}"`, { path: `fields.${from}` }, { code: 'config.rename_conflict' });
+        throw new ConfigError(
+          `rename: "${from}" and "${other}" are both renamed to "${to}"`,
+          { path: `fields.${from}` },
+          { code: 'config.rename_conflict' },
+        );
       }
       seen.set(to, from);
       if (!(to in this.#names)) this.#overwrittenBy[to] = from;

@@ -23,9 +23,9 @@ export type MediaSize = (typeof MEDIA_SIZES)[number];
 type Encoding = 'jpeg' | 'webp' | 'png';
 
 /** Every name a format can be asked by: `large` (jpeg), `largeJpg`, `largeJpeg`, `largeWebp`, `largePng`, for each size. */
-export const MEDIA_FORMAT_NAMES = MEDIA_SIZES.flatMap((s) => [s, `${s}Jpg`, `${s}Jpeg`, `${s}Webp`, `${s}Png`] as const) as Array<
-  MediaSize | `${MediaSize}Jpg` | `${MediaSize}Jpeg` | `${MediaSize}Webp` | `${MediaSize}Png`
->;
+export const MEDIA_FORMAT_NAMES = MEDIA_SIZES.flatMap(
+  (s) => [s, `${s}Jpg`, `${s}Jpeg`, `${s}Webp`, `${s}Png`] as const,
+) as Array<MediaSize | `${MediaSize}Jpg` | `${MediaSize}Jpeg` | `${MediaSize}Webp` | `${MediaSize}Png`>;
 export type MediaFormatName = (typeof MEDIA_FORMAT_NAMES)[number];
 
 /**
@@ -83,7 +83,8 @@ function nearestOrder(first: string, exclude: ReadonlySet<string>): Preference[]
     const db = Math.abs(MEDIA_SIZES.indexOf(b) - at);
     return da - db || MEDIA_SIZES.indexOf(b) - MEDIA_SIZES.indexOf(a);
   });
-  const encodings = encoding === 'webp' ? ['Webp', '', 'Png'] : encoding === 'png' ? ['Png', 'Webp', ''] : ['', 'Webp', 'Png'];
+  const encodings =
+    encoding === 'webp' ? ['Webp', '', 'Png'] : encoding === 'png' ? ['Png', 'Webp', ''] : ['', 'Webp', 'Png'];
   const out: Preference[] = [];
   for (const s of sizes) {
     for (const enc of encodings) {
@@ -108,24 +109,63 @@ export const SelectMediaFormatOptionsSchema = z.strictObject({
   fallback: z
     .enum(['none', 'any'])
     .default('none')
-    .describe('When no photo has a listed format: leave the columns null (none), or take the nearest available size (any; the format column then names the key found)'),
-  select: z.enum(['first', 'all']).default('first').describe('The first suitable photo by displayOrder (url/format columns), or all of them (lists of urls and formats)'),
+    .describe(
+      'When no photo has a listed format: leave the columns null (none), or take the nearest available size (any; the format column then names the key found)',
+    ),
+  select: z
+    .enum(['first', 'all'])
+    .default('first')
+    .describe(
+      'The first suitable photo by displayOrder (url/format columns), or all of them (lists of urls and formats)',
+    ),
   from: z
     .array(z.enum(['photos', 'frontals']))
     .min(1)
     .default(['photos', 'frontals'])
     .describe('Which lists of a product to choose from; each gives its own columns'),
-  photoType: z.array(PhotoType).min(1).optional().describe('Only photos of these types (packshot, productshot, lifestyle_image, pillshot)'),
-  frontalPhotoType: z.array(FrontalPhotoType).min(1).optional().describe('Only frontals of these types (packshot, productshot)'),
-  locales: z.array(z.string()).min(1).optional().describe('Only photos suited to one of these locales; photos without locales suit every locale'),
-  targetGroups: z.array(z.string()).min(1).optional().describe('Only photos for one of these target groups; photos without target groups suit every group'),
-  photosColumn: z.string().min(1).default('photo').describe('Prefix of the photo columns: photo_url, photo_format (select: all: photo_urls, photo_formats)'),
-  frontalsColumn: z.string().min(1).default('frontal').describe('Prefix of the frontal columns: frontal_url, frontal_format (select: all: frontal_urls, frontal_formats)'),
-  keepOriginal: z.boolean().default(true).describe('Keep photos[] and frontals[] (formats on media records) beside the new columns'),
+  photoType: z
+    .array(PhotoType)
+    .min(1)
+    .optional()
+    .describe('Only photos of these types (packshot, productshot, lifestyle_image, pillshot)'),
+  frontalPhotoType: z
+    .array(FrontalPhotoType)
+    .min(1)
+    .optional()
+    .describe('Only frontals of these types (packshot, productshot)'),
+  locales: z
+    .array(z.string())
+    .min(1)
+    .optional()
+    .describe('Only photos suited to one of these locales; photos without locales suit every locale'),
+  targetGroups: z
+    .array(z.string())
+    .min(1)
+    .optional()
+    .describe('Only photos for one of these target groups; photos without target groups suit every group'),
+  photosColumn: z
+    .string()
+    .min(1)
+    .default('photo')
+    .describe('Prefix of the photo columns: photo_url, photo_format (select: all: photo_urls, photo_formats)'),
+  frontalsColumn: z
+    .string()
+    .min(1)
+    .default('frontal')
+    .describe(
+      'Prefix of the frontal columns: frontal_url, frontal_format (select: all: frontal_urls, frontal_formats)',
+    ),
+  keepOriginal: z
+    .boolean()
+    .default(true)
+    .describe('Keep photos[] and frontals[] (formats on media records) beside the new columns'),
 });
 
 /** Options as a caller writes them; each key documented on hover (src/generated/stage-option-docs.ts). */
-export type SelectMediaFormatOptions = WithOptionDocs<'select-media-format', z.input<typeof SelectMediaFormatOptionsSchema>>;
+export type SelectMediaFormatOptions = WithOptionDocs<
+  'select-media-format',
+  z.input<typeof SelectMediaFormatOptionsSchema>
+>;
 
 interface MediaItem {
   formats?: Record<string, unknown>;
@@ -176,7 +216,9 @@ export class SelectMediaFormatTransform extends RecordTransform {
     super('select-media-format', ctx);
     const resource = resolveResource('select-media-format', options.resource, ctx, 'product');
     if (resource.name !== 'product' && resource.name !== 'media') {
-      throw new ConfigError(`select-media-format: works on product and media records, not ${resource.name}`, { path: 'resource' });
+      throw new ConfigError(`select-media-format: works on product and media records, not ${resource.name}`, {
+        path: 'resource',
+      });
     }
     this.#media = resource.name === 'media';
     this.#preferences = options.formats.map((name) => preference(name, name));
@@ -202,7 +244,9 @@ export class SelectMediaFormatTransform extends RecordTransform {
   }
 
   processRecord(record: object): RecordOutput {
-    return this.#media ? this.#mediaRecord(record as MediaItem & { url?: unknown }) : this.#product(record as Record<string, unknown>);
+    return this.#media
+      ? this.#mediaRecord(record as MediaItem & { url?: unknown })
+      : this.#product(record as Record<string, unknown>);
   }
 
   /** A copy of the record to add columns to, without the media lists unless they are kept. */
@@ -301,7 +345,9 @@ export class SelectMediaFormatTransform extends RecordTransform {
         const item = items[i];
         if (!this.#suitable(item, plan)) continue;
         const frontal = plan.field === 'frontals';
-        const url = this.#resolve(item.formats!, this.#preferences, frontal) ?? this.#resolve(item.formats!, this.#fallback, frontal);
+        const url =
+          this.#resolve(item.formats!, this.#preferences, frontal) ??
+          this.#resolve(item.formats!, this.#fallback, frontal);
         if (url !== undefined) chosen.push({ order: orderOf(item), url, name: this.#chosenName });
       }
       chosen.sort(byOrder);
@@ -312,18 +358,31 @@ export class SelectMediaFormatTransform extends RecordTransform {
 }
 
 /** The URL and format columns (strings, or lists of strings with select: all), the media lists left out unless kept. */
-function selectMediaFormatSchema(input: RecordSchema, options: z.output<typeof SelectMediaFormatOptionsSchema>, env: SchemaEnv): RecordSchema {
+function selectMediaFormatSchema(
+  input: RecordSchema,
+  options: z.output<typeof SelectMediaFormatOptionsSchema>,
+  env: SchemaEnv,
+): RecordSchema {
   const source = env.resource === undefined ? undefined : { type: '', resource: env.resource };
   const media = resolveResource('select-media-format', options.resource, { source }, 'product').name === 'media';
   const removed = new Set<string>(media ? ['formats'] : options.from);
   const kept = options.keepOriginal ? input.fields : input.fields.filter((f) => !removed.has(f.name));
   const string: FieldType = { kind: 'string' };
-  if (media) return { fields: upsertFields(kept, [{ name: 'url', type: string }, { name: 'format', type: string }]) };
+  if (media)
+    return {
+      fields: upsertFields(kept, [
+        { name: 'url', type: string },
+        { name: 'format', type: string },
+      ]),
+    };
   const type: FieldType = options.select === 'all' ? { kind: 'list', element: string } : string;
   const suffix = options.select === 'all' ? 's' : '';
   const added = options.from.flatMap((field) => {
     const prefix = field === 'photos' ? options.photosColumn : options.frontalsColumn;
-    return [{ name: `${prefix}_url${suffix}`, type }, { name: `${prefix}_format${suffix}`, type }];
+    return [
+      { name: `${prefix}_url${suffix}`, type },
+      { name: `${prefix}_format${suffix}`, type },
+    ];
   });
   return { fields: upsertFields(kept, added) };
 }

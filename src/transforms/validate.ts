@@ -6,7 +6,13 @@ import type { FieldInfo, ResourceName } from '../catalog/index.js';
 import { joinPath } from '../core/issues.js';
 import { defineStage, type StageContext } from '../core/stage.js';
 import { stageFactory } from '../core/stage-factory.js';
-import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, recordIdOf, type RecordIssue } from './dead-letter.js';
+import {
+  CheckingTransform,
+  checkInvalidPolicy,
+  invalidPolicyOptions,
+  recordIdOf,
+  type RecordIssue,
+} from './dead-letter.js';
 import { describeValue } from '../values.js';
 import { genericPath } from '../core/field-path.js';
 import type { RecordOutput, StageStats } from './record-transform.js';
@@ -123,11 +129,17 @@ function bound(issue: { origin?: string; inclusive?: boolean }, limit: unknown, 
 
 /** What the schema expected, in words a data engineer reads in a log line. */
 function expectedOf(issue: z.core.$ZodIssue, field: FieldInfo | undefined): string | undefined {
-  const shape = issue.code === 'too_big' || issue.code === 'too_small' || issue.code === 'invalid_type' || issue.code === 'invalid_union' || issue.code === 'invalid_format';
+  const shape =
+    issue.code === 'too_big' ||
+    issue.code === 'too_small' ||
+    issue.code === 'invalid_type' ||
+    issue.code === 'invalid_union' ||
+    issue.code === 'invalid_format';
   if ((field?.kind === 'gtin' || field?.kind === 'code') && shape) {
     return `a code of ${field.digits ? `at most ${field.digits} ` : ''}digits (an integer or a digit string)`;
   }
-  if (field?.kind === 'timestamp' && (issue.code === 'invalid_type' || issue.code === 'too_small')) return 'a unix timestamp (a non-negative integer)';
+  if (field?.kind === 'timestamp' && (issue.code === 'invalid_type' || issue.code === 'too_small'))
+    return 'a unix timestamp (a non-negative integer)';
   if (field?.kind === 'localized' && (issue.code === 'invalid_type' || issue.code === 'invalid_union')) {
     return 'a localized text (an object such as {"en": "..."}) or a plain string';
   }
@@ -170,7 +182,10 @@ export class ValidateTransform extends CheckingTransform {
   processRecord(record: object): RecordOutput {
     const result = this.#quickCheck(record) ? undefined : this.#schema.safeParse(record);
     const known = this.#known;
-    const unknown = this.#unknownMode !== 'allow' && known !== undefined && hasUnknown(known, record) ? this.#unknownPaths(record, known) : undefined;
+    const unknown =
+      this.#unknownMode !== 'allow' && known !== undefined && hasUnknown(known, record)
+        ? this.#unknownPaths(record, known)
+        : undefined;
     if (result === undefined || result.success) {
       if (unknown === undefined) return record;
       if (this.#unknownMode === 'report') {

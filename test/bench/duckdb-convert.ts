@@ -22,10 +22,14 @@ export async function duckdbConvert(args: DuckdbConvertArgs): Promise<DuckdbConv
   const instance = await DuckDBInstance.create(':memory:', args.threads ? { threads: String(args.threads) } : {});
   const connection = await instance.connect();
   try {
-    const threads = String((await connection.runAndReadAll("SELECT current_setting('threads') AS t")).getRowObjectsJS()[0]!.t);
+    const threads = String(
+      (await connection.runAndReadAll("SELECT current_setting('threads') AS t")).getRowObjectsJS()[0]!.t,
+    );
     const result = await measure(async () => {
       // COPY answers one row: the number of rows it wrote.
-      const copied = await connection.runAndReadAll(`COPY (SELECT * FROM read_json_auto(${sqlString(args.jsonl)}, format = 'newline_delimited')) TO ${sqlString(args.parquet)} (FORMAT parquet)`);
+      const copied = await connection.runAndReadAll(
+        `COPY (SELECT * FROM read_json_auto(${sqlString(args.jsonl)}, format = 'newline_delimited')) TO ${sqlString(args.parquet)} (FORMAT parquet)`,
+      );
       return { records: Number(Object.values(copied.getRowObjectsJS()[0] ?? {})[0] ?? 0) };
     });
     return { ...result, threads, bytes: (await stat(args.parquet)).size };

@@ -71,7 +71,9 @@ export function scenarioMain<A, R>(moduleUrl: string, main: (args: A) => Promise
 export function runScenario<R>(file: string, args: unknown, nodeFlags: string[] = []): Promise<R> {
   const script = fileURLToPath(new URL(`./${file}.js`, import.meta.url));
   return new Promise((resolveResult, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, script, JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, script, JSON.stringify(args)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);

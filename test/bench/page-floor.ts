@@ -42,14 +42,20 @@ export function basicAuthorization(c: { apiKey: string; apiSecret: string }): st
 }
 
 /** Every page of every window, `concurrency` requests in flight; throws on any non-200. */
-export async function fetchPages(connection: SandboxConnection, windows: readonly PageWindow[], options: FetchPagesOptions = {}): Promise<FetchPagesResult> {
+export async function fetchPages(
+  connection: SandboxConnection,
+  windows: readonly PageWindow[],
+  options: FetchPagesOptions = {},
+): Promise<FetchPagesResult> {
   const pageSize = options.pageSize ?? EXTRACT_PAGE_SIZE;
   const concurrency = options.concurrency ?? 3;
   const sorting = options.sorting ?? { id: 'ASC' };
   const parse = options.parse ?? true;
   const pool = new Pool(connection.baseUrl, { connections: concurrency, pipelining: 1 });
   const headers = { authorization: basicAuthorization(connection), 'content-type': 'application/json' };
-  const jobs = windows.flatMap((w) => Array.from({ length: Math.max(1, Math.ceil(w.total / pageSize)) }, (_, no) => ({ w, no })));
+  const jobs = windows.flatMap((w) =>
+    Array.from({ length: Math.max(1, Math.ceil(w.total / pageSize)) }, (_, no) => ({ w, no })),
+  );
   const result: FetchPagesResult = { records: 0, pages: jobs.length, bytes: 0 };
   let next = 0;
   try {
@@ -60,7 +66,8 @@ export async function fetchPages(connection: SandboxConnection, windows: readonl
           const body = JSON.stringify({ filter: w.filter, sorting, page: { no, size: pageSize } });
           const res = await pool.request({ path: '/v4/products/query', method: 'POST', headers, body });
           const text = await res.body.text();
-          if (res.statusCode !== 200) throw new Error(`products/query answered ${res.statusCode}: ${text.slice(0, 300)}`);
+          if (res.statusCode !== 200)
+            throw new Error(`products/query answered ${res.statusCode}: ${text.slice(0, 300)}`);
           result.bytes += Buffer.byteLength(text);
           if (parse) {
             const { results } = JSON.parse(text) as { results: unknown[] };
@@ -77,7 +84,10 @@ export async function fetchPages(connection: SandboxConnection, windows: readonl
 }
 
 /** The createdAt windows products.query would extract for `filter` (plan(): probes of 10, not timed by callers). */
-export async function plannedWindows(connection: SandboxConnection, filter: unknown): Promise<{ windows: PageWindow[]; extractRequests: number }> {
+export async function plannedWindows(
+  connection: SandboxConnection,
+  filter: unknown,
+): Promise<{ windows: PageWindow[]; extractRequests: number }> {
   const client = new CatalogClient({ ...connection, rateLimit: 0 });
   try {
     const p = await plan(client, 'products.query', { filter });

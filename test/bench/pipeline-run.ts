@@ -43,7 +43,12 @@ export async function runBenchPipeline(args: PipelineRunArgs): Promise<PipelineR
   events.on('request', (e) => starts.push(performance.now() - e.durationMs - t0));
   const result = await measure(async () => {
     t0 = performance.now();
-    const summary = await runPipeline(loaded!, { registry: createRegistry(), connection: args.connection, events, fullRefresh: true });
+    const summary = await runPipeline(loaded!, {
+      registry: createRegistry(),
+      connection: args.connection,
+      events,
+      fullRefresh: true,
+    });
     return {
       records: summary.records.read,
       status: summary.status,
@@ -55,7 +60,11 @@ export async function runBenchPipeline(args: PipelineRunArgs): Promise<PipelineR
       outputs: summary.outputs.map((o) => ({ location: o.location, rows: o.rows, bytes: o.bytes })),
     };
   });
-  return { ...result, firstRequestSeconds: round(Math.min(...starts) / 1000, 3), lastRequestSeconds: round(Math.max(...starts) / 1000, 3) };
+  return {
+    ...result,
+    firstRequestSeconds: round(Math.min(...starts) / 1000, 3),
+    lastRequestSeconds: round(Math.max(...starts) / 1000, 3),
+  };
 }
 
 scenarioMain(import.meta.url, runBenchPipeline);

@@ -186,8 +186,17 @@ class Bench {
     }
   }
 
-  runPipeline(sandbox: SandboxProcess, pipeline: string, rateLimit = 0, nodeFlags: string[] = []): Promise<PipelineRunResult> {
-    return runScenario<PipelineRunResult>('pipeline-run', { pipeline, baseDir: this.dir, connection: { ...connectionOf(sandbox), rateLimit } }, nodeFlags);
+  runPipeline(
+    sandbox: SandboxProcess,
+    pipeline: string,
+    rateLimit = 0,
+    nodeFlags: string[] = [],
+  ): Promise<PipelineRunResult> {
+    return runScenario<PipelineRunResult>(
+      'pipeline-run',
+      { pipeline, baseDir: this.dir, connection: { ...connectionOf(sandbox), rateLimit } },
+      nodeFlags,
+    );
   }
 
   /** Chain, floor and DuckDB at `sizes.chain`; returns the chain's result (the memory scenario's first point). */
@@ -197,7 +206,13 @@ class Bench {
       const floors: FloorResult[] = [];
       const chains: PipelineRunResult[] = [];
       for (let i = 0; i < this.repeat; i++) {
-        if (withBaselines) floors.push(await runScenario<FloorResult>('page-floor', { connection: connectionOf(sandbox), filter: { createdAt: { from: 0 } } }));
+        if (withBaselines)
+          floors.push(
+            await runScenario<FloorResult>('page-floor', {
+              connection: connectionOf(sandbox),
+              filter: { createdAt: { from: 0 } },
+            }),
+          );
         const run = await this.runPipeline(sandbox, chainPipeline());
         checkRun('chain', run, n);
         chains.push(run);
@@ -212,7 +227,10 @@ class Bench {
       this.details.floor = floor;
       const raw = await this.runPipeline(sandbox, rawJsonlPipeline());
       checkRun('raw JSONL for DuckDB', raw, n);
-      const duck = await runScenario<DuckdbConvertResult>('duckdb-convert', { jsonl: raw.outputs[0]!.location, parquet: join(this.dir, 'duck.parquet') });
+      const duck = await runScenario<DuckdbConvertResult>('duckdb-convert', {
+        jsonl: raw.outputs[0]!.location,
+        parquet: join(this.dir, 'duck.parquet'),
+      });
       this.details.duckdb = duck;
       await rm(raw.outputs[0]!.location, { force: true });
       const ratio = chain.recordsPerSecond / floor.recordsPerSecond;
@@ -224,8 +242,16 @@ class Bench {
         met: ratio >= 0.5,
         notes: `best of ${chains.length} runs (${chains.map((c) => c.recordsPerSecond.toLocaleString('en-US')).join(', ')} rec/s); ${chain.requests} requests; Parquet ${mb(chain.outputs[0]?.bytes)} MB`,
       });
-      this.add({ scenario: 'floor: same pages fetched + JSON.parse', ...pick(floor), notes: `best of ${floors.length}; ${floor.pages} pages, ${mb(floor.bytes)} MB of JSON` });
-      this.add({ scenario: `DuckDB: same records JSONL -> Parquet (${duck.threads} threads)`, ...pick(duck), notes: `Parquet ${mb(duck.bytes)} MB` });
+      this.add({
+        scenario: 'floor: same pages fetched + JSON.parse',
+        ...pick(floor),
+        notes: `best of ${floors.length}; ${floor.pages} pages, ${mb(floor.bytes)} MB of JSON`,
+      });
+      this.add({
+        scenario: `DuckDB: same records JSONL -> Parquet (${duck.threads} threads)`,
+        ...pick(duck),
+        notes: `Parquet ${mb(duck.bytes)} MB`,
+      });
       return chain;
     });
   }
@@ -238,7 +264,12 @@ class Bench {
     ]);
     checkRun('chain (memory)', big, n);
     checkRun('chain (memory, constrained V8 heap)', tuned, n);
-    this.details.memory = { small: small.peakRssMb, big: big.peakRssMb, run: big, constrained: { nodeFlags: MEMORY_CONSTRAINED_FLAGS, run: tuned } };
+    this.details.memory = {
+      small: small.peakRssMb,
+      big: big.peakRssMb,
+      run: big,
+      constrained: { nodeFlags: MEMORY_CONSTRAINED_FLAGS, run: tuned },
+    };
     const growth = big.peakRssMb / small.peakRssMb;
     this.add({
       scenario: `memory: the chain at ${n.toLocaleString('en-US')} products`,
@@ -272,7 +303,13 @@ class Bench {
       checkRun('rate', run, n);
       const minimum = (requests / rateLimit) * 60;
       const ratio = run.wallSeconds / minimum;
-      ((this.details.rate ??= []) as unknown[]).push({ latencyMs, requests, tooMany, minimumSeconds: round(minimum, 2), run });
+      ((this.details.rate ??= []) as unknown[]).push({
+        latencyMs,
+        requests,
+        tooMany,
+        minimumSeconds: round(minimum, 2),
+        run,
+      });
       this.add({
         scenario: `rate: ${rateLimit}/min, sandbox latency ${latencyMs} ms`,
         ...pick(run),
@@ -291,7 +328,13 @@ class Bench {
       const runs: PipelineRunResult[] = [];
       const handFile = join(this.dir, 'hand-written.jsonl');
       for (let i = 0; i < this.repeat; i++) {
-        hand.push(await runScenario<FloorResult>('page-floor', { connection: connectionOf(sandbox), filter: { createdAt: { from: 0 } }, jsonl: handFile }));
+        hand.push(
+          await runScenario<FloorResult>('page-floor', {
+            connection: connectionOf(sandbox),
+            filter: { createdAt: { from: 0 } },
+            jsonl: handFile,
+          }),
+        );
         if (hand.at(-1)!.records !== n) throw new Error(`hand-written client: ${hand.at(-1)!.records} of ${n} records`);
         const run = await this.runPipeline(sandbox, jsonlPipeline());
         checkRun('jsonl', run, n);
@@ -311,13 +354,19 @@ class Bench {
         met: ratio >= 0.5,
         notes: `best of ${runs.length} runs (${runs.map((c) => c.recordsPerSecond.toLocaleString('en-US')).join(', ')} rec/s); JSONL ${mb(extract.outputs[0]?.bytes)} MB`,
       });
-      this.add({ scenario: 'hand-written client: fetch + parse + JSONL', ...pick(baseline), notes: `best of ${hand.length}` });
+      this.add({
+        scenario: 'hand-written client: fetch + parse + JSONL',
+        ...pick(baseline),
+        notes: `best of ${hand.length}`,
+      });
     });
   }
 
   /** The table sink: a first run, then a full run merging 1 % touched products, at two sizes. */
   async table(): Promise<void> {
-    const sizes = process.env.BENCH_TABLE_SIZES ? process.env.BENCH_TABLE_SIZES.split(',').map(Number) : [this.sizes.chain, this.sizes.memory];
+    const sizes = process.env.BENCH_TABLE_SIZES
+      ? process.env.BENCH_TABLE_SIZES.split(',').map(Number)
+      : [this.sizes.chain, this.sizes.memory];
     const merges: PipelineRunResult[] = [];
     for (const n of sizes) {
       const [first, merge] = await this.withSandbox(n, 0, async (sandbox) => {
@@ -325,7 +374,10 @@ class Bench {
         const created = await this.runPipeline(sandbox, tablePipeline(folder));
         const touched = await fetch(`${sandbox.baseUrl}/_sandbox/touch`, {
           method: 'POST',
-          headers: { authorization: `Basic ${Buffer.from(`${sandbox.apiKey}:${sandbox.apiSecret}`).toString('base64')}`, 'content-type': 'application/json' },
+          headers: {
+            authorization: `Basic ${Buffer.from(`${sandbox.apiKey}:${sandbox.apiSecret}`).toString('base64')}`,
+            'content-type': 'application/json',
+          },
           body: JSON.stringify({ count: Math.floor(n / 100) }),
         });
         if (!touched.ok) throw new Error(`touch answered ${touched.status}`);
@@ -334,14 +386,25 @@ class Bench {
       checkRun('table (first run)', first, n);
       checkRun('table (merge)', merge, n);
       merges.push(merge);
-      const bytes = (run: PipelineRunResult, part: string) => mb(run.outputs.filter((o) => o.location.includes(part)).reduce((b, o) => b + o.bytes, 0));
-      this.add({ scenario: `table: first run at ${n.toLocaleString('en-US')} products`, ...pick(first), notes: `snapshot ${bytes(first, '/snapshot/')} MB, state ${bytes(first, '/_table/')} MB` });
+      const bytes = (run: PipelineRunResult, part: string) =>
+        mb(run.outputs.filter((o) => o.location.includes(part)).reduce((b, o) => b + o.bytes, 0));
+      this.add({
+        scenario: `table: first run at ${n.toLocaleString('en-US')} products`,
+        ...pick(first),
+        notes: `snapshot ${bytes(first, '/snapshot/')} MB, state ${bytes(first, '/_table/')} MB`,
+      });
       const small = merges[0]!;
       const growth = merge.peakRssMb / small.peakRssMb;
       this.add({
         scenario: `table: full run, 1 % changed, at ${n.toLocaleString('en-US')} products`,
         ...pick(merge),
-        ...(merges.length > 1 ? { ratio: `peak RSS / at ${small.records.toLocaleString('en-US')}: ${round(growth)}`, target: 'ratio < 1.25', met: growth < 1.25 } : {}),
+        ...(merges.length > 1
+          ? {
+              ratio: `peak RSS / at ${small.records.toLocaleString('en-US')}: ${round(growth)}`,
+              target: 'ratio < 1.25',
+              met: growth < 1.25,
+            }
+          : {}),
         notes: `changes ${bytes(merge, '/changes/')} MB`,
       });
     }
@@ -353,7 +416,11 @@ class Bench {
     const run = await this.withSandbox(n, 0, (sandbox) => this.runPipeline(sandbox, streamPipeline()));
     checkRun('stream', run, n);
     this.details.stream = run;
-    this.add({ scenario: `stream: products.stream -> JSONL.gz`, ...pick(run), notes: `${mb(run.outputs[0]?.bytes)} MB gzipped` });
+    this.add({
+      scenario: `stream: products.stream -> JSONL.gz`,
+      ...pick(run),
+      notes: `${mb(run.outputs[0]?.bytes)} MB gzipped`,
+    });
   }
 }
 
@@ -362,11 +429,24 @@ function best<T extends { recordsPerSecond: number }>(runs: T[]): T {
 }
 
 function checkRun(what: string, run: PipelineRunResult, expected: number): void {
-  if (run.status !== 'succeeded' || run.records !== expected) throw new Error(`${what}: the run ${run.status} with ${run.records} of ${expected} records`);
+  if (run.status !== 'succeeded' || run.records !== expected)
+    throw new Error(`${what}: the run ${run.status} with ${run.records} of ${expected} records`);
 }
 
-function pick(m: { records: number; recordsPerSecond: number; cpuSeconds: number; peakRssMb: number; wallSeconds: number }): Partial<BenchRow> & { records: number } {
-  return { records: m.records, recordsPerSecond: m.recordsPerSecond, cpuSeconds: m.cpuSeconds, peakRssMb: m.peakRssMb, wallSeconds: m.wallSeconds };
+function pick(m: {
+  records: number;
+  recordsPerSecond: number;
+  cpuSeconds: number;
+  peakRssMb: number;
+  wallSeconds: number;
+}): Partial<BenchRow> & { records: number } {
+  return {
+    records: m.records,
+    recordsPerSecond: m.recordsPerSecond,
+    cpuSeconds: m.cpuSeconds,
+    peakRssMb: m.peakRssMb,
+    wallSeconds: m.wallSeconds,
+  };
 }
 
 const mb = (bytes: number | undefined) => (bytes === undefined ? '?' : round(bytes / 2 ** 20, 1));
@@ -399,11 +479,17 @@ export function markdownTable(results: BenchResults): string {
     ),
   ];
   const m = results.machine;
-  lines.push('', `Machine: ${m.cpu}, ${m.cores} cores, ${m.totalMemoryGb} GB, ${m.os}, Node ${m.node}. Command: \`${results.command}\`.`);
+  lines.push(
+    '',
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.totalMemoryGb} GB, ${m.os}, Node ${m.node}. Command: \`${results.command}\`.`,
+  );
   return lines.join('\n');
 }
 
-export async function runBench(names: ScenarioName[], options: { quick: boolean; out: string; repeat?: number }): Promise<BenchResults> {
+export async function runBench(
+  names: ScenarioName[],
+  options: { quick: boolean; out: string; repeat?: number },
+): Promise<BenchResults> {
   const sizes = options.quick ? QUICK : FULL;
   const dir = await mkdtemp(join(os.tmpdir(), 'catalog-streams-bench-'));
   const bench = new Bench(sizes, dir, options.repeat ?? (options.quick ? 1 : 2));
@@ -415,12 +501,15 @@ export async function runBench(names: ScenarioName[], options: { quick: boolean;
     rows: bench.rows,
     details: bench.details,
   };
-  console.log(`catalog-streams bench (${options.quick ? 'quick' : 'full'}): ${names.join(', ')} on ${results.machine.cpu} x${results.machine.cores}, Node ${process.version}`);
+  console.log(
+    `catalog-streams bench (${options.quick ? 'quick' : 'full'}): ${names.join(', ')} on ${results.machine.cpu} x${results.machine.cores}, Node ${process.version}`,
+  );
   console.log(formatHeader());
   try {
     if (names.includes('chain') || names.includes('memory')) {
       const small = await bench.chain(names.includes('chain'));
-      if (!names.includes('chain')) bench.add({ scenario: `memory: the chain at ${sizes.chain.toLocaleString('en-US')} products`, ...pick(small) });
+      if (!names.includes('chain'))
+        bench.add({ scenario: `memory: the chain at ${sizes.chain.toLocaleString('en-US')} products`, ...pick(small) });
       if (names.includes('memory')) await bench.memory(small);
     }
     if (names.includes('jsonl')) await bench.jsonl();
@@ -465,7 +554,9 @@ if (isMain(import.meta.url)) {
   const named = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--out' && args[i - 1] !== '--repeat');
   const unknown = named.filter((n) => !known.includes(n));
   if (unknown.length > 0) {
-    console.error(`unknown scenario ${unknown.join(', ')}; scenarios: ${known.join(', ')} [--quick] [--repeat N] [--out file] [--strict]`);
+    console.error(
+      `unknown scenario ${unknown.join(', ')}; scenarios: ${known.join(', ')} [--quick] [--repeat N] [--out file] [--strict]`,
+    );
     process.exit(2);
   }
   const names = (named.length > 0 ? named : [...MAIN_SCENARIOS]) as ScenarioName[];

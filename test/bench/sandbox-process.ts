@@ -37,7 +37,16 @@ export interface SandboxProcess extends SandboxConnection {
 
 export async function startSandboxProcess(options: SandboxProcessOptions): Promise<SandboxProcess> {
   const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-  const args = [main, 'sandbox', '--port', '0', '--products', String(options.products), '--rate-limit', String(options.rateLimit ?? 0)];
+  const args = [
+    main,
+    'sandbox',
+    '--port',
+    '0',
+    '--products',
+    String(options.products),
+    '--rate-limit',
+    String(options.rateLimit ?? 0),
+  ];
   if (options.trueTotal) args.push('--true-total');
   if (options.seed !== undefined) args.push('--seed', String(options.seed));
   const started = performance.now();
@@ -49,7 +58,8 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`the sandbox exited (${code}) before listening: ${stderr}`)));
   });
-  const [, baseUrl, apiKey, apiSecret] = /listening on (\S+) \(CATALOG_API_KEY=(\S+) CATALOG_API_SECRET=(\S+),/.exec(line) ?? [];
+  const [, baseUrl, apiKey, apiSecret] =
+    /listening on (\S+) \(CATALOG_API_KEY=(\S+) CATALOG_API_SECRET=(\S+),/.exec(line) ?? [];
   if (!baseUrl || !apiKey || !apiSecret) {
     child.kill('SIGTERM');
     throw new Error(`unexpected first line from the sandbox: ${line}`);
@@ -97,5 +107,8 @@ export function connectionOf(sandbox: SandboxConnection): SandboxConnection {
 /** Requests answered per endpoint and status, summed over the statuses given (all when none). */
 export function answered(stats: SandboxStats, endpoint: string, statuses?: number[]): number {
   const by = stats.byEndpoint[endpoint] ?? {};
-  return Object.entries(by).reduce((n, [status, count]) => (!statuses || statuses.includes(Number(status)) ? n + count : n), 0);
+  return Object.entries(by).reduce(
+    (n, [status, count]) => (!statuses || statuses.includes(Number(status)) ? n + count : n),
+    0,
+  );
 }

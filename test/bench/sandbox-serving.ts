@@ -63,7 +63,9 @@ async function bisectWindows(connection: SandboxConnection): Promise<{ windows: 
   return { windows, requests };
 }
 
-export async function measureSandboxServing(options: { products?: number; concurrency?: number; parse?: boolean } = {}): Promise<SandboxServingResult> {
+export async function measureSandboxServing(
+  options: { products?: number; concurrency?: number; parse?: boolean } = {},
+): Promise<SandboxServingResult> {
   const products = options.products ?? 1_000_000;
   const concurrency = options.concurrency ?? 4;
   const parse = options.parse ?? true;
@@ -106,7 +108,14 @@ export async function measureSandboxServing(options: { products?: number; concur
 }
 
 if (isMain(import.meta.url)) {
-  const [products, concurrency] = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number);
-  const result = await measureSandboxServing({ products: products || undefined, concurrency: concurrency || undefined, parse: !process.argv.includes('--no-parse') });
+  const [products, concurrency] = process.argv
+    .slice(2)
+    .filter((a) => !a.startsWith('--'))
+    .map(Number);
+  const result = await measureSandboxServing({
+    products: products || undefined,
+    concurrency: concurrency || undefined,
+    parse: !process.argv.includes('--no-parse'),
+  });
   console.log(JSON.stringify(result, null, 2));
 }

@@ -85,7 +85,8 @@ export async function runMode(mode: 'source' | 'baseline', productCount: number)
 export async function benchSources(options: { products?: number } = {}): Promise<SourcesBenchResult> {
   const products = options.products ?? 100_000;
   const isolate = fileURLToPath(import.meta.url).endsWith('.js');
-  const run = (mode: 'source' | 'baseline') => (isolate ? runScenario<ModeResult>('sources', { mode, products }) : runMode(mode, products));
+  const run = (mode: 'source' | 'baseline') =>
+    isolate ? runScenario<ModeResult>('sources', { mode, products }) : runMode(mode, products);
   const baseline = await run('baseline');
   const source = await run('source');
   return {

@@ -12,7 +12,14 @@ import { isDeepStrictEqual } from 'node:util';
 import { Product, type FieldInfo } from '../../src/catalog/index.js';
 import { Dataset } from '../../src/sandbox/index.js';
 import { fieldInfoOf } from '../../src/transforms/resource.js';
-import { RecordTransform, flattenLocales, normalizeCodes, pick, selectMediaFormat, validate } from '../../src/transforms/index.js';
+import {
+  RecordTransform,
+  flattenLocales,
+  normalizeCodes,
+  pick,
+  selectMediaFormat,
+  validate,
+} from '../../src/transforms/index.js';
 import { testContext } from '../helpers/stage-context.js';
 
 export interface TransformsBenchResult {
@@ -95,7 +102,12 @@ function firstText(localized: Rec | undefined): unknown {
 
 function code(v: unknown, digits: number, padTo: number): string | null | undefined {
   if (v === undefined || v === null) return v;
-  const s = typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? String(v) : typeof v === 'string' && /^\d+$/.test(v) ? v : undefined;
+  const s =
+    typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+      ? String(v)
+      : typeof v === 'string' && /^\d+$/.test(v)
+        ? v
+        : undefined;
   if (s === undefined || s.length > digits) throw new Error(`bad code ${String(v)}`);
   return s.length >= padTo ? s : s.padStart(padTo, '0');
 }
@@ -157,7 +169,9 @@ function flattenObject(o: Rec, plan: LocalizedPlan): Rec {
       out[`${k}_fr`] = text(v, 'fr');
       out[k] = firstText(v);
     } else if (lists[k] && Array.isArray(v)) {
-      out[k] = v.map((el: unknown) => (typeof el === 'object' && el !== null ? flattenObject(el as Rec, lists[k]!) : el));
+      out[k] = v.map((el: unknown) =>
+        typeof el === 'object' && el !== null ? flattenObject(el as Rec, lists[k]!) : el,
+      );
     } else out[k] = v;
   }
   for (const k of localized) {
@@ -176,7 +190,12 @@ function loopOne(p: Rec, info: FieldInfo): Rec {
   [f.photo_url, f.photo_format] = chooseImage(p.photos);
   [f.frontal_url, f.frontal_format] = chooseImage(p.frontals);
   if (Array.isArray(p.ean)) f.ean = p.ean.map((e: unknown) => code(e, 14, 13));
-  for (const [field, digits] of [['eanGtin8', 8], ['eanGtin12', 12], ['eanGtin13', 13], ['eanGtin14', 14]] as const) {
+  for (const [field, digits] of [
+    ['eanGtin8', 8],
+    ['eanGtin12', 12],
+    ['eanGtin13', 13],
+    ['eanGtin14', 14],
+  ] as const) {
     if (p[field] !== undefined) f[field] = code(p[field], digits, digits);
   }
   const out: Rec = {};
@@ -206,9 +225,14 @@ function sink(sample: Rec[]): Writable {
 async function timeChain(products: readonly Rec[], fused: boolean, sample: Rec[] = []): Promise<number> {
   const chain = stages();
   const t = process.hrtime.bigint();
-  await pipeline([Readable.from(products), ...(fused ? [RecordTransform.fuse(chain)] : chain), sink(sample)] as unknown as readonly NodeJS.ReadWriteStream[]);
+  await pipeline([
+    Readable.from(products),
+    ...(fused ? [RecordTransform.fuse(chain)] : chain),
+    sink(sample),
+  ] as unknown as readonly NodeJS.ReadWriteStream[]);
   const seconds = Number(process.hrtime.bigint() - t) / 1e9;
-  if (chain[4]!.stats.out !== products.length) throw new Error(`chain emitted ${chain[4]!.stats.out} of ${products.length}`);
+  if (chain[4]!.stats.out !== products.length)
+    throw new Error(`chain emitted ${chain[4]!.stats.out} of ${products.length}`);
   return products.length / seconds;
 }
 
@@ -244,7 +268,9 @@ export async function benchTransforms(count = 200_000, rounds = 2): Promise<Tran
   timeLoop(warm, fromLoop);
   for (let i = 0; i < fromLoop.length; i++) {
     if (!isDeepStrictEqual(fromChain[i], fromLoop[i]) || !isDeepStrictEqual(fromFused[i], fromLoop[i])) {
-      throw new Error(`bench variants disagree on product ${i}: ${JSON.stringify(fromChain[i])} vs ${JSON.stringify(fromLoop[i])}`);
+      throw new Error(
+        `bench variants disagree on product ${i}: ${JSON.stringify(fromChain[i])} vs ${JSON.stringify(fromLoop[i])}`,
+      );
     }
   }
 

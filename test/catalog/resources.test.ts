@@ -13,8 +13,18 @@ describe('resource schemas', () => {
       eanGtin13: 12345678905,
       eanGtin8: 1234,
       ean: [12345678905, 5412345678908],
-      cannabisData: { thcPercentage: null, minorCannabinoids: [{ name: 'Δ8-THC', percentage: 0.2 }], terpenes: [{ name: 'β-Caryophyllene', percentage: null }] },
-      frontals: [{ photoType: 'packshot', displayOrder: 1, formats: { largeJpg: 'https://x/l.jpg', mediumJpeg: 'https://x/m.jpg' } }],
+      cannabisData: {
+        thcPercentage: null,
+        minorCannabinoids: [{ name: 'Δ8-THC', percentage: 0.2 }],
+        terpenes: [{ name: 'β-Caryophyllene', percentage: null }],
+      },
+      frontals: [
+        {
+          photoType: 'packshot',
+          displayOrder: 1,
+          formats: { largeJpg: 'https://x/l.jpg', mediumJpeg: 'https://x/m.jpg' },
+        },
+      ],
       photos: [{ photoType: 'lifestyle_image', displayOrder: 1, formats: { largeWebp: 'https://x/l.webp' } }],
       organizations: [{ id: 3, name: { en: 'Acme' }, type: 'supplier', contactInformation: { country: 'BE' } }],
       futureField: { anything: true },
@@ -43,7 +53,16 @@ describe('resource schemas', () => {
 
   it('are readable as data: localized fields, timestamps and codes', () => {
     const paths = localizedFieldPaths(Product);
-    expect(paths).toEqual(expect.arrayContaining(['name', 'seoName', 'brands[].name', 'descriptions[].content', 'leaflets[].url', 'photos[].organizations[].name']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'name',
+        'seoName',
+        'brands[].name',
+        'descriptions[].content',
+        'leaflets[].url',
+        'photos[].organizations[].name',
+      ]),
+    );
     const info = describeSchema(Product);
     expect(info.fields!.meta!.fields!.createdAt!.kind).toBe('timestamp');
     expect(info.fields!.eanGtin13).toMatchObject({ kind: 'gtin', digits: 13, optional: true });

@@ -57,10 +57,24 @@ describe('every pipeline-file error at once', () => {
     expect(json.code).toBe(2);
     const lines = jsonLines(json.stderr);
     expect(lines).toHaveLength(8);
-    expect(lines.every((l) => l.level === 'error' && l.command === 'validate' && l.file === join(ws.dir, 'many.yml') && typeof l.line === 'number' && typeof l.path === 'string')).toBe(true);
+    expect(
+      lines.every(
+        (l) =>
+          l.level === 'error' &&
+          l.command === 'validate' &&
+          l.file === join(ws.dir, 'many.yml') &&
+          typeof l.line === 'number' &&
+          typeof l.path === 'string',
+      ),
+    ).toBe(true);
 
-    const transforms = Array.from({ length: MAX_REPORTED + 5 }, (_, i) => `  - { type: pick, felds${i}: [] }`).join('\n');
-    await writeFile(join(ws.dir, 'lots.yml'), `name: lots\nsource: { type: brands.query }\ntransforms:\n${transforms}\nsinks: [{ type: jsonl, path: out/x.jsonl }]\n`);
+    const transforms = Array.from({ length: MAX_REPORTED + 5 }, (_, i) => `  - { type: pick, felds${i}: [] }`).join(
+      '\n',
+    );
+    await writeFile(
+      join(ws.dir, 'lots.yml'),
+      `name: lots\nsource: { type: brands.query }\ntransforms:\n${transforms}\nsinks: [{ type: jsonl, path: out/x.jsonl }]\n`,
+    );
     const pretty = await runCli(['run', 'lots.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: cleanEnv() });
     expect(pretty.code).toBe(2);
     const text = pretty.stderr.trimEnd().split('\n');

@@ -37,7 +37,10 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
  * and credentials, and CATALOG_RATE_LIMIT=0 (the test sandboxes have no rate
  * limit, so the client need not pace) unless `extra` says otherwise.
  */
-export function sandboxEnv(sandbox: { url: string; credentials: { apiKey: string; apiSecret: string } }, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+export function sandboxEnv(
+  sandbox: { url: string; credentials: { apiKey: string; apiSecret: string } },
+  extra: Record<string, string | undefined> = {},
+): NodeJS.ProcessEnv {
   return cleanEnv({
     CATALOG_BASE_URL: sandbox.url,
     CATALOG_API_KEY: sandbox.credentials.apiKey,
@@ -69,8 +72,16 @@ export function startCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proc
 }
 
 /** Any command (a shell wrapper around the CLI, say) with the same output capture as startCli. */
-export function startCommand(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliProcess {
-  const child = spawn(command, args, { cwd: opts.cwd ?? REPO, env: opts.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCommand(
+  command: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): CliProcess {
+  const child = spawn(command, args, {
+    cwd: opts.cwd ?? REPO,
+    env: opts.env ?? cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const waiters = new Set<() => void>();
@@ -79,7 +90,9 @@ export function startCommand(command: string, args: string[], opts: { cwd?: stri
     err += c.toString();
     for (const w of waiters) w();
   });
-  const done = new Promise<CliResult>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout: out, stderr: err })));
+  const done = new Promise<CliResult>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal, stdout: out, stderr: err })),
+  );
   return {
     child,
     stdout: () => out,
@@ -150,7 +163,10 @@ export async function workspace(prefix = 'catalog-streams-cli-'): Promise<{ dir:
  * A sandbox and a workspace shared by the tests of one describe block: started in its
  * beforeAll, removed in its afterAll. Read the fields inside tests (they are set by then).
  */
-export function useSandboxWorkspace(options: SandboxOptions): { sandbox: TestSandbox; ws: { dir: string; remove(): Promise<void> } } {
+export function useSandboxWorkspace(options: SandboxOptions): {
+  sandbox: TestSandbox;
+  ws: { dir: string; remove(): Promise<void> };
+} {
   const shared = {} as { sandbox: TestSandbox; ws: { dir: string; remove(): Promise<void> } };
   beforeAll(async () => {
     shared.sandbox = await startTestSandbox(options);
@@ -196,7 +212,9 @@ export function runPath(template: string, runId: string): string {
 
 /** The run id of the CLI's (JSON log) summary line of `pipeline` (the only one when not given). */
 export function summaryRunId(stderr: string, pipeline?: string): string {
-  const summaries = jsonLines(stderr).filter((l) => l.event === 'summary' && (pipeline === undefined || l.pipeline === pipeline));
+  const summaries = jsonLines(stderr).filter(
+    (l) => l.event === 'summary' && (pipeline === undefined || l.pipeline === pipeline),
+  );
   expect(summaries, `one summary line${pipeline ? ` of ${pipeline}` : ''}`).toHaveLength(1);
   return String(summaries[0]!.runId);
 }

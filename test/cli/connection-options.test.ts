@@ -21,9 +21,15 @@ sinks:
   it('answers slower than timeouts.headers fail the run after maxAttempts attempts; nothing is written', async () => {
     shared.sandbox.setFaults({ latencyMs: 1500 });
     try {
-      await writeFile(join(shared.ws.dir, 'slow.yml'), pipeline('{ maxAttempts: 2, maxRetryWait: "2s", timeouts: { headers: "250ms" } }'));
+      await writeFile(
+        join(shared.ws.dir, 'slow.yml'),
+        pipeline('{ maxAttempts: 2, maxRetryWait: "2s", timeouts: { headers: "250ms" } }'),
+      );
       shared.sandbox.resetStats();
-      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
+      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], {
+        cwd: shared.ws.dir,
+        env: sandboxEnv(shared.sandbox),
+      });
       expect(code, stderr).toBe(1);
       expect(stderr).toContain('"code":"network.timeout"');
       expect(stderr).toContain('timed out (UND_ERR_HEADERS_TIMEOUT) on products.query after 2 attempts');
@@ -38,8 +44,14 @@ sinks:
   it('the same answers within a longer timeouts.headers: the run completes', async () => {
     shared.sandbox.setFaults({ latencyMs: 300 });
     try {
-      await writeFile(join(shared.ws.dir, 'slow.yml'), pipeline('{ maxAttempts: 2, timeouts: { headers: "5s", body: "5s", connect: "2s" } }'));
-      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
+      await writeFile(
+        join(shared.ws.dir, 'slow.yml'),
+        pipeline('{ maxAttempts: 2, timeouts: { headers: "5s", body: "5s", connect: "2s" } }'),
+      );
+      const { code, stderr } = await runCli(['run', 'slow.yml', '--quiet'], {
+        cwd: shared.ws.dir,
+        env: sandboxEnv(shared.sandbox),
+      });
       expect(code, stderr).toBe(0);
       expect(await listFiles(shared.ws.dir)).toContain('out/slow.jsonl');
     } finally {
@@ -58,16 +70,25 @@ sinks:
 
   it('with the window the sandbox prints, products.query slices past it and delivers every product once', async () => {
     await writeFile(join(shared.ws.dir, 'windowed.yml'), pipelineFile);
-    const { code, stderr } = await runCli(['run', 'windowed.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox, { CATALOG_RESULT_WINDOW: '300' }) });
+    const { code, stderr } = await runCli(['run', 'windowed.yml', '--quiet'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox, { CATALOG_RESULT_WINDOW: '300' }),
+    });
     expect(code, stderr).toBe(0);
-    const ids = (await readFile(join(shared.ws.dir, 'out/windowed.jsonl'), 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id);
+    const ids = (await readFile(join(shared.ws.dir, 'out/windowed.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids.length).toBe(1_500);
     expect(new Set(ids).size).toBe(1_500);
   });
 
   it('a window past the spec cap is a usage error (exit 2)', async () => {
     await writeFile(join(shared.ws.dir, 'windowed.yml'), pipelineFile);
-    const { code, stderr } = await runCli(['run', 'windowed.yml'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox, { CATALOG_RESULT_WINDOW: '20000' }) });
+    const { code, stderr } = await runCli(['run', 'windowed.yml'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox, { CATALOG_RESULT_WINDOW: '20000' }),
+    });
     expect(code).toBe(2);
     expect(stderr).toContain('CATALOG_RESULT_WINDOW must be an integer from 1 to 10000');
   });

@@ -24,7 +24,19 @@ describe('progress of a paced, sliced extract', () => {
     // paces ~55 requests over ~11 s: 200 ms a request leaves room for the work of a page on a loaded
     // machine, so the run's pace is the budget's and the ETA can be held to it.
     const { code, stderr } = await runCli(
-      ['run', 'paced.yml', '--sandbox', '--sandbox-products', '12000', '--sandbox-rate-limit', '300', '--progress-interval', '0.25', '--log-format', 'json'],
+      [
+        'run',
+        'paced.yml',
+        '--sandbox',
+        '--sandbox-products',
+        '12000',
+        '--sandbox-rate-limit',
+        '300',
+        '--progress-interval',
+        '0.25',
+        '--log-format',
+        'json',
+      ],
       { cwd: ws.dir, env: cleanEnv() },
     );
     expect(code, stderr).toBe(0);
@@ -41,6 +53,9 @@ describe('progress of a paced, sliced extract', () => {
     const half = progress.find((l) => l.percent >= 50)!;
     expect(half.etaSeconds).toBeGreaterThan(0);
     const left = (Date.parse(summary.finishedAt) - Date.parse(half.time)) / 1000;
-    expect(Math.abs(half.etaSeconds - left), `ETA ${half.etaSeconds} s at ${half.percent} %, finished ${left} s later`).toBeLessThanOrEqual(0.25 * left);
+    expect(
+      Math.abs(half.etaSeconds - left),
+      `ETA ${half.etaSeconds} s at ${half.percent} %, finished ${left} s later`,
+    ).toBeLessThanOrEqual(0.25 * left);
   });
 });

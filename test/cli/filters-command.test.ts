@@ -32,7 +32,9 @@ describe('catalog-streams filters', () => {
         endpoint: 'brands.query',
         path: '/v4/brands/query',
         filterRequired: false,
-        filters: Object.keys(endpoints['brands.query'].filters).map((name) => expect.objectContaining({ name, shape: expect.any(String) })),
+        filters: Object.keys(endpoints['brands.query'].filters).map((name) =>
+          expect.objectContaining({ name, shape: expect.any(String) }),
+        ),
         sortings: Object.keys(endpoints['brands.query'].sortings).map((name) => ({ name, shape: expect.any(String) })),
       },
     ]);

@@ -24,11 +24,16 @@ describe('products-nightly.yml: incremental runs', () => {
   const stateFile = () => join(ws.dir, '.state/products-nightly.json');
   const run = async (n: number, ...flags: string[]) => {
     const summaryFile = join(ws.dir, `summary-${n}.json`);
-    const result = await runCli(['run', 'pipelines/products-nightly.yml', '--quiet', '--summary-file', summaryFile, ...flags], { cwd: ws.dir, env });
+    const result = await runCli(
+      ['run', 'pipelines/products-nightly.yml', '--quiet', '--summary-file', summaryFile, ...flags],
+      { cwd: ws.dir, env },
+    );
     expect(result.code, result.stderr).toBe(0);
     const [summary] = (await readJson<{ pipelines: RunSummary[] }>(summaryFile)).pipelines as [RunSummary];
     expect(summary.outputs).toHaveLength(1);
-    const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(summary.outputs[0]!.location)}) ORDER BY id`);
+    const { rows } = await duckdbQuery(
+      `SELECT id FROM read_parquet(${sqlString(summary.outputs[0]!.location)}) ORDER BY id`,
+    );
     return { summary, ids: rows.map((r) => String(r.id)), state: await readJson<PipelineState>(stateFile()) };
   };
   /** Products the nightly filter selects whose updatedAt is at or after `cursor`, by id. */
@@ -54,13 +59,21 @@ describe('products-nightly.yml: incremental runs', () => {
     expect(first.ids).toEqual(all);
     // With a state, every run reads a bounded window, up to the second before it started.
     const until = (summary: { startedAt: string }) => Math.floor(Date.parse(summary.startedAt) / 1000) - 1;
-    expect(first.summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { until: until(first.summary) } }] });
+    expect(first.summary.sourceFilter).toEqual({
+      and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { until: until(first.summary) } }],
+    });
     const cursor1 = first.state.cursor;
     expect(first.summary.cursor).toEqual({ next: cursor1, stored: true, location: stateFile() });
     // The newest updatedAt seen is older than the start minus the overlap: it is the safer cursor.
-    const newest = Math.max(...Array.from(sandbox.dataset.updatedAt).filter((_, i) => sandbox.dataset.status[i] !== NO_SELECTION));
+    const newest = Math.max(
+      ...Array.from(sandbox.dataset.updatedAt).filter((_, i) => sandbox.dataset.status[i] !== NO_SELECTION),
+    );
     expect(cursor1).toBe(newest);
-    expect(first.state).toMatchObject({ version: 1, pipeline: 'products-nightly', lastRun: { records: all.length, source: 'products.query' } });
+    expect(first.state).toMatchObject({
+      version: 1,
+      pipeline: 'products-nightly',
+      lastRun: { records: all.length, source: 'products.query' },
+    });
 
     // 2. Touch a few products (one the filter never selects) and run again.
     const noSelection = productIdOf(Array.from(sandbox.dataset.status).indexOf(NO_SELECTION));
@@ -73,17 +86,29 @@ describe('products-nightly.yml: incremental runs', () => {
     expect(expected).toEqual(expect.arrayContaining(touched.filter((id) => id !== noSelection)));
     expect(expected).not.toContain(noSelection);
     expect(expected.length).toBeLessThan(touched.length + 5);
-    expect(second.summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { from: cursor1, until: until(second.summary) } }] });
+    expect(second.summary.sourceFilter).toEqual({
+      and: [
+        { status: ['active', 'replaced', 'inactive'] },
+        { updatedSince: { from: cursor1, until: until(second.summary) } },
+      ],
+    });
     expect(second.summary.records.read).toBe(expected.length);
     // The cursor advanced to the run's start minus the 300 s overlap (the touches are newer than that).
     const started2 = Math.floor(Date.parse(second.summary.startedAt) / 1000);
     expect(second.state.cursor).toBe(started2 - 300);
-    expect(second.summary.cursor).toEqual({ previous: cursor1, next: started2 - 300, stored: true, location: stateFile() });
+    expect(second.summary.cursor).toEqual({
+      previous: cursor1,
+      next: started2 - 300,
+      stored: true,
+      location: stateFile(),
+    });
 
     // 3. --full-refresh ignores the stored cursor.
     const third = await run(3, '--full-refresh');
     expect(third.ids).toEqual(updatedSince(0));
-    expect(third.summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { until: until(third.summary) } }] });
+    expect(third.summary.sourceFilter).toEqual({
+      and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { until: until(third.summary) } }],
+    });
     expect(third.summary.cursor).toMatchObject({ stored: true });
     expect(third.summary.cursor!.previous).toBeUndefined();
 

@@ -35,7 +35,10 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
     await Promise.all([s3?.stop(), sandbox?.close(), ws?.remove()]);
   });
 
-  const get = async (key: string) => Buffer.from(await (await s3.client.send(new GetObjectCommand({ Bucket: 'lake', Key: key }))).Body!.transformToByteArray());
+  const get = async (key: string) =>
+    Buffer.from(
+      await (await s3.client.send(new GetObjectCommand({ Bucket: 'lake', Key: key }))).Body!.transformToByteArray(),
+    );
 
   const lakeEnv = () =>
     sandboxEnv(sandbox, {
@@ -50,13 +53,18 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
 
   it('writes Parquet parts, a manifest listing them, and dead letters; every product exactly once', async () => {
     const env = lakeEnv();
-    const { code, stderr, stdout } = await runCli(['run', 'pipelines/products-lake-s3.yml', '--summary-file', 'summary.json'], { cwd: ws.dir, env });
+    const { code, stderr, stdout } = await runCli(
+      ['run', 'pipelines/products-lake-s3.yml', '--summary-file', 'summary.json'],
+      { cwd: ws.dir, env },
+    );
     expect(code, stderr).toBe(0);
     expect(stdout).toBe('');
     const date = new Date().toISOString().slice(0, 10);
     const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: 'lake' }));
     const keys = (listed.Contents ?? []).map((c) => c.Key!).sort();
-    const rejected = keys.filter((k) => k.startsWith(`catalog/rejected/products/dt=${date}/rejected-`) && k.endsWith('.jsonl.gz'));
+    const rejected = keys.filter(
+      (k) => k.startsWith(`catalog/rejected/products/dt=${date}/rejected-`) && k.endsWith('.jsonl.gz'),
+    );
     expect(rejected).toHaveLength(1);
     // Part names carry the run id (the key template has no {run}): no run overwrites another's objects.
     const runId = jsonLines(stderr).find((l) => l.event === 'summary')!.runId as string;
@@ -72,11 +80,25 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
     );
     // The manifest was written after every part and lists them with their rows.
     const log = await s3.requestLog();
-    const lastPart = Math.max(...log.flatMap((r, i) => (r.op === 'CompleteMultipartUpload' || (r.op === 'PutObject' && r.key.endsWith('.parquet')) ? [i] : [])));
-    expect(log.findIndex((r) => r.op === 'PutObject' && r.key === `catalog/products/dt=${date}/_manifest.json`)).toBeGreaterThan(lastPart);
+    const lastPart = Math.max(
+      ...log.flatMap((r, i) =>
+        r.op === 'CompleteMultipartUpload' || (r.op === 'PutObject' && r.key.endsWith('.parquet')) ? [i] : [],
+      ),
+    );
+    expect(
+      log.findIndex((r) => r.op === 'PutObject' && r.key === `catalog/products/dt=${date}/_manifest.json`),
+    ).toBeGreaterThan(lastPart);
     const manifest = JSON.parse((await get(`catalog/products/dt=${date}/_manifest.json`)).toString()) as S3Manifest;
-    expect(manifest).toMatchObject({ version: 1, name: 'products-lake', format: 'parquet', bucket: 'lake', source: { type: 'products.stream', filter: { status: ['active', 'replaced', 'inactive'] } } });
-    expect(manifest.files.map((f) => f.key)).toEqual([0, 1, 2].map((p) => `catalog/products/dt=${date}/part-0000${p}-${runId}.parquet`));
+    expect(manifest).toMatchObject({
+      version: 1,
+      name: 'products-lake',
+      format: 'parquet',
+      bucket: 'lake',
+      source: { type: 'products.stream', filter: { status: ['active', 'replaced', 'inactive'] } },
+    });
+    expect(manifest.files.map((f) => f.key)).toEqual(
+      [0, 1, 2].map((p) => `catalog/products/dt=${date}/part-0000${p}-${runId}.parquet`),
+    );
     expect(manifest.files.map((f) => f.rows).slice(0, 2)).toEqual([1000, 1000]);
 
     // Read the parts back as a data engineer would.
@@ -87,7 +109,9 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
         return file;
       }),
     );
-    const { rows } = await duckdbQuery(`SELECT id, status FROM read_parquet([${partFiles.map(sqlString).join(', ')}]) ORDER BY id`);
+    const { rows } = await duckdbQuery(
+      `SELECT id, status FROM read_parquet([${partFiles.map(sqlString).join(', ')}]) ORDER BY id`,
+    );
     expect(rows.length).toBe(manifest.rows);
     const deadLetters = gunzipSync(await get(rejected[0]!))
       .toString()
@@ -106,7 +130,12 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
     expect(rows.every((r) => ['active', 'replaced', 'inactive'].includes(String(r.status)))).toBe(true);
 
     const summary = jsonLines(stderr).find((l) => l.event === 'summary')!;
-    expect(summary.records).toMatchObject({ read: expected.length, invalid: dead.length, deadLettered: dead.length, written: { s3: manifest.rows } });
+    expect(summary.records).toMatchObject({
+      read: expected.length,
+      invalid: dead.length,
+      deadLettered: dead.length,
+      written: { s3: manifest.rows },
+    });
     expect(summary.objects).toBe(summary.outputs.length);
     expect(summary.requests).toBe(1);
   });
@@ -121,7 +150,16 @@ describe('products-lake-s3.yml into S3 (s3rver)', () => {
     const second = await runCli(['run', 'pipelines/products-nightly.yml', '--quiet'], { cwd: ws.dir, env });
     expect(second.code, second.stderr).toBe(0);
     const summary = jsonLines(second.stderr).find((l) => l.event === 'summary')!;
-    expect(summary.sourceFilter).toEqual({ and: [{ status: ['active', 'replaced', 'inactive'] }, { updatedSince: { from: state.cursor, until: expect.any(Number) } }] });
-    expect(summary.cursor).toMatchObject({ previous: state.cursor, stored: true, location: 's3://lake/state/products-nightly.json' });
+    expect(summary.sourceFilter).toEqual({
+      and: [
+        { status: ['active', 'replaced', 'inactive'] },
+        { updatedSince: { from: state.cursor, until: expect.any(Number) } },
+      ],
+    });
+    expect(summary.cursor).toMatchObject({
+      previous: state.cursor,
+      stored: true,
+      location: 's3://lake/state/products-nightly.json',
+    });
   });
 });

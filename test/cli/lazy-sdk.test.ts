@@ -20,7 +20,10 @@ describe('the AWS SDK is loaded only for S3', () => {
   const shared = useSandboxWorkspace({ products: 300 });
 
   it('a run to local Parquet and JSONL files never imports it', async () => {
-    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--quiet'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox, { NODE_OPTIONS }) });
+    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--quiet'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox, { NODE_OPTIONS }),
+    });
     expect(code, stderr).toBe(0);
     expect(sdkImports(stderr)).toEqual([]);
   });
@@ -37,7 +40,10 @@ describe('the AWS SDK is loaded only for S3', () => {
   it('control: the hook reports the SDK once S3 is used', async () => {
     const script = `import(${JSON.stringify(join(REPO, 'dist/src/sinks/s3-sdk.js'))}).then((m) => m.loadS3Sdk())`;
     const stderr = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, NODE_OPTIONS }, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, ['-e', script], {
+        env: { ...process.env, NODE_OPTIONS },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.on('error', reject);

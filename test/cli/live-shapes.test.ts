@@ -8,7 +8,18 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startTestServer, type TestServer } from '../client/http-test-server.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { liveProductJson } from '../helpers/live-shapes.js';
-import { expectExactIds, jsonLines, jsonlIds, jsonlLines, leftBehind, parquetIds, runCli, sandboxEnv, workspace, type Workspace } from '../faults/support.js';
+import {
+  expectExactIds,
+  jsonLines,
+  jsonlIds,
+  jsonlLines,
+  leftBehind,
+  parquetIds,
+  runCli,
+  sandboxEnv,
+  workspace,
+  type Workspace,
+} from '../faults/support.js';
 
 const COUNT = 2400;
 
@@ -41,7 +52,9 @@ describe('the core pipeline over 2,400 live-shaped products (issue 11)', () => {
     // products/query as the service answers it: pages of the requested size, meta.total and meta.page
     server = await startTestServer((req, res) => {
       if (req.method !== 'POST' || !req.url.startsWith('/v4/products/query')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"status":404,"code":"not_found","message":"no such endpoint"}}');
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":{"status":404,"code":"not_found","message":"no such endpoint"}}');
         return;
       }
       const page = (req.body as { page?: { no: number; size: number } }).page ?? { no: 0, size: 100 };
@@ -83,14 +96,19 @@ describe('the core pipeline over 2,400 live-shaped products (issue 11)', () => {
       ean: ['0609500004711', '0609500004711'],
       weightWithUnit: { value: 0.37, unit: 'kg' },
     });
-    const { rows } = await duckdbQuery(`SELECT eanGtin13, eanGtin12 FROM read_parquet(${sqlString(ws.path('out/products.parquet'))}) LIMIT 1`);
+    const { rows } = await duckdbQuery(
+      `SELECT eanGtin13, eanGtin12 FROM read_parquet(${sqlString(ws.path('out/products.parquet'))}) LIMIT 1`,
+    );
     expect(rows[0]).toEqual({ eanGtin13: '0609500004711', eanGtin12: '609500004711' });
   });
 
   it('with maxInvalid "1%" (as in pipelines/demo.yml) the catalog is no longer rejected', async () => {
     const result = await run('1%');
     expect(result.code, result.stderr).toBe(0);
-    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', records: { invalid: 0, written: { jsonl: COUNT, parquet: COUNT } } });
+    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'succeeded',
+      records: { invalid: 0, written: { jsonl: COUNT, parquet: COUNT } },
+    });
     expectExactIds(await parquetIds(ws.path('out/products.parquet')), ids());
   });
 
@@ -100,8 +118,16 @@ describe('the core pipeline over 2,400 live-shaped products (issue 11)', () => {
     const result = await run();
     expect(result.code, result.stderr).toBe(1);
     const failed = result.lines.find((l) => l.event === 'failed');
-    expect(failed, result.stderr).toMatchObject({ code: 'data.max_invalid', message: expect.stringMatching(/2400 invalid records of 2400 \(100%\) exceed maxInvalid 10% \(the default\); the rejected records are in .*rejected\.jsonl/) });
-    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'failed', records: { invalid: COUNT } });
+    expect(failed, result.stderr).toMatchObject({
+      code: 'data.max_invalid',
+      message: expect.stringMatching(
+        /2400 invalid records of 2400 \(100%\) exceed maxInvalid 10% \(the default\); the rejected records are in .*rejected\.jsonl/,
+      ),
+    });
+    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'failed',
+      records: { invalid: COUNT },
+    });
     expect(await leftBehind(ws.path('out'))).toEqual({ final: ['rejected.jsonl'], temp: [] });
     expectExactIds(await jsonlIds(ws.path('out/rejected.jsonl'), (l) => l.record.id), ids());
   });

@@ -27,9 +27,26 @@ describe('--version and --help', () => {
     expect(help.stdout).toContain('--log-format FORMAT');
     expect(help.stdout).toContain('catalog-streams --version');
     const run = await runMain(['run', '--help'], cleanEnv());
-    for (const flag of ['--log-level', '--log-format', '--metrics-file FILE', '--pushgateway URL', '--progress-interval', '--summary-file FILE']) expect(run.stdout).toContain(flag);
+    for (const flag of [
+      '--log-level',
+      '--log-format',
+      '--metrics-file FILE',
+      '--pushgateway URL',
+      '--progress-interval',
+      '--summary-file FILE',
+    ])
+      expect(run.stdout).toContain(flag);
     const readme = await readFile(`${REPO}/README.md`, 'utf8');
-    for (const flag of ['--log-level', '--log-format', '--version', '--metrics-file', '--pushgateway', '--progress-interval', '--summary-file']) expect(readme).toMatch(new RegExp(`[\\x60\\s]${flag}\\b`));
+    for (const flag of [
+      '--log-level',
+      '--log-format',
+      '--version',
+      '--metrics-file',
+      '--pushgateway',
+      '--progress-interval',
+      '--summary-file',
+    ])
+      expect(readme).toMatch(new RegExp(`[\\x60\\s]${flag}\\b`));
   });
 
   it.each([
@@ -40,7 +57,9 @@ describe('--version and --help', () => {
     const { code, stderr, stdout } = await runMain(argv, cleanEnv());
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(jsonLines(stderr)).toEqual([{ time: expect.any(String), level: 'error', event: 'error', code: 'usage', exitCode: 2, message }]);
+    expect(jsonLines(stderr)).toEqual([
+      { time: expect.any(String), level: 'error', event: 'error', code: 'usage', exitCode: 2, message },
+    ]);
   });
 });
 
@@ -68,9 +87,13 @@ describe('config errors', () => {
   });
 
   it('pretty on a terminal: the sentence', async () => {
-    const { code, stderr } = await runMain(['validate', 'fixtures/pipelines/page-size-33.yml'], cleanEnv(), { tty: true });
+    const { code, stderr } = await runMain(['validate', 'fixtures/pipelines/page-size-33.yml'], cleanEnv(), {
+      tty: true,
+    });
     expect(code).toBe(2);
-    expect(stderr).toBe('catalog-streams validate: fixtures/pipelines/page-size-33.yml:6:13: source.pageSize: expected one of 10, 50, 100, 250, got 33\n');
+    expect(stderr).toBe(
+      'catalog-streams validate: fixtures/pipelines/page-size-33.yml:6:13: source.pageSize: expected one of 10, 50, 100, 250, got 33\n',
+    );
   });
 });
 
@@ -78,33 +101,63 @@ describe('runs and dry runs', () => {
   const shared = useSandboxWorkspace({ products: 600 });
 
   it('--dry-run with json: a `plan` line per pipeline (pipeline a string) and a `dry-run` line, all on stderr', async () => {
-    const { code, stdout, stderr } = await runCli(['run', 'pipelines/demo.yml', '--dry-run'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
+    const { code, stdout, stderr } = await runCli(['run', 'pipelines/demo.yml', '--dry-run'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox),
+    });
     expect(code, stderr).toBe(0);
     expect(stdout).toBe('');
     const lines = jsonLines(stderr);
     expect(lines.map((l) => l.event)).toEqual(['plan', 'plan', 'dry-run']);
-    expect(lines[0]).toMatchObject({ level: 'info', pipeline: 'demo-products', source: 'products.query', total: expect.any(Number), requests: expect.any(Number), rateLimit: null });
-    expect(lines[0]!.outputs).toEqual([{ sink: 'parquet', location: expect.stringMatching(/out\/demo\/products\/dt=\d{4}-\d\d-\d\d\/products\.parquet$/) }]);
+    expect(lines[0]).toMatchObject({
+      level: 'info',
+      pipeline: 'demo-products',
+      source: 'products.query',
+      total: expect.any(Number),
+      requests: expect.any(Number),
+      rateLimit: null,
+    });
+    expect(lines[0]!.outputs).toEqual([
+      {
+        sink: 'parquet',
+        location: expect.stringMatching(/out\/demo\/products\/dt=\d{4}-\d\d-\d\d\/products\.parquet$/),
+      },
+    ]);
     expect(lines[1]).toMatchObject({ pipeline: 'demo-media', source: 'media.stream' });
-    expect(lines[2]).toMatchObject({ pipelines: ['demo-products', 'demo-media'], requests: lines[0]!.requests + lines[1]!.requests, message: 'dry run: nothing was written' });
+    expect(lines[2]).toMatchObject({
+      pipelines: ['demo-products', 'demo-media'],
+      requests: lines[0]!.requests + lines[1]!.requests,
+      message: 'dry run: nothing was written',
+    });
   });
 
   it('two pipelines, json: each line names one pipeline or lists them all; never a comma-joined name', async () => {
-    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--progress-interval', '0.1'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
+    const { code, stderr } = await runCli(['run', 'pipelines/demo.yml', '--progress-interval', '0.1'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox),
+    });
     expect(code, stderr).toBe(0);
     const lines = jsonLines(stderr);
     for (const l of lines) {
       if ('pipeline' in l) expect(['demo-products', 'demo-media']).toContain(l.pipeline);
       else expect(l.pipelines).toEqual(['demo-products', 'demo-media']);
     }
-    expect(new Set(lines.filter((l) => l.event === 'committed').map((l) => l.pipeline))).toEqual(new Set(['demo-products', 'demo-media']));
+    expect(new Set(lines.filter((l) => l.event === 'committed').map((l) => l.pipeline))).toEqual(
+      new Set(['demo-products', 'demo-media']),
+    );
   });
 
   it('--log-level error: no info or warn lines, the summaries still; debug: every request', async () => {
-    const quiet = await runCli(['run', 'pipelines/reference-data.yml', '--log-level', 'error'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
+    const quiet = await runCli(['run', 'pipelines/reference-data.yml', '--log-level', 'error'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox),
+    });
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(jsonLines(quiet.stderr).map((l) => l.event)).toEqual(REFERENCE.map(() => 'summary'));
-    const debug = await runCli(['run', 'pipelines/reference-data.yml', '--log-level=debug'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
+    const debug = await runCli(['run', 'pipelines/reference-data.yml', '--log-level=debug'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox),
+    });
     expect(debug.code, debug.stderr).toBe(0);
     const requests = jsonLines(debug.stderr).filter((l) => l.event === 'request' && typeof l.pipeline === 'string');
     const summaries = jsonLines(debug.stderr).filter((l) => l.event === 'summary');
@@ -112,13 +165,18 @@ describe('runs and dry runs', () => {
   });
 
   it('--log-format pretty off a terminal: sentences, no JSON, the summary as text', async () => {
-    const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--log-format', 'pretty'], { cwd: shared.ws.dir, env: sandboxEnv(shared.sandbox) });
+    const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--log-format', 'pretty'], {
+      cwd: shared.ws.dir,
+      env: sandboxEnv(shared.sandbox),
+    });
     expect(code, stderr).toBe(0);
     expect(stderr).not.toMatch(/^\{/m);
     expect(stderr).toMatch(new RegExp(`^· started: running ${REFERENCE.join(', ')} against `, 'm'));
     expect(stderr).toMatch(/^· brands: committed: parquet wrote .*brands\.parquet \([\d,]+ rows?, [\d,]+ bytes\)$/m);
     expect(stderr).toMatch(/^✓ brands succeeded in \d+:\d\d/m);
-    expect(stderr).toMatch(/^ {2}read 30 records from brands\.query · [\d,]+ rec\/s · 1 page · 1 request · 0 retries · 0 × 429$/m);
+    expect(stderr).toMatch(
+      /^ {2}read 30 records from brands\.query · [\d,]+ rec\/s · 1 page · 1 request · 0 retries · 0 × 429$/m,
+    );
   });
 
   it('the AWS SDK notice that its 2027 releases need Node >= 22 is a debug line; other process warnings stay warnings', async () => {
@@ -126,18 +184,35 @@ describe('runs and dry runs', () => {
       let err = '';
       const warnings = new EventEmitter();
       const sink = (into: (s: string) => void) => new Writable({ write: (c, _e, cb) => (into(String(c)), cb()) });
-      const io: CliIO = { stdout: sink(() => {}), stderr: sink((s) => (err += s)), env: sandboxEnv(shared.sandbox), signals: new EventEmitter(), warnings };
+      const io: CliIO = {
+        stdout: sink(() => {}),
+        stderr: sink((s) => (err += s)),
+        env: sandboxEnv(shared.sandbox),
+        signals: new EventEmitter(),
+        warnings,
+      };
       // Emitted once the run listens for warnings (the AWS SDK loads only after that).
-      const sdk = Object.assign(new Error('NodeVersionSupportWarning: The AWS SDK for JavaScript (v3)\nversions published after the first week of January 2027\nwill require node >=22.'), { name: 'Warning' });
+      const sdk = Object.assign(
+        new Error(
+          'NodeVersionSupportWarning: The AWS SDK for JavaScript (v3)\nversions published after the first week of January 2027\nwill require node >=22.',
+        ),
+        { name: 'Warning' },
+      );
       const other = Object.assign(new Error('something else'), { name: 'DeprecationWarning' });
-      warnings.once('newListener', () => queueMicrotask(() => [sdk, other].forEach((w) => warnings.emit('warning', w))));
+      warnings.once('newListener', () =>
+        queueMicrotask(() => [sdk, other].forEach((w) => warnings.emit('warning', w))),
+      );
       const started = main(['run', `${shared.ws.dir}/pipelines/reference-data.yml`, '--log-level', level], io);
       expect(await started).toBe(0);
       return jsonLines(err).filter((l) => l.event === 'node.warning');
     };
-    expect(await run('warn')).toEqual([expect.objectContaining({ level: 'warn', message: 'DeprecationWarning: something else' })]);
+    expect(await run('warn')).toEqual([
+      expect.objectContaining({ level: 'warn', message: 'DeprecationWarning: something else' }),
+    ]);
     const debug = await run('debug');
     expect(debug.map((l) => l.level).sort()).toEqual(['debug', 'warn']);
-    expect(debug.find((l) => l.level === 'debug')!.message).toMatch(/^Warning: NodeVersionSupportWarning: The AWS SDK .* January 2027 will require node >=22\.$/);
+    expect(debug.find((l) => l.level === 'debug')!.message).toMatch(
+      /^Warning: NodeVersionSupportWarning: The AWS SDK .* January 2027 will require node >=22\.$/,
+    );
   });
 });

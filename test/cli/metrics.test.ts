@@ -45,17 +45,26 @@ describe('run metrics', () => {
 
   it('--metrics-file: the metrics of a successful run, then a failed one keeps the last success', async () => {
     const file = join(shared.ws.dir, 'textfile/catalog-streams.prom');
-    const ok = await runCli(['run', 'pipelines/reference-data.yml', '--metrics-file', file, '--summary-file', 'summary.json', '--quiet'], { cwd: shared.ws.dir, env: env() });
+    const ok = await runCli(
+      ['run', 'pipelines/reference-data.yml', '--metrics-file', file, '--summary-file', 'summary.json', '--quiet'],
+      { cwd: shared.ws.dir, env: env() },
+    );
     expect(ok.code, ok.stderr).toBe(0);
     const { pipelines: summaries } = await readJson<{ pipelines: RunSummary[] }>(join(shared.ws.dir, 'summary.json'));
     const first = parse(await readFile(file, 'utf8'));
     expect(first.catalog_streams_exit_code).toEqual({ '{}': 0 });
-    expect(Object.keys(first.catalog_streams_last_success_timestamp_seconds!).sort()).toEqual(REFERENCE.map((n) => p(n)).sort());
+    expect(Object.keys(first.catalog_streams_last_success_timestamp_seconds!).sort()).toEqual(
+      REFERENCE.map((n) => p(n)).sort(),
+    );
     for (const s of summaries) {
-      expect(first.catalog_streams_last_success_timestamp_seconds![p(s.pipeline)]).toBe(Date.parse(s.finishedAt) / 1000);
+      expect(first.catalog_streams_last_success_timestamp_seconds![p(s.pipeline)]).toBe(
+        Date.parse(s.finishedAt) / 1000,
+      );
       expect(first.catalog_streams_last_run_succeeded![p(s.pipeline)]).toBe(1);
       expect(first.catalog_streams_last_run_records_read![p(s.pipeline)]).toBe(s.records.read);
-      expect(first.catalog_streams_last_run_records_written![p(s.pipeline, { sink: 'parquet' })]).toBe(s.records.written.parquet);
+      expect(first.catalog_streams_last_run_records_written![p(s.pipeline, { sink: 'parquet' })]).toBe(
+        s.records.written.parquet,
+      );
       expect(first.catalog_streams_last_run_records_invalid![p(s.pipeline)]).toBe(s.records.invalid);
       expect(first.catalog_streams_last_run_requests![p(s.pipeline)]).toBe(s.requests);
       expect(first.catalog_streams_last_run_retries![p(s.pipeline)]).toBe(0);
@@ -65,17 +74,27 @@ describe('run metrics', () => {
     expect(summaries.every((s) => s.records.read > 0)).toBe(true);
     // Every metric is in the README's table.
     const readme = await readFile(join(REPO, 'README.md'), 'utf8');
-    for (const name of Object.keys(first)) expect(readme).toContain(name.replace(/^catalog_streams_last_run_(?!timestamp|succeeded|duration|records_read|records_written)/, '..._'));
+    for (const name of Object.keys(first))
+      expect(readme).toContain(
+        name.replace(/^catalog_streams_last_run_(?!timestamp|succeeded|duration|records_read|records_written)/, '..._'),
+      );
 
-    const failed = await runCli(['run', 'pipelines/reference-data.yml', '--metrics-file', file, '--quiet'], { cwd: shared.ws.dir, env: env('wrong-secret') });
+    const failed = await runCli(['run', 'pipelines/reference-data.yml', '--metrics-file', file, '--quiet'], {
+      cwd: shared.ws.dir,
+      env: env('wrong-secret'),
+    });
     expect(failed.code, failed.stderr).toBe(1);
     const second = parse(await readFile(file, 'utf8'));
     expect(second.catalog_streams_exit_code).toEqual({ '{}': 1 });
     for (const s of summaries) {
       expect(second.catalog_streams_last_run_succeeded![p(s.pipeline)]).toBe(0);
       // What an alert compares with now: still the success of the first run.
-      expect(second.catalog_streams_last_success_timestamp_seconds![p(s.pipeline)]).toBe(Date.parse(s.finishedAt) / 1000);
-      expect(second.catalog_streams_last_run_timestamp_seconds![p(s.pipeline)]).toBeGreaterThan(Date.parse(s.finishedAt) / 1000);
+      expect(second.catalog_streams_last_success_timestamp_seconds![p(s.pipeline)]).toBe(
+        Date.parse(s.finishedAt) / 1000,
+      );
+      expect(second.catalog_streams_last_run_timestamp_seconds![p(s.pipeline)]).toBeGreaterThan(
+        Date.parse(s.finishedAt) / 1000,
+      );
     }
     // Written by rename: no temp file beside it.
     expect(await readdir(join(shared.ws.dir, 'textfile'))).toEqual(['catalog-streams.prom']);
@@ -102,10 +121,16 @@ describe('run metrics', () => {
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
     it('POSTs the metrics to /metrics/job/catalog-streams/pipeline_file/<file>', async () => {
-      const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--pushgateway', url, '--quiet'], { cwd: shared.ws.dir, env: env() });
+      const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--pushgateway', url, '--quiet'], {
+        cwd: shared.ws.dir,
+        env: env(),
+      });
       expect(code, stderr).toBe(0);
       expect(pushes).toHaveLength(1);
-      expect(pushes[0]).toMatchObject({ method: 'POST', url: '/metrics/job/catalog-streams/pipeline_file/reference-data.yml' });
+      expect(pushes[0]).toMatchObject({
+        method: 'POST',
+        url: '/metrics/job/catalog-streams/pipeline_file/reference-data.yml',
+      });
       const pushed = parse(pushes[0]!.body);
       expect(pushed.catalog_streams_exit_code).toEqual({ '{}': 0 });
       expect(Object.keys(pushed.catalog_streams_last_success_timestamp_seconds!)).toHaveLength(REFERENCE.length);
@@ -113,11 +138,21 @@ describe('run metrics', () => {
 
     it('a Pushgateway that refuses: one error line naming it; the run keeps its exit code', async () => {
       status = 500;
-      const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--pushgateway', url, '--quiet'], { cwd: shared.ws.dir, env: env() });
+      const { code, stderr } = await runCli(['run', 'pipelines/reference-data.yml', '--pushgateway', url, '--quiet'], {
+        cwd: shared.ws.dir,
+        env: env(),
+      });
       status = 200;
       expect(code, stderr).toBe(0);
       const errors = jsonLines(stderr).filter((l) => l.level === 'error');
-      expect(errors).toEqual([expect.objectContaining({ event: 'metrics.failed', message: expect.stringContaining(`--pushgateway: pushing metrics to the Pushgateway at ${new URL(url).host} failed: push failed with status 500`) })]);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          event: 'metrics.failed',
+          message: expect.stringContaining(
+            `--pushgateway: pushing metrics to the Pushgateway at ${new URL(url).host} failed: push failed with status 500`,
+          ),
+        }),
+      ]);
     });
   });
 });

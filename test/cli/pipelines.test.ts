@@ -14,7 +14,13 @@ import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { REPO, cleanEnv, jsonLines, listFiles, runCli, sandboxEnv, workspace } from './cli-process.js';
 
-const SHIPPED = ['demo.yml', 'products-lake-s3.yml', 'products-nightly.yml', 'reference-data.yml', 'custom-transform.yml'];
+const SHIPPED = [
+  'demo.yml',
+  'products-lake-s3.yml',
+  'products-nightly.yml',
+  'reference-data.yml',
+  'custom-transform.yml',
+];
 const today = () => new Date().toISOString().slice(0, 10);
 
 async function parquetIds(file: string): Promise<string[]> {
@@ -35,16 +41,22 @@ async function allResults<T = any>(sb: TestSandbox, path: string, filter?: unkno
 
 describe('shipped pipelines: validate', () => {
   it.each(SHIPPED)('%s is valid', async (file) => {
-    const { code, stdout, stderr } = await runCli(['validate', `pipelines/${file}`], { env: cleanEnv({ LAKE_BUCKET: 'my-lake' }) });
+    const { code, stdout, stderr } = await runCli(['validate', `pipelines/${file}`], {
+      env: cleanEnv({ LAKE_BUCKET: 'my-lake' }),
+    });
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`^✓ pipelines/${file.replace('.', '\\.')}: pipeline "`));
   });
 
   it('products-lake-s3.yml names the variable it needs when LAKE_BUCKET is not set', async () => {
-    const { code, stderr } = await runCli(['validate', 'pipelines/products-lake-s3.yml', '--log-format', 'pretty'], { env: cleanEnv() });
+    const { code, stderr } = await runCli(['validate', 'pipelines/products-lake-s3.yml', '--log-format', 'pretty'], {
+      env: cleanEnv(),
+    });
     expect(code).toBe(2);
-    expect(stderr).toMatch(/^catalog-streams validate: pipelines\/products-lake-s3\.yml:\d+:\d+: transforms\[0\]\.deadLetter\.bucket: environment variable LAKE_BUCKET is not set/);
+    expect(stderr).toMatch(
+      /^catalog-streams validate: pipelines\/products-lake-s3\.yml:\d+:\d+: transforms\[0\]\.deadLetter\.bucket: environment variable LAKE_BUCKET is not set/,
+    );
   });
 });
 
@@ -74,9 +86,14 @@ describe('shipped pipelines: run against the sandbox', () => {
       .map((i) => `P${String(i + 1).padStart(7, '0')}`);
     const parquet = join(ws.dir, `out/demo/products/dt=${today()}/products.parquet`);
     expect(await parquetIds(parquet)).toEqual(expected);
-    const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(name) AS named, count(DISTINCT eanGtin13) AS eans FROM read_parquet(${sqlString(parquet)})`);
+    const { rows } = await duckdbQuery(
+      `SELECT count(*) AS n, count(name) AS named, count(DISTINCT eanGtin13) AS eans FROM read_parquet(${sqlString(parquet)})`,
+    );
     expect(Number(rows[0]!.n)).toBe(expected.length);
-    const media = gunzipSync(await readFile(join(ws.dir, 'out/demo/media.jsonl.gz'))).toString().trim().split('\n');
+    const media = gunzipSync(await readFile(join(ws.dir, 'out/demo/media.jsonl.gz')))
+      .toString()
+      .trim()
+      .split('\n');
     expect(media).toHaveLength(dataset.mediaCount);
     const summaries = jsonLines(stderr).filter((l) => l.event === 'summary');
     expect(summaries.map((s) => [s.pipeline, s.status, s.records.read])).toEqual([
@@ -101,7 +118,9 @@ describe('shipped pipelines: run against the sandbox', () => {
       const file = join(ws.dir, `out/reference/${name}/dt=${today()}/${name}.parquet`);
       expect((await parquetIds(file)).sort(), name).toEqual(expected);
     }
-    const { rows } = await duckdbQuery(`SELECT name_en, name FROM read_parquet(${sqlString(join(ws.dir, `out/reference/catalog-categories/dt=${today()}/catalog-categories.parquet`))}) LIMIT 1`);
+    const { rows } = await duckdbQuery(
+      `SELECT name_en, name FROM read_parquet(${sqlString(join(ws.dir, `out/reference/catalog-categories/dt=${today()}/catalog-categories.parquet`))}) LIMIT 1`,
+    );
     expect(rows[0]!.name).toBe(rows[0]!.name_en);
     const summaries = jsonLines(stderr);
     expect(summaries.map((s) => [s.event, s.pipeline, s.status])).toEqual([
@@ -117,11 +136,17 @@ describe('shipped pipelines: run against the sandbox', () => {
   it('custom-transform.yml: the module`s filter and map run; outputs exactly the active products with a photo', async () => {
     const { code, stderr } = await runCli(['run', 'pipelines/custom-transform.yml', '--quiet'], { cwd: ws.dir, env });
     expect(code, stderr).toBe(0);
-    const active = await allResults<{ id: string; photos?: unknown[]; publicPrice?: number }>(sandbox, '/v4/products/query', { status: 'active' });
+    const active = await allResults<{ id: string; photos?: unknown[]; publicPrice?: number }>(
+      sandbox,
+      '/v4/products/query',
+      { status: 'active' },
+    );
     const expected = active.filter((p) => (p.photos?.length ?? 0) > 0);
     expect(expected.length).toBeLessThan(active.length);
     const file = join(ws.dir, 'out/price-bands/price-bands.parquet');
-    const { rows } = await duckdbQuery(`SELECT id, publicPrice, priceBand, currency, name FROM read_parquet(${sqlString(file)}) ORDER BY id`);
+    const { rows } = await duckdbQuery(
+      `SELECT id, publicPrice, priceBand, currency, name FROM read_parquet(${sqlString(file)}) ORDER BY id`,
+    );
     expect(rows.map((r) => r.id)).toEqual(expected.map((p) => p.id));
     for (const [i, r] of rows.entries()) {
       const price = expected[i]!.publicPrice;
@@ -129,13 +154,22 @@ describe('shipped pipelines: run against the sandbox', () => {
       expect(r.currency).toBe('EUR');
     }
     const [summary] = jsonLines(stderr);
-    expect(summary!.records).toMatchObject({ read: active.length, written: { parquet: expected.length }, dropped: active.length - expected.length, invalid: 0 });
+    expect(summary!.records).toMatchObject({
+      read: active.length,
+      written: { parquet: expected.length },
+      dropped: active.length - expected.length,
+      invalid: 0,
+    });
   });
 
   it('examples/compose-in-code.mjs: the code API composed with stream.pipeline writes the active products', async () => {
     const out = join(ws.dir, 'out/compose/active.parquet');
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [join(REPO, 'examples/compose-in-code.mjs'), out], { cwd: ws.dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [join(REPO, 'examples/compose-in-code.mjs'), out], {
+        cwd: ws.dir,
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
       child.once('close', (code) => resolve({ code, stderr }));
@@ -144,7 +178,12 @@ describe('shipped pipelines: run against the sandbox', () => {
     const active = await allResults<{ id: string }>(sandbox, '/v4/products/query', { status: 'active' });
     expect(await parquetIds(out)).toEqual(active.map((p) => p.id));
     const { types } = await duckdbQuery(`SELECT * FROM read_parquet(${sqlString(out)}) LIMIT 1`);
-    expect(types).toMatchObject({ id: 'VARCHAR', name: 'VARCHAR', ean13: 'VARCHAR', updatedAt: 'TIMESTAMP WITH TIME ZONE' });
+    expect(types).toMatchObject({
+      id: 'VARCHAR',
+      name: 'VARCHAR',
+      ean13: 'VARCHAR',
+      updatedAt: 'TIMESTAMP WITH TIME ZONE',
+    });
   });
 
   it('left nothing but the outputs: no temp files anywhere', async () => {

@@ -39,7 +39,12 @@ describe('renderProgress (TTY)', () => {
     );
     // Early on, the budget bounds the pace: 12 requests left at 100/min are at least 7.2 s.
     expect(progressFigures(nightly, 100, 1_000_000 + 1_000).etaSeconds).toBeCloseTo(7.2, 5);
-    expect(progressFigures({ ...nightly, finished: true }, 100, now)).toEqual({ records: 1_000, total: 4_000, capped: false, percent: 25 });
+    expect(progressFigures({ ...nightly, finished: true }, 100, now)).toEqual({
+      records: 1_000,
+      total: 4_000,
+      capped: false,
+      percent: 25,
+    });
   });
 
   it('without a plan: the announced total ("≥" when capped) and the record rate; singular nouns; thousands separators', () => {
@@ -50,14 +55,23 @@ describe('renderProgress (TTY)', () => {
     events.emit('page', { endpoint: 'media.stream', records: 500 });
     for (let i = 0; i < 1_234; i++) events.emit('invalid', { stage: 'validate', action: 'skip', message: 'bad' });
     const lines = renderProgress([{ name: 'demo', stats }], Infinity, 1_000_000, 1_000_000 + 10_000).split('\n');
-    expect(lines[0]).toBe('demo █░░░░░░░░░░░░░░░░░░░░░░░ 500 / ≥10,500 records 4%  ETA 3:20 · 1 request · 0 retries · 0 × 429 · 1,234 invalid · 50 rec/s');
+    expect(lines[0]).toBe(
+      'demo █░░░░░░░░░░░░░░░░░░░░░░░ 500 / ≥10,500 records 4%  ETA 3:20 · 1 request · 0 retries · 0 × 429 · 1,234 invalid · 50 rec/s',
+    );
     expect(lines[1]).toBe('budget 1 request/min (no rate limit) · 0:10 elapsed');
     // Before any total: the count alone.
-    expect(renderProgress([{ name: 'x', stats: statsWith(new RunEvents()) }], 100, 1_000_000, 1_000_000)).toBe('x 0 records · 0 requests · 0 retries · 0 × 429 · 0 invalid · 0 rec/s\nbudget 0/min of 100 requests · 0:00 elapsed');
+    expect(renderProgress([{ name: 'x', stats: statsWith(new RunEvents()) }], 100, 1_000_000, 1_000_000)).toBe(
+      'x 0 records · 0 requests · 0 retries · 0 × 429 · 0 invalid · 0 rec/s\nbudget 0/min of 100 requests · 0:00 elapsed',
+    );
   });
 
   it('formats durations as m:ss and h:mm:ss', () => {
-    expect([formatDuration(0), formatDuration(59.6), formatDuration(61), formatDuration(3_725)]).toEqual(['0:00', '1:00', '1:01', '1:02:05']);
+    expect([formatDuration(0), formatDuration(59.6), formatDuration(61), formatDuration(3_725)]).toEqual([
+      '0:00',
+      '1:00',
+      '1:01',
+      '1:02:05',
+    ]);
   });
 });
 
@@ -69,7 +83,15 @@ describe('attachProgress with the json format', () => {
     const runEvents = new RunEvents();
     const redactor = new Redactor();
     redactor.add('hush-hush-secret');
-    const progress = attachProgress(runEvents, { stream: stream as unknown as NodeJS.WriteStream, format: 'json', level: 'info', live: false, redactor, rateLimit: 100, logIntervalSeconds: 0.05 });
+    const progress = attachProgress(runEvents, {
+      stream: stream as unknown as NodeJS.WriteStream,
+      format: 'json',
+      level: 'info',
+      live: false,
+      redactor,
+      rateLimit: 100,
+      logIntervalSeconds: 0.05,
+    });
     const events = new RunEvents();
     progress.add({ name: 'p', stats: new RunStats(events), plan: { total: 40, requests: 4 } }, events);
     const other = new RunEvents();
@@ -83,11 +105,34 @@ describe('attachProgress with the json format', () => {
     await sleep(130);
     progress.stop();
     const lines = jsonLines(text);
-    expect(lines.every((l) => typeof l.time === 'string' && (typeof l.pipeline === 'string' || Array.isArray(l.pipelines)))).toBe(true);
-    expect(lines.find((l) => l.event === 'retry')).toMatchObject({ level: 'warn', pipeline: 'p', reason: '***', message: 'products.query attempt 1 failed (***); retrying in 0:00' });
-    expect(lines.find((l) => l.event === 'committed')).toMatchObject({ level: 'info', pipeline: 'p', location: '/tmp/x.parquet', rows: 1, message: 'parquet wrote /tmp/x.parquet (1 row, 1,099 bytes)' });
-    expect(lines.find((l) => l.event === 'sink.parquet.schema')).toEqual(expect.not.objectContaining({ schema: expect.anything() }));
-    expect(lines.find((l) => l.event === 'progress' && l.pipeline === 'p')).toMatchObject({ records: 10, total: 40, percent: 25, pages: 1, requests: 1, plannedRequests: 4, retries: 1 });
+    expect(
+      lines.every((l) => typeof l.time === 'string' && (typeof l.pipeline === 'string' || Array.isArray(l.pipelines))),
+    ).toBe(true);
+    expect(lines.find((l) => l.event === 'retry')).toMatchObject({
+      level: 'warn',
+      pipeline: 'p',
+      reason: '***',
+      message: 'products.query attempt 1 failed (***); retrying in 0:00',
+    });
+    expect(lines.find((l) => l.event === 'committed')).toMatchObject({
+      level: 'info',
+      pipeline: 'p',
+      location: '/tmp/x.parquet',
+      rows: 1,
+      message: 'parquet wrote /tmp/x.parquet (1 row, 1,099 bytes)',
+    });
+    expect(lines.find((l) => l.event === 'sink.parquet.schema')).toEqual(
+      expect.not.objectContaining({ schema: expect.anything() }),
+    );
+    expect(lines.find((l) => l.event === 'progress' && l.pipeline === 'p')).toMatchObject({
+      records: 10,
+      total: 40,
+      percent: 25,
+      pages: 1,
+      requests: 1,
+      plannedRequests: 4,
+      retries: 1,
+    });
     expect(lines.find((l) => l.event === 'progress' && l.pipeline === 'q')).toMatchObject({ records: 0, requests: 0 });
     expect(lines.some((l) => l.event === 'request')).toBe(false); // debug only
     expect(text).not.toContain('hush-hush-secret');
@@ -113,13 +158,46 @@ describe('the CLI off a TTY', () => {
     expect(code, stderr).toBe(0);
     expect(stdout).toBe('');
     const lines = jsonLines(stderr);
-    expect(lines[0]).toMatchObject({ level: 'info', event: 'started', pipelines: ['organizations', 'brands', 'catalog-categories', 'public-categories', 'dietary-restrictions', 'colors'], rateLimit: null });
+    expect(lines[0]).toMatchObject({
+      level: 'info',
+      event: 'started',
+      pipelines: [
+        'organizations',
+        'brands',
+        'catalog-categories',
+        'public-categories',
+        'dietary-restrictions',
+        'colors',
+      ],
+      rateLimit: null,
+    });
     expect(lines.filter((l) => l.event === 'committed')).toHaveLength(6);
     const summaries = lines.filter((l) => l.event === 'summary');
-    expect(summaries.map((s) => s.pipeline)).toEqual(['organizations', 'brands', 'catalog-categories', 'public-categories', 'dietary-restrictions', 'colors']);
+    expect(summaries.map((s) => s.pipeline)).toEqual([
+      'organizations',
+      'brands',
+      'catalog-categories',
+      'public-categories',
+      'dietary-restrictions',
+      'colors',
+    ]);
     expect(lines.slice(-6)).toEqual(summaries);
     for (const s of summaries) {
-      expect(Object.keys(s)).toEqual(expect.arrayContaining(['records', 'requests', 'retries', 'throttles', 'pages', 'bytes', 'files', 'objects', 'outputs', 'durationMs', 'recordsPerSecond']));
+      expect(Object.keys(s)).toEqual(
+        expect.arrayContaining([
+          'records',
+          'requests',
+          'retries',
+          'throttles',
+          'pages',
+          'bytes',
+          'files',
+          'objects',
+          'outputs',
+          'durationMs',
+          'recordsPerSecond',
+        ]),
+      );
     }
   });
 

@@ -53,7 +53,9 @@ describe.each(SANDBOX_PROFILES)('reference data in the lake (%s profile)', (prof
     const referenced = `SELECT DISTINCT unnest(json_extract_string(${field}::JSON, '$[*].id')) AS id FROM read_parquet(${sqlString(products())})`;
     const { rows: used } = await duckdbQuery(`SELECT count(*) AS n FROM (${referenced})`);
     expect(Number(used[0]!.n), `products carry ${field} ids`).toBeGreaterThan(0);
-    const { rows: missing } = await duckdbQuery(`${referenced} EXCEPT SELECT id::VARCHAR FROM read_parquet(${sqlString(file(table))}) ORDER BY id`);
+    const { rows: missing } = await duckdbQuery(
+      `${referenced} EXCEPT SELECT id::VARCHAR FROM read_parquet(${sqlString(file(table))}) ORDER BY id`,
+    );
     expect(missing.map((r) => r.id)).toEqual([]);
   });
 
@@ -74,10 +76,33 @@ describe.each(SANDBOX_PROFILES)('reference data in the lake (%s profile)', (prof
     for (let i = 0; i < ds.productCount; i++) {
       const p = ds.product(i) as { id: string; publicCategories?: { id: number }[] };
       if (!inLake.has(p.id)) continue;
-      for (const c of p.publicCategories ?? []) expected.push({ product_id: p.id, category_id: c.id, path: pathOf(c.id).join(' > '), depth: pathOf(c.id).length });
+      for (const c of p.publicCategories ?? [])
+        expected.push({
+          product_id: p.id,
+          category_id: c.id,
+          path: pathOf(c.id).join(' > '),
+          depth: pathOf(c.id).length,
+        });
     }
-    expected.sort((a, b) => (a.product_id < b.product_id ? -1 : a.product_id > b.product_id ? 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    expected.sort((a, b) =>
+      a.product_id < b.product_id
+        ? -1
+        : a.product_id > b.product_id
+          ? 1
+          : a.path < b.path
+            ? -1
+            : a.path > b.path
+              ? 1
+              : 0,
+    );
     expect(expected.length).toBeGreaterThan(100);
-    expect(rows.map((r) => ({ product_id: r.product_id, category_id: Number(r.category_id), path: r.path, depth: Number(r.depth) }))).toEqual(expected);
+    expect(
+      rows.map((r) => ({
+        product_id: r.product_id,
+        category_id: Number(r.category_id),
+        path: r.path,
+        depth: Number(r.depth),
+      })),
+    ).toEqual(expected);
   });
 });

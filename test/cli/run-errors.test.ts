@@ -17,10 +17,22 @@ describe('run: errors', () => {
 
   it.each([
     [['run'], "catalog-streams run: takes exactly one pipeline file, got 0 (see 'catalog-streams run --help')"],
-    [['run', 'a.yml', 'b.yml'], "catalog-streams run: takes exactly one pipeline file, got 2 (see 'catalog-streams run --help')"],
-    [['run', 'pipelines/demo.yml', '--ful-refresh'], "catalog-streams run: unknown option --ful-refresh; did you mean --full-refresh? (see 'catalog-streams run --help')"],
-    [['run', 'pipelines/demo.yml', '--sandbox-products', 'lots'], 'catalog-streams run: --sandbox-products must be an integer from 1 to 10000000, got "lots"'],
-    [['run', 'pipelines/nope.yml'], 'catalog-streams run: pipelines/nope.yml: cannot read the pipeline file (no such file)'],
+    [
+      ['run', 'a.yml', 'b.yml'],
+      "catalog-streams run: takes exactly one pipeline file, got 2 (see 'catalog-streams run --help')",
+    ],
+    [
+      ['run', 'pipelines/demo.yml', '--ful-refresh'],
+      "catalog-streams run: unknown option --ful-refresh; did you mean --full-refresh? (see 'catalog-streams run --help')",
+    ],
+    [
+      ['run', 'pipelines/demo.yml', '--sandbox-products', 'lots'],
+      'catalog-streams run: --sandbox-products must be an integer from 1 to 10000000, got "lots"',
+    ],
+    [
+      ['run', 'pipelines/nope.yml'],
+      'catalog-streams run: pipelines/nope.yml: cannot read the pipeline file (no such file)',
+    ],
   ])('%j: exit 2, one line', async (argv, message) => {
     const { code, stderr, stdout } = await runMain([...(argv as string[]), '--log-format', 'pretty'], cleanEnv());
     expect({ code, stderr, stdout }).toEqual({ code: 2, stderr: `${message}\n`, stdout: '' });
@@ -36,10 +48,20 @@ describe('run: errors', () => {
   });
 
   it('CATALOG_RATE_LIMIT that is not a number: exit 2', async () => {
-    const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: 'k', CATALOG_API_SECRET: 's', CATALOG_RATE_LIMIT: 'fast' });
-    const { code, stderr } = await runMain(['run', join(ws.dir, 'pipelines/reference-data.yml'), '--log-format', 'pretty'], env);
+    const env = cleanEnv({
+      CATALOG_BASE_URL: 'http://127.0.0.1:1',
+      CATALOG_API_KEY: 'k',
+      CATALOG_API_SECRET: 's',
+      CATALOG_RATE_LIMIT: 'fast',
+    });
+    const { code, stderr } = await runMain(
+      ['run', join(ws.dir, 'pipelines/reference-data.yml'), '--log-format', 'pretty'],
+      env,
+    );
     expect(code).toBe(2);
-    expect(stderr).toBe('catalog-streams run: CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "fast"\n');
+    expect(stderr).toBe(
+      'catalog-streams run: CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "fast"\n',
+    );
   });
 
   it.each([
@@ -67,8 +89,15 @@ describe('run: errors', () => {
         s.close(() => resolve(p));
       });
     });
-    await writeFile(join(ws.dir, 'nowhere.yml'), 'name: nowhere\nconnection: { maxAttempts: 2 }\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: out/nowhere.jsonl }]\n');
-    const env = cleanEnv({ CATALOG_BASE_URL: `http://127.0.0.1:${port}`, CATALOG_API_KEY: 'k', CATALOG_API_SECRET: 'secret-not-shown' });
+    await writeFile(
+      join(ws.dir, 'nowhere.yml'),
+      'name: nowhere\nconnection: { maxAttempts: 2 }\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: out/nowhere.jsonl }]\n',
+    );
+    const env = cleanEnv({
+      CATALOG_BASE_URL: `http://127.0.0.1:${port}`,
+      CATALOG_API_KEY: 'k',
+      CATALOG_API_SECRET: 'secret-not-shown',
+    });
     const { code, stderr } = await runCli(['run', 'nowhere.yml'], { cwd: ws.dir, env });
     expect(code).toBe(1);
     const failed = jsonLines(stderr).find((l) => l.event === 'failed');

@@ -21,7 +21,10 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { CLI, REPO, jsonLines, listFiles, readJson, workspace } from './cli-process.js';
 
 const readme = await readFile(join(REPO, 'README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('## Scheduling\n'), readme.indexOf('\n## ', readme.indexOf('## Scheduling\n') + 3));
+const section = readme.slice(
+  readme.indexOf('## Scheduling\n'),
+  readme.indexOf('\n## ', readme.indexOf('## Scheduling\n') + 3),
+);
 const blocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, text: m[2]! }));
 
 function exitOf(child: ReturnType<typeof spawn>): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -30,7 +33,10 @@ function exitOf(child: ReturnType<typeof spawn>): Promise<{ code: number | null;
 
 function gaugeValues(text: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const f of parsePrometheusTextFormat(text) as Array<{ name: string; metrics: Array<{ value: string; labels?: Record<string, string> }> }>) {
+  for (const f of parsePrometheusTextFormat(text) as Array<{
+    name: string;
+    metrics: Array<{ value: string; labels?: Record<string, string> }>;
+  }>) {
     for (const m of f.metrics) out[`${f.name}${m.labels?.pipeline ? `{${m.labels.pipeline}}` : ''}`] = Number(m.value);
   }
   return out;
@@ -54,10 +60,17 @@ describe('README scheduling examples', () => {
       // Five schedule fields, then the command cron hands to sh -c.
       const schedule = line.trim().split(/\s+/).slice(0, 5).join(' ');
       expect(schedule).toBe('15 2 * * *');
-      command = line.trim().replace(/^(\S+\s+){5}/, '').replaceAll('/var/lib/node_exporter/textfile', join(ws.dir, 'textfile')).replaceAll('/srv/catalog', ws.dir);
+      command = line
+        .trim()
+        .replace(/^(\S+\s+){5}/, '')
+        .replaceAll('/var/lib/node_exporter/textfile', join(ws.dir, 'textfile'))
+        .replaceAll('/srv/catalog', ws.dir);
       // The folder as the README describes it: the package's bin, catalog.env, logs/.
       await mkdir(join(ws.dir, 'node_modules/.bin'), { recursive: true });
-      await writeFile(join(ws.dir, 'node_modules/.bin/catalog-streams'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`);
+      await writeFile(
+        join(ws.dir, 'node_modules/.bin/catalog-streams'),
+        `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`,
+      );
       await chmod(join(ws.dir, 'node_modules/.bin/catalog-streams'), 0o755);
       await mkdir(join(ws.dir, 'logs'));
       await mkdir(join(ws.dir, 'textfile'));
@@ -79,24 +92,41 @@ describe('README scheduling examples', () => {
       const log = await readFile(join(ws.dir, 'logs/nightly.log'), 'utf8');
       expect(result.code, log).toBe(0);
       expect(jsonLines(log).at(-1)).toMatchObject({ event: 'summary', status: 'succeeded' });
-      const { exitCode, pipelines } = await readJson<{ exitCode: number; pipelines: RunSummary[] }>(join(ws.dir, 'logs/nightly-summary.json'));
+      const { exitCode, pipelines } = await readJson<{ exitCode: number; pipelines: RunSummary[] }>(
+        join(ws.dir, 'logs/nightly-summary.json'),
+      );
       expect(exitCode).toBe(0);
-      expect(pipelines[0]!.outputs.filter((o) => o.sink === 'parquet').map((o) => o.location)).toEqual([expect.stringMatching(new RegExp(`^${ws.dir}/out/products-nightly/dt=`))]);
-      expect(pipelines[0]!.cursor).toMatchObject({ stored: true, location: join(ws.dir, '.state/products-nightly.json') });
+      expect(pipelines[0]!.outputs.filter((o) => o.sink === 'parquet').map((o) => o.location)).toEqual([
+        expect.stringMatching(new RegExp(`^${ws.dir}/out/products-nightly/dt=`)),
+      ]);
+      expect(pipelines[0]!.cursor).toMatchObject({
+        stored: true,
+        location: join(ws.dir, '.state/products-nightly.json'),
+      });
       const metrics = gaugeValues(await readFile(join(ws.dir, 'textfile/catalog_nightly.prom'), 'utf8'));
       expect(metrics.catalog_streams_exit_code).toBe(0);
-      expect(metrics['catalog_streams_last_success_timestamp_seconds{products-nightly}']).toBe(Date.parse(pipelines[0]!.finishedAt) / 1000);
+      expect(metrics['catalog_streams_last_success_timestamp_seconds{products-nightly}']).toBe(
+        Date.parse(pipelines[0]!.finishedAt) / 1000,
+      );
     });
 
     it('SIGTERM reaches the CLI through the cron line (exec): exit 143, the cursor unchanged', async () => {
       const cursor = await readFile(join(ws.dir, '.state/products-nightly.json'), 'utf8');
       // Paced at 2 requests/s and a full refresh: a run long enough to stop in the middle.
       await env('120');
-      const child = spawn('/bin/sh', ['-c', command.replace(' run pipelines/products-nightly.yml', ' run pipelines/products-nightly.yml --full-refresh')], { env: cronEnv(), stdio: 'ignore' });
+      const child = spawn(
+        '/bin/sh',
+        [
+          '-c',
+          command.replace(' run pipelines/products-nightly.yml', ' run pipelines/products-nightly.yml --full-refresh'),
+        ],
+        { env: cronEnv(), stdio: 'ignore' },
+      );
       const done = exitOf(child);
       const logFile = join(ws.dir, 'logs/nightly.log');
       // The log is appended to: wait for this run's own `started` line.
-      const startedLines = async () => ((await readFile(logFile, 'utf8').catch(() => '')).match(/"event":"started"/g) ?? []).length;
+      const startedLines = async () =>
+        ((await readFile(logFile, 'utf8').catch(() => '')).match(/"event":"started"/g) ?? []).length;
       const before = await startedLines();
       for (let i = 0; i < 200 && (await startedLines()) === before; i++) await sleep(50);
       await sleep(800);
@@ -114,7 +144,11 @@ describe('README scheduling examples', () => {
     let gateway: ReturnType<typeof createServer>;
     const pushes: string[] = [];
     beforeAll(async () => {
-      [sandbox, s3, pod] = await Promise.all([startTestSandbox({ products: 1500 }), startS3Server({ bucket: 'my-lake' }), workspace('catalog-streams-pod-')]);
+      [sandbox, s3, pod] = await Promise.all([
+        startTestSandbox({ products: 1500 }),
+        startS3Server({ bucket: 'my-lake' }),
+        workspace('catalog-streams-pod-'),
+      ]);
       gateway = createServer((req, res) => {
         let body = '';
         req.on('data', (c: Buffer) => (body += c.toString()));
@@ -126,7 +160,12 @@ describe('README scheduling examples', () => {
       await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
     });
     afterAll(async () => {
-      await Promise.all([sandbox?.close(), s3?.stop(), pod?.remove(), new Promise((resolve) => gateway?.close(resolve))]);
+      await Promise.all([
+        sandbox?.close(),
+        s3?.stop(),
+        pod?.remove(),
+        new Promise((resolve) => gateway?.close(resolve)),
+      ]);
     });
 
     it('the container as written: data, dead letters and the cursor on S3, nothing on the pod, metrics pushed; the next run is incremental', async () => {
@@ -135,16 +174,36 @@ describe('README scheduling examples', () => {
       const container = cronJob.spec.jobTemplate.spec.template.spec.containers[0];
       expect(container.command).toEqual(['/app/node_modules/.bin/catalog-streams']);
       const gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
-      const args = (container.args as string[]).map((a) => a.replace('/app/node_modules/catalog-streams/', `${REPO}/`).replace('http://pushgateway.monitoring:9091', gatewayUrl));
+      const args = (container.args as string[]).map((a) =>
+        a
+          .replace('/app/node_modules/catalog-streams/', `${REPO}/`)
+          .replace('http://pushgateway.monitoring:9091', gatewayUrl),
+      );
       const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: pod.dir };
-      for (const e of container.env as Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: { key: string } } }>) {
-        env[e.name] = e.value ?? (e.valueFrom!.secretKeyRef.key === 'key' ? sandbox.credentials.apiKey : sandbox.credentials.apiSecret);
+      for (const e of container.env as Array<{
+        name: string;
+        value?: string;
+        valueFrom?: { secretKeyRef: { key: string } };
+      }>) {
+        env[e.name] =
+          e.value ??
+          (e.valueFrom!.secretKeyRef.key === 'key' ? sandbox.credentials.apiKey : sandbox.credentials.apiSecret);
       }
       // The cluster's parts: the API host, and the pod's AWS identity pointing at s3rver.
-      Object.assign(env, { CATALOG_BASE_URL: sandbox.url, CATALOG_RATE_LIMIT: '0', S3_ENDPOINT: s3.endpoint, AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey });
+      Object.assign(env, {
+        CATALOG_BASE_URL: sandbox.url,
+        CATALOG_RATE_LIMIT: '0',
+        S3_ENDPOINT: s3.endpoint,
+        AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      });
 
       const run = async () => {
-        const child = spawn(process.execPath, [CLI, ...args], { cwd: pod.dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, [CLI, ...args], {
+          cwd: pod.dir,
+          env,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         let stderr = '';
         child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
         const { code } = await exitOf(child);
@@ -154,12 +213,25 @@ describe('README scheduling examples', () => {
       const before = await listFiles(pod.dir);
       const first = await run();
       expect(first.records.read).toBeGreaterThan(0);
-      const keys = async () => ((await s3.client.send(new ListObjectsV2Command({ Bucket: 'my-lake' }))).Contents ?? []).map((c) => c.Key!).sort();
+      const keys = async () =>
+        ((await s3.client.send(new ListObjectsV2Command({ Bucket: 'my-lake' }))).Contents ?? [])
+          .map((c) => c.Key!)
+          .sort();
       const afterFirst = await keys();
-      expect(afterFirst.filter((k) => /^catalog\/products-nightly\/dt=\d{4}-\d\d-\d\d\/run=[^/]+\/part-00000\.parquet$/.test(k))).toHaveLength(1);
+      expect(
+        afterFirst.filter((k) =>
+          /^catalog\/products-nightly\/dt=\d{4}-\d\d-\d\d\/run=[^/]+\/part-00000\.parquet$/.test(k),
+        ),
+      ).toHaveLength(1);
       expect(afterFirst.filter((k) => k.endsWith('/_manifest.json')).length).toBeGreaterThanOrEqual(1);
       expect(afterFirst).toContain('catalog/state/products-nightly-s3.json');
-      const state = JSON.parse(await (await s3.client.send(new GetObjectCommand({ Bucket: 'my-lake', Key: 'catalog/state/products-nightly-s3.json' }))).Body!.transformToString()) as { cursor: number };
+      const state = JSON.parse(
+        await (
+          await s3.client.send(
+            new GetObjectCommand({ Bucket: 'my-lake', Key: 'catalog/state/products-nightly-s3.json' }),
+          )
+        ).Body!.transformToString(),
+      ) as { cursor: number };
 
       const second = await run();
       expect(JSON.stringify(second.sourceFilter)).toContain(`"updatedSince":{"from":${state.cursor},"until":`);
@@ -167,7 +239,10 @@ describe('README scheduling examples', () => {
       // Nothing on the pod's disk.
       expect(await listFiles(pod.dir)).toEqual(before);
       expect(pushes).toHaveLength(2);
-      expect(gaugeValues(pushes[1]!)).toMatchObject({ catalog_streams_exit_code: 0, 'catalog_streams_last_run_succeeded{products-nightly-s3}': 1 });
+      expect(gaugeValues(pushes[1]!)).toMatchObject({
+        catalog_streams_exit_code: 0,
+        'catalog_streams_last_run_succeeded{products-nightly-s3}': 1,
+      });
     });
   });
 });

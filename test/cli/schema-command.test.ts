@@ -12,7 +12,13 @@ import { startS3Server, S3RVER_CREDENTIALS, type S3TestServer } from '../helpers
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { cleanEnv, runCli, runMain, sandboxEnv, workspace } from './cli-process.js';
 
-const SHIPPED = ['demo.yml', 'products-lake-s3.yml', 'products-nightly.yml', 'reference-data.yml', 'custom-transform.yml'];
+const SHIPPED = [
+  'demo.yml',
+  'products-lake-s3.yml',
+  'products-nightly.yml',
+  'reference-data.yml',
+  'custom-transform.yml',
+];
 
 interface SchemaDoc {
   pipeline: string;
@@ -29,7 +35,11 @@ describe('catalog-streams schema', () => {
   let sandbox: TestSandbox;
   let ws: Awaited<ReturnType<typeof workspace>>;
   beforeAll(async () => {
-    [s3, sandbox, ws] = await Promise.all([startS3Server({ bucket: 'lake' }), startTestSandbox({ products: 600 }), workspace()]);
+    [s3, sandbox, ws] = await Promise.all([
+      startS3Server({ bucket: 'lake' }),
+      startTestSandbox({ products: 600 }),
+      workspace(),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([s3?.stop(), sandbox?.close(), ws?.remove()]);
@@ -51,7 +61,9 @@ describe('catalog-streams schema', () => {
     const local = join(ws.dir, 's3-copy', prefix);
     const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: 'lake', Prefix: prefix }));
     for (const { Key } of listed.Contents ?? []) {
-      const body = await (await s3.client.send(new GetObjectCommand({ Bucket: 'lake', Key: Key! }))).Body!.transformToByteArray();
+      const body = await (
+        await s3.client.send(new GetObjectCommand({ Bucket: 'lake', Key: Key! }))
+      ).Body!.transformToByteArray();
       const file = join(ws.dir, 's3-copy', Key!);
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, body);
@@ -59,65 +71,109 @@ describe('catalog-streams schema', () => {
     return local;
   }
 
-  it.each(SHIPPED)('%s: the DuckDB table it prints takes every file the run writes, without a cast', async (file) => {
-    // Without the network: no connection settings at all.
-    const printed = await runMain(['schema', `pipelines/${file}`, '--format', 'json'], cleanEnv({ LAKE_BUCKET: 'lake', LAKE_PREFIX: 'catalog' }));
-    expect(printed.stderr).toBe('');
-    expect(printed.code).toBe(0);
-    const docs = (JSON.parse(printed.stdout) as SchemaDoc[]).map((d) => ({ ...d }));
-    expect(docs.length).toBeGreaterThan(0);
-    // The same file gives the same schema again.
-    expect(JSON.parse((await runMain(['schema', `pipelines/${file}`, '--format', 'json'], cleanEnv({ LAKE_BUCKET: 'lake', LAKE_PREFIX: 'catalog' }))).stdout)).toEqual(docs);
+  it.each(SHIPPED)(
+    '%s: the DuckDB table it prints takes every file the run writes, without a cast',
+    async (file) => {
+      // Without the network: no connection settings at all.
+      const printed = await runMain(
+        ['schema', `pipelines/${file}`, '--format', 'json'],
+        cleanEnv({ LAKE_BUCKET: 'lake', LAKE_PREFIX: 'catalog' }),
+      );
+      expect(printed.stderr).toBe('');
+      expect(printed.code).toBe(0);
+      const docs = (JSON.parse(printed.stdout) as SchemaDoc[]).map((d) => ({ ...d }));
+      expect(docs.length).toBeGreaterThan(0);
+      // The same file gives the same schema again.
+      expect(
+        JSON.parse(
+          (
+            await runMain(
+              ['schema', `pipelines/${file}`, '--format', 'json'],
+              cleanEnv({ LAKE_BUCKET: 'lake', LAKE_PREFIX: 'catalog' }),
+            )
+          ).stdout,
+        ),
+      ).toEqual(docs);
 
-    const run = await runCli(['run', `pipelines/${file}`], { cwd: ws.dir, env: env() });
-    expect(run.code, run.stderr).toBe(0);
-    // Printed from the workspace copy, so local paths point at what the run wrote.
-    const local = JSON.parse((await runMain(['schema', join(ws.dir, 'pipelines', file), '--format', 'json'], cleanEnv({ LAKE_BUCKET: 'lake', LAKE_PREFIX: 'catalog' }))).stdout) as SchemaDoc[];
-    for (const doc of local) {
-      let { glob } = doc.layout;
-      const { location } = doc.layout;
-      if (location.startsWith('s3://')) {
-        const copy = `${await download(location)}/`;
-        glob = glob.replace(location, copy);
-      }
-      const hive = doc.layout.partitions.length > 0 ? 'hive_partitioning = true, hive_types_autocast = false' : 'hive_partitioning = false';
-      const { rows } = await duckdbQuery(
-        `${doc.ddl.duckdb}
+      const run = await runCli(['run', `pipelines/${file}`], { cwd: ws.dir, env: env() });
+      expect(run.code, run.stderr).toBe(0);
+      // Printed from the workspace copy, so local paths point at what the run wrote.
+      const local = JSON.parse(
+        (
+          await runMain(
+            ['schema', join(ws.dir, 'pipelines', file), '--format', 'json'],
+            cleanEnv({ LAKE_BUCKET: 'lake', LAKE_PREFIX: 'catalog' }),
+          )
+        ).stdout,
+      ) as SchemaDoc[];
+      for (const doc of local) {
+        let { glob } = doc.layout;
+        const { location } = doc.layout;
+        if (location.startsWith('s3://')) {
+          const copy = `${await download(location)}/`;
+          glob = glob.replace(location, copy);
+        }
+        const hive =
+          doc.layout.partitions.length > 0
+            ? 'hive_partitioning = true, hive_types_autocast = false'
+            : 'hive_partitioning = false';
+        const { rows } = await duckdbQuery(
+          `${doc.ddl.duckdb}
          INSERT INTO ${doc.table} BY NAME SELECT * FROM read_parquet(${sqlString(glob)}, ${hive});
          SELECT (SELECT count(*) FROM ${doc.table}) AS inserted,
                 (SELECT count(*) FROM read_parquet(${sqlString(glob)}, ${hive})) AS files`,
-      );
-      expect(rows[0]!.inserted, `${file} ${doc.pipeline}`).toBeGreaterThan(0n);
-      expect(rows[0]!.inserted).toBe(rows[0]!.files);
-      // Every file carries the printed schema hash, and its columns are the printed ones in order.
-      const footer = await duckdbQuery(
-        `SELECT DISTINCT decode(value) AS hash FROM parquet_kv_metadata(${sqlString(glob)}) WHERE decode(key) = 'catalog-streams.schema-hash'`,
-      );
-      expect(footer.rows).toEqual([{ hash: doc.hash }]);
-      const described = await duckdbQuery(`DESCRIBE SELECT * FROM read_parquet(${sqlString(glob)}, hive_partitioning = false)`);
-      // DuckDB quotes the struct members it takes for keywords ("name"); the types are the same.
-      const unquoted = (type: string) => type.replace(/"/g, '');
-      expect(described.rows.map((r) => [r.column_name, unquoted(String(r.column_type))])).toEqual(doc.columns.map((c) => [c.name, unquoted(c.type)]));
-    }
-  }, 120_000);
+        );
+        expect(rows[0]!.inserted, `${file} ${doc.pipeline}`).toBeGreaterThan(0n);
+        expect(rows[0]!.inserted).toBe(rows[0]!.files);
+        // Every file carries the printed schema hash, and its columns are the printed ones in order.
+        const footer = await duckdbQuery(
+          `SELECT DISTINCT decode(value) AS hash FROM parquet_kv_metadata(${sqlString(glob)}) WHERE decode(key) = 'catalog-streams.schema-hash'`,
+        );
+        expect(footer.rows).toEqual([{ hash: doc.hash }]);
+        const described = await duckdbQuery(
+          `DESCRIBE SELECT * FROM read_parquet(${sqlString(glob)}, hive_partitioning = false)`,
+        );
+        // DuckDB quotes the struct members it takes for keywords ("name"); the types are the same.
+        const unquoted = (type: string) => type.replace(/"/g, '');
+        expect(described.rows.map((r) => [r.column_name, unquoted(String(r.column_type))])).toEqual(
+          doc.columns.map((c) => [c.name, unquoted(c.type)]),
+        );
+      }
+    },
+    120_000,
+  );
 
   it('prints the Parquet schema, DuckDB, Spark and Athena DDL over the partition folders', async () => {
-    const { code, stdout } = await runMain(['schema', 'pipelines/products-lake-s3.yml'], cleanEnv({ LAKE_BUCKET: 'my-lake' }));
+    const { code, stdout } = await runMain(
+      ['schema', 'pipelines/products-lake-s3.yml'],
+      cleanEnv({ LAKE_BUCKET: 'my-lake' }),
+    );
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^-- pipeline "products-lake", sinks\[0\]: \d+ columns, schema [0-9a-f]{16}, partitioned by dt/);
+    expect(stdout).toMatch(
+      /^-- pipeline "products-lake", sinks\[0\]: \d+ columns, schema [0-9a-f]{16}, partitioned by dt/,
+    );
     expect(stdout).toContain('optional group brands (LIST) {');
     expect(stdout).toMatch(/CREATE TABLE products_lake \(\n {2}"id" VARCHAR,/);
     expect(stdout).toContain('  "brands" STRUCT("id" BIGINT, "name_en" VARCHAR,');
     expect(stdout).toMatch(/USING parquet\nPARTITIONED BY \(`dt`\)\nLOCATION 's3:\/\/my-lake\/catalog\/products\/';/);
     expect(stdout).toContain('  `brands` array<struct<id:bigint,name_en:string,');
-    expect(stdout).toMatch(/PARTITIONED BY \(`dt` string\)\nSTORED AS PARQUET\nLOCATION 's3:\/\/my-lake\/catalog\/products\/'/);
+    expect(stdout).toMatch(
+      /PARTITIONED BY \(`dt` string\)\nSTORED AS PARQUET\nLOCATION 's3:\/\/my-lake\/catalog\/products\/'/,
+    );
     expect(stdout).toContain("`eanGtin13` STRING COMMENT 'code of 13 digits, leading zeros kept'");
-    expect(stdout).toContain("`publicPrice` BIGINT COMMENT 'price in integer minor units (cents), as the API sends it'");
+    expect(stdout).toContain(
+      "`publicPrice` BIGINT COMMENT 'price in integer minor units (cents), as the API sends it'",
+    );
   });
 
   it('refuses an unknown --format, naming the ones it has', async () => {
-    const { code, stderr } = await runMain(['schema', 'pipelines/demo.yml', '--format', 'csv', '--log-format', 'pretty'], cleanEnv());
+    const { code, stderr } = await runMain(
+      ['schema', 'pipelines/demo.yml', '--format', 'csv', '--log-format', 'pretty'],
+      cleanEnv(),
+    );
     expect(code).toBe(2);
-    expect(stderr).toBe('catalog-streams schema: --format must be one of all, parquet, duckdb, spark, athena, json, got "csv"\n');
+    expect(stderr).toBe(
+      'catalog-streams schema: --format must be one of all, parquet, duckdb, spark, athena, json, got "csv"\n',
+    );
   });
 });

@@ -46,7 +46,9 @@ describe('secrets', () => {
 
   /** Every text the run left: output streams and every file in the workspace but the pipeline itself. */
   async function everythingWritten(result: { stdout: string; stderr: string }): Promise<string> {
-    const files = (await listFiles(ws.dir)).filter((f) => !f.startsWith('pipelines/') && !f.startsWith('examples/') && f !== 'secretive.yml');
+    const files = (await listFiles(ws.dir)).filter(
+      (f) => !f.startsWith('pipelines/') && !f.startsWith('examples/') && f !== 'secretive.yml',
+    );
     const contents = await Promise.all(files.map((f) => readFile(join(ws.dir, f), 'latin1')));
     return [result.stdout, result.stderr, ...contents].join('\n');
   }
@@ -59,17 +61,30 @@ describe('secrets', () => {
   }
 
   it('a successful run: the secret is nowhere in its output, logs, summary, state or files', async () => {
-    const result = await runCli(['run', 'secretive.yml', '--summary-file', 'summary.json'], { cwd: ws.dir, env: env(SECRET) });
+    const result = await runCli(['run', 'secretive.yml', '--summary-file', 'summary.json'], {
+      cwd: ws.dir,
+      env: env(SECRET),
+    });
     expect(result.code, result.stderr).toBe(0);
     const files = await listFiles(ws.dir);
     const runId = summaryRunId(result.stderr);
-    expect(files).toEqual(expect.arrayContaining(['.state/secretive.json', runPath('out/products-{run}.jsonl', runId), runPath('out/products-{run}.parquet', runId), 'summary.json']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        '.state/secretive.json',
+        runPath('out/products-{run}.jsonl', runId),
+        runPath('out/products-{run}.parquet', runId),
+        'summary.json',
+      ]),
+    );
     expectNoSecret(await everythingWritten(result));
   });
 
   it('wrong credentials: exit 1, one clear error telling to check the credentials, and no secret anywhere', async () => {
     const state = await readFile(join(ws.dir, '.state/secretive.json'), 'utf8');
-    const result = await runCli(['run', 'secretive.yml', '--summary-file', 'summary-wrong.json'], { cwd: ws.dir, env: env(WRONG) });
+    const result = await runCli(['run', 'secretive.yml', '--summary-file', 'summary-wrong.json'], {
+      cwd: ws.dir,
+      env: env(WRONG),
+    });
     expect(result.code).toBe(1);
     const errors = jsonLines(result.stderr).filter((l) => l.level === 'error');
     expect(errors.map((l) => l.event)).toEqual(['failed', 'summary']);
@@ -91,10 +106,18 @@ describe('secrets', () => {
   });
 
   it('a secret of the wrong type (a number) is redacted from the error', async () => {
-    await writeFile(join(ws.dir, 'numeric.yml'), PIPELINE.replace('apiSecret: ${CATALOG_API_SECRET}', 'apiSecret: 73519046281'));
-    const result = await runCli(['validate', 'numeric.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: env(SECRET) });
+    await writeFile(
+      join(ws.dir, 'numeric.yml'),
+      PIPELINE.replace('apiSecret: ${CATALOG_API_SECRET}', 'apiSecret: 73519046281'),
+    );
+    const result = await runCli(['validate', 'numeric.yml', '--log-format', 'pretty'], {
+      cwd: ws.dir,
+      env: env(SECRET),
+    });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('catalog-streams validate: numeric.yml:3:14: connection.apiSecret: expected a string, got ***\n');
+    expect(result.stderr).toBe(
+      'catalog-streams validate: numeric.yml:3:14: connection.apiSecret: expected a string, got ***\n',
+    );
     const run = await runCli(['run', 'numeric.yml'], { cwd: ws.dir, env: env(SECRET) });
     expect(run.code).toBe(2);
     expect(run.stderr).not.toContain('73519046281');
@@ -104,7 +127,9 @@ describe('secrets', () => {
     await writeFile(join(ws.dir, 'leaky.yml'), PIPELINE.replace('${RATE:-6000}', '${CATALOG_API_SECRET}'));
     const result = await runCli(['validate', 'leaky.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: env(SECRET) });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('catalog-streams validate: leaky.yml:4:14: connection.rateLimit: expected a number, got "***"\n');
+    expect(result.stderr).toBe(
+      'catalog-streams validate: leaky.yml:4:14: connection.rateLimit: expected a number, got "***"\n',
+    );
   });
 });
 
@@ -118,7 +143,10 @@ describe('a short secret', () => {
   beforeAll(async () => {
     sandbox = await startTestSandbox({ products: 200, credentials: { apiKey: SHORT_KEY, apiSecret: SECRET } });
     ws = await workspace();
-    await writeFile(join(ws.dir, 'short.yml'), PIPELINE.replace('name: secretive', 'name: short').replace('secretive.json', 'short.json'));
+    await writeFile(
+      join(ws.dir, 'short.yml'),
+      PIPELINE.replace('name: secretive', 'name: short').replace('secretive.json', 'short.json'),
+    );
   });
   afterAll(async () => {
     await sandbox?.close();
@@ -145,8 +173,13 @@ describe('a short secret', () => {
 
   it('is still redacted where it is the whole value shown', async () => {
     await writeFile(join(ws.dir, 'leaky-key.yml'), PIPELINE.replace('${RATE:-6000}', '${CATALOG_API_KEY}'));
-    const result = await runCli(['validate', 'leaky-key.yml', '--log-format', 'pretty'], { cwd: ws.dir, env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET }) });
+    const result = await runCli(['validate', 'leaky-key.yml', '--log-format', 'pretty'], {
+      cwd: ws.dir,
+      env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET }),
+    });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('catalog-streams validate: leaky-key.yml:4:14: connection.rateLimit: expected a number, got "***"\n');
+    expect(result.stderr).toBe(
+      'catalog-streams validate: leaky-key.yml:4:14: connection.rateLimit: expected a number, got "***"\n',
+    );
   });
 });

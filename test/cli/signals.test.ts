@@ -14,7 +14,20 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { PRODUCT_STATUSES, productIdOf } from '../../src/sandbox/index.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { CLI, type CliProcess, cleanEnv, jsonLines, listFiles, runCli, runPath, sandboxEnv, startCli, startCommand, summaryRunId, workspace } from './cli-process.js';
+import {
+  CLI,
+  type CliProcess,
+  cleanEnv,
+  jsonLines,
+  listFiles,
+  runCli,
+  runPath,
+  sandboxEnv,
+  startCli,
+  startCommand,
+  summaryRunId,
+  workspace,
+} from './cli-process.js';
 
 const PRODUCTS = 2500;
 const CURSOR = 1_600_000_000;
@@ -68,7 +81,11 @@ async function startSlowRun(start: () => CliProcess = () => startCli(['run', 'sl
 
 const expectedIds = () =>
   Array.from({ length: PRODUCTS }, (_, i) => i)
-    .filter((i) => sandbox.dataset.status[i] !== PRODUCT_STATUSES.indexOf('no_selection') && sandbox.dataset.updatedAt[i]! >= CURSOR)
+    .filter(
+      (i) =>
+        sandbox.dataset.status[i] !== PRODUCT_STATUSES.indexOf('no_selection') &&
+        sandbox.dataset.updatedAt[i]! >= CURSOR,
+    )
     .map(productIdOf);
 
 describe('stopping a run', () => {
@@ -76,30 +93,43 @@ describe('stopping a run', () => {
     ['SIGTERM', 143],
     ['SIGINT', 130],
     ['SIGHUP', 129],
-  ] as const)('%s mid-run: exit %i after clean-up; nothing under a final name, no temp file, cursor unchanged', async (signal, code) => {
-    const cli = await startSlowRun();
-    // The Parquet part is open under its temp name by now (the inference sample is 50 records).
-    expect((await listFiles(join(ws.dir, 'out'))).some((f) => f.endsWith('.tmp'))).toBe(true);
-    cli.child.kill(signal);
-    const result = await cli.done;
-    expect({ code: result.code, signal: result.signal }).toEqual({ code, signal: null });
-    expect(await listFiles(join(ws.dir, 'out'))).toEqual([]);
-    expect(await readFile(join(ws.dir, '.state/slow.json'), 'utf8')).toBe(STATE);
-    const lines = jsonLines(result.stderr);
-    expect(lines.find((l) => l.event === 'signal')).toMatchObject({ level: 'warn', signal });
-    const summary = lines.find((l) => l.event === 'summary');
-    expect(summary).toMatchObject({ status: 'aborted', outputs: [], cursor: { previous: CURSOR, stored: false }, error: { code: 'aborted' } });
-    expect(result.stdout).toBe('');
-  });
+  ] as const)(
+    '%s mid-run: exit %i after clean-up; nothing under a final name, no temp file, cursor unchanged',
+    async (signal, code) => {
+      const cli = await startSlowRun();
+      // The Parquet part is open under its temp name by now (the inference sample is 50 records).
+      expect((await listFiles(join(ws.dir, 'out'))).some((f) => f.endsWith('.tmp'))).toBe(true);
+      cli.child.kill(signal);
+      const result = await cli.done;
+      expect({ code: result.code, signal: result.signal }).toEqual({ code, signal: null });
+      expect(await listFiles(join(ws.dir, 'out'))).toEqual([]);
+      expect(await readFile(join(ws.dir, '.state/slow.json'), 'utf8')).toBe(STATE);
+      const lines = jsonLines(result.stderr);
+      expect(lines.find((l) => l.event === 'signal')).toMatchObject({ level: 'warn', signal });
+      const summary = lines.find((l) => l.event === 'summary');
+      expect(summary).toMatchObject({
+        status: 'aborted',
+        outputs: [],
+        cursor: { previous: CURSOR, stored: false },
+        error: { code: 'aborted' },
+      });
+      expect(result.stdout).toBe('');
+    },
+  );
 
-  it('a scheduler\'s shell wrapper that execs node: its SIGTERM reaches the run (exit 143 after clean-up, cursor unchanged)', async () => {
-    const cli = await startSlowRun(() => startCommand('/bin/sh', ['-c', `exec "${process.execPath}" "${CLI}" run slow.yml`], { cwd: ws.dir, env }));
+  it("a scheduler's shell wrapper that execs node: its SIGTERM reaches the run (exit 143 after clean-up, cursor unchanged)", async () => {
+    const cli = await startSlowRun(() =>
+      startCommand('/bin/sh', ['-c', `exec "${process.execPath}" "${CLI}" run slow.yml`], { cwd: ws.dir, env }),
+    );
     cli.child.kill('SIGTERM');
     const result = await cli.done;
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 143, signal: null });
     expect(await listFiles(join(ws.dir, 'out'))).toEqual([]);
     expect(await readFile(join(ws.dir, '.state/slow.json'), 'utf8')).toBe(STATE);
-    expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({ status: 'aborted', cursor: { stored: false } });
+    expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({
+      status: 'aborted',
+      cursor: { stored: false },
+    });
   });
 
   it('SIGKILL mid-run, then a rerun that loses nothing', async () => {
@@ -124,7 +154,10 @@ describe('stopping a run', () => {
       .split('\n')
       .map((l) => JSON.parse(l).id as string);
     expect(jsonl).toEqual(expected);
-    const parquet = join(ws.dir, runPath(`out/slow/dt=${String(summary.startedAt).slice(0, 10)}/products-{run}.parquet`, runId));
+    const parquet = join(
+      ws.dir,
+      runPath(`out/slow/dt=${String(summary.startedAt).slice(0, 10)}/products-{run}.parquet`, runId),
+    );
     const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(parquet)}) ORDER BY id`);
     expect(rows.map((r) => r.id)).toEqual(expected);
     const state = JSON.parse(await readFile(join(ws.dir, '.state/slow.json'), 'utf8'));
@@ -133,7 +166,20 @@ describe('stopping a run', () => {
 
   it('with --sandbox: SIGINT stops the run and the in-process sandbox, exit 130 promptly', async () => {
     // 30 requests per minute: the run would take minutes.
-    const cli = startCli(['run', 'pipelines/demo.yml', '--sandbox', '--profile', 'spec', '--sandbox-products', '3000', '--sandbox-rate-limit', '30'], { cwd: ws.dir, env: cleanEnv() });
+    const cli = startCli(
+      [
+        'run',
+        'pipelines/demo.yml',
+        '--sandbox',
+        '--profile',
+        'spec',
+        '--sandbox-products',
+        '3000',
+        '--sandbox-rate-limit',
+        '30',
+      ],
+      { cwd: ws.dir, env: cleanEnv() },
+    );
     await cli.waitForStderr(/"event":"started"/);
     await new Promise((r) => setTimeout(r, 500));
     const sent = Date.now();
@@ -144,9 +190,13 @@ describe('stopping a run', () => {
     // The products pipeline (minutes at this rate) is stopped and discards its outputs; the media
     // stream (one request) may have committed before the signal, and then keeps its file.
     const summaries = jsonLines(result.stderr).filter((l) => l.event === 'summary');
-    expect(Object.fromEntries(summaries.map((l) => [l.pipeline, l.status]))).toMatchObject({ 'demo-products': 'aborted' });
+    expect(Object.fromEntries(summaries.map((l) => [l.pipeline, l.status]))).toMatchObject({
+      'demo-products': 'aborted',
+    });
     expect(summaries.every((l) => ['aborted', 'succeeded'].includes(l.status))).toBe(true);
-    const kept = summaries.filter((l) => l.status === 'succeeded').flatMap((l) => l.outputs.map((o: { location: string }) => o.location));
+    const kept = summaries
+      .filter((l) => l.status === 'succeeded')
+      .flatMap((l) => l.outputs.map((o: { location: string }) => o.location));
     expect((await listFiles(join(ws.dir, 'out'))).map((f) => join(ws.dir, 'out', f)).sort()).toEqual(kept.sort());
   });
 });

@@ -21,7 +21,14 @@ const summary = (n: number, one: boolean): RunSummary => ({
   bytes: n,
   files: 1,
   objects: 0,
-  outputs: [{ sink: 'parquet', location: 'out/p.parquet', rows: n, bytes: one ? 1 : 3_088_867 } as RunSummary['outputs'][number]],
+  outputs: [
+    {
+      sink: 'parquet',
+      location: 'out/p.parquet',
+      rows: n,
+      bytes: one ? 1 : 3_088_867,
+    } as RunSummary['outputs'][number],
+  ],
   recordsPerSecond: n,
   warnings: [],
 });
@@ -32,7 +39,9 @@ describe('wording of counts', () => {
     expect(one[1]).toBe('  read 1 record from products.query · 1 rec/s · 1 page · 1 request · 1 retry · 1 × 429');
     expect(one.at(-1)).toBe('  wrote out/p.parquet (parquet: 1 row, 1 byte)');
     const many = formatSummaryText(summary(1_234_567, false)).split('\n');
-    expect(many[1]).toBe('  read 1,234,567 records from products.query · 1,234,567 rec/s · 12,000 pages · 12,345 requests · 2,000 retries · 1,500 × 429');
+    expect(many[1]).toBe(
+      '  read 1,234,567 records from products.query · 1,234,567 rec/s · 12,000 pages · 12,345 requests · 2,000 retries · 1,500 × 429',
+    );
     expect(many[2]).toBe('  invalid 1,234,567 (dead-lettered 1,234,567, skipped 0) · dropped by transforms 1,234,567');
     expect(many.at(-1)).toBe('  wrote out/p.parquet (parquet: 1,234,567 rows, 3,088,867 bytes)');
   });
@@ -40,7 +49,18 @@ describe('wording of counts', () => {
   it('the dry-run plan: singular for one slice and one request, separators, rates with their noun', () => {
     const report: PlanReport = {
       pipelines: [
-        { pipeline: 'a', source: 'brands.query', total: 1, slices: [{ total: 1, requests: 1 }], requests: 1, estimatedSeconds: 1, planRequests: 1, rateLimit: 1, transforms: [], outputs: [] },
+        {
+          pipeline: 'a',
+          source: 'brands.query',
+          total: 1,
+          slices: [{ total: 1, requests: 1 }],
+          requests: 1,
+          estimatedSeconds: 1,
+          planRequests: 1,
+          rateLimit: 1,
+          transforms: [],
+          outputs: [],
+        },
         {
           pipeline: 'b',
           source: 'products.query',
@@ -59,7 +79,9 @@ describe('wording of counts', () => {
     const lines = formatPlanText(report).split('\n');
     expect(lines).toContain('  1 record in 1 slice; ~1 request, ~0:01 at 1 request/min (planning used 1 request)');
     expect(lines).toContain('    whole query: 1 record, 1 request');
-    expect(lines).toContain('  1,234,567 records in 1 slice; ~4,939 requests, ~49:23 at 6,000 requests/min (planning used 12 requests)');
+    expect(lines).toContain(
+      '  1,234,567 records in 1 slice; ~4,939 requests, ~49:23 at 6,000 requests/min (planning used 12 requests)',
+    );
     expect(lines).toContain('    createdAt 1..2: 12,000 records, 1,200 requests');
     expect(lines).toContain('all 2 pipelines share one request budget: ~4,940 requests, ~49:24 at 6,000 requests/min');
   });

@@ -5,15 +5,29 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AbortedError, ConfigError, RequestValidationError } from '../../src/errors.js';
 import { RunEvents } from '../../src/events.js';
-import { ApiError, AuthError, CatalogClient, type CatalogClientOptions, NetworkError, RateLimitError } from '../../src/client/index.js';
+import {
+  ApiError,
+  AuthError,
+  CatalogClient,
+  type CatalogClientOptions,
+  NetworkError,
+  RateLimitError,
+} from '../../src/client/index.js';
 import { type Handler, type TestServer, failure, sendJson, sleep, startTestServer } from './http-test-server.js';
 
 const KEY = 'test-key-4f2a9c';
 const SECRET = 's3cr3t-Zq81-never-show-me';
 const TOKEN = Buffer.from(`${KEY}:${SECRET}`).toString('base64');
 
-const page = (results: unknown[], total = results.length, no = 0) => ({ meta: { total, page: { no, offset: no * 250, size: 250 } }, results });
-const BODY = { filter: { status: 'active' as const }, sorting: { id: 'ASC' as const }, page: { no: 3, size: 250 as const } };
+const page = (results: unknown[], total = results.length, no = 0) => ({
+  meta: { total, page: { no, offset: no * 250, size: 250 } },
+  results,
+});
+const BODY = {
+  filter: { status: 'active' as const },
+  sorting: { id: 'ASC' as const },
+  page: { no: 3, size: 250 as const },
+};
 
 let servers: TestServer[] = [];
 let clients: CatalogClient[] = [];
@@ -57,14 +71,19 @@ async function harness(handler: Handler, opts: Partial<CatalogClientOptions> = {
 /** Fails if a credential shows anywhere in the error (message, stack, properties, cause) or any event. */
 function expectNoSecrets(h: Harness, err?: unknown): void {
   const texts = [JSON.stringify(h.seen), inspect(h.client, { depth: 6 }), inspect(h.client.stats)];
-  if (err !== undefined) texts.push(String(err), (err as Error).stack ?? '', inspect(err, { depth: 6, showHidden: true }), JSON.stringify(err));
+  if (err !== undefined)
+    texts.push(
+      String(err),
+      (err as Error).stack ?? '',
+      inspect(err, { depth: 6, showHidden: true }),
+      JSON.stringify(err),
+    );
   for (const t of texts) {
     expect(t).not.toContain(SECRET);
     expect(t).not.toContain(KEY);
     expect(t).not.toContain(TOKEN);
   }
 }
-
 
 describe('CatalogClient wire format', () => {
   it('sends Basic auth, the User-Agent, JSON content type and the validated body to the endpoint path', async () => {
@@ -78,7 +97,9 @@ describe('CatalogClient wire format', () => {
     expect(req!.headers['user-agent']).toMatch(/^catalog-streams\/0\.1\.0 \(node v\d+/);
     expect(req!.headers['content-type']).toBe('application/json');
     expect(req!.body).toEqual(BODY);
-    expect(h.seen).toEqual([['request', { endpoint: 'products.query', status: 200, durationMs: expect.any(Number), attempt: 1 }]]);
+    expect(h.seen).toEqual([
+      ['request', { endpoint: 'products.query', status: 200, durationMs: expect.any(Number), attempt: 1 }],
+    ]);
     expect(h.client.stats).toEqual({ requests: 1, retries: 0, throttles: 0, byStatus: { 200: 1 } });
   });
 
@@ -89,12 +110,22 @@ describe('CatalogClient wire format', () => {
       clients.push(c);
       await c.query('brands.query', {});
     }
-    expect(h.server.requests.map((r) => r.url)).toEqual(['/api/v4/brands/query', '/api/v4/brands/query', '/api/v4/brands/query']);
+    expect(h.server.requests.map((r) => r.url)).toEqual([
+      '/api/v4/brands/query',
+      '/api/v4/brands/query',
+      '/api/v4/brands/query',
+    ]);
   });
 
   it('validates the body before sending: nothing goes out', async () => {
     const h = await harness((_req, res) => sendJson(res, 200, page([])));
-    const err = await failure(h.client.query('products.query', { filter: { status: 'deleted' }, sorting: { id: 'ASC' }, page: { no: 0, size: 250 } } as any));
+    const err = await failure(
+      h.client.query('products.query', {
+        filter: { status: 'deleted' },
+        sorting: { id: 'ASC' },
+        page: { no: 0, size: 250 },
+      } as any),
+    );
     expect(err).toBeInstanceOf(RequestValidationError);
     expect(err.message).toContain('filter.status');
     expect(h.server.requests).toHaveLength(0);
@@ -103,7 +134,11 @@ describe('CatalogClient wire format', () => {
   it('refuses a stream endpoint for query() and a base URL holding credentials, without echoing it', async () => {
     const h = await harness((_req, res) => sendJson(res, 200, page([])));
     await expect(h.client.query('products.stream' as any, {})).rejects.toBeInstanceOf(ConfigError);
-    const err = await failure(Promise.resolve().then(() => new CatalogClient({ baseUrl: `https://${KEY}:${SECRET}@example.test`, apiKey: KEY, apiSecret: SECRET })));
+    const err = await failure(
+      Promise.resolve().then(
+        () => new CatalogClient({ baseUrl: `https://${KEY}:${SECRET}@example.test`, apiKey: KEY, apiSecret: SECRET }),
+      ),
+    );
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).not.toContain(SECRET);
   });
@@ -117,23 +152,38 @@ describe('CatalogClient wire format', () => {
   });
 
   it('fromEnv names the missing variable', () => {
-    expect(() => CatalogClient.fromEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: KEY })).toThrow(/CATALOG_API_SECRET is not set/);
-    expect(() => CatalogClient.fromEnv({ CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET })).toThrow(/CATALOG_BASE_URL is not set/);
-    const c = CatalogClient.fromEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1/', CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET }, { rateLimit: 600 });
+    expect(() => CatalogClient.fromEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: KEY })).toThrow(
+      /CATALOG_API_SECRET is not set/,
+    );
+    expect(() => CatalogClient.fromEnv({ CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET })).toThrow(
+      /CATALOG_BASE_URL is not set/,
+    );
+    const c = CatalogClient.fromEnv(
+      { CATALOG_BASE_URL: 'http://127.0.0.1:1/', CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET },
+      { rateLimit: 600 },
+    );
     clients.push(c);
     expect(c.baseUrl).toBe('http://127.0.0.1:1');
     expect(c.rateLimit).toBe(600);
   });
 
   it('fromEnv reads CATALOG_RATE_LIMIT and CATALOG_RESULT_WINDOW as catalog-streams run does (overrides win)', () => {
-    const env = { CATALOG_BASE_URL: 'http://127.0.0.1:1', CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET, CATALOG_RATE_LIMIT: '240', CATALOG_RESULT_WINDOW: '500' };
+    const env = {
+      CATALOG_BASE_URL: 'http://127.0.0.1:1',
+      CATALOG_API_KEY: KEY,
+      CATALOG_API_SECRET: SECRET,
+      CATALOG_RATE_LIMIT: '240',
+      CATALOG_RESULT_WINDOW: '500',
+    };
     const c = CatalogClient.fromEnv(env);
     clients.push(c);
     expect([c.rateLimit, c.resultWindow]).toEqual([240, 500]);
     const o = CatalogClient.fromEnv(env, { rateLimit: 60 });
     clients.push(o);
     expect(o.rateLimit).toBe(60);
-    expect(() => CatalogClient.fromEnv({ ...env, CATALOG_RATE_LIMIT: 'fast' })).toThrow('CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "fast"');
+    expect(() => CatalogClient.fromEnv({ ...env, CATALOG_RATE_LIMIT: 'fast' })).toThrow(
+      'CATALOG_RATE_LIMIT must be a number of requests per minute (0: no limit), got "fast"',
+    );
   });
 });
 
@@ -141,7 +191,13 @@ describe('CatalogClient errors that are never retried', () => {
   it('401: exactly one request, an AuthError pointing at the credentials and the environment, no secret anywhere', async () => {
     // A hostile server that echoes the Authorization header and the secret in its message.
     const h = await harness((req, res) =>
-      sendJson(res, 401, { error: { status: 401, code: 'authentication.not_authenticated', message: `bad credentials ${req.headers.authorization} (${SECRET})` } }),
+      sendJson(res, 401, {
+        error: {
+          status: 401,
+          code: 'authentication.not_authenticated',
+          message: `bad credentials ${req.headers.authorization} (${SECRET})`,
+        },
+      }),
     );
     const err = await failure(h.client.query('products.query', BODY));
     expect(err).toBeInstanceOf(AuthError);
@@ -158,8 +214,15 @@ describe('CatalogClient errors that are never retried', () => {
   });
 
   it('422 surfaces the violations, the API code and a short description of the request', async () => {
-    const violations = [{ path: 'filter.status', message: 'unknown value' }, { propertyPath: 'page.size', message: 'must be 10, 50, 100 or 250' }];
-    const h = await harness((_req, res) => sendJson(res, 422, { error: { status: 422, code: 'validation_failed', message: 'The request is invalid', violations } }));
+    const violations = [
+      { path: 'filter.status', message: 'unknown value' },
+      { propertyPath: 'page.size', message: 'must be 10, 50, 100 or 250' },
+    ];
+    const h = await harness((_req, res) =>
+      sendJson(res, 422, {
+        error: { status: 422, code: 'validation_failed', message: 'The request is invalid', violations },
+      }),
+    );
     const err = await failure(h.client.query('products.query', BODY));
     expect(err).toBeInstanceOf(ApiError);
     expect(err).not.toBeInstanceOf(AuthError);
@@ -181,7 +244,13 @@ describe('CatalogClient errors that are never retried', () => {
   });
 
   it('copes with any error body or none: HTML, plain text, empty, no content-length', async () => {
-    const bodies = ['<html><body><h1>Bad Gateway</h1> nginx</body></html>', 'plain words', '', '{"error": "just a string"}', '{"message":'];
+    const bodies = [
+      '<html><body><h1>Bad Gateway</h1> nginx</body></html>',
+      'plain words',
+      '',
+      '{"error": "just a string"}',
+      '{"message":',
+    ];
     let i = 0;
     const h = await harness((_req, res) => {
       res.writeHead(418, { 'content-type': 'text/html' });
@@ -218,12 +287,23 @@ describe('CatalogClient errors that are never retried', () => {
 
 describe('CatalogClient retries', () => {
   it('retries a burst of 503s, then returns the page; each retry is an event', async () => {
-    const h = await harness((req, res) => (req.n <= 3 ? sendJson(res, 503, { error: { status: 503, code: 'unavailable', message: 'busy' } }) : sendJson(res, 200, page([{ id: 'x' }]))));
+    const h = await harness((req, res) =>
+      req.n <= 3
+        ? sendJson(res, 503, { error: { status: 503, code: 'unavailable', message: 'busy' } })
+        : sendJson(res, 200, page([{ id: 'x' }])),
+    );
     const result = await h.client.query('products.query', BODY);
     expect(result.results).toEqual([{ id: 'x' }]);
     expect(h.server.requests).toHaveLength(4);
     const retries = h.seen.filter(([n]) => n === 'retry').map(([, p]) => p);
-    expect(retries).toEqual([1, 2, 3].map((attempt) => ({ endpoint: 'products.query', attempt, reason: '503 unavailable', delayMs: expect.any(Number) })));
+    expect(retries).toEqual(
+      [1, 2, 3].map((attempt) => ({
+        endpoint: 'products.query',
+        attempt,
+        reason: '503 unavailable',
+        delayMs: expect.any(Number),
+      })),
+    );
     expect(h.client.stats).toMatchObject({ requests: 4, retries: 3, throttles: 0, byStatus: { 503: 3, 200: 1 } });
     // Every attempt carried the same body.
     expect(new Set(h.server.requests.map((r) => JSON.stringify(r.body))).size).toBe(1);
@@ -231,20 +311,29 @@ describe('CatalogClient retries', () => {
 
   it('retries 500, 502 and 504 too', async () => {
     const statuses = [500, 502, 504];
-    const h = await harness((req, res) => (req.n <= 3 ? sendJson(res, statuses[req.n - 1]!, {}) : sendJson(res, 200, page([]))));
+    const h = await harness((req, res) =>
+      req.n <= 3 ? sendJson(res, statuses[req.n - 1]!, {}) : sendJson(res, 200, page([])),
+    );
     await h.client.query('brands.query', {});
     expect(h.client.stats.byStatus).toEqual({ 500: 1, 502: 1, 504: 1, 200: 1 });
   });
 
   it('429 burst: exponential backoff with jitter, throttle events, and the limiter slows down', async () => {
     const h = await harness(
-      (req, res) => (req.n <= 3 ? sendJson(res, 429, { error: { status: 429, code: 'too_many_requests', message: 'slow down' } }) : sendJson(res, 200, page([]))),
+      (req, res) =>
+        req.n <= 3
+          ? sendJson(res, 429, { error: { status: 429, code: 'too_many_requests', message: 'slow down' } })
+          : sendJson(res, 200, page([])),
       { rateLimit: 6000, retry: { minTimeout: 40, maxTimeout: 1000 } },
     );
     await h.client.query('products.query', BODY);
-    const throttles = h.seen.filter(([n]) => n === 'throttle').map(([, p]) => p as { delayMs: number; retryAfter: boolean });
+    const throttles = h.seen
+      .filter(([n]) => n === 'throttle')
+      .map(([, p]) => p as { delayMs: number; retryAfter: boolean });
     // random() = 0.5: base/2 + base/4 = 0.75 * 40 * 2^(n-1)
-    expect(throttles).toEqual([30, 60, 120].map((delayMs) => ({ endpoint: 'products.query', delayMs, retryAfter: false })));
+    expect(throttles).toEqual(
+      [30, 60, 120].map((delayMs) => ({ endpoint: 'products.query', delayMs, retryAfter: false })),
+    );
     const at = h.server.requests.map((r) => r.at);
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(28);
     expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(58);
@@ -254,15 +343,24 @@ describe('CatalogClient retries', () => {
   });
 
   it('honours Retry-After (seconds) when the server sends one', async () => {
-    const h = await harness((req, res) => (req.n === 1 ? sendJson(res, 429, {}, { 'retry-after': '1' }) : sendJson(res, 200, page([]))));
+    const h = await harness((req, res) =>
+      req.n === 1 ? sendJson(res, 429, {}, { 'retry-after': '1' }) : sendJson(res, 200, page([])),
+    );
     await h.client.query('brands.query', {});
     const [a, b] = h.server.requests;
     expect(b!.at - a!.at).toBeGreaterThanOrEqual(990);
-    expect(h.seen.find(([n]) => n === 'throttle')![1]).toEqual({ endpoint: 'brands.query', delayMs: 1000, retryAfter: true });
+    expect(h.seen.find(([n]) => n === 'throttle')![1]).toEqual({
+      endpoint: 'brands.query',
+      delayMs: 1000,
+      retryAfter: true,
+    });
   });
 
   it('gives up on 429 after maxAttempts with a RateLimitError', async () => {
-    const h = await harness((_req, res) => sendJson(res, 429, { error: { status: 429, code: 'too_many_requests', message: 'no' } }), { retry: { maxAttempts: 3, minTimeout: 1, maxTimeout: 2 } });
+    const h = await harness(
+      (_req, res) => sendJson(res, 429, { error: { status: 429, code: 'too_many_requests', message: 'no' } }),
+      { retry: { maxAttempts: 3, minTimeout: 1, maxTimeout: 2 } },
+    );
     const err = await failure(h.client.query('brands.query', {}));
     expect(err).toBeInstanceOf(RateLimitError);
     expect(err.code).toBe('api.rate_limited');
@@ -271,7 +369,9 @@ describe('CatalogClient retries', () => {
   });
 
   it('stops when the total wait would pass maxWaitMs', async () => {
-    const h = await harness((_req, res) => sendJson(res, 503, {}), { retry: { maxAttempts: 100, minTimeout: 40, maxTimeout: 40, maxWaitMs: 100 } });
+    const h = await harness((_req, res) => sendJson(res, 503, {}), {
+      retry: { maxAttempts: 100, minTimeout: 40, maxTimeout: 40, maxWaitMs: 100 },
+    });
     const err = await failure(h.client.query('brands.query', {}));
     expect(err).toBeInstanceOf(ApiError);
     // 30 ms per wait (0.75 * 40): three waits fit in 100 ms, the fourth would not.
@@ -310,7 +410,14 @@ describe('CatalogClient retries', () => {
     );
     await h.client.query('brands.query', {});
     expect(h.seen.find(([n]) => n === 'retry')![1]).toMatchObject({ reason: 'UND_ERR_HEADERS_TIMEOUT' });
-    const c = new CatalogClient({ baseUrl: h.server.url, apiKey: KEY, apiSecret: SECRET, rateLimit: 0, timeouts: { headers: 100 }, retry: { maxAttempts: 1 } });
+    const c = new CatalogClient({
+      baseUrl: h.server.url,
+      apiKey: KEY,
+      apiSecret: SECRET,
+      rateLimit: 0,
+      timeouts: { headers: 100 },
+      retry: { maxAttempts: 1 },
+    });
     clients.push(c);
     const err = await failure(c.query('brands.query', {}));
     expect(err).toBeInstanceOf(NetworkError);
@@ -350,7 +457,10 @@ describe('CatalogClient abort', () => {
   });
 
   it('stops while waiting for the limiter and during a backoff, and the client signal aborts too', async () => {
-    const h = await harness((req, res) => (req.n === 2 ? sendJson(res, 503, {}) : sendJson(res, 200, page([]))), { rateLimit: 60, retry: { minTimeout: 10_000, maxTimeout: 10_000 } });
+    const h = await harness((req, res) => (req.n === 2 ? sendJson(res, 503, {}) : sendJson(res, 200, page([]))), {
+      rateLimit: 60,
+      retry: { minTimeout: 10_000, maxTimeout: 10_000 },
+    });
     await h.client.query('brands.query', {});
     // The next slot is a second away: abort while queued.
     const ac = new AbortController();
@@ -362,7 +472,14 @@ describe('CatalogClient abort', () => {
 
     // A 503 with a 7.5 s backoff ahead: abort during the wait.
     const run = new AbortController();
-    const c = new CatalogClient({ baseUrl: h.server.url, apiKey: KEY, apiSecret: SECRET, rateLimit: 0, signal: run.signal, retry: { minTimeout: 10_000, maxTimeout: 10_000 } });
+    const c = new CatalogClient({
+      baseUrl: h.server.url,
+      apiKey: KEY,
+      apiSecret: SECRET,
+      rateLimit: 0,
+      signal: run.signal,
+      retry: { minTimeout: 10_000, maxTimeout: 10_000 },
+    });
     clients.push(c);
     t = performance.now();
     const p = failure(c.query('brands.query', {}));
@@ -395,7 +512,9 @@ describe('CatalogClient.stream', () => {
 
   it('retries a stream request that fails before its body, and types the final error', async () => {
     const h = await harness((req, res) => (req.n === 1 ? sendJson(res, 502, {}) : sendJson(res, 401, {})));
-    const err = await failure(h.client.stream('products.stream', { filter: { status: 'active' }, sorting: { id: 'ASC' } }));
+    const err = await failure(
+      h.client.stream('products.stream', { filter: { status: 'active' }, sorting: { id: 'ASC' } }),
+    );
     expect(err).toBeInstanceOf(AuthError);
     expect(h.server.requests).toHaveLength(2);
   });

@@ -40,7 +40,14 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
       } catch {
         // keep the text
       }
-      const rec: RecordedRequest = { n: state.requests.length + 1, method: raw.method ?? '', url: raw.url ?? '', headers: raw.headers, body, at };
+      const rec: RecordedRequest = {
+        n: state.requests.length + 1,
+        method: raw.method ?? '',
+        url: raw.url ?? '',
+        headers: raw.headers,
+        body,
+        at,
+      };
       state.requests.push(rec);
       Promise.resolve(state.handler(rec, res, raw)).catch((err) => {
         res.destroy(err as Error);
@@ -63,7 +70,12 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
   return state;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = body === undefined ? '' : JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -87,7 +99,12 @@ export function rng(seed: number): () => number {
  * after `cutAfter` bytes by closing the connection (what was written is
  * flushed, the chunked body never terminated) when given.
  */
-export async function writeInRandomChunks(res: ServerResponse, text: string, random: () => number, opts: { maxChunk?: number; cutAfter?: number } = {}): Promise<void> {
+export async function writeInRandomChunks(
+  res: ServerResponse,
+  text: string,
+  random: () => number,
+  opts: { maxChunk?: number; cutAfter?: number } = {},
+): Promise<void> {
   const buf = Buffer.from(text, 'utf8');
   const max = opts.maxChunk ?? 64;
   let pos = 0;

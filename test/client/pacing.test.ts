@@ -51,11 +51,16 @@ async function run(workers: number, requests: number): Promise<void> {
   );
 }
 
-
 describe('pacing at the server', () => {
   it('600/min over ~10 s: rate within 5 % of the limit, no 429', async () => {
     const s = await budgetServer(0);
-    client = new CatalogClient({ baseUrl: server!.url, apiKey: 'k', apiSecret: 'secret', rateLimit: LIMIT, rateLimitWindowMs: WINDOW });
+    client = new CatalogClient({
+      baseUrl: server!.url,
+      apiKey: 'k',
+      apiSecret: 'secret',
+      rateLimit: LIMIT,
+      rateLimitWindowMs: WINDOW,
+    });
     await run(4, 101);
     expect(s.throttled()).toBe(0);
     expect(client.stats.byStatus).toEqual({ 200: 101 });
@@ -66,7 +71,13 @@ describe('pacing at the server', () => {
 
   it('with responses taking 1.5 intervals, concurrency keeps the budget full', async () => {
     const s = await budgetServer(1.5 * INTERVAL);
-    client = new CatalogClient({ baseUrl: server!.url, apiKey: 'k', apiSecret: 'secret', rateLimit: LIMIT, rateLimitWindowMs: WINDOW });
+    client = new CatalogClient({
+      baseUrl: server!.url,
+      apiKey: 'k',
+      apiSecret: 'secret',
+      rateLimit: LIMIT,
+      rateLimitWindowMs: WINDOW,
+    });
     await run(3, 101);
     expect(s.throttled()).toBe(0);
     const rate = measuredRatePerMinute(s.accepted);
@@ -75,7 +86,13 @@ describe('pacing at the server', () => {
 
   it('without the limiter the same server throttles: the check above can fail', async () => {
     const s = await budgetServer(0);
-    client = new CatalogClient({ baseUrl: server!.url, apiKey: 'k', apiSecret: 'secret', rateLimit: 0, retry: { maxAttempts: 1 } });
+    client = new CatalogClient({
+      baseUrl: server!.url,
+      apiKey: 'k',
+      apiSecret: 'secret',
+      rateLimit: 0,
+      retry: { maxAttempts: 1 },
+    });
     await run(4, 120).catch(() => {});
     expect(s.throttled()).toBeGreaterThan(0);
   });

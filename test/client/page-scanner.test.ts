@@ -13,7 +13,10 @@ function split(text: string): { skeleton: unknown; records: unknown[] } | undefi
   const b = bytes(text);
   const scanned = scanPage(b);
   if (!scanned) return undefined;
-  return { skeleton: JSON.parse(scanned.skeleton), records: scanned.starts.map((s, i) => JSON.parse(b.toString('utf8', s, scanned.ends[i]))) };
+  return {
+    skeleton: JSON.parse(scanned.skeleton),
+    records: scanned.starts.map((s, i) => JSON.parse(b.toString('utf8', s, scanned.ends[i]))),
+  };
 }
 
 function prng(seed: number): () => number {
@@ -37,11 +40,19 @@ function randomValue(random: () => number, depth = 0): unknown {
       return Math.round((random() - 0.5) * 1e6) / (random() < 0.5 ? 1 : 1000);
     case 3:
     case 4:
-      return Array.from({ length: 1 + Math.floor(random() * 3) }, () => words[Math.floor(random() * words.length)]).join('');
+      return Array.from(
+        { length: 1 + Math.floor(random() * 3) },
+        () => words[Math.floor(random() * words.length)],
+      ).join('');
     case 5:
       return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
     default:
-      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, (_, i) => [`${words[Math.floor(random() * words.length)]}${i}`, randomValue(random, depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(random() * 4) }, (_, i) => [
+          `${words[Math.floor(random() * words.length)]}${i}`,
+          randomValue(random, depth + 1),
+        ]),
+      );
   }
 }
 
@@ -60,8 +71,14 @@ describe('scanPage', () => {
 
   it('takes any key order and spacing, and keys that look like "results" in strings', () => {
     const text = ' \n{ "x" : "\\"results\\":[1]" , "results" : [ {"a":"]"} ,\n 2 , "s" ] , "meta" : {"total":3} } \n';
-    expect(split(text)).toEqual({ skeleton: { x: '"results":[1]', results: [], meta: { total: 3 } }, records: [{ a: ']' }, 2, 's'] });
-    expect(split('{"meta":{"total":0},"results":[]}')).toEqual({ skeleton: { meta: { total: 0 }, results: [] }, records: [] });
+    expect(split(text)).toEqual({
+      skeleton: { x: '"results":[1]', results: [], meta: { total: 3 } },
+      records: [{ a: ']' }, 2, 's'],
+    });
+    expect(split('{"meta":{"total":0},"results":[]}')).toEqual({
+      skeleton: { meta: { total: 0 }, results: [] },
+      records: [],
+    });
   });
 
   it('leaves what it does not understand to a whole-body parse', () => {
@@ -90,7 +107,12 @@ describe('CatalogClient.lazyPage', () => {
 
   it('parses records when read, each time afresh, and refuses to after release()', () => {
     let released = 0;
-    const page = client.lazyPage('products.query', body, bytes('{"meta":{"total":2},"results":[{"id":"P1"},{"id":"P2"}]}'), () => released++);
+    const page = client.lazyPage(
+      'products.query',
+      body,
+      bytes('{"meta":{"total":2},"results":[{"id":"P1"},{"id":"P2"}]}'),
+      () => released++,
+    );
     expect(page.meta).toEqual({ total: 2 });
     expect(page.length).toBe(2);
     expect(page.record(1)).toEqual({ id: 'P2' });
@@ -102,13 +124,25 @@ describe('CatalogClient.lazyPage', () => {
   });
 
   it('reads a body with a byte order mark, and a body the scan leaves alone, like JSON.parse', () => {
-    expect(client.lazyPage('products.query', body, bytes('\ufeff{"meta":{"total":1},"results":[{"id":"P1"}]}')).record(0)).toEqual({ id: 'P1' });
-    const whole = client.lazyPage('products.query', body, bytes('{"results":[{"id":"P1"}],"results":[{"id":"P2"}],"meta":{"total":1}}'));
+    expect(
+      client.lazyPage('products.query', body, bytes('\ufeff{"meta":{"total":1},"results":[{"id":"P1"}]}')).record(0),
+    ).toEqual({ id: 'P1' });
+    const whole = client.lazyPage(
+      'products.query',
+      body,
+      bytes('{"results":[{"id":"P1"}],"results":[{"id":"P2"}],"meta":{"total":1}}'),
+    );
     expect(whole.record(0)).toEqual({ id: 'P2' });
   });
 
   it('a body that stops before its JSON ends is truncated (retried), a complete one that is not a page is not', () => {
-    for (const text of ['', '  ', '{"meta":{"total":1},"results":[1]', '{"meta":{"total":1},"results":[{"id":"P1', '\ufeff[{"a":"}"']) {
+    for (const text of [
+      '',
+      '  ',
+      '{"meta":{"total":1},"results":[1]',
+      '{"meta":{"total":1},"results":[{"id":"P1',
+      '\ufeff[{"a":"}"',
+    ]) {
       expect(isTruncatedJson(bytes(text)), JSON.stringify(text)).toBe(true);
     }
     for (const text of ['{"meta":{"total":1},"results":[1]}', '<html>502</html>', 'null', '{"a":1}}', '{"a":"}"}']) {
@@ -131,7 +165,11 @@ describe('CatalogClient.lazyPage', () => {
   });
 
   it('a record that is not JSON is an ApiError naming it when it is read; the records before it are fine', () => {
-    const page = client.lazyPage('products.query', body, bytes('{"meta":{"total":2},"results":[{"id":"P1"},{"id":P2}]}'));
+    const page = client.lazyPage(
+      'products.query',
+      body,
+      bytes('{"meta":{"total":2},"results":[{"id":"P1"},{"id":P2}]}'),
+    );
     expect(page.record(0)).toEqual({ id: 'P1' });
     const err = (() => {
       try {

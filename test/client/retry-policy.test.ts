@@ -7,13 +7,24 @@ describe('RetryPolicy', () => {
   it('retries 429 and 5xx gateways, never 400/401/403/404/422', () => {
     const p = new RetryPolicy();
     expect([429, 500, 502, 503, 504].map((s) => p.isRetryableStatus(s))).toEqual([true, true, true, true, true]);
-    expect([400, 401, 403, 404, 422, 501].map((s) => p.isRetryableStatus(s))).toEqual([false, false, false, false, false, false]);
+    expect([400, 401, 403, 404, 422, 501].map((s) => p.isRetryableStatus(s))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('retries connection failures found on the error or its cause', () => {
     const p = new RetryPolicy();
     expect(p.isRetryableError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(true);
-    expect(p.isRetryableError(new Error('wrapped', { cause: Object.assign(new Error('y'), { code: 'UND_ERR_HEADERS_TIMEOUT' }) }))).toBe(true);
+    expect(
+      p.isRetryableError(
+        new Error('wrapped', { cause: Object.assign(new Error('y'), { code: 'UND_ERR_HEADERS_TIMEOUT' }) }),
+      ),
+    ).toBe(true);
     expect(p.isRetryableError(Object.assign(new Error('x'), { code: 'ENOTFOUND' }))).toBe(false);
     expect(p.isRetryableError(new Error('no code'))).toBe(false);
     expect(errorCodeOf('not an error')).toBeUndefined();

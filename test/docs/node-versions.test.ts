@@ -46,7 +46,7 @@ function satisfies(version: string, range: string): boolean {
 const lowest = pkg.engines.node.split('||').map((r) => parse(r.trim().replace(/^[\^>=]+/, '')).join('.'));
 
 describe('Node versions', () => {
-  it('engines names the three supported lines, 20 included while it is this machine\'s default', () => {
+  it("engines names the three supported lines, 20 included while it is this machine's default", () => {
     expect(lowest.map((v) => Number(v.split('.')[0]))).toEqual([20, 22, 24]);
     expect(lowest.some((v) => satisfies(process.version.slice(1), `>=${v}`))).toBe(true);
   });
@@ -54,10 +54,14 @@ describe('Node versions', () => {
   it('every dependency (runtime and dev) installed here admits the lowest release of each line', async () => {
     const refused: string[] = [];
     for (const name of [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)]) {
-      const dep = JSON.parse(await readFile(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string; engines?: { node?: string } };
+      const dep = JSON.parse(await readFile(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as {
+        version: string;
+        engines?: { node?: string };
+      };
       const range = dep.engines?.node;
       if (!range) continue;
-      for (const v of lowest) if (!satisfies(v, range)) refused.push(`${name}@${dep.version} needs node ${range}, refusing ${v}`);
+      for (const v of lowest)
+        if (!satisfies(v, range)) refused.push(`${name}@${dep.version} needs node ${range}, refusing ${v}`);
     }
     expect(refused).toEqual([]);
     // @types/node stays on the oldest line, so the code uses no Node API newer than it.
@@ -65,13 +69,16 @@ describe('Node versions', () => {
   });
 
   it('the README says what each line gets and lists every runtime dependency with its Node range', () => {
-    const section = readme.slice(readme.indexOf('## Node versions'), readme.indexOf('\n## ', readme.indexOf('## Node versions') + 3));
+    const section = readme.slice(
+      readme.indexOf('## Node versions'),
+      readme.indexOf('\n## ', readme.indexOf('## Node versions') + 3),
+    );
     for (const line of ['| 24 ', '| 22 ', '| 20 ']) expect(section).toContain(line);
     expect(section).toContain('CI_NODE22=1');
     for (const name of Object.keys(pkg.dependencies)) expect(section, name).toContain(`\`${name}\``);
   });
 
-  it('.ci/run: the machine\'s Node and Node 24 by default; Node 22 only with CI_NODE22=1', async () => {
+  it(".ci/run: the machine's Node and Node 24 by default; Node 22 only with CI_NODE22=1", async () => {
     // A copy of the script in a temp folder with an `npm` that records what it is asked and
     // "installs" a node that only prints its version: nothing is downloaded or run for real.
     const dir = await mkdtemp(join(tmpdir(), 'catalog-streams-ci-'));
@@ -94,20 +101,34 @@ describe('Node versions', () => {
       await chmod(join(dir, 'fake-bin/npm'), 0o755);
       const ci = async (extra: Record<string, string>) => {
         const log = join(dir, `log-${Object.keys(extra).join('') || 'default'}`);
-        await run('bash', [join(dir, '.ci/run')], { env: cleanEnv({ PATH: `${join(dir, 'fake-bin')}:${process.env.PATH}`, LOG: log, ...extra }) });
+        await run('bash', [join(dir, '.ci/run')], {
+          env: cleanEnv({ PATH: `${join(dir, 'fake-bin')}:${process.env.PATH}`, LOG: log, ...extra }),
+        });
         return (await readFile(log, 'utf8')).trim().split('\n');
       };
       const machine = process.version;
-      expect(await ci({})).toEqual([`ci on ${machine}`, `test on ${machine}`, expect.stringMatching(/^install node-linux-(x64|arm64)@24$/), 'test on v24.0.0']);
+      expect(await ci({})).toEqual([
+        `ci on ${machine}`,
+        `test on ${machine}`,
+        expect.stringMatching(/^install node-linux-(x64|arm64)@24$/),
+        'test on v24.0.0',
+      ]);
       // The cached build is reused; 22 joins when asked.
-      expect(await ci({ CI_NODE22: '1' })).toEqual([`ci on ${machine}`, `test on ${machine}`, 'test on v24.0.0', expect.stringMatching(/^install node-linux-(x64|arm64)@22$/), 'test on v22.0.0']);
+      expect(await ci({ CI_NODE22: '1' })).toEqual([
+        `ci on ${machine}`,
+        `test on ${machine}`,
+        'test on v24.0.0',
+        expect.stringMatching(/^install node-linux-(x64|arm64)@22$/),
+        'test on v22.0.0',
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 
-  it('the AWS SDK\'s notice: Node prints it once in code on Node < 22; the SDK\'s own switch silences it', async () => {
-    const code = "const { S3Client } = await import('@aws-sdk/client-s3'); new S3Client({ region: 'eu-west-1' }); new S3Client({ region: 'eu-west-1' });";
+  it("the AWS SDK's notice: Node prints it once in code on Node < 22; the SDK's own switch silences it", async () => {
+    const code =
+      "const { S3Client } = await import('@aws-sdk/client-s3'); new S3Client({ region: 'eu-west-1' }); new S3Client({ region: 'eu-west-1' });";
     const stderrOf = async (env: Record<string, string>) =>
       (await run(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, env: cleanEnv(env) })).stderr;
     const plain = await stderrOf({});
@@ -115,6 +136,8 @@ describe('Node versions', () => {
       expect(plain.match(/Warning: NodeVersionSupportWarning: The AWS SDK for JavaScript \(v3\)/g)).toHaveLength(1);
       expect(plain).toContain('will require node >=22');
     } else expect(plain).not.toContain('NodeVersionSupportWarning');
-    expect(await stderrOf({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' })).not.toContain('NodeVersionSupportWarning');
+    expect(await stderrOf({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' })).not.toContain(
+      'NodeVersionSupportWarning',
+    );
   });
 });

@@ -53,11 +53,12 @@ describe('option descriptions as JSDoc', () => {
     expect(file).toBe(formatOptionDocsModule(builtinStages));
   });
 
-  it('an editor shows each option key\'s description on hover in a code-API call, for every stage', () => {
+  it("an editor shows each option key's description on hover in a code-API call, for every stage", () => {
     expect(Object.keys(CALLS).sort()).toEqual(builtinStages.map((d) => d.type).sort());
     // One call per stage, every option key in its object literal; `never` fits any option type.
     const keyAt: Array<{ type: string; key: string; description: string; position: number }> = [];
-    let text = "import { type StageContext, CatalogClient, productsQuery, organizationsQuery, correctionsQuery, updatesQuery, brandsQuery,\n" +
+    let text =
+      'import { type StageContext, CatalogClient, productsQuery, organizationsQuery, correctionsQuery, updatesQuery, brandsQuery,\n' +
       '  catalogCategoriesQuery, mediaQuery, publicCategoriesQuery, dietaryRestrictionsQuery, colorsQuery, productsStream, mediaStream,\n' +
       '  validate, flattenLocales, selectMediaFormat, normalizeCodes, pick, rename, drop, extract, flatten, explode, dedupe, custom,\n' +
       "  findTransform, jsonlSink, parquetSink, s3Sink, tableSink } from 'catalog-streams';\n" +
@@ -102,7 +103,9 @@ describe('option descriptions as JSDoc', () => {
     const program = service.getProgram()!;
     // The package resolves to its built declarations, as in a project that installed it.
     expect(program.getSourceFiles().map((f) => f.fileName)).toContain(join(REPO, 'dist/src/index.d.ts'));
-    expect(service.getSemanticDiagnostics(fileName).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+    expect(
+      service.getSemanticDiagnostics(fileName).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+    ).toEqual([]);
 
     const missing: string[] = [];
     for (const { type, key, description, position } of keyAt) {
@@ -110,7 +113,8 @@ describe('option descriptions as JSDoc', () => {
       const shown = normalize(ts.displayPartsToString(info?.displayParts));
       const docs = normalize(ts.displayPartsToString(info?.documentation));
       // A typed property (not `any` from an index signature), with the schema's description.
-      if (!shown.startsWith(`(property) ${key}`) || !docs.includes(normalize(description))) missing.push(`${type}.${key}: ${shown} | ${docs}`);
+      if (!shown.startsWith(`(property) ${key}`) || !docs.includes(normalize(description)))
+        missing.push(`${type}.${key}: ${shown} | ${docs}`);
     }
     expect(missing).toEqual([]);
     expect(keyAt.length).toBeGreaterThan(100);

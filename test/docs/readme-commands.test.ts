@@ -14,7 +14,17 @@ import { builtinStages } from '../../src/pipeline/builtins.js';
 import { formatStageReference } from '../../src/pipeline/describe-options.js';
 import { EXTRA_SCENARIOS, MAIN_SCENARIOS } from '../bench/run.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { CLI, REPO, cleanEnv, jsonLines, listFiles, runCli, startCli, startCommand, workspace } from '../cli/cli-process.js';
+import {
+  CLI,
+  REPO,
+  cleanEnv,
+  jsonLines,
+  listFiles,
+  runCli,
+  startCli,
+  startCommand,
+  workspace,
+} from '../cli/cli-process.js';
 
 interface ReadmeCommand {
   text: string;
@@ -39,7 +49,10 @@ export function readmeCommands(readme: string): ReadmeCommand[] {
       for (const doc of parseAllDocuments(m[3]!)) {
         const manifest = doc.toJS() as { kind?: string; spec?: any } | null;
         if (manifest?.kind !== 'CronJob') continue;
-        for (const c of manifest.spec.jobTemplate.spec.template.spec.containers as Array<{ command: string[]; args?: string[] }>) {
+        for (const c of manifest.spec.jobTemplate.spec.template.spec.containers as Array<{
+          command: string[];
+          args?: string[];
+        }>) {
           out.push({ text: [...c.command, ...(c.args ?? [])].join(' '), line: bodyLine, from: 'yaml' });
         }
       }
@@ -81,7 +94,10 @@ type Coverage =
 
 const SCHEDULING = 'test/cli/scheduling.test.ts';
 const COVERAGE: Record<string, Coverage> = {
-  'npm ci && npm run demo': { test: 'test/cli/profiles.test.ts', contains: ["join(REPO, 'scripts/demo.mjs')", "runNode(join(dir, 'scripts/demo.mjs')"] },
+  'npm ci && npm run demo': {
+    test: 'test/cli/profiles.test.ts',
+    contains: ["join(REPO, 'scripts/demo.mjs')", "runNode(join(dir, 'scripts/demo.mjs')"],
+  },
   'npm ci && npm test': { script: '.ci/run', contains: ['npm ci', 'npm test'] },
   'npx catalog-streams stages': { here: true },
   'npx catalog-streams filters products.query': { here: true },
@@ -90,7 +106,10 @@ const COVERAGE: Record<string, Coverage> = {
   'npx catalog-streams run pipelines/demo.yml --sandbox --dry-run': { here: true },
   // As written it extracts 12,000 products at 600 requests/min (about 35 s); these tests run the same
   // argv with a smaller sandbox (--sandbox-products) and check the outputs with DuckDB.
-  'npx catalog-streams run pipelines/demo.yml --sandbox': { test: 'test/cli/pipelines.test.ts', contains: ["['run', 'pipelines/demo.yml', '--sandbox'"] },
+  'npx catalog-streams run pipelines/demo.yml --sandbox': {
+    test: 'test/cli/pipelines.test.ts',
+    contains: ["['run', 'pipelines/demo.yml', '--sandbox'"],
+  },
   'npx catalog-streams sandbox --port 8787 --products 20000': { here: true },
   'export CATALOG_BASE_URL=https://api.example.com CATALOG_API_KEY=... CATALOG_API_SECRET=...': { here: true },
   'npx catalog-streams run pipelines/products-nightly.yml': { here: true },
@@ -100,7 +119,7 @@ const COVERAGE: Record<string, Coverage> = {
   '15 2 * * *  cd /srv/catalog && . ./catalog.env && exec node_modules/.bin/catalog-streams run pipelines/products-nightly.yml --metrics-file /var/lib/node_exporter/textfile/catalog_nightly.prom --summary-file logs/nightly-summary.json >> logs/nightly.log 2>&1':
     { test: SCHEDULING, contains: ["readme.indexOf('## Scheduling\\n')", "spawn('/bin/sh', ['-c', command]"] },
   '/app/node_modules/.bin/catalog-streams run /app/node_modules/catalog-streams/pipelines/products-nightly-s3.yml --pushgateway http://pushgateway.monitoring:9091':
-    { test: SCHEDULING, contains: ["parseYaml(blocks[1]!.text)", 'spawn(process.execPath, [CLI, ...args]'] },
+    { test: SCHEDULING, contains: ['parseYaml(blocks[1]!.text)', 'spawn(process.execPath, [CLI, ...args]'] },
   'npm run bench': { bench: [] },
   'npm run bench -- --quick': { bench: ['--quick'] },
   'node --expose-gc dist/test/bench/run.js chain rate': { bench: ['chain', 'rate'] },
@@ -121,7 +140,9 @@ const argvOf = (text: string) => text.replace(/^npx catalog-streams /, '').split
 describe('README commands', () => {
   it('every command has a reviewed entry saying who runs it, and every entry is still in the README', () => {
     expect(commands.length).toBeGreaterThan(15);
-    expect(texts.filter((t) => !(t in COVERAGE)).map((t) => `README.md:${commands.find((c) => c.text === t)!.line}: ${t}`)).toEqual([]);
+    expect(
+      texts.filter((t) => !(t in COVERAGE)).map((t) => `README.md:${commands.find((c) => c.text === t)!.line}: ${t}`),
+    ).toEqual([]);
     expect(Object.keys(COVERAGE).filter((t) => !texts.includes(t))).toEqual([]);
   });
 
@@ -137,14 +158,17 @@ describe('README commands', () => {
     // The npm scripts the README names are the ones these cover.
     const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts.demo).toBe('node scripts/demo.mjs');
-    expect(pkg.scripts.test).toBe('tsc -p tsconfig.json && npm run lint:deps && npm run lint && npm run format:check && vitest run');
+    expect(pkg.scripts.test).toBe(
+      'tsc -p tsconfig.json && npm run lint:deps && npm run lint && npm run format:check && vitest run',
+    );
     expect(pkg.scripts.bench).toBe('tsc -p tsconfig.json && node --expose-gc dist/test/bench/run.js');
     // The scheduling test reads both examples from the README's Scheduling section.
     const lineOf = (index: number) => readme.slice(0, index).split('\n').length;
     const first = lineOf(readme.indexOf('## Scheduling\n'));
     const last = lineOf(readme.indexOf('\n## ', readme.indexOf('## Scheduling\n') + 3));
     for (const [text, c] of Object.entries(COVERAGE)) {
-      if ('test' in c && c.test === SCHEDULING) expect(commands.find((x) => x.text === text)!.line).toSatisfy((l: number) => l > first && l < last);
+      if ('test' in c && c.test === SCHEDULING)
+        expect(commands.find((x) => x.text === text)!.line).toSatisfy((l: number) => l > first && l < last);
     }
   });
 
@@ -152,7 +176,12 @@ describe('README commands', () => {
     const known: readonly string[] = [...MAIN_SCENARIOS, ...EXTRA_SCENARIOS];
     for (const [text, c] of Object.entries(COVERAGE)) {
       if (!('bench' in c)) continue;
-      const args = text.startsWith('npm run bench') ? text.replace(/^npm run bench( -- )?/, '').split(' ').filter(Boolean) : text.split(' ').slice(3);
+      const args = text.startsWith('npm run bench')
+        ? text
+            .replace(/^npm run bench( -- )?/, '')
+            .split(' ')
+            .filter(Boolean)
+        : text.split(' ').slice(3);
       expect(args, text).toEqual(c.bench);
       for (let i = 0; i < args.length; i++) {
         if (args[i] === '--repeat') expect(Number(args[++i])).toBeGreaterThanOrEqual(1);
@@ -172,7 +201,9 @@ describe('README commands', () => {
       await Promise.all([ws?.remove(), sandbox?.close()]);
     });
 
-    const here = Object.entries(COVERAGE).filter(([, c]) => 'here' in c).map(([t]) => t);
+    const here = Object.entries(COVERAGE)
+      .filter(([, c]) => 'here' in c)
+      .map(([t]) => t);
     const ran = new Set<string>();
     afterAll(() => {
       // Each `here` entry was run by one of the tests below.
@@ -221,12 +252,17 @@ describe('README commands', () => {
     it('the sandbox command serves and stops on SIGTERM (port 0 for 8787: a test must not need a fixed port)', async () => {
       const text = 'npx catalog-streams sandbox --port 8787 --products 20000';
       ran.add(text);
-      const cli = startCli(argvOf(text).map((a) => (a === '8787' ? '0' : a)), { cwd: ws.dir, env: cleanEnv() });
+      const cli = startCli(
+        argvOf(text).map((a) => (a === '8787' ? '0' : a)),
+        { cwd: ws.dir, env: cleanEnv() },
+      );
       await new Promise<void>((resolve, reject) => {
         const timer = setInterval(() => {
           if (/listening on http:\/\/127\.0\.0\.1:\d+/.test(cli.stdout())) resolve();
         }, 20);
-        void cli.done.then((r) => reject(new Error(`the sandbox exited: ${r.stderr}`))).finally(() => clearInterval(timer));
+        void cli.done
+          .then((r) => reject(new Error(`the sandbox exited: ${r.stderr}`)))
+          .finally(() => clearInterval(timer));
         setTimeout(() => reject(new Error(`no listening line: ${cli.stdout()}`)), 20_000).unref();
       });
       expect(cli.stdout()).toMatch(/20,000 products/);
@@ -236,18 +272,30 @@ describe('README commands', () => {
 
     it('against "the real API": the export line and the run, as one shell script with the sandbox as the API', async () => {
       const start = readme.indexOf('Against the real API, set the connection and run without `--sandbox`:');
-      const block = readme.slice(readme.indexOf('```sh\n', start) + 6, readme.indexOf('```', readme.indexOf('```sh\n', start) + 6));
+      const block = readme.slice(
+        readme.indexOf('```sh\n', start) + 6,
+        readme.indexOf('```', readme.indexOf('```sh\n', start) + 6),
+      );
       const lines = block.trim().split('\n');
-      expect(lines).toEqual(['export CATALOG_BASE_URL=https://api.example.com CATALOG_API_KEY=... CATALOG_API_SECRET=...', 'npx catalog-streams run pipelines/products-nightly.yml']);
+      expect(lines).toEqual([
+        'export CATALOG_BASE_URL=https://api.example.com CATALOG_API_KEY=... CATALOG_API_SECRET=...',
+        'npx catalog-streams run pipelines/products-nightly.yml',
+      ]);
       lines.forEach((l) => ran.add(l));
       const script = block
         .replace('https://api.example.com', sandbox.url)
         .replace('CATALOG_API_KEY=...', `CATALOG_API_KEY=${sandbox.credentials.apiKey}`)
         .replace('CATALOG_API_SECRET=...', `CATALOG_API_SECRET=${sandbox.credentials.apiSecret}`)
         .replaceAll('npx catalog-streams', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`);
-      const result = await startCommand('/bin/sh', ['-c', script], { cwd: ws.dir, env: cleanEnv({ CATALOG_RATE_LIMIT: '0' }) }).done;
+      const result = await startCommand('/bin/sh', ['-c', script], {
+        cwd: ws.dir,
+        env: cleanEnv({ CATALOG_RATE_LIMIT: '0' }),
+      }).done;
       expect(result.code, result.stderr).toBe(0);
-      expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', pipeline: 'products-nightly' });
+      expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({
+        status: 'succeeded',
+        pipeline: 'products-nightly',
+      });
       expect(await listFiles(join(ws.dir, '.state'))).toContain('products-nightly.json');
     });
   });

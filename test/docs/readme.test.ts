@@ -7,7 +7,10 @@ const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 
 describe('README', () => {
   it('has the stage reference generated from the schemas (run `npm run docs` after changing options)', () => {
-    const block = readme.slice(readme.indexOf('<!-- stages:begin -->') + '<!-- stages:begin -->'.length, readme.indexOf('<!-- stages:end -->'));
+    const block = readme.slice(
+      readme.indexOf('<!-- stages:begin -->') + '<!-- stages:begin -->'.length,
+      readme.indexOf('<!-- stages:end -->'),
+    );
     expect(block).toBe(`\n${formatStageReference(builtinStages)}`);
   });
 

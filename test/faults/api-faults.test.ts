@@ -9,7 +9,16 @@
 // state cursor (advanced after success, byte-for-byte unchanged after failure).
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type InProcessRun, expectExactIds, faultFixture, jsonlIds, leftBehind, parquetIds, runInProcess, runPath } from './support.js';
+import {
+  type InProcessRun,
+  expectExactIds,
+  faultFixture,
+  jsonlIds,
+  leftBehind,
+  parquetIds,
+  runInProcess,
+  runPath,
+} from './support.js';
 
 const PIPELINE = `name: faulty
 source:
@@ -34,7 +43,10 @@ async function expectComplete(run: InProcessRun): Promise<void> {
   const { runId } = run.summary;
   expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', runId))), f.expected);
   expectExactIds(await jsonlIds(f.ws.path(runPath('out/products-{run}.jsonl.gz', runId))), f.expected);
-  expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`products-${runId}.jsonl.gz`, `products-${runId}.parquet`], temp: [] });
+  expect(await leftBehind(f.ws.path('out'))).toEqual({
+    final: [`products-${runId}.jsonl.gz`, `products-${runId}.parquet`],
+    temp: [],
+  });
   expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
   expect(run.summary.cursor).toMatchObject({ previous: 1, stored: true });
 }
@@ -51,7 +63,8 @@ async function expectNothingWritten(run: InProcessRun, code: string): Promise<vo
   expect(run.summary.cursor).toMatchObject({ previous: 1, stored: false });
 }
 
-const retryReasons = (run: InProcessRun) => run.events.filter((e) => e.name === 'retry').map((e) => String(e.payload.reason));
+const retryReasons = (run: InProcessRun) =>
+  run.events.filter((e) => e.name === 'retry').map((e) => String(e.payload.reason));
 
 describe('API faults: retried, nothing lost or repeated', () => {
   it('no fault (control): exact ids, no retry', async () => {

@@ -16,7 +16,16 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { CliIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
-import { expectExactIds, faultFixture, jsonLines, leftBehind, parquetIds, runPath, sandboxEnv, summaryRunId } from './support.js';
+import {
+  expectExactIds,
+  faultFixture,
+  jsonLines,
+  leftBehind,
+  parquetIds,
+  runPath,
+  sandboxEnv,
+  summaryRunId,
+} from './support.js';
 
 const PIPELINE = `name: commit
 source:
@@ -31,7 +40,10 @@ state: { path: .state/commit.json }
 const f = faultFixture('commit', PIPELINE, { products: 600 });
 
 /** Runs `catalog-streams run` in-process; `signalWhen` sends SIGTERM from inside the first log line it matches. */
-async function runWithSignal(args: string[], signalWhen?: RegExp): Promise<{ code: number; stderr: string; signalled: boolean }> {
+async function runWithSignal(
+  args: string[],
+  signalWhen?: RegExp,
+): Promise<{ code: number; stderr: string; signalled: boolean }> {
   const signals = new EventEmitter();
   let err = '';
   let signalled = false;
@@ -63,7 +75,10 @@ describe('the commit point', () => {
     expect(signal!.message).toMatch(/after .*committed/);
     expect(signal!.message).not.toMatch(/discarding/);
     expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
-    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(r.stderr)))), f.expected);
+    expectExactIds(
+      await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(r.stderr)))),
+      f.expected,
+    );
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
     expect((await leftBehind(f.ws.dir)).temp).toEqual([]);
   });
@@ -73,10 +88,15 @@ describe('the commit point', () => {
     expect(r.signalled).toBe(true);
     expect(r.code, r.stderr).toBe(0);
     const lines = jsonLines(r.stderr);
-    expect(lines.findIndex((l) => l.event === 'signal')).toBeLessThan(lines.findIndex((l) => l.event === 'state_saved'));
+    expect(lines.findIndex((l) => l.event === 'signal')).toBeLessThan(
+      lines.findIndex((l) => l.event === 'state_saved'),
+    );
     expect(lines.find((l) => l.event === 'signal')!.message).toMatch(/after the run committed its outputs/);
     expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
-    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(r.stderr)))), f.expected);
+    expectExactIds(
+      await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(r.stderr)))),
+      f.expected,
+    );
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
   });
 
@@ -85,7 +105,11 @@ describe('the commit point', () => {
     expect(r.signalled).toBe(true);
     expect(r.code, r.stderr).toBe(143);
     const lines = jsonLines(r.stderr);
-    expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'aborted', outputs: [], cursor: { stored: false } });
+    expect(lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'aborted',
+      outputs: [],
+      cursor: { stored: false },
+    });
     expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
     expect(await f.ws.read('.state/commit.json')).toBe(f.ws.state);
   });
@@ -96,14 +120,23 @@ describe('the commit point', () => {
     expect(r.code, r.stderr).toBe(143);
     const lines = jsonLines(r.stderr);
     expect(lines.find((l) => l.event === 'signal')!.message).toMatch(/discarding partial outputs/);
-    expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'aborted', outputs: [], cursor: { stored: false } });
+    expect(lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'aborted',
+      outputs: [],
+      cursor: { stored: false },
+    });
     expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
     expect(await f.ws.read('.state/commit.json')).toBe(f.ws.state);
   });
 
   it('two pipelines in one file, SIGTERM once the first committed: it keeps its outputs and cursor, the other is discarded; exit 143', async () => {
-    const quick = PIPELINE.replace('name: commit', 'name: quick').replace('.state/commit.json', '.state/quick.json').replace('out/products-{run}.parquet', 'out/quick-{run}.parquet');
-    const slow = PIPELINE.replace('name: commit', 'name: slow').replace('.state/commit.json', '.state/slow.json').replace('out/products-{run}.parquet', 'out/slow-{run}.parquet').replace('pageSize: 100', 'pageSize: 10\n  concurrency: 1');
+    const quick = PIPELINE.replace('name: commit', 'name: quick')
+      .replace('.state/commit.json', '.state/quick.json')
+      .replace('out/products-{run}.parquet', 'out/quick-{run}.parquet');
+    const slow = PIPELINE.replace('name: commit', 'name: slow')
+      .replace('.state/commit.json', '.state/slow.json')
+      .replace('out/products-{run}.parquet', 'out/slow-{run}.parquet')
+      .replace('pageSize: 100', 'pageSize: 10\n  concurrency: 1');
     await f.ws.write(f.ws.file, `${quick}---\n${slow}`);
     await f.ws.write('.state/quick.json', f.ws.state.replace('"commit"', '"quick"'));
     await f.ws.write('.state/slow.json', f.ws.state.replace('"commit"', '"slow"'));
@@ -112,7 +145,9 @@ describe('the commit point', () => {
     expect(r.signalled).toBe(true);
     expect(r.code, r.stderr).toBe(143);
     const lines = jsonLines(r.stderr);
-    expect(lines.find((l) => l.event === 'signal')!.message).toMatch(/discarding partial outputs.*quick had already committed and keeps its outputs and cursor/);
+    expect(lines.find((l) => l.event === 'signal')!.message).toMatch(
+      /discarding partial outputs.*quick had already committed and keeps its outputs and cursor/,
+    );
     const summaries = Object.fromEntries(lines.filter((l) => l.event === 'summary').map((l) => [l.pipeline, l]));
     expect(summaries.quick).toMatchObject({ status: 'succeeded', cursor: { stored: true } });
     expect(summaries.slow).toMatchObject({ status: 'aborted', outputs: [], cursor: { stored: false } });
@@ -126,7 +161,9 @@ describe('the commit point', () => {
   it('--summary-file in a missing folder: exit 2 before the first request, naming the folder; nothing written, cursor unchanged', async () => {
     const r = await runWithSignal(['--summary-file', f.ws.path('no-such-folder/summary.json')]);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`--summary-file ${f.ws.path('no-such-folder/summary.json')}: the folder ${f.ws.path('no-such-folder')} does not exist`);
+    expect(r.stderr).toContain(
+      `--summary-file ${f.ws.path('no-such-folder/summary.json')}: the folder ${f.ws.path('no-such-folder')} does not exist`,
+    );
     expect(f.sandbox.stats.requests).toBe(0);
     expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
     expect(await f.ws.read('.state/commit.json')).toBe(f.ws.state);

@@ -11,7 +11,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REPO } from '../cli/cli-process.js';
 import { basicAuthorization, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { type PipelineWorkspace, cleanEnv, jsonLines, leftBehind, listFiles, pipelineWorkspace, runCli, sandboxEnv, summaryRunId } from './support.js';
+import {
+  type PipelineWorkspace,
+  cleanEnv,
+  jsonLines,
+  leftBehind,
+  listFiles,
+  pipelineWorkspace,
+  runCli,
+  sandboxEnv,
+  summaryRunId,
+} from './support.js';
 
 const KEY = 'faults-key-77c1';
 const SECRET = 'faults-RIGHT-secret-3e9f';
@@ -58,22 +68,37 @@ describe('wrong credentials', () => {
     const lines = jsonLines(result.stderr);
     const errors = lines.filter((l) => l.level === 'error' && l.event !== 'summary');
     expect(errors, result.stderr).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ event: 'failed', code: 'auth.unauthorized', message: expect.stringMatching(/credentials|CATALOG_API_KEY|CATALOG_API_SECRET/) });
+    expect(errors[0]).toMatchObject({
+      event: 'failed',
+      code: 'auth.unauthorized',
+      message: expect.stringMatching(/credentials|CATALOG_API_KEY|CATALOG_API_SECRET/),
+    });
     expect(sandbox.stats.byEndpoint['products.query']).toEqual({ 401: 1 });
-    expect(JSON.parse(await ws.read('summary.json'))).toMatchObject({ exitCode: 1, pipelines: [{ status: 'failed', error: { code: 'auth.unauthorized' } }] });
+    expect(JSON.parse(await ws.read('summary.json'))).toMatchObject({
+      exitCode: 1,
+      pipelines: [{ status: 'failed', error: { code: 'auth.unauthorized' } }],
+    });
     const all = await everything(result);
-    for (const secret of [WRONG, basicAuthorization(KEY, WRONG).slice('Basic '.length)]) expect(all).not.toContain(secret);
+    for (const secret of [WRONG, basicAuthorization(KEY, WRONG).slice('Basic '.length)])
+      expect(all).not.toContain(secret);
     expect(await leftBehind(ws.path('out'))).toEqual({ final: [], temp: [] });
     expect(await ws.read('.state/guarded.json')).toBe(ws.state);
   });
 
   it('the right credentials (control): exit 0, and the secret is nowhere either', async () => {
-    const result = await runCli(['run', ws.file, '--summary-file', 'summary.json'], { cwd: ws.dir, env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET }) });
+    const result = await runCli(['run', ws.file, '--summary-file', 'summary.json'], {
+      cwd: ws.dir,
+      env: sandboxEnv(sandbox, { CATALOG_API_SECRET: SECRET }),
+    });
     expect(result.code, result.stderr).toBe(0);
     const all = await everything(result);
-    for (const secret of [SECRET, basicAuthorization(KEY, SECRET).slice('Basic '.length)]) expect(all).not.toContain(secret);
+    for (const secret of [SECRET, basicAuthorization(KEY, SECRET).slice('Basic '.length)])
+      expect(all).not.toContain(secret);
     const runId = summaryRunId(result.stderr);
-    expect((await leftBehind(ws.path('out'))).final).toEqual([`products-${runId}.jsonl.gz`, `products-${runId}.parquet`]);
+    expect((await leftBehind(ws.path('out'))).final).toEqual([
+      `products-${runId}.jsonl.gz`,
+      `products-${runId}.parquet`,
+    ]);
   });
 });
 
@@ -85,7 +110,12 @@ describe('unreachable base URL', () => {
         server.close(() => resolve(p));
       });
     });
-    const env = cleanEnv({ CATALOG_BASE_URL: `http://127.0.0.1:${port}`, CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET, CATALOG_RATE_LIMIT: '0' });
+    const env = cleanEnv({
+      CATALOG_BASE_URL: `http://127.0.0.1:${port}`,
+      CATALOG_API_KEY: KEY,
+      CATALOG_API_SECRET: SECRET,
+      CATALOG_RATE_LIMIT: '0',
+    });
     const result = await runCli(['run', ws.file], { cwd: ws.dir, env });
     expect(result.code, result.stderr).toBe(1);
     expect(jsonLines(result.stderr).find((l) => l.event === 'failed')).toMatchObject({
@@ -112,18 +142,25 @@ describe('bad pipeline files', () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.yml')).sort()).toEqual(Object.keys(expectations).sort());
   });
 
-  it.each(Object.entries(expectations))('%s: exit 2 from validate and from run, one line naming file:line:column and the path', async (file, message) => {
-    const path = `fixtures/faults/${file}`;
-    // A base URL that would refuse connections: no request may be made before the file is checked.
-    const env = cleanEnv({ CATALOG_BASE_URL: 'http://127.0.0.1:9', CATALOG_API_KEY: KEY, CATALOG_API_SECRET: SECRET });
-    for (const command of ['validate', 'run']) {
-      const result = await runCli([command, path, '--log-format', 'pretty'], { cwd: REPO, env });
-      expect(result.code, result.stderr).toBe(2);
-      const lines = result.stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^catalog-streams ${command}: ${path.replace(/[.]/g, '\\.')}`));
-      expect(lines[0]).toMatch(message);
-      expect(result.stdout).toBe('');
-    }
-  });
+  it.each(Object.entries(expectations))(
+    '%s: exit 2 from validate and from run, one line naming file:line:column and the path',
+    async (file, message) => {
+      const path = `fixtures/faults/${file}`;
+      // A base URL that would refuse connections: no request may be made before the file is checked.
+      const env = cleanEnv({
+        CATALOG_BASE_URL: 'http://127.0.0.1:9',
+        CATALOG_API_KEY: KEY,
+        CATALOG_API_SECRET: SECRET,
+      });
+      for (const command of ['validate', 'run']) {
+        const result = await runCli([command, path, '--log-format', 'pretty'], { cwd: REPO, env });
+        expect(result.code, result.stderr).toBe(2);
+        const lines = result.stderr.trim().split('\n');
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatch(new RegExp(`^catalog-streams ${command}: ${path.replace(/[.]/g, '\\.')}`));
+        expect(lines[0]).toMatch(message);
+        expect(result.stdout).toBe('');
+      }
+    },
+  );
 });

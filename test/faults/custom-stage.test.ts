@@ -6,7 +6,17 @@
 // `stallTimeout` watchdog behind it, fail the run with exit 1, a summary, no
 // temp file and the cursor unchanged. Through the built CLI.
 import { describe, expect, it } from 'vitest';
-import { expectExactIds, faultFixture, jsonLines, leftBehind, parquetIds, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
+import {
+  expectExactIds,
+  faultFixture,
+  jsonLines,
+  leftBehind,
+  parquetIds,
+  runCli,
+  runPath,
+  sandboxEnv,
+  summaryRunId,
+} from './support.js';
 
 const MODULE = `export const forgetsReturn = (record) => { record.seen = true; };
 export const filterForgetsReturn = (record) => { record.photos?.length > 0; };
@@ -42,7 +52,10 @@ async function expectFailed(result: Awaited<ReturnType<typeof run>>, code: strin
   expect(result.code, result.stderr).toBe(1);
   const failed = result.lines.find((l) => l.event === 'failed');
   expect(failed, result.stderr).toMatchObject({ level: 'error', code });
-  expect(result.lines.find((l) => l.event === 'summary'), result.stderr).toMatchObject({ status: 'failed', outputs: [], cursor: { previous: 1, stored: false } });
+  expect(
+    result.lines.find((l) => l.event === 'summary'),
+    result.stderr,
+  ).toMatchObject({ status: 'failed', outputs: [], cursor: { previous: 1, stored: false } });
   expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
   expect(await f.ws.read('.state/custom.json')).toBe(f.ws.state);
   return failed!;
@@ -61,11 +74,19 @@ describe('custom stage contract', () => {
   });
 
   it('a map returning null drops exactly those records; exit 0', async () => {
-    const result = await run(pipeline('{ type: custom, module: ./user.mjs, export: oddOnly, columns: {}, inputColumns: keep }'));
+    const result = await run(
+      pipeline('{ type: custom, module: ./user.mjs, export: oddOnly, columns: {}, inputColumns: keep }'),
+    );
     expect(result.code, result.stderr).toBe(0);
     const odd = f.expected.filter((id) => Number(id.slice(1)) % 2 === 1);
-    expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(result.stderr)))), odd);
-    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', records: { read: f.expected.length, dropped: f.expected.length - odd.length } });
+    expectExactIds(
+      await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', summaryRunId(result.stderr)))),
+      odd,
+    );
+    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'succeeded',
+      records: { read: f.expected.length, dropped: f.expected.length - odd.length },
+    });
   });
 
   it('a promise that never settles: the stage timeout fails the run; exit 1 with a summary', async () => {
@@ -76,7 +97,9 @@ describe('custom stage contract', () => {
   });
 
   it('a chain that stops making progress: the run watchdog (stallTimeout) fails it; exit 1 with a summary', async () => {
-    const result = await run(pipeline('{ type: custom, module: ./user.mjs, export: hangs, timeout: 1h }', 'stallTimeout: 700ms\n'));
+    const result = await run(
+      pipeline('{ type: custom, module: ./user.mjs, export: hangs, timeout: 1h }', 'stallTimeout: 700ms\n'),
+    );
     const failed = await expectFailed(result, 'run.stalled');
     expect(failed.message).toContain('no progress for 0.7 s');
   });

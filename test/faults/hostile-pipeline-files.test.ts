@@ -22,7 +22,12 @@ const TAIL = 'source: { type: products.query }\nsinks: [{ type: jsonl, path: out
 /** Nine levels of nine aliases each: 9^10 strings once expanded. */
 function aliasBomb(): string {
   const lines = ['name: bomb', 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
-  for (let i = 1; i <= 9; i++) lines.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(', ')}]`);
+  for (let i = 1; i <= 9; i++)
+    lines.push(
+      `a${i}: &a${i} [${Array(9)
+        .fill(`*a${i - 1}`)
+        .join(', ')}]`,
+    );
   return `${lines.join('\n')}\ndescription: *a9\n${TAIL}`;
 }
 
@@ -38,31 +43,50 @@ async function check(name: keyof typeof CASES, command: 'validate' | 'run') {
   const file = join(ws.dir, name);
   await writeFile(file, CASES[name]);
   // A connection that goes nowhere: nothing may be sent.
-  return runMain([command, file, '--log-format', 'pretty'], { CATALOG_BASE_URL: 'http://127.0.0.1:9', CATALOG_API_KEY: 'k-0000000000', CATALOG_API_SECRET: 's-0000000000' });
+  return runMain([command, file, '--log-format', 'pretty'], {
+    CATALOG_BASE_URL: 'http://127.0.0.1:9',
+    CATALOG_API_KEY: 'k-0000000000',
+    CATALOG_API_SECRET: 's-0000000000',
+  });
 }
 
 describe('hostile pipeline files', () => {
-  it.each(['validate', 'run'] as const)('an alias bomb: %s exits 2 naming the file and the alias limit', async (command) => {
-    const r = await check('alias-bomb.yml', command);
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^catalog-streams ${command}: ${join(ws.dir, 'alias-bomb.yml')}:\\d+:\\d+: `));
-    expect(r.stderr).toContain('aliases');
-    expect(r.stderr).toContain('at most 100');
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  });
+  it.each(['validate', 'run'] as const)(
+    'an alias bomb: %s exits 2 naming the file and the alias limit',
+    async (command) => {
+      const r = await check('alias-bomb.yml', command);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(`^catalog-streams ${command}: ${join(ws.dir, 'alias-bomb.yml')}:\\d+:\\d+: `),
+      );
+      expect(r.stderr).toContain('aliases');
+      expect(r.stderr).toContain('at most 100');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    },
+  );
 
-  it.each(['validate', 'run'] as const)('200 KB of nested [ ]: %s exits 2 at once, naming the file and the depth limit', { timeout: 20_000 }, async (command) => {
-    const r = await check('nested-brackets.yml', command);
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^catalog-streams ${command}: ${join(ws.dir, 'nested-brackets.yml')}(:\\d+:\\d+)?: `));
-    expect(r.stderr).toContain('nested deeper than 64 levels');
-    expect(r.stderr).not.toContain('call stack');
-  });
+  it.each(['validate', 'run'] as const)(
+    '200 KB of nested [ ]: %s exits 2 at once, naming the file and the depth limit',
+    { timeout: 20_000 },
+    async (command) => {
+      const r = await check('nested-brackets.yml', command);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(`^catalog-streams ${command}: ${join(ws.dir, 'nested-brackets.yml')}(:\\d+:\\d+)?: `),
+      );
+      expect(r.stderr).toContain('nested deeper than 64 levels');
+      expect(r.stderr).not.toContain('call stack');
+    },
+  );
 
   it('block mappings nested 300 deep: exit 2 at the first level past the limit', async () => {
     const r = await check('nested-blocks.yml', 'validate');
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^catalog-streams validate: ${join(ws.dir, 'nested-blocks.yml')}:\\d+:\\d+: .*nested deeper than 64 levels`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^catalog-streams validate: ${join(ws.dir, 'nested-blocks.yml')}:\\d+:\\d+: .*nested deeper than 64 levels`,
+      ),
+    );
   });
 
   it('a 3 MiB file: exit 2 before parsing, naming the size limit', async () => {

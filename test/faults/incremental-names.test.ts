@@ -12,7 +12,17 @@ import { Redactor } from '../../src/pipeline/env.js';
 import { runPipeline } from '../../src/pipeline/runner.js';
 import { defineStage, type SinkStream } from '../../src/core/stage.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { jsonLines, jsonlIds, leftBehind, pipelineWorkspace, runCli, runPath, sandboxEnv, summaryRunId, type PipelineWorkspace } from './support.js';
+import {
+  jsonLines,
+  jsonlIds,
+  leftBehind,
+  pipelineWorkspace,
+  runCli,
+  runPath,
+  sandboxEnv,
+  summaryRunId,
+  type PipelineWorkspace,
+} from './support.js';
 
 describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, () => {
   let sandbox: TestSandbox;
@@ -34,30 +44,36 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
   const s3Yaml = (key: string, extra = '') =>
     `name: nightly\nsource: { type: products.query, filter: { status: active } }\nsinks:\n  - { type: s3, format: parquet, bucket: lake, key: "${key}"${extra} }\nstate: { path: .state/nightly.json }\n`;
 
-  it.each(['out/products.jsonl', 'out/products-{date}.jsonl'])('run refuses path "%s" (exit 2, no request, no file)', async (sinkPath) => {
-    ws = await pipelineWorkspace('nightly', yaml(sinkPath));
-    const before = sandbox.stats.requests;
-    const result = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('nightly.yml');
-    expect(result.stderr).toContain('sinks[0].path');
-    expect(result.stderr).toContain('{run}');
-    expect(result.stderr).toContain(sinkPath.replace('.jsonl', '-{run}.jsonl'));
-    expect(sandbox.stats.requests).toBe(before);
-    expect((await leftBehind(ws.dir)).final.filter((f) => f.startsWith('out/'))).toEqual([]);
-    expect(await ws.read('.state/nightly.json')).toBe(ws.state);
-  });
+  it.each(['out/products.jsonl', 'out/products-{date}.jsonl'])(
+    'run refuses path "%s" (exit 2, no request, no file)',
+    async (sinkPath) => {
+      ws = await pipelineWorkspace('nightly', yaml(sinkPath));
+      const before = sandbox.stats.requests;
+      const result = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('nightly.yml');
+      expect(result.stderr).toContain('sinks[0].path');
+      expect(result.stderr).toContain('{run}');
+      expect(result.stderr).toContain(sinkPath.replace('.jsonl', '-{run}.jsonl'));
+      expect(sandbox.stats.requests).toBe(before);
+      expect((await leftBehind(ws.dir)).final.filter((f) => f.startsWith('out/'))).toEqual([]);
+      expect(await ws.read('.state/nightly.json')).toBe(ws.state);
+    },
+  );
 
   it('validate reports it too, with its code', async () => {
     ws = await pipelineWorkspace('nightly', yaml('out/products.jsonl'));
     const result = await runCli(['validate', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(result.code).toBe(2);
     expect(result.stderr + result.stdout).toContain('sinks[0].path');
-    expect(jsonLines(result.stderr).find((l) => l.level === 'error')).toMatchObject({ code: 'config.state_fixed_output' });
+    expect(jsonLines(result.stderr).find((l) => l.level === 'error')).toMatchObject({
+      code: 'config.state_fixed_output',
+    });
   });
 
   it('a dead-letter sink without {run} is refused as well', async () => {
-    const dl = 'transforms:\n  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: "out/rejects.jsonl" } }\n';
+    const dl =
+      'transforms:\n  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsonl, path: "out/rejects.jsonl" } }\n';
     ws = await pipelineWorkspace('nightly', yaml('out/products-{run}.jsonl', dl));
     const result = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(result.code).toBe(2);
@@ -69,11 +85,24 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
     // Without {run} the S3 sink adds -<run id> to its keys, but removes the earlier runs' objects once published.
     ['catalog/nightly/dt={date}/part-{part}.parquet', '', 'key', 'remove the objects the earlier runs wrote'],
     // {run} only in the file name: every run writes (and replaces) the same dt=<date>/_manifest.json.
-    ['catalog/nightly/dt={date}/part-{part}-{run}.parquet', '', 'key', 'catalog/nightly/dt={date}/run={run}/part-{part}.parquet'],
-    ['catalog/nightly/run={run}/part-{part}.parquet', ', manifestKey: "catalog/nightly/_manifest.json"', 'manifestKey', 'catalog/nightly/_manifest-{run}.json'],
+    [
+      'catalog/nightly/dt={date}/part-{part}-{run}.parquet',
+      '',
+      'key',
+      'catalog/nightly/dt={date}/run={run}/part-{part}.parquet',
+    ],
+    [
+      'catalog/nightly/run={run}/part-{part}.parquet',
+      ', manifestKey: "catalog/nightly/_manifest.json"',
+      'manifestKey',
+      'catalog/nightly/_manifest-{run}.json',
+    ],
   ])('an S3 key "%s"%s is refused (the %s), naming the fix', async (key, extra, field, hint) => {
     ws = await pipelineWorkspace('nightly', s3Yaml(key, extra));
-    const result = await runCli(['validate', ws.file, '--log-format', 'pretty'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+    const result = await runCli(['validate', ws.file, '--log-format', 'pretty'], {
+      cwd: ws.dir,
+      env: sandboxEnv(sandbox),
+    });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(`sinks[0].${field}`);
     expect(result.stderr).toContain(hint);
@@ -81,9 +110,15 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
 
   it.each([
     ['an S3 key with a folder per run', s3Yaml('catalog/nightly/dt={date}/run={run}/part-{part}.parquet')],
-    ['an S3 key with {run} in the name and no manifest', s3Yaml('catalog/nightly/dt={date}/part-{part}-{run}.parquet', ', manifest: false')],
+    [
+      'an S3 key with {run} in the name and no manifest',
+      s3Yaml('catalog/nightly/dt={date}/part-{part}-{run}.parquet', ', manifest: false'),
+    ],
     ['stdout', yaml('-')],
-    ['a default dead-letter sink (it gets {run})', yaml('out/products-{run}.jsonl', 'transforms:\n  - { type: validate, onInvalid: dead-letter }\n')],
+    [
+      'a default dead-letter sink (it gets {run})',
+      yaml('out/products-{run}.jsonl', 'transforms:\n  - { type: validate, onInvalid: dead-letter }\n'),
+    ],
   ])('accepted: %s', async (_what, text) => {
     ws = await pipelineWorkspace('nightly', text);
     const result = await runCli(['validate', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
@@ -97,10 +132,13 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
         type: 'merge-table',
         description: 'merges each run into one table',
         options: z.strictObject({ path: z.string() }),
-        create: () => Object.assign(new Writable({ objectMode: true, write: (_r, _e, cb) => cb() }), { outputs: [] }) as SinkStream,
+        create: () =>
+          Object.assign(new Writable({ objectMode: true, write: (_r, _e, cb) => cb() }), { outputs: [] }) as SinkStream,
       }),
     );
-    const [loaded] = parsePipelines(yaml('out/products.jsonl').replace('type: jsonl', 'type: merge-table'), registry, { file: 'p.yml' });
+    const [loaded] = parsePipelines(yaml('out/products.jsonl').replace('type: jsonl', 'type: merge-table'), registry, {
+      file: 'p.yml',
+    });
     expect(loaded!.config.state?.path).toBe('.state/nightly.json');
   });
 
@@ -111,11 +149,22 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
     const second = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(second.code, second.stderr).toBe(0);
     const files = (await leftBehind(ws.dir)).final.filter((f) => f.includes('products-'));
-    expect(files).toEqual([runPath('out/products-{run}.jsonl', summaryRunId(first.stderr)), runPath('out/products-{run}.jsonl', summaryRunId(second.stderr))].sort());
+    expect(files).toEqual(
+      [
+        runPath('out/products-{run}.jsonl', summaryRunId(first.stderr)),
+        runPath('out/products-{run}.jsonl', summaryRunId(second.stderr)),
+      ].sort(),
+    );
   });
 
-  it('the default dead-letter path of an incremental validate carries {run}: two runs keep both runs\' rejects', async () => {
-    ws = await pipelineWorkspace('nightly', yaml('out/products-{run}.jsonl', 'transforms:\n  - { type: validate, onInvalid: dead-letter, maxInvalid: none }\n'));
+  it("the default dead-letter path of an incremental validate carries {run}: two runs keep both runs' rejects", async () => {
+    ws = await pipelineWorkspace(
+      'nightly',
+      yaml(
+        'out/products-{run}.jsonl',
+        'transforms:\n  - { type: validate, onInvalid: dead-letter, maxInvalid: none }\n',
+      ),
+    );
     sandbox.setFaults({ invalidRecordRate: 0.05 });
     const first = await runCli(['run', ws.file, '--full-refresh'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(first.code, first.stderr).toBe(0);
@@ -146,12 +195,19 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
       variables: [],
       redactor: new Redactor(),
     };
-    const error = await runPipeline(loaded, { registry: createRegistry(), connection: { baseUrl: sandbox.url, ...sandbox.credentials, rateLimit: Infinity } }).then(
+    const error = await runPipeline(loaded, {
+      registry: createRegistry(),
+      connection: { baseUrl: sandbox.url, ...sandbox.credentials, rateLimit: Infinity },
+    }).then(
       () => undefined,
       (err: unknown) => err,
     );
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error).toMatchObject({ code: 'config.state_fixed_output', exitCode: 2, message: expect.stringContaining('sinks[0].path') });
+    expect(error).toMatchObject({
+      code: 'config.state_fixed_output',
+      exitCode: 2,
+      message: expect.stringContaining('sinks[0].path'),
+    });
     expect(sandbox.stats.requests).toBe(0);
   });
 });

@@ -8,7 +8,19 @@
 import { describe, expect, it } from 'vitest';
 import { FaultInjector } from '../../src/sandbox/faults.js';
 import { PRODUCT_STATUSES } from '../../src/sandbox/index.js';
-import { expectExactIds, faultFixture, jsonLines, jsonlIds, jsonlLines, leftBehind, parquetIds, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
+import {
+  expectExactIds,
+  faultFixture,
+  jsonLines,
+  jsonlIds,
+  jsonlLines,
+  leftBehind,
+  parquetIds,
+  runCli,
+  runPath,
+  sandboxEnv,
+  summaryRunId,
+} from './support.js';
 
 const SEED = 1;
 const PIPELINE = `name: checked
@@ -62,9 +74,17 @@ describe('invalid records', () => {
     }
     expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({
       status: 'succeeded',
-      records: { read: valid.length + invalid.length, invalid: invalid.length, deadLettered: invalid.length, written: { parquet: valid.length } },
+      records: {
+        read: valid.length + invalid.length,
+        invalid: invalid.length,
+        deadLettered: invalid.length,
+        written: { parquet: valid.length },
+      },
     });
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`products-${runId}.parquet`, `rejected-${runId}.jsonl`], temp: [] });
+    expect(await leftBehind(f.ws.path('out'))).toEqual({
+      final: [`products-${runId}.parquet`, `rejected-${runId}.jsonl`],
+      temp: [],
+    });
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
   });
 
@@ -77,9 +97,16 @@ describe('invalid records', () => {
     expect(failed, result.stderr).toMatchObject({
       level: 'error',
       code: 'data.max_invalid',
-      message: expect.stringMatching(new RegExp(`${invalid.length} invalid records of \\d+ \\([\\d.]+%\\) exceed maxInvalid 1%; the rejected records are in .*rejected-${runId}\\.jsonl`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `${invalid.length} invalid records of \\d+ \\([\\d.]+%\\) exceed maxInvalid 1%; the rejected records are in .*rejected-${runId}\\.jsonl`,
+        ),
+      ),
     });
-    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'failed', records: { invalid: invalid.length } });
+    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'failed',
+      records: { invalid: invalid.length },
+    });
     // By design (src/transforms/dead-letter.ts) the dead letters are committed before the threshold
     // fails the run, so that the error can point at them; a percentage is checked at the end of the
     // input, so they are every invalid record, not a part. The data output is not published.

@@ -42,7 +42,8 @@ state: { path: .state/leftovers.json }
     const killed = `.products-20260101T010203Z-0a1b2c.parquet.${host}-${dead}-0badc0de.tmp`;
     const live = `.products-20260101T010204Z-3d4e5f.parquet.${host}-${process.pid}-00c0ffee.tmp`;
     const otherDataset = `.customers-20260101T010203Z-0a1b2c.parquet.${host}-${dead}-0badf00d.tmp`;
-    for (const name of [killed, live, otherDataset]) await f.ws.write(`out/${name}`, 'PAR1 partial bytes of a killed run');
+    for (const name of [killed, live, otherDataset])
+      await f.ws.write(`out/${name}`, 'PAR1 partial bytes of a killed run');
     const result = await run();
     expect(result.ok).toBe(true);
     const runId = result.ok ? result.summary.runId : '';

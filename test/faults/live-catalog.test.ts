@@ -12,7 +12,14 @@
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { PRODUCT_STATUSES } from '../../src/sandbox/index.js';
-import { faultFixture, jsonlLines, leftBehind, runInProcess, type InProcessRun, type PipelineWorkspace } from './support.js';
+import {
+  faultFixture,
+  jsonlLines,
+  leftBehind,
+  runInProcess,
+  type InProcessRun,
+  type PipelineWorkspace,
+} from './support.js';
 
 const WINDOW = 500;
 const STATUSES = ['active', 'inactive', 'replaced'];
@@ -48,7 +55,9 @@ async function runWhileTouching(ws: PipelineWorkspace, touchEvery: number, perTo
   });
   const files = (await outputFiles(ws)).filter((file) => !before.has(file));
   const delivered: Delivered[] = [];
-  for (const file of files) for (const line of await jsonlLines(ws.path(`out/${file}`))) delivered.push({ id: line.id, updatedAt: line.meta.updatedAt });
+  for (const file of files)
+    for (const line of await jsonlLines(ws.path(`out/${file}`)))
+      delivered.push({ id: line.id, updatedAt: line.meta.updatedAt });
   return { run, touched, delivered, window: windowOf(run) };
 }
 
@@ -83,11 +92,20 @@ function expectWindowDelivered(result: Awaited<ReturnType<typeof runWhileTouchin
   const ids = delivered.map((d) => d.id);
   const counts = new Map<string, number>();
   for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-  expect([...counts].filter(([, n]) => n > 1).map(([id]) => id), 'ids written more than once').toEqual([]);
+  expect(
+    [...counts].filter(([, n]) => n > 1).map(([id]) => id),
+    'ids written more than once',
+  ).toEqual([]);
   const must = inWindow(window.from, window.until!);
-  expect(must.filter((id) => !counts.has(id)), 'ids of the window missing').toEqual([]);
+  expect(
+    must.filter((id) => !counts.has(id)),
+    'ids of the window missing',
+  ).toEqual([]);
   const allowed = new Set([...must, ...touched]);
-  expect(ids.filter((id) => !allowed.has(id)), 'ids outside the window').toEqual([]);
+  expect(
+    ids.filter((id) => !allowed.has(id)),
+    'ids outside the window',
+  ).toEqual([]);
 }
 
 /** For every product the filter selects: the newest updatedAt across the outputs is its current one. */
@@ -97,7 +115,8 @@ function expectLatestVersions(all: Delivered[]) {
   const stale: string[] = [];
   for (const id of inWindow(0, Number.MAX_SAFE_INTEGER)) {
     const i = f.sandbox.dataset.productIndex(id);
-    if (newest.get(id) !== f.sandbox.dataset.updatedAt[i]) stale.push(`${id}: ${newest.get(id)} != ${f.sandbox.dataset.updatedAt[i]}`);
+    if (newest.get(id) !== f.sandbox.dataset.updatedAt[i])
+      stale.push(`${id}: ${newest.get(id)} != ${f.sandbox.dataset.updatedAt[i]}`);
   }
   expect(stale.slice(0, 10), 'products whose latest version never arrived').toEqual([]);
 }
@@ -131,7 +150,9 @@ describe('a catalog that changes during the extract', () => {
     expect(runs[1]!.window.from).toBeLessThanOrEqual(runs[0]!.window.until! + 1);
     expect(runs[2]!.window.from).toBeLessThanOrEqual(runs[1]!.window.until! + 1);
     const selected = new Set(inWindow(0, Number.MAX_SAFE_INTEGER));
-    expect([...runs[1]!.touched].filter((id) => selected.has(id) && !runs[2]!.delivered.some((d) => d.id === id))).toEqual([]);
+    expect(
+      [...runs[1]!.touched].filter((id) => selected.has(id) && !runs[2]!.delivered.some((d) => d.id === id)),
+    ).toEqual([]);
     expectLatestVersions(runs.flatMap((r) => r.delivered));
     expect(await leftBehind(f.ws.path('out'))).toMatchObject({ temp: [] });
   });

@@ -9,7 +9,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { workspace as cliWorkspace } from '../cli/cli-process.js';
-import { jsonLines, pipelineWorkspace, runCli, sandboxEnv, startCli, stateFile, type PipelineWorkspace } from './support.js';
+import {
+  jsonLines,
+  pipelineWorkspace,
+  runCli,
+  sandboxEnv,
+  startCli,
+  stateFile,
+  type PipelineWorkspace,
+} from './support.js';
 
 /** The API requests (every endpoint, every status) the sandbox's admin route reports; admin calls (this one) are not. */
 async function requestsSeen(sandbox: TestSandbox): Promise<number> {
@@ -24,7 +32,14 @@ async function requestsSeen(sandbox: TestSandbox): Promise<number> {
 
 /** A lock document held by a live run: this test process, another run id. */
 const liveLock = (runId: string) =>
-  JSON.stringify({ runId, pipeline: 'holder', host: hostname(), pid: process.pid, acquiredAt: new Date().toISOString(), heartbeatAt: new Date().toISOString() });
+  JSON.stringify({
+    runId,
+    pipeline: 'holder',
+    host: hostname(),
+    pid: process.pid,
+    acquiredAt: new Date().toISOString(),
+    heartbeatAt: new Date().toISOString(),
+  });
 
 async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -56,7 +71,12 @@ describe('refused before the first request', { timeout: 120_000 }, () => {
     const result = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(result.code, result.stderr).toBe(1);
     const summary = jsonLines(result.stderr).find((l) => l.event === 'summary');
-    expect(summary).toMatchObject({ status: 'failed', requests: 0, outputs: [], error: { code: 'state.locked', message: expect.stringContaining('20260101T000000Z-a11ce0') } });
+    expect(summary).toMatchObject({
+      status: 'failed',
+      requests: 0,
+      outputs: [],
+      error: { code: 'state.locked', message: expect.stringContaining('20260101T000000Z-a11ce0') },
+    });
     expect(await requestsSeen(sandbox)).toBe(0);
     expect(await ws.read('.state/nightly.json')).toBe(ws.state);
   });
@@ -70,43 +90,64 @@ describe('refused before the first request', { timeout: 120_000 }, () => {
     const result = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(result.code, result.stderr).toBe(1);
     const summary = jsonLines(result.stderr).find((l) => l.event === 'summary');
-    expect(summary).toMatchObject({ status: 'failed', requests: 0, outputs: [], error: { code: 'publish.locked', message: expect.stringContaining('20260101T000000Z-b0b000') } });
+    expect(summary).toMatchObject({
+      status: 'failed',
+      requests: 0,
+      outputs: [],
+      error: { code: 'publish.locked', message: expect.stringContaining('20260101T000000Z-b0b000') },
+    });
     expect(await requestsSeen(sandbox)).toBe(0);
     // The holder's lock is left alone.
-    expect(JSON.parse(await ws.read(`out/dt=${date}/.publish.lock`))).toMatchObject({ runId: '20260101T000000Z-b0b000' });
+    expect(JSON.parse(await ws.read(`out/dt=${date}/.publish.lock`))).toMatchObject({
+      runId: '20260101T000000Z-b0b000',
+    });
   });
 
   it.each([
     ['another pipeline', 'other', undefined, 'pipeline "other"'],
     ['another API host', 'nightly', 'api.example.com', 'api.example.com'],
-  ])('item 9 in --dry-run: a cursor of %s is refused as the run refuses it (exit 1, state.mismatch), before any request', async (_what, pipeline, host, named) => {
-    ws = await pipelineWorkspace('nightly', nightly('  - { type: jsonl, path: "out/products-{run}.jsonl" }\n'));
-    const state = { ...JSON.parse(stateFile(pipeline, 1_700_000_000)), ...(host ? { host, source: { type: 'products.query', filter: { status: ['active', 'inactive', 'replaced'] } } } : {}) };
-    await ws.write('.state/nightly.json', `${JSON.stringify(state, null, 2)}\n`);
-    const saved = await ws.read('.state/nightly.json');
+  ])(
+    'item 9 in --dry-run: a cursor of %s is refused as the run refuses it (exit 1, state.mismatch), before any request',
+    async (_what, pipeline, host, named) => {
+      ws = await pipelineWorkspace('nightly', nightly('  - { type: jsonl, path: "out/products-{run}.jsonl" }\n'));
+      const state = {
+        ...JSON.parse(stateFile(pipeline, 1_700_000_000)),
+        ...(host
+          ? { host, source: { type: 'products.query', filter: { status: ['active', 'inactive', 'replaced'] } } }
+          : {}),
+      };
+      await ws.write('.state/nightly.json', `${JSON.stringify(state, null, 2)}\n`);
+      const saved = await ws.read('.state/nightly.json');
 
-    const dry = await runCli(['run', ws.file, '--dry-run'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
-    expect(dry.code, dry.stderr).toBe(1);
-    expect(await requestsSeen(sandbox)).toBe(0);
-    const real = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
-    expect(real.code, real.stderr).toBe(1);
-    expect(await requestsSeen(sandbox)).toBe(0);
+      const dry = await runCli(['run', ws.file, '--dry-run'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+      expect(dry.code, dry.stderr).toBe(1);
+      expect(await requestsSeen(sandbox)).toBe(0);
+      const real = await runCli(['run', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+      expect(real.code, real.stderr).toBe(1);
+      expect(await requestsSeen(sandbox)).toBe(0);
 
-    const refusal = jsonLines(real.stderr).find((l) => l.event === 'summary')!.error as { code: string; message: string };
-    expect(refusal.code).toBe('state.mismatch');
-    expect(refusal.message).toContain(named);
-    expect(refusal.message).toContain('--full-refresh');
-    // The dry run says the same, with the same code.
-    const dryError = jsonLines(dry.stderr).find((l) => l.level === 'error')!;
-    expect(dryError).toMatchObject({ code: 'state.mismatch' });
-    expect(dryError.message).toContain(refusal.message);
-    expect(dry.stdout).toBe('');
-    expect(await ws.read('.state/nightly.json')).toBe(saved);
-  });
+      const refusal = jsonLines(real.stderr).find((l) => l.event === 'summary')!.error as {
+        code: string;
+        message: string;
+      };
+      expect(refusal.code).toBe('state.mismatch');
+      expect(refusal.message).toContain(named);
+      expect(refusal.message).toContain('--full-refresh');
+      // The dry run says the same, with the same code.
+      const dryError = jsonLines(dry.stderr).find((l) => l.level === 'error')!;
+      expect(dryError).toMatchObject({ code: 'state.mismatch' });
+      expect(dryError.message).toContain(refusal.message);
+      expect(dry.stdout).toBe('');
+      expect(await ws.read('.state/nightly.json')).toBe(saved);
+    },
+  );
 
   it('--dry-run with a cursor of this pipeline plans from it (control)', async () => {
     ws = await pipelineWorkspace('nightly', nightly('  - { type: jsonl, path: "out/products-{run}.jsonl" }\n'));
-    const dry = await runCli(['run', ws.file, '--dry-run', '--log-format', 'pretty'], { cwd: ws.dir, env: sandboxEnv(sandbox) });
+    const dry = await runCli(['run', ws.file, '--dry-run', '--log-format', 'pretty'], {
+      cwd: ws.dir,
+      env: sandboxEnv(sandbox),
+    });
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('incremental: updatedSince 1');
   });
@@ -118,7 +159,11 @@ describe('two runs on one S3 dataset at once', { timeout: 120_000 }, () => {
   let other: TestSandbox;
   let ws: { dir: string; remove(): Promise<void> };
   beforeAll(async () => {
-    [s3, busy, other] = await Promise.all([startS3Server({ bucket: 'lake' }), startTestSandbox({ products: 600, seed: 72 }), startTestSandbox({ products: 600, seed: 72 })]);
+    [s3, busy, other] = await Promise.all([
+      startS3Server({ bucket: 'lake' }),
+      startTestSandbox({ products: 600, seed: 72 }),
+      startTestSandbox({ products: 600, seed: 72 }),
+    ]);
     ws = await cliWorkspace();
   });
   afterAll(async () => {

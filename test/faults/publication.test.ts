@@ -16,7 +16,18 @@ import type { S3Manifest } from '../../src/sinks/index.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { workspace as cliWorkspace } from '../cli/cli-process.js';
-import { expectExactIds, jsonLines, leftBehind, parquetIds, productIdsWithStatus, runCli, sandboxEnv, sandboxFixture, startCli, workspace } from './support.js';
+import {
+  expectExactIds,
+  jsonLines,
+  leftBehind,
+  parquetIds,
+  productIdsWithStatus,
+  runCli,
+  sandboxEnv,
+  sandboxFixture,
+  startCli,
+  workspace,
+} from './support.js';
 
 const PRODUCTS = 9000;
 const date = () => new Date().toISOString().slice(0, 10);
@@ -27,7 +38,10 @@ describe('publication on S3: products-lake-s3.yml reruns', { timeout: 240_000 },
   let ws: { dir: string; remove(): Promise<void> };
   let expected: string[];
   beforeAll(async () => {
-    [s3, sandbox] = await Promise.all([startS3Server({ bucket: 'lake' }), startTestSandbox({ products: PRODUCTS, seed: 15 })]);
+    [s3, sandbox] = await Promise.all([
+      startS3Server({ bucket: 'lake' }),
+      startTestSandbox({ products: PRODUCTS, seed: 15 }),
+    ]);
     expected = productIdsWithStatus(sandbox, 'active', 'inactive', 'replaced');
   });
   afterAll(async () => {
@@ -53,10 +67,16 @@ describe('publication on S3: products-lake-s3.yml reruns', { timeout: 240_000 },
       LAKE_PREFIX: prefix,
       LAKE_PART_ROWS: String(partRows),
     });
-  const run = (partRows: number) => runCli(['run', 'pipelines/products-lake-s3.yml'], { cwd: ws.dir, env: env(partRows) });
+  const run = (partRows: number) =>
+    runCli(['run', 'pipelines/products-lake-s3.yml'], { cwd: ws.dir, env: env(partRows) });
   const keys = async (under: string) =>
-    ((await s3.client.send(new ListObjectsV2Command({ Bucket: 'lake', Prefix: under }))).Contents ?? []).map((c) => c.Key!).sort();
-  const get = async (key: string) => Buffer.from(await (await s3.client.send(new GetObjectCommand({ Bucket: 'lake', Key: key }))).Body!.transformToByteArray());
+    ((await s3.client.send(new ListObjectsV2Command({ Bucket: 'lake', Prefix: under }))).Contents ?? [])
+      .map((c) => c.Key!)
+      .sort();
+  const get = async (key: string) =>
+    Buffer.from(
+      await (await s3.client.send(new GetObjectCommand({ Bucket: 'lake', Key: key }))).Body!.transformToByteArray(),
+    );
   const manifestKey = () => `${prefix}/products/dt=${date()}/_manifest.json`;
   const manifest = async () => JSON.parse((await get(manifestKey())).toString()) as S3Manifest;
 
@@ -97,7 +117,10 @@ describe('publication on S3: products-lake-s3.yml reruns', { timeout: 240_000 },
     sandbox.setFaults({ errorLine: { atIndex: 7000 } });
     const second = await run(3000);
     expect(second.code, second.stderr).toBe(1);
-    expect(jsonLines(second.stderr).find((l) => l.event === 'summary')).toMatchObject({ status: 'failed', error: { code: 'stream.error_line' } });
+    expect(jsonLines(second.stderr).find((l) => l.event === 'summary')).toMatchObject({
+      status: 'failed',
+      error: { code: 'stream.error_line' },
+    });
 
     expect(await manifest()).toEqual(published);
     expect(await keys(`${prefix}/products/`)).toEqual(before);
@@ -141,7 +164,9 @@ describe('publication on S3: products-lake-s3.yml reruns', { timeout: 240_000 },
     const m = await manifest();
     expect(m.runId).toBe(winnerRun);
     const rows = winner === results[0] ? 5000 : 3000;
-    expect(m.files.map((f) => f.rows)).toEqual(Array.from({ length: Math.ceil(expected.length / rows) }, (_, i) => Math.min(rows, expected.length - i * rows)));
+    expect(m.files.map((f) => f.rows)).toEqual(
+      Array.from({ length: Math.ceil(expected.length / rows) }, (_, i) => Math.min(rows, expected.length - i * rows)),
+    );
     expectExactIds(await listedIds(m), expected);
     expectExactIds(await globIds(), expected);
   });
@@ -193,10 +218,14 @@ describe('publication in local folders', () => {
   const source = `source: { type: products.query, filter: { status: [active, inactive, replaced] } }`;
 
   it('item 3: a failed run keeps the earlier file at the same path', async () => {
-    const good = await run(`name: twosinks\n${source}\nsinks:\n  - { type: parquet, path: out/products.parquet }\n  - { type: jsonl, path: out/products.jsonl }\n`);
+    const good = await run(
+      `name: twosinks\n${source}\nsinks:\n  - { type: parquet, path: out/products.parquet }\n  - { type: jsonl, path: out/products.jsonl }\n`,
+    );
     expect(good.ok).toBe(true);
     const earlier = await readFile(f.ws.path('out/products.parquet'));
-    const bad = await run(`name: twosinks\n${source}\nsinks:\n  - { type: parquet, path: out/products.parquet }\n  - { type: fails-at-end }\n`);
+    const bad = await run(
+      `name: twosinks\n${source}\nsinks:\n  - { type: parquet, path: out/products.parquet }\n  - { type: fails-at-end }\n`,
+    );
     expect(bad.ok).toBe(false);
     expect(bad.ok ? undefined : bad.error.message).toContain('the second sink failed at its end');
     expect(await readFile(f.ws.path('out/products.parquet'))).toEqual(earlier);
@@ -205,7 +234,8 @@ describe('publication in local folders', () => {
   });
 
   it('item 4: a same-day rerun with fewer parts leaves no earlier part; a glob counts each product once', async () => {
-    const yaml = (rows: number) => `name: parts\n${source}\nsinks:\n  - { type: parquet, path: "out/dt={date}/part-{part}.parquet", maxRows: ${rows} }\n`;
+    const yaml = (rows: number) =>
+      `name: parts\n${source}\nsinks:\n  - { type: parquet, path: "out/dt={date}/part-{part}.parquet", maxRows: ${rows} }\n`;
     expect((await run(yaml(400))).ok).toBe(true);
     expect(await readdir(f.ws.path(`out/dt=${date()}`))).toHaveLength(4);
     const second = await run(yaml(1000));
@@ -214,4 +244,3 @@ describe('publication in local folders', () => {
     expectExactIds(await parquetIds(f.ws.path('out/dt=*/*.parquet')), f.expected);
   });
 });
-

@@ -59,8 +59,15 @@ describe('S3 multipart upload failing mid-way', () => {
     const result = await runCli(['run', f.ws.file], { cwd: f.ws.dir, env: s3Env(s3) });
     expect(result.code, result.stderr).toBe(1);
     const lines = jsonLines(result.stderr);
-    expect(lines.find((l) => l.event === 'failed'), result.stderr).toMatchObject({ level: 'error', code: expect.stringMatching(/^sink\./) });
-    expect(lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'failed', outputs: [], cursor: { previous: 1, stored: false } });
+    expect(
+      lines.find((l) => l.event === 'failed'),
+      result.stderr,
+    ).toMatchObject({ level: 'error', code: expect.stringMatching(/^sink\./) });
+    expect(lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'failed',
+      outputs: [],
+      cursor: { previous: 1, stored: false },
+    });
     const log = await s3.requestLog();
     const ops = log.map((r) => r.op);
     expect(ops).toContain('CreateMultipartUpload');
@@ -87,14 +94,20 @@ describe('S3 healthy (control)', () => {
     const keys = await listed(s3);
     // An incremental pipeline's run writes its objects and manifest in a folder of its own (run={run}).
     const runId = summaryRunId(result.stderr);
-    expect(keys).toEqual([`catalog/lake/dt=${date}/run=${runId}/_manifest.json`, `catalog/lake/dt=${date}/run=${runId}/part-00000.jsonl`]);
+    expect(keys).toEqual([
+      `catalog/lake/dt=${date}/run=${runId}/_manifest.json`,
+      `catalog/lake/dt=${date}/run=${runId}/part-00000.jsonl`,
+    ]);
     const ids = (await text(s3, keys[1]!))
       .split('\n')
       .filter((l) => l !== '')
       .map((l) => String(JSON.parse(l).id));
     expectExactIds(ids, f.expected);
     const manifest = await text(s3, keys[0]!);
-    expect(JSON.parse(manifest)).toMatchObject({ rows: f.expected.length, files: [{ key: keys[1], rows: f.expected.length }] });
+    expect(JSON.parse(manifest)).toMatchObject({
+      rows: f.expected.length,
+      files: [{ key: keys[1], rows: f.expected.length }],
+    });
     for (const secret of [SECRET, basicAuthorization(KEY, SECRET).slice('Basic '.length)]) {
       expect(manifest).not.toContain(secret);
       expect(result.stderr).not.toContain(secret);

@@ -10,7 +10,21 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { type PipelineWorkspace, expectExactIds, jsonLines, jsonlIds, leftBehind, parquetIds, pipelineWorkspace, productIdsWithStatus, runCli, runPath, sandboxEnv, startCli, summaryRunId } from './support.js';
+import {
+  type PipelineWorkspace,
+  expectExactIds,
+  jsonLines,
+  jsonlIds,
+  leftBehind,
+  parquetIds,
+  pipelineWorkspace,
+  productIdsWithStatus,
+  runCli,
+  runPath,
+  sandboxEnv,
+  startCli,
+  summaryRunId,
+} from './support.js';
 
 let ws: PipelineWorkspace | undefined;
 afterEach(() => ws?.remove());
@@ -27,7 +41,10 @@ describe('SIGTERM during an S3 multipart upload', () => {
   let sandbox: TestSandbox;
   let s3: S3TestServer;
   beforeAll(async () => {
-    [sandbox, s3] = await Promise.all([startTestSandbox({ products: 3000, seed: 61 }), startS3Server({ bucket: 'lake', uploadPartDelayMs: 400 })]);
+    [sandbox, s3] = await Promise.all([
+      startTestSandbox({ products: 3000, seed: 61 }),
+      startS3Server({ bucket: 'lake', uploadPartDelayMs: 400 }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([sandbox?.close(), s3?.stop()]);
@@ -54,10 +71,17 @@ state: { path: .state/lake.json }
     cli.child.kill('SIGTERM');
     const result = await cli.done;
     expect({ code: result.code, signal: result.signal }, result.stderr).toEqual({ code: 143, signal: null });
-    expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({ status: 'aborted', outputs: [], cursor: { previous: 1, stored: false } });
+    expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({
+      status: 'aborted',
+      outputs: [],
+      cursor: { previous: 1, stored: false },
+    });
     // Nothing listed, whether the stop came while parts were uploading (the upload is aborted)
     // or while the run was committing (the completed object and the manifest are deleted again).
-    expect((await s3.client.send(new ListObjectsV2Command({ Bucket: 'lake' }))).Contents ?? [], JSON.stringify(await s3.requestLog())).toEqual([]);
+    expect(
+      (await s3.client.send(new ListObjectsV2Command({ Bucket: 'lake' }))).Contents ?? [],
+      JSON.stringify(await s3.requestLog()),
+    ).toEqual([]);
     expect(await s3.listMultipartUploads()).toEqual([]);
     expect(await ws.read('.state/lake.json')).toBe(ws.state);
   });

@@ -13,7 +13,10 @@ describe('incremental state: identity and lock', () => {
   let two: TestSandbox;
   let ws: Workspace;
   beforeAll(async () => {
-    [one, two] = await Promise.all([startTestSandbox({ products: 300, seed: 91 }), startTestSandbox({ products: 300, seed: 92 })]);
+    [one, two] = await Promise.all([
+      startTestSandbox({ products: 300, seed: 91 }),
+      startTestSandbox({ products: 300, seed: 92 }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([one?.close(), two?.close()]);
@@ -30,9 +33,17 @@ describe('incremental state: identity and lock', () => {
     const registry = createRegistry();
     const file = await ws.write('p.yml', yaml);
     const [loaded] = parsePipelines(yaml, registry, { env: {}, file });
-    const connection: Partial<ResolvedConnection> = { baseUrl: sandbox.url, ...sandbox.credentials, rateLimit: Infinity, ...(opts.sandboxRun ? { sandbox: true } : {}) };
+    const connection: Partial<ResolvedConnection> = {
+      baseUrl: sandbox.url,
+      ...sandbox.credentials,
+      rateLimit: Infinity,
+      ...(opts.sandboxRun ? { sandbox: true } : {}),
+    };
     try {
-      return { ok: true as const, summary: await runPipeline(loaded!, { registry, connection, env: {}, fullRefresh: opts.fullRefresh }) };
+      return {
+        ok: true as const,
+        summary: await runPipeline(loaded!, { registry, connection, env: {}, fullRefresh: opts.fullRefresh }),
+      };
     } catch (err) {
       if (!(err instanceof RunFailedError)) throw err;
       return { ok: false as const, error: err };
@@ -43,7 +54,11 @@ describe('incremental state: identity and lock', () => {
     const first = await run(pipelineYaml('nightly'), one);
     expect(first.ok).toBe(true);
     const saved = await readFile(ws.path('.state/shared.json'), 'utf8');
-    expect(JSON.parse(saved)).toMatchObject({ pipeline: 'nightly', source: { type: 'products.query', filter: { status: 'active' } }, host: new URL(one.url).host });
+    expect(JSON.parse(saved)).toMatchObject({
+      pipeline: 'nightly',
+      source: { type: 'products.query', filter: { status: 'active' } },
+      host: new URL(one.url).host,
+    });
 
     for (const [yaml, sandbox, what] of [
       [pipelineYaml('other'), one, 'pipeline "nightly"'],
@@ -75,7 +90,17 @@ describe('incremental state: identity and lock', () => {
 
   it('item 10: a second run on a locked state exits 1 naming the holder, sends no request and touches no output', async () => {
     // The lock of a live run (this very process, another run id).
-    await ws.write('.state/shared.json.lock', JSON.stringify({ runId: '20260101T000000Z-abcdef', pipeline: 'nightly', host: (await import('node:os')).hostname(), pid: process.pid, acquiredAt: new Date().toISOString(), heartbeatAt: new Date().toISOString() }));
+    await ws.write(
+      '.state/shared.json.lock',
+      JSON.stringify({
+        runId: '20260101T000000Z-abcdef',
+        pipeline: 'nightly',
+        host: (await import('node:os')).hostname(),
+        pid: process.pid,
+        acquiredAt: new Date().toISOString(),
+        heartbeatAt: new Date().toISOString(),
+      }),
+    );
     const second = await run(pipelineYaml('nightly'), one);
     expect(second.ok).toBe(false);
     const error = second.ok ? undefined : second.error;
@@ -88,7 +113,17 @@ describe('incremental state: identity and lock', () => {
   });
 
   it('item 10: the lock of a run that died (no such process) is taken over; the lock is gone after the run', async () => {
-    await ws.write('.state/shared.json.lock', JSON.stringify({ runId: '20260101T000000Z-dead00', pipeline: 'nightly', host: (await import('node:os')).hostname(), pid: 2 ** 22 + 7, acquiredAt: '2026-01-01T00:00:00.000Z', heartbeatAt: new Date().toISOString() }));
+    await ws.write(
+      '.state/shared.json.lock',
+      JSON.stringify({
+        runId: '20260101T000000Z-dead00',
+        pipeline: 'nightly',
+        host: (await import('node:os')).hostname(),
+        pid: 2 ** 22 + 7,
+        acquiredAt: '2026-01-01T00:00:00.000Z',
+        heartbeatAt: new Date().toISOString(),
+      }),
+    );
     const run1 = await run(pipelineYaml('nightly'), one);
     expect(run1.ok).toBe(true);
     expect((await leftBehind(ws.dir)).final.filter((f) => f.startsWith('.state/'))).toEqual(['.state/shared.json']);
@@ -101,4 +136,3 @@ describe('incremental state: identity and lock', () => {
     expect(outcomes).toEqual(['ok', 'state.locked']);
   });
 });
-

@@ -7,7 +7,18 @@
 // nothing under a final name, no temp file and the cursor left as it was.
 import { describe, expect, it } from 'vitest';
 import type { SandboxFaults } from '../../src/sandbox/index.js';
-import { expectExactIds, faultFixture, jsonLines, jsonlIds, leftBehind, parquetIds, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
+import {
+  expectExactIds,
+  faultFixture,
+  jsonLines,
+  jsonlIds,
+  leftBehind,
+  parquetIds,
+  runCli,
+  runPath,
+  sandboxEnv,
+  summaryRunId,
+} from './support.js';
 
 const PIPELINE = `name: streamed
 source:
@@ -37,24 +48,41 @@ describe('NDJSON stream faults', () => {
     const runId = summaryRunId(result.stderr);
     expectExactIds(await parquetIds(f.ws.path(runPath('out/products-{run}.parquet', runId))), f.expected);
     expectExactIds(await jsonlIds(f.ws.path(runPath('out/products-{run}.jsonl.gz', runId))), f.expected);
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [`products-${runId}.jsonl.gz`, `products-${runId}.parquet`], temp: [] });
+    expect(await leftBehind(f.ws.path('out'))).toEqual({
+      final: [`products-${runId}.jsonl.gz`, `products-${runId}.parquet`],
+      temp: [],
+    });
     expect((await f.ws.readState()).cursor).toBeGreaterThan(1);
-    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', records: { read: f.expected.length } });
+    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({
+      status: 'succeeded',
+      records: { read: f.expected.length },
+    });
   });
 
   it.each([
     ['a malformed line', { malformedLine: { atIndex: 500 } }, 'stream.malformed_line', 500],
     ['an {"error":...} line', { errorLine: { atIndex: 300 } }, 'stream.error_line', 300],
     ['fewer lines than total, on every request', { shortStream: { dropLast: 3, times: Infinity } }, 'stream.short', -3],
-  ] as const)('%s: exit 1 naming the index; nothing published; cursor unchanged', async (_name, faults, code, index) => {
-    const result = await run(faults);
-    expect(result.code, result.stderr).toBe(1);
-    const at = index < 0 ? f.expected.length + index : index;
-    const failed = result.lines.find((l) => l.event === 'failed');
-    expect(failed, result.stderr).toMatchObject({ level: 'error', code, message: expect.stringContaining(`index ${at}`) });
-    expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'failed', outputs: [], cursor: { previous: 1, stored: false } });
-    expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
-    expect(await f.ws.read('.state/streamed.json')).toBe(f.ws.state);
-    expect(result.stdout).toBe('');
-  });
+  ] as const)(
+    '%s: exit 1 naming the index; nothing published; cursor unchanged',
+    async (_name, faults, code, index) => {
+      const result = await run(faults);
+      expect(result.code, result.stderr).toBe(1);
+      const at = index < 0 ? f.expected.length + index : index;
+      const failed = result.lines.find((l) => l.event === 'failed');
+      expect(failed, result.stderr).toMatchObject({
+        level: 'error',
+        code,
+        message: expect.stringContaining(`index ${at}`),
+      });
+      expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({
+        status: 'failed',
+        outputs: [],
+        cursor: { previous: 1, stored: false },
+      });
+      expect(await leftBehind(f.ws.path('out'))).toEqual({ final: [], temp: [] });
+      expect(await f.ws.read('.state/streamed.json')).toBe(f.ws.state);
+      expect(result.stdout).toBe('');
+    },
+  );
 });

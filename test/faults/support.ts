@@ -20,7 +20,16 @@ import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { productIdsWithStatus } from '../sources/sandbox-harness.js';
 
-export { cleanEnv, jsonLines, listFiles, runCli, runPath, sandboxEnv, startCli, summaryRunId } from '../cli/cli-process.js';
+export {
+  cleanEnv,
+  jsonLines,
+  listFiles,
+  runCli,
+  runPath,
+  sandboxEnv,
+  startCli,
+  summaryRunId,
+} from '../cli/cli-process.js';
 export { allProductIds, productIdsWithStatus } from '../sources/sandbox-harness.js';
 
 export interface FaultFixture {
@@ -142,7 +151,10 @@ export async function jsonlLines<T = Record<string, any>>(file: string): Promise
 }
 
 /** The ids of a JSONL file, in file order (dead letters: the id of their `record`). */
-export async function jsonlIds(file: string, of: (line: Record<string, any>) => unknown = (l) => l.id): Promise<string[]> {
+export async function jsonlIds(
+  file: string,
+  of: (line: Record<string, any>) => unknown = (l) => l.id,
+): Promise<string[]> {
   return (await jsonlLines(file)).map((l) => String(of(l)));
 }
 
@@ -200,11 +212,19 @@ export async function runInProcess(
     ...client,
   });
   try {
-    const summary = await runPipeline(loaded!, { registry: createRegistry(), client: catalog, events }).finally(() => onSettled?.());
+    const summary = await runPipeline(loaded!, { registry: createRegistry(), client: catalog, events }).finally(() =>
+      onSettled?.(),
+    );
     return { ok: true, summary, events: recorded };
   } catch (err) {
     if (!(err instanceof RunFailedError)) throw err;
-    return { ok: false, summary: err.summary, error: err.cause as CatalogStreamsError, exitCode: err.exitCode, events: recorded };
+    return {
+      ok: false,
+      summary: err.summary,
+      error: err.cause as CatalogStreamsError,
+      exitCode: err.exitCode,
+      events: recorded,
+    };
   } finally {
     await catalog.close();
   }

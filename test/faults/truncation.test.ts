@@ -9,7 +9,17 @@
 // resumes are bounded with an error that says so.
 import { describe, expect, it } from 'vitest';
 import type { SandboxFaults } from '../../src/sandbox/index.js';
-import { expectExactIds, faultFixture, jsonLines, jsonlIds, leftBehind, runCli, runPath, sandboxEnv, summaryRunId } from './support.js';
+import {
+  expectExactIds,
+  faultFixture,
+  jsonLines,
+  jsonlIds,
+  leftBehind,
+  runCli,
+  runPath,
+  sandboxEnv,
+  summaryRunId,
+} from './support.js';
 
 function pipeline(source: string, sorting = '{ id: ASC }', extra = ''): string {
   return `name: cut
@@ -54,14 +64,22 @@ async function expectFailed(result: Awaited<ReturnType<typeof run>>, code: strin
 
 describe('truncated bodies', () => {
   it('a page body that ends cleanly half-way is asked for again; every id once; exit 0', async () => {
-    const result = await run(pipeline('products.query'), { truncatedPage: { times: 2 }, endpoints: ['products.query'] }, ['--quiet']);
+    const result = await run(
+      pipeline('products.query'),
+      { truncatedPage: { times: 2 }, endpoints: ['products.query'] },
+      ['--quiet'],
+    );
     await expectComplete(result);
     expect(f.sandbox.stats.faults.truncatedPages).toBe(2);
     expect(result.lines.find((l) => l.event === 'summary')).toMatchObject({ status: 'succeeded', retries: 2 });
   });
 
   it('a page truncated on every attempt fails after connection.maxAttempts, naming the endpoint', async () => {
-    const result = await run(pipeline('products.query'), { truncatedPage: { times: Infinity }, endpoints: ['products.query'] }, ['--quiet']);
+    const result = await run(
+      pipeline('products.query'),
+      { truncatedPage: { times: Infinity }, endpoints: ['products.query'] },
+      ['--quiet'],
+    );
     const failed = await expectFailed(result, 'network.truncated');
     expect(failed.message).toMatch(/products\.query .*after 3 attempts/);
     expect(f.sandbox.stats.faults.truncatedPages).toBe(3);
@@ -80,7 +98,9 @@ describe('truncated bodies', () => {
   });
 
   it('a stream cut at the same line every time, sorted by createdAt: each resume starts after what was delivered; exit 0', async () => {
-    const result = await run(pipeline('products.stream', '{ createdAt: ASC }'), { streamCut: { afterLines: 600, times: Infinity } });
+    const result = await run(pipeline('products.stream', '{ createdAt: ASC }'), {
+      streamCut: { afterLines: 600, times: Infinity },
+    });
     await expectComplete(result);
     const resumes = result.lines.filter((l) => l.code === 'source.stream_resumed');
     expect(resumes.length).toBeGreaterThanOrEqual(4);
@@ -88,7 +108,9 @@ describe('truncated bodies', () => {
   });
 
   it('a stream cut at the same line every time, sorted by id: bounded resumes, then exit 1 saying why', async () => {
-    const result = await run(pipeline('products.stream', '{ id: ASC }', '\n  maxResumes: 2'), { streamCut: { afterLines: 600, times: Infinity } });
+    const result = await run(pipeline('products.stream', '{ id: ASC }', '\n  maxResumes: 2'), {
+      streamCut: { afterLines: 600, times: Infinity },
+    });
     const failed = await expectFailed(result, 'stream.resume_exhausted');
     expect(failed.message).toContain('next index 600');
     expect(failed.message).toContain('sorting {createdAt: ASC}');

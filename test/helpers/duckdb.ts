@@ -37,6 +37,8 @@ export function sqlString(value: string): string {
 
 /** Column name -> DuckDB type of a Parquet file (its own columns: no Hive partition columns from the path). */
 export async function parquetColumnTypes(file: string): Promise<Record<string, string>> {
-  const { rows } = await duckdbQuery(`DESCRIBE SELECT * FROM read_parquet(${sqlString(file)}, hive_partitioning = false)`);
+  const { rows } = await duckdbQuery(
+    `DESCRIBE SELECT * FROM read_parquet(${sqlString(file)}, hive_partitioning = false)`,
+  );
   return Object.fromEntries(rows.map((r) => [String(r.column_name), String(r.column_type)]));
 }

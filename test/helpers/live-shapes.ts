@@ -10,7 +10,9 @@ export interface LiveShapes {
 }
 
 export function liveShapes(): LiveShapes {
-  return JSON.parse(readFileSync(new URL('../../fixtures/live/live-shapes.json', import.meta.url), 'utf8')) as LiveShapes;
+  return JSON.parse(
+    readFileSync(new URL('../../fixtures/live/live-shapes.json', import.meta.url), 'utf8'),
+  ) as LiveShapes;
 }
 
 /** The observed Australian product (a fresh copy). */

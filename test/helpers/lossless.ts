@@ -63,10 +63,12 @@ function at(value: unknown, steps: readonly Step[]): unknown {
   return v;
 }
 
-const show = (steps: readonly Step[]) => steps.map((s, i) => (typeof s === 'number' ? `[${s}]` : i ? `.${s}` : s)).join('');
+const show = (steps: readonly Step[]) =>
+  steps.map((s, i) => (typeof s === 'number' ? `[${s}]` : i ? `.${s}` : s)).join('');
 
 /** Paths as `[]`-generic strings: `brands[].name`. */
-const generic = (steps: readonly Step[]) => steps.map((s, i) => (typeof s === 'number' ? '[]' : i ? `.${s}` : s)).join('');
+const generic = (steps: readonly Step[]) =>
+  steps.map((s, i) => (typeof s === 'number' ? '[]' : i ? `.${s}` : s)).join('');
 
 /** `a.b` is `prefix` or under it (`[]` marks a list step; drop/pick paths are written so). */
 function under(path: string, prefix: string): boolean {
@@ -139,13 +141,16 @@ function planOf(transforms: readonly TransformSpec[], resource: keyof typeof res
         for (const column of Object.keys(t.columns as object)) copies.add(column);
         break;
       case 'rename':
-        for (const [from, to] of Object.entries(t.fields as Record<string, string>)) renamedFrom.set(to, renamedFrom.get(from) ?? from);
+        for (const [from, to] of Object.entries(t.fields as Record<string, string>))
+          renamedFrom.set(to, renamedFrom.get(from) ?? from);
         break;
       case 'explode': {
         exploded = t.field as string;
         explodeDropsEmpty = t.keepEmpty !== true;
         const parentIdPath = (t.parentId as string | undefined) ?? 'id';
-        const idColumn = (t.parentIdColumn as string | undefined) ?? `${resource.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())}Id`;
+        const idColumn =
+          (t.parentIdColumn as string | undefined) ??
+          `${resource.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())}Id`;
         renamedFrom.set(idColumn, parentIdPath.split('.').at(-1)!);
         const carry = (t.carry as Record<string, string> | undefined) ?? {};
         for (const [column, source] of Object.entries(carry)) renamedFrom.set(column, source.split('.').at(-1)!);
@@ -160,7 +165,14 @@ function planOf(transforms: readonly TransformSpec[], resource: keyof typeof res
     }
   }
   const localized = new Set(localizedFieldPaths(resourceSchemas[resource]));
-  return { removed: (p, s, record) => removals.some((r) => r(p, s, record)), renamedFrom, copies, exploded, explodeDropsEmpty, localized };
+  return {
+    removed: (p, s, record) => removals.some((r) => r(p, s, record)),
+    renamedFrom,
+    copies,
+    exploded,
+    explodeDropsEmpty,
+    localized,
+  };
 }
 
 /** Name tokens of an output path, with renamed top-level keys mapped back to their sources. */
@@ -183,7 +195,12 @@ const indexesOf = (steps: readonly Step[]) => steps.filter((s): s is number => t
  * The leaf paths of `inputs` not found in `outputs` (see the file comment), as
  * `{id, path: 'brands[0].name.en', value}`; empty when the run lost nothing.
  */
-export function lostLeaves(inputs: readonly object[], outputs: readonly object[], transforms: readonly TransformSpec[], options: LosslessOptions = {}): LostLeaf[] {
+export function lostLeaves(
+  inputs: readonly object[],
+  outputs: readonly object[],
+  transforms: readonly TransformSpec[],
+  options: LosslessOptions = {},
+): LostLeaf[] {
   const plan = planOf(transforms, options.resource ?? 'product');
   const idOf = options.idOf ?? ((r: Record<string, unknown>) => r.id);
   const dead = new Set(
@@ -217,7 +234,8 @@ export function lostLeaves(inputs: readonly object[], outputs: readonly object[]
     for (const leaf of leaves(input)) {
       const path = generic(leaf.steps);
       if (plan.removed(path, leaf.steps, input)) continue;
-      if (!values || !found(leaf, values.get(canonical(leaf.value)) ?? [], plan)) lost.push({ id, path: show(leaf.steps), value: leaf.value });
+      if (!values || !found(leaf, values.get(canonical(leaf.value)) ?? [], plan))
+        lost.push({ id, path: show(leaf.steps), value: leaf.value });
     }
   }
   return lost;
@@ -229,7 +247,8 @@ function found(leaf: Leaf, candidates: readonly Leaf[], plan: Plan): boolean {
   // explode: the list and the element's index are consumed by the row
   if (plan.exploded !== undefined && steps[0] === plan.exploded && typeof steps[1] === 'number') steps = steps.slice(2);
   const last = steps.at(-1);
-  const localeKey = typeof last === 'string' && LOCALE.test(last) && plan.localized.has(generic(leaf.steps.slice(0, -1)));
+  const localeKey =
+    typeof last === 'string' && LOCALE.test(last) && plan.localized.has(generic(leaf.steps.slice(0, -1)));
   const required = steps.filter((s, i): s is string => typeof s === 'string' && !(localeKey && i === steps.length - 1));
   const indexes = indexesOf(steps);
   return candidates.some((c) => {

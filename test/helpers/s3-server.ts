@@ -267,7 +267,10 @@ function readPort(child: ChildProcess, requests: S3Request[]): Promise<number> {
 }
 
 /** Points the AWS SDK's default chain at s3rver's key pair; returns a function restoring the environment. */
-export function useS3rverEnvironment(endpoint?: string, credentials: { accessKeyId: string; secretAccessKey: string } = S3RVER_CREDENTIALS): () => void {
+export function useS3rverEnvironment(
+  endpoint?: string,
+  credentials: { accessKeyId: string; secretAccessKey: string } = S3RVER_CREDENTIALS,
+): () => void {
   const saved = {
     AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,

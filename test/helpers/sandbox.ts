@@ -32,9 +32,15 @@ export interface TestSandbox extends Sandbox {
   /** POSTs `body` as JSON to `path` (`/v4/products/query`) and reads the whole answer. */
   post(path: string, body?: unknown, options?: PostOptions): Promise<HttpAnswer>;
   /** POSTs to a paged endpoint, expects 200, returns the parsed body. */
-  query<T = any>(path: string, body?: unknown): Promise<{ meta: { total: number; page?: { no: number; offset: number; size: number } }; results: T[] }>;
+  query<T = any>(
+    path: string,
+    body?: unknown,
+  ): Promise<{ meta: { total: number; page?: { no: number; offset: number; size: number } }; results: T[] }>;
   /** POSTs to a stream endpoint, expects 200 or 204, returns the parsed lines. */
-  stream<T = any>(path: string, body?: unknown): Promise<{ status: number; lines: { meta: { total: number; index: number }; result: T }[] }>;
+  stream<T = any>(
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; lines: { meta: { total: number; index: number }; result: T }[] }>;
 }
 
 export function basicAuthorization(apiKey: string, apiSecret: string): string {
@@ -50,7 +56,11 @@ export async function startTestSandbox(options: SandboxOptions = {}): Promise<Te
     if (auth !== null) headers.authorization = auth;
     const method = opts.method ?? 'POST';
     const payload = opts.rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
-    const res = await request(`${sandbox.url}${path}`, { method, headers, body: method === 'GET' ? undefined : payload });
+    const res = await request(`${sandbox.url}${path}`, {
+      method,
+      headers,
+      body: method === 'GET' ? undefined : payload,
+    });
     const buffer = Buffer.from(await res.body.arrayBuffer());
     const text = buffer.toString('utf8');
     return { status: res.statusCode, headers: res.headers, body: buffer, text, json: () => JSON.parse(text) };
@@ -107,7 +117,7 @@ export function parseNdjson(chunks: Iterable<Buffer>): unknown[] {
 export function rechunk(buffer: Buffer, maxSize: number, seed = 1): Buffer[] {
   const out: Buffer[] = [];
   let state = seed >>> 0 || 1;
-  for (let at = 0; at < buffer.length; ) {
+  for (let at = 0; at < buffer.length;) {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     const size = 1 + (state % maxSize);
     out.push(buffer.subarray(at, at + size));

@@ -11,7 +11,13 @@ export interface TestContext extends StageContext {
 }
 
 export function testContext(
-  opts: { baseDir?: string; stages?: StageDefinition[]; source?: StageContext['source']; services?: Record<string, unknown>; run?: Partial<RunDescription> } = {},
+  opts: {
+    baseDir?: string;
+    stages?: StageDefinition[];
+    source?: StageContext['source'];
+    services?: Record<string, unknown>;
+    run?: Partial<RunDescription>;
+  } = {},
 ): TestContext {
   const controller = new AbortController();
   const events = new RunEvents();

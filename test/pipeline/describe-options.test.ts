@@ -8,17 +8,21 @@ import { keysAt } from '../../src/core/issues.js';
 import { runMain } from '../cli/cli-process.js';
 
 describe('describeOptions', () => {
-  it.each(builtinStages.map((d) => [d.type, d] as const))('%s: one row per option of its schema, each described', (_type, def) => {
-    const rows = describeOptions(def);
-    expect(rows.map((r) => r.name)).toEqual(keysAt(def.options, []));
-    for (const row of rows) {
-      expect(row.description, `${def.type}.${row.name}`).toBeTruthy();
-      expect(row.type).not.toBe('');
-    }
-  });
+  it.each(builtinStages.map((d) => [d.type, d] as const))(
+    '%s: one row per option of its schema, each described',
+    (_type, def) => {
+      const rows = describeOptions(def);
+      expect(rows.map((r) => r.name)).toEqual(keysAt(def.options, []));
+      for (const row of rows) {
+        expect(row.description, `${def.type}.${row.name}`).toBeTruthy();
+        expect(row.type).not.toBe('');
+      }
+    },
+  );
 
   it('types, defaults and required flags come from the schema', () => {
-    const byName = (type: string) => Object.fromEntries(describeOptions(builtinStages.find((d) => d.type === type)!).map((r) => [r.name, r]));
+    const byName = (type: string) =>
+      Object.fromEntries(describeOptions(builtinStages.find((d) => d.type === type)!).map((r) => [r.name, r]));
     const query = byName('products.query');
     expect(query.filter).toMatchObject({ type: 'products.query filter', required: true });
     expect(query.sorting).toMatchObject({ type: 'products.query sorting', required: false });
@@ -47,7 +51,14 @@ describe('stage listings', () => {
   it('`stages --json` is the same description, for scripts', async () => {
     const { code, stdout } = await runMain(['stages', '--json']);
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toEqual(builtinStages.map((d) => ({ kind: d.kind, type: d.type, description: d.description, options: describeOptions(d) })));
+    expect(JSON.parse(stdout)).toEqual(
+      builtinStages.map((d) => ({
+        kind: d.kind,
+        type: d.type,
+        description: d.description,
+        options: describeOptions(d),
+      })),
+    );
     const plain = await runMain(['stages']);
     expect(plain.stdout).toBe(formatStageList(builtinStages));
   });

@@ -75,7 +75,11 @@ describe('the lake contract across days', () => {
   async function products(statuses: string[]): Promise<Array<Record<string, any>>> {
     const out: Array<Record<string, any>> = [];
     for (let no = 0; ; no++) {
-      const { results } = await sandbox.query('/v4/products/query', { filter: { status: statuses }, sorting: { id: 'ASC' }, page: { no, size: 250 } });
+      const { results } = await sandbox.query('/v4/products/query', {
+        filter: { status: statuses },
+        sorting: { id: 'ASC' },
+        page: { no, size: 250 },
+      });
       out.push(...(results as Array<Record<string, any>>));
       if (results.length < 250) return out;
     }
@@ -84,14 +88,28 @@ describe('the lake contract across days', () => {
   it('every file has the same Parquet schema; a plain glob reads every day with exact counts and values', async () => {
     const dir = await tempDir('lake-days-');
     await writeFile(join(dir, 'shaper.mjs'), SHAPER);
-    const shape = ((await import(pathToFileURL(join(dir, 'shaper.mjs')).href)) as { default: (p: object, ctx: object) => Record<string, any> }).default;
+    const shape = (
+      (await import(pathToFileURL(join(dir, 'shaper.mjs')).href)) as {
+        default: (p: object, ctx: object) => Record<string, any>;
+      }
+    ).default;
     const registry = createRegistry();
-    const connection = { baseUrl: sandbox.url, apiKey: sandbox.credentials.apiKey, apiSecret: sandbox.credentials.apiSecret };
+    const connection = {
+      baseUrl: sandbox.url,
+      apiKey: sandbox.credentials.apiKey,
+      apiSecret: sandbox.credentials.apiSecret,
+    };
     const expected = new Map<string, Array<Record<string, any>>>();
     const warnings: string[] = [];
     for (const day of DAYS) {
-      const [loaded] = parsePipelines(PIPELINE(day.mode, day.statuses), registry, { file: join(dir, `${day.mode}.yml`) });
-      const summary = await runPipeline(loaded!, { registry, connection, now: () => new Date(`${day.date}T02:00:00Z`) });
+      const [loaded] = parsePipelines(PIPELINE(day.mode, day.statuses), registry, {
+        file: join(dir, `${day.mode}.yml`),
+      });
+      const summary = await runPipeline(loaded!, {
+        registry,
+        connection,
+        now: () => new Date(`${day.date}T02:00:00Z`),
+      });
       warnings.push(...summary.warnings);
       const given = (await products(day.statuses)).map((p) => shape(p, { options: { mode: day.mode } }));
       expect(summary.records.written.parquet).toBe(given.length);
@@ -106,11 +124,15 @@ describe('the lake contract across days', () => {
     );
     expect(schemas.rows).toHaveLength(3);
     expect(new Set(schemas.rows.map((r) => r.s)).size).toBe(1);
-    const hashes = await duckdbQuery(`SELECT DISTINCT decode(value) AS h FROM parquet_kv_metadata(${glob}) WHERE decode(key) = 'catalog-streams.schema-hash'`);
+    const hashes = await duckdbQuery(
+      `SELECT DISTINCT decode(value) AS h FROM parquet_kv_metadata(${glob}) WHERE decode(key) = 'catalog-streams.schema-hash'`,
+    );
     expect(hashes.rows).toHaveLength(1);
 
     // A plain glob, no union_by_name: counts per day.
-    const counts = await duckdbQuery(`SELECT dt::VARCHAR AS dt, count(*) AS n FROM read_parquet(${glob}) GROUP BY dt ORDER BY dt`);
+    const counts = await duckdbQuery(
+      `SELECT dt::VARCHAR AS dt, count(*) AS n FROM read_parquet(${glob}) GROUP BY dt ORDER BY dt`,
+    );
     expect(counts.rows).toEqual(DAYS.map((d) => ({ dt: d.date, n: BigInt(expected.get(d.date)!.length) })));
 
     // Values: codes padded (from integers and from digit strings), float and integer weights in one DOUBLE
@@ -141,6 +163,8 @@ describe('the lake contract across days', () => {
     expect(rows.some((r) => String(r.eanGtin13).startsWith('00'))).toBe(true);
     expect(rows.filter((r) => r.dt === '2026-03-02').every((r) => !Number.isInteger(r.weight))).toBe(true);
     // The run summary names the field it kept in _extra, so a user can promote it.
-    expect(warnings.some((w) => /field "regionalNote" \(string "note \d+"\) is not in the Parquet schema/.test(w))).toBe(true);
+    expect(
+      warnings.some((w) => /field "regionalNote" \(string "note \d+"\) is not in the Parquet schema/.test(w)),
+    ).toBe(true);
   }, 120_000);
 });

@@ -37,7 +37,12 @@ ${rest}sinks:
 
 describe('interpolate', () => {
   it('replaces ${VAR} and ${VAR:-default}, lists the variables, names the first missing one', () => {
-    expect(interpolate('a-${X}-${Y:-dflt}-${Z:-}', { X: '1' })).toEqual({ value: 'a-1-dflt-', variables: ['X', 'Y', 'Z'], missing: undefined, whole: false });
+    expect(interpolate('a-${X}-${Y:-dflt}-${Z:-}', { X: '1' })).toEqual({
+      value: 'a-1-dflt-',
+      variables: ['X', 'Y', 'Z'],
+      missing: undefined,
+      whole: false,
+    });
     expect(interpolate('${A}/${B}', {})).toMatchObject({ missing: 'A', variables: ['A', 'B'] });
     // An empty variable counts as unset (as in the shell's :-).
     expect(interpolate('${E:-x}', { E: '' }).value).toBe('x');
@@ -45,7 +50,12 @@ describe('interpolate', () => {
   });
 
   it('keeps $${...} as a literal ${...} and does not read it', () => {
-    expect(interpolate('cost $${PRICE} and ${X}', { X: 'x', PRICE: 'no' })).toEqual({ value: 'cost ${PRICE} and x', variables: ['X'], missing: undefined, whole: false });
+    expect(interpolate('cost $${PRICE} and ${X}', { X: 'x', PRICE: 'no' })).toEqual({
+      value: 'cost ${PRICE} and x',
+      variables: ['X'],
+      missing: undefined,
+      whole: false,
+    });
     expect(interpolate('$${UNSET}', {})).toMatchObject({ value: '${UNSET}', missing: undefined, whole: false });
   });
 
@@ -58,7 +68,12 @@ describe('interpolate', () => {
 describe('Redactor', () => {
   it('redacts values of secret-looking variables and added credentials, not short or ordinary values', () => {
     const r = new Redactor();
-    r.addFromEnv(['MY_API_KEY', 'DB_PASSWORD', 'REGION', 'X_TOKEN'], { MY_API_KEY: 'k-123456', DB_PASSWORD: 'hunter22', REGION: 'eu-west-1', X_TOKEN: 'abc' });
+    r.addFromEnv(['MY_API_KEY', 'DB_PASSWORD', 'REGION', 'X_TOKEN'], {
+      MY_API_KEY: 'k-123456',
+      DB_PASSWORD: 'hunter22',
+      REGION: 'eu-west-1',
+      X_TOKEN: 'abc',
+    });
     r.add('s3cr3t-value');
     expect(r.redact('k-123456 hunter22 eu-west-1 abc s3cr3t-value')).toBe('*** *** eu-west-1 abc ***');
     const other = new Redactor();
@@ -107,7 +122,16 @@ sinks:
 
   it('JSON files: a whole "${VAR}" takes the type of its value (JSON cannot write it unquoted)', () => {
     const [p] = load(
-      JSON.stringify({ name: 'j', connection: { rateLimit: '${RATE:-600}' }, source: { type: 'brands.query' }, sinks: [{ type: 'jsonl', path: 'out/${NAME:-b}.jsonl' }] }, null, 2),
+      JSON.stringify(
+        {
+          name: 'j',
+          connection: { rateLimit: '${RATE:-600}' },
+          source: { type: 'brands.query' },
+          sinks: [{ type: 'jsonl', path: 'out/${NAME:-b}.jsonl' }],
+        },
+        null,
+        2,
+      ),
       {},
       'p.json',
     );
@@ -126,32 +150,50 @@ sinks:
 
   it.each([
     // a value: the position of the value
-    [products('transforms:\n  - { type: pick, fields: [id, 3] }\n'), 'p.yml:6:32: transforms[0].fields[1]: expected a string, got 3'],
+    [
+      products('transforms:\n  - { type: pick, fields: [id, 3] }\n'),
+      'p.yml:6:32: transforms[0].fields[1]: expected a string, got 3',
+    ],
     [
       products('transforms:\n  - type: flatten-locales\n    locales: [en]\n    keepOrignal: true\n'),
       'p.yml:8:5: transforms[0].keepOrignal: unknown key "keepOrignal"; did you mean "keepOriginal"? (allowed: resource, locales, fallback, fields, columns, fallbackColumn, fallbackLocaleColumn, keepOriginal)',
     ],
     // a dead-letter sink inside a transform is checked as a sink
     [
-      products('transforms:\n  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsnl, path: x.jsonl } }\n'),
+      products(
+        'transforms:\n  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsnl, path: x.jsonl } }\n',
+      ),
       'p.yml:6:67: transforms[0].deadLetter.type: unknown sink type "jsnl"; did you mean "jsonl"? (known: jsonl, parquet, s3, table)',
     ],
     // a stage of another kind in the wrong list
-    [products('transforms:\n  - { type: parquet, path: x.parquet }\n'), 'p.yml:6:13: transforms[0].type: "parquet" is a sink, not a transform (transform types: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom, products.find, media.find)'],
+    [
+      products('transforms:\n  - { type: parquet, path: x.parquet }\n'),
+      'p.yml:6:13: transforms[0].type: "parquet" is a sink, not a transform (transform types: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom, products.find, media.find)',
+    ],
     // a filter the endpoint lacks
     [
       'name: b\nsource: { type: products.query, filter: { and: [{ statsu: active }] } }\nsinks: [{ type: jsonl, path: b.jsonl }]\n',
-      expect.stringMatching(/^p\.yml:2:51: source\.filter\.and\[0\]\.statsu: unknown filter "statsu"; did you mean "status"\? this endpoint's filters are: id, status, /),
+      expect.stringMatching(
+        /^p\.yml:2:51: source\.filter\.and\[0\]\.statsu: unknown filter "statsu"; did you mean "status"\? this endpoint's filters are: id, status, /,
+      ),
     ],
     // an unquoted \${VAR} inside { } is not YAML: the message says what to do
     [
       products('connection: { rateLimit: ${RATE:-600} }\n'),
-      expect.stringMatching(/^p\.yml:5:.*not valid YAML\/JSON: .*\(inside \{ \} or \[ \], quote a \$\{VAR\} reference: "\$\{VAR\}", or write the mapping in block style\)$/),
+      expect.stringMatching(
+        /^p\.yml:5:.*not valid YAML\/JSON: .*\(inside \{ \} or \[ \], quote a \$\{VAR\} reference: "\$\{VAR\}", or write the mapping in block style\)$/,
+      ),
     ],
     // a name that would not make a file name
-    ['name: "my pipeline"\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n', 'p.yml:1:7: name: must be a simple name (letters, digits, . _ -): it names state and output files'],
+    [
+      'name: "my pipeline"\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n',
+      'p.yml:1:7: name: must be a simple name (letters, digits, . _ -): it names state and output files',
+    ],
     // an enum
-    [products('state: { path: s.json, overlapSeconds: -1 }\n'), expect.stringMatching(/^p\.yml:5:40: state\.overlapSeconds: /)],
+    [
+      products('state: { path: s.json, overlapSeconds: -1 }\n'),
+      expect.stringMatching(/^p\.yml:5:40: state\.overlapSeconds: /),
+    ],
     ['- a\n- b\n', 'p.yml:1:1: a pipeline must be a mapping with name, source and sinks'],
     ['name: a\nname: b\n', expect.stringMatching(/^p\.yml:2:1: not valid YAML\/JSON: Map keys must be unique/)],
   ])('points at the spot: %#', (text, message) => {
@@ -166,30 +208,45 @@ sinks:
   });
 
   it('several pipelines per file, separated by ---; empty documents are ignored', () => {
-    const pipelines = load(`name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\n# only a comment\n---\nname: b\nsource: { type: organizations.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n---\n`);
+    const pipelines = load(
+      `name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\n# only a comment\n---\nname: b\nsource: { type: organizations.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n---\n`,
+    );
     expect(pipelines.map((p) => p.config.name)).toEqual(['a', 'b']);
     expect(() => load('# nothing\n')).toThrow('p.yml: the file holds no pipeline (it is empty)');
   });
 
   it('an error in the second document points into the second document', () => {
-    expect(errorOf('name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\nname: b\nsource: { type: brand.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n').message).toMatch(
-      /^p\.yml:6:17: source\.type: unknown source type "brand\.query"; did you mean "brands\.query"\?/,
-    );
+    expect(
+      errorOf(
+        'name: a\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: a.jsonl }]\n---\nname: b\nsource: { type: brand.query }\nsinks: [{ type: jsonl, path: b.jsonl }]\n',
+      ).message,
+    ).toMatch(/^p\.yml:6:17: source\.type: unknown source type "brand\.query"; did you mean "brands\.query"\?/);
   });
 
   it('state only for sources with updatedSince; accepted for products, media and news', () => {
     for (const type of ['products.query', 'products.stream', 'media.stream', 'updates.query']) {
       const filter = type.startsWith('products') ? '\n  filter: { status: active }' : '';
-      expect(load(`name: s\nsource:\n  type: ${type}${filter}\nsinks: [{ type: jsonl, path: "s-{run}.jsonl" }]\nstate: { path: s.json }\n`)[0]!.config.state).toEqual({ path: 's.json', overlapSeconds: 300 });
+      expect(
+        load(
+          `name: s\nsource:\n  type: ${type}${filter}\nsinks: [{ type: jsonl, path: "s-{run}.jsonl" }]\nstate: { path: s.json }\n`,
+        )[0]!.config.state,
+      ).toEqual({ path: 's.json', overlapSeconds: 300 });
     }
     for (const type of ['brands.query', 'catalog-categories.query', 'corrections.query']) {
-      expect(errorOf(`name: s\nsource: { type: ${type} }\nsinks: [{ type: jsonl, path: "s-{run}.jsonl" }]\nstate: { path: s.json }\n`).code).toBe('config.state');
+      expect(
+        errorOf(
+          `name: s\nsource: { type: ${type} }\nsinks: [{ type: jsonl, path: "s-{run}.jsonl" }]\nstate: { path: s.json }\n`,
+        ).code,
+      ).toBe('config.state');
     }
   });
 
   it('a secret from the environment never comes back in a message', () => {
     const secret = 'sup3r-s3cret-Zq9';
-    const err = errorOf(products('connection: { apiSecret: "${CATALOG_API_SECRET}", rateLimit: "${CATALOG_API_SECRET}" }\n'), { CATALOG_API_SECRET: secret });
+    const err = errorOf(
+      products('connection: { apiSecret: "${CATALOG_API_SECRET}", rateLimit: "${CATALOG_API_SECRET}" }\n'),
+      { CATALOG_API_SECRET: secret },
+    );
     expect(err.message).toBe('p.yml:5:62: connection.rateLimit: expected a number, got "***"');
     expect(err.message).not.toContain(secret);
   });
@@ -206,13 +263,17 @@ sinks:
       const [p] = await loadPipelineFile(join(dir, 'ok.yml'), registry);
       expect(p!.file).toBe(join(dir, 'ok.yml'));
       expect(p!.baseDir).toBe(dir);
-      await expect(loadPipelineFile(join(dir, 'absent.yml'), registry)).rejects.toThrow(`${join(dir, 'absent.yml')}: cannot read the pipeline file (no such file)`);
+      await expect(loadPipelineFile(join(dir, 'absent.yml'), registry)).rejects.toThrow(
+        `${join(dir, 'absent.yml')}: cannot read the pipeline file (no such file)`,
+      );
     });
 
     it('custom: the module must exist, relative to the pipeline file', async () => {
       await writeFile(join(dir, 'fn.mjs'), 'export default (r) => r;\n');
       await writeFile(join(dir, 'custom.yml'), products('transforms:\n  - { type: custom, module: ./fn.mjs }\n'));
-      expect((await loadPipelineFile(join(dir, 'custom.yml'), registry))[0]!.config.transforms).toEqual([{ type: 'custom', module: './fn.mjs' }]);
+      expect((await loadPipelineFile(join(dir, 'custom.yml'), registry))[0]!.config.transforms).toEqual([
+        { type: 'custom', module: './fn.mjs' },
+      ]);
       await writeFile(join(dir, 'custom.yml'), products('transforms:\n  - { type: custom, module: ./fm.mjs }\n'));
       await expect(loadPipelineFile(join(dir, 'custom.yml'), registry)).rejects.toThrow(
         `custom.yml:6:29: transforms[0].module: module "./fm.mjs" does not exist (looked for ${join(dir, 'fm.mjs')}`,

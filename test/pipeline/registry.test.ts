@@ -32,7 +32,9 @@ describe('StageRegistry', () => {
     const registry = createRegistry();
     expect(registry.list()).toHaveLength(builtinStages.length);
     // A source per paged or stream endpoint of the endpoint table; a local sink per format, s3, and table.
-    const sourceEndpoints = ENDPOINT_NAMES.filter((name) => endpoints[name].mode === 'paged' || endpoints[name].mode === 'stream');
+    const sourceEndpoints = ENDPOINT_NAMES.filter(
+      (name) => endpoints[name].mode === 'paged' || endpoints[name].mode === 'stream',
+    );
     expect(registry.types('source').sort()).toEqual([...sourceEndpoints].sort());
     expect(registry.types('sink').sort()).toEqual([...sinkFormats.map((f) => f.name), 's3', 'table'].sort());
     expect(() => createRegistry().register(upper, upper)).toThrow('stage type "uppercase-id" is registered twice');
@@ -41,33 +43,60 @@ describe('StageRegistry', () => {
   it('check: options parsed with defaults, or issues with paths relative to the spec', () => {
     const registry = createRegistry();
     const ok = registry.check('transform', { type: 'flatten-locales', locales: ['en'] });
-    expect(ok).toMatchObject({ ok: true, options: { locales: ['en'], columns: '{field}_{locale}', keepOriginal: false } });
+    expect(ok).toMatchObject({
+      ok: true,
+      options: { locales: ['en'], columns: '{field}_{locale}', keepOriginal: false },
+    });
     expect(registry.check('transform', { type: 'flatten-locales', locales: ['en', 3] })).toEqual({
       ok: false,
       issues: [{ path: ['locales', 1], message: 'expected a string, got 3', kind: 'value' }],
     });
     expect(registry.check('transform', { type: 'pick', fields: ['id'], missng: 'omit' })).toEqual({
       ok: false,
-      issues: [{ path: ['missng'], message: 'unknown key "missng"; did you mean "missing"? (allowed: fields, missing)', kind: 'unknown-key' }],
+      issues: [
+        {
+          path: ['missng'],
+          message: 'unknown key "missng"; did you mean "missing"? (allowed: fields, missing)',
+          kind: 'unknown-key',
+        },
+      ],
     });
-    expect(registry.check('source', { type: 'products.query' })).toMatchObject({ ok: false, issues: [{ path: ['filter'], message: 'required, but missing', kind: 'missing' }] });
+    expect(registry.check('source', { type: 'products.query' })).toMatchObject({
+      ok: false,
+      issues: [{ path: ['filter'], message: 'required, but missing', kind: 'missing' }],
+    });
   });
 
   it('unknown types get the closest name of the right kind; a type of another kind says so', () => {
     const registry = createRegistry();
     expect(registry.check('transform', { type: 'flaten-locales' })).toMatchObject({
       ok: false,
-      issues: [{ path: ['type'], message: expect.stringMatching(/^unknown transform type "flaten-locales"; did you mean "flatten-locales"\? \(known: validate, /) }],
+      issues: [
+        {
+          path: ['type'],
+          message: expect.stringMatching(
+            /^unknown transform type "flaten-locales"; did you mean "flatten-locales"\? \(known: validate, /,
+          ),
+        },
+      ],
     });
-    expect(registry.check('sink', { type: 'parket' })).toMatchObject({ issues: [{ message: 'unknown sink type "parket"; did you mean "parquet"? (known: jsonl, parquet, s3, table)' }] });
-    expect(registry.check('source', { type: 'zzz' })).toMatchObject({ issues: [{ message: expect.stringMatching(/^unknown source type "zzz" \(known: /) }] });
-    expect(registry.check('sink', { type: 'validate' })).toMatchObject({ issues: [{ message: '"validate" is a transform, not a sink (sink types: jsonl, parquet, s3, table)' }] });
+    expect(registry.check('sink', { type: 'parket' })).toMatchObject({
+      issues: [{ message: 'unknown sink type "parket"; did you mean "parquet"? (known: jsonl, parquet, s3, table)' }],
+    });
+    expect(registry.check('source', { type: 'zzz' })).toMatchObject({
+      issues: [{ message: expect.stringMatching(/^unknown source type "zzz" \(known: /) }],
+    });
+    expect(registry.check('sink', { type: 'validate' })).toMatchObject({
+      issues: [{ message: '"validate" is a transform, not a sink (sink types: jsonl, parquet, s3, table)' }],
+    });
   });
 
   it('create: builds the stage, or throws a ConfigError naming the path', () => {
     const registry = createRegistry();
     const ctx = testContext();
-    expect(registry.create('transform', { type: 'pick', fields: ['id'] }, ctx, 'transforms[0]')).toBeInstanceOf(Transform);
+    expect(registry.create('transform', { type: 'pick', fields: ['id'] }, ctx, 'transforms[0]')).toBeInstanceOf(
+      Transform,
+    );
     let error: unknown;
     try {
       registry.create('transform', { type: 'pick', fields: 'id' }, ctx, 'transforms[2]');
@@ -75,14 +104,18 @@ describe('StageRegistry', () => {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).message).toBe('transforms[2].fields: expected a list, got "id"; write [id] for a list of one');
+    expect((error as ConfigError).message).toBe(
+      'transforms[2].fields: expected a list, got "id"; write [id] for a list of one',
+    );
     expect((error as ConfigError).exitCode).toBe(2);
   });
 
   it('a user registers their own stage in code next to the built-ins', () => {
     const registry = createRegistry().register(upper);
     expect(registry.get('uppercase-id')?.kind).toBe('transform');
-    expect(registry.check('transform', { type: 'uppercase-ids' })).toMatchObject({ issues: [{ message: expect.stringContaining('did you mean "uppercase-id"?') }] });
+    expect(registry.check('transform', { type: 'uppercase-ids' })).toMatchObject({
+      issues: [{ message: expect.stringContaining('did you mean "uppercase-id"?') }],
+    });
     expect(new StageRegistry().register(upper).types()).toEqual(['uppercase-id']);
   });
 });

@@ -16,7 +16,14 @@ import { AbortedError } from '../../src/errors.js';
 import { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
-import { RunFailedError, fuseTransforms, nextCursor, runPipeline, withUpdatedSince, type RunOptions } from '../../src/pipeline/runner.js';
+import {
+  RunFailedError,
+  fuseTransforms,
+  nextCursor,
+  runPipeline,
+  withUpdatedSince,
+  type RunOptions,
+} from '../../src/pipeline/runner.js';
 import { defineStage } from '../../src/core/stage.js';
 import type { RecordTransform } from '../../src/transforms/index.js';
 import { filter, map, pick } from '../../src/transforms/index.js';
@@ -33,10 +40,15 @@ describe('withUpdatedSince', () => {
       pageSize: 100,
     });
     // An `and` already there takes one more member (its code lists stay splittable).
-    expect(withUpdatedSince({ type: 'products.query', filter: { and: [{ status: 'active' }, { brand: [1, 2] }] } }, 1700).filter).toEqual({
+    expect(
+      withUpdatedSince({ type: 'products.query', filter: { and: [{ status: 'active' }, { brand: [1, 2] }] } }, 1700)
+        .filter,
+    ).toEqual({
       and: [{ status: 'active' }, { brand: [1, 2] }, since],
     });
-    expect(withUpdatedSince({ type: 'products.query', filter: { or: [{ status: 'active' }, { brand: 1 }] } }, 1700).filter).toEqual({
+    expect(
+      withUpdatedSince({ type: 'products.query', filter: { or: [{ status: 'active' }, { brand: 1 }] } }, 1700).filter,
+    ).toEqual({
       and: [{ or: [{ status: 'active' }, { brand: 1 }] }, since],
     });
   });
@@ -47,8 +59,12 @@ describe('withUpdatedSince with a bounded window', () => {
     expect(withUpdatedSince({ type: 'products.query', filter: { status: 'active' } }, 1700, 1900).filter).toEqual({
       and: [{ status: 'active' }, { updatedSince: { from: 1700, until: 1900 } }],
     });
-    expect(withUpdatedSince({ type: 'media.stream' }, undefined, 1900).filter).toEqual({ updatedSince: { until: 1900 } });
-    expect(withUpdatedSince({ type: 'media.stream' }, 2000, 1900).filter).toEqual({ updatedSince: { from: 2000, until: 2000 } });
+    expect(withUpdatedSince({ type: 'media.stream' }, undefined, 1900).filter).toEqual({
+      updatedSince: { until: 1900 },
+    });
+    expect(withUpdatedSince({ type: 'media.stream' }, 2000, 1900).filter).toEqual({
+      updatedSince: { from: 2000, until: 2000 },
+    });
   });
 });
 
@@ -83,7 +99,9 @@ describe('fuseTransforms', () => {
     ];
     await pipeline(streams as [Readable, ...Transform[], Writable]);
     expect(out).toEqual([0, 2, 4, 6, 8].map((n) => ({ id: `x${n}` })));
-    expect([a.stats.in, a.stats.out, b.stats.in, b.stats.out, b.stats.dropped, c.stats.in]).toEqual([10, 10, 10, 5, 5, 5]);
+    expect([a.stats.in, a.stats.out, b.stats.in, b.stats.out, b.stats.dropped, c.stats.in]).toEqual([
+      10, 10, 10, 5, 5, 5,
+    ]);
   });
 });
 
@@ -91,7 +109,10 @@ describe('runPipeline against the sandbox', () => {
   let sandbox: TestSandbox;
   let dir: string;
   beforeAll(async () => {
-    sandbox = await startTestSandbox({ products: 2000, faults: { invalidRecordRate: 0.02, endpoints: ['products.query'] } });
+    sandbox = await startTestSandbox({
+      products: 2000,
+      faults: { invalidRecordRate: 0.02, endpoints: ['products.query'] },
+    });
     dir = await mkdtemp(join(tmpdir(), 'runner-'));
   });
   afterAll(async () => {
@@ -100,7 +121,8 @@ describe('runPipeline against the sandbox', () => {
   });
 
   const connection = () => ({ baseUrl: sandbox.url, ...sandbox.credentials, rateLimit: Infinity });
-  const load = (text: string, registry = createRegistry()) => parsePipelines(text, registry, { env: {}, file: join(dir, 'p.yml') });
+  const load = (text: string, registry = createRegistry()) =>
+    parsePipelines(text, registry, { env: {}, file: join(dir, 'p.yml') });
   const run = (text: string, opts: Partial<RunOptions> = {}) => {
     const registry = opts.registry ?? createRegistry();
     return runPipeline(load(text, registry)[0]!, { registry, connection: connection(), env: {}, ...opts });
@@ -130,11 +152,20 @@ sinks:
     expect(summary.records.skipped).toBe(summary.records.invalid);
     expect(summary.records.dropped).toBeGreaterThan(0);
     expect(summary.records.written.jsonl).toBe(summary.records.written.parquet);
-    expect(summary.records.read).toBe(summary.records.written.jsonl! + summary.records.invalid + summary.records.dropped);
+    expect(summary.records.read).toBe(
+      summary.records.written.jsonl! + summary.records.invalid + summary.records.dropped,
+    );
     const lines = (await readFile(join(dir, 'out/counted/counted.jsonl'), 'utf8')).trim().split('\n');
     expect(lines).toHaveLength(summary.records.written.jsonl!);
     expect(lines.every((l) => Number(JSON.parse(l).id.slice(1)) % 2 === 0)).toBe(true);
-    expect(summary).toMatchObject({ pages: Math.ceil(expectedRead / 250), requests: Math.ceil(expectedRead / 250), retries: 0, throttles: 0, files: 2, objects: 0 });
+    expect(summary).toMatchObject({
+      pages: Math.ceil(expectedRead / 250),
+      requests: Math.ceil(expectedRead / 250),
+      retries: 0,
+      throttles: 0,
+      files: 2,
+      objects: 0,
+    });
     expect(summary.bytes).toBe(summary.outputs.reduce((n, o) => n + o.bytes, 0));
   });
 
@@ -149,7 +180,12 @@ sinks:
     try {
       const [a, b] = await Promise.all([
         runPipeline(load(text('shared-a', 'active', 50), registry)[0]!, { registry, client, events: caller, env: {} }),
-        runPipeline(load(text('shared-b', 'inactive', 100), registry)[0]!, { registry, client, events: caller, env: {} }),
+        runPipeline(load(text('shared-b', 'inactive', 100), registry)[0]!, {
+          registry,
+          client,
+          events: caller,
+          env: {},
+        }),
       ]);
       expect(a.requests).toBe(Math.max(1, Math.ceil(a.records.read / 50)));
       expect(b.requests).toBe(Math.max(1, Math.ceil(b.records.read / 100)));
@@ -168,14 +204,21 @@ sinks:
       description: 'Upper-cases a field',
       options: z.strictObject({ field: z.string() }),
       create: (o) =>
-        new Transform({ objectMode: true, transform: (r: Record<string, unknown>, _e, cb) => cb(null, { id: r.id, [o.field]: String(r[o.field]).toUpperCase() }) }),
+        new Transform({
+          objectMode: true,
+          transform: (r: Record<string, unknown>, _e, cb) =>
+            cb(null, { id: r.id, [o.field]: String(r[o.field]).toUpperCase() }),
+        }),
     });
     const registry = createRegistry().register(shout);
     const summary = await run(
       'name: shouted\nsource: { type: brands.query }\ntransforms: [{ type: shout, field: name }]\nsinks: [{ type: jsonl, path: out/shouted.jsonl }]\n',
       { registry },
     );
-    const rows = (await readFile(join(dir, 'out/shouted.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const rows = (await readFile(join(dir, 'out/shouted.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(sandbox.dataset.ref.brands.length);
     expect(rows.every((r) => r.name === r.name.toUpperCase())).toBe(true);
     expect(summary.records.dropped).toBe(0);
@@ -183,42 +226,63 @@ sinks:
 
   it.each([
     ['one sink', '[{ type: parquet, path: "out/stopped/p-{run}.parquet" }]'],
-    ['two sinks (tee)', '[{ type: parquet, path: "out/stopped/p-{run}.parquet" }, { type: jsonl, path: "out/stopped/p-{run}.jsonl" }]'],
-  ])('stopped mid-run (%s): status aborted, no output under a final name, no temp file, the cursor as it was', async (_what, sinks) => {
-    const stateFile = join(dir, '.state/stopped.json');
-    const text = `name: stopped
+    [
+      'two sinks (tee)',
+      '[{ type: parquet, path: "out/stopped/p-{run}.parquet" }, { type: jsonl, path: "out/stopped/p-{run}.jsonl" }]',
+    ],
+  ])(
+    'stopped mid-run (%s): status aborted, no output under a final name, no temp file, the cursor as it was',
+    async (_what, sinks) => {
+      const stateFile = join(dir, '.state/stopped.json');
+      const text = `name: stopped
 source: { type: products.query, filter: { status: [active, inactive, replaced] }, pageSize: 10, concurrency: 1 }
 sinks: ${sinks}
 state: { path: .state/stopped.json }
 `;
-    await writeFile(join(dir, 'p.yml'), text);
-    const before = JSON.stringify({ version: 1, pipeline: 'stopped', cursor: 1_000, updatedAt: '2026-01-01T00:00:00.000Z' });
-    await (await import('node:fs/promises')).mkdir(join(dir, '.state'), { recursive: true });
-    await writeFile(stateFile, before);
-    sandbox.setFaults({ latencyMs: 20 });
-    const controller = new AbortController();
-    const events = new RunEvents();
-    let pages = 0;
-    events.on('page', () => {
-      if (++pages === 5) controller.abort('received SIGTERM');
-    });
-    const error = await run(text, { signal: controller.signal, events }).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    sandbox.setFaults({});
-    expect(error).toBeInstanceOf(RunFailedError);
-    const failed = error as RunFailedError;
-    expect(failed.cause).toBeInstanceOf(AbortedError);
-    expect(failed.message).toBe('the run was stopped (received SIGTERM); outputs were discarded and the state cursor was left as it was');
-    expect(failed.summary).toMatchObject({ status: 'aborted', outputs: [], cursor: { previous: 1_000, stored: false } });
-    // A part being opened when the abort came is removed as soon as its open
-    // completes, which can be just after the sink closed (see the report on
-    // src/sinks/rotation.ts): allow it a moment.
-    await waitFor(async () => (await readdir(join(dir, 'out/stopped')).catch(() => [])).length === 0, 'no file left in out/stopped', 2_000).catch(() => {});
-    expect(await readdir(join(dir, 'out/stopped')).catch(() => [])).toEqual([]);
-    expect(await readFile(stateFile, 'utf8')).toBe(before);
-  });
+      await writeFile(join(dir, 'p.yml'), text);
+      const before = JSON.stringify({
+        version: 1,
+        pipeline: 'stopped',
+        cursor: 1_000,
+        updatedAt: '2026-01-01T00:00:00.000Z',
+      });
+      await (await import('node:fs/promises')).mkdir(join(dir, '.state'), { recursive: true });
+      await writeFile(stateFile, before);
+      sandbox.setFaults({ latencyMs: 20 });
+      const controller = new AbortController();
+      const events = new RunEvents();
+      let pages = 0;
+      events.on('page', () => {
+        if (++pages === 5) controller.abort('received SIGTERM');
+      });
+      const error = await run(text, { signal: controller.signal, events }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      sandbox.setFaults({});
+      expect(error).toBeInstanceOf(RunFailedError);
+      const failed = error as RunFailedError;
+      expect(failed.cause).toBeInstanceOf(AbortedError);
+      expect(failed.message).toBe(
+        'the run was stopped (received SIGTERM); outputs were discarded and the state cursor was left as it was',
+      );
+      expect(failed.summary).toMatchObject({
+        status: 'aborted',
+        outputs: [],
+        cursor: { previous: 1_000, stored: false },
+      });
+      // A part being opened when the abort came is removed as soon as its open
+      // completes, which can be just after the sink closed (see the report on
+      // src/sinks/rotation.ts): allow it a moment.
+      await waitFor(
+        async () => (await readdir(join(dir, 'out/stopped')).catch(() => [])).length === 0,
+        'no file left in out/stopped',
+        2_000,
+      ).catch(() => {});
+      expect(await readdir(join(dir, 'out/stopped')).catch(() => [])).toEqual([]);
+      expect(await readFile(stateFile, 'utf8')).toBe(before);
+    },
+  );
 
   it('a base URL nobody answers: a NetworkError naming the host and what to check, exit 1', async () => {
     const { createServer } = await import('node:net');
@@ -228,7 +292,9 @@ state: { path: .state/stopped.json }
         s.close(() => resolve(p));
       });
     });
-    const loaded = load(`name: nowhere\nconnection: { maxAttempts: 2 }\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: out/nowhere.jsonl }]\n`);
+    const loaded = load(
+      `name: nowhere\nconnection: { maxAttempts: 2 }\nsource: { type: brands.query }\nsinks: [{ type: jsonl, path: out/nowhere.jsonl }]\n`,
+    );
     const error = await runPipeline(loaded[0]!, {
       registry: createRegistry(),
       connection: { baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', apiSecret: 's3cret-value' },
@@ -243,7 +309,13 @@ state: { path: .state/stopped.json }
     expect((error as RunFailedError).message).toBe(
       `cannot reach the catalog API at 127.0.0.1:${port} (ECONNREFUSED) for brands.query after 2 attempts: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`,
     );
-    expect((error as RunFailedError).summary).toMatchObject({ status: 'failed', requests: 2, retries: 1, outputs: [], error: { code: 'network.unreachable' } });
+    expect((error as RunFailedError).summary).toMatchObject({
+      status: 'failed',
+      requests: 2,
+      retries: 1,
+      outputs: [],
+      error: { code: 'network.unreachable' },
+    });
     expect(await readdir(join(dir, 'out')).then((names) => names.includes('nowhere.jsonl'))).toBe(false);
   });
 });

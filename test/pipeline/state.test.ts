@@ -15,7 +15,13 @@ const state = (cursor: number): PipelineState => ({
   pipeline: 'nightly',
   cursor,
   updatedAt: '2026-01-02T03:04:05.000Z',
-  lastRun: { runId: 'r1', startedAt: '2026-01-02T03:00:00.000Z', finishedAt: '2026-01-02T03:04:05.000Z', records: 12, source: 'products.query' },
+  lastRun: {
+    runId: 'r1',
+    startedAt: '2026-01-02T03:00:00.000Z',
+    finishedAt: '2026-01-02T03:04:05.000Z',
+    records: 12,
+    source: 'products.query',
+  },
 });
 
 let dir: string;
@@ -41,7 +47,9 @@ describe('local state file', () => {
   it('a failed write is a clear error and leaves no temp file', async () => {
     await writeFile(join(dir, 'a-file'), 'x');
     const underFile = openStateStore('a-file/s.json', { baseDir: dir });
-    await expect(underFile.write(state(1))).rejects.toThrow(new RegExp(`^cannot write state ${join(dir, 'a-file/s.json')}: .*(ENOTDIR|EEXIST)`));
+    await expect(underFile.write(state(1))).rejects.toThrow(
+      new RegExp(`^cannot write state ${join(dir, 'a-file/s.json')}: .*(ENOTDIR|EEXIST)`),
+    );
     // The rename fails when the location is a folder: the temp file beside it is removed.
     await mkdir(join(dir, 'busy', 's.json'), { recursive: true });
     await writeFile(join(dir, 'busy', 's.json', 'keep'), 'x');
@@ -52,8 +60,14 @@ describe('local state file', () => {
 
   it.each([
     ['{"version":1,', /^state .*corrupt\.json is not valid JSON; fix it, or delete it and run with --full-refresh$/],
-    ['{"version":1,"pipeline":"x","cursor":-5,"updatedAt":"t"}', /^state .*corrupt\.json: cursor: .*; fix it, or delete it and run with --full-refresh$/],
-    ['{"version":2,"pipeline":"x","cursor":5,"updatedAt":"t"}', /^state .*corrupt\.json: version: .*; fix it, or delete it and run with --full-refresh$/],
+    [
+      '{"version":1,"pipeline":"x","cursor":-5,"updatedAt":"t"}',
+      /^state .*corrupt\.json: cursor: .*; fix it, or delete it and run with --full-refresh$/,
+    ],
+    [
+      '{"version":2,"pipeline":"x","cursor":5,"updatedAt":"t"}',
+      /^state .*corrupt\.json: version: .*; fix it, or delete it and run with --full-refresh$/,
+    ],
   ])('a corrupt file is a clear error: %s', async (text, message) => {
     await writeFile(join(dir, 'corrupt.json'), text);
     const store = openStateStore('corrupt.json', { baseDir: dir });
@@ -63,8 +77,12 @@ describe('local state file', () => {
 
   it('s3 locations need the s3://bucket/key form and an S3 client', () => {
     expect(() => openStateStore('s3:/bucket/key', { baseDir: dir })).toThrow(ConfigError);
-    expect(() => openStateStore('s3://bucket-only', { baseDir: dir })).toThrow('"s3://bucket-only" is not of the form s3://bucket/key');
-    expect(() => openStateStore('s3://b/k.json', { baseDir: dir })).toThrow('state.path: s3://b/k.json is on S3 but no S3 client is available');
+    expect(() => openStateStore('s3://bucket-only', { baseDir: dir })).toThrow(
+      '"s3://bucket-only" is not of the form s3://bucket/key',
+    );
+    expect(() => openStateStore('s3://b/k.json', { baseDir: dir })).toThrow(
+      'state.path: s3://b/k.json is on S3 but no S3 client is available',
+    );
   });
 });
 
@@ -94,6 +112,8 @@ describe('state on S3 (s3rver)', () => {
 
   it('an unknown bucket is a clear error naming the location and what to check', async () => {
     const store = openStateStore('s3://no-such-bucket/state.json', { baseDir: dir, s3: s3ObjectIO });
-    await expect(store.write(state(1))).rejects.toThrow(/^cannot write state s3:\/\/no-such-bucket\/state\.json: .*\(check AWS credentials, region and S3_ENDPOINT\)$/);
+    await expect(store.write(state(1))).rejects.toThrow(
+      /^cannot write state s3:\/\/no-such-bucket\/state\.json: .*\(check AWS credentials, region and S3_ENDPOINT\)$/,
+    );
   });
 });

@@ -136,7 +136,9 @@ describe('TeeSink', () => {
     // The Parquet file waited for its sibling and was never published.
     expect(committed).toEqual([]);
     expect(await readdir(join(dir, 'out'))).toEqual([]);
-    expect(warnings).toEqual([expect.stringMatching(/field "n" \(string "not a number"\).*kept in the _extra JSON column/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/field "n" \(string "not a number"\).*kept in the _extra JSON column/),
+    ]);
   });
 
   it('is destroyed from outside (the run aborted): every sink is destroyed and cleans up', async () => {

@@ -22,7 +22,12 @@ function captureIO() {
       },
     });
   const signals = new EventEmitter();
-  return { io: { stdout: sink(out), stderr: sink(err), env: {}, signals }, stdout: () => out.join(''), stderr: () => err.join(''), signals };
+  return {
+    io: { stdout: sink(out), stderr: sink(err), env: {}, signals },
+    stdout: () => out.join(''),
+    stderr: () => err.join(''),
+    signals,
+  };
 }
 
 async function firstLine(read: () => string): Promise<string> {
@@ -63,26 +68,43 @@ describe('catalog-streams', () => {
   it('sandbox --help lists its options, including --true-total', async () => {
     const { io, stdout } = captureIO();
     expect(await main(['sandbox', '--help'], io)).toBe(0);
-    for (const flag of ['--port', '--host', '--products', '--seed', '--rate-limit', '--true-total']) expect(stdout()).toContain(flag);
+    for (const flag of ['--port', '--host', '--products', '--seed', '--rate-limit', '--true-total'])
+      expect(stdout()).toContain(flag);
   });
 });
 
 describe('catalog-streams sandbox', () => {
   it.each(['SIGTERM', 'SIGINT'])('serves until %s; the first line gives URL and credentials', async (signal) => {
     const { io, stdout, stderr, signals } = captureIO();
-    const exit = main(['sandbox', '--port', '0', '--products', '300', '--seed', '3', '--rate-limit', '5', '--true-total'], io);
+    const exit = main(
+      ['sandbox', '--port', '0', '--products', '300', '--seed', '3', '--rate-limit', '5', '--true-total'],
+      io,
+    );
     const line = await firstLine(stdout);
-    const match = /^catalog-streams sandbox listening on (http:\/\/127\.0\.0\.1:\d+) \(CATALOG_API_KEY=(sandbox-key) CATALOG_API_SECRET=(sandbox-secret), 300 products, seed 3, profile be\)$/.exec(line);
+    const match =
+      /^catalog-streams sandbox listening on (http:\/\/127\.0\.0\.1:\d+) \(CATALOG_API_KEY=(sandbox-key) CATALOG_API_SECRET=(sandbox-secret), 300 products, seed 3, profile be\)$/.exec(
+        line,
+      );
     expect(match, line).not.toBeNull();
     const [, url, key, secret] = match!;
     const post = (body: unknown, authorization?: string) =>
-      request(`${url}/v4/products/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: JSON.stringify(body) });
-    const page = await post({ filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no: 0, size: 250 } }, basicAuthorization(key!, secret!));
+      request(`${url}/v4/products/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify(body),
+      });
+    const page = await post(
+      { filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no: 0, size: 250 } },
+      basicAuthorization(key!, secret!),
+    );
     expect(page.statusCode).toBe(200);
     const json = (await page.body.json()) as any;
     expect(json.meta.total).toBe(300);
     expect(json.results).toHaveLength(250);
-    const bad = await post({ filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no: 0, size: 33 } }, basicAuthorization(key!, secret!));
+    const bad = await post(
+      { filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no: 0, size: 33 } },
+      basicAuthorization(key!, secret!),
+    );
     expect(bad.statusCode).toBe(400);
     await bad.body.dump();
     const anonymous = await post({});
@@ -101,7 +123,11 @@ describe('catalog-streams sandbox', () => {
     expect(line).toContain('(CATALOG_API_KEY=k1 CATALOG_API_SECRET=s1, 20 products, seed 1, profile be)');
     const url = /listening on (\S+)/.exec(line)![1]!;
     const status = async (authorization: string) => {
-      const res = await request(`${url}/v4/brands/query`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{}' });
+      const res = await request(`${url}/v4/brands/query`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: '{}',
+      });
       await res.body.dump();
       return res.statusCode;
     };

@@ -14,7 +14,9 @@ const reference: Record<string, any[]> = {};
 
 beforeAll(async () => {
   sb = await startTestSandbox({ products: PRODUCTS, seed: 7 });
-  products = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
+  products = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map(
+    (l) => l.result,
+  );
   media = (await sb.stream('/v4/media/stream', {})).lines.map((l) => l.result);
   for (const name of ['organizations', 'corrections', 'updates', 'catalog-categories', 'brands']) {
     reference[name] = (await sb.query(`/v4/${name}/query`, {})).results;
@@ -30,7 +32,8 @@ describe('generated records', () => {
       expect(records.length).toBeGreaterThan(0);
       for (const r of records) {
         const parsed = resourceSchemas[schema].safeParse(r);
-        if (!parsed.success) throw new Error(`${schema} ${JSON.stringify(r.id)}: ${JSON.stringify(parsed.error.issues)}`);
+        if (!parsed.success)
+          throw new Error(`${schema} ${JSON.stringify(r.id)}: ${JSON.stringify(parsed.error.issues)}`);
       }
     };
     check('product', products);
@@ -46,7 +49,8 @@ describe('generated records', () => {
     expect(products[0].id).toBe('P0000001');
     expect(products.at(-1).id).toBe(`P${String(PRODUCTS).padStart(7, '0')}`);
     expect([...products.map((p) => p.id)].sort()).toEqual(products.map((p) => p.id));
-    for (const name of ['organizations', 'corrections', 'updates', 'brands']) expect(reference[name]!.every((r) => Number.isInteger(r.id))).toBe(true);
+    for (const name of ['organizations', 'corrections', 'updates', 'brands'])
+      expect(reference[name]!.every((r) => Number.isInteger(r.id))).toBe(true);
     expect(reference['catalog-categories']!.every((c) => typeof c.id === 'string')).toBe(true);
   });
 
@@ -65,9 +69,11 @@ describe('generated records', () => {
     }
     // A brand belongs to the organization that lists it.
     const ownerOf = new Map(reference.organizations!.flatMap((o) => o.brands.map((b: number) => [b, o.id])));
-    for (const p of products) for (const b of p.brands) expect(p.organizations.map((o: any) => o.id)).toContain(ownerOf.get(b.id));
+    for (const p of products)
+      for (const b of p.brands) expect(p.organizations.map((o: any) => o.id)).toContain(ownerOf.get(b.id));
     // Every media item lists products whose photos/frontals/links show it (by URL), and back.
-    const urlsOf = (p: any) => new Set([...p.photos, ...p.frontals].map((x: any) => x.formats.thumbnail).concat(p.links.map((l: any) => l.url)));
+    const urlsOf = (p: any) =>
+      new Set([...p.photos, ...p.frontals].map((x: any) => x.formats.thumbnail).concat(p.links.map((l: any) => l.url)));
     for (const m of media) {
       expect(m.products.length).toBeGreaterThan(0);
       const key = m.kind === 'link' ? m.url : m.formats.thumbnail;
@@ -96,7 +102,9 @@ describe('generated records', () => {
     const some = (pred: (p: any) => boolean) => products.filter(pred).length;
     // EAN/GTIN codes with leading zeros: the integer has fewer digits than declared.
     expect(some((p) => p.eanGtin13 !== undefined && p.eanGtin13 < 1e11)).toBeGreaterThan(PRODUCTS * 0.1);
-    expect(some((p) => p.eanGtin13 !== undefined && p.eanGtin13 < 1e11) / some((p) => p.eanGtin13 !== undefined)).toBeLessThan(0.3);
+    expect(
+      some((p) => p.eanGtin13 !== undefined && p.eanGtin13 < 1e11) / some((p) => p.eanGtin13 !== undefined),
+    ).toBeLessThan(0.3);
     expect(some((p) => p.eanGtin14 === undefined)).toBeGreaterThan(0);
     expect(some((p) => p.eanGtin8 !== undefined && p.eanGtin8 < 1e6)).toBeGreaterThan(0);
     expect(products.every((p) => p.ean.every((e: number) => Number.isSafeInteger(e) && e < 1e14))).toBe(true);
@@ -104,20 +112,32 @@ describe('generated records', () => {
     expect(some((p) => p.name.en === undefined)).toBeGreaterThan(0);
     expect(some((p) => Object.keys(p.name).length === 4)).toBeGreaterThan(0);
     // Status corners.
-    for (const s of ['active', 'inactive', 'replaced', 'no_selection']) expect(some((p) => p.status === s)).toBeGreaterThan(0);
+    for (const s of ['active', 'inactive', 'replaced', 'no_selection'])
+      expect(some((p) => p.status === s)).toBeGreaterThan(0);
     expect(products.filter((p) => p.status === 'replaced').every((p) => typeof p.replacement === 'string')).toBe(true);
     expect(products.filter((p) => p.status !== 'replaced').every((p) => p.replacement === undefined)).toBe(true);
     expect(some((p) => p.deleted)).toBeGreaterThan(0);
     // Cannabis data: null, sparse, and full with Unicode names.
     expect(some((p) => p.cannabisData === null && !p.hasCannabisData)).toBeGreaterThan(0);
-    expect(some((p) => p.cannabisData?.thcPercentage !== null && p.cannabisData?.minorCannabinoids.length && p.cannabisData?.terpenes.length)).toBeGreaterThan(0);
+    expect(
+      some(
+        (p) =>
+          p.cannabisData?.thcPercentage !== null &&
+          p.cannabisData?.minorCannabinoids.length &&
+          p.cannabisData?.terpenes.length,
+      ),
+    ).toBeGreaterThan(0);
     expect(some((p) => p.cannabisData && Object.values(p.cannabisData).includes(null))).toBeGreaterThan(0);
     expect(some((p) => p.cannabisData?.minorCannabinoids.some((c: any) => c.name === 'Δ8-THC'))).toBeGreaterThan(0);
     expect(some((p) => p.cannabisData?.terpenes.some((t: any) => t.name === 'β-Caryophyllene'))).toBeGreaterThan(0);
     // Media corners.
     expect(some((p) => p.photos.length === 0)).toBeGreaterThan(0);
-    expect(some((p) => p.frontals.some((f: any) => f.formats.largeWebp === undefined && f.formats.largeJpg))).toBeGreaterThan(0);
-    expect(media.filter((m) => m.kind === 'frontal').every((m) => 'mediumJpeg' in m.formats && !('large' in m.formats))).toBe(true);
+    expect(
+      some((p) => p.frontals.some((f: any) => f.formats.largeWebp === undefined && f.formats.largeJpg)),
+    ).toBeGreaterThan(0);
+    expect(
+      media.filter((m) => m.kind === 'frontal').every((m) => 'mediumJpeg' in m.formats && !('large' in m.formats)),
+    ).toBe(true);
     // Prices are integer cents.
     expect(products.every((p) => Number.isInteger(p.publicPrice) && Number.isInteger(p.pharmacistPrice))).toBe(true);
   });
@@ -159,16 +179,31 @@ describe('bulk imports', () => {
 
 describe('determinism', () => {
   it('the same seed serves the same bytes; another seed does not', async () => {
-    const body = { filter: { createdAt: 0 }, sorting: { name: { direction: 'ASC', locale: 'fr' } }, page: { no: 1, size: 100 } };
-    const [a, b, c] = await Promise.all([startTestSandbox({ products: 800, seed: 42 }), startTestSandbox({ products: 800, seed: 42 }), startTestSandbox({ products: 800, seed: 43 })]);
+    const body = {
+      filter: { createdAt: 0 },
+      sorting: { name: { direction: 'ASC', locale: 'fr' } },
+      page: { no: 1, size: 100 },
+    };
+    const [a, b, c] = await Promise.all([
+      startTestSandbox({ products: 800, seed: 42 }),
+      startTestSandbox({ products: 800, seed: 42 }),
+      startTestSandbox({ products: 800, seed: 43 }),
+    ]);
     try {
       const pages = await Promise.all([a, b, c].map((s) => s.post('/v4/products/query', body)));
       expect(pages[0]!.status).toBe(200);
       expect(pages[0]!.body.equals(pages[1]!.body)).toBe(true);
       expect(pages[0]!.body.equals(pages[2]!.body)).toBe(false);
-      const streams = await Promise.all([a, b].map((s) => s.post('/v4/media/stream', { sorting: { createdAt: 'DESC' } })));
+      const streams = await Promise.all(
+        [a, b].map((s) => s.post('/v4/media/stream', { sorting: { createdAt: 'DESC' } })),
+      );
       expect(streams[0]!.body.equals(streams[1]!.body)).toBe(true);
-      for (const path of ['/v4/organizations/query', '/v4/corrections/query', '/v4/updates/query', '/v4/brands/query']) {
+      for (const path of [
+        '/v4/organizations/query',
+        '/v4/corrections/query',
+        '/v4/updates/query',
+        '/v4/brands/query',
+      ]) {
         const [x, y] = await Promise.all([a, b].map((s) => s.post(path, {})));
         expect(x!.body.equals(y!.body)).toBe(true);
       }

@@ -148,7 +148,9 @@ describe('stream faults', () => {
         const failed = await readStream(sb);
         expect(failed.error).toBeUndefined();
         expect(failed.lines).toHaveLength(5);
-        expect(JSON.parse(failed.lines[4]!)).toEqual({ error: { status: 500, code: 'internal_error', message: expect.stringContaining('index 4') } });
+        expect(JSON.parse(failed.lines[4]!)).toEqual({
+          error: { status: 500, code: 'internal_error', message: expect.stringContaining('index 4') },
+        });
       }
       expect((await readStream(sb)).lines).toHaveLength(400);
     });
@@ -176,7 +178,10 @@ describe('stream faults', () => {
 describe('invalid records', () => {
   it('invalidRecordRate breaks the same products and media every time, in ways the schemas reject', async () => {
     await withFaults({ invalidRecordRate: 0.05 }, async () => {
-      const read = async () => (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
+      const read = async () =>
+        (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map(
+          (l) => l.result,
+        );
       const first = await read();
       const invalid = first.filter((p) => !resourceSchemas.product.safeParse(p).success);
       expect(invalid.length).toBeGreaterThan(5);
@@ -186,7 +191,11 @@ describe('invalid records', () => {
       const again = (await read()).filter((p) => !resourceSchemas.product.safeParse(p).success);
       expect(again.map((p) => p.id)).toEqual(invalid.map((p) => p.id));
       // Paged answers carry the same broken records.
-      const page = await sb.query('/v4/products/query', { filter: { id: invalid.slice(0, 3).map((p) => p.id) }, sorting: { id: 'ASC' }, page: { no: 0, size: 10 } });
+      const page = await sb.query('/v4/products/query', {
+        filter: { id: invalid.slice(0, 3).map((p) => p.id) },
+        sorting: { id: 'ASC' },
+        page: { no: 0, size: 10 },
+      });
       expect(page.results.every((p: any) => !resourceSchemas.product.safeParse(p).success)).toBe(true);
       const media = (await sb.stream('/v4/media/stream', {})).lines.map((l) => l.result);
       expect(media.filter((m) => !resourceSchemas.media.safeParse(m).success).length).toBeGreaterThan(5);

@@ -13,9 +13,20 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-const q = (extra: Record<string, unknown> = {}) => ({ filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: 0, size: 10 }, ...extra });
+const q = (extra: Record<string, unknown> = {}) => ({
+  filter: { status: 'active' },
+  sorting: { id: 'ASC' },
+  page: { no: 0, size: 10 },
+  ...extra,
+});
 
-async function expectError(path: string, body: unknown, status: number, code: string, opts: Parameters<TestSandbox['post']>[2] = {}) {
+async function expectError(
+  path: string,
+  body: unknown,
+  status: number,
+  code: string,
+  opts: Parameters<TestSandbox['post']>[2] = {},
+) {
   const answer = await sb.post(path, body, opts);
   expect(answer.status, answer.text).toBe(status);
   expect(answer.headers['content-type']).toMatch(/^application\/json/);
@@ -28,8 +39,16 @@ async function expectError(path: string, body: unknown, status: number, code: st
 describe('400 bad_request', () => {
   it.each([
     ['page size 33', q({ page: { no: 0, size: 33 } }), 'page.size'],
-    ['an unknown filter, even nested', q({ filter: { and: [{ status: 'active' }, { not: { colour: 'red' } }] } }), 'filter.and[1].not.colour'],
-    ['more than 1000 ids', q({ filter: { id: Array.from({ length: 1001 }, (_, i) => `P${String(i + 1).padStart(7, '0')}`) } }), 'filter.id'],
+    [
+      'an unknown filter, even nested',
+      q({ filter: { and: [{ status: 'active' }, { not: { colour: 'red' } }] } }),
+      'filter.and[1].not.colour',
+    ],
+    [
+      'more than 1000 ids',
+      q({ filter: { id: Array.from({ length: 1001 }, (_, i) => `P${String(i + 1).padStart(7, '0')}`) } }),
+      'filter.id',
+    ],
     ['an unknown top-level key', q({ pages: 1 }), 'pages'],
     ['an unknown sorting', q({ sorting: { popularity: 'ASC' } }), 'sorting.popularity'],
     ['two keys in one filter', q({ filter: { status: 'active', brand: 1 } }), 'filter'],
@@ -43,7 +62,12 @@ describe('400 bad_request', () => {
   });
 
   it('an offset past the 10000 cap has its own code, result_window_exceeded', async () => {
-    const error = await expectError('/v4/products/query', q({ page: { no: 40, size: 250 } }), 400, 'result_window_exceeded');
+    const error = await expectError(
+      '/v4/products/query',
+      q({ page: { no: 40, size: 250 } }),
+      400,
+      'result_window_exceeded',
+    );
     expect(error.message).toContain('10000');
   });
 
@@ -64,7 +88,12 @@ describe('400 bad_request', () => {
 
 describe('422 validation_failed', () => {
   it('status no_selection is not a value the products filter accepts; every violation is listed', async () => {
-    const error = await expectError('/v4/products/query', q({ filter: { or: [{ status: 'no_selection' }, { conservation: ['room', 'warm'] }] } }), 422, 'validation_failed');
+    const error = await expectError(
+      '/v4/products/query',
+      q({ filter: { or: [{ status: 'no_selection' }, { conservation: ['room', 'warm'] }] } }),
+      422,
+      'validation_failed',
+    );
     expect(error.violations).toEqual([
       { path: 'filter.or[0].status', message: expect.stringContaining('"no_selection" is not allowed') },
       { path: 'filter.or[1].conservation[1]', message: expect.stringContaining('"warm" is not allowed') },
@@ -82,7 +111,12 @@ describe('422 validation_failed', () => {
   });
 
   it('corrections status solved (the filter takes open, in_progress, handled)', async () => {
-    const error = await expectError('/v4/corrections/query', { filter: { status: 'solved' } }, 422, 'validation_failed');
+    const error = await expectError(
+      '/v4/corrections/query',
+      { filter: { status: 'solved' } },
+      422,
+      'validation_failed',
+    );
     expect(error.violations[0].path).toBe('filter.status');
   });
 });
@@ -90,23 +124,39 @@ describe('422 validation_failed', () => {
 describe('401 authentication.not_authenticated', () => {
   it('without credentials, with a wrong secret, with a malformed header, also on admin routes', async () => {
     await expectError('/v4/products/query', q(), 401, 'authentication.not_authenticated', { authorization: null });
-    await expectError('/v4/products/query', q(), 401, 'authentication.not_authenticated', { authorization: basicAuthorization(sb.credentials.apiKey, 'wrong') });
-    await expectError('/v4/products/stream', q(), 401, 'authentication.not_authenticated', { authorization: 'Bearer abc' });
-    await expectError('/_sandbox/stats', undefined, 401, 'authentication.not_authenticated', { authorization: null, method: 'GET' });
+    await expectError('/v4/products/query', q(), 401, 'authentication.not_authenticated', {
+      authorization: basicAuthorization(sb.credentials.apiKey, 'wrong'),
+    });
+    await expectError('/v4/products/stream', q(), 401, 'authentication.not_authenticated', {
+      authorization: 'Bearer abc',
+    });
+    await expectError('/_sandbox/stats', undefined, 401, 'authentication.not_authenticated', {
+      authorization: null,
+      method: 'GET',
+    });
   });
 });
 
 describe('every endpoint', () => {
   const paths = ENDPOINT_NAMES.map((n) => endpoints[n].path);
 
-  it.each(paths)('%s: 401 without credentials, 400 for an unknown key, 422 for a bad sorting direction', async (path) => {
-    await expectError(path, {}, 401, 'authentication.not_authenticated', { authorization: null });
-    await expectError(path, { filters: {} }, 400, 'bad_request');
-    if (path !== '/v4/catalog-categories/query') await expectError(path, { ...validBody(path), sorting: { id: 'SIDEWAYS' } }, 422, 'validation_failed');
-  });
+  it.each(paths)(
+    '%s: 401 without credentials, 400 for an unknown key, 422 for a bad sorting direction',
+    async (path) => {
+      await expectError(path, {}, 401, 'authentication.not_authenticated', { authorization: null });
+      await expectError(path, { filters: {} }, 400, 'bad_request');
+      if (path !== '/v4/catalog-categories/query')
+        await expectError(path, { ...validBody(path), sorting: { id: 'SIDEWAYS' } }, 422, 'validation_failed');
+    },
+  );
 
   /** A valid body for each endpoint: products need filter and sorting (and page on query). */
-  const validBody = (path: string) => (path === '/v4/products/query' ? q() : path === '/v4/products/stream' ? { filter: { status: 'active' }, sorting: { id: 'ASC' } } : {});
+  const validBody = (path: string) =>
+    path === '/v4/products/query'
+      ? q()
+      : path === '/v4/products/stream'
+        ? { filter: { status: 'active' }, sorting: { id: 'ASC' } }
+        : {};
 
   it('shares one request budget per credential across all endpoints', async () => {
     const limited = await startTestSandbox({ dataset: sb.dataset, rateLimit: paths.length });
@@ -133,7 +183,10 @@ describe('routing', () => {
     expect((await expectError('/v4/products/find', {}, 405, 'method_not_allowed')).message).toContain('GET');
     const error = await expectError('/v4/products/query', undefined, 405, 'method_not_allowed', { method: 'GET' });
     expect(error.message).toContain('POST');
-    await expectError('/v4/brands/query', undefined, 415, 'unsupported_media_type', { rawBody: 'id=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    await expectError('/v4/brands/query', undefined, 415, 'unsupported_media_type', {
+      rawBody: 'id=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
   });
 });
 
@@ -148,7 +201,15 @@ describe('429 too_many_requests', () => {
       expect(refused.json().error).toMatchObject({ status: 429, code: 'too_many_requests' });
       expect(refused.headers['retry-after']).toBeUndefined();
       // Another credential has its own budget; admin routes are not limited.
-      expect((await limited.post('/v4/brands/query', {}, { authorization: basicAuthorization(other.apiKey, other.apiSecret) })).status).toBe(200);
+      expect(
+        (
+          await limited.post(
+            '/v4/brands/query',
+            {},
+            { authorization: basicAuthorization(other.apiKey, other.apiSecret) },
+          )
+        ).status,
+      ).toBe(200);
       expect((await limited.post('/_sandbox/stats', undefined, { method: 'GET' })).status).toBe(200);
       expect(limited.stats.rateLimited).toBe(1);
       expect(limited.stats.byEndpoint['brands.query']).toEqual({ 200: 4, 429: 1 });

@@ -11,8 +11,12 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-const all = async () => (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
-const ids = async (filter: unknown) => (await sb.stream('/v4/products/stream', { filter, sorting: { id: 'ASC' } })).lines.map((l) => l.result.id as string);
+const all = async () =>
+  (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map(
+    (l) => l.result,
+  );
+const ids = async (filter: unknown) =>
+  (await sb.stream('/v4/products/stream', { filter, sorting: { id: 'ASC' } })).lines.map((l) => l.result.id as string);
 
 describe('sandbox mutation routes', () => {
   it('hide takes products out of every result; reveal brings them back updated at `at`', async () => {
@@ -22,7 +26,11 @@ describe('sandbox mutation routes', () => {
     const visible = await all();
     expect(visible).toHaveLength(295);
     expect(visible.map((p) => p.id)).not.toContain('P0000005');
-    const page = await sb.query('/v4/products/query', { filter: { id: ['P0000005', 'P0000006'] }, sorting: { id: 'ASC' }, page: { no: 0, size: 10 } });
+    const page = await sb.query('/v4/products/query', {
+      filter: { id: ['P0000005', 'P0000006'] },
+      sorting: { id: 'ASC' },
+      page: { no: 0, size: 10 },
+    });
     expect(page.meta.total).toBe(1);
     expect((await sb.post('/_sandbox/hide', { ids: ['P0000005'] })).status).toBe(400);
 
@@ -37,14 +45,19 @@ describe('sandbox mutation routes', () => {
 
   it('status sets status and deleted, moves updatedAt; the status filter follows; replacement only when replaced', async () => {
     const at = GENERATION_EPOCH + 9000;
-    const changed = (await sb.post('/_sandbox/status', { ids: ['P0000010', 'P0000011'], status: 'inactive', deleted: true, at })).json();
+    const changed = (
+      await sb.post('/_sandbox/status', { ids: ['P0000010', 'P0000011'], status: 'inactive', deleted: true, at })
+    ).json();
     expect(changed).toEqual({ products: ['P0000010', 'P0000011'], at });
     const after = (await all()).filter((p) => changed.products.includes(p.id));
     expect(after.map((p) => [p.id, p.status, p.deleted, p.meta.updatedAt, p.replacement])).toEqual([
       ['P0000010', 'inactive', true, at, undefined],
       ['P0000011', 'inactive', true, at, undefined],
     ]);
-    expect(await ids({ and: [{ status: 'inactive' }, { updatedSince: { from: at, until: at } }] })).toEqual(['P0000010', 'P0000011']);
+    expect(await ids({ and: [{ status: 'inactive' }, { updatedSince: { from: at, until: at } }] })).toEqual([
+      'P0000010',
+      'P0000011',
+    ]);
     await sb.post('/_sandbox/status', { ids: ['P0000010'], status: 'replaced', at: at + 1 });
     const replaced = (await all()).find((p) => p.id === 'P0000010');
     expect(replaced.status).toBe('replaced');
@@ -57,7 +70,8 @@ describe('sandbox mutation routes', () => {
     const b = await startTestSandbox({ products: 300, seed: 99 });
     try {
       for (const s of [a, b]) await s.post('/_sandbox/hide', { count: 4 });
-      const draw = async (s: TestSandbox) => (await s.post('/_sandbox/status', { count: 6, status: 'inactive', at: GENERATION_EPOCH + 1 })).json().products;
+      const draw = async (s: TestSandbox) =>
+        (await s.post('/_sandbox/status', { count: 6, status: 'inactive', at: GENERATION_EPOCH + 1 })).json().products;
       expect(await draw(a)).toEqual(await draw(b));
     } finally {
       await a.close();

@@ -12,7 +12,11 @@ import { LATE_FIELDS } from '../../src/sandbox/profiles.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 const COUNT = 3000;
-const LOCALES_OF: Record<Exclude<SandboxProfile, 'spec'>, string[]> = { be: ['nl', 'fr', 'en', 'de'], fr: ['fr', 'en'], au: ['en'] };
+const LOCALES_OF: Record<Exclude<SandboxProfile, 'spec'>, string[]> = {
+  be: ['nl', 'fr', 'en', 'de'],
+  fr: ['fr', 'en'],
+  au: ['en'],
+};
 const REGIONAL: Record<Exclude<SandboxProfile, 'spec'>, string[]> = {
   be: ['cnk', 'bcfiCategory', 'apbCategory'],
   fr: ['cipOrAcl7', 'cip13', 'acl13'],
@@ -24,7 +28,9 @@ describe.each(['be', 'fr', 'au'] as const)('profile %s', (profile) => {
   let products: any[];
   beforeAll(async () => {
     sb = await startTestSandbox({ products: COUNT, seed: 5, profile });
-    products = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
+    products = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map(
+      (l) => l.result,
+    );
   });
   afterAll(() => sb.close());
 
@@ -73,15 +79,32 @@ describe.each(['be', 'fr', 'au'] as const)('profile %s', (profile) => {
     const photos = all<any>((p) => p.photos);
     expect(photos.every((ph) => Number.isInteger(ph.id))).toBe(true);
     for (const key of ['displayOrder', 'locales', 'targetGroups', 'meta', 'visibleSides']) {
-      expect(photos.some((ph) => ph[key] === undefined), key).toBe(true);
-      expect(photos.some((ph) => ph[key] !== undefined), key).toBe(true);
+      expect(
+        photos.some((ph) => ph[key] === undefined),
+        key,
+      ).toBe(true);
+      expect(
+        photos.some((ph) => ph[key] !== undefined),
+        key,
+      ).toBe(true);
     }
     const frontals = all<any>((p) => p.frontals);
-    expect(frontals.every((f) => f.type === 'frontal' && Number.isInteger(f.id) && Number.isInteger(f.displayOrder))).toBe(true);
+    expect(
+      frontals.every((f) => f.type === 'frontal' && Number.isInteger(f.id) && Number.isInteger(f.displayOrder)),
+    ).toBe(true);
     const keys = new Set(frontals.flatMap((f) => Object.keys(f.formats)));
     for (const k of ['medium', 'mediumJpeg', 'large', 'largePng', 'huge', 'hugePng']) expect(keys.has(k), k).toBe(true);
     const groups = new Set(all<string>((p) => p.frontals.flatMap((f: any) => f.targetGroups)));
-    expect([...groups].sort()).toEqual(['doctor', 'homecare', 'hospital', 'nurse', 'pharmacist', 'physiotherapist', 'public', 'webshop']);
+    expect([...groups].sort()).toEqual([
+      'doctor',
+      'homecare',
+      'hospital',
+      'nurse',
+      'pharmacist',
+      'physiotherapist',
+      'public',
+      'webshop',
+    ]);
   });
 
   it('descriptions carry descriptionTag and the observed types; publicCategories carry order', () => {
@@ -97,9 +120,20 @@ describe.each(['be', 'fr', 'au'] as const)('profile %s', (profile) => {
       for (const l of Object.keys(p.name)) expect(allowed.has(l), `${p.id} name.${l}`).toBe(true);
       for (const d of p.descriptions) for (const l of Object.keys(d.content)) expect(allowed.has(l)).toBe(true);
     }
-    for (const field of REGIONAL[profile]) expect(products.some((p) => p[field] !== undefined), field).toBe(true);
-    const others = Object.entries(REGIONAL).filter(([k]) => k !== profile).flatMap(([, v]) => v).filter((f) => !REGIONAL[profile].includes(f));
-    for (const field of others) expect(products.some((p) => p[field] !== undefined), field).toBe(false);
+    for (const field of REGIONAL[profile])
+      expect(
+        products.some((p) => p[field] !== undefined),
+        field,
+      ).toBe(true);
+    const others = Object.entries(REGIONAL)
+      .filter(([k]) => k !== profile)
+      .flatMap(([, v]) => v)
+      .filter((f) => !REGIONAL[profile].includes(f));
+    for (const field of others)
+      expect(
+        products.some((p) => p[field] !== undefined),
+        field,
+      ).toBe(false);
     const late = { be: 'bcfiCategory', fr: 'acl13', au: 'snomedCtpp' }[profile];
     expect(products.findIndex((p) => p[late] !== undefined)).toBeGreaterThanOrEqual(LATE_FIELDS.regional);
     expect(products.findIndex((p) => p.replacement !== undefined)).toBeGreaterThanOrEqual(LATE_FIELDS.replacement);
@@ -111,23 +145,36 @@ describe.each(['be', 'fr', 'au'] as const)('profile %s', (profile) => {
   });
 
   it('filters match the new shapes: ean by digit string (the UPC pair by either spelling), hasContent by region locale', async () => {
-    const ids = async (filter: unknown) => (await sb.stream('/v4/products/stream', { filter, sorting: { id: 'ASC' } })).lines.map((l) => l.result.id);
+    const ids = async (filter: unknown) =>
+      (await sb.stream('/v4/products/stream', { filter, sorting: { id: 'ASC' } })).lines.map((l) => l.result.id);
     const padded = products.find((p) => p.eanGtin13?.startsWith('00'));
-    expect(await ids({ ean: [padded.eanGtin13] })).toEqual(products.filter((p) => p.ean.includes(padded.eanGtin13)).map((p) => p.id));
+    expect(await ids({ ean: [padded.eanGtin13] })).toEqual(
+      products.filter((p) => p.ean.includes(padded.eanGtin13)).map((p) => p.id),
+    );
     const pair = products.find((p) => p.ean.length >= 2 && p.ean.at(-1) === `0${p.ean.at(-2)}`);
     expect(await ids({ ean: pair.eanGtin12 })).toContain(pair.id);
     expect(await ids({ eanGtin13: Number(padded.eanGtin13) })).toContain(padded.id);
     const locale = LOCALES_OF[profile].at(-1)!;
-    expect(await ids({ hasContent: { flag: 'name', locale } })).toEqual(products.filter((p) => p.name[locale] !== undefined).map((p) => p.id));
-    expect(await ids({ and: [{ status: 'replaced' }, { createdAt: 0 }] })).toEqual(products.filter((p) => p.status === 'replaced').map((p) => p.id));
+    expect(await ids({ hasContent: { flag: 'name', locale } })).toEqual(
+      products.filter((p) => p.name[locale] !== undefined).map((p) => p.id),
+    );
+    expect(await ids({ and: [{ status: 'replaced' }, { createdAt: 0 }] })).toEqual(
+      products.filter((p) => p.status === 'replaced').map((p) => p.id),
+    );
     if (profile !== 'au') expect(await ids({ scheduleCode: 'S2' })).toEqual([]);
   });
 
   it('correction statuses come from both spec lists, with the observed types', async () => {
-    const { lines } = await sb.stream('/v4/corrections/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } }).catch(() => ({ lines: [] as any[] }));
+    const { lines } = await sb
+      .stream('/v4/corrections/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })
+      .catch(() => ({ lines: [] as any[] }));
     const records = lines.length ? lines.map((l: any) => l.result) : sb.dataset.corrections.map((c) => c.record);
-    expect(new Set(records.map((c: any) => c.status))).toEqual(new Set(['open', 'in_progress', 'handled', 'solved', 'closed']));
-    expect(new Set(records.map((c: any) => c.type))).toEqual(new Set(['missing_photo', 'wrong_description', 'wrong_photo']));
+    expect(new Set(records.map((c: any) => c.status))).toEqual(
+      new Set(['open', 'in_progress', 'handled', 'solved', 'closed']),
+    );
+    expect(new Set(records.map((c: any) => c.type))).toEqual(
+      new Set(['missing_photo', 'wrong_description', 'wrong_photo']),
+    );
   });
 });
 
@@ -135,7 +182,9 @@ describe('profiles: faults', () => {
   it('invalidRecordRate breaks live records too: 14-digit string eanGtin13 or a bogus status', async () => {
     const sb = await startTestSandbox({ products: 400, seed: 21, profile: 'be', faults: { invalidRecordRate: 0.05 } });
     try {
-      const served = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
+      const served = (
+        await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })
+      ).lines.map((l) => l.result);
       const broken = served.filter((p) => p.status === 'bogus' || p.eanGtin13 === '12345678901234');
       expect(broken.length).toBe(sb.stats.faults.invalidRecords);
       expect(broken.some((p) => p.eanGtin13 === '12345678901234')).toBe(true);
@@ -159,7 +208,9 @@ describe('profiles: determinism and defaults', () => {
 
   it(`the default profile is ${DEFAULT_PROFILE}`, () => {
     expect(new Dataset({ products: 10 }).profile).toBe(DEFAULT_PROFILE);
-    expect(() => new Dataset({ products: 10, profile: 'nl' as SandboxProfile })).toThrow(/profile must be one of spec, au, be, fr/);
+    expect(() => new Dataset({ products: 10, profile: 'nl' as SandboxProfile })).toThrow(
+      /profile must be one of spec, au, be, fr/,
+    );
   });
 });
 
@@ -175,7 +226,12 @@ describe('--profile and CATALOG_SANDBOX_PROFILE', () => {
         },
       });
     const signals = new EventEmitter();
-    return { io: { stdout: sink(out), stderr: sink(err), env, signals }, signals, out: () => out.join(''), err: () => err.join('') };
+    return {
+      io: { stdout: sink(out), stderr: sink(err), env, signals },
+      signals,
+      out: () => out.join(''),
+      err: () => err.join(''),
+    };
   };
   const firstLine = async (out: () => string) => {
     for (let i = 0; i < 200 && !out().includes('\n'); i++) await new Promise((r) => setTimeout(r, 25));

@@ -21,7 +21,8 @@ describe('sandbox reference endpoints', () => {
     const byId = new Map(served.results.map((r) => [r.id, r]));
     let seen = 0;
     for (let i = 0; i < sb.dataset.productCount; i++) {
-      for (const ref of (sb.dataset.product(i)[field] as { id: string | number; name: Record<string, string> }[] | undefined) ?? []) {
+      for (const ref of (sb.dataset.product(i)[field] as
+        { id: string | number; name: Record<string, string> }[] | undefined) ?? []) {
         seen++;
         expect(byId.get(ref.id), `${field} ${ref.id} of ${sb.dataset.productId(i)}`).toBeDefined();
         expect(byId.get(ref.id)!.name).toEqual(ref.name);
@@ -51,9 +52,13 @@ describe('sandbox reference endpoints', () => {
     const missing = await sb.post('/v4/products/find?id=P0099999', undefined, { method: 'GET' });
     expect(missing.status).toBe(404);
     expect(missing.json().error.code).toBe('not_found');
-    expect((await sb.post(`/v4/media/find?id=${sb.dataset.mediaCount + 1}`, undefined, { method: 'GET' })).status).toBe(404);
+    expect((await sb.post(`/v4/media/find?id=${sb.dataset.mediaCount + 1}`, undefined, { method: 'GET' })).status).toBe(
+      404,
+    );
     expect((await sb.post('/v4/media/find', undefined, { method: 'GET' })).status).toBe(400);
-    expect((await sb.post('/v4/products/find?id=P0000007', undefined, { method: 'GET', authorization: null })).status).toBe(401);
+    expect(
+      (await sb.post('/v4/products/find?id=P0000007', undefined, { method: 'GET', authorization: null })).status,
+    ).toBe(401);
   });
 
   it('the taxonomy endpoints refuse a filter the documentation does not show, with a 400 saying so', async () => {

@@ -27,7 +27,8 @@ async function ids(resource: Resource, filter: unknown): Promise<unknown[]> {
 beforeAll(async () => {
   sb = await startTestSandbox({ products: 1200, seed: 9 });
   all.media = (await sb.stream(PATHS.media, {})).lines.map((l) => l.result);
-  for (const r of Object.keys(PATHS).filter((k) => k !== 'media')) all[r] = (await sb.query(PATHS[r as Resource], {})).results;
+  for (const r of Object.keys(PATHS).filter((k) => k !== 'media'))
+    all[r] = (await sb.query(PATHS[r as Resource], {})).results;
 });
 afterAll(() => sb.close());
 
@@ -36,51 +37,183 @@ const quantile = (values: number[], q: number) => [...values].sort((a, b) => a -
 const org = (r: any) => sb.dataset.ref.organizations[r.id - 1]!;
 const correction = (r: any) => sb.dataset.corrections[r.id - 1]!;
 const category = (r: any) => sb.dataset.ref.catalogCategories.find((c) => c.record.id === r.id)!;
-const firstOf = (resource: Resource, pick: (r: any) => unknown) => all[resource]!.map(pick).find((v) => v !== undefined && v !== null);
+const firstOf = (resource: Resource, pick: (r: any) => unknown) =>
+  all[resource]!.map(pick).find((v) => v !== undefined && v !== null);
 
 const cases: Case[] = [
   { resource: 'media', name: 'id', value: () => [1, '5', 40, 99_999_999], match: (r) => [1, 5, 40].includes(r.id) },
-  { resource: 'media', name: 'product', value: () => ['P0000002', 'P0000100'], match: (r, v) => r.products.some((p: string) => v.includes(p)) },
+  {
+    resource: 'media',
+    name: 'product',
+    value: () => ['P0000002', 'P0000100'],
+    match: (r, v) => r.products.some((p: string) => v.includes(p)),
+  },
   { resource: 'media', name: 'kind', value: () => ['frontal', 'link'], match: (r, v) => v.includes(r.kind) },
-  { resource: 'media', name: 'photoType', value: () => 'lifestyle_image', match: (r) => r.photoType === 'lifestyle_image' },
-  { resource: 'media', name: 'createdAt', value: () => quantile(all.media!.map((m) => m.meta.createdAt), 0.8), match: (r, v) => r.meta.createdAt >= v },
-  { resource: 'media', name: 'updatedSince', value: () => ({ from: quantile(all.media!.map((m) => m.meta.updatedAt), 0.7) }), match: (r, v) => r.meta.updatedAt >= v.from },
+  {
+    resource: 'media',
+    name: 'photoType',
+    value: () => 'lifestyle_image',
+    match: (r) => r.photoType === 'lifestyle_image',
+  },
+  {
+    resource: 'media',
+    name: 'createdAt',
+    value: () =>
+      quantile(
+        all.media!.map((m) => m.meta.createdAt),
+        0.8,
+      ),
+    match: (r, v) => r.meta.createdAt >= v,
+  },
+  {
+    resource: 'media',
+    name: 'updatedSince',
+    value: () => ({
+      from: quantile(
+        all.media!.map((m) => m.meta.updatedAt),
+        0.7,
+      ),
+    }),
+    match: (r, v) => r.meta.updatedAt >= v.from,
+  },
 
   { resource: 'organizations', name: 'id', value: () => [1, 3, 99_999], match: (r) => [1, 3].includes(r.id) },
   { resource: 'organizations', name: 'type', value: () => 'marketing', match: (r) => r.type === 'marketing' },
-  { resource: 'organizations', name: 'name', value: () => all.organizations![4].name.toUpperCase(), match: (r, v) => r.name.toUpperCase() === v },
-  { resource: 'organizations', name: 'searchName', value: () => 'PHARMA', match: (r) => r.name.toLowerCase().includes('pharma') },
-  { resource: 'organizations', name: 'specializations', value: () => [firstOf('organizations', (r) => org(r).specializations[0])], match: (r, v) => org(r).specializations.some((s) => v.includes(s)) },
-  { resource: 'organizations', name: 'vatNr', value: () => org(all.organizations![2]).vatNr.toLowerCase(), match: (r, v) => org(r).vatNr === v.toUpperCase() },
+  {
+    resource: 'organizations',
+    name: 'name',
+    value: () => all.organizations![4].name.toUpperCase(),
+    match: (r, v) => r.name.toUpperCase() === v,
+  },
+  {
+    resource: 'organizations',
+    name: 'searchName',
+    value: () => 'PHARMA',
+    match: (r) => r.name.toLowerCase().includes('pharma'),
+  },
+  {
+    resource: 'organizations',
+    name: 'specializations',
+    value: () => [firstOf('organizations', (r) => org(r).specializations[0])],
+    match: (r, v) => org(r).specializations.some((s) => v.includes(s)),
+  },
+  {
+    resource: 'organizations',
+    name: 'vatNr',
+    value: () => org(all.organizations![2]).vatNr.toLowerCase(),
+    match: (r, v) => org(r).vatNr === v.toUpperCase(),
+  },
 
-  { resource: 'corrections', name: 'product', value: () => all.corrections![0].product, match: (r, v) => r.product === v },
-  { resource: 'corrections', name: 'status', value: () => 'handled', match: (r) => r.status === 'solved' || r.status === 'closed' },
-  { resource: 'corrections', name: 'organization', value: () => correction(all.corrections![0]).organization, match: (r, v) => correction(r).organization === v },
-  { resource: 'corrections', name: 'search', value: () => 'PHOTO', match: (r) => r.text.toLowerCase().includes('photo') },
+  {
+    resource: 'corrections',
+    name: 'product',
+    value: () => all.corrections![0].product,
+    match: (r, v) => r.product === v,
+  },
+  {
+    resource: 'corrections',
+    name: 'status',
+    value: () => 'handled',
+    match: (r) => r.status === 'solved' || r.status === 'closed',
+  },
+  {
+    resource: 'corrections',
+    name: 'organization',
+    value: () => correction(all.corrections![0]).organization,
+    match: (r, v) => correction(r).organization === v,
+  },
+  {
+    resource: 'corrections',
+    name: 'search',
+    value: () => 'PHOTO',
+    match: (r) => r.text.toLowerCase().includes('photo'),
+  },
   { resource: 'corrections', name: 'locale', value: () => ['fr', 'de'], match: (r, v) => v.includes(r.locale) },
   { resource: 'corrections', name: 'type', value: () => 'wrong_price', match: (r) => r.type === 'wrong_price' },
-  { resource: 'corrections', name: 'createdBy', value: () => String(correction(all.corrections![0]).createdBy), match: (r, v) => correction(r).createdBy === Number(v) },
-  { resource: 'corrections', name: 'createdAt', value: () => quantile(all.corrections!.map((c) => c.meta.createdAt), 0.5), match: (r, v) => r.meta.createdAt >= v },
+  {
+    resource: 'corrections',
+    name: 'createdBy',
+    value: () => String(correction(all.corrections![0]).createdBy),
+    match: (r, v) => correction(r).createdBy === Number(v),
+  },
+  {
+    resource: 'corrections',
+    name: 'createdAt',
+    value: () =>
+      quantile(
+        all.corrections!.map((c) => c.meta.createdAt),
+        0.5,
+      ),
+    match: (r, v) => r.meta.createdAt >= v,
+  },
 
   { resource: 'updates', name: 'id', value: () => 5, match: (r) => r.id === 5 },
-  { resource: 'updates', name: 'organization', value: () => [all.updates![0].organization, all.updates![1].organization], match: (r, v) => v.includes(r.organization) },
+  {
+    resource: 'updates',
+    name: 'organization',
+    value: () => [all.updates![0].organization, all.updates![1].organization],
+    match: (r, v) => v.includes(r.organization),
+  },
   { resource: 'updates', name: 'newsType', value: () => ['brand', 'product'], match: (r, v) => v.includes(r.type) },
   {
     resource: 'updates',
     name: 'createdAt',
-    value: () => ({ from: quantile(all.updates!.map((u) => u.meta.createdAt), 0.2), until: quantile(all.updates!.map((u) => u.meta.createdAt), 0.6) }),
+    value: () => ({
+      from: quantile(
+        all.updates!.map((u) => u.meta.createdAt),
+        0.2,
+      ),
+      until: quantile(
+        all.updates!.map((u) => u.meta.createdAt),
+        0.6,
+      ),
+    }),
     match: (r, v) => r.meta.createdAt >= v.from && r.meta.createdAt <= v.until,
   },
-  { resource: 'updates', name: 'updatedSince', value: () => quantile(all.updates!.map((u) => u.meta.updatedAt), 0.5), match: (r, v) => r.meta.updatedAt >= v },
+  {
+    resource: 'updates',
+    name: 'updatedSince',
+    value: () =>
+      quantile(
+        all.updates!.map((u) => u.meta.updatedAt),
+        0.5,
+      ),
+    match: (r, v) => r.meta.updatedAt >= v,
+  },
   { resource: 'updates', name: 'locale', value: () => 'de', match: (r) => r.locales.includes('de') },
-  { resource: 'updates', name: 'product', value: () => [firstOf('updates', (r) => r.products?.[0])], match: (r, v) => (r.products ?? []).some((p: string) => v.includes(p)) },
-  { resource: 'updates', name: 'publicCategory', value: () => firstOf('updates', (r) => r.publicCategories?.[0]), match: (r, v) => (r.publicCategories ?? []).includes(v) },
-  { resource: 'updates', name: 'brand', value: () => [firstOf('updates', (r) => r.brands?.[0])], match: (r, v) => (r.brands ?? []).some((b: number) => v.includes(b)) },
-  { resource: 'updates', name: 'targetGroup', value: () => 'pharmacist', match: (r) => r.targetGroups.includes('pharmacist') },
+  {
+    resource: 'updates',
+    name: 'product',
+    value: () => [firstOf('updates', (r) => r.products?.[0])],
+    match: (r, v) => (r.products ?? []).some((p: string) => v.includes(p)),
+  },
+  {
+    resource: 'updates',
+    name: 'publicCategory',
+    value: () => firstOf('updates', (r) => r.publicCategories?.[0]),
+    match: (r, v) => (r.publicCategories ?? []).includes(v),
+  },
+  {
+    resource: 'updates',
+    name: 'brand',
+    value: () => [firstOf('updates', (r) => r.brands?.[0])],
+    match: (r, v) => (r.brands ?? []).some((b: number) => v.includes(b)),
+  },
+  {
+    resource: 'updates',
+    name: 'targetGroup',
+    value: () => 'pharmacist',
+    match: (r) => r.targetGroups.includes('pharmacist'),
+  },
 
   { resource: 'catalog-categories', name: 'id', value: () => 'C02', match: (r) => r.id === 'C02' },
   { resource: 'catalog-categories', name: 'parent', value: () => 'C01', match: (r) => r.parent === 'C01' },
-  { resource: 'catalog-categories', name: 'search', value: () => ({ query: 'PAIN', locale: 'en' }), match: (r) => r.name.en.toLowerCase().includes('pain') },
+  {
+    resource: 'catalog-categories',
+    name: 'search',
+    value: () => ({ query: 'PAIN', locale: 'en' }),
+    match: (r) => r.name.en.toLowerCase().includes('pain'),
+  },
   { resource: 'catalog-categories', name: 'deleted', value: () => true, match: (r) => category(r).deleted },
 
   { resource: 'brands', name: 'id', value: () => [1, 2, 3, 99_999], match: (r) => [1, 2, 3].includes(r.id) },
@@ -100,7 +233,11 @@ const other: Record<Resource, { filter: unknown; match: (r: any) => boolean }> =
 describe('media and reference filters', () => {
   it('cover every filter of every endpoint', () => {
     const names = (e: keyof typeof endpoints) => Object.keys(endpoints[e].filters).sort();
-    const of = (r: Resource) => cases.filter((c) => c.resource === r).map((c) => c.name).sort();
+    const of = (r: Resource) =>
+      cases
+        .filter((c) => c.resource === r)
+        .map((c) => c.name)
+        .sort();
     expect(of('media')).toEqual(names('media.stream'));
     expect(of('organizations')).toEqual(names('organizations.query'));
     expect(of('corrections')).toEqual(names('corrections.query'));
@@ -125,6 +262,8 @@ describe('media and reference filters', () => {
   });
 
   it('corrections status open matches only open ones (handled is the only grouped value)', async () => {
-    expect(await ids('corrections', { status: 'open' })).toEqual(all.corrections!.filter((c) => c.status === 'open').map((c) => c.id));
+    expect(await ids('corrections', { status: 'open' })).toEqual(
+      all.corrections!.filter((c) => c.status === 'open').map((c) => c.id),
+    );
   });
 });

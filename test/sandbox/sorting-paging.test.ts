@@ -13,7 +13,9 @@ let subset: any[];
 
 beforeAll(async () => {
   sb = await startTestSandbox({ products: 900, seed: 5 });
-  products = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
+  products = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map(
+    (l) => l.result,
+  );
   subset = products.filter((p) => p.status !== 'active');
 });
 afterAll(() => sb.close());
@@ -38,23 +40,47 @@ describe('products sortings', () => {
     ['status', (p) => p.status],
     ['pbs', (p) => p.pbs],
   ];
-  it.each(cases.flatMap(([name, key]) => (['ASC', 'DESC'] as const).map((dir) => [name, dir, key] as const)))('%s %s', async (name, dir, key) => {
-    const { lines } = await sb.stream('/v4/products/stream', { filter: SUBSET, sorting: { [name]: dir } });
-    const want = orderBy(subset, key, dir === 'DESC', (p) => p.id).map((p) => p.id);
-    expect(lines.map((l) => l.result.id)).toEqual(want);
-    // Keys really vary, so the check is not trivially the id order.
-    if (name !== 'id') expect(want).not.toEqual(orderBy(subset, (p) => p.id, dir === 'DESC', (p) => p.id).map((p) => p.id));
-  });
+  it.each(cases.flatMap(([name, key]) => (['ASC', 'DESC'] as const).map((dir) => [name, dir, key] as const)))(
+    '%s %s',
+    async (name, dir, key) => {
+      const { lines } = await sb.stream('/v4/products/stream', { filter: SUBSET, sorting: { [name]: dir } });
+      const want = orderBy(subset, key, dir === 'DESC', (p) => p.id).map((p) => p.id);
+      expect(lines.map((l) => l.result.id)).toEqual(want);
+      // Keys really vary, so the check is not trivially the id order.
+      if (name !== 'id')
+        expect(want).not.toEqual(
+          orderBy(
+            subset,
+            (p) => p.id,
+            dir === 'DESC',
+            (p) => p.id,
+          ).map((p) => p.id),
+        );
+    },
+  );
 
-  it.each(['ASC', 'DESC'] as const)('name %s in a locale; products without a name there sort last in ASC', async (dir) => {
-    const { lines } = await sb.stream('/v4/products/stream', { filter: SUBSET, sorting: { name: { direction: dir, locale: 'de' } } });
-    expect(lines.map((l) => l.result.id)).toEqual(orderBy(subset, (p) => p.name.de?.toLowerCase(), dir === 'DESC', (p) => p.id).map((p) => p.id));
-    const missing = subset.filter((p) => p.name.de === undefined).length;
-    expect(missing).toBeGreaterThan(0);
-    const ids = lines.map((l) => l.result);
-    if (dir === 'ASC') expect(ids.slice(-missing).every((p) => p.name.de === undefined)).toBe(true);
-    else expect(ids.slice(0, missing).every((p) => p.name.de === undefined)).toBe(true);
-  });
+  it.each(['ASC', 'DESC'] as const)(
+    'name %s in a locale; products without a name there sort last in ASC',
+    async (dir) => {
+      const { lines } = await sb.stream('/v4/products/stream', {
+        filter: SUBSET,
+        sorting: { name: { direction: dir, locale: 'de' } },
+      });
+      expect(lines.map((l) => l.result.id)).toEqual(
+        orderBy(
+          subset,
+          (p) => p.name.de?.toLowerCase(),
+          dir === 'DESC',
+          (p) => p.id,
+        ).map((p) => p.id),
+      );
+      const missing = subset.filter((p) => p.name.de === undefined).length;
+      expect(missing).toBeGreaterThan(0);
+      const ids = lines.map((l) => l.result);
+      if (dir === 'ASC') expect(ids.slice(-missing).every((p) => p.name.de === undefined)).toBe(true);
+      else expect(ids.slice(0, missing).every((p) => p.name.de === undefined)).toBe(true);
+    },
+  );
 
   it('paged products/query pages follow the same order as the stream (ties broken the same way)', async () => {
     const sorting = { createdAt: 'DESC' };
@@ -74,10 +100,26 @@ describe('other endpoints sortings', () => {
     const all = (await sb.stream('/v4/media/stream', {})).lines.map((l) => l.result);
     expect(all.map((m) => m.id)).toEqual([...all.map((m) => m.id)].sort((a, b) => a - b));
     for (const dir of ['ASC', 'DESC'] as const) {
-      const byCreated = (await sb.stream('/v4/media/stream', { sorting: { createdAt: dir } })).lines.map((l) => l.result.id);
-      expect(byCreated).toEqual(orderBy(all, (m) => m.meta.createdAt, dir === 'DESC', (m) => m.id).map((m) => m.id));
+      const byCreated = (await sb.stream('/v4/media/stream', { sorting: { createdAt: dir } })).lines.map(
+        (l) => l.result.id,
+      );
+      expect(byCreated).toEqual(
+        orderBy(
+          all,
+          (m) => m.meta.createdAt,
+          dir === 'DESC',
+          (m) => m.id,
+        ).map((m) => m.id),
+      );
       const byId = (await sb.stream('/v4/media/stream', { sorting: { id: dir } })).lines.map((l) => l.result.id);
-      expect(byId).toEqual(orderBy(all, (m) => m.id, dir === 'DESC', (m) => m.id).map((m) => m.id));
+      expect(byId).toEqual(
+        orderBy(
+          all,
+          (m) => m.id,
+          dir === 'DESC',
+          (m) => m.id,
+        ).map((m) => m.id),
+      );
     }
   });
 
@@ -93,11 +135,16 @@ describe('other endpoints sortings', () => {
     ['brands', 'name', (r) => r.name.toLowerCase()],
     ['brands', 'id', (r) => r.id],
   ];
-  it.each(reference.flatMap(([e, s, k]) => (['ASC', 'DESC'] as const).map((d) => [e, s, d, k] as const)))('%s sorted by %s %s', async (endpoint, sorting, dir, key) => {
-    const all = (await sb.query(`/v4/${endpoint}/query`, {})).results;
-    const sorted = (await sb.query(`/v4/${endpoint}/query`, { sorting: { [sorting]: dir } })).results;
-    expect(sorted.map((r: any) => r.id)).toEqual(orderBy(all, key as (r: any) => Key, dir === 'DESC', (r: any) => r.id).map((r: any) => r.id));
-  });
+  it.each(reference.flatMap(([e, s, k]) => (['ASC', 'DESC'] as const).map((d) => [e, s, d, k] as const)))(
+    '%s sorted by %s %s',
+    async (endpoint, sorting, dir, key) => {
+      const all = (await sb.query(`/v4/${endpoint}/query`, {})).results;
+      const sorted = (await sb.query(`/v4/${endpoint}/query`, { sorting: { [sorting]: dir } })).results;
+      expect(sorted.map((r: any) => r.id)).toEqual(
+        orderBy(all, key as (r: any) => Key, dir === 'DESC', (r: any) => r.id).map((r: any) => r.id),
+      );
+    },
+  );
 
   it('reference endpoints default to id ascending; catalog categories come in id order', async () => {
     for (const e of ['organizations', 'corrections', 'updates', 'brands']) {
@@ -115,20 +162,45 @@ describe('paging', () => {
     const size = 50;
     const last = Math.floor((total - 1) / size);
     expect(total % size).not.toBe(0);
-    const p0 = await sb.query('/v4/products/query', { filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: 0, size } });
+    const p0 = await sb.query('/v4/products/query', {
+      filter: { status: 'active' },
+      sorting: { id: 'ASC' },
+      page: { no: 0, size },
+    });
     expect(p0.meta).toEqual({ total, page: { no: 0, offset: 0, size } });
-    const p3 = await sb.query('/v4/products/query', { filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: 3, size } });
+    const p3 = await sb.query('/v4/products/query', {
+      filter: { status: 'active' },
+      sorting: { id: 'ASC' },
+      page: { no: 3, size },
+    });
     expect(p3.meta.page).toEqual({ no: 3, offset: 150, size });
-    expect(p3.results.map((p: any) => p.id)).toEqual(products.filter((p) => p.status === 'active').slice(150, 200).map((p) => p.id));
-    const pl = await sb.query('/v4/products/query', { filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: last, size } });
+    expect(p3.results.map((p: any) => p.id)).toEqual(
+      products
+        .filter((p) => p.status === 'active')
+        .slice(150, 200)
+        .map((p) => p.id),
+    );
+    const pl = await sb.query('/v4/products/query', {
+      filter: { status: 'active' },
+      sorting: { id: 'ASC' },
+      page: { no: last, size },
+    });
     expect(pl.results).toHaveLength(total - last * size);
-    const past = await sb.query('/v4/products/query', { filter: { status: 'active' }, sorting: { id: 'ASC' }, page: { no: last + 1, size } });
+    const past = await sb.query('/v4/products/query', {
+      filter: { status: 'active' },
+      sorting: { id: 'ASC' },
+      page: { no: last + 1, size },
+    });
     expect(past.results).toEqual([]);
     expect(past.meta).toEqual({ total, page: { no: last + 1, offset: (last + 1) * size, size } });
   });
 
   it('page.size defaults to 100 when only page.no is sent', async () => {
-    const page = await sb.query('/v4/products/query', { filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no: 1 } });
+    const page = await sb.query('/v4/products/query', {
+      filter: { createdAt: 0 },
+      sorting: { id: 'ASC' },
+      page: { no: 1 },
+    });
     expect(page.meta.page).toEqual({ no: 1, offset: 100, size: 100 });
     expect(page.results).toHaveLength(100);
   });
@@ -168,9 +240,17 @@ describe('the products/query result window', () => {
   it('trueTotal reports the real count and still refuses offsets past the window', async () => {
     const sandbox = await startTestSandbox({ dataset: big.dataset, trueTotal: true });
     try {
-      const page = await sandbox.query('/v4/products/query', { filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no: 0, size: 10 } });
+      const page = await sandbox.query('/v4/products/query', {
+        filter: { createdAt: 0 },
+        sorting: { id: 'ASC' },
+        page: { no: 0, size: 10 },
+      });
       expect(page.meta.total).toBe(12_000);
-      const past = await sandbox.post('/v4/products/query', { filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no: 40, size: 250 } });
+      const past = await sandbox.post('/v4/products/query', {
+        filter: { createdAt: 0 },
+        sorting: { id: 'ASC' },
+        page: { no: 40, size: 250 },
+      });
       expect(past.json().error.code).toBe('result_window_exceeded');
     } finally {
       await sandbox.close();
@@ -180,16 +260,27 @@ describe('the products/query result window', () => {
   it('resultWindow shrinks the window: total capped, last page cut at the window, offsets past it refused', async () => {
     const sandbox = await startTestSandbox({ products: 500, resultWindow: 300 });
     try {
-      const body = (no: number, size: number) => ({ filter: { createdAt: 0 }, sorting: { id: 'ASC' }, page: { no, size } });
+      const body = (no: number, size: number) => ({
+        filter: { createdAt: 0 },
+        sorting: { id: 'ASC' },
+        page: { no, size },
+      });
       expect((await sandbox.query('/v4/products/query', body(0, 10))).meta.total).toBe(300);
       const cut = await sandbox.query('/v4/products/query', body(1, 250));
       expect(cut.results).toHaveLength(50);
       expect(cut.results.at(-1).id).toBe('P0000300');
       expect((await sandbox.post('/v4/products/query', body(3, 100))).json().error.code).toBe('result_window_exceeded');
-      const small = await sandbox.query('/v4/products/query', { filter: { status: 'replaced' }, sorting: { id: 'ASC' }, page: { no: 0, size: 10 } });
+      const small = await sandbox.query('/v4/products/query', {
+        filter: { status: 'replaced' },
+        sorting: { id: 'ASC' },
+        page: { no: 0, size: 10 },
+      });
       expect(small.meta.total).toBeLessThan(300);
       // products/stream is not capped.
-      const { lines } = await sandbox.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } });
+      const { lines } = await sandbox.stream('/v4/products/stream', {
+        filter: { createdAt: 0 },
+        sorting: { id: 'ASC' },
+      });
       expect(lines).toHaveLength(500);
       expect(lines[0]!.meta.total).toBe(500);
     } finally {

@@ -15,7 +15,10 @@ beforeAll(async () => {
 afterAll(() => sb.close());
 
 describe.each([
-  ['/v4/media/stream', { filter: { product: Array.from({ length: 200 }, (_, i) => `P${String(i + 1).padStart(7, '0')}`) } }],
+  [
+    '/v4/media/stream',
+    { filter: { product: Array.from({ length: 200 }, (_, i) => `P${String(i + 1).padStart(7, '0')}`) } },
+  ],
   ['/v4/products/stream', { filter: { status: ['inactive', 'replaced'] }, sorting: { createdAt: 'DESC' } }],
 ] as const)('%s', (path, body) => {
   it('frames every record as one JSON line with meta.total and meta.index 0..total-1', async () => {
@@ -38,7 +41,13 @@ describe.each([
     const answer = await sb.post(path, body);
     const whole = parseNdjson([answer.body]);
     expect(answer.body.length).toBeGreaterThan(Buffer.byteLength(answer.text.replace(/[^\x00-\x7f]/g, ''))); // it has multi-byte characters
-    for (const [max, seed] of [[3, 1], [17, 2], [100, 3], [5000, 4], [70_000, 5]] as const) {
+    for (const [max, seed] of [
+      [3, 1],
+      [17, 2],
+      [100, 3],
+      [5000, 4],
+      [70_000, 5],
+    ] as const) {
       expect(parseNdjson(rechunk(answer.body, max, seed))).toEqual(whole);
     }
   });
@@ -76,7 +85,10 @@ describe('large streams', () => {
         if (received > 2_000_000) break; // leaving early destroys the connection
       }
       expect(received).toBeGreaterThan(2_000_000);
-      const next = await big.stream('/v4/products/stream', { filter: { id: ['P0000001', 'P0004000'] }, sorting: { id: 'DESC' } });
+      const next = await big.stream('/v4/products/stream', {
+        filter: { id: ['P0000001', 'P0004000'] },
+        sorting: { id: 'DESC' },
+      });
       expect(next.lines.map((l) => l.result.id)).toEqual(['P0004000', 'P0000001']);
     } finally {
       await big.close();

@@ -13,14 +13,28 @@ beforeAll(async () => {
 afterAll(() => sb.close());
 
 const since = async (from: number | { from: number; until: number }) =>
-  (await sb.stream('/v4/products/stream', { filter: { updatedSince: from }, sorting: { id: 'ASC' } })).lines.map((l) => l.result);
+  (await sb.stream('/v4/products/stream', { filter: { updatedSince: from }, sorting: { id: 'ASC' } })).lines.map(
+    (l) => l.result,
+  );
 
 describe('touch', () => {
   it('moves updatedAt of the given products to now; updatedSince finds exactly them', async () => {
     expect(await since(GENERATION_EPOCH)).toEqual([]);
-    const before = (await sb.query('/v4/products/query', { filter: { id: ['P0000010', 'P0000300'] }, sorting: { id: 'ASC' }, page: { no: 0, size: 10 } })).results;
+    const before = (
+      await sb.query('/v4/products/query', {
+        filter: { id: ['P0000010', 'P0000300'] },
+        sorting: { id: 'ASC' },
+        page: { no: 0, size: 10 },
+      })
+    ).results;
     // Warm the query cache with the sorting the touch will change.
-    const orderBefore = (await sb.query('/v4/products/query', { filter: { createdAt: 0 }, sorting: { touchedAt: 'DESC' }, page: { no: 0, size: 10 } })).results.map((p: any) => p.id);
+    const orderBefore = (
+      await sb.query('/v4/products/query', {
+        filter: { createdAt: 0 },
+        sorting: { touchedAt: 'DESC' },
+        page: { no: 0, size: 10 },
+      })
+    ).results.map((p: any) => p.id);
     const now = Math.floor(Date.now() / 1000);
     const result = sb.touch(['P0000300', 'P0000010']);
     expect(result.products).toEqual(['P0000010', 'P0000300']);
@@ -30,7 +44,13 @@ describe('touch', () => {
     expect(touched.every((p) => p.meta.updatedAt === result.at)).toBe(true);
     // The record changed (price), not only its timestamp.
     expect(touched[0].publicPrice).toBe(before[0].publicPrice + 10);
-    const orderAfter = (await sb.query('/v4/products/query', { filter: { createdAt: 0 }, sorting: { touchedAt: 'DESC' }, page: { no: 0, size: 10 } })).results.map((p: any) => p.id);
+    const orderAfter = (
+      await sb.query('/v4/products/query', {
+        filter: { createdAt: 0 },
+        sorting: { touchedAt: 'DESC' },
+        page: { no: 0, size: 10 },
+      })
+    ).results.map((p: any) => p.id);
     expect(orderAfter.slice(0, 2)).toEqual(['P0000010', 'P0000300']);
     expect(orderAfter).not.toEqual(orderBefore);
   });
@@ -39,7 +59,10 @@ describe('touch', () => {
     const at = GENERATION_EPOCH + 1000;
     const result = sb.touch({ count: 7 }, at);
     expect(new Set(result.products).size).toBe(7);
-    const found = await sb.stream('/v4/products/stream', { filter: { updatedSince: { from: at, until: at } }, sorting: { id: 'ASC' } });
+    const found = await sb.stream('/v4/products/stream', {
+      filter: { updatedSince: { from: at, until: at } },
+      sorting: { id: 'ASC' },
+    });
     expect(found.lines.map((l) => l.result.id)).toEqual(result.products);
   });
 

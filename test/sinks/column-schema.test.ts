@@ -6,10 +6,22 @@ import { ConfigError } from '../../src/errors.js';
 import { gtinCode, Localized, LocalizedOrText, nationalCode, UnixTimestamp } from '../../src/catalog/primitives.js';
 import { resourceSchemas } from '../../src/catalog/resources/index.js';
 import { leafPaths, type RecordSchema } from '../../src/core/record-schema.js';
-import { ColumnSchema, RecordShaper, withDeclaredColumns, type ColumnSchemaSettings } from '../../src/sinks/column-schema.js';
+import {
+  ColumnSchema,
+  RecordShaper,
+  withDeclaredColumns,
+  type ColumnSchemaSettings,
+} from '../../src/sinks/column-schema.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../src/core/zod-column-hints.js';
 
-const settings: ColumnSchemaSettings = { nested: 'flatten', lists: 'native', timestamps: 'millis', timestampInput: 'seconds', prices: 'minor-units', excluded: new Set() };
+const settings: ColumnSchemaSettings = {
+  nested: 'flatten',
+  lists: 'native',
+  timestamps: 'millis',
+  timestampInput: 'seconds',
+  prices: 'minor-units',
+  excluded: new Set(),
+};
 
 const columnsOf = (schema: RecordSchema, s: Partial<ColumnSchemaSettings> = {}) =>
   new ColumnSchema(schema, { ...settings, ...s }).describe().map((c) => [c.name, c.type]);
@@ -30,7 +42,9 @@ const declared = z.object({
   weight: z.union([z.int(), z.number()]),
   mixed: z.union([z.string(), z.number()]),
   either: z.union([z.string(), z.null()]),
-  brands: z.array(z.object({ id: z.int(), name: LocalizedOrText, meta: z.object({ createdAt: UnixTimestamp }).optional() })),
+  brands: z.array(
+    z.object({ id: z.int(), name: LocalizedOrText, meta: z.object({ createdAt: UnixTimestamp }).optional() }),
+  ),
   meta: z.object({ createdAt: UnixTimestamp, updatedAt: z.int() }).nullable(),
   anything: z.unknown(),
 });
@@ -67,17 +81,35 @@ describe('record schema from a zod declaration', () => {
     for (const [name, schema] of Object.entries(resourceSchemas)) {
       const leaves = leafPaths(recordSchemaFromZod(schema));
       // the smallest resources (dietary restriction, color) are an id and a localized name
-      expect(leaves.map((l) => l.path), name).toContain('id');
+      expect(
+        leaves.map((l) => l.path),
+        name,
+      ).toContain('id');
       expect(leaves.length, name).toBeGreaterThanOrEqual(2);
-      expect(leaves.filter((l) => typeof (l.type as { kind?: unknown }).kind !== 'string'), name).toEqual([]);
+      expect(
+        leaves.filter((l) => typeof (l.type as { kind?: unknown }).kind !== 'string'),
+        name,
+      ).toEqual([]);
     }
   });
 
   it('finds the resource schema the runner put in ctx.services', () => {
     const products = z.object({ id: z.string() });
-    expect(resourceSchemaFromContext({ source: { type: 'products.query', resource: 'product' }, services: { resourceSchemas: { product: products } } })).toBe(products);
-    expect(resourceSchemaFromContext({ source: { type: 'products.query', resource: 'product' }, services: { resourceSchemas: (r: string) => (r === 'product' ? products : undefined) } })).toBe(products);
-    expect(resourceSchemaFromContext({ source: { type: 'x' }, services: { resourceSchemas: { product: products } } })).toBeUndefined();
+    expect(
+      resourceSchemaFromContext({
+        source: { type: 'products.query', resource: 'product' },
+        services: { resourceSchemas: { product: products } },
+      }),
+    ).toBe(products);
+    expect(
+      resourceSchemaFromContext({
+        source: { type: 'products.query', resource: 'product' },
+        services: { resourceSchemas: (r: string) => (r === 'product' ? products : undefined) },
+      }),
+    ).toBe(products);
+    expect(
+      resourceSchemaFromContext({ source: { type: 'x' }, services: { resourceSchemas: { product: products } } }),
+    ).toBeUndefined();
   });
 });
 
@@ -111,7 +143,13 @@ describe('column schema', () => {
 
   it('applies nested, lists, prices, timestampFields and partition keys', () => {
     const cols = Object.fromEntries(
-      columnsOf(schema, { nested: 'struct', lists: 'json', prices: 'decimal', timestampFields: ['meta.createdAt'], excluded: new Set(['status']) }),
+      columnsOf(schema, {
+        nested: 'struct',
+        lists: 'json',
+        prices: 'decimal',
+        timestampFields: ['meta.createdAt'],
+        excluded: new Set(['status']),
+      }),
     );
     expect(cols).toMatchObject({
       meta: 'STRUCT(createdAt TIMESTAMP WITH TIME ZONE, updatedAt BIGINT)',
@@ -123,12 +161,28 @@ describe('column schema', () => {
   });
 
   it('adds declared columns, also inside list elements, and refuses clashes', () => {
-    const withCnk = withDeclaredColumns(schema, { region: 'string', 'brands[].logo': 'string', 'meta.source': 'string', vat: 'string' });
+    const withCnk = withDeclaredColumns(schema, {
+      region: 'string',
+      'brands[].logo': 'string',
+      'meta.source': 'string',
+      vat: 'string',
+    });
     const cols = Object.fromEntries(columnsOf(withCnk));
     expect(cols).toMatchObject({ region: 'VARCHAR', meta_source: 'VARCHAR', vat: 'VARCHAR' });
     expect(cols.brands).toMatch(/logo VARCHAR\)\[\]$/);
     expect(() => withDeclaredColumns(schema, { 'id.x': 'string' })).toThrow(/"id\.x": "id" is not an object/);
-    expect(() => new ColumnSchema({ fields: [{ name: 'a_b', type: { kind: 'int64' } }, { name: 'a', type: { kind: 'struct', fields: [{ name: 'b', type: { kind: 'int64' } }] } }] }, settings)).toThrow(ConfigError);
+    expect(
+      () =>
+        new ColumnSchema(
+          {
+            fields: [
+              { name: 'a_b', type: { kind: 'int64' } },
+              { name: 'a', type: { kind: 'struct', fields: [{ name: 'b', type: { kind: 'int64' } }] } },
+            ],
+          },
+          settings,
+        ),
+    ).toThrow(ConfigError);
   });
 
   it('hashes the columns: the same schema gives the same hash, another type another hash', () => {
@@ -176,7 +230,9 @@ describe('record shaper', () => {
     });
     expect(seen).toEqual(['vat', 'brands[].logo', 'brands[].id', 'meta.source', 'region']);
     // A record with nothing undeclared has a null _extra; counts are per record.
-    expect(shaper.shape({ id: 'P2', brands: [{ logo: 'x' }, { logo: 'y' }] }).values[index('_extra')]).toBe('{"brands[0].logo":"x","brands[1].logo":"y"}');
+    expect(shaper.shape({ id: 'P2', brands: [{ logo: 'x' }, { logo: 'y' }] }).values[index('_extra')]).toBe(
+      '{"brands[0].logo":"x","brands[1].logo":"y"}',
+    );
     expect(shaper.shape({ id: 'P3' }).values[index('_extra')]).toBeNull();
     expect(shaper.extraFields.get('brands[].logo')).toBe(2);
   });

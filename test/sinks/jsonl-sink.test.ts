@@ -29,7 +29,8 @@ const lines = (records: unknown[]) => records.map((r) => `${JSON.stringify(r)}\n
 async function listFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out.push(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name).slice(dir.length + 1));
+    if (entry.isFile())
+      out.push(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name).slice(dir.length + 1));
   }
   return out.sort();
 }
@@ -54,19 +55,30 @@ describe('jsonl sink', () => {
     await pipeline(Readable.from(records), sink);
     const file = join(dir, 'out/test-2026-01-02.jsonl');
     expect(await readFile(file, 'utf8')).toBe(lines(records));
-    expect(sink.outputs).toEqual([{ kind: 'file', location: file, rows: 500, bytes: (await stat(file)).size, sink: 'jsonl' }]);
+    expect(sink.outputs).toEqual([
+      { kind: 'file', location: file, rows: 500, bytes: (await stat(file)).size, sink: 'jsonl' },
+    ]);
     expect(events).toEqual(sink.outputs);
     expect(await listFiles(dir)).toEqual(['out/test-2026-01-02.jsonl']);
   });
 
   it('writes BigInt values as bare integers without loss', async () => {
     const dir = await tempDir();
-    const record = { id: 'P1', serial: 12345678901234567890n, nested: { list: [1n, -9007199254740993n] }, skip: undefined };
+    const record = {
+      id: 'P1',
+      serial: 12345678901234567890n,
+      nested: { list: [1n, -9007199254740993n] },
+      skip: undefined,
+    };
     const sink = jsonlSink({ path: join(dir, 'big.jsonl') });
     await pipeline(Readable.from([record, { id: 'P2' }]), sink);
     const text = await readFile(join(dir, 'big.jsonl'), 'utf8');
-    expect(text).toBe('{"id":"P1","serial":12345678901234567890,"nested":{"list":[1,-9007199254740993]}}\n{"id":"P2"}\n');
-    expect(stringifyJson({ a: [undefined, () => 1], d: new Date(0), n: 1n })).toBe('{"a":[null,null],"d":"1970-01-01T00:00:00.000Z","n":1}');
+    expect(text).toBe(
+      '{"id":"P1","serial":12345678901234567890,"nested":{"list":[1,-9007199254740993]}}\n{"id":"P2"}\n',
+    );
+    expect(stringifyJson({ a: [undefined, () => 1], d: new Date(0), n: 1n })).toBe(
+      '{"a":[null,null],"d":"1970-01-01T00:00:00.000Z","n":1}',
+    );
   });
 
   it('gzips when the path ends in .gz, or when gzip: true', async () => {
@@ -134,7 +146,12 @@ describe('jsonl sink', () => {
       'status=replaced/part-00000.jsonl',
     ]);
     const active = await readFile(join(dir, 'status=active/part-00000.jsonl'), 'utf8');
-    expect(active).toBe(records.filter((r) => r.status === 'active').map((r) => `${stringifyJson(r)}\n`).join(''));
+    expect(active).toBe(
+      records
+        .filter((r) => r.status === 'active')
+        .map((r) => `${stringifyJson(r)}\n`)
+        .join(''),
+    );
     expect(sink.outputs.reduce((n, o) => n + o.rows, 0)).toBe(200);
   });
 
@@ -148,7 +165,8 @@ describe('jsonl sink', () => {
     expect(files.filter((f) => f.startsWith('shard=0/'))).toHaveLength(10);
     for (let shard = 0; shard < 4; shard++) {
       let text = '';
-      for (const f of files.filter((name) => name.startsWith(`shard=${shard}/`))) text += await readFile(join(dir, f), 'utf8');
+      for (const f of files.filter((name) => name.startsWith(`shard=${shard}/`)))
+        text += await readFile(join(dir, f), 'utf8');
       expect(text).toBe(lines(records.filter((r) => r.shard === shard)));
     }
   });
@@ -175,7 +193,9 @@ describe('jsonl sink', () => {
     await pipeline(Readable.from(records), sink);
     vi.restoreAllMocks();
     expect(Buffer.concat(chunks).toString('utf8')).toBe(lines(records));
-    expect(sink.outputs).toEqual([{ kind: 'stdout', location: '-', rows: 1500, bytes: Buffer.byteLength(lines(records)), sink: 'jsonl' }]);
+    expect(sink.outputs).toEqual([
+      { kind: 'stdout', location: '-', rows: 1500, bytes: Buffer.byteLength(lines(records)), sink: 'jsonl' },
+    ]);
   });
 
   it('honours a slow stdout (ctx.services.stdout): the sink waits for it', async () => {
@@ -244,27 +264,39 @@ describe('jsonl sink', () => {
     const sink = jsonlSink({ path: join(dir, 'empty.jsonl') });
     await pipeline(Readable.from([]), sink);
     expect(await readFile(join(dir, 'empty.jsonl'), 'utf8')).toBe('');
-    expect(sink.outputs).toEqual([{ kind: 'file', location: join(dir, 'empty.jsonl'), rows: 0, bytes: 0, sink: 'jsonl' }]);
+    expect(sink.outputs).toEqual([
+      { kind: 'file', location: join(dir, 'empty.jsonl'), rows: 0, bytes: 0, sink: 'jsonl' },
+    ]);
   });
 
   it('rejects non-object records with a sink error, leaving nothing behind', async () => {
     const dir = await tempDir();
     const sink = jsonlSink({ path: join(dir, 'x.jsonl') });
-    await expect(pipeline(Readable.from([{ id: 1 }, 'oops']), sink)).rejects.toThrow(/expects plain object records, received string/);
+    await expect(pipeline(Readable.from([{ id: 1 }, 'oops']), sink)).rejects.toThrow(
+      /expects plain object records, received string/,
+    );
     await waitClosed(sink);
     expect(existsSync(join(dir, 'x.jsonl'))).toBe(false);
   });
 
   it('validates options strictly through the registry and the code API', () => {
     const ctx = testContext({ stages: sinkStages });
-    expect(() => ctx.registry.create('sink', { type: 'jsonl', path: 'x.jsonl', maxRow: 5 }, ctx, 'sinks[0]')).toThrow(ConfigError);
-    expect(() => ctx.registry.create('sink', { type: 'jsonl', path: 'x.jsonl', maxRow: 5 }, ctx, 'sinks[0]')).toThrow(/maxRow/);
+    expect(() => ctx.registry.create('sink', { type: 'jsonl', path: 'x.jsonl', maxRow: 5 }, ctx, 'sinks[0]')).toThrow(
+      ConfigError,
+    );
+    expect(() => ctx.registry.create('sink', { type: 'jsonl', path: 'x.jsonl', maxRow: 5 }, ctx, 'sinks[0]')).toThrow(
+      /maxRow/,
+    );
     expect(() => ctx.registry.create('sink', { type: 'jsonl', path: 'x.jsonl', maxRows: 5 }, ctx, 'sinks[0]')).toThrow(
       /has no \{part\}.*use e\.g\. "x-\{part\}\.jsonl"/,
     );
     expect(() => jsonlSink({ path: '-', maxRows: 5 })).toThrow(/stdout/);
     expect(() => jsonlSink({ path: 'x-{part}.jsonl', maxBytes: '12 parsecs' })).toThrow(/byte size/);
-    const sink = ctx.registry.create<SinkStream>('sink', { type: 'jsonl', path: 'x-{part}.jsonl', maxBytes: '1MiB' }, ctx);
+    const sink = ctx.registry.create<SinkStream>(
+      'sink',
+      { type: 'jsonl', path: 'x-{part}.jsonl', maxBytes: '1MiB' },
+      ctx,
+    );
     expect(sink.writable).toBe(true);
     sink.destroy();
   });
@@ -278,19 +310,39 @@ describe('jsonl sink', () => {
         { name: 'eanGtin13', type: code(13) },
         { name: 'ean', type: { kind: 'list' as const, element: code(13) } },
         { name: 'cnk', type: code(7) },
-        { name: 'links', type: { kind: 'list' as const, element: { kind: 'struct' as const, fields: [{ name: 'gtin', type: code(14) }] } } },
+        {
+          name: 'links',
+          type: {
+            kind: 'list' as const,
+            element: { kind: 'struct' as const, fields: [{ name: 'gtin', type: code(14) }] },
+          },
+        },
       ],
     };
     const ctx = testContext({ baseDir: dir, services: { recordSchema } });
     const records = [
-      { id: 'P1', eanGtin13: 65699514566, ean: [12345, '0000000054321'], cnk: '0012345', links: [{ gtin: 7, other: 1 }], price: 120 },
+      {
+        id: 'P1',
+        eanGtin13: 65699514566,
+        ean: [12345, '0000000054321'],
+        cnk: '0012345',
+        links: [{ gtin: 7, other: 1 }],
+        price: 120,
+      },
       { id: 'P2', eanGtin13: '0065699514566', ean: [], cnk: 12345, links: null, price: 5 },
       { id: 'P3', price: 7 },
     ];
     await pipeline(Readable.from(records), jsonlSink({ path: 'codes.jsonl' }, ctx));
     expect(await readFile(join(dir, 'codes.jsonl'), 'utf8')).toBe(
       lines([
-        { id: 'P1', eanGtin13: '0065699514566', ean: ['0000000012345', '0000000054321'], cnk: '0012345', links: [{ gtin: '00000000000007', other: 1 }], price: 120 },
+        {
+          id: 'P1',
+          eanGtin13: '0065699514566',
+          ean: ['0000000012345', '0000000054321'],
+          cnk: '0012345',
+          links: [{ gtin: '00000000000007', other: 1 }],
+          price: 120,
+        },
         { id: 'P2', eanGtin13: '0065699514566', ean: [], cnk: '0012345', links: null, price: 5 },
         { id: 'P3', price: 7 },
       ]),

@@ -77,7 +77,12 @@ const AGGREGATE_SQL = (file: string) => `
 async function readAggregates(file: string) {
   const { rows } = await duckdbQuery(AGGREGATE_SQL(file));
   const r = rows[0]!;
-  return { ...r, priceSum: BigInt(r.priceSum as bigint), serialSum: BigInt(r.serialSum as bigint), atcItems: BigInt(r.atcItems as bigint) };
+  return {
+    ...r,
+    priceSum: BigInt(r.priceSum as bigint),
+    serialSum: BigInt(r.serialSum as bigint),
+    atcItems: BigInt(r.atcItems as bigint),
+  };
 }
 
 describe('parquet sink', () => {
@@ -90,9 +95,13 @@ describe('parquet sink', () => {
 
     expect(await parquetColumnTypes(file)).toEqual(PRODUCT_TYPES);
     expect(await readAggregates(file)).toEqual(expectedAggregates(records));
-    expect(sink.outputs).toEqual([{ kind: 'file', location: file, rows: 5000, bytes: (await readFile(file)).byteLength, sink: 'parquet' }]);
+    expect(sink.outputs).toEqual([
+      { kind: 'file', location: file, rows: 5000, bytes: (await readFile(file)).byteLength, sink: 'parquet' },
+    ]);
 
-    const { rows } = await duckdbQuery(`SELECT * FROM read_parquet(${sqlString(file)}) WHERE id IN ('P0000000', 'P0000001', 'P0000008') ORDER BY id`);
+    const { rows } = await duckdbQuery(
+      `SELECT * FROM read_parquet(${sqlString(file)}) WHERE id IN ('P0000000', 'P0000001', 'P0000008') ORDER BY id`,
+    );
     const r0 = productRecord(0);
     expect(rows[0]).toEqual({
       id: 'P0000000',
@@ -111,7 +120,13 @@ describe('parquet sink', () => {
       serial: 2n ** 60n,
       _extra: null,
     });
-    expect(rows[1]).toMatchObject({ name_en: 'Δ8-THC drops 1', atcCategory: [], ean: productRecord(1).ean, vat: 5.5, serial: 2n ** 60n + 1_000_003n });
+    expect(rows[1]).toMatchObject({
+      name_en: 'Δ8-THC drops 1',
+      atcCategory: [],
+      ean: productRecord(1).ean,
+      vat: 5.5,
+      serial: 2n ** 60n + 1_000_003n,
+    });
     expect(rows[2]).toMatchObject({ atcCategory: null, eanGtin13: productRecord(8).eanGtin13 });
 
     // Row groups of 1000 rows, snappy, with statistics.
@@ -121,7 +136,13 @@ describe('parquet sink', () => {
               max(TRY_CAST(stats_max_value AS BIGINT)) FILTER (WHERE path_in_schema = 'publicPrice') AS priceMax
        FROM parquet_metadata(${sqlString(file)})`,
     );
-    expect(meta.rows[0]).toEqual({ groups: 5n, codec: 'SNAPPY', codec2: 'SNAPPY', priceMin: 100n, priceMax: BigInt(Math.max(...records.map((r) => r.publicPrice))) });
+    expect(meta.rows[0]).toEqual({
+      groups: 5n,
+      codec: 'SNAPPY',
+      codec2: 'SNAPPY',
+      priceMin: 100n,
+      priceMax: BigInt(Math.max(...records.map((r) => r.publicPrice))),
+    });
   });
 
   it('writes a 200,000-row file that DuckDB reads with the right count, types and sums', async () => {
@@ -133,7 +154,9 @@ describe('parquet sink', () => {
     const seconds = (Date.now() - started) / 1000;
     expect(await parquetColumnTypes(file)).toEqual(PRODUCT_TYPES);
     expect(await readAggregates(file)).toEqual(expectedAggregates([...productRecords(200_000)]));
-    const groups = await duckdbQuery(`SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata(${sqlString(file)})`);
+    const groups = await duckdbQuery(
+      `SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata(${sqlString(file)})`,
+    );
     expect(groups.rows[0]!.n).toBe(20n);
     expect(seconds).toBeLessThan(45);
   }, 90_000);
@@ -149,11 +172,21 @@ describe('parquet sink', () => {
       timestampFields: ['createdAt'],
     });
     await pipeline(Readable.from(records), micros);
-    const m = await duckdbQuery(`SELECT createdAt, epoch_us(createdAt) AS us, "at" FROM read_parquet(${sqlString(join(dir, 'micros.parquet'))})`);
+    const m = await duckdbQuery(
+      `SELECT createdAt, epoch_us(createdAt) AS us, "at" FROM read_parquet(${sqlString(join(dir, 'micros.parquet'))})`,
+    );
     expect(m.types).toMatchObject({ createdAt: 'TIMESTAMP WITH TIME ZONE', at: 'TIMESTAMP WITH TIME ZONE' });
-    expect(m.rows[0]).toEqual({ createdAt: new Date(1_700_000_000_123), us: 1_700_000_000_123_000n, at: new Date('2026-01-02T03:04:05.678Z') });
+    expect(m.rows[0]).toEqual({
+      createdAt: new Date(1_700_000_000_123),
+      us: 1_700_000_000_123_000n,
+      at: new Date('2026-01-02T03:04:05.678Z'),
+    });
 
-    const raw = parquetSink({ path: join(dir, 'raw.parquet'), columns: { 'meta.createdAt': 'int64' }, timestamps: 'raw' });
+    const raw = parquetSink({
+      path: join(dir, 'raw.parquet'),
+      columns: { 'meta.createdAt': 'int64' },
+      timestamps: 'raw',
+    });
     await pipeline(Readable.from([{ meta: { createdAt: 1_600_000_000 } }]), raw);
     const r = await duckdbQuery(`SELECT * FROM read_parquet(${sqlString(join(dir, 'raw.parquet'))})`);
     // DuckDB reports a JSON column as VARCHAR in a query's result types; DESCRIBE (parquetColumnTypes) shows JSON.
@@ -166,11 +199,35 @@ describe('parquet sink', () => {
     const file = join(dir, 'declared.parquet');
     const sink = parquetSink({
       path: file,
-      columns: { id: 'string', qty: 'int32', codes: 'string[]', prices: 'int64[]', 'meta.createdAt': 'timestamp', cannabisData: 'json', score: 'double' },
+      columns: {
+        id: 'string',
+        qty: 'int32',
+        codes: 'string[]',
+        prices: 'int64[]',
+        'meta.createdAt': 'timestamp',
+        cannabisData: 'json',
+        score: 'double',
+      },
     });
     const records = [
-      { id: 'P1', qty: 7, codes: ['0012345678905', null], prices: [1, 2n ** 62n], meta: { createdAt: '2026-01-02T03:04:05Z' }, cannabisData: { thc: 0.2, big: 2n ** 64n }, score: 1 },
-      { id: 'P2', qty: null, codes: [], prices: null, meta: { createdAt: new Date(0) }, cannabisData: null, score: 2.5 },
+      {
+        id: 'P1',
+        qty: 7,
+        codes: ['0012345678905', null],
+        prices: [1, 2n ** 62n],
+        meta: { createdAt: '2026-01-02T03:04:05Z' },
+        cannabisData: { thc: 0.2, big: 2n ** 64n },
+        score: 1,
+      },
+      {
+        id: 'P2',
+        qty: null,
+        codes: [],
+        prices: null,
+        meta: { createdAt: new Date(0) },
+        cannabisData: null,
+        score: 2.5,
+      },
     ];
     await pipeline(Readable.from(records), sink);
     const { rows, types } = await duckdbQuery(`SELECT * FROM read_parquet(${sqlString(file)})`);
@@ -186,8 +243,26 @@ describe('parquet sink', () => {
     });
     expect(await parquetColumnTypes(file)).toMatchObject({ cannabisData: 'JSON', _extra: 'JSON' });
     expect(rows).toEqual([
-      { id: 'P1', qty: 7, codes: ['0012345678905', null], prices: [1n, 2n ** 62n], meta_createdAt: new Date('2026-01-02T03:04:05Z'), cannabisData: '{"thc":0.2,"big":18446744073709551616}', score: 1, _extra: null },
-      { id: 'P2', qty: null, codes: [], prices: null, meta_createdAt: new Date(0), cannabisData: null, score: 2.5, _extra: null },
+      {
+        id: 'P1',
+        qty: 7,
+        codes: ['0012345678905', null],
+        prices: [1n, 2n ** 62n],
+        meta_createdAt: new Date('2026-01-02T03:04:05Z'),
+        cannabisData: '{"thc":0.2,"big":18446744073709551616}',
+        score: 1,
+        _extra: null,
+      },
+      {
+        id: 'P2',
+        qty: null,
+        codes: [],
+        prices: null,
+        meta_createdAt: new Date(0),
+        cannabisData: null,
+        score: 2.5,
+        _extra: null,
+      },
     ]);
   });
 
@@ -212,7 +287,11 @@ describe('parquet sink', () => {
     const records: Record<string, unknown>[] = [...productRecords(6000)];
     records[5200] = { ...records[5200], publicPrice: '12,50' };
     records[5300] = { ...records[5300], replacement: 'P0000001', cnk: '0123456' };
-    records[5400] = { ...records[5400], replacement: 'P0000002', meta: { ...records[5400]!.meta as object, source: 'x' } };
+    records[5400] = {
+      ...records[5400],
+      replacement: 'P0000002',
+      meta: { ...(records[5400]!.meta as object), source: 'x' },
+    };
     records[5500] = { ...records[5500], serial: 2 ** 53 + 2 };
     const file = join(dir, 'p.parquet');
     await pipeline(randomBatches(records, 400), productSink({ path: file }, ctx));
@@ -220,9 +299,27 @@ describe('parquet sink', () => {
       `SELECT id, publicPrice, serial, _extra, json_extract_string(_extra, '$.cnk') AS cnk FROM read_parquet(${sqlString(file)}) WHERE _extra IS NOT NULL ORDER BY id`,
     );
     expect(rows).toEqual([
-      { id: 'P0005200', publicPrice: null, serial: records[5200]!.serial, _extra: '{"publicPrice":"12,50"}', cnk: null },
-      { id: 'P0005300', publicPrice: 100n + 5300n, serial: records[5300]!.serial, _extra: '{"replacement":"P0000001","cnk":"0123456"}', cnk: '0123456' },
-      { id: 'P0005400', publicPrice: 100n + 5400n, serial: records[5400]!.serial, _extra: '{"meta.source":"x","replacement":"P0000002"}', cnk: null },
+      {
+        id: 'P0005200',
+        publicPrice: null,
+        serial: records[5200]!.serial,
+        _extra: '{"publicPrice":"12,50"}',
+        cnk: null,
+      },
+      {
+        id: 'P0005300',
+        publicPrice: 100n + 5300n,
+        serial: records[5300]!.serial,
+        _extra: '{"replacement":"P0000001","cnk":"0123456"}',
+        cnk: '0123456',
+      },
+      {
+        id: 'P0005400',
+        publicPrice: 100n + 5400n,
+        serial: records[5400]!.serial,
+        _extra: '{"meta.source":"x","replacement":"P0000002"}',
+        cnk: null,
+      },
       { id: 'P0005500', publicPrice: 100n + 5500n, serial: null, _extra: '{"serial":9007199254740994}', cnk: null },
     ]);
     const { rows: count } = await duckdbQuery(`SELECT count(*) AS n FROM read_parquet(${sqlString(file)})`);
@@ -243,10 +340,15 @@ describe('parquet sink', () => {
   it('a float after 5,000 integers lands in the DOUBLE column the declaration gives', async () => {
     const dir = await tempDir();
     const schemaHint = z.object({ id: z.string(), weightWithUnit: z.object({ value: z.number(), unit: z.string() }) });
-    const records = Array.from({ length: 6000 }, (_, i) => ({ id: `P${i}`, weightWithUnit: { value: i < 5500 ? i : i + 0.37, unit: 'g' } }));
+    const records = Array.from({ length: 6000 }, (_, i) => ({
+      id: `P${i}`,
+      weightWithUnit: { value: i < 5500 ? i : i + 0.37, unit: 'g' },
+    }));
     const file = join(dir, 'w.parquet');
     await pipeline(randomBatches(records, 300), parquetSink({ path: file, schemaHint }));
-    const { rows, types } = await duckdbQuery(`SELECT weightWithUnit_value AS v, _extra FROM read_parquet(${sqlString(file)}) WHERE id IN ('P0', 'P5600')`);
+    const { rows, types } = await duckdbQuery(
+      `SELECT weightWithUnit_value AS v, _extra FROM read_parquet(${sqlString(file)}) WHERE id IN ('P0', 'P5600')`,
+    );
     expect(types).toEqual({ v: 'DOUBLE', _extra: 'VARCHAR' });
     expect(rows).toEqual([
       { v: 0, _extra: null },
@@ -294,8 +396,20 @@ describe('parquet sink', () => {
       `SELECT cannabisData_thcPercentage AS thc, photos[1].url AS url, photos[1].meta.createdAt AS at, name, _extra FROM read_parquet(${sqlString(file)}) WHERE id IN ('P3', 'P19') ORDER BY id`,
     );
     expect(rows).toEqual([
-      { thc: 0.25, url: 'u19', at: new Date((1_600_000_000 + 19) * 1000), name: '{"en":"n19","fr":"f19"}', _extra: null },
-      { thc: null, url: 'u3', at: new Date((1_600_000_000 + 3) * 1000), name: '{"en":"n3","fr":"f3"}', _extra: '{"photos[0].shiny":true}' },
+      {
+        thc: 0.25,
+        url: 'u19',
+        at: new Date((1_600_000_000 + 19) * 1000),
+        name: '{"en":"n19","fr":"f19"}',
+        _extra: null,
+      },
+      {
+        thc: null,
+        url: 'u3',
+        at: new Date((1_600_000_000 + 3) * 1000),
+        name: '{"en":"n3","fr":"f3"}',
+        _extra: '{"photos[0].shiny":true}',
+      },
     ]);
   });
 
@@ -305,9 +419,15 @@ describe('parquet sink', () => {
     await pipeline(Readable.from(sparse), productSink({ path: join(dir, 'sparse.parquet') }));
     await pipeline(Readable.from(productRecords(50)), productSink({ path: join(dir, 'full.parquet') }));
     const schemaOf = async (name: string) =>
-      (await duckdbQuery(`SELECT name, type, converted_type, logical_type FROM parquet_schema(${sqlString(join(dir, name))})`)).rows;
+      (
+        await duckdbQuery(
+          `SELECT name, type, converted_type, logical_type FROM parquet_schema(${sqlString(join(dir, name))})`,
+        )
+      ).rows;
     expect(await schemaOf('sparse.parquet')).toEqual(await schemaOf('full.parquet'));
-    const kv = await duckdbQuery(`SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata(${sqlString(join(dir, 'full.parquet'))}) WHERE decode(key) LIKE 'catalog-streams.schema%' ORDER BY key`);
+    const kv = await duckdbQuery(
+      `SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata(${sqlString(join(dir, 'full.parquet'))}) WHERE decode(key) LIKE 'catalog-streams.schema%' ORDER BY key`,
+    );
     expect(kv.rows.map((r) => r.key)).toEqual(['catalog-streams.schema', 'catalog-streams.schema-hash']);
     expect(JSON.parse(String(kv.rows[0]!.value))[0]).toEqual({ name: 'id', type: 'VARCHAR' });
     expect(String(kv.rows[1]!.value)).toMatch(/^[0-9a-f]{16}$/);
@@ -352,7 +472,10 @@ describe('parquet sink', () => {
     const { rows } = await duckdbQuery(
       `SELECT status, count(*) AS n FROM read_parquet(${sqlString(join(dir, 'products/*/*.parquet'))}, hive_partitioning = true) GROUP BY status ORDER BY status`,
     );
-    const expected = ['active', 'inactive', 'no_selection', 'replaced'].map((status) => ({ status, n: BigInt(records.filter((r) => r.status === status).length) }));
+    const expected = ['active', 'inactive', 'no_selection', 'replaced'].map((status) => ({
+      status,
+      n: BigInt(records.filter((r) => r.status === status).length),
+    }));
     expect(rows).toEqual(expected);
   });
 
@@ -369,7 +492,9 @@ describe('parquet sink', () => {
       expect(output.bytes).toBeGreaterThan(maxBytes * 0.9);
       expect(output.bytes).toBeLessThan(maxBytes * 1.25);
     }
-    const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(DISTINCT id) AS ids FROM read_parquet(${sqlString(join(dir, 'p-*.parquet'))})`);
+    const { rows } = await duckdbQuery(
+      `SELECT count(*) AS n, count(DISTINCT id) AS ids FROM read_parquet(${sqlString(join(dir, 'p-*.parquet'))})`,
+    );
     expect(rows[0]).toEqual({ n: 40_000n, ids: 40_000n });
     expect(sink.outputs.reduce((n, o) => n + o.rows, 0)).toBe(40_000);
   });
@@ -378,7 +503,9 @@ describe('parquet sink', () => {
     const dir = await tempDir();
     const declared = parquetSink({ path: join(dir, 'declared.parquet'), columns: { id: 'string', n: 'int64' } });
     await pipeline(Readable.from([]), declared);
-    const { rows, types } = await duckdbQuery(`SELECT * FROM read_parquet(${sqlString(join(dir, 'declared.parquet'))})`);
+    const { rows, types } = await duckdbQuery(
+      `SELECT * FROM read_parquet(${sqlString(join(dir, 'declared.parquet'))})`,
+    );
     expect(rows).toEqual([]);
     expect(types).toEqual({ id: 'VARCHAR', n: 'BIGINT', _extra: 'VARCHAR' });
 
@@ -394,10 +521,18 @@ describe('parquet sink', () => {
   it('row groups of varying row counts (bytes-limited, larger and smaller than the last) keep every value in place', async () => {
     const dir = await tempDir();
     // Records of growing then shrinking size: the byte limit closes row groups at varying row counts.
-    const records = Array.from({ length: 6000 }, (_, i) => ({ ...productRecord(i), note: 'x'.repeat(i < 3000 ? i % 700 : 20) }));
+    const records = Array.from({ length: 6000 }, (_, i) => ({
+      ...productRecord(i),
+      note: 'x'.repeat(i < 3000 ? i % 700 : 20),
+    }));
     const file = join(dir, 'varying.parquet');
-    await pipeline(randomBatches(records, 300), productSink({ path: file, rowGroupRows: 2500, rowGroupBytes: '512KiB', columns: { note: 'string' } }));
-    const groups = await duckdbQuery(`SELECT DISTINCT row_group_id, row_group_num_rows AS n FROM parquet_metadata(${sqlString(file)}) ORDER BY row_group_id`);
+    await pipeline(
+      randomBatches(records, 300),
+      productSink({ path: file, rowGroupRows: 2500, rowGroupBytes: '512KiB', columns: { note: 'string' } }),
+    );
+    const groups = await duckdbQuery(
+      `SELECT DISTINCT row_group_id, row_group_num_rows AS n FROM parquet_metadata(${sqlString(file)}) ORDER BY row_group_id`,
+    );
     const counts = groups.rows.map((r) => Number(r.n));
     expect(counts.reduce((a, b) => a + b, 0)).toBe(6000);
     expect(new Set(counts).size).toBeGreaterThan(2);
@@ -411,11 +546,16 @@ describe('parquet sink', () => {
     const expected = counts.map((n, g) => {
       const slice = records.slice(start, start + n);
       start += n;
-      const names = slice.map((r) => r.name.nl).filter((v): v is string => v !== null).sort();
+      const names = slice
+        .map((r) => r.name.nl)
+        .filter((v): v is string => v !== null)
+        .sort();
       return { g: BigInt(g), lo: names[0], hi: names.at(-1), nulls: BigInt(slice.length - names.length) };
     });
     expect(stats.rows).toEqual(expected);
-    const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(length(note)) AS noteChars, sum(serial) AS serialSum FROM read_parquet(${sqlString(file)})`);
+    const { rows } = await duckdbQuery(
+      `SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(length(note)) AS noteChars, sum(serial) AS serialSum FROM read_parquet(${sqlString(file)})`,
+    );
     expect(rows[0]).toEqual({
       n: 6000n,
       ids: 6000n,
@@ -440,6 +580,8 @@ describe('parquet sink', () => {
     expect(() => parquetSink({ path: 'x.parquet', columns: { id: 'text' as 'string' } })).toThrow(/columns\.id/);
     expect(() => parquetSink({ path: 'x.parquet', compresion: 'gzip' } as never)).toThrow(/compresion/);
     expect(() => parquetSink({ path: 'x.parquet', compression: 'zstd' as 'gzip' })).toThrow(/compression/);
-    expect(() => parquetSink({ path: 'x.parquet', columns: { a: 'string', 'a.b': 'int64' } })).toThrow(/"a\.b": "a" is not an object in the schema/);
+    expect(() => parquetSink({ path: 'x.parquet', columns: { a: 'string', 'a.b': 'int64' } })).toThrow(
+      /"a\.b": "a" is not an object in the schema/,
+    );
   });
 });

@@ -41,12 +41,16 @@ describe('PathTemplate', () => {
   it('rejects an object or array partition value naming the field and the record', () => {
     const t = PathTemplate.parse('s={s}/x.jsonl', run);
     expect(() => t.partitionValues({ s: { a: 1 } }, describeRecord)).toThrow(SinkError);
-    expect(() => t.partitionValues({ s: [1] }, describeRecord)).toThrow(/partition field "s" of record id=P1 is an array/);
+    expect(() => t.partitionValues({ s: [1] }, describeRecord)).toThrow(
+      /partition field "s" of record id=P1 is an array/,
+    );
   });
 
   it('rejects unknown placeholders with a suggestion, and stray braces', () => {
     expect(() => PathTemplate.parse('out/{dat}.jsonl', run)).toThrow(ConfigError);
-    expect(() => PathTemplate.parse('out/{dat}.jsonl', run)).toThrow(/unknown placeholder \{dat\}; did you mean \{date\}\?/);
+    expect(() => PathTemplate.parse('out/{dat}.jsonl', run)).toThrow(
+      /unknown placeholder \{dat\}; did you mean \{date\}\?/,
+    );
     expect(() => PathTemplate.parse('out/{status}.jsonl', run)).toThrow(/key=\{field\}/);
     expect(() => PathTemplate.parse('out/{date.jsonl', run)).toThrow(/unmatched "\{"/);
     expect(() => PathTemplate.parse('out/date}.jsonl', run)).toThrow(/unmatched "\}"/);

@@ -47,7 +47,12 @@ function sinkWithGatedManifest() {
       writingManifest = true;
       await gate;
       log.push('put manifest');
-      return [{ output: { kind: 'object', location: 'data/_manifest.json', rows: 0, bytes: 10, sink: 's3' }, revoke: async () => void log.push('delete manifest') }];
+      return [
+        {
+          output: { kind: 'object', location: 'data/_manifest.json', rows: 0, bytes: 10, sink: 's3' },
+          revoke: async () => void log.push('delete manifest'),
+        },
+      ];
     },
   });
   return { sink, log, open, writing: () => writingManifest };
@@ -66,7 +71,12 @@ describe('RecordSink stopped while it commits', () => {
     open();
     await waitClosed(sink);
     // The data is revoked by the destroy, the manifest deleted by the commit step once written (in either order).
-    expect([...log].sort()).toEqual(['commit data/part-00000.jsonl', 'delete manifest', 'put manifest', 'revoke data/part-00000.jsonl']);
+    expect([...log].sort()).toEqual([
+      'commit data/part-00000.jsonl',
+      'delete manifest',
+      'put manifest',
+      'revoke data/part-00000.jsonl',
+    ]);
     expect(log.indexOf('delete manifest')).toBeGreaterThan(log.indexOf('put manifest'));
     expect(sink.outputs).toEqual([]);
     expect(errors.map((e) => e.message)).toEqual(['stopped']);

@@ -58,12 +58,25 @@ const lines = (records: unknown[]) => records.map((r) => `${stringifyJson(r)}\n`
 describe('s3 sink', () => {
   it('streams multipart objects with rotation, then writes the manifest last', async () => {
     const ctx = testContext({
-      run: { sourceType: 'products.query', sourceFilter: { status: 'active', updatedSince: 1_700_000_000 }, cursor: { previous: 1_700_000_000, next: 1_700_086_400 } },
+      run: {
+        sourceType: 'products.query',
+        sourceFilter: { status: 'active', updatedSince: 1_700_000_000 },
+        cursor: { previous: 1_700_000_000, next: 1_700_086_400 },
+      },
     });
     const seen: OutputRecord[] = [];
     ctx.events.on('output', (o) => seen.push(o));
     const records = [...productRecords(90_000)];
-    const sink = s3Sink({ format: 'jsonl', bucket: server.bucket, key: 'catalog/products/dt={date}/part-{part}.jsonl', maxRows: 40_000, partSize: '5MiB' }, ctx);
+    const sink = s3Sink(
+      {
+        format: 'jsonl',
+        bucket: server.bucket,
+        key: 'catalog/products/dt={date}/part-{part}.jsonl',
+        maxRows: 40_000,
+        partSize: '5MiB',
+      },
+      ctx,
+    );
     await pipeline(randomBatches(records, 400), sink);
 
     const prefix = 'catalog/products/dt=2026-01-02/';
@@ -75,12 +88,16 @@ describe('s3 sink', () => {
     ]);
     // Every object reads back; together they are exactly the input, in order.
     let all = '';
-    for (let part = 0; part < 3; part++) all += (await getObject(server.client, server.bucket, `${prefix}part-0000${part}-test-run.jsonl`)).toString('utf8');
+    for (let part = 0; part < 3; part++)
+      all += (await getObject(server.client, server.bucket, `${prefix}part-0000${part}-test-run.jsonl`)).toString(
+        'utf8',
+      );
     expect(all).toBe(lines(records));
 
     // The two full objects went up in several parts; the last small one in one PUT.
     const log = await server.requestLog();
-    const parts = (key: string) => log.filter((r) => r.op === 'UploadPart' && r.key === key && r.status === 200).map((r) => r.partNumber);
+    const parts = (key: string) =>
+      log.filter((r) => r.op === 'UploadPart' && r.key === key && r.status === 200).map((r) => r.partNumber);
     expect(parts(`${prefix}part-00000-test-run.jsonl`).sort()).toEqual([1, 2, 3]);
     expect(parts(`${prefix}part-00001-test-run.jsonl`).sort()).toEqual([1, 2, 3]);
     expect(log.some((r) => r.op === 'PutObject' && r.key === `${prefix}part-00002-test-run.jsonl`)).toBe(true);
@@ -90,13 +107,19 @@ describe('s3 sink', () => {
     expect(manifestAt).toBeGreaterThan(ops.lastIndexOf(`PutObject ${prefix}part-00002-test-run.jsonl`));
     expect(await server.listMultipartUploads()).toEqual([]);
 
-    const manifest = JSON.parse((await getObject(server.client, server.bucket, `${prefix}_manifest.json`)).toString('utf8')) as S3Manifest;
+    const manifest = JSON.parse(
+      (await getObject(server.client, server.bucket, `${prefix}_manifest.json`)).toString('utf8'),
+    ) as S3Manifest;
     expect(manifest).toMatchObject({
       version: 1,
       runId: 'test-run',
       name: 'test',
       startedAt: '2026-01-02T03:04:05.000Z',
-      source: { type: 'products.query', filter: { status: 'active', updatedSince: 1_700_000_000 }, cursor: { previous: 1_700_000_000, next: 1_700_086_400 } },
+      source: {
+        type: 'products.query',
+        filter: { status: 'active', updatedSince: 1_700_000_000 },
+        cursor: { previous: 1_700_000_000, next: 1_700_086_400 },
+      },
       format: 'jsonl',
       bucket: server.bucket,
       keyTemplate: 'catalog/products/dt={date}/part-{part}.jsonl',
@@ -126,15 +149,34 @@ describe('s3 sink', () => {
 
   it('writes Parquet objects that DuckDB reads back, with the schema in the manifest', async () => {
     const records = [...productRecords(30_000)];
-    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'lake/products/{run}/part-{part}.parquet', maxRows: 12_000, rowGroupRows: 4000, schemaHint: PRODUCT_HINT }, testContext());
+    const sink = s3Sink(
+      {
+        format: 'parquet',
+        bucket: server.bucket,
+        key: 'lake/products/{run}/part-{part}.parquet',
+        maxRows: 12_000,
+        rowGroupRows: 4000,
+        schemaHint: PRODUCT_HINT,
+      },
+      testContext(),
+    );
     await pipeline(Readable.from(records), sink);
     const keys = await listKeys(server.client, server.bucket, 'lake/products/test-run/');
-    expect(keys).toEqual(['_manifest.json', 'part-00000.parquet', 'part-00001.parquet', 'part-00002.parquet'].map((k) => `lake/products/test-run/${k}`));
+    expect(keys).toEqual(
+      ['_manifest.json', 'part-00000.parquet', 'part-00001.parquet', 'part-00002.parquet'].map(
+        (k) => `lake/products/test-run/${k}`,
+      ),
+    );
     const dir = await tempDir();
     for (const key of keys.filter((k) => k.endsWith('.parquet'))) {
       await writeFile(join(dir, key.split('/').pop()!), await getObject(server.client, server.bucket, key));
     }
-    expect(await parquetColumnTypes(join(dir, 'part-00000.parquet'))).toMatchObject({ eanGtin13: 'VARCHAR', ean: 'VARCHAR[]', serial: 'BIGINT', meta_createdAt: 'TIMESTAMP WITH TIME ZONE' });
+    expect(await parquetColumnTypes(join(dir, 'part-00000.parquet'))).toMatchObject({
+      eanGtin13: 'VARCHAR',
+      ean: 'VARCHAR[]',
+      serial: 'BIGINT',
+      meta_createdAt: 'TIMESTAMP WITH TIME ZONE',
+    });
     const { rows } = await duckdbQuery(
       `SELECT count(*) AS n, sum(publicPrice) AS price, sum(serial) AS serial, count(*) FILTER (WHERE starts_with(eanGtin13, '00')) AS zeros
        FROM read_parquet(${sqlString(join(dir, '*.parquet'))})`,
@@ -145,7 +187,9 @@ describe('s3 sink', () => {
       serial: records.reduce((n, r) => n + r.serial, 0n),
       zeros: BigInt(records.filter((r) => r.eanGtin13.startsWith('00')).length),
     });
-    const manifest = JSON.parse((await getObject(server.client, server.bucket, 'lake/products/test-run/_manifest.json')).toString('utf8')) as S3Manifest;
+    const manifest = JSON.parse(
+      (await getObject(server.client, server.bucket, 'lake/products/test-run/_manifest.json')).toString('utf8'),
+    ) as S3Manifest;
     expect(manifest.format).toBe('parquet');
     expect(manifest.files.map((f) => f.rows)).toEqual([12_000, 12_000, 6_000]);
     // The schema (columns, types, hash) in the manifest is the one in every object's footer.
@@ -158,10 +202,15 @@ describe('s3 sink', () => {
   });
 
   it('writes only a manifest (no files) when no record arrives', async () => {
-    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'empty/{date}/part-{part}.parquet', schemaHint: PRODUCT_HINT }, testContext());
+    const sink = s3Sink(
+      { format: 'parquet', bucket: server.bucket, key: 'empty/{date}/part-{part}.parquet', schemaHint: PRODUCT_HINT },
+      testContext(),
+    );
     await pipeline(Readable.from([]), sink);
     expect(await listKeys(server.client, server.bucket, 'empty/')).toEqual(['empty/2026-01-02/_manifest.json']);
-    const manifest = JSON.parse((await getObject(server.client, server.bucket, 'empty/2026-01-02/_manifest.json')).toString('utf8')) as S3Manifest;
+    const manifest = JSON.parse(
+      (await getObject(server.client, server.bucket, 'empty/2026-01-02/_manifest.json')).toString('utf8'),
+    ) as S3Manifest;
     expect(manifest).toMatchObject({ files: [], rows: 0, bytes: 0 });
   });
 
@@ -169,7 +218,17 @@ describe('s3 sink', () => {
     const slow = await startS3Server({ uploadPartDelayMs: 1500 });
     try {
       const { stream, pulledBytes } = countingSource();
-      const sink = s3Sink({ format: 'jsonl', bucket: slow.bucket, key: 'bp/data.jsonl', endpoint: slow.endpoint, partSize: '5MiB', queueSize: 1 }, testContext());
+      const sink = s3Sink(
+        {
+          format: 'jsonl',
+          bucket: slow.bucket,
+          key: 'bp/data.jsonl',
+          endpoint: slow.endpoint,
+          partSize: '5MiB',
+          queueSize: 1,
+        },
+        testContext(),
+      );
       const done = pipeline(stream, sink);
       await waitFor(() => slow.requests.some((r) => r.op === 'UploadPart'), 'the first part');
       await new Promise((r) => setTimeout(r, 1500));
@@ -191,7 +250,14 @@ describe('s3 sink', () => {
     try {
       const ctx = testContext();
       const sink = s3Sink(
-        { format: 'jsonl', bucket: faulty.bucket, key: 'fault/part-{part}.jsonl', endpoint: faulty.endpoint, partSize: '5MiB', maxAttempts: 2 },
+        {
+          format: 'jsonl',
+          bucket: faulty.bucket,
+          key: 'fault/part-{part}.jsonl',
+          endpoint: faulty.endpoint,
+          partSize: '5MiB',
+          maxAttempts: 2,
+        },
         ctx,
       );
       const failure = pipeline(Readable.from(productRecords(60_000)), sink);
@@ -199,7 +265,9 @@ describe('s3 sink', () => {
       await expect(failure).rejects.toMatchObject({ code: 'sink.s3.upload' });
       // The server answers 500 before reading the part's body; the SDK sees that 500 or,
       // when it is still sending the body, the closed connection (EPIPE/ECONNRESET).
-      await expect(failure).rejects.toThrow(/s3:\/\/test-bucket\/fault\/part-00000-test-run\.jsonl: (InternalError \(HTTP 500\)|.*(EPIPE|ECONNRESET))/);
+      await expect(failure).rejects.toThrow(
+        /s3:\/\/test-bucket\/fault\/part-00000-test-run\.jsonl: (InternalError \(HTTP 500\)|.*(EPIPE|ECONNRESET))/,
+      );
       await waitClosed(sink);
       const log = await faulty.requestLog();
       expect(log.filter((r) => r.op === 'UploadPart' && r.status === 500).map((r) => r.partNumber)).toContain(2);
@@ -218,16 +286,27 @@ describe('s3 sink', () => {
     try {
       const source = Readable.from(productRecords(10_000_000));
       const sink = s3Sink(
-        { format: 'jsonl', bucket: slow.bucket, key: 'midway/part-{part}.jsonl', endpoint: slow.endpoint, maxBytes: '12MiB', partSize: '5MiB' },
+        {
+          format: 'jsonl',
+          bucket: slow.bucket,
+          key: 'midway/part-{part}.jsonl',
+          endpoint: slow.endpoint,
+          maxBytes: '12MiB',
+          partSize: '5MiB',
+        },
         testContext(),
       );
       const done = pipeline(source, sink);
       await waitFor(
-        () => slow.requests.some((r) => r.op === 'CreateMultipartUpload' && r.key === 'midway/part-00001-test-run.jsonl'),
+        () =>
+          slow.requests.some((r) => r.op === 'CreateMultipartUpload' && r.key === 'midway/part-00001-test-run.jsonl'),
         'part-00000 to complete and part-00001 to be under way',
       );
       // The dataset lock of the run, and the completed part.
-      expect(await listKeys(slow.client, slow.bucket, 'midway/')).toEqual(['midway/_publish.lock', 'midway/part-00000-test-run.jsonl']);
+      expect(await listKeys(slow.client, slow.bucket, 'midway/')).toEqual([
+        'midway/_publish.lock',
+        'midway/part-00000-test-run.jsonl',
+      ]);
       expect((await slow.listMultipartUploads()).map((u) => u.key)).toEqual(['midway/part-00001-test-run.jsonl']);
       source.destroy(new Error('the API went away'));
       await expect(done).rejects.toThrow('the API went away');
@@ -235,9 +314,16 @@ describe('s3 sink', () => {
       expect(await slow.listMultipartUploads()).toEqual([]);
       expect(await listKeys(slow.client, slow.bucket, 'midway/')).toEqual([]);
       const log = await slow.requestLog();
-      expect(log.filter((r) => r.op === 'DeleteObject').map((r) => r.key)).toEqual(['midway/part-00000-test-run.jsonl', 'midway/_publish.lock']);
-      expect(log.filter((r) => r.op === 'AbortMultipartUpload' && r.status === 204).map((r) => r.key)).toEqual(['midway/part-00001-test-run.jsonl']);
-      expect(log.some((r) => r.op === 'CompleteMultipartUpload' && r.key === 'midway/part-00001-test-run.jsonl')).toBe(false);
+      expect(log.filter((r) => r.op === 'DeleteObject').map((r) => r.key)).toEqual([
+        'midway/part-00000-test-run.jsonl',
+        'midway/_publish.lock',
+      ]);
+      expect(log.filter((r) => r.op === 'AbortMultipartUpload' && r.status === 204).map((r) => r.key)).toEqual([
+        'midway/part-00001-test-run.jsonl',
+      ]);
+      expect(log.some((r) => r.op === 'CompleteMultipartUpload' && r.key === 'midway/part-00001-test-run.jsonl')).toBe(
+        false,
+      );
       expect(sink.outputs).toEqual([]);
     } finally {
       await slow.stop();
@@ -246,7 +332,17 @@ describe('s3 sink', () => {
 
   it('aborts when ctx.signal aborts', async () => {
     const ctx = testContext();
-    const sink = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'signal/part-{part}.parquet', rowGroupRows: 1000, partSize: '5MiB', schemaHint: PRODUCT_HINT }, ctx);
+    const sink = s3Sink(
+      {
+        format: 'parquet',
+        bucket: server.bucket,
+        key: 'signal/part-{part}.parquet',
+        rowGroupRows: 1000,
+        partSize: '5MiB',
+        schemaHint: PRODUCT_HINT,
+      },
+      ctx,
+    );
     const done = pipeline(Readable.from(productRecords(10_000_000)), sink);
     await waitFor(() => server.requests.some((r) => r.key.startsWith('signal/')), 'the upload to start');
     ctx.controller.abort();
@@ -262,7 +358,9 @@ describe('s3 sink', () => {
       const sink = s3Sink({ format: 'jsonl', bucket: server.bucket, key: 'auth/data.jsonl' }, testContext());
       const failure = pipeline(Readable.from(productRecords(100)), sink);
       await expect(failure).rejects.toMatchObject({ code: 'sink.s3.auth' });
-      await expect(failure).rejects.toThrow(/S3 rejected the credentials to write the lock s3:\/\/test-bucket\/auth\/_publish\.lock: InvalidAccessKeyId/);
+      await expect(failure).rejects.toThrow(
+        /S3 rejected the credentials to write the lock s3:\/\/test-bucket\/auth\/_publish\.lock: InvalidAccessKeyId/,
+      );
     } finally {
       restore();
     }
@@ -273,7 +371,17 @@ describe('s3 sink', () => {
     const doomed = await startS3Server({ uploadPartDelayMs: 200 });
     let restarted: S3TestServer | undefined;
     try {
-      const sink = s3Sink({ format: 'jsonl', bucket: doomed.bucket, key: 'dead/data.jsonl', endpoint: doomed.endpoint, partSize: '5MiB', maxAttempts: 2 }, testContext());
+      const sink = s3Sink(
+        {
+          format: 'jsonl',
+          bucket: doomed.bucket,
+          key: 'dead/data.jsonl',
+          endpoint: doomed.endpoint,
+          partSize: '5MiB',
+          maxAttempts: 2,
+        },
+        testContext(),
+      );
       const failure = pipeline(Readable.from(productRecords(100_000)), sink);
       await waitFor(() => doomed.requests.some((r) => r.op === 'UploadPart'), 'the first part');
       doomed.kill();
@@ -292,10 +400,14 @@ describe('s3 sink', () => {
 
   it('validates options: format-specific options, part size, manifest key', () => {
     const base = { bucket: 'b', key: 'k/part-{part}.parquet' };
-    expect(() => s3Sink({ ...base, format: 'jsonl', compression: 'gzip' })).toThrow(/s3\.compression: compression applies to format: parquet only/);
+    expect(() => s3Sink({ ...base, format: 'jsonl', compression: 'gzip' })).toThrow(
+      /s3\.compression: compression applies to format: parquet only/,
+    );
     expect(() => s3Sink({ ...base, format: 'parquet', gzip: true })).toThrow(/gzip applies to format: jsonl only/);
     expect(() => s3Sink({ ...base, format: 'parquet', partSize: '1MiB' })).toThrow(/at least 5MiB/);
-    expect(() => s3Sink({ ...base, format: 'parquet', manifestKey: 'k/{part}/m.json' })).toThrow(/manifestKey .* only \{name\}, \{run\} and \{date\}/);
+    expect(() => s3Sink({ ...base, format: 'parquet', manifestKey: 'k/{part}/m.json' })).toThrow(
+      /manifestKey .* only \{name\}, \{run\} and \{date\}/,
+    );
     expect(() => s3Sink({ ...base, format: 'csv' as 'jsonl' })).toThrow(/s3\.format/);
     expect(() => s3Sink({ ...base, format: 'jsonl', bukcet: 'x' } as never)).toThrow(/bukcet/);
   });
@@ -308,7 +420,16 @@ describe('s3 sink behind a tee', () => {
     const outputs: string[] = [];
     ctx.events.on('warning', (w) => warnings.push(w.message));
     ctx.events.on('output', (o) => outputs.push(o.location));
-    const s3 = s3Sink({ format: 'parquet', bucket: server.bucket, key: 'revoked/part-{part}.parquet', maxRows: 400, schemaHint: PRODUCT_HINT }, ctx);
+    const s3 = s3Sink(
+      {
+        format: 'parquet',
+        bucket: server.bucket,
+        key: 'revoked/part-{part}.parquet',
+        maxRows: 400,
+        schemaHint: PRODUCT_HINT,
+      },
+      ctx,
+    );
     // A sibling that commits slowly and then fails: the s3 sink has uploaded its objects by then.
     const sibling = new Writable({
       objectMode: true,
@@ -316,7 +437,9 @@ describe('s3 sink behind a tee', () => {
       final: (cb) => setTimeout(() => cb(new Error('sibling could not commit')), 1500),
     });
     const tee = new TeeSink([s3, sibling as never], ctx.events);
-    await expect(pipeline(randomBatches([...productRecords(1000)], 100), tee)).rejects.toThrow('sibling could not commit');
+    await expect(pipeline(randomBatches([...productRecords(1000)], 100), tee)).rejects.toThrow(
+      'sibling could not commit',
+    );
     // It had uploaded three objects under names of this run, and held back the manifest...
     expect(outputs.sort()).toEqual(
       [0, 1, 2].map((p) => `s3://${server.bucket}/revoked/part-0000${p}-${ctx.run.id}.parquet`),

@@ -14,11 +14,19 @@ import { randomBatches, tempDir } from './records.js';
 
 const columns = { id: 'int64', price: 'int64', updatedAt: 'timestamp' } as const;
 
-async function run(dir: string, day: string, records: Array<Record<string, unknown>>, incremental: boolean): Promise<void> {
+async function run(
+  dir: string,
+  day: string,
+  records: Array<Record<string, unknown>>,
+  incremental: boolean,
+): Promise<void> {
   const ctx = testContext({ baseDir: dir, run: incremental ? { cursor: { previous: 1 } } : {} });
   ctx.run.id = `run-${day}`;
   ctx.run.startedAt = new Date(`${day}T02:00:00Z`);
-  await pipeline(randomBatches(records, 7, day.length + records.length), tableSink({ path: 'table', key: 'id', columns, ignoreFields: ['updatedAt'], sortBufferBytes: 300 }, ctx));
+  await pipeline(
+    randomBatches(records, 7, day.length + records.length),
+    tableSink({ path: 'table', key: 'id', columns, ignoreFields: ['updatedAt'], sortBufferBytes: 300 }, ctx),
+  );
 }
 
 describe('tableSink in code', () => {
@@ -27,9 +35,20 @@ describe('tableSink in code', () => {
     const day1 = [3, 20, 100, 7, 1].map((id) => ({ id, price: id * 10, updatedAt: 1000 }));
     await run(dir, '2026-05-01', day1, false);
     // id 20: only updatedAt moved (ignored: unchanged); id 7: price changed; id 5: new; ids 3, 100, 1: not sent.
-    await run(dir, '2026-05-02', [{ id: 20, price: 200, updatedAt: 2000 }, { id: 7, price: 71, updatedAt: 2000 }, { id: 5, price: 50, updatedAt: 2000 }], true);
+    await run(
+      dir,
+      '2026-05-02',
+      [
+        { id: 20, price: 200, updatedAt: 2000 },
+        { id: 7, price: 71, updatedAt: 2000 },
+        { id: 5, price: 50, updatedAt: 2000 },
+      ],
+      true,
+    );
     const root = join(dir, 'table');
-    const snap = await duckdbQuery(`SELECT id::INTEGER AS id, price::INTEGER AS price, epoch(updatedAt)::INTEGER AS u FROM read_parquet(${sqlString(join(root, 'snapshot/dt=2026-05-02/*.parquet'))})`);
+    const snap = await duckdbQuery(
+      `SELECT id::INTEGER AS id, price::INTEGER AS price, epoch(updatedAt)::INTEGER AS u FROM read_parquet(${sqlString(join(root, 'snapshot/dt=2026-05-02/*.parquet'))})`,
+    );
     expect(snap.rows).toEqual([
       { id: 1, price: 10, u: 1000 },
       { id: 3, price: 30, u: 1000 },
@@ -38,7 +57,9 @@ describe('tableSink in code', () => {
       { id: 20, price: 200, u: 1000 },
       { id: 100, price: 1000, u: 1000 },
     ]);
-    const changes = await duckdbQuery(`SELECT id::INTEGER AS id, _change, _run_id FROM read_parquet(${sqlString(join(root, 'changes/dt=2026-05-02/*.parquet'))}) ORDER BY id`);
+    const changes = await duckdbQuery(
+      `SELECT id::INTEGER AS id, _change, _run_id FROM read_parquet(${sqlString(join(root, 'changes/dt=2026-05-02/*.parquet'))}) ORDER BY id`,
+    );
     expect(changes.rows).toEqual([
       { id: 5, _change: 'insert', _run_id: 'run-2026-05-02' },
       { id: 7, _change: 'update', _run_id: 'run-2026-05-02' },
@@ -49,7 +70,9 @@ describe('tableSink in code', () => {
       ['incremental', { inserted: 1, updated: 1, deleted: 0, unchanged: 4 }],
     ]);
     // The change file's schema: the record's columns, then _change, _changed_at, _run_id, then _extra.
-    const described = await duckdbQuery(`DESCRIBE SELECT * FROM read_parquet(${sqlString(join(root, 'changes/dt=2026-05-02/*.parquet'))}, hive_partitioning = false)`);
+    const described = await duckdbQuery(
+      `DESCRIBE SELECT * FROM read_parquet(${sqlString(join(root, 'changes/dt=2026-05-02/*.parquet'))}, hive_partitioning = false)`,
+    );
     expect(described.rows.map((r) => `${r.column_name} ${r.column_type}`)).toEqual([
       'id BIGINT',
       'price BIGINT',
@@ -63,16 +86,26 @@ describe('tableSink in code', () => {
 
   it('refuses options naming what does not exist, and records without a key', async () => {
     const dir = await tempDir('table-code-');
-    expect(() => tableSink({ path: 'table', columns, ignoreFields: ['updated_at'] }, testContext({ baseDir: dir }))).toThrow(ConfigError);
-    expect(() => tableSink({ path: 'table', columns, ignoreFields: ['updated_at'] }, testContext({ baseDir: dir }))).toThrow(/ignoreFields names "updated_at", which is not a column/);
-    const failed = await pipeline(randomBatches([{ id: 1 }, { price: 2 }], 1), tableSink({ path: 'table', columns }, testContext({ baseDir: dir }))).then(
+    expect(() =>
+      tableSink({ path: 'table', columns, ignoreFields: ['updated_at'] }, testContext({ baseDir: dir })),
+    ).toThrow(ConfigError);
+    expect(() =>
+      tableSink({ path: 'table', columns, ignoreFields: ['updated_at'] }, testContext({ baseDir: dir })),
+    ).toThrow(/ignoreFields names "updated_at", which is not a column/);
+    const failed = await pipeline(
+      randomBatches([{ id: 1 }, { price: 2 }], 1),
+      tableSink({ path: 'table', columns }, testContext({ baseDir: dir })),
+    ).then(
       () => undefined,
       (e: unknown) => e as Error & { code: string },
     );
     expect(failed?.code).toBe('table.key');
     expect(failed?.message).toContain('record #2 has no usable key at "id"');
     // A state cursor without the table it belongs to: the snapshot would hold only the changed records.
-    const incremental = await pipeline(randomBatches([{ id: 1 }], 1), tableSink({ path: 'other', columns }, testContext({ baseDir: dir, run: { cursor: { previous: 5 } } }))).then(
+    const incremental = await pipeline(
+      randomBatches([{ id: 1 }], 1),
+      tableSink({ path: 'other', columns }, testContext({ baseDir: dir, run: { cursor: { previous: 5 } } })),
+    ).then(
       () => undefined,
       (e: unknown) => e as Error & { code: string },
     );

@@ -24,7 +24,14 @@ export interface Row {
 
 /** What the pipeline keeps of a product, as the model holds it (brands compared as JSON). */
 export function modelRow(p: Record<string, any>): Row & { brands: string } {
-  return { id: p.id, status: p.status, deleted: p.deleted, publicPrice: p.publicPrice, u: p.meta.updatedAt, brands: JSON.stringify(p.brands ?? []) };
+  return {
+    id: p.id,
+    status: p.status,
+    deleted: p.deleted,
+    publicPrice: p.publicPrice,
+    u: p.meta.updatedAt,
+    brands: JSON.stringify(p.brands ?? []),
+  };
 }
 
 export function pipelineYaml(tablePath: string, options: { maxRatio?: number; extraSink?: string } = {}): string {
@@ -95,10 +102,24 @@ export class TableDays {
     return this.runWith(at, opts);
   }
 
-  async runWith(at: Date, opts: { full?: boolean; allowDeletes?: boolean; signal?: AbortSignal } = {}): Promise<RunSummary> {
+  async runWith(
+    at: Date,
+    opts: { full?: boolean; allowDeletes?: boolean; signal?: AbortSignal } = {},
+  ): Promise<RunSummary> {
     const [loaded] = parsePipelines(this.yaml, this.registry, { file: join(this.dir, 'products-table.yml') });
-    const connection = { baseUrl: this.sandbox.url, apiKey: this.sandbox.credentials.apiKey, apiSecret: this.sandbox.credentials.apiSecret };
-    return runPipeline(loaded!, { registry: this.registry, connection, now: () => at, fullRefresh: opts.full ?? false, allowDeletes: opts.allowDeletes ?? false, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const connection = {
+      baseUrl: this.sandbox.url,
+      apiKey: this.sandbox.credentials.apiKey,
+      apiSecret: this.sandbox.credentials.apiSecret,
+    };
+    return runPipeline(loaded!, {
+      registry: this.registry,
+      connection,
+      now: () => at,
+      fullRefresh: opts.full ?? false,
+      allowDeletes: opts.allowDeletes ?? false,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
   }
 
   /** The model after a successful run of this kind (computed from the sandbox, before or after the run: nothing changes during it). */
@@ -106,12 +127,18 @@ export class TableDays {
     if (mode !== 'incremental') return new Map((await this.visible()).map((p) => [p.id as string, modelRow(p)]));
     const next = new Map(this.model);
     const ids = [...this.pending];
-    for (let i = 0; i < ids.length; i += 500) for (const p of await this.visible(ids.slice(i, i + 500))) next.set(p.id, modelRow(p));
+    for (let i = 0; i < ids.length; i += 500)
+      for (const p of await this.visible(ids.slice(i, i + 500))) next.set(p.id, modelRow(p));
     return next;
   }
 
   /** Records a successful run and checks its files with DuckDB; `root` is the table read locally. */
-  async check(root: string, summary: RunSummary, at: Date, next: Map<string, ReturnType<typeof modelRow>>): Promise<void> {
+  async check(
+    root: string,
+    summary: RunSummary,
+    at: Date,
+    next: Map<string, ReturnType<typeof modelRow>>,
+  ): Promise<void> {
     expect(summary.status).toBe('succeeded');
     const manifest = JSON.parse(await readFile(join(root, '_table.json'), 'utf8')) as TableManifest;
     expect(manifest.current).toBe(summary.runId);
@@ -125,7 +152,13 @@ export class TableDays {
     const snap = await duckdbQuery(
       `SELECT id, status, deleted, publicPrice::INTEGER AS publicPrice, epoch(meta_updatedAt)::BIGINT AS u FROM read_parquet(${snapshotGlob}, hive_partitioning = false)`,
     );
-    const got = snap.rows.map((r) => ({ id: r.id, status: r.status, deleted: r.deleted, publicPrice: r.publicPrice, u: Number(r.u) }));
+    const got = snap.rows.map((r) => ({
+      id: r.id,
+      status: r.status,
+      deleted: r.deleted,
+      publicPrice: r.publicPrice,
+      u: Number(r.u),
+    }));
     const want = [...next.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map(({ brands: _b, ...r }) => r);
     expect(got.length).toBe(want.length);
     expect(got).toEqual(want);
@@ -181,10 +214,14 @@ export class TableDays {
       ORDER BY v.i, h.id`);
     for (let i = 0; i < this.versions.length; i++) {
       const got = rows.filter((r) => r.i === i).map((r) => `${r.id} ${r.status} ${r.publicPrice}`);
-      const want = [...this.versions[i]!.model.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((r) => `${r.id} ${r.status} ${r.publicPrice}`);
+      const want = [...this.versions[i]!.model.values()]
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .map((r) => `${r.id} ${r.status} ${r.publicPrice}`);
       expect(got, `as of version ${i} (${this.versions[i]!.at.toISOString()})`).toEqual(want);
     }
-    const current = await duckdbQuery(`${historyViewSql(join(root, 'changes/dt=*/*.parquet'))}; SELECT count(*)::INTEGER AS n FROM products_history WHERE is_current`);
+    const current = await duckdbQuery(
+      `${historyViewSql(join(root, 'changes/dt=*/*.parquet'))}; SELECT count(*)::INTEGER AS n FROM products_history WHERE is_current`,
+    );
     expect(current.rows[0]!.n).toBe(this.model.size);
   }
 }

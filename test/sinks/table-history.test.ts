@@ -53,7 +53,12 @@ describe('table sink: 20 days of history', () => {
       await days.mutate('touch', { count: 1 + Math.floor(rnd() * 6), at });
       await days.mutate('reveal', { count: Math.floor(rnd() * 5), at });
       const statuses = ['active', 'inactive', 'replaced', 'no_selection'];
-      await days.mutate('status', { count: Math.floor(rnd() * 4), status: statuses[Math.floor(rnd() * 4)], ...(rnd() < 0.3 ? { deleted: true } : {}), at });
+      await days.mutate('status', {
+        count: Math.floor(rnd() * 4),
+        status: statuses[Math.floor(rnd() * 4)],
+        ...(rnd() < 0.3 ? { deleted: true } : {}),
+        at,
+      });
       await days.mutate('hide', { count: Math.floor(rnd() * 4), at });
     };
 
@@ -105,11 +110,15 @@ describe('table sink: 20 days of history', () => {
       'first',
       ...Array.from({ length: 19 }, (_, i) => i + 1)
         .filter((d) => d !== FAILED_DAY)
-        .flatMap((d) => (d === RERUN_DAY ? ['incremental', 'incremental'] : [FULL_DAYS.has(d) ? 'full' : 'incremental'])),
+        .flatMap((d) =>
+          d === RERUN_DAY ? ['incremental', 'incremental'] : [FULL_DAYS.has(d) ? 'full' : 'incremental'],
+        ),
     ]);
     // Full days saw the disappearances as deletes; incremental days never inferred one.
     expect(manifest.versions.filter((v: any) => v.mode === 'full').some((v: any) => v.counts.deleted > 0)).toBe(true);
-    expect(manifest.versions.filter((v: any) => v.mode === 'incremental').every((v: any) => v.counts.deleted === 0)).toBe(true);
+    expect(
+      manifest.versions.filter((v: any) => v.mode === 'incremental').every((v: any) => v.counts.deleted === 0),
+    ).toBe(true);
     // Only the current state file is left.
     expect((await readdir(join(root, '_table'))).sort()).toEqual([`state-${manifest.current}.v8.gz`]);
   }, 120_000);

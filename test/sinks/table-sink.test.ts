@@ -59,17 +59,26 @@ describe('table sink: deletes above maxRatio (CLI)', () => {
     expect(await readFile(join(dir, '.state/products-table.json'), 'utf8')).toBe(stateBefore);
     expect(await listAll(root)).toEqual(filesBefore);
 
-    const allowed = await runCli(['run', 'products-table.yml', '--full-refresh', '--allow-deletes', '--quiet'], { cwd: dir, env });
+    const allowed = await runCli(['run', 'products-table.yml', '--full-refresh', '--allow-deletes', '--quiet'], {
+      cwd: dir,
+      env,
+    });
     expect(allowed.code, allowed.stderr).toBe(0);
     const manifest = JSON.parse(await readFile(join(root, '_table.json'), 'utf8'));
     const version = manifest.versions.at(-1);
-    expect(version).toMatchObject({ mode: 'full', rows: 360, counts: { inserted: 0, updated: 0, deleted: 40, unchanged: 360 } });
+    expect(version).toMatchObject({
+      mode: 'full',
+      rows: 360,
+      counts: { inserted: 0, updated: 0, deleted: 40, unchanged: 360 },
+    });
     const deletes = await duckdbQuery(
       `SELECT id FROM read_parquet(${sqlString(join(root, `changes/dt=${version.date}/*-${version.runId}.parquet`))}) WHERE _change = 'delete' ORDER BY id`,
     );
     expect(deletes.rows.map((r) => r.id)).toEqual([...hidden].sort());
     // The same day's earlier snapshot is gone; a glob over the day counts each live key once.
-    const snapshot = await duckdbQuery(`SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS k FROM read_parquet(${sqlString(join(root, 'snapshot/dt=*/*.parquet'))})`);
+    const snapshot = await duckdbQuery(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS k FROM read_parquet(${sqlString(join(root, 'snapshot/dt=*/*.parquet'))})`,
+    );
     expect(snapshot.rows[0]).toEqual({ n: 360, k: 360 });
     // Back for the next tests, updated before any of their (simulated) run times.
     await sandbox.post('/_sandbox/reveal', { ids: hidden, at: Math.floor(dayTime(-5).getTime() / 1000) });
@@ -89,7 +98,10 @@ describe('table sink: a stopped run', () => {
     const controller = new AbortController();
     const running = days.runWith(dayTime(1), { full: true, signal: controller.signal });
     setTimeout(() => controller.abort('SIGTERM'), 150);
-    const err = await running.then(() => undefined, (e: unknown) => e);
+    const err = await running.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await sandbox.post('/_sandbox/faults', {});
     expect(err).toBeInstanceOf(RunFailedError);
     expect((err as RunFailedError).summary.status).toBe('aborted');
@@ -112,12 +124,19 @@ describe('table sink: two runs on one table at once', () => {
   it('the second fails publish.locked before publishing; the first publishes', async () => {
     const dir = await tempDir('table-lock-');
     const a = new TableDays(sandbox, dir, pipelineYaml('lake/products'));
-    const b = new TableDays(sandbox, dir, pipelineYaml('lake/products').replace('.state/products-table.json', '.state/other.json'));
+    const b = new TableDays(
+      sandbox,
+      dir,
+      pipelineYaml('lake/products').replace('.state/products-table.json', '.state/other.json'),
+    );
     await sandbox.post('/_sandbox/faults', { latencyMs: 40 });
     try {
       const first = a.run(dayTime(0));
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const second = await b.run(dayTime(0)).then(() => undefined, (e: unknown) => e);
+      const second = await b.run(dayTime(0)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect((second as RunFailedError).code).toBe('publish.locked');
       expect((second as RunFailedError).message).toContain(join(dir, 'lake/products'));
       const summary = await first;
@@ -127,7 +146,12 @@ describe('table sink: two runs on one table at once', () => {
     }
     const manifest = JSON.parse(await readFile(join(dir, 'lake/products/_table.json'), 'utf8'));
     expect(manifest.versions).toHaveLength(1);
-    expect((await readdir(join(dir, 'lake/products'))).sort()).toEqual(['_table', '_table.json', 'changes', 'snapshot']);
+    expect((await readdir(join(dir, 'lake/products'))).sort()).toEqual([
+      '_table',
+      '_table.json',
+      'changes',
+      'snapshot',
+    ]);
   }, 60_000);
 });
 
@@ -162,12 +186,18 @@ describe('table sink on S3 (s3rver)', () => {
     const days = new TableDays(sandbox, dir, pipelineYaml('s3://lake/tables/products', { maxRatio: 0.02 }));
     await days.write();
     const local = join(dir, 'mirror');
-    const step = async (at: Date, mode: 'first' | 'full' | 'incremental', opts: { full?: boolean; allowDeletes?: boolean } = {}) => {
+    const step = async (
+      at: Date,
+      mode: 'first' | 'full' | 'incremental',
+      opts: { full?: boolean; allowDeletes?: boolean } = {},
+    ) => {
       const next = await days.expectedAfter(mode);
       const summary = await days.run(at, opts);
       await mirror(local);
       await days.check(local, summary, at, next);
-      expect(summary.outputs.every((o) => o.kind === 'object' && o.location.startsWith('s3://lake/tables/products/'))).toBe(true);
+      expect(
+        summary.outputs.every((o) => o.kind === 'object' && o.location.startsWith('s3://lake/tables/products/')),
+      ).toBe(true);
     };
     await step(dayTime(0), 'first');
     await days.mutate('touch', { count: 5, at: Math.floor(dayTime(1, 1).getTime() / 1000) });
@@ -177,18 +207,29 @@ describe('table sink on S3 (s3rver)', () => {
     // 12 of 400 gone: above maxRatio 0.02, refused, nothing of the run left in the bucket.
     await days.mutate('hide', { count: 12, at: Math.floor(dayTime(2, 1).getTime() / 1000) });
     const keysBefore = await mirror(local);
-    const refused = await days.run(dayTime(2), { full: true }).then(() => undefined, (e: unknown) => e);
+    const refused = await days.run(dayTime(2), { full: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((refused as RunFailedError).code).toBe('table.deletes_refused');
     expect(await mirror(local)).toEqual(keysBefore);
     await step(dayTime(2), 'full', { full: true, allowDeletes: true });
     await days.mutate('reveal', { count: 3, at: Math.floor(dayTime(2, 4).getTime() / 1000) });
     // What a killed run uploaded and no _table.json lists goes with the next run.
-    await s3.client.send(new PutObjectCommand({ Bucket: 'lake', Key: 'tables/products/snapshot/dt=2026-01-01/part-00000-killed.parquet', Body: 'x' }));
+    await s3.client.send(
+      new PutObjectCommand({
+        Bucket: 'lake',
+        Key: 'tables/products/snapshot/dt=2026-01-01/part-00000-killed.parquet',
+        Body: 'x',
+      }),
+    );
     await step(dayTime(2, 5), 'incremental');
     const keys = await mirror(local);
     // The day's first snapshot is replaced; one state object; nothing unlisted.
     const manifest = JSON.parse(await readFile(join(local, '_table.json'), 'utf8'));
-    const listed = manifest.versions.flatMap((v: any) => [...v.snapshot, ...v.changes].map((f: any) => `tables/products/${f.path}`));
+    const listed = manifest.versions.flatMap((v: any) =>
+      [...v.snapshot, ...v.changes].map((f: any) => `tables/products/${f.path}`),
+    );
     expect(keys).toEqual([...listed, `tables/products/${manifest.state}`, 'tables/products/_table.json'].sort());
     expect(await s3.listMultipartUploads()).toEqual([]);
   }, 90_000);

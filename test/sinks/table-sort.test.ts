@@ -24,20 +24,23 @@ describe('compareKeys', () => {
 });
 
 describe('ExternalSort', () => {
-  it.each([200, 5_000, 1 << 24])('spilling every %i bytes: each key once, the last arrival, sorted', async (bufferBytes) => {
-    const sort = new ExternalSort(await tempDir('table-sort-'), bufferBytes);
-    const rnd = random(bufferBytes);
-    const last = new Map<Key, Record<string, unknown>>();
-    for (let i = 0; i < 3000; i++) {
-      const k = Math.floor(rnd() * 900);
-      const key: Key = k % 3 === 0 ? k : k % 3 === 1 ? `P${String(k).padStart(7, '0')}` : BigInt(k) * 10n ** 16n;
-      const record = { n: i, code: BigInt(i) * 9007199254740993n, nested: [{ a: i % 7 }], none: null };
-      await sort.add(key, record);
-      last.set(key, record);
-    }
-    const out: Array<{ key: Key; record: Record<string, unknown> }> = [];
-    for await (const entry of sort.sorted()) out.push(entry);
-    expect(out.map((e) => e.key)).toEqual([...last.keys()].sort(compareKeys));
-    for (const { key, record } of out) expect(record).toEqual(last.get(key));
-  });
+  it.each([200, 5_000, 1 << 24])(
+    'spilling every %i bytes: each key once, the last arrival, sorted',
+    async (bufferBytes) => {
+      const sort = new ExternalSort(await tempDir('table-sort-'), bufferBytes);
+      const rnd = random(bufferBytes);
+      const last = new Map<Key, Record<string, unknown>>();
+      for (let i = 0; i < 3000; i++) {
+        const k = Math.floor(rnd() * 900);
+        const key: Key = k % 3 === 0 ? k : k % 3 === 1 ? `P${String(k).padStart(7, '0')}` : BigInt(k) * 10n ** 16n;
+        const record = { n: i, code: BigInt(i) * 9007199254740993n, nested: [{ a: i % 7 }], none: null };
+        await sort.add(key, record);
+        last.set(key, record);
+      }
+      const out: Array<{ key: Key; record: Record<string, unknown> }> = [];
+      for await (const entry of sort.sorted()) out.push(entry);
+      expect(out.map((e) => e.key)).toEqual([...last.keys()].sort(compareKeys));
+      for (const { key, record } of out) expect(record).toEqual(last.get(key));
+    },
+  );
 });

@@ -14,7 +14,11 @@ describe('chunkFilter', () => {
   it('leaves filters without long lists alone', () => {
     const filter = { and: [{ status: 'active' }, { id: ids(1000) }] };
     expect(chunkFilter('products.query', filter)).toEqual({ chunks: [{ filter }], dedupe: false, split: [] });
-    expect(chunkFilter('brands.query', undefined)).toEqual({ chunks: [{ filter: undefined }], dedupe: false, split: [] });
+    expect(chunkFilter('brands.query', undefined)).toEqual({
+      chunks: [{ filter: undefined }],
+      dedupe: false,
+      split: [],
+    });
   });
 
   it('splits a top-level list into chunks of 1000 in order', () => {
@@ -28,9 +32,13 @@ describe('chunkFilter', () => {
   });
 
   it('keeps the rest of the filter in every chunk, flattening nested ands', () => {
-    const plan = chunkFilter('products.query', { and: [{ status: 'active' }, { and: [{ id: ids(1500) }, { not: { brand: 3 } }] }] });
+    const plan = chunkFilter('products.query', {
+      and: [{ status: 'active' }, { and: [{ id: ids(1500) }, { not: { brand: 3 } }] }],
+    });
     expect(plan.chunks).toHaveLength(2);
-    expect(plan.chunks[1]!.filter).toEqual({ and: [{ status: 'active' }, { id: ids(500, 1000) }, { not: { brand: 3 } }] });
+    expect(plan.chunks[1]!.filter).toEqual({
+      and: [{ status: 'active' }, { id: ids(500, 1000) }, { not: { brand: 3 } }],
+    });
   });
 
   it('drops repeated codes before splitting', () => {
@@ -42,14 +50,34 @@ describe('chunkFilter', () => {
   it('splits two long lists into every combination, and dedupes when a field can hold several codes', () => {
     const eans = Array.from({ length: 1200 }, (_, i) => 4_000_000_000_000 + i);
     const plan = chunkFilter('products.query', { and: [{ id: ids(1500) }, { ean: eans }] });
-    expect(plan.chunks.map((c) => c.label)).toEqual(['id chunk 1/2, ean chunk 1/2', 'id chunk 1/2, ean chunk 2/2', 'id chunk 2/2, ean chunk 1/2', 'id chunk 2/2, ean chunk 2/2']);
-    expect(plan.chunks.every((c) => (c.filter as any).and.every((f: any) => (f.id ?? f.ean).length <= 1000))).toBe(true);
+    expect(plan.chunks.map((c) => c.label)).toEqual([
+      'id chunk 1/2, ean chunk 1/2',
+      'id chunk 1/2, ean chunk 2/2',
+      'id chunk 2/2, ean chunk 1/2',
+      'id chunk 2/2, ean chunk 2/2',
+    ]);
+    expect(plan.chunks.every((c) => (c.filter as any).and.every((f: any) => (f.id ?? f.ean).length <= 1000))).toBe(
+      true,
+    );
     expect(plan.dedupe).toBe(true);
     expect(plan.split).toEqual(['id', 'ean']);
   });
 
   it('rejects a long list under or/not with its path', () => {
-    for (const filter of [{ or: [{ status: 'active' }, { id: ids(1001) }] }, { and: [{ not: { ean: Array(1001).fill(1).map((x, i) => x + i) } }] }]) {
+    for (const filter of [
+      { or: [{ status: 'active' }, { id: ids(1001) }] },
+      {
+        and: [
+          {
+            not: {
+              ean: Array(1001)
+                .fill(1)
+                .map((x, i) => x + i),
+            },
+          },
+        ],
+      },
+    ]) {
       const err = (() => {
         try {
           chunkFilter('products.query', filter);
@@ -78,13 +106,19 @@ describe('chunked queries over HTTP', () => {
       const wanted = new Set<number>(req.body.filter.ean);
       const matches = products.filter((p) => p.ean.some((e) => wanted.has(e)));
       const { no, size } = req.body.page;
-      sendJson(res, 200, { meta: { total: matches.length, page: { no, offset: no * size, size } }, results: matches.slice(no * size, (no + 1) * size) });
+      sendJson(res, 200, {
+        meta: { total: matches.length, page: { no, offset: no * size, size } },
+        results: matches.slice(no * size, (no + 1) * size),
+      });
     });
     const events = new RunEvents();
     const infos: any[] = [];
     events.on('info', (e) => infos.push(e));
     client = new CatalogClient({ baseUrl: server.url, apiKey: 'k', apiSecret: 'secret', rateLimit: 0, events });
-    const eans = [...Array.from({ length: 2000 }, (_, k) => 1000 + k), ...Array.from({ length: 400 }, (_, k) => 3000 + k)];
+    const eans = [
+      ...Array.from({ length: 2000 }, (_, k) => 1000 + k),
+      ...Array.from({ length: 400 }, (_, k) => 3000 + k),
+    ];
     const src = productsQuery(client, { filter: { ean: eans } });
     const records = await src.toArray();
     expect(records.map((r) => r.id).sort()).toEqual(products.map((p) => p.id).sort());

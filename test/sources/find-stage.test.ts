@@ -21,7 +21,7 @@ function chunked<T>(items: readonly T[], seed = 7): Readable {
   let state = seed;
   return Readable.from(
     (async function* () {
-      for (let at = 0; at < items.length; ) {
+      for (let at = 0; at < items.length;) {
         state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
         const size = 1 + (state % 7);
         for (const item of items.slice(at, at + size)) yield item;
@@ -74,11 +74,18 @@ describe('products.find and media.find', () => {
     const deadLetter = join(dir, 'not-found.jsonl');
     const ctx = testContext({ stages: [...builtinStages] });
     const records = [{ ref: { media: 3 } }, { ref: { media: 999999 } }, { ref: { media: '7' } }, { ref: { media: 1 } }];
-    const find = findTransform('media.find', h.client, ctx, { idField: 'ref.media', onNotFound: 'dead-letter', deadLetter: { type: 'jsonl', path: deadLetter } });
+    const find = findTransform('media.find', h.client, ctx, {
+      idField: 'ref.media',
+      onNotFound: 'dead-letter',
+      deadLetter: { type: 'jsonl', path: deadLetter },
+    });
     const out = await collect(find, chunked(records, 3));
     expect(out.map((r) => r.id)).toEqual([3, 7, 1]);
     expect(out[1]).toEqual(h.sandbox.dataset.mediaRecord(6));
-    const letters = (await readFile(deadLetter, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const letters = (await readFile(deadLetter, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(letters).toHaveLength(1);
     expect(letters[0]).toMatchObject({ id: 999999, stage: 'media.find', record: { id: 999999 } });
     expect(letters[0].issues[0].message).toBe('/v4/media/find?id=999999 answered 404: no such media');
@@ -90,17 +97,26 @@ describe('products.find and media.find', () => {
     ctx.events.on('warning', (w) => warnings.push(w));
     const find = findTransform('products.find', h.client, ctx);
     expect(await collect(find, chunked(['P0099991', 'P0099992']))).toEqual([]);
-    expect(warnings).toEqual([{ code: 'transform.none_found', message: 'products.find: 2 of 2 ids not found (skip); is /v4/products/find served at CATALOG_BASE_URL?' }]);
+    expect(warnings).toEqual([
+      {
+        code: 'transform.none_found',
+        message: 'products.find: 2 of 2 ids not found (skip); is /v4/products/find served at CATALOG_BASE_URL?',
+      },
+    ]);
   });
 
   it('onNotFound: fail stops at the first id not found, naming it', async () => {
     const find = findTransform('products.find', h.client, testContext(), { onNotFound: 'fail' });
-    await expect(collect(find, chunked(['P0000002', 'P0000404', 'P0012345', 'P0000003']))).rejects.toThrow(/product "P0000404".*answered 404/);
+    await expect(collect(find, chunked(['P0000002', 'P0000404', 'P0012345', 'P0000003']))).rejects.toThrow(
+      /product "P0000404".*answered 404/,
+    );
   });
 
   it('a record without the id field fails the run naming the field', async () => {
     const find = findTransform('products.find', h.client, testContext(), { idField: 'productId' });
-    await expect(collect(find, chunked([{ productId: 'P0000002' }, { other: 1 }]))).rejects.toThrow(/no field "productId"|field "productId"/);
+    await expect(collect(find, chunked([{ productId: 'P0000002' }, { other: 1 }]))).rejects.toThrow(
+      /no field "productId"|field "productId"/,
+    );
   });
 
   it('is registered for pipeline files: media.stream ids enriched into products, read back from Parquet', async () => {
@@ -122,7 +138,8 @@ describe('products.find and media.find', () => {
     );
     const ds = h.sandbox.dataset;
     const expected: string[] = [];
-    for (let m = 0; m < 20; m++) if (ds.mediaRecord(m).kind === 'frontal') expected.push(...(ds.mediaRecord(m).products as string[]));
+    for (let m = 0; m < 20; m++)
+      if (ds.mediaRecord(m).kind === 'frontal') expected.push(...(ds.mediaRecord(m).products as string[]));
     expect(expected.length).toBeGreaterThan(0);
     const { code, stderr } = await runMain(['run', file, '--quiet'], sandboxEnv(h.sandbox as TestSandbox));
     expect(code, stderr).toBe(0);

@@ -21,26 +21,39 @@ type Lines = (n: number) => string[];
 
 /** `count` media lines; the record text has multi-byte characters so chunks split them too. */
 function mediaLines(count: number, total = count): string[] {
-  return Array.from({ length: count }, (_, index) => JSON.stringify({ meta: { total, index }, result: { id: index + 1, caption: `Crème ${index} — ∑ 🌿` } }));
+  return Array.from({ length: count }, (_, index) =>
+    JSON.stringify({ meta: { total, index }, result: { id: index + 1, caption: `Crème ${index} — ∑ 🌿` } }),
+  );
 }
 
 /** Serves `lines(n)` for request n, in random chunks, cut after `cut(n)` bytes when given. */
-async function ndjsonServer(lines: Lines, opts: { cut?: (n: number) => number | undefined; status?: (n: number) => number; seed?: number } = {}) {
+async function ndjsonServer(
+  lines: Lines,
+  opts: { cut?: (n: number) => number | undefined; status?: (n: number) => number; seed?: number } = {},
+) {
   const random = rng(opts.seed ?? 42);
   server = await startTestServer(async (req, res) => {
     const status = opts.status?.(req.n) ?? 200;
     res.writeHead(status, { 'content-type': 'application/x-json-stream' });
     if (status === 204) return void res.end();
-    const text = lines(req.n).map((l) => `${l}\n`).join('');
+    const text = lines(req.n)
+      .map((l) => `${l}\n`)
+      .join('');
     await writeInRandomChunks(res, text, random, { cutAfter: opts.cut?.(req.n) });
   });
   const events = new RunEvents();
-  client = new CatalogClient({ baseUrl: server.url, apiKey: 'k', apiSecret: 'secret', rateLimit: 0, events, retry: { minTimeout: 1, maxTimeout: 2 } });
+  client = new CatalogClient({
+    baseUrl: server.url,
+    apiKey: 'k',
+    apiSecret: 'secret',
+    rateLimit: 0,
+    events,
+    retry: { minTimeout: 1, maxTimeout: 2 },
+  });
   return events;
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-
 
 describe('NDJSON stream source', () => {
   it('reads every line once and in order whatever the chunk boundaries', async () => {
@@ -64,23 +77,26 @@ describe('NDJSON stream source', () => {
     expect(src.total).toBe(0);
   });
 
-  it.each([1, 2, 3, 4, 5])('a stream cut at a random byte (seed %i) is resumed: each record once, in order', async (seed) => {
-    const random = rng(seed * 101);
-    const full = mediaLines(400);
-    const bytes = Buffer.byteLength(full.map((l) => `${l}\n`).join(''));
-    // Two cuts at random places, then a whole stream.
-    const cuts = [Math.floor(random() * bytes), Math.floor(random() * bytes)];
-    const events = await ndjsonServer(() => full, { cut: (n) => cuts[n - 1], seed });
-    const retries: unknown[] = [];
-    events.on('retry', (e) => retries.push(e));
-    const src = mediaStream(client!, {});
-    const records = await src.toArray();
-    expect(records.map((r) => r.id)).toEqual(range(1, 400));
-    expect(src.resumes).toBe(2);
-    expect(retries).toHaveLength(2);
-    expect(server!.requests).toHaveLength(3);
-    expect(new Set(server!.requests.map((r) => JSON.stringify(r.body))).size).toBe(1);
-  });
+  it.each([1, 2, 3, 4, 5])(
+    'a stream cut at a random byte (seed %i) is resumed: each record once, in order',
+    async (seed) => {
+      const random = rng(seed * 101);
+      const full = mediaLines(400);
+      const bytes = Buffer.byteLength(full.map((l) => `${l}\n`).join(''));
+      // Two cuts at random places, then a whole stream.
+      const cuts = [Math.floor(random() * bytes), Math.floor(random() * bytes)];
+      const events = await ndjsonServer(() => full, { cut: (n) => cuts[n - 1], seed });
+      const retries: unknown[] = [];
+      events.on('retry', (e) => retries.push(e));
+      const src = mediaStream(client!, {});
+      const records = await src.toArray();
+      expect(records.map((r) => r.id)).toEqual(range(1, 400));
+      expect(src.resumes).toBe(2);
+      expect(retries).toHaveLength(2);
+      expect(server!.requests).toHaveLength(3);
+      expect(new Set(server!.requests.map((r) => JSON.stringify(r.body))).size).toBe(1);
+    },
+  );
 
   it('gives up after maxResumes cuts in a row without progress', async () => {
     await ndjsonServer(() => mediaLines(50), { cut: () => 30 });
@@ -111,7 +127,10 @@ describe('NDJSON stream source', () => {
   });
 
   it('an error line is a typed error carrying what the service said', async () => {
-    await ndjsonServer(() => [...mediaLines(3, 10), JSON.stringify({ error: { status: 500, code: 'internal_error', message: 'the stream failed' } })]);
+    await ndjsonServer(() => [
+      ...mediaLines(3, 10),
+      JSON.stringify({ error: { status: 500, code: 'internal_error', message: 'the stream failed' } }),
+    ]);
     const err = await failure(mediaStream(client!, {}).toArray());
     expect(err).toBeInstanceOf(StreamProtocolError);
     expect(err.code).toBe('stream.error_line');
@@ -130,10 +149,21 @@ describe('NDJSON stream source', () => {
   it('an index gap, a changing total, a 200 without lines and an over-long line are errors', async () => {
     const cases: [string, Lines, string][] = [
       ['gap', () => mediaLines(10).filter((_, i) => i !== 4), 'stream.index_gap'],
-      ['total', () => mediaLines(10).map((l, i) => (i === 5 ? l.replace('"total":10', '"total":11') : l)), 'stream.total_changed'],
+      [
+        'total',
+        () => mediaLines(10).map((l, i) => (i === 5 ? l.replace('"total":10', '"total":11') : l)),
+        'stream.total_changed',
+      ],
       ['empty', () => [], 'stream.empty'],
       ['shape', () => ['{"meta":{"total":1},"result":{}}'], 'stream.malformed_line'],
-      ['long', () => [...mediaLines(2, 3), JSON.stringify({ meta: { total: 3, index: 2 }, result: { id: 3, blob: 'x'.repeat(5000) } })], 'stream.line_too_long'],
+      [
+        'long',
+        () => [
+          ...mediaLines(2, 3),
+          JSON.stringify({ meta: { total: 3, index: 2 }, result: { id: 3, blob: 'x'.repeat(5000) } }),
+        ],
+        'stream.line_too_long',
+      ],
     ];
     for (const [name, lines, code] of cases) {
       await ndjsonServer(lines);
@@ -158,7 +188,8 @@ describe('NDJSON stream source', () => {
       res.writeHead(200, { 'content-type': 'application/x-json-stream' });
       res.on('close', () => (closed = true));
       for (let i = 0; !res.destroyed && i < 100_000; i++) {
-        if (!res.write(`${mediaLines(1, 100_000)[0]!.replace('"index":0', `"index":${i}`)}\n`)) await new Promise((r) => res.once('drain', r));
+        if (!res.write(`${mediaLines(1, 100_000)[0]!.replace('"index":0', `"index":${i}`)}\n`))
+          await new Promise((r) => res.once('drain', r));
         if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
       }
     });

@@ -18,11 +18,22 @@ afterEach(() => h?.close());
 it('a source at 600/min with 150 ms responses: rate within 5 % of the limit, no 429, exact ids', async () => {
   const answered: number[] = [];
   h = await sandboxHarness(
-    { products: 2_000, seed: 4, rateLimit: 100, rateLimitWindowMs: 10_000, faults: { latencyMs: 1.5 * INTERVAL }, log: () => answered.push(performance.now()) },
+    {
+      products: 2_000,
+      seed: 4,
+      rateLimit: 100,
+      rateLimitWindowMs: 10_000,
+      faults: { latencyMs: 1.5 * INTERVAL },
+      log: () => answered.push(performance.now()),
+    },
     { rateLimit: LIMIT_PER_MINUTE, rateLimitWindowMs: 10_000 },
   );
   const expected = productIdsWithStatus(h.sandbox, 'active');
-  const records = await productsQuery(h.client, { filter: { status: 'active' }, pageSize: 10, concurrency: 3 }).toArray();
+  const records = await productsQuery(h.client, {
+    filter: { status: 'active' },
+    pageSize: 10,
+    concurrency: 3,
+  }).toArray();
   expectSameSequence(
     records.map((r) => r.id),
     expected,

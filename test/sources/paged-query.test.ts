@@ -24,7 +24,10 @@ interface PagedServer {
 }
 
 /** Serves `count` brands `{id}` in pages; `latency(no)` per page; `tamper` may change a page. */
-async function pagedServer(count: number, opts: { latency?: (no: number) => number; tamper?: (no: number, page: any) => any } = {}): Promise<PagedServer> {
+async function pagedServer(
+  count: number,
+  opts: { latency?: (no: number) => number; tamper?: (no: number, page: any) => any } = {},
+): Promise<PagedServer> {
   const state = { inFlight: 0, maxInFlight: 0 };
   server = await startTestServer(async (req, res) => {
     state.inFlight++;
@@ -32,13 +35,20 @@ async function pagedServer(count: number, opts: { latency?: (no: number) => numb
     const { no, size } = req.body.page as { no: number; size: number };
     await sleep(opts.latency?.(no) ?? 0);
     const results = [];
-    for (let i = no * size; i < Math.min(count, (no + 1) * size); i++) results.push({ id: i + 1, name: `brand ${i + 1}` });
+    for (let i = no * size; i < Math.min(count, (no + 1) * size); i++)
+      results.push({ id: i + 1, name: `brand ${i + 1}` });
     let page = { meta: { total: count, page: { no, offset: no * size, size } }, results };
     if (opts.tamper) page = opts.tamper(no, page);
     state.inFlight--;
     sendJson(res, 200, page);
   });
-  client = new CatalogClient({ baseUrl: server.url, apiKey: 'k', apiSecret: 'secret', rateLimit: 0, retry: { minTimeout: 1, maxTimeout: 2 } });
+  client = new CatalogClient({
+    baseUrl: server.url,
+    apiKey: 'k',
+    apiSecret: 'secret',
+    rateLimit: 0,
+    retry: { minTimeout: 1, maxTimeout: 2 },
+  });
   return state;
 }
 
@@ -111,14 +121,23 @@ describe('paged query source', () => {
   });
 
   it('fails with a DataError when a page contradicts its own total (a total that keeps dropping is re-read first)', async () => {
-    await pagedServer(700, { tamper: (no, page) => (no === 2 ? { ...page, meta: { ...page.meta, total: 699 } } : page) });
-    await expect(brandsQuery(client!, { pageSize: 250 }).toArray()).rejects.toMatchObject({ code: 'source.total_mismatch', constructor: DataError });
+    await pagedServer(700, {
+      tamper: (no, page) => (no === 2 ? { ...page, meta: { ...page.meta, total: 699 } } : page),
+    });
+    await expect(brandsQuery(client!, { pageSize: 250 }).toArray()).rejects.toMatchObject({
+      code: 'source.total_mismatch',
+      constructor: DataError,
+    });
     await client!.close();
     await server!.close();
     await pagedServer(700, { tamper: (no, page) => (no === 1 ? { ...page, results: page.results.slice(1) } : page) });
-    const err = await brandsQuery(client!, { pageSize: 250 }).toArray().catch((e) => e);
+    const err = await brandsQuery(client!, { pageSize: 250 })
+      .toArray()
+      .catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
-    expect(err.message).toMatch(/page 1 reported total 700 with 249 records where 250 records were expected: the data changed during the extract; run it again/);
+    expect(err.message).toMatch(
+      /page 1 reported total 700 with 249 records where 250 records were expected: the data changed during the extract; run it again/,
+    );
   });
 
   it('destroying the source or aborting the run stops it promptly, requests included', async () => {
@@ -167,14 +186,24 @@ describe('source stages', () => {
     const registry = new StageRegistry().register(...sourceStages);
     const ctx = testContext();
     ctx.client = client;
-    const src = registry.create<NodeJS.ReadableStream>('source', { type: 'brands.query', filter: { search: 'x' }, pageSize: 50 }, ctx);
+    const src = registry.create<NodeJS.ReadableStream>(
+      'source',
+      { type: 'brands.query', filter: { search: 'x' }, pageSize: 50 },
+      ctx,
+    );
     const out: unknown[] = [];
     for await (const r of src as AsyncIterable<unknown>) out.push(r);
     expect(out).toHaveLength(3);
-    expect(server!.requests[0]!.body).toEqual({ filter: { search: 'x' }, sorting: { id: 'ASC' }, page: { no: 0, size: 50 } });
+    expect(server!.requests[0]!.body).toEqual({
+      filter: { search: 'x' },
+      sorting: { id: 'ASC' },
+      page: { no: 0, size: 50 },
+    });
     expect(() => registry.create('source', { type: 'brands.query', pageSize: 20 }, ctx)).toThrow(/source.pageSize/);
     expect(() => registry.create('source', { type: 'brands.query', pagesize: 50 }, ctx)).toThrow(ConfigError);
-    expect(() => registry.create('source', { type: 'products.query', filter: { status: 'gone' } }, ctx)).toThrow(/source.filter.status: "gone" is not allowed/);
+    expect(() => registry.create('source', { type: 'products.query', filter: { status: 'gone' } }, ctx)).toThrow(
+      /source.filter.status: "gone" is not allowed/,
+    );
     expect(() => registry.create('source', { type: 'products.query' }, ctx)).toThrow(/source.filter/);
     const bare = testContext();
     expect(() => registry.create('source', { type: 'brands.query' }, bare)).toThrow(/needs a CatalogClient/);
@@ -182,9 +211,13 @@ describe('source stages', () => {
 
   it('the code API validates like the pipeline loader and rejects long lists under or/not', async () => {
     await pagedServer(3, {});
-    expect(() => productsQuery(client!, { filter: { status: 'active' }, concurrency: 0 })).toThrow(/products.query.concurrency/);
+    expect(() => productsQuery(client!, { filter: { status: 'active' }, concurrency: 0 })).toThrow(
+      /products.query.concurrency/,
+    );
     const many = Array.from({ length: 1001 }, (_, i) => `P${i}`);
-    expect(() => productsQuery(client!, { filter: { or: [{ id: many }, { status: 'active' }] } })).toThrow(/filter.or\[0\].id: lists 1001 codes inside `or`\/`not`/);
+    expect(() => productsQuery(client!, { filter: { or: [{ id: many }, { status: 'active' }] } })).toThrow(
+      /filter.or\[0\].id: lists 1001 codes inside `or`\/`not`/,
+    );
     // Bad codes are reported at their original position, past the first thousand.
     const bad: unknown[] = Array.from({ length: 2500 }, (_, i) => i);
     bad[1700] = 'x';

@@ -16,7 +16,9 @@ it('a small query: one slice, pages at 250, duration at 100/min', async () => {
   const c = h.newClient({ rateLimit: 100 });
   const p = await plan(c, 'products.query', { filter: { status: 'active' }, pageSize: 100 });
   expect(p.planRequests).toBe(1);
-  expect(p.slices).toEqual([{ label: undefined, filter: { status: 'active' }, total: p.total, requests: Math.ceil(p.total! / 100) }]);
+  expect(p.slices).toEqual([
+    { label: undefined, filter: { status: 'active' }, total: p.total, requests: Math.ceil(p.total! / 100) },
+  ]);
   expect(p.requests).toBe(Math.ceil(p.total! / 100));
   expect(p.estimatedMs).toBe(p.requests * 600);
   expect(p.rateLimit).toBe(100);
@@ -33,11 +35,18 @@ it('reference data and streams', async () => {
   expect(brands).toMatchObject({ total: count, requests: Math.ceil(count / 250), estimatedMs: 0, rateLimit: Infinity });
   const before = h.client.stats.requests;
   const media = await plan(h.client, 'media.stream', { filter: { product: ['P0000001'] } });
-  expect(media).toMatchObject({ slices: [{ filter: { product: ['P0000001'] }, requests: 1 }], total: undefined, requests: 1, planRequests: 0 });
+  expect(media).toMatchObject({
+    slices: [{ filter: { product: ['P0000001'] }, requests: 1 }],
+    total: undefined,
+    requests: 1,
+    planRequests: 0,
+  });
   expect(h.client.stats.requests).toBe(before);
 });
 
 it('rejects bad options and unknown types like the loader does', async () => {
-  await expect(plan(h.client, 'products.query', { filter: { status: 'active' }, pageSize: 7 })).rejects.toThrow(/products.query.pageSize/);
+  await expect(plan(h.client, 'products.query', { filter: { status: 'active' }, pageSize: 7 })).rejects.toThrow(
+    /products.query.pageSize/,
+  );
   await expect(plan(h.client, 'nope.query' as never, {})).rejects.toBeInstanceOf(ConfigError);
 });

@@ -42,34 +42,50 @@ describe('reference sources: paged through a pipeline into Parquet, equal to the
     await ws?.remove();
   });
 
-  it.each(NEW_SOURCES.flatMap((s) => [10, 250].map((pageSize) => ({ ...s, pageSize }))))('$type with pageSize $pageSize', async ({ type, path, pageSize }) => {
-    const unpaged = await sandbox.query<{ id: string | number }>(path, {});
-    expect(unpaged.meta.page).toBeUndefined();
-    expect(unpaged.meta.total).toBe(unpaged.results.length);
-    expect(unpaged.results.length).toBeGreaterThan(type === 'media.query' ? 2000 : 5);
+  it.each(NEW_SOURCES.flatMap((s) => [10, 250].map((pageSize) => ({ ...s, pageSize }))))(
+    '$type with pageSize $pageSize',
+    async ({ type, path, pageSize }) => {
+      const unpaged = await sandbox.query<{ id: string | number }>(path, {});
+      expect(unpaged.meta.page).toBeUndefined();
+      expect(unpaged.meta.total).toBe(unpaged.results.length);
+      expect(unpaged.results.length).toBeGreaterThan(type === 'media.query' ? 2000 : 5);
 
-    const out = join(ws.dir, `out/${type}-${pageSize}.parquet`);
-    const file = join(ws.dir, `${type}-${pageSize}.yml`);
-    await writeFile(file, `name: ${type.replace('.', '-')}\nsource: { type: ${type}, pageSize: ${pageSize} }\nsinks:\n  - { type: parquet, path: ${JSON.stringify(out)} }\n`);
-    const { code, stderr } = await runMain(['run', file, '--quiet'], sandboxEnv(sandbox));
-    expect(code, stderr).toBe(0);
-    const [summary] = stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    expect(summary.pages).toBe(Math.ceil(unpaged.results.length / pageSize));
+      const out = join(ws.dir, `out/${type}-${pageSize}.parquet`);
+      const file = join(ws.dir, `${type}-${pageSize}.yml`);
+      await writeFile(
+        file,
+        `name: ${type.replace('.', '-')}\nsource: { type: ${type}, pageSize: ${pageSize} }\nsinks:\n  - { type: parquet, path: ${JSON.stringify(out)} }\n`,
+      );
+      const { code, stderr } = await runMain(['run', file, '--quiet'], sandboxEnv(sandbox));
+      expect(code, stderr).toBe(0);
+      const [summary] = stderr
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      expect(summary.pages).toBe(Math.ceil(unpaged.results.length / pageSize));
 
-    // The unpaged answer is in the default id order; so is the paged extract, row for row.
-    const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(out)})`);
-    expect(rows.map((r) => String(r.id))).toEqual(unpaged.results.map((r) => String(r.id)));
-  });
+      // The unpaged answer is in the default id order; so is the paged extract, row for row.
+      const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(out)})`);
+      expect(rows.map((r) => String(r.id))).toEqual(unpaged.results.map((r) => String(r.id)));
+    },
+  );
 
   it('public categories read back with the §2.2 fields: integer id, localized name, parent (null on roots), meta', async () => {
     const out = join(ws.dir, 'out/public-categories-fields.parquet');
     const file = join(ws.dir, 'public-categories-fields.yml');
-    await writeFile(file, `name: pc\nsource: { type: public-categories.query }\nsinks:\n  - { type: parquet, path: ${JSON.stringify(out)} }\n`);
+    await writeFile(
+      file,
+      `name: pc\nsource: { type: public-categories.query }\nsinks:\n  - { type: parquet, path: ${JSON.stringify(out)} }\n`,
+    );
     expect((await runMain(['run', file, '--quiet'], sandboxEnv(sandbox))).code).toBe(0);
-    const { rows } = await duckdbQuery(`SELECT count(*) AS n, count(*) FILTER (WHERE parent IS NULL) AS roots, count(*) FILTER (WHERE parent IS NOT NULL AND parent NOT IN (SELECT id FROM read_parquet(${sqlString(out)}))) AS orphans FROM read_parquet(${sqlString(out)})`);
+    const { rows } = await duckdbQuery(
+      `SELECT count(*) AS n, count(*) FILTER (WHERE parent IS NULL) AS roots, count(*) FILTER (WHERE parent IS NOT NULL AND parent NOT IN (SELECT id FROM read_parquet(${sqlString(out)}))) AS orphans FROM read_parquet(${sqlString(out)})`,
+    );
     expect(Number(rows[0]!.roots)).toBeGreaterThan(0);
     expect(Number(rows[0]!.orphans)).toBe(0);
-    const { rows: cols } = await duckdbQuery(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${sqlString(out)}))`);
+    const { rows: cols } = await duckdbQuery(
+      `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${sqlString(out)}))`,
+    );
     const types = Object.fromEntries(cols.map((c) => [c.column_name, c.column_type]));
     expect(types.id).toBe('BIGINT');
     expect(types.parent).toBe('BIGINT');
@@ -92,7 +108,11 @@ describe('reference sources in code', () => {
     const ids = records.map((r) => Number(r.id));
     expect(new Set(ids).size).toBe(all);
     expect(ids.length).toBe(all);
-    expect(h.seen.some((e) => e.name === 'info' && e.payload.code === 'source.slicing' && /^media\.query/.test(e.payload.message))).toBe(true);
+    expect(
+      h.seen.some(
+        (e) => e.name === 'info' && e.payload.code === 'source.slicing' && /^media\.query/.test(e.payload.message),
+      ),
+    ).toBe(true);
   });
 
   it('media.query with a filter under the window pages without slicing, like the stream', async () => {
@@ -108,7 +128,9 @@ describe('reference sources in code', () => {
   it('accepts the empty filter and id; the order follows the id sorting', async () => {
     const all = await drain(colorsQuery(h.client, { filter: {} as never }));
     expect(all.length).toBeGreaterThan(2);
-    const some = await drain(colorsQuery(h.client, { filter: { id: [all[2]!.id, all[0]!.id] }, sorting: { id: 'DESC' } }));
+    const some = await drain(
+      colorsQuery(h.client, { filter: { id: [all[2]!.id, all[0]!.id] }, sorting: { id: 'DESC' } }),
+    );
     expect(some.map((r) => r.id)).toEqual([all[2]!.id, all[0]!.id]);
     const cats = await drain(publicCategoriesQuery(h.client, { filter: { not: { id: 1 } } }));
     expect(cats.map((r) => r.id)).not.toContain(1);
@@ -116,8 +138,16 @@ describe('reference sources in code', () => {
   });
 
   it.each([
-    ['public-categories.query', () => publicCategoriesQuery(h.client, { filter: { parent: 1 } as never }), 'filter.parent'],
-    ['dietary-restrictions.query', () => dietaryRestrictionsQuery(h.client, { filter: { search: 'vegan' } as never }), 'filter.search'],
+    [
+      'public-categories.query',
+      () => publicCategoriesQuery(h.client, { filter: { parent: 1 } as never }),
+      'filter.parent',
+    ],
+    [
+      'dietary-restrictions.query',
+      () => dietaryRestrictionsQuery(h.client, { filter: { search: 'vegan' } as never }),
+      'filter.search',
+    ],
     ['colors.query', () => colorsQuery(h.client, { sorting: { name: 'ASC' } as never }), 'sorting.name'],
   ])('%s refuses a filter or sorting the documentation does not show, saying so', (endpoint, make, path) => {
     let error: unknown;
@@ -135,7 +165,9 @@ describe('reference sources in code', () => {
 
   it('the client refuses such a request before sending it', async () => {
     const before = h.client.stats.requests;
-    await expect(h.client.query('colors.query', { filter: { name: 'Blue' } } as never)).rejects.toThrow(/does not show its filters or sortings/);
+    await expect(h.client.query('colors.query', { filter: { name: 'Blue' } } as never)).rejects.toThrow(
+      /does not show its filters or sortings/,
+    );
     expect(h.client.stats.requests).toBe(before);
   });
 
@@ -155,19 +187,34 @@ describe('media.query against a service that refuses slicing', () => {
       const body = req.body as { sorting?: Record<string, unknown>; page?: { no: number; size: number } };
       if (body.sorting && 'createdAt' in body.sorting) {
         res.writeHead(422, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { status: 422, code: 'validation_failed', message: 'unknown sorting createdAt' } }));
+        res.end(
+          JSON.stringify({ error: { status: 422, code: 'validation_failed', message: 'unknown sorting createdAt' } }),
+        );
         return;
       }
       const size = body.page?.size ?? 100;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ meta: { total: 10000, page: { no: 0, offset: 0, size } }, results: Array.from({ length: size }, (_, i) => ({ id: i + 1 })) }));
+      res.end(
+        JSON.stringify({
+          meta: { total: 10000, page: { no: 0, offset: 0, size } },
+          results: Array.from({ length: size }, (_, i) => ({ id: i + 1 })),
+        }),
+      );
     });
-    const client = new CatalogClient({ baseUrl: server.url, apiKey: 'key-1234', apiSecret: 'secret-1234', rateLimit: 0, retry: { minTimeout: 1, maxTimeout: 2 } });
+    const client = new CatalogClient({
+      baseUrl: server.url,
+      apiKey: 'key-1234',
+      apiSecret: 'secret-1234',
+      rateLimit: 0,
+      retry: { minTimeout: 1, maxTimeout: 2 },
+    });
     try {
       const error = await drain(mediaQuery(client)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(DataError);
       expect((error as Error & { code: string }).code).toBe('source.unsliceable');
-      expect((error as Error).message).toMatch(/^media\.query: 10000 or more matches.*refused the createdAt sorting.*\(422: .*use media\.stream/);
+      expect((error as Error).message).toMatch(
+        /^media\.query: 10000 or more matches.*refused the createdAt sorting.*\(422: .*use media\.stream/,
+      );
     } finally {
       await client.close();
       await server.close();

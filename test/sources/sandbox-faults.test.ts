@@ -47,7 +47,11 @@ describe('products.query under faults', () => {
 
   it('added latency with jitter: pages come back out of order, records do not', async () => {
     h.sandbox.setFaults({ latencyMs: 5, latencyJitterMs: 60 });
-    const records = await productsQuery(h.client, { filter: { status: 'active' }, pageSize: 50, concurrency: 4 }).toArray();
+    const records = await productsQuery(h.client, {
+      filter: { status: 'active' },
+      pageSize: 50,
+      concurrency: 4,
+    }).toArray();
     expectSameSequence(ids(records), active);
   });
 
@@ -92,7 +96,9 @@ describe('streams under faults', () => {
 
   it('an error line: a typed error with the service message', async () => {
     h.sandbox.setFaults({ errorLine: { atIndex: 300 } });
-    const err: any = await mediaStream(h.client, {}).toArray().catch((e) => e);
+    const err: any = await mediaStream(h.client, {})
+      .toArray()
+      .catch((e) => e);
     expect(err).toBeInstanceOf(StreamProtocolError);
     expect(err.code).toBe('stream.error_line');
     expect(err.index).toBe(300);
@@ -102,7 +108,9 @@ describe('streams under faults', () => {
   it('a stream short on every request (clean end before total): resumed, then an error naming the index', async () => {
     h.sandbox.setFaults({ shortStream: { dropLast: 3, times: Infinity } });
     const total = h.sandbox.dataset.mediaCount;
-    const err: any = await mediaStream(h.client, { maxResumes: 1 }).toArray().catch((e) => e);
+    const err: any = await mediaStream(h.client, { maxResumes: 1 })
+      .toArray()
+      .catch((e) => e);
     expect(err).toBeInstanceOf(StreamProtocolError);
     expect(err.code).toBe('stream.short');
     expect(err.index).toBe(total - 3);

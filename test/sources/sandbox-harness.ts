@@ -15,11 +15,15 @@ export interface SandboxHarness {
   close(): Promise<void>;
 }
 
-export async function sandboxHarness(options: SandboxOptions = {}, clientOptions: Partial<CatalogClientOptions> = {}): Promise<SandboxHarness> {
+export async function sandboxHarness(
+  options: SandboxOptions = {},
+  clientOptions: Partial<CatalogClientOptions> = {},
+): Promise<SandboxHarness> {
   const sandbox = await startTestSandbox(options);
   const events = new RunEvents();
   const seen: { name: string; payload: any }[] = [];
-  for (const name of ['request', 'retry', 'throttle', 'total', 'page', 'info', 'warning'] as const) events.on(name, (payload: unknown) => seen.push({ name, payload }));
+  for (const name of ['request', 'retry', 'throttle', 'total', 'page', 'info', 'warning'] as const)
+    events.on(name, (payload: unknown) => seen.push({ name, payload }));
   const clients: CatalogClient[] = [];
   const newClient = (extra: Partial<CatalogClientOptions> = {}) => {
     const c = new CatalogClient({
@@ -65,6 +69,7 @@ export function allProductIds(sandbox: Sandbox): string[] {
 export function expectSameSequence(actual: unknown[], expected: unknown[]): void {
   if (actual.length !== expected.length) throw new Error(`expected ${expected.length} records, got ${actual.length}`);
   for (let i = 0; i < expected.length; i++) {
-    if (actual[i] !== expected[i]) throw new Error(`record ${i}: expected ${String(expected[i])}, got ${String(actual[i])}`);
+    if (actual[i] !== expected[i])
+      throw new Error(`record ${i}: expected ${String(expected[i])}, got ${String(actual[i])}`);
   }
 }

@@ -23,11 +23,20 @@ function memoryFetcher(createdAt: number[]) {
       else if (f?.createdAt) windows.push(f.createdAt);
     };
     collect(body.filter);
-    let ids = createdAt.map((t, i) => ({ id: i, t })).filter((p) => windows.every((w) => p.t >= w.from && p.t <= w.until));
+    let ids = createdAt
+      .map((t, i) => ({ id: i, t }))
+      .filter((p) => windows.every((w) => p.t >= w.from && p.t <= w.until));
     const sort = body.sorting as { createdAt?: 'ASC' | 'DESC' } | undefined;
     if (sort?.createdAt) ids = ids.sort((a, b) => (sort.createdAt === 'ASC' ? a.t - b.t : b.t - a.t) || a.id - b.id);
-    const results = ids.slice(no * size, (no + 1) * size).map((p) => ({ id: p.id, meta: { createdAt: p.t, updatedAt: p.t } }));
-    return { meta: { total: Math.min(ids.length, MAX_REACHABLE_RESULTS), page: { no, offset: no * size, size } }, length: results.length, record: (i) => results[i]!, release: () => {} };
+    const results = ids
+      .slice(no * size, (no + 1) * size)
+      .map((p) => ({ id: p.id, meta: { createdAt: p.t, updatedAt: p.t } }));
+    return {
+      meta: { total: Math.min(ids.length, MAX_REACHABLE_RESULTS), page: { no, offset: no * size, size } },
+      length: results.length,
+      record: (i) => results[i]!,
+      release: () => {},
+    };
   };
   return { fetchPage, calls };
 }
@@ -36,11 +45,21 @@ describe('createdAt windows', () => {
   it('products on the instant where one window ends and the next begins each land in exactly one window', async () => {
     // 0..199: 9000 products at 99 (the first window is [0, 99]: its last second),
     // 5000 at 100 (the next window's first second), 1000 spread evenly.
-    const createdAt = [...Array(9000).fill(99), ...Array(5000).fill(100), ...Array.from({ length: 1000 }, (_, i) => Math.floor(i / 5))];
+    const createdAt = [
+      ...Array(9000).fill(99),
+      ...Array(5000).fill(100),
+      ...Array.from({ length: 1000 }, (_, i) => Math.floor(i / 5)),
+    ];
     const { fetchPage } = memoryFetcher(createdAt);
     const stats: SliceStats = { wastedProbes: 0, windows: 0 };
     const windows = [];
-    for await (const w of createdAtWindows({ body: { filter: { status: 'active' }, sorting: { id: 'ASC' } }, probeSize: 250, fetchPage, endpoint: 'products.query', stats })) {
+    for await (const w of createdAtWindows({
+      body: { filter: { status: 'active' }, sorting: { id: 'ASC' } },
+      probeSize: 250,
+      fetchPage,
+      endpoint: 'products.query',
+      stats,
+    })) {
       windows.push({ label: w.label, total: w.firstPage.meta.total, filter: w.body.filter, last: w.last });
     }
     expect(windows[0]).toEqual({
@@ -62,7 +81,13 @@ describe('createdAt windows', () => {
     const { fetchPage, calls } = memoryFetcher(createdAt);
     const stats: SliceStats = { wastedProbes: 0, windows: 0 };
     let total = 0;
-    for await (const w of createdAtWindows({ body: { sorting: { id: 'ASC' } }, probeSize: 250, fetchPage, endpoint: 'products.query', stats })) {
+    for await (const w of createdAtWindows({
+      body: { sorting: { id: 'ASC' } },
+      probeSize: 250,
+      fetchPage,
+      endpoint: 'products.query',
+      stats,
+    })) {
       expect(w.firstPage.meta.total).toBeLessThan(MAX_REACHABLE_RESULTS);
       total += w.firstPage.meta.total;
     }
@@ -130,7 +155,8 @@ describe('products.query on a 30,000-product sandbox', () => {
     const ds = h.sandbox.dataset;
     for (const bulk of ds.bulkImports) {
       const wrong = [];
-      for (let i = bulk.start; i < bulk.start + bulk.size; i++) if (createdAtOf.get(ds.productId(i)) !== ds.createdAt[i]) wrong.push(i);
+      for (let i = bulk.start; i < bulk.start + bulk.size; i++)
+        if (createdAtOf.get(ds.productId(i)) !== ds.createdAt[i]) wrong.push(i);
       expect(wrong).toEqual([]);
     }
     const big = ds.bulkImports.find((b) => b.size === BULK)!;
@@ -165,7 +191,9 @@ describe('products.query on a 30,000-product sandbox', () => {
     const records = await src.toArray();
     expect(records.length).toBe(2_500);
     expect(new Set(records.map((r) => r.id))).toEqual(picked);
-    expect(new Set(records.map((r) => originOf(r)!.slice))).toEqual(new Set(['id chunk 1/3', 'id chunk 2/3', 'id chunk 3/3']));
+    expect(new Set(records.map((r) => originOf(r)!.slice))).toEqual(
+      new Set(['id chunk 1/3', 'id chunk 2/3', 'id chunk 3/3']),
+    );
     expect((h.sandbox.stats.byEndpoint['products.query']?.[200] ?? 0) - before).toBe(4 + 4 + 2);
     expect(src.total).toBe(2_500);
 
@@ -224,7 +252,10 @@ describe('products.query against a sandbox with a smaller result window (client 
     expect(delivered.length).toBe(3_000);
     expect([...delivered].sort()).toEqual(allProductIds(h.sandbox));
     expect(windows.size).toBeGreaterThanOrEqual(8);
-    const planned = await plan(h.newClient({ resultWindow: 400 }), 'products.query', { filter: { createdAt: { from: 0 } }, pageSize: 100 });
+    const planned = await plan(h.newClient({ resultWindow: 400 }), 'products.query', {
+      filter: { createdAt: { from: 0 } },
+      pageSize: 100,
+    });
     expect(planned.requests).toBe(requests);
     // The sandbox's meta.total says 400 (its cap): a client assuming the spec's 10000 takes that as the whole answer.
     const unaware = h.newClient({ resultWindow: MAX_REACHABLE_RESULTS });
@@ -234,6 +265,8 @@ describe('products.query against a sandbox with a smaller result window (client 
   });
 
   it('the client refuses a window past the spec cap', () => {
-    expect(() => h.newClient({ resultWindow: 20_000 })).toThrow('resultWindow must be an integer from 1 to 10000, got 20000');
+    expect(() => h.newClient({ resultWindow: 20_000 })).toThrow(
+      'resultWindow must be an integer from 1 to 10000, got 20000',
+    );
   });
 });

@@ -35,7 +35,10 @@ const records = () => [
 
 describe('custom stage (user module)', () => {
   it('loads the module relative to baseDir and calls its default export as a map', async () => {
-    const stage = customStage.create(customStage.options.parse({ module: './my-transform.mjs', options: { tag: 'x' } }), context({ baseDir: dir }));
+    const stage = customStage.create(
+      customStage.options.parse({ module: './my-transform.mjs', options: { tag: 'x' } }),
+      context({ baseDir: dir }),
+    );
     const out = await run(records(), stage);
     expect(out.map((r) => [r.id, r.tag, r.stage, r.run])).toEqual([
       [1, 'x', 'custom(./my-transform.mjs)', 'test'],
@@ -46,9 +49,15 @@ describe('custom stage (user module)', () => {
   });
 
   it('runs a named async filter in order, and a flat-map', async () => {
-    const kept = await run(records(), custom({ module: './my-transform.mjs', export: 'slowFilter', kind: 'filter' }, context({ baseDir: dir })));
+    const kept = await run(
+      records(),
+      custom({ module: './my-transform.mjs', export: 'slowFilter', kind: 'filter' }, context({ baseDir: dir })),
+    );
     expect(kept.map((r) => r.id)).toEqual([1, 3]);
-    const photos = await run(records(), custom({ module: join(dir, 'my-transform.mjs'), export: 'perPhoto', kind: 'flat-map' }, context()));
+    const photos = await run(
+      records(),
+      custom({ module: join(dir, 'my-transform.mjs'), export: 'perPhoto', kind: 'flat-map' }, context()),
+    );
     expect(photos.map((r) => [r.id, r.i, r.a])).toEqual([
       [1, 0, 1],
       [1, 1, 2],
@@ -58,7 +67,10 @@ describe('custom stage (user module)', () => {
 
   it('loads its module inside a fused chain too', async () => {
     const ctx = context({ baseDir: dir });
-    const stages = [custom({ module: './my-transform.mjs', export: 'slowFilter', kind: 'filter' }, ctx), custom({ module: './my-transform.mjs', options: { tag: 'y' } }, ctx)];
+    const stages = [
+      custom({ module: './my-transform.mjs', export: 'slowFilter', kind: 'filter' }, ctx),
+      custom({ module: './my-transform.mjs', options: { tag: 'y' } }, ctx),
+    ];
     const out = await run(records(), RecordTransform.fuse(stages));
     expect(out.map((r) => [r.id, r.tag])).toEqual([
       [1, 'y'],
@@ -70,9 +82,16 @@ describe('custom stage (user module)', () => {
   it('says clearly when the module or the export is wrong', async () => {
     const missing = await run(records(), custom({ module: './nope.mjs' }, context({ baseDir: dir }))).catch((e) => e);
     expect(missing).toBeInstanceOf(ConfigError);
-    expect(missing.message).toBe(`custom: module "./nope.mjs" not found (looked for ${join(dir, 'nope.mjs')}, relative to ${dir})`);
-    const notFn = await run(records(), custom({ module: './my-transform.mjs', export: 'notAFunction' }, context({ baseDir: dir }))).catch((e) => e);
-    expect(notFn.message).toBe('custom: module "./my-transform.mjs" has no function export "notAFunction" (it is number); its function exports: default, perPhoto, slowFilter');
+    expect(missing.message).toBe(
+      `custom: module "./nope.mjs" not found (looked for ${join(dir, 'nope.mjs')}, relative to ${dir})`,
+    );
+    const notFn = await run(
+      records(),
+      custom({ module: './my-transform.mjs', export: 'notAFunction' }, context({ baseDir: dir })),
+    ).catch((e) => e);
+    expect(notFn.message).toBe(
+      'custom: module "./my-transform.mjs" has no function export "notAFunction" (it is number); its function exports: default, perPhoto, slowFilter',
+    );
     const broken = await run(records(), custom({ module: './broken.mjs' }, context({ baseDir: dir }))).catch((e) => e);
     expect(broken.message).toMatch(/^custom: module "\.\/broken\.mjs" failed to load: /);
     // a config error even when no record arrives
@@ -82,7 +101,10 @@ describe('custom stage (user module)', () => {
 
 describe('map / filter / flatMap in code', () => {
   it('map: sync and async, null drops, order kept', async () => {
-    const out = await run(records(), map(async (r: any) => (r.keep ? { id: r.id * 10 } : null)));
+    const out = await run(
+      records(),
+      map(async (r: any) => (r.keep ? { id: r.id * 10 } : null)),
+    );
     expect(out.map((r) => r.id)).toEqual([10, 30]);
     expect(originOf(out[1])).toEqual({ endpoint: 'products.query', index: 2 });
     const sync = map((r: any) => ({ ...r, x: 1 }));
@@ -91,7 +113,14 @@ describe('map / filter / flatMap in code', () => {
   });
 
   it('filter and flatMap', async () => {
-    expect((await run(records(), filter((r: any) => r.id !== 2))).map((r) => r.id)).toEqual([1, 3]);
+    expect(
+      (
+        await run(
+          records(),
+          filter((r: any) => r.id !== 2),
+        )
+      ).map((r) => r.id),
+    ).toEqual([1, 3]);
     const fm = flatMap(async (r: any) => (r.id === 1 ? [{ n: 1 }, { n: 2 }] : r.id === 2 ? { n: 3 } : null));
     expect((await run(records(), fm)).map((r) => r.n)).toEqual([1, 2, 3]);
     expect(fm.stats).toMatchObject({ in: 3, out: 3, dropped: 1 });
@@ -100,14 +129,24 @@ describe('map / filter / flatMap in code', () => {
   it('enforces the contract of each kind', async () => {
     const list = await run(records(), map((() => [{}]) as never)).catch((e) => e);
     expect(list).toBeInstanceOf(DataError);
-    expect(list.message).toBe('map: the map function must return a record (a plain object), or null to drop it, but returned a list for record 1 (use kind: flat-map to emit several records)');
+    expect(list.message).toBe(
+      'map: the map function must return a record (a plain object), or null to drop it, but returned a list for record 1 (use kind: flat-map to emit several records)',
+    );
     const bool = await run(records(), map((() => true) as never)).catch((e) => e);
     expect(bool.message).toMatch(/use kind: filter/);
-    const nested = await run(records(), flatMap(() => [[{}]] as never)).catch((e) => e);
-    expect(nested.message).toMatch(/^flat-map: the flat-map function must return a list of records \(plain objects\), but returned a list/);
-    const thrown = await run(records(), map(() => {
-      throw new Error('user bug');
-    })).catch((e) => e);
+    const nested = await run(
+      records(),
+      flatMap(() => [[{}]] as never),
+    ).catch((e) => e);
+    expect(nested.message).toMatch(
+      /^flat-map: the flat-map function must return a list of records \(plain objects\), but returned a list/,
+    );
+    const thrown = await run(
+      records(),
+      map(() => {
+        throw new Error('user bug');
+      }),
+    ).catch((e) => e);
     expect(thrown.message).toBe('user bug');
   });
 

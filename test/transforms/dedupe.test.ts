@@ -34,7 +34,9 @@ describe('dedupe', () => {
 
   it('refuses a key path into a list, and counts an object value as no key (it would never match)', async () => {
     expect(() => dedupe({ key: 'brands[].id' }, context())).toThrow('dedupe: key: "brands[].id" reaches into a list');
-    expect(() => dedupe({ key: ['id', 'photos[].url'] }, context())).toThrow('dedupe: key[1]: "photos[].url" reaches into a list');
+    expect(() => dedupe({ key: ['id', 'photos[].url'] }, context())).toThrow(
+      'dedupe: key[1]: "photos[].url" reaches into a list',
+    );
     const input = [{ meta: { a: 1 } }, { meta: { a: 1 } }, { id: 'A', meta: { a: 1 } }];
     const single = dedupe({ key: 'meta' }, context());
     expect(await run(input, single)).toEqual(input);

@@ -6,7 +6,10 @@ import { context, fixture, run } from './support.js';
 describe('drop', () => {
   it('removes top-level and nested fields without touching the input', async () => {
     const input = fixture<any[]>('products.json').map((p, i) => setOrigin(p, { endpoint: 'products.query', index: i }));
-    const out = await run(input, drop({ fields: ['embedUrl', 'meta.createdAt', 'photos[].organizations', 'brands[].meta', 'ean[]'] }, context()));
+    const out = await run(
+      input,
+      drop({ fields: ['embedUrl', 'meta.createdAt', 'photos[].organizations', 'brands[].meta', 'ean[]'] }, context()),
+    );
     expect(out[0]).not.toHaveProperty('ean');
     expect(out[0].meta).toEqual({ updatedAt: 1700000000 });
     expect(out[0].photos[0]).not.toHaveProperty('organizations');

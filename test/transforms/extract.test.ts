@@ -21,7 +21,13 @@ describe('extract', () => {
         context(),
       ),
     );
-    expect(out[0]).toMatchObject({ brand_ids: [11], supplier: 'Leverancier BV', supplier_names: ['Leverancier BV'], updated: 1700000000, first_photo_type: 'packshot' });
+    expect(out[0]).toMatchObject({
+      brand_ids: [11],
+      supplier: 'Leverancier BV',
+      supplier_names: ['Leverancier BV'],
+      updated: 1700000000,
+      first_photo_type: 'packshot',
+    });
     expect(out[1]).toMatchObject({ brand_ids: [], supplier: null, supplier_names: [], first_photo_type: null });
     expect(out[3].brand_ids).toEqual([12, 13]);
     // the record keeps its fields
@@ -38,20 +44,29 @@ describe('extract', () => {
       { id: 'B', brand: 'mine', brands: [] },
       { id: 'C', brands: [{ id: 3 }] },
     ];
-    const out = await run(input, extract({ columns: { brand: { path: 'brands[].id', first: true }, other: 'id' } }, ctx));
+    const out = await run(
+      input,
+      extract({ columns: { brand: { path: 'brands[].id', first: true }, other: 'id' } }, ctx),
+    );
     expect(out.map((r) => r.brand)).toEqual([1, null, 3]);
     expect(warnings).toEqual([
       {
         code: 'extract.replaces_field',
-        message: 'extract: column "brand" replaces the record\'s own field "brand" (first on record "A"); name the column differently to keep both',
+        message:
+          'extract: column "brand" replaces the record\'s own field "brand" (first on record "A"); name the column differently to keep both',
       },
     ]);
   });
 
   it('omits missing values with missing: omit, and checks paths early', async () => {
-    const [p2] = await run([fixture<any[]>('products.json')[1]], extract({ columns: { w: 'weightWithUnit.value' }, missing: 'omit' }, context()));
+    const [p2] = await run(
+      [fixture<any[]>('products.json')[1]],
+      extract({ columns: { w: 'weightWithUnit.value' }, missing: 'omit' }, context()),
+    );
     expect(p2).not.toHaveProperty('w');
-    expect(() => extract({ columns: { x: 'brands[' } }, context())).toThrow(/columns\.x: invalid field path "brands\["/);
+    expect(() => extract({ columns: { x: 'brands[' } }, context())).toThrow(
+      /columns\.x: invalid field path "brands\["/,
+    );
     expect(extractStage.options.safeParse({ columns: { x: { path: 'a', frist: true } } }).success).toBe(false);
   });
 });

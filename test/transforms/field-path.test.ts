@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { buildPathTree, compileGetter, parseFieldPath, rewriteAtPaths, shallowCopy } from '../../src/core/field-path.js';
+import {
+  buildPathTree,
+  compileGetter,
+  parseFieldPath,
+  rewriteAtPaths,
+  shallowCopy,
+} from '../../src/core/field-path.js';
 import { fixture } from './support.js';
 
 const p1 = () => fixture<any[]>('products.json')[0];
@@ -18,7 +24,9 @@ describe('field paths', () => {
     for (const bad of ['', '.a', 'a.', 'a..b', '[]', 'a[', 'a]b', 'a[x]', 'a[]b']) {
       expect(() => parseFieldPath(bad, 'fields[0]'), bad).toThrow(ConfigError);
     }
-    expect(() => parseFieldPath('a..b', 'fields[3]')).toThrow('fields[3]: invalid field path "a..b": empty field name at 2');
+    expect(() => parseFieldPath('a..b', 'fields[3]')).toThrow(
+      'fields[3]: invalid field path "a..b": empty field name at 2',
+    );
   });
 
   it('read values, lists of values and selected elements', () => {
@@ -45,10 +53,15 @@ describe('field paths', () => {
       [parseFieldPath('absent'), 'A'],
     ]);
     const seen: string[] = [];
-    const out = rewriteAtPaths(p, tree, (o, key, value, leaf) => {
-      seen.push(`${key}:${leaf}`);
-      o[`${key}_x`] = value === undefined ? null : leaf;
-    }, true);
+    const out = rewriteAtPaths(
+      p,
+      tree,
+      (o, key, value, leaf) => {
+        seen.push(`${key}:${leaf}`);
+        o[`${key}_x`] = value === undefined ? null : leaf;
+      },
+      true,
+    );
     expect(seen).toEqual(['name:N', 'name:O', 'absent:A']);
     expect(out).toMatchObject({ name_x: 'N', absent_x: null });
     expect(out.photos).not.toBe(p.photos);
@@ -56,7 +69,12 @@ describe('field paths', () => {
     expect((out.photos as any)[1]).not.toBe(p.photos[1]);
     expect(out.brands).toBe(p.brands);
     expect(p.name).toEqual({ en: 'Vitamin C 500 mg', nl: 'Vitamine C 500 mg', fr: 'Vitamine C 500 mg' });
-    expect(() => buildPathTree([[parseFieldPath('a[].b'), 1], [parseFieldPath('a.c'), 2]])).toThrow(/both as a list and as an object/);
+    expect(() =>
+      buildPathTree([
+        [parseFieldPath('a[].b'), 1],
+        [parseFieldPath('a.c'), 2],
+      ]),
+    ).toThrow(/both as a list and as an object/);
     expect(() => buildPathTree([[parseFieldPath('a[type=x].b'), 1]])).toThrow(/only field names and \[\]/);
   });
 });
@@ -65,7 +83,10 @@ describe('shallowCopy', () => {
   it('copies like object spread: key order, symbols (the origin), an own __proto__ key, without sharing the object', () => {
     const origin = Symbol.for('catalog-streams.origin');
     const hidden = Symbol('hidden');
-    const src = JSON.parse('{"b":1,"a":{"x":2},"2":"two","__proto__":{"polluted":true}}') as Record<string | symbol, unknown>;
+    const src = JSON.parse('{"b":1,"a":{"x":2},"2":"two","__proto__":{"polluted":true}}') as Record<
+      string | symbol,
+      unknown
+    >;
     src[origin] = { endpoint: 'products.query', page: 1 };
     Object.defineProperty(src, hidden, { value: 'no', enumerable: false });
     const copy = shallowCopy(src);

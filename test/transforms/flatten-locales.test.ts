@@ -9,21 +9,38 @@ const products = () => fixture<any[]>('products.json');
 describe('flatten-locales', () => {
   it('writes one column per locale in place of the localized object, null where a locale is missing', async () => {
     const [p1, p2, p3] = await run(products(), flattenLocales({ locales: ['en', 'nl', 'fr'] }, context()));
-    expect(p1).toMatchObject({ name_en: 'Vitamin C 500 mg', name_nl: 'Vitamine C 500 mg', name_fr: 'Vitamine C 500 mg' });
+    expect(p1).toMatchObject({
+      name_en: 'Vitamin C 500 mg',
+      name_nl: 'Vitamine C 500 mg',
+      name_fr: 'Vitamine C 500 mg',
+    });
     expect(p1).not.toHaveProperty('name');
     expect(p1).toMatchObject({ seoName_en: 'vitamin-c-500-mg', seoName_nl: 'vitamine-c-500-mg', seoName_fr: null });
     // a product with only a French name, and no seoName at all: every column exists
-    expect(p2).toMatchObject({ name_en: null, name_nl: null, name_fr: "Crème hydratante à l'aloe — 50 ml ✓", seoName_en: null, seoName_nl: null, seoName_fr: null });
+    expect(p2).toMatchObject({
+      name_en: null,
+      name_nl: null,
+      name_fr: "Crème hydratante à l'aloe — 50 ml ✓",
+      seoName_en: null,
+      seoName_nl: null,
+      seoName_fr: null,
+    });
     // Unicode passes untouched
     expect(p3.name_en).toBe('Δ8-THC tincture 🌿');
     // the columns take the localized field's position
     const keys = Object.keys(p1);
-    expect(keys.slice(keys.indexOf('status') + 1, keys.indexOf('status') + 4)).toEqual(['name_en', 'name_nl', 'name_fr']);
+    expect(keys.slice(keys.indexOf('status') + 1, keys.indexOf('status') + 4)).toEqual([
+      'name_en',
+      'name_nl',
+      'name_fr',
+    ]);
   });
 
   it('rewrites localized fields inside lists element by element', async () => {
     const [p1, , , p4] = await run(products(), flattenLocales({ locales: ['en', 'nl'] }, context()));
-    expect(p1.brands).toEqual([{ id: 11, name_en: 'Acme', name_nl: 'Acme NL', meta: { createdAt: 1600000000, updatedAt: 1600000001 } }]);
+    expect(p1.brands).toEqual([
+      { id: 11, name_en: 'Acme', name_nl: 'Acme NL', meta: { createdAt: 1600000000, updatedAt: 1600000001 } },
+    ]);
     expect(p1.organizations.map((o: any) => [o.name_en, o.name_nl])).toEqual([
       [null, 'Leverancier BV'],
       ['Marketing Ltd', null],
@@ -36,7 +53,13 @@ describe('flatten-locales', () => {
   });
 
   it('fills a fallback column with the first locale that has a non-empty value', async () => {
-    const out = await run(products(), flattenLocales({ fallback: ['en', 'nl', 'fr'], fallbackLocaleColumn: '{field}_locale', fields: ['name'] }, context()));
+    const out = await run(
+      products(),
+      flattenLocales(
+        { fallback: ['en', 'nl', 'fr'], fallbackLocaleColumn: '{field}_locale', fields: ['name'] },
+        context(),
+      ),
+    );
     expect(out.map((p) => [p.name, p.name_locale])).toEqual([
       ['Vitamin C 500 mg', 'en'],
       ["Crème hydratante à l'aloe — 50 ml ✓", 'fr'],
@@ -50,9 +73,23 @@ describe('flatten-locales', () => {
   it('combines both modes, keeps the original on request and names columns by template', async () => {
     const [p1, p2] = await run(
       products(),
-      flattenLocales({ locales: ['nl'], fallback: ['de', 'en'], columns: '{locale}__{field}', fallbackColumn: '{field}_any', keepOriginal: true, fields: ['name', 'brands[].name'] }, context()),
+      flattenLocales(
+        {
+          locales: ['nl'],
+          fallback: ['de', 'en'],
+          columns: '{locale}__{field}',
+          fallbackColumn: '{field}_any',
+          keepOriginal: true,
+          fields: ['name', 'brands[].name'],
+        },
+        context(),
+      ),
     );
-    expect(p1).toMatchObject({ name: { en: 'Vitamin C 500 mg' }, nl__name: 'Vitamine C 500 mg', name_any: 'Vitamin C 500 mg' });
+    expect(p1).toMatchObject({
+      name: { en: 'Vitamin C 500 mg' },
+      nl__name: 'Vitamine C 500 mg',
+      name_any: 'Vitamin C 500 mg',
+    });
     expect(p1.brands[0]).toMatchObject({ name: { en: 'Acme' }, nl__name: 'Acme NL', name_any: 'Acme' });
     expect(p2).toMatchObject({ nl__name: null, name_any: null });
   });
@@ -69,11 +106,24 @@ describe('flatten-locales', () => {
 
   it('takes its default fields from the schema and checks listed ones', () => {
     const stage = flattenLocales({ locales: ['en'] }, context());
-    expect(stage.fields).toEqual(expect.arrayContaining(['name', 'seoName', 'brands[].name', 'descriptions[].content', 'leaflets[].url', 'photos[].organizations[].name']));
+    expect(stage.fields).toEqual(
+      expect.arrayContaining([
+        'name',
+        'seoName',
+        'brands[].name',
+        'descriptions[].content',
+        'leaflets[].url',
+        'photos[].organizations[].name',
+      ]),
+    );
     expect(() => flattenLocales({ locales: ['en'], fields: ['brands[].nam'] }, context())).toThrow(ConfigError);
-    expect(() => flattenLocales({ locales: ['en'], fields: ['brands[].nam'] }, context())).toThrow(/did you mean "brands\[\]\.name"/);
+    expect(() => flattenLocales({ locales: ['en'], fields: ['brands[].nam'] }, context())).toThrow(
+      /did you mean "brands\[\]\.name"/,
+    );
     // without a known resource, listed fields are taken as given
-    expect(flattenLocales({ locales: ['en'], fields: ['title'] }, context({ source: { type: 'x' } })).fields).toEqual(['title']);
+    expect(flattenLocales({ locales: ['en'], fields: ['title'] }, context({ source: { type: 'x' } })).fields).toEqual([
+      'title',
+    ]);
   });
 
   it('rejects option combinations that would lose data or collide', () => {

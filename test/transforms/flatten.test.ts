@@ -7,7 +7,13 @@ describe('flatten', () => {
   it('turns nested objects into a_b columns; lists and nulls stay', async () => {
     const input = fixture<any[]>('products.json').map((p, i) => setOrigin(p, { endpoint: 'products.query', index: i }));
     const [p1, , p3] = await run(input, flatten({}, context()));
-    expect(p1).toMatchObject({ weightWithUnit_value: 120, weightWithUnit_unit: 'g', meta_createdAt: 1600000000, name_en: 'Vitamin C 500 mg', cannabisData: null });
+    expect(p1).toMatchObject({
+      weightWithUnit_value: 120,
+      weightWithUnit_unit: 'g',
+      meta_createdAt: 1600000000,
+      name_en: 'Vitamin C 500 mg',
+      cannabisData: null,
+    });
     expect(p1).not.toHaveProperty('meta');
     expect(p1.photos).toBe(input[0].photos);
     expect(p3).toMatchObject({ cannabisData_cannabisForm: 'oil', cannabisData_thcPercentage: null });
@@ -16,7 +22,10 @@ describe('flatten', () => {
   });
 
   it('flattens only the listed fields, to a depth, with a separator', async () => {
-    const [out] = await run([{ id: 1, a: { b: { c: 1 } }, m: { x: 1 } }], flatten({ fields: ['a'], maxDepth: 1, separator: '__' }, context()));
+    const [out] = await run(
+      [{ id: 1, a: { b: { c: 1 } }, m: { x: 1 } }],
+      flatten({ fields: ['a'], maxDepth: 1, separator: '__' }, context()),
+    );
     expect(out).toEqual({ id: 1, a__b: { c: 1 }, m: { x: 1 } });
   });
 });

@@ -24,17 +24,30 @@ describe('the observed product (issue 11)', () => {
 
   it('flatten-locales puts plain-string brand and organization names into every locale column', async () => {
     const [p] = await run([liveProduct()], flattenLocales({ locales: ['en', 'nl', 'fr'] }, context()));
-    expect(p.brands[0]).toMatchObject({ id: 411, name_en: 'Examplebrand', name_nl: 'Examplebrand', name_fr: 'Examplebrand' });
+    expect(p.brands[0]).toMatchObject({
+      id: 411,
+      name_en: 'Examplebrand',
+      name_nl: 'Examplebrand',
+      name_fr: 'Examplebrand',
+    });
     expect(p.organizations.map((o: any) => [o.name_en, o.name_nl, o.name_fr])).toEqual([
       ['Examplebrand', 'Examplebrand', 'Examplebrand'],
       ['Example Distribution Pty', 'Example Distribution Pty', 'Example Distribution Pty'],
     ]);
     // localized objects still give null where a locale is missing
-    expect(p).toMatchObject({ name_en: 'Lumbar Support Xxl 4711', name_nl: null, name_fr: null, conservationLabel_en: 'Room temperature' });
+    expect(p).toMatchObject({
+      name_en: 'Lumbar Support Xxl 4711',
+      name_nl: null,
+      name_fr: null,
+      conservationLabel_en: 'Room temperature',
+    });
   });
 
   it('flatten-locales fallback takes a plain string whatever the chain', async () => {
-    const [p] = await run([liveProduct()], flattenLocales({ fallback: ['nl', 'fr'], fallbackLocaleColumn: '{field}_locale' }, context()));
+    const [p] = await run(
+      [liveProduct()],
+      flattenLocales({ fallback: ['nl', 'fr'], fallbackLocaleColumn: '{field}_locale' }, context()),
+    );
     expect(p.brands[0]).toMatchObject({ name: 'Examplebrand', name_locale: null });
   });
 
@@ -80,8 +93,20 @@ describe('resource schemas accept the documented and the observed shapes', () =>
   };
 
   it('codes as integers or digit strings with leading zeros (facts 1 and 10)', () => {
-    ok({ ...minimal, ean: ['609500004711', '0609500004711', 5412345678908], eanGtin8: '00001234', eanGtin14: '00012345678905' });
-    ok({ ...minimal, cnk: '0012345', cip13: '3400930000001', acl13: '3401000000001', cipOrAcl7: '3400930', cip7OrAcl7: '3400930' });
+    ok({
+      ...minimal,
+      ean: ['609500004711', '0609500004711', 5412345678908],
+      eanGtin8: '00001234',
+      eanGtin14: '00012345678905',
+    });
+    ok({
+      ...minimal,
+      cnk: '0012345',
+      cip13: '3400930000001',
+      acl13: '3401000000001',
+      cipOrAcl7: '3400930',
+      cip7OrAcl7: '3400930',
+    });
     ok({ ...minimal, cnk: 12345, snomedMp: '21360011000036101', snomedTpp: 933225691000036100n.toString() });
     bad({ ...minimal, eanGtin13: '12345678901234' }, 'eanGtin13');
     bad({ ...minimal, eanGtin13: '0609-500' }, 'eanGtin13');
@@ -90,7 +115,12 @@ describe('resource schemas accept the documented and the observed shapes', () =>
   });
 
   it('measures as floats in kg, g, cm, mm (fact 3); an unknown unit is still an issue', () => {
-    ok({ ...minimal, weightWithUnit: { value: 0.37, unit: 'kg' }, widthWithUnit: { value: 15, unit: 'cm' }, depthWithUnit: { value: 2.5, unit: 'mm' } });
+    ok({
+      ...minimal,
+      weightWithUnit: { value: 0.37, unit: 'kg' },
+      widthWithUnit: { value: 15, unit: 'cm' },
+      depthWithUnit: { value: 2.5, unit: 'mm' },
+    });
     ok({ ...minimal, weightWithUnit: { value: 370, unit: 'g' } });
     bad({ ...minimal, weightWithUnit: { value: 1, unit: 'stone' } }, 'weightWithUnit.unit');
     bad({ ...minimal, weightWithUnit: { value: -1, unit: 'kg' } }, 'weightWithUnit.value');
@@ -101,7 +131,14 @@ describe('resource schemas accept the documented and the observed shapes', () =>
     ok(s.product_au);
     ok({
       ...minimal,
-      organizations: [{ id: 1, name: 'Acme', type: 'supplier', contactInformation: { address: null, zipCode: '', city: null, email: null, url: '' } }],
+      organizations: [
+        {
+          id: 1,
+          name: 'Acme',
+          type: 'supplier',
+          contactInformation: { address: null, zipCode: '', city: null, email: null, url: '' },
+        },
+      ],
       conservationMin: { celsius: { value: 2, unit: '°C' }, fahrenheit: { value: 35.6, unit: '°F' } },
       conservationMax: null,
       conservationLabel: { en: 'Refrigerator', nl: 'Koelkast' },
@@ -123,9 +160,18 @@ describe('resource schemas accept the documented and the observed shapes', () =>
 
   it('descriptions with descriptionTag and the observed types (fact 8), public categories with order (fact 9)', () => {
     const s = liveShapes();
-    ok({ ...minimal, descriptions: [s.description_be, { ...s.description_be, type: 'pregnancy_description_extended', descriptionTag: 'system_generated' }] });
+    ok({
+      ...minimal,
+      descriptions: [
+        s.description_be,
+        { ...s.description_be, type: 'pregnancy_description_extended', descriptionTag: 'system_generated' },
+      ],
+    });
     ok({ ...minimal, publicCategories: s.product_au.publicCategories });
-    bad({ ...minimal, descriptions: [{ ...s.description_be, descriptionTag: 'ai_generated' }] }, 'descriptions.0.descriptionTag');
+    bad(
+      { ...minimal, descriptions: [{ ...s.description_be, descriptionTag: 'ai_generated' }] },
+      'descriptions.0.descriptionTag',
+    );
     bad({ ...minimal, descriptions: [{ ...s.description_be, type: 'horoscope' }] }, 'descriptions.0.type');
   });
 

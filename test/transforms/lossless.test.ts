@@ -18,7 +18,9 @@ async function runChain(records: readonly object[], specs: readonly TransformSpe
   const sinks = memorySinks();
   const ctx = context({ stages: [sinks.def] });
   const registry = createRegistry();
-  const stages = specs.map((spec, i) => registry.create<NodeJS.ReadWriteStream>('transform', spec, ctx, `transforms[${i}]`));
+  const stages = specs.map((spec, i) =>
+    registry.create<NodeJS.ReadWriteStream>('transform', spec, ctx, `transforms[${i}]`),
+  );
   const out = await run(records, ...stages);
   return { out, deadLetters: sinks.made.flatMap((s) => s.records) };
 }
@@ -43,7 +45,10 @@ const chains: Record<string, (locales: readonly string[]) => TransformSpec[]> = 
   'flatten-locales keeping the original, select-media-format without, then pick': (locales) => [
     { type: 'flatten-locales', locales: [locales[0]], keepOriginal: true },
     { type: 'select-media-format', select: 'all', keepOriginal: false, fallback: 'any' },
-    { type: 'pick', fields: ['id', 'status', 'name', 'brands', 'organizations', 'photo_urls', 'frontal_urls', 'meta.updatedAt'] },
+    {
+      type: 'pick',
+      fields: ['id', 'status', 'name', 'brands', 'organizations', 'photo_urls', 'frontal_urls', 'meta.updatedAt'],
+    },
   ],
   'explode photos': () => [{ type: 'explode', field: 'photos', carry: { productStatus: 'status' } }],
 };
@@ -57,7 +62,9 @@ describe('lossless: every input value reaches the output', () => {
         const { out, deadLetters } = await runChain(input, specs);
         expect(deadLetters.map((l) => [l.id, l.issues])).toEqual([]);
         const explode = specs.find((s) => s.type === 'explode');
-        const idOf = explode ? (r: Record<string, unknown>, side: 'input' | 'output') => (side === 'input' ? r.id : r.productId) : undefined;
+        const idOf = explode
+          ? (r: Record<string, unknown>, side: 'input' | 'output') => (side === 'input' ? r.id : r.productId)
+          : undefined;
         expect(lostLeaves(input, out, specs, { idOf })).toEqual([]);
         if (!explode) expect(out).toHaveLength(COUNT);
       });
@@ -72,7 +79,9 @@ describe('lostLeaves', () => {
     const lossy = map((r: any) => ({ ...r, brands: r.brands.map((b: any) => ({ ...b, name: null })) }), context());
     const out = await run(input, lossy);
     const lost = lostLeaves(input, out, [{ type: 'custom' }]);
-    const brandLeaves = input.flatMap((p: any) => p.brands.flatMap((b: any) => (typeof b.name === 'string' ? [b.name] : Object.values(b.name))));
+    const brandLeaves = input.flatMap((p: any) =>
+      p.brands.flatMap((b: any) => (typeof b.name === 'string' ? [b.name] : Object.values(b.name))),
+    );
     expect(lost.map((l) => l.value).sort()).toEqual(brandLeaves.sort());
     expect(new Set(lost.map((l) => l.path.replace(/\.(nl|fr|en|de)$/, '')))).toEqual(new Set(['brands[0].name']));
     // the same loss is not reported for a dead-lettered record, nor when a drop stage removes the field
@@ -81,8 +90,24 @@ describe('lostLeaves', () => {
   });
 
   it('finds a value moved to another list position lost (positions must match)', () => {
-    const input = [{ id: 'A', brands: [{ id: 1, name: 'One' }, { id: 2, name: 'Two' }] }];
-    const swapped = [{ id: 'A', brands: [{ id: 1, name: 'Two' }, { id: 2, name: 'One' }] }];
+    const input = [
+      {
+        id: 'A',
+        brands: [
+          { id: 1, name: 'One' },
+          { id: 2, name: 'Two' },
+        ],
+      },
+    ];
+    const swapped = [
+      {
+        id: 'A',
+        brands: [
+          { id: 1, name: 'Two' },
+          { id: 2, name: 'One' },
+        ],
+      },
+    ];
     expect(lostLeaves(input, swapped, []).map((l) => l.path)).toEqual(['brands[0].name', 'brands[1].name']);
   });
 });

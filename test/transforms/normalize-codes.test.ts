@@ -5,7 +5,12 @@ import { InvalidRecordError, normalizeCodes, validate } from '../../src/transfor
 import { context, fixture, memorySinks, run } from './support.js';
 
 const products = () => fixture<any[]>('products.json');
-const minimal = (codes: Record<string, unknown>): Record<string, any> => ({ id: 'C1', status: 'active', meta: { createdAt: 1, updatedAt: 2 }, ...codes });
+const minimal = (codes: Record<string, unknown>): Record<string, any> => ({
+  id: 'C1',
+  status: 'active',
+  meta: { createdAt: 1, updatedAt: 2 },
+  ...codes,
+});
 
 describe('normalize-codes', () => {
   it('pads codes to their declared length as strings, keeping leading zeros', async () => {
@@ -22,7 +27,10 @@ describe('normalize-codes', () => {
   });
 
   it('pads short digit strings, leaves null alone, keeps the origin and the input', async () => {
-    const input = setOrigin(minimal({ eanGtin13: '12345678905', eanGtin8: null, ean: ['4006381333931', 0] }), { endpoint: 'products.stream', index: 4 });
+    const input = setOrigin(minimal({ eanGtin13: '12345678905', eanGtin8: null, ean: ['4006381333931', 0] }), {
+      endpoint: 'products.stream',
+      index: 4,
+    });
     const [out] = await run([input], normalizeCodes({}, context()));
     expect(out).toMatchObject({ eanGtin13: '0012345678905', eanGtin8: null, ean: ['4006381333931', '0000000000000'] });
     expect(originOf(out)).toEqual({ endpoint: 'products.stream', index: 4 });
@@ -62,7 +70,14 @@ describe('normalize-codes', () => {
   it('an integer national code past 2^53 or a malformed one is dead-lettered with the reason, never rounded', async () => {
     const sinks = memorySinks();
     const stage = normalizeCodes({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
-    const out = await run([minimal({ id: 'A', snomedMp: 21360011000036101 }), minimal({ id: 'B', cnk: '12-345' }), minimal({ id: 'C', cnk: '0012345' })], stage);
+    const out = await run(
+      [
+        minimal({ id: 'A', snomedMp: 21360011000036101 }),
+        minimal({ id: 'B', cnk: '12-345' }),
+        minimal({ id: 'C', cnk: '0012345' }),
+      ],
+      stage,
+    );
     expect(out.map((r) => r.id)).toEqual(['C']);
     const letters = sinks.made.flatMap((s) => s.records);
     expect(letters.map((l) => [l.id, l.issues[0].path])).toEqual([
@@ -73,7 +88,11 @@ describe('normalize-codes', () => {
   });
 
   it('fails on a code with too many digits, naming record, field and value', async () => {
-    const bad = setOrigin(minimal({ id: 'P0001234', eanGtin8: 123456789 }), { endpoint: 'products.query', page: 0, index: 3 });
+    const bad = setOrigin(minimal({ id: 'P0001234', eanGtin8: 123456789 }), {
+      endpoint: 'products.query',
+      page: 0,
+      index: 3,
+    });
     const err = await run([bad], normalizeCodes({}, context())).catch((e) => e);
     expect(err).toBeInstanceOf(InvalidRecordError);
     expect(err.message).toBe(
@@ -115,7 +134,10 @@ describe('normalize-codes', () => {
 
   it('fails the run past maxInvalid, like validate', async () => {
     const broken = Array.from({ length: 5 }, (_, i) => minimal({ id: `B${i}`, eanGtin8: 123456789 }));
-    const err = await run([...products(), ...broken], normalizeCodes({ onInvalid: 'skip', maxInvalid: '50%' }, context())).catch((e) => e);
+    const err = await run(
+      [...products(), ...broken],
+      normalizeCodes({ onInvalid: 'skip', maxInvalid: '50%' }, context()),
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
     expect(err.code).toBe('data.max_invalid');
     expect(err.message).toMatch(/^normalize-codes: 5 invalid records of 9 \(55.56%\) exceed maxInvalid 50%/);
@@ -123,7 +145,13 @@ describe('normalize-codes', () => {
 
   it('checks GS1 check digits on request', async () => {
     const stage = normalizeCodes({ checkDigit: true, onInvalid: 'skip', maxInvalid: 'none' }, context());
-    const out = await run([minimal({ id: 'ok', eanGtin13: 4006381333931, eanGtin12: 36000291452 }), minimal({ id: 'bad', eanGtin13: 4006381333932 })], stage);
+    const out = await run(
+      [
+        minimal({ id: 'ok', eanGtin13: 4006381333931, eanGtin12: 36000291452 }),
+        minimal({ id: 'bad', eanGtin13: 4006381333932 }),
+      ],
+      stage,
+    );
     expect(out.map((r) => r.id)).toEqual(['ok']);
     expect(stage.stats.invalid).toBe(1);
   });
@@ -135,9 +163,25 @@ describe('normalize-codes', () => {
 
   it('takes its fields from the schema, or a checked list', () => {
     expect(normalizeCodes({}, context()).fields).toEqual([
-      'ean', 'eanGtin8', 'eanGtin12', 'eanGtin13', 'eanGtin14',
-      'cnk', 'cip13', 'acl13', 'cipOrAcl7', 'cip7OrAcl7', 'pzn',
-      'artgId', 'snomedMp', 'snomedMpp', 'snomedMpuu', 'snomedTp', 'snomedTpp', 'snomedTpuu', 'snomedCtpp',
+      'ean',
+      'eanGtin8',
+      'eanGtin12',
+      'eanGtin13',
+      'eanGtin14',
+      'cnk',
+      'cip13',
+      'acl13',
+      'cipOrAcl7',
+      'cip7OrAcl7',
+      'pzn',
+      'artgId',
+      'snomedMp',
+      'snomedMpp',
+      'snomedMpuu',
+      'snomedTp',
+      'snomedTpp',
+      'snomedTpuu',
+      'snomedCtpp',
     ]);
     expect(normalizeCodes({ fields: ['ean[]', 'eanGtin13'] }, context()).fields).toEqual(['ean', 'eanGtin13']);
     expect(() => normalizeCodes({ fields: ['eanGtin15'] }, context())).toThrow(ConfigError);
@@ -146,6 +190,10 @@ describe('normalize-codes', () => {
 
   it('with only some fields, leaves the others as they are', async () => {
     const [p1] = await run(products(), normalizeCodes({ fields: ['eanGtin13'] }, context()));
-    expect(p1).toMatchObject({ eanGtin13: '0012345678905', eanGtin8: 1234, ean: [12345678905, 5412345678908, 12345678901231] });
+    expect(p1).toMatchObject({
+      eanGtin13: '0012345678905',
+      eanGtin8: 1234,
+      ean: [12345678905, 5412345678908, 12345678901231],
+    });
   });
 });

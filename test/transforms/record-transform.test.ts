@@ -17,18 +17,28 @@ import {
 } from '../../src/transforms/index.js';
 import { context, fixture, memorySinks, plain, run, runInBursts } from './support.js';
 
-const RAISE_HINT = 'if that many invalid records are expected, raise maxInvalid (e.g. "25%") or lift it (maxInvalid: none)';
+const RAISE_HINT =
+  'if that many invalid records are expected, raise maxInvalid (e.g. "25%") or lift it (maxInvalid: none)';
 
 /** 250 products (fixture variations) of page 0: 3 break the schema, 2 more have a wrong check digit. */
 function page() {
   const base = fixture<any[]>('products.json').filter((p) => typeof p.eanGtin13 !== 'string');
   const records = Array.from({ length: 250 }, (_, i) =>
-    setOrigin({ ...base[i % base.length], id: `P${String(i).padStart(7, '0')}` }, { endpoint: 'products.query', page: 0, index: i }),
+    setOrigin(
+      { ...base[i % base.length], id: `P${String(i).padStart(7, '0')}` },
+      { endpoint: 'products.query', page: 0, index: i },
+    ),
   );
   records[10] = setOrigin({ ...records[10], status: 'gone' }, { endpoint: 'products.query', page: 0, index: 10 });
   records[50] = setOrigin({ ...records[50], meta: {} }, { endpoint: 'products.query', page: 0, index: 50 });
-  records[90] = setOrigin({ ...records[90], eanGtin13: 4006381333932 }, { endpoint: 'products.query', page: 0, index: 90 });
-  records[130] = setOrigin({ ...records[130], eanGtin13: 12345678906 }, { endpoint: 'products.query', page: 0, index: 130 });
+  records[90] = setOrigin(
+    { ...records[90], eanGtin13: 4006381333932 },
+    { endpoint: 'products.query', page: 0, index: 90 },
+  );
+  records[130] = setOrigin(
+    { ...records[130], eanGtin13: 12345678906 },
+    { endpoint: 'products.query', page: 0, index: 130 },
+  );
   records[170] = setOrigin({ ...records[170], eanGtin8: 'x' }, { endpoint: 'products.query', page: 0, index: 170 });
   return records;
 }
@@ -39,7 +49,15 @@ function chain(sinks: ReturnType<typeof memorySinks>) {
     validate({ onInvalid: 'dead-letter' }, ctx),
     flattenLocales({ locales: ['en', 'nl'], fallback: ['en', 'nl', 'fr'] }, ctx),
     selectMediaFormat({ formats: ['largeWebp', 'large'] }, ctx),
-    normalizeCodes({ fields: ['eanGtin13'], checkDigit: true, onInvalid: 'dead-letter', deadLetter: { type: 'jsonl', path: 'out/codes.jsonl' } }, ctx),
+    normalizeCodes(
+      {
+        fields: ['eanGtin13'],
+        checkDigit: true,
+        onInvalid: 'dead-letter',
+        deadLetter: { type: 'jsonl', path: 'out/codes.jsonl' },
+      },
+      ctx,
+    ),
     filter(async (p: any) => p.status !== 'replaced', ctx),
     flatMap((p: any) => [p, { ...p, id: `${p.id}-copy` }], ctx),
     explode({ field: 'brands', carry: { photo: 'photo_url', name: 'name' } }, ctx),
@@ -48,7 +66,11 @@ function chain(sinks: ReturnType<typeof memorySinks>) {
 }
 
 const letters = (sinks: ReturnType<typeof memorySinks>) =>
-  sinks.made.map((s) => ({ path: s.path, committed: s.committed, records: s.records.map(({ rejectedAt: _, ...l }) => l) }));
+  sinks.made.map((s) => ({
+    path: s.path,
+    committed: s.committed,
+    records: s.records.map(({ rejectedAt: _, ...l }) => l),
+  }));
 
 describe('RecordTransform', () => {
   it('fused stages give the same records, counters and dead letters as piped ones', async () => {
@@ -59,7 +81,9 @@ describe('RecordTransform', () => {
     const fusedSinks = memorySinks();
     const stages = chain(fusedSinks);
     const fused = RecordTransform.fuse(stages);
-    expect(fused.stage).toBe('validate+flatten-locales+select-media-format+normalize-codes+filter+flat-map+explode+pick');
+    expect(fused.stage).toBe(
+      'validate+flatten-locales+select-media-format+normalize-codes+filter+flat-map+explode+pick',
+    );
     const actual = await run(page(), fused);
 
     expect(expected.length).toBeGreaterThan(100);
@@ -91,8 +115,12 @@ describe('RecordTransform', () => {
     expect(writev).toHaveBeenCalled();
   });
 
-  it('fails a fused chain with the failing stage\'s own error', async () => {
-    const stages = [validate({}, context()), flattenLocales({ locales: ['en'] }, context()), pick({ fields: ['id'] }, context())];
+  it("fails a fused chain with the failing stage's own error", async () => {
+    const stages = [
+      validate({}, context()),
+      flattenLocales({ locales: ['en'] }, context()),
+      pick({ fields: ['id'] }, context()),
+    ];
     const err = await run(page(), RecordTransform.fuse(stages)).catch((e) => e);
     expect(err.code).toBe('data.invalid');
     expect(err.message).toMatch(/^validate: product "P0000010" field status: expected one of/);
@@ -105,7 +133,10 @@ describe('RecordTransform', () => {
     const stages = [validate({ onInvalid: 'dead-letter', maxInvalid: 1 }, ctx), pick({ fields: ['id'] }, ctx)];
     const err = await run(page(), RecordTransform.fuse(stages)).catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
-    expect(err.message).toBe('validate: 2 invalid records exceed maxInvalid 1 (after 51 records); the rejected records are in out/test-rejected.jsonl; ' + RAISE_HINT);
+    expect(err.message).toBe(
+      'validate: 2 invalid records exceed maxInvalid 1 (after 51 records); the rejected records are in out/test-rejected.jsonl; ' +
+        RAISE_HINT,
+    );
     expect(sinks.made[0]!.records.map((l) => l.id)).toEqual(['P0000010', 'P0000050']);
     expect(sinks.made[0]!.committed).toBe(true);
     expect(stages[1]!.stats.in).toBe(49);
@@ -122,19 +153,32 @@ describe('RecordTransform', () => {
   });
 
   it('rejects chunks that are not records', async () => {
-    const err = await pipeline(Readable.from(['a line of text']), pick({ fields: ['id'] }, context()), async function* (s) {
-      for await (const _ of s);
-    }).catch((e) => e);
+    const err = await pipeline(
+      Readable.from(['a line of text']),
+      pick({ fields: ['id'] }, context()),
+      async function* (s) {
+        for await (const _ of s);
+      },
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
     expect(err.message).toMatch(/^pick: expected a record \(a plain object\) but received string/);
   });
 
-  it('reports each stage\'s counters as an info event at the end', async () => {
+  it("reports each stage's counters as an info event at the end", async () => {
     const ctx = context();
     const infos: any[] = [];
     ctx.events.on('info', (e) => infos.push(e));
-    await run(page(), RecordTransform.fuse([validate({ onInvalid: 'skip' }, ctx), map((r: any) => (r.id.endsWith('1') ? null : r), ctx)]));
-    expect(infos.map((i) => i.message)).toEqual(['validate: 250 in, 247 out, 3 invalid, 3 dropped', 'map: 247 in, 222 out, 25 dropped']);
+    await run(
+      page(),
+      RecordTransform.fuse([
+        validate({ onInvalid: 'skip' }, ctx),
+        map((r: any) => (r.id.endsWith('1') ? null : r), ctx),
+      ]),
+    );
+    expect(infos.map((i) => i.message)).toEqual([
+      'validate: 250 in, 247 out, 3 invalid, 3 dropped',
+      'map: 247 in, 222 out, 25 dropped',
+    ]);
     expect(infos[0]).toMatchObject({ code: 'transform.stats', stage: 'validate', stats: { skipped: 3 } });
   });
 
@@ -148,7 +192,10 @@ describe('RecordTransform', () => {
         }
       })(),
     );
-    const stage = RecordTransform.fuse([flatMap((r: any) => [r, r, r], context()), pick({ fields: ['id'] }, context())]);
+    const stage = RecordTransform.fuse([
+      flatMap((r: any) => [r, r, r], context()),
+      pick({ fields: ['id'] }, context()),
+    ]);
     let consumed = 0;
     await pipeline(source, stage, async function* (s) {
       for await (const _ of s) {

@@ -5,7 +5,10 @@ import { context, plain, run } from './support.js';
 
 describe('rename', () => {
   it('renames fields where they stand; a renamed field replaces one of the same name', async () => {
-    const input = setOrigin({ id: 'P1', name_en: 'Vitamin C', title: 'old', status: 'active' }, { endpoint: 'products.query', index: 0 });
+    const input = setOrigin(
+      { id: 'P1', name_en: 'Vitamin C', title: 'old', status: 'active' },
+      { endpoint: 'products.query', index: 0 },
+    );
     const [out] = await run([input], rename({ fields: { name_en: 'title', id: 'productId' } }, context()));
     expect(plain(out)).toEqual({ productId: 'P1', title: 'Vitamin C', status: 'active' });
     expect(Object.keys(out)).toEqual(['productId', 'title', 'status']);

@@ -13,7 +13,9 @@ import { fixture } from './support.js';
 function agree(schema: z.ZodType, value: unknown): boolean {
   const quick = compileSchemaCheck(schema)(value);
   if (quick && !schema.safeParse(value).success) {
-    throw new Error(`quick check accepted a value zod rejects: ${JSON.stringify(value)?.slice(0, 400)}\n${JSON.stringify(schema.safeParse(value).error?.issues)}`);
+    throw new Error(
+      `quick check accepted a value zod rejects: ${JSON.stringify(value)?.slice(0, 400)}\n${JSON.stringify(schema.safeParse(value).error?.issues)}`,
+    );
   }
   return quick;
 }
@@ -38,7 +40,26 @@ function slots(value: unknown, out: Array<[Record<string | number, unknown>, str
   return out;
 }
 
-const REPLACEMENTS: unknown[] = [null, -1, 0, 1.5, NaN, Infinity, 2 ** 60, 99999999999999999, '', 'x', 'bogus', true, {}, [], [1], { en: 5 }, { en: 'a' }, ['a']];
+const REPLACEMENTS: unknown[] = [
+  null,
+  -1,
+  0,
+  1.5,
+  NaN,
+  Infinity,
+  2 ** 60,
+  99999999999999999,
+  '',
+  'x',
+  'bogus',
+  true,
+  {},
+  [],
+  [1],
+  { en: 5 },
+  { en: 'a' },
+  ['a'],
+];
 
 describe('compileSchemaCheck', () => {
   const ds = new Dataset({ products: 600, seed: 11, profile: 'spec' });
@@ -69,7 +90,8 @@ describe('compileSchemaCheck', () => {
   });
 
   it('leaves the hand-made invalid products to zod', () => {
-    for (const { record } of fixture<Array<{ record: unknown }>>('invalid-products.json')) expect(agree(Product, record)).toBe(false);
+    for (const { record } of fixture<Array<{ record: unknown }>>('invalid-products.json'))
+      expect(agree(Product, record)).toBe(false);
   });
 
   it('runs refinements: a replacement on a product that is not replaced is left to zod', () => {
@@ -112,9 +134,44 @@ describe('compileSchemaCheck', () => {
       z.unknown(),
     ];
     const values: unknown[] = [
-      undefined, null, true, 0, 1, 3, 5, -2, 1.5, NaN, Infinity, 2 ** 31, 2 ** 60, '', 'a', 'aa', 'abcde', ' a ', 'x@y.z', 'en',
-      [], [1], [1, 'a'], {}, { a: 'x' }, { a: 'x', b: 1 }, { a: 'x', b: 'y' }, { a: 2 }, { a: 1 }, { en: 'a' }, { en: 'a', de: 'b' }, { en: 1 },
-      { k: 'a' }, { k: 'b', n: 1 }, { k: 'b' }, { k: 'c' }, Object.assign(Object.create(null), { en: 1 }), new Date(0),
+      undefined,
+      null,
+      true,
+      0,
+      1,
+      3,
+      5,
+      -2,
+      1.5,
+      NaN,
+      Infinity,
+      2 ** 31,
+      2 ** 60,
+      '',
+      'a',
+      'aa',
+      'abcde',
+      ' a ',
+      'x@y.z',
+      'en',
+      [],
+      [1],
+      [1, 'a'],
+      {},
+      { a: 'x' },
+      { a: 'x', b: 1 },
+      { a: 'x', b: 'y' },
+      { a: 2 },
+      { a: 1 },
+      { en: 'a' },
+      { en: 'a', de: 'b' },
+      { en: 1 },
+      { k: 'a' },
+      { k: 'b', n: 1 },
+      { k: 'b' },
+      { k: 'c' },
+      Object.assign(Object.create(null), { en: 1 }),
+      new Date(0),
     ];
     for (const schema of schemas) for (const value of values) agree(schema, value);
     // Constructs it refuses to mirror answer false even where zod accepts.

@@ -25,7 +25,10 @@ describe('select-media-format', () => {
 
   it('resolves size + encoding across both naming schemes', async () => {
     const medium = await run(products(), selectMediaFormat({ formats: ['medium'] }, context()));
-    expect(columns(medium[0])).toEqual({ photo: ['https://img/p1/1-medium.jpg', 'medium'], frontal: ['https://img/p1/f1-medium.jpg', 'medium'] });
+    expect(columns(medium[0])).toEqual({
+      photo: ['https://img/p1/1-medium.jpg', 'medium'],
+      frontal: ['https://img/p1/f1-medium.jpg', 'medium'],
+    });
     expect(columns(medium[2]).frontal).toEqual(['https://img/p3/f1-medium.jpg', 'medium']);
     const jpeg = await run(products(), selectMediaFormat({ formats: ['largeJpeg'], from: ['frontals'] }, context()));
     expect(columns(jpeg[2]).frontal).toEqual(['https://img/p3/f2-large.jpg', 'largeJpeg']);
@@ -33,7 +36,10 @@ describe('select-media-format', () => {
   });
 
   it('falls back to the nearest available format when asked, naming the key it found', async () => {
-    const out = await run(products(), selectMediaFormat({ formats: ['largeWebp'], fallback: 'any', from: ['photos'] }, context()));
+    const out = await run(
+      products(),
+      selectMediaFormat({ formats: ['largeWebp'], fallback: 'any', from: ['photos'] }, context()),
+    );
     // P1 has largeWebp on photo 2 (no fallback needed even though photo 1 comes first)
     expect(columns(out[0]).photo).toEqual(['https://img/p1/2-large.webp', 'largeWebp']);
     // P3 only has thumbnails: the nearest size that exists, in the same encoding first
@@ -49,9 +55,18 @@ describe('select-media-format', () => {
     expect(columns(fr[0]).photo).toEqual([null, null]);
     // P4's photo has `locales: []`: suits every locale
     expect(columns(fr[3]).photo).toEqual(['https://img/p4/3-large.jpg', 'large']);
-    const pharmacist = await run(products(), selectMediaFormat({ targetGroups: ['pharmacist'], from: ['photos'] }, context()));
+    const pharmacist = await run(
+      products(),
+      selectMediaFormat({ targetGroups: ['pharmacist'], from: ['photos'] }, context()),
+    );
     expect(columns(pharmacist[0]).photo).toEqual(['https://img/p1/2-large.webp', 'largeWebp']);
-    const frontal = await run(products(), selectMediaFormat({ frontalPhotoType: ['productshot'], formats: ['medium', 'large'], from: ['frontals'] }, context()));
+    const frontal = await run(
+      products(),
+      selectMediaFormat(
+        { frontalPhotoType: ['productshot'], formats: ['medium', 'large'], from: ['frontals'] },
+        context(),
+      ),
+    );
     expect(columns(frontal[2]).frontal).toEqual(['https://img/p3/f2-large.jpg', 'large']);
   });
 
@@ -69,7 +84,13 @@ describe('select-media-format', () => {
 
   it('puts url and format on media-stream records; links keep their url', async () => {
     const media = fixture<any[]>('media.json');
-    const out = await run(media, selectMediaFormat({ formats: ['largeWebp', 'large'], keepOriginal: false }, context({ source: { type: 'media.stream', resource: 'media' } })));
+    const out = await run(
+      media,
+      selectMediaFormat(
+        { formats: ['largeWebp', 'large'], keepOriginal: false },
+        context({ source: { type: 'media.stream', resource: 'media' } }),
+      ),
+    );
     expect(out.map((m) => [m.id, m.url, m.format])).toEqual([
       [7001, 'https://img/m/7001-large.webp', 'largeWebp'],
       [7002, 'https://img/m/7002-large.jpg', 'large'],
@@ -92,7 +113,10 @@ describe('select-media-format', () => {
   });
 
   it('knows the format names and refuses other resources', () => {
-    expect(selectMediaFormatStage.options.safeParse({ formats: ['largeWebp', 'hugeJpg', 'mediumJpeg', 'thumbnail'] }).success).toBe(true);
+    expect(
+      selectMediaFormatStage.options.safeParse({ formats: ['largeWebp', 'hugeJpg', 'mediumJpeg', 'thumbnail'] })
+        .success,
+    ).toBe(true);
     expect(selectMediaFormatStage.options.safeParse({ formats: ['big'] }).success).toBe(false);
     expect(selectMediaFormatStage.options.safeParse({ formats: [] }).success).toBe(false);
     expect(() => selectMediaFormat({ resource: 'brand' }, context())).toThrow(ConfigError);
@@ -100,7 +124,13 @@ describe('select-media-format', () => {
 
   describe('live frontals (png/jpeg/webp variants, unsuffixed keys holding PNGs)', () => {
     const s = liveShapes();
-    const product = (frontals: object[]) => ({ id: 'L1', status: 'active', meta: { createdAt: 1, updatedAt: 2 }, frontals, photos: s.product_au.photos });
+    const product = (frontals: object[]) => ({
+      id: 'L1',
+      status: 'active',
+      meta: { createdAt: 1, updatedAt: 2 },
+      frontals,
+      photos: s.product_au.photos,
+    });
     const pick = async (options: Parameters<typeof selectMediaFormat>[0], frontals: object[] = [s.frontal_be]) => {
       const [out] = await run([product(frontals)], selectMediaFormat({ from: ['frontals'], ...options }, context()));
       return [out.frontal_url, out.frontal_format];
@@ -109,9 +139,15 @@ describe('select-media-format', () => {
     it('defaults: webp, then jpeg, then png of the large size', async () => {
       // frontal_be has no webp and no explicit jpeg at large: the unsuffixed large (a PNG) is taken
       expect(await pick({})).toEqual(['https://assets.example/f/1/l.png', 'large']);
-      const withJpeg = { ...s.frontal_be, formats: { ...s.frontal_be.formats, largeJpg: 'https://assets.example/f/1/l.jpg' } };
+      const withJpeg = {
+        ...s.frontal_be,
+        formats: { ...s.frontal_be.formats, largeJpg: 'https://assets.example/f/1/l.jpg' },
+      };
       expect(await pick({}, [withJpeg])).toEqual(['https://assets.example/f/1/l.jpg', 'large']);
-      const withWebp = { ...withJpeg, formats: { ...withJpeg.formats, largeWebp: 'https://assets.example/f/1/l.webp' } };
+      const withWebp = {
+        ...withJpeg,
+        formats: { ...withJpeg.formats, largeWebp: 'https://assets.example/f/1/l.webp' },
+      };
       expect(await pick({}, [withWebp])).toEqual(['https://assets.example/f/1/l.webp', 'largeWebp']);
       const pngOnly = { ...s.frontal_be, formats: { largePng: 'https://assets.example/f/1/l2.png' } };
       expect(await pick({}, [pngOnly])).toEqual(['https://assets.example/f/1/l2.png', 'largePng']);
@@ -122,11 +158,20 @@ describe('select-media-format', () => {
       expect(await pick({ formats: ['hugePng'] })).toEqual(['https://assets.example/f/1/h2.png', 'hugePng']);
       expect(await pick({ formats: ['largePng'] })).toEqual(['https://assets.example/f/1/l2.png', 'largePng']);
       expect(await pick({ formats: ['largeJpg'] })).toEqual([null, null]);
-      expect(await pick({ formats: ['hugeWebp'], fallback: 'any' })).toEqual(['https://assets.example/f/1/h.png', 'huge']);
+      expect(await pick({ formats: ['hugeWebp'], fallback: 'any' })).toEqual([
+        'https://assets.example/f/1/h.png',
+        'huge',
+      ]);
     });
 
     it('a frontal media record (type: frontal) uses the frontal keys', async () => {
-      const [m] = await run([s.frontal_be], selectMediaFormat({ formats: ['mediumJpeg'] }, context({ source: { type: 'media.stream', resource: 'media' } })));
+      const [m] = await run(
+        [s.frontal_be],
+        selectMediaFormat(
+          { formats: ['mediumJpeg'] },
+          context({ source: { type: 'media.stream', resource: 'media' } }),
+        ),
+      );
       expect([m.url, m.format]).toEqual(['https://assets.example/f/1/m.jpg', 'mediumJpeg']);
     });
   });

@@ -6,7 +6,15 @@ import { z } from 'zod';
 import { StageRegistry } from '../../src/core/registry.js';
 // The public entry: it wires the code API's dead-letter sinks (pipeline/builtins.ts), as a user's import does.
 import * as api from '../../src/index.js';
-import { RecordTransform, flattenLocales, normalizeCodes, pick, selectMediaFormat, transformStages, validate } from '../../src/index.js';
+import {
+  RecordTransform,
+  flattenLocales,
+  normalizeCodes,
+  pick,
+  selectMediaFormat,
+  transformStages,
+  validate,
+} from '../../src/index.js';
 import { context, fixture, run } from './support.js';
 
 describe('transformStages', () => {
@@ -50,9 +58,18 @@ describe('transformStages', () => {
     const stages = specs.map((s, i) => registry.create<RecordTransform>('transform', s, ctx, `transforms[${i}]`));
     expect(stages.every((s) => s instanceof RecordTransform)).toBe(true);
     const out = await run(fixture<any[]>('products.json').slice(0, 3), ...stages);
-    expect(out[0]).toEqual({ id: 'P0000001', name_en: 'Vitamin C 500 mg', photo_url: 'https://img/p1/1-large.jpg', eanGtin13: '0012345678905' });
-    expect(() => registry.create('transform', { type: 'flatten-locales', locale: ['en'] }, ctx, 'transforms[1]')).toThrow(/^transforms\[1\].*"locale"/);
-    expect(() => registry.create('transform', { type: 'valdate' }, ctx, 'transforms[0]')).toThrow(/did you mean "validate"/);
+    expect(out[0]).toEqual({
+      id: 'P0000001',
+      name_en: 'Vitamin C 500 mg',
+      photo_url: 'https://img/p1/1-large.jpg',
+      eanGtin13: '0012345678905',
+    });
+    expect(() =>
+      registry.create('transform', { type: 'flatten-locales', locale: ['en'] }, ctx, 'transforms[1]'),
+    ).toThrow(/^transforms\[1\].*"locale"/);
+    expect(() => registry.create('transform', { type: 'valdate' }, ctx, 'transforms[0]')).toThrow(
+      /did you mean "validate"/,
+    );
   });
 
   it('work in code without a context, inside stream.pipeline', async () => {
@@ -64,13 +81,29 @@ describe('transformStages', () => {
       normalizeCodes(),
       pick({ fields: ['id', 'name', 'photo_format', 'eanGtin13'] }),
     );
-    expect(out[1]).toEqual({ id: 'P0000002', name: "Crème hydratante à l'aloe — 50 ml ✓", photo_format: null, eanGtin13: null });
+    expect(out[1]).toEqual({
+      id: 'P0000002',
+      name: "Crème hydratante à l'aloe — 50 ml ✓",
+      photo_format: null,
+      eanGtin13: null,
+    });
     // no runner context: the dead-letter sink is built from the built-in sinks
     const dir = await mkdtemp(join(tmpdir(), 'cs-deadletter-'));
     const rejected = join(dir, 'rejected.jsonl');
-    const kept = await run([{ id: 'X' }, { id: 'P1', status: 'active', meta: { createdAt: 1, updatedAt: 2 } }], validate({ resource: 'product', onInvalid: 'dead-letter', maxInvalid: 'none', deadLetter: { type: 'jsonl', path: rejected } }));
+    const kept = await run(
+      [{ id: 'X' }, { id: 'P1', status: 'active', meta: { createdAt: 1, updatedAt: 2 } }],
+      validate({
+        resource: 'product',
+        onInvalid: 'dead-letter',
+        maxInvalid: 'none',
+        deadLetter: { type: 'jsonl', path: rejected },
+      }),
+    );
     expect(kept.map((r: any) => r.id)).toEqual(['P1']);
-    const letters = (await readFile(rejected, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const letters = (await readFile(rejected, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(letters.map((l) => l.id)).toEqual(['X']);
     expect(letters[0].issues.map((i: any) => i.path)).toEqual(expect.arrayContaining(['status', 'meta']));
     await rm(dir, { recursive: true, force: true });

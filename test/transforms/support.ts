@@ -78,10 +78,14 @@ export async function run(records: readonly object[], ...stages: NodeJS.ReadWrit
 }
 
 /** A Readable that delivers records in random-size bursts written while the consumer is corked (exercises _writev). */
-export async function runInBursts(records: readonly object[], stage: NodeJS.ReadWriteStream & import('node:stream').Transform, seed = 1): Promise<any[]> {
+export async function runInBursts(
+  records: readonly object[],
+  stage: NodeJS.ReadWriteStream & import('node:stream').Transform,
+  seed = 1,
+): Promise<any[]> {
   const out: any[] = [];
   let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const collect = new Writable({
     objectMode: true,
     write(record, _enc, cb) {

@@ -6,7 +6,8 @@ import { setOrigin } from '../../src/core/origin.js';
 import { InvalidRecordError, validate, validateStage } from '../../src/transforms/index.js';
 import { context, fixture, memorySinks, run } from './support.js';
 
-const RAISE_HINT = 'if that many invalid records are expected, raise maxInvalid (e.g. "25%") or lift it (maxInvalid: none)';
+const RAISE_HINT =
+  'if that many invalid records are expected, raise maxInvalid (e.g. "25%") or lift it (maxInvalid: none)';
 
 const products = () => fixture<any[]>('products.json').filter((p) => typeof p.eanGtin13 !== 'string');
 const invalid = () => fixture<Array<{ record: any; paths: string[] }>>('invalid-products.json');
@@ -15,11 +16,17 @@ const invalid = () => fixture<Array<{ record: any; paths: string[] }>>('invalid-
 function pageWithThreeBroken() {
   const base = products()[0];
   const page = Array.from({ length: 250 }, (_, i) =>
-    setOrigin({ ...base, id: `P${String(750 + i).padStart(7, '0')}` }, { endpoint: 'products.query', page: 3, index: 750 + i }),
+    setOrigin(
+      { ...base, id: `P${String(750 + i).padStart(7, '0')}` },
+      { endpoint: 'products.query', page: 3, index: 750 + i },
+    ),
   );
   page[17] = setOrigin({ ...page[17], eanGtin13: 12345678901234 }, { endpoint: 'products.query', page: 3, index: 767 });
   page[101] = setOrigin({ ...page[101], status: 'gone' }, { endpoint: 'products.query', page: 3, index: 851 });
-  page[222] = setOrigin({ ...page[222], meta: { createdAt: 'yesterday', updatedAt: 2 } }, { endpoint: 'products.query', page: 3, index: 972 });
+  page[222] = setOrigin(
+    { ...page[222], meta: { createdAt: 'yesterday', updatedAt: 2 } },
+    { endpoint: 'products.query', page: 3, index: 972 },
+  );
   return page;
 }
 
@@ -34,7 +41,10 @@ describe('validate', () => {
   });
 
   it('fails on the first invalid record with an error naming id, field, value, expectation and origin', async () => {
-    const bad = setOrigin({ ...products()[0], id: 'P0001234', eanGtin13: 12345678901234 }, { endpoint: 'products.query', page: 3, index: 812 });
+    const bad = setOrigin(
+      { ...products()[0], id: 'P0001234', eanGtin13: 12345678901234 },
+      { endpoint: 'products.query', page: 3, index: 812 },
+    );
     const ctx = context();
     const events: any[] = [];
     ctx.events.on('invalid', (e) => events.push(e));
@@ -46,7 +56,14 @@ describe('validate', () => {
       'validate: product "P0001234" field eanGtin13: expected a code of at most 13 digits (an integer or a digit string), got number 12345678901234 (from products.query page 3, index 812)',
     );
     expect(err.recordId).toBe('P0001234');
-    expect(err.issues).toEqual([{ path: 'eanGtin13', message: 'expected a code of at most 13 digits (an integer or a digit string), got number 12345678901234', expected: 'a code of at most 13 digits (an integer or a digit string)', received: 'number 12345678901234' }]);
+    expect(err.issues).toEqual([
+      {
+        path: 'eanGtin13',
+        message: 'expected a code of at most 13 digits (an integer or a digit string), got number 12345678901234',
+        expected: 'a code of at most 13 digits (an integer or a digit string)',
+        received: 'number 12345678901234',
+      },
+    ]);
     expect(events).toEqual([{ stage: 'validate', id: 'P0001234', action: 'fail', message: err.message }]);
   });
 
@@ -64,10 +81,16 @@ describe('validate', () => {
       expect(events[i].action).toBe('skip');
       for (const p of c.paths) expect(events[i].message).toContain(`field ${p}:`);
     });
-    expect(events[1].message).toContain('expected one of "active", "inactive", "replaced", "no_selection", got string "gone"');
+    expect(events[1].message).toContain(
+      'expected one of "active", "inactive", "replaced", "no_selection", got string "gone"',
+    );
     expect(events[2].message).toContain('expected a unix timestamp (a non-negative integer), got string "yesterday"');
-    expect(events[7].message).toContain('field brands[0].name: expected a localized text (an object such as {"en": "..."}) or a plain string, got nothing (the field is missing)');
-    expect(events[8].message).toMatch(/^validate: product without id field id: expected a string, got nothing \(the field is missing\)/);
+    expect(events[7].message).toContain(
+      'field brands[0].name: expected a localized text (an object such as {"en": "..."}) or a plain string, got nothing (the field is missing)',
+    );
+    expect(events[8].message).toMatch(
+      /^validate: product without id field id: expected a string, got nothing \(the field is missing\)/,
+    );
   });
 
   it('dead-letters 3 broken records of a 250-record page: 247 out, 3 letters with paths and origin', async () => {
@@ -85,12 +108,22 @@ describe('validate', () => {
     expect(sink!.committed).toBe(true);
     const letters = sink!.records;
     expect(letters.map((l) => l.id)).toEqual(['P0000767', 'P0000851', 'P0000972']);
-    expect(letters.map((l) => l.issues.map((i: any) => i.path))).toEqual([['eanGtin13'], ['status'], ['meta.createdAt']]);
+    expect(letters.map((l) => l.issues.map((i: any) => i.path))).toEqual([
+      ['eanGtin13'],
+      ['status'],
+      ['meta.createdAt'],
+    ]);
     expect(letters[0]).toMatchObject({
       resource: 'product',
       stage: 'validate',
       origin: { endpoint: 'products.query', page: 3, index: 767 },
-      issues: [{ path: 'eanGtin13', expected: 'a code of at most 13 digits (an integer or a digit string)', received: 'number 12345678901234' }],
+      issues: [
+        {
+          path: 'eanGtin13',
+          expected: 'a code of at most 13 digits (an integer or a digit string)',
+          received: 'number 12345678901234',
+        },
+      ],
       record: { id: 'P0000767', eanGtin13: 12345678901234 },
     });
     expect(Date.parse(letters[0].rejectedAt)).not.toBeNaN();
@@ -104,23 +137,33 @@ describe('validate', () => {
     }).catch((e) => e);
     expect(err.code).toBe('data.max_invalid');
     expect(err.message).toMatch(/^validate: 1 invalid record exceeds maxInvalid 0 \(after 1 record\); /);
-    const percent = await pipeline(Readable.from(pageWithThreeBroken().slice(17, 18)), validate({ onInvalid: 'skip', maxInvalid: '50%' }, context()), async function* (src) {
-      for await (const _ of src);
-    }).catch((e) => e);
+    const percent = await pipeline(
+      Readable.from(pageWithThreeBroken().slice(17, 18)),
+      validate({ onInvalid: 'skip', maxInvalid: '50%' }, context()),
+      async function* (src) {
+        for await (const _ of src);
+      },
+    ).catch((e) => e);
     expect(percent.message).toMatch(/^validate: 1 invalid record of 1 \(100%\) exceeds maxInvalid 50%; /);
   });
 
   it('fails the run when more invalid records than a maxInvalid count arrive, keeping the dead letters', async () => {
     const sinks = memorySinks();
     const ctx = context({ stages: [sinks.def] });
-    const stage = validate({ onInvalid: 'dead-letter', maxInvalid: 2, deadLetter: { type: 'jsonl', path: 'out/{name}-{stage}.jsonl' } }, ctx);
+    const stage = validate(
+      { onInvalid: 'dead-letter', maxInvalid: 2, deadLetter: { type: 'jsonl', path: 'out/{name}-{stage}.jsonl' } },
+      ctx,
+    );
     const out: any[] = [];
     const err = await pipeline(Readable.from(pageWithThreeBroken()), stage, async function* (src) {
       for await (const r of src) out.push(r);
     }).catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
     expect(err.code).toBe('data.max_invalid');
-    expect(err.message).toBe('validate: 3 invalid records exceed maxInvalid 2 (after 223 records); the rejected records are in out/test-validate.jsonl; ' + RAISE_HINT);
+    expect(err.message).toBe(
+      'validate: 3 invalid records exceed maxInvalid 2 (after 223 records); the rejected records are in out/test-validate.jsonl; ' +
+        RAISE_HINT,
+    );
     // stopped at the third invalid record: nothing after it went downstream
     expect(out.length).toBeLessThanOrEqual(220);
     expect(sinks.made[0]!.committed).toBe(true);
@@ -128,32 +171,48 @@ describe('validate', () => {
   });
 
   it('checks a maxInvalid percentage at the end of the input', async () => {
-    const over = await run(pageWithThreeBroken(), validate({ onInvalid: 'skip', maxInvalid: '1%' }, context())).catch((e) => e);
+    const over = await run(pageWithThreeBroken(), validate({ onInvalid: 'skip', maxInvalid: '1%' }, context())).catch(
+      (e) => e,
+    );
     expect(over).toBeInstanceOf(DataError);
     expect(over.code).toBe('data.max_invalid');
-    expect(over.message).toBe('validate: 3 invalid records of 250 (1.2%) exceed maxInvalid 1%; the rejected records were skipped (onInvalid: skip), not kept; ' + RAISE_HINT);
+    expect(over.message).toBe(
+      'validate: 3 invalid records of 250 (1.2%) exceed maxInvalid 1%; the rejected records were skipped (onInvalid: skip), not kept; ' +
+        RAISE_HINT,
+    );
     const under = validate({ onInvalid: 'skip', maxInvalid: '1.2%' }, context());
     await expect(run(pageWithThreeBroken(), under)).resolves.toHaveLength(247);
     // 3 is not more than 3
-    await expect(run(pageWithThreeBroken(), validate({ onInvalid: 'skip', maxInvalid: 3 }, context()))).resolves.toHaveLength(247);
+    await expect(
+      run(pageWithThreeBroken(), validate({ onInvalid: 'skip', maxInvalid: 3 }, context())),
+    ).resolves.toHaveLength(247);
   });
 
   describe('the default maxInvalid (10%) with skip and dead-letter', () => {
     /** 100 products of which `broken` have an unknown status. */
     const hundred = (broken: number) => {
       const base = products()[0];
-      return Array.from({ length: 100 }, (_, i) => ({ ...base, id: `D${String(i).padStart(4, '0')}`, ...(i < broken ? { status: 'gone' } : {}) }));
+      return Array.from({ length: 100 }, (_, i) => ({
+        ...base,
+        id: `D${String(i).padStart(4, '0')}`,
+        ...(i < broken ? { status: 'gone' } : {}),
+      }));
     };
 
     it('a run that dead-letters everything fails, naming the committed dead-letter output', async () => {
       const sinks = memorySinks();
-      const err = await run(hundred(100), validate({ onInvalid: 'dead-letter', deadLetter: { type: 'jsonl', path: 'out/all-rejected.jsonl' } }, context({ stages: [sinks.def] }))).catch(
-        (e) => e,
-      );
+      const err = await run(
+        hundred(100),
+        validate(
+          { onInvalid: 'dead-letter', deadLetter: { type: 'jsonl', path: 'out/all-rejected.jsonl' } },
+          context({ stages: [sinks.def] }),
+        ),
+      ).catch((e) => e);
       expect(err).toBeInstanceOf(DataError);
       expect(err.code).toBe('data.max_invalid');
       expect(err.message).toBe(
-        'validate: 100 invalid records of 100 (100%) exceed maxInvalid 10% (the default); the rejected records are in out/all-rejected.jsonl; ' + RAISE_HINT,
+        'validate: 100 invalid records of 100 (100%) exceed maxInvalid 10% (the default); the rejected records are in out/all-rejected.jsonl; ' +
+          RAISE_HINT,
       );
       expect(sinks.made[0]!.committed).toBe(true);
       expect(sinks.made[0]!.records.map((l) => l.id)).toEqual(hundred(100).map((p) => p.id));
@@ -162,14 +221,22 @@ describe('validate', () => {
     it('11 of 100 fail the run, 10 of 100 do not; skip has the same default', async () => {
       const over = await run(hundred(11), validate({ onInvalid: 'skip' }, context())).catch((e) => e);
       expect(over.code).toBe('data.max_invalid');
-      expect(over.message).toMatch(/^validate: 11 invalid records of 100 \(11%\) exceed maxInvalid 10% \(the default\)/);
+      expect(over.message).toMatch(
+        /^validate: 11 invalid records of 100 \(11%\) exceed maxInvalid 10% \(the default\)/,
+      );
       await expect(run(hundred(10), validate({ onInvalid: 'skip' }, context()))).resolves.toHaveLength(90);
     });
 
     it('users raise it or lift it: "100%" and none let a run reject everything', async () => {
-      await expect(run(hundred(100), validate({ onInvalid: 'skip', maxInvalid: '100%' }, context()))).resolves.toEqual([]);
-      await expect(run(hundred(100), validate({ onInvalid: 'skip', maxInvalid: 'none' }, context()))).resolves.toEqual([]);
-      await expect(run(hundred(30), validate({ onInvalid: 'skip', maxInvalid: '30%' }, context()))).resolves.toHaveLength(70);
+      await expect(run(hundred(100), validate({ onInvalid: 'skip', maxInvalid: '100%' }, context()))).resolves.toEqual(
+        [],
+      );
+      await expect(run(hundred(100), validate({ onInvalid: 'skip', maxInvalid: 'none' }, context()))).resolves.toEqual(
+        [],
+      );
+      await expect(
+        run(hundred(30), validate({ onInvalid: 'skip', maxInvalid: '30%' }, context())),
+      ).resolves.toHaveLength(70);
     });
   });
 
@@ -211,7 +278,14 @@ describe('validate', () => {
   });
 
   it('reports, rejects or allows fields the schema does not declare', async () => {
-    const extra = { ...products()[0], futureField: 1, photos: [{ ...products()[0].photos[0], shiny: true }, { displayOrder: 5, shiny: false }] };
+    const extra = {
+      ...products()[0],
+      futureField: 1,
+      photos: [
+        { ...products()[0].photos[0], shiny: true },
+        { displayOrder: 5, shiny: false },
+      ],
+    };
     const ctx = context();
     const warnings: any[] = [];
     ctx.events.on('warning', (w) => warnings.push(w));
@@ -233,7 +307,12 @@ describe('validate', () => {
     expect(await run([extra], allow)).toHaveLength(1);
     expect(allow.stats.unknownFields).toEqual({});
     // open objects (conservationMin: layout not shown) and localized maps take any key
-    expect(await run([{ ...products()[0], conservationMin: { celsius: 2 }, name: { de: 'x' } }], validate({ unknownFields: 'reject' }, context()))).toHaveLength(1);
+    expect(
+      await run(
+        [{ ...products()[0], conservationMin: { celsius: 2 }, name: { de: 'x' } }],
+        validate({ unknownFields: 'reject' }, context()),
+      ),
+    ).toHaveLength(1);
   });
 
   it('takes the resource from the options or the source, and refuses to guess', () => {
@@ -247,7 +326,9 @@ describe('validate', () => {
     const parse = (o: unknown) => validateStage.options.safeParse(o);
     expect(parse({}).success).toBe(true);
     expect(parse({ onInvalid: 'dead-letter', maxInvalid: '0.5%' }).success).toBe(true);
-    expect(parse({ onInvalid: 'skip', maxInvalid: 0.005 }).error?.issues[0]?.message).toMatch(/number of records .* a percentage string such as "0.5%", or none/);
+    expect(parse({ onInvalid: 'skip', maxInvalid: 0.005 }).error?.issues[0]?.message).toMatch(
+      /number of records .* a percentage string such as "0.5%", or none/,
+    );
     expect(parse({ onInvalid: 'skip', maxInvalid: '150%' }).success).toBe(false);
     expect(parse({ maxInvalid: 10 }).error?.issues[0]?.message).toMatch(/applies to onInvalid: skip or dead-letter/);
     expect(parse({ onInvalidd: 'skip' }).success).toBe(false);

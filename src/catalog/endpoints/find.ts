@@ -17,8 +17,22 @@ export interface FindEndpointSpec {
 }
 
 export const findEndpoints = {
-  'products.find': { name: 'products.find', method: 'GET', path: '/v4/products/find', resource: 'product', idParameter: 'id', idKind: 'string' },
-  'media.find': { name: 'media.find', method: 'GET', path: '/v4/media/find', resource: 'media', idParameter: 'id', idKind: 'integer' },
+  'products.find': {
+    name: 'products.find',
+    method: 'GET',
+    path: '/v4/products/find',
+    resource: 'product',
+    idParameter: 'id',
+    idKind: 'string',
+  },
+  'media.find': {
+    name: 'media.find',
+    method: 'GET',
+    path: '/v4/media/find',
+    resource: 'media',
+    idParameter: 'id',
+    idKind: 'integer',
+  },
 } as const satisfies Record<string, FindEndpointSpec>;
 
 export type FindEndpointName = keyof typeof findEndpoints;

@@ -72,7 +72,12 @@ export interface EndpointSpec<F extends FilterParams = FilterParams, S extends S
 function endpoint<F extends FilterParams, S extends SortingParams>(
   spec: Omit<EndpointSpec<F, S>, 'method' | 'codeFilters' | 'incremental'>,
 ): EndpointSpec<F, S> {
-  return { ...spec, method: 'POST', codeFilters: codeFilterNames(spec.filters), incremental: 'updatedSince' in spec.filters };
+  return {
+    ...spec,
+    method: 'POST',
+    codeFilters: codeFilterNames(spec.filters),
+    incremental: 'updatedSince' in spec.filters,
+  };
 }
 
 export const endpoints = {
@@ -274,9 +279,12 @@ const PageSchema = z.strictObject({
   no: z.int().nonnegative(),
   // The spec: size defaults to 100 when left out.
   size: z
-    .union(PAGE_SIZES.map((s) => z.literal(s)) as [z.ZodLiteral<10>, z.ZodLiteral<50>, z.ZodLiteral<100>, z.ZodLiteral<250>], {
-      message: `page size must be one of ${PAGE_SIZES.join(', ')}`,
-    })
+    .union(
+      PAGE_SIZES.map((s) => z.literal(s)) as [z.ZodLiteral<10>, z.ZodLiteral<50>, z.ZodLiteral<100>, z.ZodLiteral<250>],
+      {
+        message: `page size must be one of ${PAGE_SIZES.join(', ')}`,
+      },
+    )
     .optional(),
 });
 
@@ -284,12 +292,14 @@ const PageSchema = z.strictObject({
 export function checkRequest(name: EndpointName | string, body: unknown): FilterIssue[] {
   const spec = getEndpoint(name);
   if (!spec) return [{ path: [], message: `unknown endpoint "${name}"` }];
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [{ path: [], message: 'the request body must be a JSON object' }];
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return [{ path: [], message: 'the request body must be a JSON object' }];
   const b = body as Record<string, unknown>;
   const issues: FilterIssue[] = [];
   const allowed = ['filter', 'sorting', ...(spec.mode === 'paged' ? ['page'] : [])];
   for (const key of Object.keys(b)) {
-    if (!allowed.includes(key)) issues.push({ path: [key], message: `unknown key "${key}"; allowed: ${allowed.join(', ')}` });
+    if (!allowed.includes(key))
+      issues.push({ path: [key], message: `unknown key "${key}"; allowed: ${allowed.join(', ')}` });
   }
   if (b.filter === undefined || (spec.filtersNotShown && isEmptyObject(b.filter))) {
     if (spec.filterRequired) issues.push({ path: ['filter'], message: 'is required by this endpoint' });
@@ -298,7 +308,8 @@ export function checkRequest(name: EndpointName | string, body: unknown): Filter
   }
   const sortingNames = Object.keys(spec.sortings);
   if (b.sorting === undefined) {
-    if (spec.sortingRequired) issues.push({ path: ['sorting'], message: `is required by this endpoint; allowed: ${sortingNames.join(', ')}` });
+    if (spec.sortingRequired)
+      issues.push({ path: ['sorting'], message: `is required by this endpoint; allowed: ${sortingNames.join(', ')}` });
   } else if (sortingNames.length === 0) {
     issues.push({ path: ['sorting'], message: 'this endpoint takes no sorting' });
   } else {
@@ -307,7 +318,8 @@ export function checkRequest(name: EndpointName | string, body: unknown): Filter
   if (b.page !== undefined && spec.mode === 'paged') {
     const parsed = PageSchema.safeParse(b.page);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) issues.push({ path: ['page', ...(issue.path as (string | number)[])], message: issue.message });
+      for (const issue of parsed.error.issues)
+        issues.push({ path: ['page', ...(issue.path as (string | number)[])], message: issue.message });
     } else if (spec.capped && parsed.data.no * (parsed.data.size ?? DEFAULT_PAGE_SIZE) >= MAX_REACHABLE_RESULTS) {
       issues.push({
         path: ['page', 'no'],
@@ -339,7 +351,10 @@ export function notShown(spec: EndpointSpec, issues: FilterIssue[]): FilterIssue
 }
 
 /** Throws a RequestValidationError naming the first problem's path (and how many more there are). */
-export function validateRequest<E extends EndpointName>(name: E, body: QueryRequest<E> | unknown): asserts body is QueryRequest<E> {
+export function validateRequest<E extends EndpointName>(
+  name: E,
+  body: QueryRequest<E> | unknown,
+): asserts body is QueryRequest<E> {
   const issues = checkRequest(name, body);
   if (issues.length === 0) return;
   const [first] = issues;

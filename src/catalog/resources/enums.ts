@@ -44,10 +44,32 @@ export const CorrectionType = z.enum([
 ]);
 export const CorrectionStatusFilterValue = z.enum(['open', 'in_progress', 'handled']);
 export const NewsType = z.enum(['product', 'organization', 'public_category', 'brand']);
-export const CannabisForm = z.enum(['oil', 'flower', 'capsule', 'spray', 'resin', 'tablet', 'wafer', 'gummy', 'lozenge']);
+export const CannabisForm = z.enum([
+  'oil',
+  'flower',
+  'capsule',
+  'spray',
+  'resin',
+  'tablet',
+  'wafer',
+  'gummy',
+  'lozenge',
+]);
 export const CannabisCategory = z.enum(['full_spectrum', 'broad_spectrum', 'isolate']);
 export const CultivarType = z.enum(['indica', 'sativa', 'hybrid']);
-export const MinorCannabinoid = z.enum(['CBG', 'CBN', 'CBC', 'THCV', 'CBDV', 'CBDA', 'CBGA', 'THCA', 'CBL', 'CBT', 'Δ8-THC']);
+export const MinorCannabinoid = z.enum([
+  'CBG',
+  'CBN',
+  'CBC',
+  'THCV',
+  'CBDV',
+  'CBDA',
+  'CBGA',
+  'THCA',
+  'CBL',
+  'CBT',
+  'Δ8-THC',
+]);
 export const Terpene = z.enum([
   'Myrcene',
   'Limonene',
@@ -78,7 +100,17 @@ export const Terpene = z.enum([
  * Target groups (spec: "not shown" beyond public and pharmacist). The eight are the vendor's field
  * glossary and the live service's; `professional` is the sandbox's spec profile.
  */
-export const TargetGroup = z.enum(['public', 'pharmacist', 'doctor', 'homecare', 'hospital', 'nurse', 'physiotherapist', 'webshop', 'professional']);
+export const TargetGroup = z.enum([
+  'public',
+  'pharmacist',
+  'doctor',
+  'homecare',
+  'hospital',
+  'nurse',
+  'physiotherapist',
+  'webshop',
+  'professional',
+]);
 /** Photo visibleSides (spec: not shown; observed on the live service). */
 export const VisibleSide = z.enum(['front', 'left', 'right', 'back', 'bottom', 'top']);
 /** Units of weightWithUnit/widthWithUnit/lengthWithUnit/depthWithUnit (spec: a string; observed). */

@@ -8,10 +8,16 @@ import { FRONTAL_FORMATS, FrontalPhotoType, PHOTO_FORMATS, PhotoType, TargetGrou
 const url = z.string();
 
 export const PhotoFormats = z.looseObject(
-  Object.fromEntries(PHOTO_FORMATS.map((f) => [f, url.optional()])) as Record<(typeof PHOTO_FORMATS)[number], z.ZodOptional<z.ZodString>>,
+  Object.fromEntries(PHOTO_FORMATS.map((f) => [f, url.optional()])) as Record<
+    (typeof PHOTO_FORMATS)[number],
+    z.ZodOptional<z.ZodString>
+  >,
 );
 export const FrontalFormats = z.looseObject(
-  Object.fromEntries(FRONTAL_FORMATS.map((f) => [f, url.optional()])) as Record<(typeof FRONTAL_FORMATS)[number], z.ZodOptional<z.ZodString>>,
+  Object.fromEntries(FRONTAL_FORMATS.map((f) => [f, url.optional()])) as Record<
+    (typeof FRONTAL_FORMATS)[number],
+    z.ZodOptional<z.ZodString>
+  >,
 );
 
 export const MediaOrganization = z.looseObject({

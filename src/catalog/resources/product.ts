@@ -32,7 +32,9 @@ const MeasureWithUnit = z.looseObject({ value: z.number().nonnegative(), unit: M
  * `{"celsius": {"value": 15, "unit": "°C"}}`, the sandbox's spec profile `{"celsius": 2}`.
  */
 const Temperature = z.union([z.number(), z.looseObject({ value: z.number(), unit: z.string() })]);
-const ConservationTemperature = z.object({ celsius: Temperature.optional(), fahrenheit: Temperature.optional(), kelvin: Temperature.optional() }).catchall(Temperature);
+const ConservationTemperature = z
+  .object({ celsius: Temperature.optional(), fahrenheit: Temperature.optional(), kelvin: Temperature.optional() })
+  .catchall(Temperature);
 
 export const PublicCategory = z.looseObject({
   id: Id,
@@ -233,8 +235,11 @@ export const Product = z
   .superRefine((p, ctx) => {
     // Spec §3 rule 1: `replacement` is present only when status is `replaced`.
     if (p.replacement !== undefined && p.status !== 'replaced') {
-      ctx.addIssue({ code: 'custom', path: ['replacement'], message: `present although status is "${p.status}" (only replaced products have one)` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['replacement'],
+        message: `present although status is "${p.status}" (only replaced products have one)`,
+      });
     }
   });
 export type Product = z.infer<typeof Product>;
-

@@ -24,8 +24,15 @@ function localSinkOptions<Shape extends z.ZodRawShape>(format: SinkFormat<string
   return z.strictObject({ path, ...format.options('path'), ...rotationOptions });
 }
 
-function build(format: SinkFormat, config: Record<string, unknown>, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
-  const { path, maxRows, maxBytes, maxOpenPartitions, ...formatOptions } = config as { path: string } & z.output<z.ZodObject<typeof rotationOptions>>;
+function build(
+  format: SinkFormat,
+  config: Record<string, unknown>,
+  ctx: StageContext,
+  schemaHint?: z.ZodType,
+): SinkStream {
+  const { path, maxRows, maxBytes, maxOpenPartitions, ...formatOptions } = config as { path: string } & z.output<
+    z.ZodObject<typeof rotationOptions>
+  >;
   const rotation = { maxRows, maxBytes, maxOpenPartitions };
   const template = localPathTemplate(path, rotation, ctx);
   const recordFormat = format.create(formatOptions, { ctx, stage: format.name, target: path, template, schemaHint });
@@ -46,7 +53,10 @@ export function localSink<const Name extends string, Shape extends z.ZodRawShape
     options,
     create: (config, ctx): SinkStream => build(format, config, ctx),
   });
-  const sink = (input: DocumentedInput<Name, z.input<typeof options>> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
+  const sink = (
+    input: DocumentedInput<Name, z.input<typeof options>> & SinkCodeExtras,
+    ctx?: PartialStageContext,
+  ): SinkStream => {
     const { schemaHint, ...rest } = input;
     return build(format, parseStageOptions(format.name, options, rest), defaultStageContext(ctx), schemaHint);
   };

@@ -34,7 +34,8 @@ const MIN_PART_SIZE = 5 * 1024 * 1024;
 /** The options of the s3 sink writing any of `formats` (`format:` names one). */
 function s3SinkOptionsFor<const Formats extends readonly [SinkFormat, ...SinkFormat[]]>(formats: Formats) {
   const names = formats.map((f) => f.name) as { [I in keyof Formats]: Formats[I]['name'] };
-  const formatOptions = Object.assign({}, ...formats.map((f) => f.options('key'))) as FormatsShape<Formats> & z.ZodRawShape;
+  const formatOptions = Object.assign({}, ...formats.map((f) => f.options('key'))) as FormatsShape<Formats> &
+    z.ZodRawShape;
   return z
     .strictObject({
       format: z.enum(names).describe(`Object format: ${names.join(' or ')}`),
@@ -43,7 +44,7 @@ function s3SinkOptionsFor<const Formats extends readonly [SinkFormat, ...SinkFor
         .string()
         .min(1)
         .describe(
-          'Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each run replaces the earlier runs\' objects of the dataset once its manifest is written (README: Publication protocol)',
+          "Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each run replaces the earlier runs' objects of the dataset once its manifest is written (README: Publication protocol)",
         ),
       ...formatOptions,
       ...rotationOptions,
@@ -56,27 +57,48 @@ function s3SinkOptionsFor<const Formats extends readonly [SinkFormat, ...SinkFor
         .string()
         .min(1)
         .optional()
-        .describe('Region; default: the AWS SDK chain (AWS_REGION, profile), or us-east-1 with a custom endpoint and no AWS_REGION'),
-      forcePathStyle: z.boolean().optional().describe('Path-style URLs (http://host/bucket/key); default: true with a custom endpoint'),
+        .describe(
+          'Region; default: the AWS SDK chain (AWS_REGION, profile), or us-east-1 with a custom endpoint and no AWS_REGION',
+        ),
+      forcePathStyle: z
+        .boolean()
+        .optional()
+        .describe('Path-style URLs (http://host/bucket/key); default: true with a custom endpoint'),
       checksums: z
         .enum(['when-supported', 'when-required'])
         .optional()
         .describe(
           "Request checksum calculation and response validation: when-supported (the SDK default) or when-required (for S3-compatible servers that predate the SDK's default integrity checksums); default: when-required with a custom endpoint",
         ),
-      maxAttempts: z.number().int().min(1).max(10).default(3).describe('Attempts per S3 request (the SDK retries with backoff)'),
-      manifest: z.boolean().default(true).describe('Write _manifest.json after all data objects; readers trust only objects it lists'),
+      maxAttempts: z
+        .number()
+        .int()
+        .min(1)
+        .max(10)
+        .default(3)
+        .describe('Attempts per S3 request (the SDK retries with backoff)'),
+      manifest: z
+        .boolean()
+        .default(true)
+        .describe('Write _manifest.json after all data objects; readers trust only objects it lists'),
       manifestKey: z
         .string()
         .min(1)
         .optional()
-        .describe('Manifest key ({name} {run} {date} only); default: _manifest.json in the folder shared by all keys of the run'),
+        .describe(
+          'Manifest key ({name} {run} {date} only); default: _manifest.json in the folder shared by all keys of the run',
+        ),
     })
     .superRefine((parsed, ctx) => {
       const options = parsed as S3Settings;
-      for (const issue of otherFormatOptions(formats, options.format, options)) ctx.addIssue({ code: 'custom', ...issue });
+      for (const issue of otherFormatOptions(formats, options.format, options))
+        ctx.addIssue({ code: 'custom', ...issue });
       if (options.partSize < MIN_PART_SIZE) {
-        ctx.addIssue({ code: 'custom', path: ['partSize'], message: `S3 multipart parts must be at least 5MiB (${MIN_PART_SIZE} bytes)` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['partSize'],
+          message: `S3 multipart parts must be at least 5MiB (${MIN_PART_SIZE} bytes)`,
+        });
       }
     });
 }
@@ -95,7 +117,6 @@ interface S3Settings extends S3ClientOptions {
   manifestKey?: string | undefined;
   [option: string]: unknown;
 }
-
 
 /**
  * The S3 client for the sink's options: endpoint and checksum mode for S3-compatible servers.
@@ -121,7 +142,10 @@ type Env = NonNullable<StageServices['env']>;
 function s3ClientConfig(options: S3ClientOptions, env: Env): S3ClientConfig {
   const endpoint = options.endpoint ?? (env.S3_ENDPOINT || undefined);
   const custom = endpoint !== undefined;
-  const mode = (options.checksums ?? (custom ? 'when-required' : 'when-supported')) === 'when-required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
+  const mode =
+    (options.checksums ?? (custom ? 'when-required' : 'when-supported')) === 'when-required'
+      ? 'WHEN_REQUIRED'
+      : 'WHEN_SUPPORTED';
   const region = options.region ?? (custom && !env.AWS_REGION && !env.AWS_DEFAULT_REGION ? 'us-east-1' : undefined);
   const config: S3ClientConfig = {
     forcePathStyle: options.forcePathStyle ?? custom,
@@ -148,8 +172,14 @@ export function runKeyTemplate(key: string): string {
   return `${key.slice(0, slash)}${name.slice(0, ext.index)}-{run}${ext[0]}`;
 }
 
-function createS3Sink(formats: readonly SinkFormat[], options: S3Settings, ctx: StageContext, schemaHint?: z.ZodType): SinkStream {
-  const { format, bucket, key, maxRows, maxBytes, maxOpenPartitions, partSize, queueSize, manifest, manifestKey } = options;
+function createS3Sink(
+  formats: readonly SinkFormat[],
+  options: S3Settings,
+  ctx: StageContext,
+  schemaHint?: z.ZodType,
+): SinkStream {
+  const { format, bucket, key, maxRows, maxBytes, maxOpenPartitions, partSize, queueSize, manifest, manifestKey } =
+    options;
   const objectFormat = formats.find((f) => f.name === format)!;
   const given = PathTemplate.parse(key, ctx.run, 'key');
   const template = PathTemplate.parse(runKeyTemplate(key), ctx.run, 'key');
@@ -168,58 +198,72 @@ function createS3Sink(formats: readonly SinkFormat[], options: S3Settings, ctx: 
   let lock: RunLock | undefined;
   const currentClient = (): S3Client => (client ??= new sdk.s3.S3Client(s3ClientConfig(options, env)));
   const sink: RecordSink<unknown> = new RecordSink<unknown>({
-      sinkType: 's3',
-      ctx,
-      format: recordFormat,
-      template,
-      templateOption: 'key',
-      locate: (rendered) => rendered,
-      prepare: async () => {
-        sdk = await loadS3Sdk();
-        if (!replaces) return;
-        lock = await RunLock.acquire(
-          s3LockBackend(lockIO(sdk, currentClient), bucket, `${prefix}${LOCK_NAME}`),
-          { runId: ctx.run.id, pipeline: ctx.run.name },
-          {
-            what: `dataset s3://${bucket}/${prefix}`,
-            code: 'publish.locked',
-            onLost: (err) => sink.destroy(err),
-          },
-        );
-      },
-      supersede: replaces
-        ? async (written) => {
-            const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
-            const stale = (await listKeys(sdk, currentClient(), bucket, prefix)).filter(
-              (k) => !keep.has(k) && (template.pattern.test(k) || given.pattern.test(k)),
-            );
-            for (const k of stale) {
-              try {
-                await currentClient().send(new sdk.s3.DeleteObjectCommand({ Bucket: bucket, Key: k }));
-              } catch (err) {
-                throw s3Error(err, 'delete the superseded object', s3Location(bucket, k));
-              }
+    sinkType: 's3',
+    ctx,
+    format: recordFormat,
+    template,
+    templateOption: 'key',
+    locate: (rendered) => rendered,
+    prepare: async () => {
+      sdk = await loadS3Sdk();
+      if (!replaces) return;
+      lock = await RunLock.acquire(
+        s3LockBackend(lockIO(sdk, currentClient), bucket, `${prefix}${LOCK_NAME}`),
+        { runId: ctx.run.id, pipeline: ctx.run.name },
+        {
+          what: `dataset s3://${bucket}/${prefix}`,
+          code: 'publish.locked',
+          onLost: (err) => sink.destroy(err),
+        },
+      );
+    },
+    supersede: replaces
+      ? async (written) => {
+          const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
+          const stale = (await listKeys(sdk, currentClient(), bucket, prefix)).filter(
+            (k) => !keep.has(k) && (template.pattern.test(k) || given.pattern.test(k)),
+          );
+          for (const k of stale) {
+            try {
+              await currentClient().send(new sdk.s3.DeleteObjectCommand({ Bucket: bucket, Key: k }));
+            } catch (err) {
+              throw s3Error(err, 'delete the superseded object', s3Location(bucket, k));
             }
-            if (stale.length > 0) ctx.events.emit('info', { code: 'superseded', message: `removed ${stale.length} object(s) of earlier runs under s3://${bucket}/${prefix}` });
           }
-        : undefined,
-      release: async () => {
-        await lock?.release();
-        lock = undefined;
-      },
-      openDestination: (objectKey) => new S3ObjectUpload(sdk, currentClient, { bucket, key: objectKey, contentType, partSize, queueSize }),
-      rotation: { maxRows, maxBytes, maxOpenPartitions },
-      commitOnClose: true,
-      writeEmpty: false,
-      afterCommit: async (committed) => {
-        if (manifestObjectKey === undefined) return [];
-        return [await writeManifest(sdk, currentClient, ctx, { bucket, key: manifestObjectKey, keyTemplate: key, format, committed, schema: recordFormat.describeSchema() })];
-      },
-      dispose: () => {
-        client?.destroy();
-        client = undefined;
-      },
-    });
+          if (stale.length > 0)
+            ctx.events.emit('info', {
+              code: 'superseded',
+              message: `removed ${stale.length} object(s) of earlier runs under s3://${bucket}/${prefix}`,
+            });
+        }
+      : undefined,
+    release: async () => {
+      await lock?.release();
+      lock = undefined;
+    },
+    openDestination: (objectKey) =>
+      new S3ObjectUpload(sdk, currentClient, { bucket, key: objectKey, contentType, partSize, queueSize }),
+    rotation: { maxRows, maxBytes, maxOpenPartitions },
+    commitOnClose: true,
+    writeEmpty: false,
+    afterCommit: async (committed) => {
+      if (manifestObjectKey === undefined) return [];
+      return [
+        await writeManifest(sdk, currentClient, ctx, {
+          bucket,
+          key: manifestObjectKey,
+          keyTemplate: key,
+          format,
+          committed,
+          schema: recordFormat.describeSchema(),
+        }),
+      ];
+    },
+    dispose: () => {
+      client?.destroy();
+      client = undefined;
+    },
+  });
   return sink;
 }
 
@@ -232,7 +276,9 @@ async function listKeys(sdk: S3Sdk, client: S3Client, bucket: string, prefix: st
   do {
     let page;
     try {
-      page = await client.send(new sdk.s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      page = await client.send(
+        new sdk.s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+      );
     } catch (err) {
       throw s3Error(err, 'list', s3Location(bucket, prefix));
     }
@@ -259,7 +305,13 @@ export function lockIO(sdk: S3Sdk, client: () => S3Client): S3LockIO {
     async putObject(bucket, key, body, opts) {
       try {
         await client().send(
-          new s3.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json', ...(opts?.ifNoneMatch ? { IfNoneMatch: '*' } : {}) }),
+          new s3.PutObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Body: body,
+            ContentType: 'application/json',
+            ...(opts?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
+          }),
         );
         return true;
       } catch (err) {
@@ -283,7 +335,10 @@ function manifestKeyFor(manifestKey: string | undefined, template: PathTemplate,
   if (manifestKey === undefined) return `${template.fixedPrefix()}_manifest.json`;
   const parsed = PathTemplate.parse(manifestKey, ctx.run, 'manifestKey');
   if (parsed.isDynamic) {
-    throw new ConfigError(`manifestKey "${manifestKey}": only {name}, {run} and {date} are allowed (one manifest per run)`, { path: 'manifestKey' });
+    throw new ConfigError(
+      `manifestKey "${manifestKey}": only {name}, {run} and {date} are allowed (one manifest per run)`,
+      { path: 'manifestKey' },
+    );
   }
   return parsed.render([], 0);
 }
@@ -309,7 +364,14 @@ async function writeManifest(
   { s3 }: S3Sdk,
   client: () => S3Client,
   ctx: StageContext,
-  m: { bucket: string; key: string; keyTemplate: string; format: string; committed: readonly CommittedOutput[]; schema: unknown },
+  m: {
+    bucket: string;
+    key: string;
+    keyTemplate: string;
+    format: string;
+    committed: readonly CommittedOutput[];
+    schema: unknown;
+  },
 ): Promise<CommittedOutput> {
   const run = ctx.describeRun();
   const files = m.committed.map(({ output, destination }) => {
@@ -334,7 +396,9 @@ async function writeManifest(
   const body = Buffer.from(`${JSON.stringify(document, null, 2)}\n`);
   const location = s3Location(m.bucket, m.key);
   try {
-    await client().send(new s3.PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }));
+    await client().send(
+      new s3.PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }),
+    );
   } catch (err) {
     throw s3Error(err, 'write the manifest', location);
   }
@@ -364,9 +428,17 @@ export function s3Sink<const Formats extends readonly [SinkFormat, ...SinkFormat
     options,
     create: (config, ctx): SinkStream => createS3Sink(formats, config as S3Settings, ctx),
   });
-  const sink = (input: DocumentedInput<'s3', z.input<typeof options>> & SinkCodeExtras, ctx?: PartialStageContext): SinkStream => {
+  const sink = (
+    input: DocumentedInput<'s3', z.input<typeof options>> & SinkCodeExtras,
+    ctx?: PartialStageContext,
+  ): SinkStream => {
     const { schemaHint, ...rest } = input;
-    return createS3Sink(formats, parseStageOptions('s3', options, rest) as S3Settings, defaultStageContext(ctx), schemaHint);
+    return createS3Sink(
+      formats,
+      parseStageOptions('s3', options, rest) as S3Settings,
+      defaultStageContext(ctx),
+      schemaHint,
+    );
   };
   return { stage, options, sink };
 }

@@ -5,7 +5,12 @@
 import type { z } from 'zod';
 import type { StageContext } from '../../core/stage.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
-import { ParquetFormat, parquetFormatOptions, parquetOptionsSet, type ParquetFormatOptions } from '../parquet-format.js';
+import {
+  ParquetFormat,
+  parquetFormatOptions,
+  parquetOptionsSet,
+  type ParquetFormatOptions,
+} from '../parquet-format.js';
 import type { PathTemplate } from '../path-template.js';
 import type { RecordFormat } from '../record-sink.js';
 import { defineSinkFormat } from '../sink-format.js';

@@ -42,7 +42,12 @@ import { stageFactory } from '../../core/stage-factory.js';
 import { isPlainObject } from '../../values.js';
 import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../column-schema.js';
 import { byteSize } from '../option-schemas.js';
-import { columnSchemaFor, parquetFormatOptions, SCHEMA_HASH_METADATA_KEY, SCHEMA_METADATA_KEY } from '../parquet-format.js';
+import {
+  columnSchemaFor,
+  parquetFormatOptions,
+  SCHEMA_HASH_METADATA_KEY,
+  SCHEMA_METADATA_KEY,
+} from '../parquet-format.js';
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
 import { createS3Client } from '../destinations/s3.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
@@ -56,8 +61,14 @@ export const tableSinkOptions = z.strictObject({
   path: z
     .string()
     .min(1)
-    .describe("The table's folder (relative to the pipeline file's folder) or s3://bucket/prefix; snapshot/, changes/ and _table.json go under it"),
-  key: z.string().min(1).default('id').describe('The field (dotted path) that identifies a record; one snapshot row per key'),
+    .describe(
+      "The table's folder (relative to the pipeline file's folder) or s3://bucket/prefix; snapshot/, changes/ and _table.json go under it",
+    ),
+  key: z
+    .string()
+    .min(1)
+    .default('id')
+    .describe('The field (dotted path) that identifies a record; one snapshot row per key'),
   deletes: z
     .strictObject({
       maxRatio: z
@@ -65,23 +76,41 @@ export const tableSinkOptions = z.strictObject({
         .min(0)
         .max(1)
         .default(0.05)
-        .describe('Full runs: refuse (exit 1, nothing published) to mark more than this share of the previous snapshot deleted, unless run with --allow-deletes'),
+        .describe(
+          'Full runs: refuse (exit 1, nothing published) to mark more than this share of the previous snapshot deleted, unless run with --allow-deletes',
+        ),
     })
     .default({ maxRatio: 0.05 })
     .describe('Deletes inferred by full runs (keys of the previous snapshot missing from the extract)'),
   ignoreFields: z
     .array(z.string().min(1))
     .default([])
-    .describe('Columns (as written, e.g. meta_updatedAt) whose change alone is not a change: the snapshot keeps the earlier row'),
-  maxRows: z.number().int().positive().default(1_000_000).describe('Rows per snapshot or changes file; past it the next part-NNNNN begins'),
+    .describe(
+      'Columns (as written, e.g. meta_updatedAt) whose change alone is not a change: the snapshot keeps the earlier row',
+    ),
+  maxRows: z
+    .number()
+    .int()
+    .positive()
+    .default(1_000_000)
+    .describe('Rows per snapshot or changes file; past it the next part-NNNNN begins'),
   sortBufferBytes: byteSize()
     .default(32 * 1024 * 1024)
-    .describe('Incoming records held (serialized) before a sorted run is spilled to the temp folder; bounds the merge memory'),
+    .describe(
+      'Incoming records held (serialized) before a sorted run is spilled to the temp folder; bounds the merge memory',
+    ),
   ...parquetFormatOptions,
   endpoint: z.url().optional().describe('s3:// paths: S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS'),
-  region: z.string().min(1).optional().describe('s3:// paths: region; default: the AWS SDK chain, or us-east-1 with a custom endpoint'),
+  region: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('s3:// paths: region; default: the AWS SDK chain, or us-east-1 with a custom endpoint'),
   forcePathStyle: z.boolean().optional().describe('s3:// paths: path-style URLs; default: true with a custom endpoint'),
-  checksums: z.enum(['when-supported', 'when-required']).optional().describe('s3:// paths: checksum mode; default: when-required with a custom endpoint'),
+  checksums: z
+    .enum(['when-supported', 'when-required'])
+    .optional()
+    .describe('s3:// paths: checksum mode; default: when-required with a custom endpoint'),
   maxAttempts: z.number().int().min(1).max(10).default(3).describe('s3:// paths: attempts per S3 request'),
 });
 
@@ -190,7 +219,15 @@ export class TableSink extends Writable implements SinkStream {
   #published = false;
   readonly #outputs: OutputRecord[] = [];
   readonly #onAbort: () => void;
-  #hold: { ready: () => void; fail: (err: Error) => void; go: () => void; stop: (err: Error) => void; decision: Promise<void> } | undefined;
+  #hold:
+    | {
+        ready: () => void;
+        fail: (err: Error) => void;
+        go: () => void;
+        stop: (err: Error) => void;
+        decision: Promise<void>;
+      }
+    | undefined;
 
   constructor(config: TableSinkConfig, ctx: StageContext) {
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
@@ -198,7 +235,10 @@ export class TableSink extends Writable implements SinkStream {
     const names = schema.columns.map((c) => c.name);
     const ignored = config.ignoreFields.map((f) => {
       const i = names.indexOf(f);
-      if (i < 0) throw new ConfigError(`table: ignoreFields names "${f}", which is not a column; columns: ${names.join(', ')}`, { path: 'ignoreFields' });
+      if (i < 0)
+        throw new ConfigError(`table: ignoreFields names "${f}", which is not a column; columns: ${names.join(', ')}`, {
+          path: 'ignoreFields',
+        });
       return i;
     });
     super({ objectMode: true, highWaterMark: 64 });
@@ -219,7 +259,8 @@ export class TableSink extends Writable implements SinkStream {
     };
     this.#previousShaper = new RecordShaper(schema);
     this.#ignored = ignored;
-    this.#onAbort = () => this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
+    this.#onAbort = () =>
+      this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
     else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -262,14 +303,20 @@ export class TableSink extends Writable implements SinkStream {
         try {
           manifest = JSON.parse(this.#manifestText) as TableManifest;
         } catch (err) {
-          throw new SinkError(`table: ${this.#store.location(TABLE_MANIFEST)} is not valid JSON (${(err as Error).message}); restore it from a backup or move the table away`, {
-            code: 'table.manifest',
-          });
+          throw new SinkError(
+            `table: ${this.#store.location(TABLE_MANIFEST)} is not valid JSON (${(err as Error).message}); restore it from a backup or move the table away`,
+            {
+              code: 'table.manifest',
+            },
+          );
         }
         if (manifest.format !== 'catalog-streams.table' || !Array.isArray(manifest.versions)) {
-          throw new SinkError(`table: ${this.#store.location(TABLE_MANIFEST)} is not a table manifest (format catalog-streams.table); point path at a table's folder`, {
-            code: 'table.manifest',
-          });
+          throw new SinkError(
+            `table: ${this.#store.location(TABLE_MANIFEST)} is not a table manifest (format catalog-streams.table); point path at a table's folder`,
+            {
+              code: 'table.manifest',
+            },
+          );
         }
         if (manifest.key !== this.#config.key) {
           throw new SinkError(
@@ -286,19 +333,36 @@ export class TableSink extends Writable implements SinkStream {
           { code: 'table.needs_full' },
         );
       }
-      const listed = new Set<string>(this.#manifest ? [this.#manifest.state, ...this.#manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path))] : []);
+      const listed = new Set<string>(
+        this.#manifest
+          ? [
+              this.#manifest.state,
+              ...this.#manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path)),
+            ]
+          : [],
+      );
       const removed = await this.#store.removeLeftovers(listed);
       if (removed.length > 0) {
-        this.#ctx.events.emit('info', { code: 'stale_temp_removed', message: `removed ${removed.length} file(s) that killed runs left: ${removed.join(', ')}` });
+        this.#ctx.events.emit('info', {
+          code: 'stale_temp_removed',
+          message: `removed ${removed.length} file(s) that killed runs left: ${removed.join(', ')}`,
+        });
       }
       this.#tempDir = await mkdtemp(path.join(tmpdir(), 'catalog-streams-sort-'));
       this.#sort = new ExternalSort(this.#tempDir, this.#config.sortBufferBytes);
-    })().then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+    })().then(
+      () => callback(),
+      (err: unknown) => callback(this.#wrap(err)),
+    );
   }
 
   override _write(record: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     if (!isPlainObject(record)) {
-      callback(new SinkError(`table sink expects plain object records, received ${record === null ? 'null' : typeof record}`, { code: 'sink.record' }));
+      callback(
+        new SinkError(`table sink expects plain object records, received ${record === null ? 'null' : typeof record}`, {
+          code: 'sink.record',
+        }),
+      );
       return;
     }
     const key = keyOf(record, this.#keySteps);
@@ -311,7 +375,10 @@ export class TableSink extends Writable implements SinkStream {
       );
       return;
     }
-    this.#sort!.add(key, record).then(() => callback(), (err: unknown) => callback(this.#wrap(err)));
+    this.#sort!.add(key, record).then(
+      () => callback(),
+      (err: unknown) => callback(this.#wrap(err)),
+    );
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -356,7 +423,9 @@ export class TableSink extends Writable implements SinkStream {
         'catalog-streams.run': runId,
         'catalog-streams.name': ctx.run.name,
         [SCHEMA_HASH_METADATA_KEY]: this.#schema.hash,
-        [SCHEMA_METADATA_KEY]: JSON.stringify(cols === columns ? this.#schema.describe() : changeColumnsDescription(this.#schema)),
+        [SCHEMA_METADATA_KEY]: JSON.stringify(
+          cols === columns ? this.#schema.describe() : changeColumnsDescription(this.#schema),
+        ),
       },
     });
     const opener = (folder: string, cols: readonly ParquetColumn[]) => async (part: number) => {
@@ -436,7 +505,12 @@ export class TableSink extends Writable implements SinkStream {
         n = await nextIt.next();
       }
     }
-    if (mode === 'full' && previousRows > 0 && counts.deleted / previousRows > this.#config.deletes.maxRatio && !run.allowDeletes) {
+    if (
+      mode === 'full' &&
+      previousRows > 0 &&
+      counts.deleted / previousRows > this.#config.deletes.maxRatio &&
+      !run.allowDeletes
+    ) {
       const share = ((100 * counts.deleted) / previousRows).toFixed(1);
       throw new SinkError(
         `table: this full run would delete ${counts.deleted} of ${previousRows} keys (${share} %) of ${this.#store.location('')}, above deletes.maxRatio ${this.#config.deletes.maxRatio}; ` +
@@ -459,7 +533,11 @@ export class TableSink extends Writable implements SinkStream {
     // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
     for (const staged of this.#staged) await this.#store.publish(staged);
     this.#published = true;
-    const fileEntry = (staged: StagedFile, encoder: ParquetEncoder): TableFile => ({ path: staged.rel, rows: encoder.rows, bytes: staged.file.bytes });
+    const fileEntry = (staged: StagedFile, encoder: ParquetEncoder): TableFile => ({
+      path: staged.rel,
+      rows: encoder.rows,
+      bytes: staged.file.bytes,
+    });
     const version: TableVersion = {
       runId,
       date,
@@ -491,7 +569,8 @@ export class TableSink extends Writable implements SinkStream {
     await this.#store.writeText(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
     const sink = 'table';
     const kind = this.#store.kind;
-    for (const f of [...version.snapshot, ...version.changes]) this.#emitOutput({ kind, location: this.#store.location(f.path), rows: f.rows, bytes: f.bytes, sink });
+    for (const f of [...version.snapshot, ...version.changes])
+      this.#emitOutput({ kind, location: this.#store.location(f.path), rows: f.rows, bytes: f.bytes, sink });
     this.#emitOutput({ kind, location: stateFile.location, rows: 0, bytes: stateFile.file.bytes, sink });
     this.#emitOutput({ kind, location: this.#store.location(TABLE_MANIFEST), rows: 0, bytes: 0, sink });
     ctx.events.emit('info', {
@@ -503,9 +582,14 @@ export class TableSink extends Writable implements SinkStream {
     });
     const superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
     for (const rel of superseded) {
-      await this.#store.remove(rel).catch((err: unknown) =>
-        ctx.events.emit('warning', { code: 'sink.cleanup', message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}` }),
-      );
+      await this.#store
+        .remove(rel)
+        .catch((err: unknown) =>
+          ctx.events.emit('warning', {
+            code: 'sink.cleanup',
+            message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}`,
+          }),
+        );
     }
     await this.#release();
   }
@@ -513,7 +597,14 @@ export class TableSink extends Writable implements SinkStream {
   async #release(): Promise<void> {
     const lock = this.#lock;
     this.#lock = undefined;
-    await lock?.release().catch((err: unknown) => this.#ctx.events.emit('warning', { code: 'sink.unlock', message: `table sink could not remove its lock: ${(err as Error).message}` }));
+    await lock
+      ?.release()
+      .catch((err: unknown) =>
+        this.#ctx.events.emit('warning', {
+          code: 'sink.unlock',
+          message: `table sink could not remove its lock: ${(err as Error).message}`,
+        }),
+      );
   }
 
   /** A staged file the destroy will discard; one opened while the sink was being destroyed goes at once. */
@@ -554,11 +645,15 @@ export class TableSink extends Writable implements SinkStream {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#ctx.signal.removeEventListener('abort', this.#onAbort);
-    const reason = error ?? new SinkError('table sink was destroyed before it finished; nothing was published', { code: 'sink.aborted' });
+    const reason =
+      error ??
+      new SinkError('table sink was destroyed before it finished; nothing was published', { code: 'sink.aborted' });
     this.#hold?.fail(reason);
     this.#hold?.stop(reason);
     (async () => {
-      if (!this.#published) for (const staged of this.#staged) await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+      if (!this.#published)
+        for (const staged of this.#staged)
+          await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
       await this.#release();
       await this.#store.close();
@@ -573,15 +668,22 @@ export class TableSink extends Writable implements SinkStream {
    */
   async revoke(): Promise<void> {
     if (!this.#published) return;
-    const restore = this.#manifestText === undefined ? this.#store.remove(TABLE_MANIFEST) : this.#store.writeText(TABLE_MANIFEST, this.#manifestText);
+    const restore =
+      this.#manifestText === undefined
+        ? this.#store.remove(TABLE_MANIFEST)
+        : this.#store.writeText(TABLE_MANIFEST, this.#manifestText);
     await restore.catch((err: unknown) => this.#cleanupWarning(err));
-    for (const staged of this.#staged) await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+    for (const staged of this.#staged)
+      await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
     this.#outputs.length = 0;
     await this.#store.close();
   }
 
   #cleanupWarning(err: unknown): void {
-    this.#ctx.events.emit('warning', { code: 'sink.cleanup', message: `table sink could not remove a partial output: ${(err as Error).message}` });
+    this.#ctx.events.emit('warning', {
+      code: 'sink.cleanup',
+      message: `table sink could not remove a partial output: ${(err as Error).message}`,
+    });
   }
 
   #wrap(err: unknown): Error {
@@ -605,7 +707,10 @@ function tableColumns(config: TableSinkConfig, ctx: StageContext): ColumnSchema 
   const schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set());
   for (const name of CHANGE_COLUMNS) {
     if (schema.columns.some((c) => c.name === name)) {
-      throw new ConfigError(`table: the records have a column named ${name}, which the change rows use; rename or drop it`, { path: 'columns' });
+      throw new ConfigError(
+        `table: the records have a column named ${name}, which the change rows use; rename or drop it`,
+        { path: 'columns' },
+      );
     }
   }
   return schema;
@@ -614,7 +719,13 @@ function tableColumns(config: TableSinkConfig, ctx: StageContext): ColumnSchema 
 function changeColumnsDescription(schema: ColumnSchema): Array<{ name: string; type: string }> {
   const columns = schema.describe();
   const extra = columns.pop()!;
-  return [...columns, { name: '_change', type: 'VARCHAR' }, { name: '_changed_at', type: 'TIMESTAMP WITH TIME ZONE' }, { name: '_run_id', type: 'VARCHAR' }, extra];
+  return [
+    ...columns,
+    { name: '_change', type: 'VARCHAR' },
+    { name: '_changed_at', type: 'TIMESTAMP WITH TIME ZONE' },
+    { name: '_run_id', type: 'VARCHAR' },
+    extra,
+  ];
 }
 
 async function* emptyState(): AsyncGenerator<[Key, Record<string, unknown>]> {}
@@ -665,4 +776,5 @@ export const tableSinkStage = defineStage({
 });
 
 /** The table sink for code: `await pipeline(source, tableSink({path: 'out/lake/products'}, ctx))`. */
-export const tableSink: (options: TableSinkOptions, ctx?: PartialStageContext) => SinkStream = stageFactory(tableSinkStage);
+export const tableSink: (options: TableSinkOptions, ctx?: PartialStageContext) => SinkStream =
+  stageFactory(tableSinkStage);

@@ -121,12 +121,21 @@ export class LocalTableStore implements TableStore {
     // The table's layout: <root>/_table/, <root>/{snapshot,changes}/dt=*/.
     const folders = [path.join(this.#root, '_table')];
     for (const top of ['snapshot', 'changes']) {
-      for (const d of await readdir(path.join(this.#root, top)).catch(() => [])) folders.push(path.join(this.#root, top, d));
+      for (const d of await readdir(path.join(this.#root, top)).catch(() => []))
+        folders.push(path.join(this.#root, top, d));
     }
     for (const folder of folders) {
       for (const name of await readdir(folder).catch(() => [])) {
         const file = path.join(folder, name);
-        if (name.startsWith('.') && (await isStaleTemp(file)) && (await unlink(file).then(() => true, () => false))) removed.push(file);
+        if (
+          name.startsWith('.') &&
+          (await isStaleTemp(file)) &&
+          (await unlink(file).then(
+            () => true,
+            () => false,
+          ))
+        )
+          removed.push(file);
       }
     }
     return removed;
@@ -180,7 +189,9 @@ export class S3TableStore implements TableStore {
     const { client, sdk } = await this.#s3();
     const Key = this.#key(rel);
     await client
-      .send(new sdk.s3.PutObjectCommand({ Bucket: this.#options.bucket, Key, Body: text, ContentType: 'application/json' }))
+      .send(
+        new sdk.s3.PutObjectCommand({ Bucket: this.#options.bucket, Key, Body: text, ContentType: 'application/json' }),
+      )
       .catch((err: unknown) => {
         throw s3Error(err, 'write', this.location(rel));
       });
@@ -188,9 +199,11 @@ export class S3TableStore implements TableStore {
 
   async remove(rel: string): Promise<void> {
     const { client, sdk } = await this.#s3();
-    await client.send(new sdk.s3.DeleteObjectCommand({ Bucket: this.#options.bucket, Key: this.#key(rel) })).catch((err: unknown) => {
-      throw s3Error(err, 'delete', this.location(rel));
-    });
+    await client
+      .send(new sdk.s3.DeleteObjectCommand({ Bucket: this.#options.bucket, Key: this.#key(rel) }))
+      .catch((err: unknown) => {
+        throw s3Error(err, 'delete', this.location(rel));
+      });
   }
 
   async readBytes(rel: string): Promise<AsyncIterable<Buffer>> {
@@ -214,7 +227,11 @@ export class S3TableStore implements TableStore {
     const { client, sdk } = await this.#s3();
     const upload = new sdk.Upload({
       client,
-      params: { Bucket: this.#options.bucket, Key: this.#key(staged.rel), Body: createReadStream(staged.file.location) },
+      params: {
+        Bucket: this.#options.bucket,
+        Key: this.#key(staged.rel),
+        Body: createReadStream(staged.file.location),
+      },
       partSize: 16 * 1024 * 1024,
       queueSize: 2,
     });
@@ -235,7 +252,11 @@ export class S3TableStore implements TableStore {
 
   async lockBackend(): Promise<LockBackend> {
     const { client, sdk } = await this.#s3();
-    return s3LockBackend(lockIO(sdk, () => this.#client ?? client), this.#options.bucket, this.#key(LOCK_NAME));
+    return s3LockBackend(
+      lockIO(sdk, () => this.#client ?? client),
+      this.#options.bucket,
+      this.#key(LOCK_NAME),
+    );
   }
 
   async removeLeftovers(listed: ReadonlySet<string>): Promise<string[]> {
@@ -245,7 +266,13 @@ export class S3TableStore implements TableStore {
       let token: string | undefined;
       do {
         const page = await client
-          .send(new sdk.s3.ListObjectsV2Command({ Bucket: this.#options.bucket, Prefix: this.#key(folder), ContinuationToken: token }))
+          .send(
+            new sdk.s3.ListObjectsV2Command({
+              Bucket: this.#options.bucket,
+              Prefix: this.#key(folder),
+              ContinuationToken: token,
+            }),
+          )
           .catch((err: unknown) => {
             throw s3Error(err, 'list', this.location(folder));
           });
