@@ -32,11 +32,9 @@ export const LocalizedOrText = z.union([z.string(), Localized]).meta({ catalogKi
 function digitCode(digits: number | undefined, meta: CatalogMeta) {
   const most = digits === undefined ? '' : ` of at most ${digits} digits`;
   const asInteger = z.int().nonnegative();
-  const asString = z
-    .string()
-    .regex(digits === undefined ? /^\d+$/ : new RegExp(`^\\d{1,${digits}}$`), {
-      message: `must be a string of digits${most}`,
-    });
+  const asString = z.string().regex(digits === undefined ? /^\d+$/ : new RegExp(`^\\d{1,${digits}}$`), {
+    message: `must be a string of digits${most}`,
+  });
   return z
     .union(
       [

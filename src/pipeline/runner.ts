@@ -555,14 +555,12 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     throw new RunFailedError(summary, err);
   } finally {
     watchdog?.stop();
-    await stateLock
-      ?.release()
-      .catch((err: unknown) =>
-        events.emit('warning', {
-          code: 'state.unlock',
-          message: `could not remove the state lock: ${(err as Error).message}`,
-        }),
-      );
+    await stateLock?.release().catch((err: unknown) =>
+      events.emit('warning', {
+        code: 'state.unlock',
+        message: `could not remove the state lock: ${(err as Error).message}`,
+      }),
+    );
     opts.signal?.removeEventListener('abort', onAbort);
     unforward?.();
     if (ownClient) await client?.close();

@@ -582,14 +582,12 @@ export class TableSink extends Writable implements SinkStream {
     });
     const superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
     for (const rel of superseded) {
-      await this.#store
-        .remove(rel)
-        .catch((err: unknown) =>
-          ctx.events.emit('warning', {
-            code: 'sink.cleanup',
-            message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}`,
-          }),
-        );
+      await this.#store.remove(rel).catch((err: unknown) =>
+        ctx.events.emit('warning', {
+          code: 'sink.cleanup',
+          message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}`,
+        }),
+      );
     }
     await this.#release();
   }
@@ -597,14 +595,12 @@ export class TableSink extends Writable implements SinkStream {
   async #release(): Promise<void> {
     const lock = this.#lock;
     this.#lock = undefined;
-    await lock
-      ?.release()
-      .catch((err: unknown) =>
-        this.#ctx.events.emit('warning', {
-          code: 'sink.unlock',
-          message: `table sink could not remove its lock: ${(err as Error).message}`,
-        }),
-      );
+    await lock?.release().catch((err: unknown) =>
+      this.#ctx.events.emit('warning', {
+        code: 'sink.unlock',
+        message: `table sink could not remove its lock: ${(err as Error).message}`,
+      }),
+    );
   }
 
   /** A staged file the destroy will discard; one opened while the sink was being destroyed goes at once. */
