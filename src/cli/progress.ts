@@ -23,6 +23,11 @@ export interface PipelineProgress {
   stats: RunStats;
   /** What the plan expects; absent when planning was not possible (the run then learns totals as it goes). */
   plan?: { total?: number; requests: number };
+  /**
+   * A plan is on its way: until it comes, no total is shown (a sliced source's first slice total
+   * would show a jump and a falling percentage once the plan's total replaces it).
+   */
+  planPending?: boolean;
   /** Set when the pipeline has finished (its line stops moving). */
   finished?: boolean;
 }
@@ -87,8 +92,8 @@ export interface ProgressFigures {
 export function progressFigures(p: PipelineProgress, rateLimit: number, now = Date.now()): ProgressFigures {
   const c = p.stats.counters;
   const planned = p.plan?.total;
-  const total = planned ?? c.total;
-  const capped = planned === undefined && c.totalCapped;
+  const total = planned ?? (p.planPending ? undefined : c.total);
+  const capped = planned === undefined && !p.planPending && c.totalCapped;
   const percent =
     total !== undefined && total > 0 ? Math.min(100, Math.floor((100 * c.recordsRead) / total)) : undefined;
   if (p.finished) return { records: c.recordsRead, total, capped, percent };

@@ -292,16 +292,25 @@ async function runAll(
         const pipelineEvents = new RunEvents();
         // Before the progress log's listener: a signal sent while the commit is logged already knows of it.
         pipelineEvents.on('info', onCommitted);
-        const shown: PipelineProgress = { name: p.config.name, stats: new RunStats(pipelineEvents) };
+        const shown: PipelineProgress = {
+          name: p.config.name,
+          stats: new RunStats(pipelineEvents),
+          planPending: levelEnabled(opts.log.level, 'info'),
+        };
         progress.add(shown, pipelineEvents);
         // The plan's probes wait until the run passed its preflight (locks, cursor): a refused run makes no request.
         const startPlan = () => {
-          if (!levelEnabled(opts.log.level, 'info') || planning.signal.aborted) return;
+          if (!levelEnabled(opts.log.level, 'info') || planning.signal.aborted) {
+            shown.planPending = false;
+            return;
+          }
           void planFor(p, client, opts, planning.signal).then(
             (planned) => {
               shown.plan = planned;
+              shown.planPending = false;
             },
             (err: unknown) => {
+              shown.planPending = false;
               if (!planning.signal.aborted)
                 progress.log('debug', 'plan.skipped', {
                   pipeline: p.config.name,
