@@ -126,6 +126,7 @@ const COVERAGE: Record<string, Coverage> = {
   'node --expose-gc dist/test/bench/run.js sources transforms serving': { bench: ['sources', 'transforms', 'serving'] },
   'node --expose-gc dist/test/bench/run.js chain jsonl --repeat 1': { bench: ['chain', 'jsonl', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js chain memory': { bench: ['chain', 'memory'] },
+  'node --expose-gc dist/test/bench/run.js memory --repeat 1': { bench: ['memory', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js table': { bench: ['table'] },
   'node --expose-gc dist/test/bench/run.js': { bench: [] },
 };
