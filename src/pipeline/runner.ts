@@ -479,7 +479,12 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
     await sinkStream.prepared?.();
     opts.onPreflight?.();
 
+    // A stop during the sinks' preparation ends the run here, before any request.
+    controller.signal.throwIfAborted();
     const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');
+    // Like the sink's: a stop that destroys the source before pipeline() joins it must not be an uncaught
+    // 'error' (pipeline() and the run's abort handling report it).
+    source.on('error', () => {});
     chain = [source, sinkStream];
     // Observe the newest updatedAt for the cursor; a second 'data' listener does not change flow control.
     if (stateStore) {
