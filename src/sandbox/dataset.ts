@@ -29,7 +29,7 @@ import {
 } from './generate-products.js';
 import { JsonFragments } from './json-fragments.js';
 import { type ReferenceData, generateReferenceData } from './generate-reference.js';
-import { LiveFragments } from './live-products.js';
+import { LiveFragments, liveProductJson } from './live-products.js';
 import { DEFAULT_PROFILE, SANDBOX_PROFILES, type SandboxProfile, isSandboxProfile } from './profiles.js';
 import { rngFor } from './random.js';
 
@@ -208,12 +208,12 @@ export class Dataset {
 
   /** The product record as JSON text, exactly as products/query and products/stream serve it. */
   productJson(index: number): string {
-    return productJson(this, index);
+    return this.profile === 'spec' ? productJson(this, index) : liveProductJson(this, index);
   }
 
   /** The product record as an object (parsed from the served text, so the two never differ). */
   product(index: number): Record<string, unknown> {
-    return JSON.parse(productJson(this, index)) as Record<string, unknown>;
+    return JSON.parse(this.productJson(index)) as Record<string, unknown>;
   }
 
   /** The media record of media index m (id m + 1) as JSON text, as media/stream serves it. */

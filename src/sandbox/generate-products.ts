@@ -21,7 +21,6 @@ import {
 } from './vocabulary.js';
 import type { ReferenceData } from './generate-reference.js';
 import { type LiveFacts, drawLiveFacts } from './live-facts.js';
-import { liveProductJson } from './live-products.js';
 import { LATE_FIELDS, type SandboxProfile, regionMask } from './profiles.js';
 
 export const PRODUCT_STATUSES = ['active', 'inactive', 'replaced', 'no_selection'] as const;
@@ -459,11 +458,11 @@ const temperature = (c: number) =>
   `{"celsius":${c},"fahrenheit":${Math.round((c * 9) / 5 + 32)},"kelvin":${Math.round((c + 273.15) * 100) / 100}}`;
 
 /**
- * The product record as JSON text, the way products/query and products/stream
- * return it. Field order is fixed, so the same seed gives the same bytes.
+ * The product record of the `spec` profile as JSON text, the way products/query and
+ * products/stream return it (Dataset.productJson picks the live shapes for the other
+ * profiles). Field order is fixed, so the same seed gives the same bytes.
  */
 export function productJson(ds: Dataset, index: number): string {
-  if (ds.profile !== 'spec') return liveProductJson(ds, index);
   const f = ds.productFacts(index);
   const fr = ds.fragments;
   const rng = rngFor(ds.seed, SALT.productRecord, index);
