@@ -4,12 +4,29 @@
 // a website), so one media item can belong to several products. Only a byte of
 // facts and two timestamps per media item are stored; records are rebuilt from
 // (seed, media index) when served.
-import type { Dataset } from './dataset.js';
+import type { JsonFragments } from './json-fragments.js';
 import { Rng, rngFor } from './random.js';
 import { GENERATION_EPOCH, SALT } from './timeline.js';
 import { localeListJson } from './json-fragments.js';
 import { LIVE_TARGET_GROUPS, TARGET_GROUPS, VISIBLE_SIDES } from './vocabulary.js';
 import { type SandboxProfile, regionMask } from './profiles.js';
+
+/**
+ * What media records are drawn from: the dataset's columns and lookups (Dataset implements it).
+ * Declared here rather than imported from dataset.ts, which imports this file.
+ */
+export interface MediaSource {
+  readonly seed: number;
+  readonly fragments: JsonFragments;
+  readonly liveFragments: { readonly photoOrganizations: readonly string[] } | undefined;
+  readonly organization1: Uint16Array;
+  readonly mediaInfo: Uint8Array;
+  readonly mediaLocales: Uint8Array;
+  readonly mediaCreatedAt: Uint32Array;
+  readonly mediaUpdatedAt: Uint32Array;
+  mediaOwner(m: number): number;
+  mediaProducts(m: number): string[];
+}
 
 export const MEDIA_KINDS = ['photo', 'frontal', 'link'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
@@ -99,7 +116,7 @@ function frontalFormatsJson(id: number, lacks: boolean): string {
 }
 
 /** `"locales":..,"targetGroups":..,"photoType":..,"formats":..,"visibleSides":..` shared by media records and product photos. */
-function photoFieldsJson(ds: Dataset, m: number): string {
+function photoFieldsJson(ds: MediaSource, m: number): string {
   const info = ds.mediaInfo[m]!;
   const { rng } = details(ds.seed, m);
   const targetGroups = rng.chance(0.7) ? '["public"]' : '["public","pharmacist"]';
@@ -107,13 +124,13 @@ function photoFieldsJson(ds: Dataset, m: number): string {
   return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
 }
 
-export const metaJson = (ds: Dataset, m: number) =>
+export const metaJson = (ds: MediaSource, m: number) =>
   `"meta":{"createdAt":${ds.mediaCreatedAt[m]!},"updatedAt":${ds.mediaUpdatedAt[m]!}}`;
-const organizationsJson = (ds: Dataset, owner: number) =>
+const organizationsJson = (ds: MediaSource, owner: number) =>
   `"organizations":${(ds.liveFragments ?? ds.fragments).photoOrganizations[ds.organization1[owner]! - 1]!}`;
 
 /** A media record as media/stream returns it (and as product `links[]` embeds links), as JSON text. */
-export function mediaJson(ds: Dataset, m: number): string {
+export function mediaJson(ds: MediaSource, m: number): string {
   const info = ds.mediaInfo[m]!;
   const id = m + 1;
   const products = `"products":${JSON.stringify(ds.mediaProducts(m))}`;
@@ -128,11 +145,11 @@ export function mediaJson(ds: Dataset, m: number): string {
 }
 
 /** A product's `photos[]` entry (no id: the spec shows none; the URLs identify the image). */
-export function productPhotoJson(ds: Dataset, m: number, displayOrder: number): string {
+export function productPhotoJson(ds: MediaSource, m: number, displayOrder: number): string {
   return `{${photoFieldsJson(ds, m)},"displayOrder":${displayOrder},${metaJson(ds, m)},${organizationsJson(ds, ds.mediaOwner(m))}}`;
 }
 
-export function productFrontalJson(ds: Dataset, m: number, displayOrder: number): string {
+export function productFrontalJson(ds: MediaSource, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
   return `{"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"displayOrder":${displayOrder}}`;
 }
@@ -142,7 +159,7 @@ export function productFrontalJson(ds: Dataset, m: number, displayOrder: number)
  * and `displayOrder`, `locales`, `targetGroups`, `visibleSides`, `meta` each
  * missing from some photos.
  */
-export function liveProductPhotoJson(ds: Dataset, m: number, displayOrder: number): string {
+export function liveProductPhotoJson(ds: MediaSource, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
   const rng = rngFor(ds.seed, SALT.liveMedia, m);
   let s = `{"id":${m + 1},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}"`;
@@ -160,7 +177,7 @@ export function liveProductPhotoJson(ds: Dataset, m: number, displayOrder: numbe
  * format keys the live service uses beyond the spec's (`large`, `largePng`,
  * `hugePng`); a third also carry webp variants.
  */
-export function liveProductFrontalJson(ds: Dataset, m: number, displayOrder: number): string {
+export function liveProductFrontalJson(ds: MediaSource, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
   const rng = rngFor(ds.seed, SALT.liveMedia, m);
   const b = `${MEDIA_HOST}/${m + 1}/`;

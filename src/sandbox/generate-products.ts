@@ -4,10 +4,9 @@
 // dataset's mutable columns (timestamps, touches) when it is served. Draw
 // order matters: a draw added in the middle changes every later value of that
 // record, so append new draws at the end.
-import type { Dataset } from './dataset.js';
 import { rngFor } from './random.js';
 import { SALT } from './timeline.js';
-import { localeListJson, localizedJson, q } from './json-fragments.js';
+import { type JsonFragments, localeListJson, localizedJson, q } from './json-fragments.js';
 import {
   CATEGORY_TREE,
   COLORS,
@@ -22,6 +21,25 @@ import {
 import type { ReferenceData } from './generate-reference.js';
 import { type LiveFacts, drawLiveFacts } from './live-facts.js';
 import { LATE_FIELDS, type SandboxProfile, regionMask } from './profiles.js';
+
+/**
+ * What product records are drawn from: the dataset's columns and lookups (Dataset implements it).
+ * Declared here rather than imported from dataset.ts, which imports this file.
+ */
+export interface ProductSource {
+  readonly seed: number;
+  readonly ref: ReferenceData;
+  readonly fragments: JsonFragments;
+  readonly createdAt: Uint32Array;
+  readonly updatedAt: Uint32Array;
+  readonly officialDeletionAt: Uint32Array;
+  productFacts(index: number): ProductFacts;
+  revisionOf(index: number): number;
+  productMedia(index: number): { photos: number[]; frontals: number[]; links: number[] };
+  mediaJson(m: number): string;
+  productPhotoJson(m: number, displayOrder: number): string;
+  productFrontalJson(m: number, displayOrder: number): string;
+}
 
 export const PRODUCT_STATUSES = ['active', 'inactive', 'replaced', 'no_selection'] as const;
 export type ProductStatusName = (typeof PRODUCT_STATUSES)[number];
@@ -418,7 +436,7 @@ function drawCannabis(
 }
 
 /** The product's name in locale l (0..3), e.g. "Ølgaardcare Paracetamol 500 mg tablets". */
-export function productName(ds: Dataset, f: ProductFacts, l: number): string {
+export function productName(ds: ProductSource, f: ProductFacts, l: number): string {
   const ing = ds.ref.ingredients[f.ingredient]!.words;
   const second = f.secondIngredient >= 0 ? `/${ds.ref.ingredients[f.secondIngredient]!.words.name[l]}` : '';
   const brand = f.brand ? `${ds.ref.brands[f.brand - 1]!.record.name} ` : '';
@@ -426,7 +444,7 @@ export function productName(ds: Dataset, f: ProductFacts, l: number): string {
 }
 
 /** slug(productName(l)), from slugs of the parts computed once per dataset. */
-export function productSlug(ds: Dataset, f: ProductFacts, l: number): string {
+export function productSlug(ds: ProductSource, f: ProductFacts, l: number): string {
   const fr = ds.fragments;
   const unit = ds.ref.ingredients[f.ingredient]!.words.unit;
   const parts = [
@@ -462,7 +480,7 @@ const temperature = (c: number) =>
  * products/stream return it (Dataset.productJson picks the live shapes for the other
  * profiles). Field order is fixed, so the same seed gives the same bytes.
  */
-export function productJson(ds: Dataset, index: number): string {
+export function productJson(ds: ProductSource, index: number): string {
   const f = ds.productFacts(index);
   const fr = ds.fragments;
   const rng = rngFor(ds.seed, SALT.productRecord, index);
@@ -557,7 +575,7 @@ const USAGE = [
 ] as const;
 
 function descriptionsJson(
-  ds: Dataset,
+  ds: ProductSource,
   index: number,
   f: ProductFacts,
   createdAt: number,

@@ -6,12 +6,12 @@
 // conservation ranges as {celsius: {value, unit}}, integer VAT percentages,
 // photos with ids and missing optional fields, frontals with extra format keys,
 // descriptions with descriptionTag, and each region's codes and locales.
-import type { Dataset } from './dataset.js';
 import type { ReferenceData } from './generate-reference.js';
-import { liveProductFrontalJson, liveProductPhotoJson } from './generate-media.js';
+import { type MediaSource, liveProductFrontalJson, liveProductPhotoJson } from './generate-media.js';
 import {
   PRODUCT_STATUSES,
   type ProductFacts,
+  type ProductSource,
   leafletsJson,
   notApplicableFields,
   productIdOf,
@@ -36,6 +36,12 @@ import {
 } from './vocabulary.js';
 
 export type LiveProfile = Exclude<SandboxProfile, 'spec'>;
+
+/** What live-shaped product records are drawn from (Dataset implements it; see ProductSource). */
+export interface LiveProductSource extends ProductSource, MediaSource {
+  readonly profile: SandboxProfile;
+  readonly liveFragments: LiveFragments | undefined;
+}
 
 /** Keeps only the locales in `mask` of every localized object (all keys locale codes, string values). */
 export function restrictLocales(value: unknown, mask: number): unknown {
@@ -134,7 +140,13 @@ function eansJson(f: ProductFacts): string {
   return join(out);
 }
 
-function descriptionsJson(ds: Dataset, index: number, f: ProductFacts, createdAt: number, count: number): string {
+function descriptionsJson(
+  ds: LiveProductSource,
+  index: number,
+  f: ProductFacts,
+  createdAt: number,
+  count: number,
+): string {
   if (!f.descriptionMask) return '[]';
   const ing = ds.ref.ingredients[f.ingredient]!.words;
   const live = f.live!;
@@ -157,7 +169,7 @@ function descriptionsJson(ds: Dataset, index: number, f: ProductFacts, createdAt
 }
 
 /** The product record in the live shapes of the dataset's profile, as JSON text (fixed field order). */
-export function liveProductJson(ds: Dataset, index: number): string {
+export function liveProductJson(ds: LiveProductSource, index: number): string {
   const f = ds.productFacts(index);
   const live = f.live!;
   const profile = ds.profile as LiveProfile;
