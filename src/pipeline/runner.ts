@@ -1,9 +1,10 @@
 // Runs a loaded pipeline: one CatalogClient (the run's request budget), the
 // source with the incremental cursor added to its filter, the transforms (cheap
 // synchronous stages fused into one stream), and the sinks (several behind a
-// tee), joined by stream.pipeline under one AbortSignal. The state cursor is
-// written only after every sink has committed; a failed or aborted run leaves
-// the previous one, so the next run redoes the work (at-least-once).
+// tee), joined by stream.pipeline under one AbortSignal. A run walks named
+// phases (RunPhase: preflight, assembling, streaming, committing). The state
+// cursor is written only after every sink has committed; a failed or aborted run
+// leaves the previous one, so the next run redoes the work (at-least-once).
 import type { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { getEndpoint } from '../catalog/endpoints/index.js';
@@ -320,86 +321,315 @@ export function stateIdentity(
 }
 
 export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
-  const { config } = loaded;
-  // The loader refuses these; a pipeline built in code meets the same rule here.
-  const [fixed] = incrementalOutputProblems(config, opts.registry);
-  if (fixed) {
-    const at = joinPath('', [...fixed.at, ...fixed.issue.path]);
-    throw new ConfigError(
-      `${loaded.file}: ${at}: ${fixed.issue.message}`,
-      { file: loaded.file, path: at },
-      { code: 'config.state_fixed_output' },
+  return new PipelineRun(loaded, opts).run();
+}
+
+/**
+ * The phases of a run, in order. `preflight` makes no request that reads records and writes nothing but locks:
+ * a run refused there spent no request budget. From `streaming` on, stream.pipeline owns the chain (it destroys
+ * every stream on failure). `committing` starts once every sink has committed: a stop request no longer changes
+ * the outcome.
+ */
+export type RunPhase = 'preflight' | 'assembling' | 'streaming' | 'committing' | 'done';
+
+/** One run of a loaded pipeline; `run()` walks the phases of RunPhase. */
+class PipelineRun {
+  readonly #loaded: LoadedPipeline;
+  readonly #config: LoadedPipeline['config'];
+  readonly #opts: RunOptions;
+  // Each pipeline counts its own events; the caller's bus (progress display, several pipelines of one file) hears
+  // them too. The sources ask the client to report their requests here, so a client shared by pipelines counts each
+  // once.
+  readonly #events = new RunEvents();
+  readonly #stats = new RunStats(this.#events);
+  readonly #unforward: (() => void) | undefined;
+  readonly #startedAt: Date;
+  readonly #runId: string;
+  readonly #controller = new AbortController();
+  readonly #onAbort = () => this.#controller.abort(this.#opts.signal?.reason);
+  readonly #stateStore: StateStore | undefined;
+  readonly #ownClient: boolean;
+
+  #phase: RunPhase = 'preflight';
+  #client: CatalogClient | undefined;
+  #stateLock: RunLock | undefined;
+  #identity: StateIdentity | undefined;
+  /** The source as sent: the file's, with the incremental window and the connection's concurrency. */
+  #sourceSpec: StageSpec;
+  #previous: PipelineState | undefined;
+  #ctx: StageContext | undefined;
+  #sinkStream: SinkStream | undefined;
+  #transforms: Transform[] = [];
+  /** The streams made so far, source to sink; destroyed together when the run fails before streaming. */
+  #chain: (Readable | Transform | Writable)[] = [];
+  #watchdog: StallWatchdog | undefined;
+  #stalled: CatalogStreamsError | undefined;
+  /** The newest `meta.updatedAt` the source delivered (the next cursor never passes it). */
+  #maxUpdatedAt: number | undefined;
+  #next: number | undefined;
+  #stored = false;
+
+  constructor(loaded: LoadedPipeline, opts: RunOptions) {
+    this.#loaded = loaded;
+    this.#config = loaded.config;
+    this.#opts = opts;
+    checkIncrementalOutputs(loaded, opts.registry);
+    this.#unforward = opts.events ? forwardEvents(this.#events, opts.events) : undefined;
+    this.#startedAt = opts.now?.() ?? new Date();
+    this.#runId = newRunId(this.#startedAt);
+    this.#stateStore = openPipelineState(loaded, opts.s3);
+    this.#sourceSpec = this.#config.source;
+    this.#client = opts.client;
+    this.#ownClient = !opts.client;
+    if (opts.signal?.aborted) this.#onAbort();
+    opts.signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  async run(): Promise<RunSummary> {
+    try {
+      await this.#preflight();
+      this.#phase = 'assembling';
+      this.#assemble();
+      this.#phase = 'streaming';
+      await pipeline(this.#chain as [Readable, ...Transform[], Writable], { signal: this.#controller.signal });
+      this.#phase = 'committing';
+      await this.#commit();
+      this.#phase = 'done';
+      return this.#summarize('succeeded');
+    } catch (error) {
+      throw await this.#failed(error);
+    } finally {
+      await this.#release();
+    }
+  }
+
+  /**
+   * Every check made before the first request that reads records: destinations, the state lock and cursor, then
+   * the sinks, which take their dataset locks and remove stale temps. A dataset or state another run holds fails
+   * this run without spending request budget.
+   */
+  async #preflight(): Promise<void> {
+    const config = this.#config;
+    if (!this.#client) {
+      const connection = resolveConnection(this.#loaded, this.#opts.connection, this.#opts.env);
+      this.#client = new CatalogClient({
+        ...clientOptions(connection),
+        events: this.#events,
+        signal: this.#controller.signal,
+      });
+    }
+    await checkDestinations(this.#loaded, config.state?.path);
+    // One run per state at a time; a run that loses its lock stops.
+    this.#stateLock = await this.#stateStore?.lock({ runId: this.#runId, pipeline: config.name }, (err) =>
+      this.#controller.abort(err),
+    );
+    this.#identity = stateIdentity(config, this.#client.baseUrl, this.#opts.sandbox ?? this.#opts.connection?.sandbox);
+    ({ source: this.#sourceSpec, previous: this.#previous } = await sourceWithCursor(
+      config.source,
+      this.#stateStore,
+      this.#opts.fullRefresh,
+      this.#identity,
+      this.#startedAt,
+    ));
+    if (this.#previous) {
+      const cursor = this.#previous.cursor;
+      const until = windowUntil(this.#startedAt);
+      this.#events.emit('info', {
+        code: 'incremental',
+        message: `incremental run: updatedSince ${cursor} (${new Date(cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${this.#stateStore!.location}`,
+      });
+    }
+    const endpoint = getEndpoint(config.source.type);
+    const concurrency = this.#opts.connection?.concurrency ?? config.connection?.concurrency;
+    if (concurrency !== undefined && this.#sourceSpec.concurrency === undefined && endpoint?.mode === 'paged')
+      this.#sourceSpec = { ...this.#sourceSpec, concurrency };
+
+    const ctx = this.#context();
+    // Until the chain streams, the tee (or sink) has no other 'error' listener: a failed preparation reaches the run
+    // through prepared().
+    const sinks = config.sinks.map((s, i) => this.#opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
+    this.#sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, this.#events);
+    this.#sinkStream.on('error', () => {});
+    this.#chain = [this.#sinkStream];
+    await this.#sinkStream.prepared?.();
+    this.#opts.onPreflight?.();
+  }
+
+  /** The context every stage of this run is created with. */
+  #context(): StageContext {
+    const config = this.#config;
+    const endpoint = getEndpoint(config.source.type);
+    // Sinks take their columns from the records' schema (the resource through the transforms); dead-letter sinks
+    // receive records as a stage got them, so they get the resource schema only.
+    const services = { resourceSchemas };
+    const ctx: StageContext = {
+      run: { id: this.#runId, name: config.name, startedAt: this.#startedAt },
+      baseDir: this.#loaded.outputDir ?? this.#loaded.baseDir,
+      moduleDir: this.#loaded.baseDir,
+      signal: this.#controller.signal,
+      events: this.#events,
+      client: this.#client,
+      source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
+      createSink: (spec) => this.#opts.registry.create<SinkStream>('sink', spec, { ...ctx, services }, 'deadLetter'),
+      describeRun: () => this.#describe(),
+      services: { ...services, recordSchema: pipelineRecordSchema(config, this.#opts.registry) },
+    };
+    this.#ctx = ctx;
+    return ctx;
+  }
+
+  /** The source and transforms in front of the prepared sinks, and the watchdog over them. */
+  #assemble(): void {
+    // A stop during the sinks' preparation ends the run here, before any request.
+    this.#controller.signal.throwIfAborted();
+    const { registry } = this.#opts;
+    const ctx = this.#ctx!;
+    const sink = this.#sinkStream!;
+    const source = registry.create<Readable>('source', this.#sourceSpec, ctx, 'source');
+    // Like the sink's: a stop that destroys the source before pipeline() joins it must not be an uncaught 'error'
+    // (pipeline() and the run's abort handling report it).
+    source.on('error', () => {});
+    this.#chain = [source, sink];
+    // A second 'data' listener does not change flow control.
+    if (this.#stateStore) {
+      source.on('data', (record: { meta?: { updatedAt?: unknown } }) => {
+        const u = record?.meta?.updatedAt;
+        if (typeof u === 'number' && (this.#maxUpdatedAt === undefined || u > this.#maxUpdatedAt))
+          this.#maxUpdatedAt = u;
+      });
+    }
+    this.#transforms = this.#config.transforms.map((t, i) =>
+      registry.create<Transform>('transform', t, ctx, `transforms[${i}]`),
+    );
+    this.#chain = [source, ...fuseTransforms(this.#transforms), sink];
+    this.#watchdog = new StallWatchdog(
+      this.#opts.stallTimeoutMs ?? this.#config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS,
+      this.#events,
+      source,
+      (err) => {
+        this.#stalled = err;
+        this.#controller.abort(err);
+      },
     );
   }
-  const endpoint = getEndpoint(config.source.type);
-  // Each pipeline counts its own events; the caller's bus (progress display,
-  // several pipelines of one file) hears them too. The sources ask the client to
-  // report their requests here, so a client shared by pipelines counts each once.
-  const events = new RunEvents();
-  const stats = new RunStats(events);
-  const unforward = opts.events ? forwardEvents(events, opts.events) : undefined;
-  const startedAt = opts.now?.() ?? new Date();
-  const runId = newRunId(startedAt);
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(opts.signal?.reason);
-  if (opts.signal?.aborted) onAbort();
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const stateStore = openPipelineState(loaded, opts.s3);
-  let previous: PipelineState | undefined;
-  let sourceSpec: StageSpec = config.source;
-  let next: number | undefined;
-  let maxUpdatedAt: number | undefined;
-  let stored = false;
-  let sinkStream: SinkStream | undefined;
-  let chain: (Readable | Transform | Writable)[] = [];
-  /** Whether stream.pipeline owns the chain (it destroys every stream on failure). */
-  let joined = false;
-  let transforms: Transform[] = [];
-  const ownClient = !opts.client;
-  let stateLock: RunLock | undefined;
-  let client = opts.client;
-  let watchdog: StallWatchdog | undefined;
-  let stalled: CatalogStreamsError | undefined;
-
-  const describeRun = (): RunDescription => ({
-    runId,
-    name: config.name,
-    startedAt,
-    sourceType: config.source.type,
-    sourceFilter: sourceSpec.filter,
-    cursor: stateStore
-      ? { previous: previous?.cursor, next: next ?? nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt) }
-      : undefined,
-    ...(opts.allowDeletes ? { allowDeletes: true } : {}),
-  });
-
-  const summarize = (status: RunSummary['status'], error?: unknown): RunSummary => {
+  /**
+   * After the commit point (every sink has committed): the outputs stay published whatever a stop request says,
+   * so the cursor is stored and the run succeeds.
+   */
+  async #commit(): Promise<void> {
+    const config = this.#config;
+    this.#opts.signal?.removeEventListener('abort', this.#onAbort);
+    const store = this.#stateStore;
+    this.#events.emit('info', {
+      code: 'outputs_committed',
+      pipeline: config.name,
+      message: `${config.name}: every output committed${store ? '; storing the cursor' : ''}`,
+    });
+    if (!store) return;
+    this.#next = nextCursor(this.#startedAt, config.state!.overlapSeconds, this.#maxUpdatedAt);
     const finishedAt = new Date();
-    const c = stats.counters;
-    // Rows written count the pipeline's sinks; the outputs list everything committed
-    // (dead letters and manifests too) when the run succeeded, and nothing that a
-    // failed run took back.
-    const sinkOutputs = sinkStream ? [...sinkStream.outputs] : [];
+    await store.write({
+      version: 1,
+      pipeline: config.name,
+      host: this.#identity!.host,
+      source: this.#identity!.source,
+      cursor: this.#next,
+      updatedAt: finishedAt.toISOString(),
+      lastRun: {
+        runId: this.#runId,
+        startedAt: this.#startedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+        records: this.#stats.counters.recordsRead,
+        source: config.source.type,
+      },
+    });
+    this.#stored = true;
+    this.#events.emit('info', { code: 'state_saved', message: `cursor ${this.#next} saved to ${store.location}` });
+  }
+
+  /** The error a failed run throws, once its streams have cleaned up. */
+  async #failed(error: unknown): Promise<RunFailedError> {
+    // stream.pipeline rejects as soon as one stream fails, before the destroyed sinks have finished removing temp
+    // files or aborting uploads: wait for them. Before streaming, nothing owns the chain: destroy what was made.
+    if (this.#phase === 'preflight' || this.#phase === 'assembling')
+      for (const s of this.#chain) if (!s.destroyed) s.destroy(error instanceof Error ? error : undefined);
+    await whenClosed(this.#chain);
+    const signal = this.#controller.signal;
+    const aborted = !this.#stalled && (signal.aborted || (error as Error)?.name === 'AbortError');
+    // Which error pipeline() reports after an abort depends on Node: up to 22 its own AbortError, on 24 the
+    // AbortedError of a source that destroyed itself on the same signal first. Both mean the run was stopped.
+    const stopped = aborted && (!(error instanceof CatalogStreamsError) || error instanceof AbortedError);
+    const err =
+      this.#stalled ??
+      (stopped
+        ? new AbortedError(
+            `the run was stopped (${describeReason(signal.reason)}); outputs were discarded and the state cursor was left as it was`,
+            { cause: error },
+          )
+        : error);
+    return new RunFailedError(this.#summarize(aborted ? 'aborted' : 'failed', err), err);
+  }
+
+  async #release(): Promise<void> {
+    this.#watchdog?.stop();
+    await this.#stateLock?.release().catch((err: unknown) =>
+      this.#events.emit('warning', {
+        code: 'state.unlock',
+        message: `could not remove the state lock: ${(err as Error).message}`,
+      }),
+    );
+    this.#opts.signal?.removeEventListener('abort', this.#onAbort);
+    this.#unforward?.();
+    if (this.#ownClient) await this.#client?.close();
+  }
+
+  /** What sinks write into manifests: the run, its source and filter, its cursor window. */
+  #describe(): RunDescription {
+    const config = this.#config;
+    return {
+      runId: this.#runId,
+      name: config.name,
+      startedAt: this.#startedAt,
+      sourceType: config.source.type,
+      sourceFilter: this.#sourceSpec.filter,
+      cursor: this.#stateStore
+        ? {
+            previous: this.#previous?.cursor,
+            next: this.#next ?? nextCursor(this.#startedAt, config.state!.overlapSeconds, this.#maxUpdatedAt),
+          }
+        : undefined,
+      ...(this.#opts.allowDeletes ? { allowDeletes: true } : {}),
+    };
+  }
+
+  #summarize(status: RunSummary['status'], error?: unknown): RunSummary {
+    const config = this.#config;
+    const finishedAt = new Date();
+    const c = this.#stats.counters;
+    // Rows written count the pipeline's sinks; the outputs list everything committed (dead letters and manifests
+    // too) when the run succeeded, and nothing that a failed run took back.
+    const sinkOutputs = this.#sinkStream ? [...this.#sinkStream.outputs] : [];
     const outputs = status === 'succeeded' ? [...c.outputs] : sinkOutputs;
     const written: Record<string, number> = {};
     for (const o of sinkOutputs) written[o.sink] = (written[o.sink] ?? 0) + o.rows;
     // The stages' own counters (fused stages keep counting into them); invalid records are counted apart.
-    const dropped = transforms.reduce(
+    const dropped = this.#transforms.reduce(
       (n, t) => (t instanceof RecordTransform ? n + t.stats.dropped - t.stats.invalid : n),
       0,
     );
-    const durationMs = finishedAt.getTime() - startedAt.getTime();
+    const durationMs = finishedAt.getTime() - this.#startedAt.getTime();
     const err = error as CatalogStreamsError | undefined;
+    const store = this.#stateStore;
     return {
       pipeline: config.name,
-      runId,
+      runId: this.#runId,
       status,
-      startedAt: startedAt.toISOString(),
+      startedAt: this.#startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       durationMs,
       source: config.source.type,
-      sourceFilter: sourceSpec.filter,
+      sourceFilter: this.#sourceSpec.filter,
       records: {
         read: c.recordsRead,
         written,
@@ -417,159 +647,27 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
       objects: outputs.filter((o) => o.kind === 'object').length,
       outputs,
       recordsPerSecond: durationMs > 0 ? Math.round((c.recordsRead * 1000) / durationMs) : 0,
-      cursor: stateStore ? { previous: previous?.cursor, next, stored, location: stateStore.location } : undefined,
+      cursor: store
+        ? { previous: this.#previous?.cursor, next: this.#next, stored: this.#stored, location: store.location }
+        : undefined,
       warnings: c.warnings,
       error: err
-        ? { code: err.code ?? 'error', message: loaded.redactor.redact(err.message ?? String(err)) }
+        ? { code: err.code ?? 'error', message: this.#loaded.redactor.redact(err.message ?? String(err)) }
         : undefined,
     };
-  };
-
-  try {
-    if (!client) {
-      const connection = resolveConnection(loaded, opts.connection, opts.env);
-      client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });
-    }
-    await checkDestinations(loaded, config.state?.path);
-    // One run per state at a time, taken before the first request; a run that loses it stops.
-    stateLock = await stateStore?.lock({ runId, pipeline: config.name }, (err) => controller.abort(err));
-    const identity = stateIdentity(config, client.baseUrl, opts.sandbox ?? opts.connection?.sandbox);
-    ({ source: sourceSpec, previous } = await sourceWithCursor(
-      config.source,
-      stateStore,
-      opts.fullRefresh,
-      identity,
-      startedAt,
-    ));
-    if (previous) {
-      const until = windowUntil(startedAt);
-      events.emit('info', {
-        code: 'incremental',
-        message: `incremental run: updatedSince ${previous.cursor} (${new Date(previous.cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${stateStore!.location}`,
-      });
-    }
-    const concurrency = opts.connection?.concurrency ?? config.connection?.concurrency;
-    if (concurrency !== undefined && sourceSpec.concurrency === undefined && endpoint?.mode === 'paged')
-      sourceSpec = { ...sourceSpec, concurrency };
-
-    // Sinks take their columns from the records' schema (the resource through the transforms);
-    // dead-letter sinks receive records as a stage got them, so they get the resource schema only.
-    const services = { resourceSchemas };
-    const deadLetterCtx = (): StageContext => ({ ...ctx, services });
-    const ctx: StageContext = {
-      run: { id: runId, name: config.name, startedAt },
-      baseDir: loaded.outputDir ?? loaded.baseDir,
-      moduleDir: loaded.baseDir,
-      signal: controller.signal,
-      events,
-      client,
-      source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
-      createSink: (spec) => opts.registry.create<SinkStream>('sink', spec, deadLetterCtx(), 'deadLetter'),
-      describeRun,
-      services: { ...services, recordSchema: pipelineRecordSchema(config, opts.registry) },
-    };
-
-    // Sinks first: each takes its dataset lock and removes stale temps before the source sends its first request, so a
-    // dataset another run holds fails this run without spending request budget. Until the chain is joined the tee (or
-    // sink) has no other 'error' listener: a failed preparation reaches the run through prepared().
-    const sinks = config.sinks.map((s, i) => opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
-    sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, events);
-    sinkStream.on('error', () => {});
-    chain = [sinkStream];
-    await sinkStream.prepared?.();
-    opts.onPreflight?.();
-
-    // A stop during the sinks' preparation ends the run here, before any request.
-    controller.signal.throwIfAborted();
-    const source = opts.registry.create<Readable>('source', sourceSpec, ctx, 'source');
-    // Like the sink's: a stop that destroys the source before pipeline() joins it must not be an uncaught
-    // 'error' (pipeline() and the run's abort handling report it).
-    source.on('error', () => {});
-    chain = [source, sinkStream];
-    // Observe the newest updatedAt for the cursor; a second 'data' listener does not change flow control.
-    if (stateStore) {
-      source.on('data', (record: { meta?: { updatedAt?: unknown } }) => {
-        const u = record?.meta?.updatedAt;
-        if (typeof u === 'number' && (maxUpdatedAt === undefined || u > maxUpdatedAt)) maxUpdatedAt = u;
-      });
-    }
-    transforms = config.transforms.map((t, i) =>
-      opts.registry.create<Transform>('transform', t, ctx, `transforms[${i}]`),
-    );
-
-    chain = [source, ...fuseTransforms(transforms), sinkStream];
-    watchdog = new StallWatchdog(
-      opts.stallTimeoutMs ?? config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS,
-      events,
-      source,
-      (err) => {
-        stalled = err;
-        controller.abort(err);
-      },
-    );
-    joined = true;
-    await pipeline(chain as [Readable, ...Transform[], Writable], { signal: controller.signal });
-    // The commit point: every sink has committed. From here a stop request changes nothing (the
-    // outputs stay published), so the cursor is stored whatever arrives, and the run succeeds.
-    opts.signal?.removeEventListener('abort', onAbort);
-    events.emit('info', {
-      code: 'outputs_committed',
-      pipeline: config.name,
-      message: `${config.name}: every output committed${stateStore ? '; storing the cursor' : ''}`,
-    });
-
-    if (stateStore) {
-      next = nextCursor(startedAt, config.state!.overlapSeconds, maxUpdatedAt);
-      const finishedAt = new Date();
-      await stateStore.write({
-        version: 1,
-        pipeline: config.name,
-        host: identity.host,
-        source: identity.source,
-        cursor: next,
-        updatedAt: finishedAt.toISOString(),
-        lastRun: {
-          runId,
-          startedAt: startedAt.toISOString(),
-          finishedAt: finishedAt.toISOString(),
-          records: stats.counters.recordsRead,
-          source: config.source.type,
-        },
-      });
-      stored = true;
-      events.emit('info', { code: 'state_saved', message: `cursor ${next} saved to ${stateStore.location}` });
-    }
-    return summarize('succeeded');
-  } catch (error) {
-    // stream.pipeline rejects as soon as one stream fails, before the destroyed
-    // sinks have finished removing temp files or aborting uploads: wait for them.
-    // A failure before the chain was joined (a sink's preparation) destroys what was made.
-    if (!joined) for (const s of chain) if (!s.destroyed) s.destroy(error instanceof Error ? error : undefined);
-    await whenClosed(chain);
-    const aborted = !stalled && (controller.signal.aborted || (error as Error)?.name === 'AbortError');
-    const stoppedError = () =>
-      new AbortedError(
-        `the run was stopped (${describeReason(controller.signal.reason)}); outputs were discarded and the state cursor was left as it was`,
-        { cause: error },
-      );
-    // Which error pipeline() reports after an abort depends on Node: up to 22 its own AbortError, on 24 the
-    // AbortedError of a source that destroyed itself on the same signal first. Both mean the run was stopped.
-    const stopped = aborted && (!(error instanceof CatalogStreamsError) || error instanceof AbortedError);
-    const err = stalled ?? (stopped ? stoppedError() : error);
-    const summary = summarize(aborted ? 'aborted' : 'failed', err);
-    throw new RunFailedError(summary, err);
-  } finally {
-    watchdog?.stop();
-    await stateLock?.release().catch((err: unknown) =>
-      events.emit('warning', {
-        code: 'state.unlock',
-        message: `could not remove the state lock: ${(err as Error).message}`,
-      }),
-    );
-    opts.signal?.removeEventListener('abort', onAbort);
-    unforward?.();
-    if (ownClient) await client?.close();
   }
+}
+
+/** The loader refuses an incremental pipeline with fixed output names; a pipeline built in code meets the same rule. */
+function checkIncrementalOutputs(loaded: LoadedPipeline, registry: StageRegistry): void {
+  const [fixed] = incrementalOutputProblems(loaded.config, registry);
+  if (!fixed) return;
+  const at = joinPath('', [...fixed.at, ...fixed.issue.path]);
+  throw new ConfigError(
+    `${loaded.file}: ${at}: ${fixed.issue.message}`,
+    { file: loaded.file, path: at },
+    { code: 'config.state_fixed_output' },
+  );
 }
 
 /**

@@ -76,16 +76,27 @@ export interface PagedQueryOptions extends SourceRunOptions {
   dedupe?: boolean;
 }
 
+/**
+ * A segment is `opening` until its page 0 arrives (its total unknown, no other page planned), then `paging`
+ * (pages planned up to its reference total), then `complete` once its last page was emitted.
+ */
+type SegmentPhase = 'opening' | 'paging' | 'complete';
+
+/** The source is `waiting` until the consumer first reads (no request before), then `reading`, then `finished`. */
+type SourcePhase = 'waiting' | 'reading' | 'finished';
+
+/** The job generator: `idle` (a job may be pulled), `pulling` one, or `exhausted` (every job was pulled). */
+type JobsPhase = 'idle' | 'pulling' | 'exhausted';
+
 interface SegmentState {
   segment: Segment;
-  /** Reference total: the pages accepted so far agree with it (undefined until page 0 arrives). */
+  phase: SegmentPhase;
+  /** Reference total: the pages accepted so far agree with it (set when page 0 arrives). */
   total?: number;
   /** Next page number to ask for. */
   nextNo: number;
   /** Bumped by a re-read: jobs of an older epoch are dropped unseen. */
   epoch: number;
-  /** The last page was accepted: the segment is complete. */
-  done: boolean;
   /** Re-reads since a page last delivered a new record. */
   rereadsWithoutProgress: number;
   /** Wakes the job generator when the plan changes (total known, re-read, more pages, done). */
@@ -134,12 +145,10 @@ export class PagedQuerySource extends CatalogSource {
   readonly #jobs: AsyncGenerator<PageJob>;
   /** Jobs in page order: in flight, or fetched and waiting to be emitted. */
   #queue: PageJob[] = [];
-  #pulling = false;
-  #exhausted = false;
-  #wantMore = false;
-  /** The consumer has asked for data (requests start only then). */
-  #reading = false;
-  #finished = false;
+  #phase: SourcePhase = 'waiting';
+  #jobsPhase: JobsPhase = 'idle';
+  /** The stream's buffer has room: push()'s last answer, set again by each _read. */
+  #bufferHasRoom = false;
   #delivered = 0;
   #open: OpenPage | undefined;
   /** Ids of the last RECENT_IDS delivered records (insertion order = delivery order). */
@@ -168,8 +177,8 @@ export class PagedQuerySource extends CatalogSource {
   }
 
   override _read(): void {
-    this.#wantMore = true;
-    this.#reading = true;
+    this.#bufferHasRoom = true;
+    if (this.#phase === 'waiting') this.#phase = 'reading';
     this.#drain();
   }
 
@@ -203,9 +212,9 @@ export class PagedQuerySource extends CatalogSource {
         : this.#fetch(segment.body, 0, this.#pageSize);
       state.nextNo = 1;
       yield this.#track({ state, no: 0, epoch: 0 }, first);
-      while (!state.done) {
+      while (state.phase !== 'complete') {
         const { total, nextNo: no } = state;
-        if (total !== undefined && no * this.#pageSize < total) {
+        if (state.phase === 'paging' && no * this.#pageSize < total!) {
           state.nextNo++;
           yield this.#track({ state, no, epoch: state.epoch }, this.#fetch(segment.body, no, this.#pageSize));
         } else {
@@ -220,7 +229,7 @@ export class PagedQuerySource extends CatalogSource {
       (page) => {
         if (this.destroyed || job.epoch !== job.state.epoch) return void page.release();
         job.page = page;
-        if (job.state.total === undefined) {
+        if (job.state.phase === 'opening') {
           try {
             this.#openSegment(job.state, page);
           } catch (err) {
@@ -240,6 +249,7 @@ export class PagedQuerySource extends CatalogSource {
     const total = page.meta.total;
     if (total > this.#pageSize) this.#checkSorting(state.segment);
     state.total = total;
+    state.phase = 'paging';
     this.addSegmentTotal(total, !!state.segment.last);
     state.wake();
   }
@@ -260,19 +270,23 @@ export class PagedQuerySource extends CatalogSource {
 
   /** Pulls more jobs while the buffer wants data and the window has room. */
   #pump(): void {
-    if (this.#pulling || this.#exhausted || this.destroyed || !this.#reading || this.#queue.length >= this.#concurrency)
+    if (
+      this.#jobsPhase !== 'idle' ||
+      this.#phase !== 'reading' ||
+      this.destroyed ||
+      this.#queue.length >= this.#concurrency
+    )
       return;
-    this.#pulling = true;
+    this.#jobsPhase = 'pulling';
     this.#jobs.next().then(
       (r) => {
-        this.#pulling = false;
+        this.#jobsPhase = r.done ? 'exhausted' : 'idle';
         if (this.destroyed) return;
-        if (r.done) this.#exhausted = true;
-        else this.#queue.push(r.value);
+        if (!r.done) this.#queue.push(r.value);
         this.#drain();
       },
       (err: unknown) => {
-        this.#pulling = false;
+        this.#jobsPhase = 'idle';
         this.destroy(err as Error);
       },
     );
@@ -280,9 +294,9 @@ export class PagedQuerySource extends CatalogSource {
 
   /** Emits the records of fetched pages, in page order, while the buffer has room. */
   #drain(): void {
-    if (this.destroyed || this.#finished) return;
+    if (this.destroyed || this.#phase === 'finished') return;
     try {
-      while (this.#wantMore) {
+      while (this.#bufferHasRoom) {
         if (!this.#open) {
           const head = this.#queue[0];
           if (head && head.epoch !== head.state.epoch) {
@@ -296,7 +310,7 @@ export class PagedQuerySource extends CatalogSource {
           this.#open = this.#openPage(head);
           if (!this.#open) continue;
         }
-        this.#wantMore = this.#emitRecords(this.#open);
+        this.#bufferHasRoom = this.#emitRecords(this.#open);
         if (this.#open.next >= this.#open.page.length) {
           this.#closePage(this.#open);
           this.#open = undefined;
@@ -306,7 +320,7 @@ export class PagedQuerySource extends CatalogSource {
       this.destroy(err as Error);
       return;
     }
-    if (this.#exhausted && this.#queue.length === 0 && !this.#pulling && !this.#open) {
+    if (this.#jobsPhase === 'exhausted' && this.#queue.length === 0 && !this.#open) {
       this.#finish();
       return;
     }
@@ -386,7 +400,7 @@ export class PagedQuerySource extends CatalogSource {
       page: restartNo,
       left,
     });
-    if (total === 0) state.done = true;
+    if (total === 0) state.phase = 'complete';
     state.wake();
   }
 
@@ -432,13 +446,13 @@ export class PagedQuerySource extends CatalogSource {
       ...(label ? { slice: label } : {}),
     });
     if ((no + 1) * this.#pageSize >= state.total!) {
-      state.done = true;
+      state.phase = 'complete';
       state.wake();
     }
   }
 
   #finish(): void {
-    this.#finished = true;
+    this.#phase = 'finished';
     this.finish(this.#delivered);
   }
 
@@ -451,7 +465,7 @@ export class PagedQuerySource extends CatalogSource {
 }
 
 function newSegmentState(segment: Segment): SegmentState {
-  const state = { segment, nextNo: 0, epoch: 0, done: false, rereadsWithoutProgress: 0 } as SegmentState;
+  const state = { segment, phase: 'opening', nextNo: 0, epoch: 0, rereadsWithoutProgress: 0 } as SegmentState;
   const arm = () => {
     state.changed = new Promise<void>((resolve) => {
       state.wake = () => {
