@@ -889,7 +889,7 @@ export interface StageOptionDocs {
      */
     rowGroupBytes?: unknown;
     /**
-     * format jsonl: gzip the objects; default: when the key ends in .gz
+     * format jsonl or csv: gzip the objects; default: when the key ends in .gz
      */
     gzip?: unknown;
     /**

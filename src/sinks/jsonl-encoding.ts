@@ -3,16 +3,12 @@
 // BigInt values are written as bare integers, without quotes or loss. Codes the
 // records' schema declares (EAN/GTIN, CNK...) that arrive as integers are written
 // as zero-padded strings, as in Parquet: leading zeros survive in every output.
-import { createGzip, type Gzip } from 'node:zlib';
 import type { ByteDestination } from './byte-destination.js';
-import { writeWithBackpressure } from './byte-destination.js';
-import type { PartEncoder } from './part-encoder.js';
+import { TextLinesEncoder } from './text-lines-encoder.js';
 import type { RecordFormat } from './record-sink.js';
 import type { FieldType } from '../core/record-schema.js';
 import type { StageContext } from '../core/stage.js';
 import { isPlainObject } from '../values.js';
-
-const BATCH_BYTES = 64 * 1024;
 
 /**
  * `JSON.stringify(value)`, except that BigInt values become integer literals
@@ -58,90 +54,10 @@ function stringifyWithBigInt(value: unknown, key: string): string | undefined {
   }
 }
 
-/**
- * Writes records as JSON lines into one destination. Lines are batched into
- * 64 KiB chunks; with gzip the chunks go through one gzip stream whose output is
- * written with backpressure.
- *
- * `bytes` (used for maxBytes rotation) is exact for plain output (every line so far,
- * including the batch not yet handed over); for gzip it is the compressed bytes
- * produced so far, which trails the input by what zlib holds back.
- */
-export class JsonlEncoder implements PartEncoder<Record<string, unknown>> {
-  rows = 0;
-  readonly #dest: ByteDestination;
-  readonly #gzip: Gzip | undefined;
-  #lineBytes = 0;
-  #batch: string[] = [];
-  #batchBytes = 0;
-  #gzipError: Error | undefined;
-  #gzipDone: Promise<void> | undefined;
-
+/** Writes records as JSON lines into one destination (see TextLinesEncoder). */
+export class JsonlEncoder extends TextLinesEncoder<Record<string, unknown>> {
   constructor(dest: ByteDestination, options: { gzip: boolean }) {
-    this.#dest = dest;
-    if (options.gzip) {
-      const gzip = createGzip();
-      this.#gzip = gzip;
-      this.#gzipDone = new Promise<void>((resolve, reject) => {
-        gzip.on('end', resolve);
-        gzip.on('error', (err) => {
-          this.#gzipError = err;
-          reject(err);
-        });
-      });
-      this.#gzipDone.catch(() => {});
-      gzip.on('data', (chunk: Buffer) => {
-        let pending: void | Promise<void>;
-        try {
-          pending = dest.write(chunk);
-        } catch (err) {
-          gzip.destroy(err as Error);
-          return;
-        }
-        if (pending) {
-          gzip.pause();
-          pending.then(
-            () => gzip.resume(),
-            (err: Error) => gzip.destroy(err),
-          );
-        }
-      });
-    }
-  }
-
-  get bytes(): number {
-    return this.#gzip ? this.#dest.bytes : this.#lineBytes;
-  }
-
-  write(record: Record<string, unknown>): void | Promise<void> {
-    const line = `${stringifyJson(record)}\n`;
-    const size = Buffer.byteLength(line);
-    this.rows++;
-    this.#lineBytes += size;
-    this.#batch.push(line);
-    this.#batchBytes += size;
-    if (this.#batchBytes >= BATCH_BYTES) return this.#flushBatch();
-  }
-
-  #flushBatch(): void | Promise<void> {
-    if (this.#batch.length === 0) return;
-    const chunk = Buffer.from(this.#batch.length === 1 ? this.#batch[0]! : this.#batch.join(''));
-    this.#batch = [];
-    this.#batchBytes = 0;
-    if (this.#gzipError) throw this.#gzipError;
-    return this.#gzip ? writeWithBackpressure(this.#gzip, chunk) : this.#dest.write(chunk);
-  }
-
-  async end(): Promise<void> {
-    await this.#flushBatch();
-    if (this.#gzip) {
-      this.#gzip.end();
-      await this.#gzipDone;
-    }
-  }
-
-  destroy(): void {
-    this.#gzip?.destroy();
+    super(dest, { gzip: options.gzip, line: (record) => `${stringifyJson(record)}\n` });
   }
 }
 

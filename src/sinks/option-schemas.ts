@@ -73,3 +73,23 @@ export const PATH_DESCRIPTION =
   'Output file, relative to the pipeline file\'s folder; "-" writes to stdout. Placeholders: {name} run name, {run} run id, ' +
   '{date} run start date (UTC, YYYY-MM-DD), {part} part number (00000, 00001, ...), key={field} a Hive partition taken from a record field. ' +
   'Written under a temporary name and renamed when complete';
+
+/**
+ * `gzip` of the line-based formats (jsonl, csv). The s3 sink merges the formats' options, so the
+ * formats that share it declare it once, here.
+ */
+export function gzipOption(target: 'path' | 'key') {
+  return z
+    .boolean()
+    .optional()
+    .describe(
+      target === 'path'
+        ? 'Compress with gzip; default: when the path ends in .gz'
+        : 'format jsonl or csv: gzip the objects; default: when the key ends in .gz',
+    );
+}
+
+/** Whether a line-based output is gzip'd: the `gzip` option, else a `.gz` path or key. */
+export function gzipFor(options: Record<string, unknown>, target: string): boolean {
+  return (options.gzip as boolean | undefined) ?? target.endsWith('.gz');
+}
