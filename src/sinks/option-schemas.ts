@@ -93,3 +93,11 @@ export function gzipOption(target: 'path' | 'key') {
 export function gzipFor(options: Record<string, unknown>, target: string): boolean {
   return (options.gzip as boolean | undefined) ?? target.endsWith('.gz');
 }
+
+/** `prices` of the formats that type columns (parquet, csv): one schema, as the s3 sink merges the formats' options. */
+export const pricesOption = z
+  .enum(['minor-units', 'decimal'])
+  .default('minor-units')
+  .describe(
+    'Prices (publicPrice...): integer minor units (cents) as the API sends them (Parquet BIGINT), or decimal (Parquet DECIMAL(18,2), CSV 12.99)',
+  );

@@ -17,7 +17,7 @@ import {
   withDeclaredColumns,
   type ColumnSchemaSettings,
 } from './column-schema.js';
-import { byteSize } from './option-schemas.js';
+import { byteSize, pricesOption } from './option-schemas.js';
 import { CompressionRatio, PARQUET_COMPRESSIONS, ParquetEncoder, type ParquetRow } from './parquet-encoder.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { EmitItem, RecordFormat } from './record-sink.js';
@@ -67,10 +67,7 @@ export const parquetFormatOptions = {
     .enum(['seconds', 'milliseconds'])
     .default('seconds')
     .describe('Unit of integer timestamps in the records (the Catalog API sends unix seconds)'),
-  prices: z
-    .enum(['minor-units', 'decimal'])
-    .default('minor-units')
-    .describe('Prices (publicPrice...): BIGINT integer minor units (cents) as the API sends them, or DECIMAL(18,2)'),
+  prices: pricesOption,
   compression: z
     .enum(PARQUET_COMPRESSIONS)
     .default('snappy')

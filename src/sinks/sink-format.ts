@@ -62,15 +62,17 @@ export function otherFormatOptions(
   options: Record<string, unknown>,
 ): { path: string[]; message: string }[] {
   const own = new Set(Object.keys(formats.find((f) => f.name === chosen)?.options('key') ?? {}));
-  return formats
-    .filter((f) => f.name !== chosen)
-    .flatMap((f) =>
-      f
-        .optionsSet(options)
-        .filter((key) => !own.has(key))
-        .map((key) => ({
-          path: [key],
-          message: `${key} applies to format: ${f.name} only${f.misuseHint ? ` (${f.misuseHint})` : ''}`,
-        })),
-    );
+  // Each misplaced option once, naming every format it belongs to (gzip: jsonl and csv).
+  const owners = new Map<string, SinkFormat[]>();
+  for (const f of formats) {
+    if (f.name === chosen) continue;
+    for (const key of f.optionsSet(options)) if (!own.has(key)) owners.set(key, [...(owners.get(key) ?? []), f]);
+  }
+  return [...owners].map(([key, fs]) => {
+    const hints = fs.flatMap((f) => (f.misuseHint ? [f.misuseHint] : []));
+    return {
+      path: [key],
+      message: `${key} applies to format: ${fs.map((f) => f.name).join(' or ')} only${hints.length ? ` (${hints.join('; ')})` : ''}`,
+    };
+  });
 }
