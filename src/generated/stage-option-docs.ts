@@ -764,7 +764,8 @@ export interface StageOptionDocs {
      */
     timestampInput?: unknown;
     /**
-     * Prices (publicPrice...): BIGINT integer minor units (cents) as the API sends them, or DECIMAL(18,2)
+     * Prices (publicPrice...): integer minor units (cents) as the API sends them (Parquet BIGINT), or
+     * decimal (Parquet DECIMAL(18,2), CSV 12.99)
      *
      * Default: `"minor-units"`
      */
@@ -808,9 +809,56 @@ export interface StageOptionDocs {
      */
     maxOpenPartitions?: unknown;
   };
+  "csv": {
+    /**
+     * Output file, relative to the pipeline file's folder; "-" writes to stdout. Placeholders: {name} run
+     * name, {run} run id, {date} run start date (UTC, YYYY-MM-DD), {part} part number (00000, 00001, ...),
+     * key={field} a Hive partition taken from a record field. Written under a temporary name and renamed
+     * when complete. A path ending in .gz is gzip-compressed
+     */
+    path?: unknown;
+    /**
+     * Field delimiter: comma (default), semicolon, tab or pipe
+     */
+    delimiter?: unknown;
+    /**
+     * Write the column names as the first line (default: true)
+     */
+    header?: unknown;
+    /**
+     * Prices (publicPrice...): integer minor units (cents) as the API sends them (Parquet BIGINT), or
+     * decimal (Parquet DECIMAL(18,2), CSV 12.99)
+     *
+     * Default: `"minor-units"`
+     */
+    prices?: unknown;
+    /**
+     * Compress with gzip; default: when the path ends in .gz
+     */
+    gzip?: unknown;
+    /**
+     * Close the current part after this many records and continue in the next {part}; needs {part} in the
+     * path/key
+     */
+    maxRows?: unknown;
+    /**
+     * Close the current part once it holds this many bytes (number or "128MiB") and continue in the next
+     * {part}; needs {part}. Checked after each record, so a part ends within one record (plain JSONL), the
+     * compressor backlog (gzip) or one row group (Parquet) past it
+     */
+    maxBytes?: unknown;
+    /**
+     * Partition outputs (paths with {field}) kept open at once; past it the least recently used one is
+     * closed and continued in a new {part} (or, without {part} in the path, the run fails). Each open
+     * Parquet partition buffers one row group
+     *
+     * Default: `8`
+     */
+    maxOpenPartitions?: unknown;
+  };
   "s3": {
     /**
-     * Object format: parquet or jsonl
+     * Object format: parquet or jsonl or csv
      */
     format?: unknown;
     /**
@@ -864,7 +912,8 @@ export interface StageOptionDocs {
      */
     timestampInput?: unknown;
     /**
-     * Prices (publicPrice...): BIGINT integer minor units (cents) as the API sends them, or DECIMAL(18,2)
+     * Prices (publicPrice...): integer minor units (cents) as the API sends them (Parquet BIGINT), or
+     * decimal (Parquet DECIMAL(18,2), CSV 12.99)
      *
      * Default: `"minor-units"`
      */
@@ -892,6 +941,14 @@ export interface StageOptionDocs {
      * format jsonl or csv: gzip the objects; default: when the key ends in .gz
      */
     gzip?: unknown;
+    /**
+     * format csv: Field delimiter: comma (default), semicolon, tab or pipe
+     */
+    delimiter?: unknown;
+    /**
+     * format csv: Write the column names as the first line (default: true)
+     */
+    header?: unknown;
     /**
      * Close the current part after this many records and continue in the next {part}; needs {part} in the
      * path/key
@@ -1034,7 +1091,8 @@ export interface StageOptionDocs {
      */
     timestampInput?: unknown;
     /**
-     * Prices (publicPrice...): BIGINT integer minor units (cents) as the API sends them, or DECIMAL(18,2)
+     * Prices (publicPrice...): integer minor units (cents) as the API sends them (Parquet BIGINT), or
+     * decimal (Parquet DECIMAL(18,2), CSV 12.99)
      *
      * Default: `"minor-units"`
      */

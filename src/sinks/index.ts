@@ -1,29 +1,38 @@
-// The sinks: Writable factories registered under `jsonl`, `parquet` and `s3`
+// The sinks: Writable factories registered under `jsonl`, `parquet`, `csv`, `s3` and `table`
 // (for pipeline files) and the same factories as functions (for code).
 import type { PartialStageContext } from '../core/default-context.js';
 import type { SinkDefinition, SinkStream } from '../core/stage.js';
 import type { ParquetSchemaHint } from './formats/parquet.js';
 import type { z } from 'zod';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
-import { localSink } from './destinations/local.js';
+import { localSink, type SinkCodeExtras } from './destinations/local.js';
 import { s3Sink as s3Destination } from './destinations/s3.js';
+import { csvSinkFormat } from './formats/csv.js';
 import { jsonlSinkFormat } from './formats/jsonl.js';
 import { parquetSinkFormat } from './formats/parquet.js';
 import { tableSinkStage } from './table/table-sink.js';
 
 /** The formats every destination writes, one line each (ARCHITECTURE.md "Add a format"). */
-export const sinkFormats = [parquetSinkFormat, jsonlSinkFormat] as const;
+export const sinkFormats = [parquetSinkFormat, jsonlSinkFormat, csvSinkFormat] as const;
 
 /** The destinations, one line each: local files (a stage per format) and S3 (`format:` picks one). */
 const jsonlLocal = localSink(jsonlSinkFormat);
 const parquetLocal = localSink(parquetSinkFormat);
+const csvLocal = localSink(csvSinkFormat);
 const s3 = s3Destination(sinkFormats);
 
-export const sinkStages = [jsonlLocal.stage, parquetLocal.stage, s3.stage, tableSinkStage] as SinkDefinition[];
+export const sinkStages = [
+  jsonlLocal.stage,
+  parquetLocal.stage,
+  csvLocal.stage,
+  s3.stage,
+  tableSinkStage,
+] as SinkDefinition[];
 
 // The code API: each sink's stage, options schema, factory and option types.
 export const { stage: jsonlSinkStage, options: jsonlSinkOptions } = jsonlLocal;
 export const { stage: parquetSinkStage, options: parquetSinkOptions } = parquetLocal;
+export const { stage: csvSinkStage, options: csvSinkOptions } = csvLocal;
 export const { stage: s3SinkStage, options: s3SinkOptions } = s3;
 // Typed with the named option types so that an editor shows each option's JSDoc (generated/stage-option-docs.ts).
 /** A JSON Lines sink for code: `await pipeline(source, jsonlSink({path: 'out/products.jsonl.gz'}))`. */
@@ -31,6 +40,9 @@ export const jsonlSink: (options: JsonlSinkOptions, ctx?: PartialStageContext) =
 /** A Parquet sink for code; `schemaHint` (a zod schema of the records) types the columns up front. */
 export const parquetSink: (options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream =
   parquetLocal.sink;
+/** A CSV sink for code: `await pipeline(source, csvSink({path: 'out/products.csv'}))`; columns from the record contract. */
+export const csvSink: (options: CsvSinkOptions & SinkCodeExtras, ctx?: PartialStageContext) => SinkStream =
+  csvLocal.sink;
 /** An S3 sink for code: `s3Sink({format: 'parquet', bucket, key})`; credentials from the AWS SDK's chain. */
 export const s3Sink: (options: S3SinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream = s3.sink;
 /** Options as a caller writes them (defaults optional). */
@@ -39,6 +51,8 @@ export type JsonlSinkOptions = WithOptionDocs<'jsonl', z.input<typeof jsonlSinkO
 export type JsonlSinkConfig = z.output<typeof jsonlSinkOptions>;
 export type ParquetSinkOptions = WithOptionDocs<'parquet', z.input<typeof parquetSinkOptions>>;
 export type ParquetSinkConfig = z.output<typeof parquetSinkOptions>;
+export type CsvSinkOptions = WithOptionDocs<'csv', z.input<typeof csvSinkOptions>>;
+export type CsvSinkConfig = z.output<typeof csvSinkOptions>;
 export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
 export type S3SinkConfig = z.output<typeof s3SinkOptions>;
 export { createS3Client, type S3Manifest } from './destinations/s3.js';

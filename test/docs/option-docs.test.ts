@@ -41,6 +41,7 @@ const CALLS: Record<string, string> = {
   'media.find': "findTransform('media.find', client, ctx, OPTIONS)",
   jsonl: 'jsonlSink(OPTIONS)',
   parquet: 'parquetSink(OPTIONS)',
+  csv: 'csvSink(OPTIONS)',
   s3: 's3Sink(OPTIONS)',
   table: 'tableSink(OPTIONS)',
 };
@@ -61,7 +62,7 @@ describe('option descriptions as JSDoc', () => {
       'import { type StageContext, CatalogClient, productsQuery, organizationsQuery, correctionsQuery, updatesQuery, brandsQuery,\n' +
       '  catalogCategoriesQuery, mediaQuery, publicCategoriesQuery, dietaryRestrictionsQuery, colorsQuery, productsStream, mediaStream,\n' +
       '  validate, flattenLocales, selectMediaFormat, normalizeCodes, pick, rename, drop, extract, flatten, explode, dedupe, custom,\n' +
-      "  findTransform, jsonlSink, parquetSink, s3Sink, tableSink } from 'catalog-streams';\n" +
+      "  findTransform, jsonlSink, parquetSink, csvSink, s3Sink, tableSink } from 'catalog-streams';\n" +
       'declare const client: CatalogClient;\ndeclare const ctx: StageContext;\ndeclare const v: never;\n';
     for (const def of builtinStages) {
       const rows = describeOptions(def);

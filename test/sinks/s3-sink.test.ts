@@ -201,6 +201,48 @@ describe('s3 sink', () => {
     expect(footer.rows).toEqual([{ hash: schema.hash }]);
   });
 
+  it('writes CSV objects (format: csv, gzip by the key) that DuckDB reads back, with the columns in the manifest', async () => {
+    const records = [...productRecords(2500)];
+    const sink = s3Sink(
+      {
+        format: 'csv',
+        bucket: server.bucket,
+        key: 'csv/products/{run}/part-{part}.csv.gz',
+        maxRows: 1000,
+        schemaHint: PRODUCT_HINT,
+      },
+      testContext(),
+    );
+    await pipeline(randomBatches(records, 50), sink);
+    const keys = await listKeys(server.client, server.bucket, 'csv/products/test-run/');
+    expect(keys).toEqual(
+      ['_manifest.json', 'part-00000.csv.gz', 'part-00001.csv.gz', 'part-00002.csv.gz'].map(
+        (k) => `csv/products/test-run/${k}`,
+      ),
+    );
+    const dir = await tempDir();
+    for (const key of keys.filter((k) => k.endsWith('.csv.gz'))) {
+      await writeFile(join(dir, key.split('/').pop()!), await getObject(server.client, server.bucket, key));
+    }
+    const { rows } = await duckdbQuery(
+      `SELECT count(*) AS n, sum(publicPrice::BIGINT) AS price, count(*) FILTER (WHERE starts_with(eanGtin13, '00')) AS zeros
+       FROM read_csv(${sqlString(join(dir, '*.csv.gz'))}, all_varchar = true, header = true)`,
+    );
+    expect(rows[0]).toEqual({
+      n: 2500n,
+      price: BigInt(records.reduce((n, r) => n + r.publicPrice, 0)),
+      zeros: BigInt(records.filter((r) => r.eanGtin13.startsWith('00')).length),
+    });
+    const manifest = JSON.parse(
+      (await getObject(server.client, server.bucket, 'csv/products/test-run/_manifest.json')).toString('utf8'),
+    ) as S3Manifest;
+    expect(manifest.format).toBe('csv');
+    expect(manifest.files.map((f) => f.rows)).toEqual([1000, 1000, 500]);
+    const schema = manifest.schema as { columns: Array<{ name: string; type: string }> };
+    expect(schema.columns).toContainEqual({ name: 'eanGtin13', type: 'VARCHAR' });
+    expect(schema.columns.at(-1)).toMatchObject({ name: '_extra', type: 'JSON' });
+  });
+
   it('writes only a manifest (no files) when no record arrives', async () => {
     const sink = s3Sink(
       { format: 'parquet', bucket: server.bucket, key: 'empty/{date}/part-{part}.parquet', schemaHint: PRODUCT_HINT },
@@ -403,12 +445,17 @@ describe('s3 sink', () => {
     expect(() => s3Sink({ ...base, format: 'jsonl', compression: 'gzip' })).toThrow(
       /s3\.compression: compression applies to format: parquet only/,
     );
-    expect(() => s3Sink({ ...base, format: 'parquet', gzip: true })).toThrow(/gzip applies to format: jsonl only/);
+    expect(() => s3Sink({ ...base, format: 'parquet', gzip: true })).toThrow(
+      /gzip applies to format: jsonl or csv only \(Parquet compresses columns: use compression\)/,
+    );
+    expect(() => s3Sink({ ...base, format: 'jsonl', delimiter: 'tab' })).toThrow(
+      /delimiter applies to format: csv only/,
+    );
     expect(() => s3Sink({ ...base, format: 'parquet', partSize: '1MiB' })).toThrow(/at least 5MiB/);
     expect(() => s3Sink({ ...base, format: 'parquet', manifestKey: 'k/{part}/m.json' })).toThrow(
       /manifestKey .* only \{name\}, \{run\} and \{date\}/,
     );
-    expect(() => s3Sink({ ...base, format: 'csv' as 'jsonl' })).toThrow(/s3\.format/);
+    expect(() => s3Sink({ ...base, format: 'xml' as 'jsonl' })).toThrow(/s3\.format/);
     expect(() => s3Sink({ ...base, format: 'jsonl', bukcet: 'x' } as never)).toThrow(/bukcet/);
   });
 });
