@@ -31,6 +31,8 @@
 // V8 lets the old generation grow to about four times what survives.
 import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
+import { writeIndexes } from 'hyparquet-writer/src/indexes.js';
+import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import type { ByteDestination } from './byte-destination.js';
 import type { PartEncoder } from './part-encoder.js';
 
@@ -262,46 +264,73 @@ class Utf8Column {
   }
 }
 
-/**
- * Shares the parts of the footer metadata that repeat from row group to row group.
- * hyparquet-writer keeps every column chunk's metadata as JS objects until the footer is
- * written: ~1 KB per column chunk, so a 1,000,000-product file (300 row groups of 100
- * columns) held ~30 MB that grew with the file and survived every GC. The column paths,
- * encoding lists and encoding stats are the same for a column in every row group, and most
- * counts repeat: one shared copy of each halves it. The footer's bytes are unchanged.
- */
 type RowGroup = ParquetWriter['row_groups'][number];
+/** The footer's fields but its row groups (and metadata_length, which hyparquet-writer computes). */
+type FooterFields = Omit<Parameters<typeof writeMetadata>[1], 'row_groups' | 'metadata_length'>;
 
-class FooterMetadata {
-  readonly #shared = new Map<string, unknown>();
-  readonly #bigints = new Map<bigint, bigint>();
+/** The compact-protocol header of a list of `count` structs (type 12; hyparquet-writer gives an empty list type 0). */
+function structListHeader(out: ByteWriter, count: number): void {
+  if (count === 0) out.appendUint8(0);
+  else if (count < 15) out.appendUint8((count << 4) | 12);
+  else {
+    out.appendUint8(0xf0 | 12);
+    out.appendVarInt(count);
+  }
+}
 
-  compact(group: RowGroup | undefined): void {
-    if (!group) return;
-    for (const chunk of group.columns) {
-      const md = chunk.meta_data;
-      if (!md) continue;
-      md.path_in_schema = this.#share(md.path_in_schema);
-      md.encodings = this.#share(md.encodings);
-      if (md.encoding_stats) md.encoding_stats = this.#share(md.encoding_stats);
-      md.num_values = this.#bigint(md.num_values);
-      if (md.statistics?.null_count !== undefined) md.statistics.null_count = this.#bigint(md.statistics.null_count);
-    }
+/** hyparquet-writer's own footer bytes (thrift, then its length), in a scratch buffer. */
+function footerBytes(fields: FooterFields, rowGroups: RowGroup[]): Uint8Array {
+  const scratch = new ByteWriter();
+  writeMetadata(scratch, { ...fields, row_groups: rowGroups, metadata_length: 0 });
+  return scratch.getBytes();
+}
+
+/** Where the size byte of the row-group list stands: the first byte in which the footers with none and with one row group differ. */
+function rowGroupListAt(none: Uint8Array, one: Uint8Array): number {
+  let at = 0;
+  while (none[at] === one[at]) at++;
+  return at;
+}
+
+const NO_ROW_GROUP: RowGroup = { columns: [], total_byte_size: 0n, num_rows: 0n };
+
+/**
+ * The footer's row groups held as the thrift bytes they are written as, not as JS objects.
+ * hyparquet-writer keeps every column chunk's metadata as objects until the file ends: with
+ * native nested columns that is 262 leaf chunks per row group, about 1 KB each, so a file's
+ * footer grew with its rows (a 1,000,000-product file held 100+ MB of it and set the peak).
+ * Serialized, a chunk is ~60 bytes. The bytes come from hyparquet-writer's own `writeMetadata`
+ * (so statistics and types are converted exactly as it would): a row group's bytes are what
+ * its footer holds beyond an empty footer's, at the row-group list. Byte for byte the same
+ * footer as `ParquetWriter.finish()` writes (test/sinks/parquet-encoder.test.ts).
+ */
+class SerializedFooter {
+  readonly #schema: SchemaElement[];
+  readonly #groups: Uint8Array[] = [];
+  #empty: Uint8Array | undefined;
+
+  constructor(schema: SchemaElement[]) {
+    this.#schema = schema;
   }
 
-  #share<T>(value: T): T {
-    const key = JSON.stringify(value);
-    const known = this.#shared.get(key) as T | undefined;
-    if (known !== undefined) return known;
-    this.#shared.set(key, value);
-    return value;
+  add(group: RowGroup): void {
+    const fields: FooterFields = { version: 2, schema: this.#schema, num_rows: 0n };
+    const empty = (this.#empty ??= footerBytes(fields, []));
+    const one = footerBytes(fields, [group]);
+    const at = rowGroupListAt(empty, one) + 1;
+    this.#groups.push(one.slice(at, at + one.length - empty.length));
   }
 
-  #bigint(value: bigint): bigint {
-    const known = this.#bigints.get(value);
-    if (known !== undefined) return known;
-    if (this.#bigints.size < 4096) this.#bigints.set(value, value);
-    return value;
+  /** Writes the footer (thrift FileMetaData, its length) with the row groups added so far. */
+  write(out: ByteWriter, fields: FooterFields): void {
+    const empty = footerBytes(fields, []);
+    const at = rowGroupListAt(empty, footerBytes(fields, [NO_ROW_GROUP]));
+    const start = out.offset;
+    out.appendBytes(empty.subarray(0, at));
+    structListHeader(out, this.#groups.length);
+    for (const group of this.#groups) out.appendBytes(group);
+    out.appendBytes(empty.subarray(at + 1, empty.length - 4));
+    out.appendUint32(out.offset - start);
   }
 }
 
@@ -325,7 +354,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   #bufferedRows = 0;
   #bufferedBytes = 0;
   readonly #ratio: CompressionRatio;
-  readonly #metadata = new FooterMetadata();
+  readonly #footer: SerializedFooter;
   /**
    * Columns without statistics: JSON leaves (min/max of JSON text orders nothing a reader filters
    * on) and nested columns (LIST/STRUCT members: readers prune on top-level columns; computing
@@ -344,9 +373,11 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#capacity = Math.min(options.rowGroupRows, INITIAL_CAPACITY);
     this.#buffer = this.#newBuffers();
     this.#ratio = options.compressionRatio ?? new CompressionRatio();
+    const schema = parquetSchema(columns, this.#jsonElements);
+    this.#footer = new SerializedFooter(schema);
     this.#writer = new ParquetWriter({
       writer: this.#bytes,
-      schema: parquetSchema(columns, this.#jsonElements),
+      schema,
       codec: options.compression === 'gzip' ? 'GZIP' : options.compression === 'none' ? 'UNCOMPRESSED' : 'SNAPPY',
       compressors: options.compression === 'gzip' ? { GZIP: (input) => gzipSync(input) } : {},
       statistics: true,
@@ -401,7 +432,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
       rowGroupSize: this.#bufferedRows,
       pageSize: PAGE_SIZE,
     });
-    this.#metadata.compact(this.#writer.row_groups.at(-1));
+    this.#closeRowGroup();
     this.#ratio.estimated += this.#bufferedBytes;
     this.#ratio.encoded += this.#bytes.offset - before;
     this.#buffer = this.#newBuffers();
@@ -409,6 +440,20 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#bufferedRows = 0;
     this.#bufferedBytes = 0;
     return this.#drainBytes();
+  }
+
+  /**
+   * Moves what hyparquet-writer keeps of the row group just written out of its arrays: the
+   * page indexes of its multi-page column chunks are written now, after the row group (readers
+   * find them by the offsets in the chunk metadata, wherever they stand), and its metadata is
+   * serialized into the footer (SerializedFooter).
+   */
+  #closeRowGroup(): void {
+    const writer = this.#writer;
+    writeIndexes(this.#bytes, writer.pendingIndexes);
+    writer.pendingIndexes = [];
+    for (const group of writer.row_groups) this.#footer.add(group);
+    writer.row_groups = [];
   }
 
   /** Hands the encoded bytes to the destination (a copy: the writer reuses its buffer). */
@@ -423,7 +468,15 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   async end(): Promise<void> {
     await this.#writeRowGroup();
     this.#annotateJson();
-    void this.#writer.finish();
+    const writer = this.#writer;
+    this.#footer.write(this.#bytes, {
+      version: 2,
+      created_by: writer.createdBy,
+      schema: writer.schema,
+      num_rows: writer.num_rows,
+      key_value_metadata: writer.kvMetadata,
+    });
+    this.#bytes.appendUint32(0x31524150); // PAR1
     await this.#drainBytes();
   }
 
