@@ -112,6 +112,12 @@ export interface StageDefinition<Options = any, Out = Readable | Transform | Wri
    * the schema knows nothing about (sinks keep their fields in `_extra`).
    */
   schema?(input: RecordSchema, options: Options, env: SchemaEnv): RecordSchema;
+  /**
+   * Sinks: the option holding the output's path or key template, when a run writes under it
+   * in place of earlier runs' outputs unless the template has `{run}` (local files, S3 objects).
+   * An incremental pipeline refuses such a sink without `{run}` (pipeline/incremental-outputs.ts).
+   */
+  replacesAt?: 'path' | 'key';
 }
 
 /** What a preflight check may look at. */
@@ -137,6 +143,7 @@ export function defineStage<
   create(options: z.output<S>, ctx: StageContext): Out;
   preflight?(options: z.output<S>, env: PreflightEnv): LocatedIssue[];
   schema?(input: RecordSchema, options: z.output<S>, env: SchemaEnv): RecordSchema;
+  replacesAt?: 'path' | 'key';
 }): StageDefinition<z.output<S>, Out> & { type: T; options: S } {
   return def as StageDefinition<z.output<S>, Out> & { type: T; options: S };
 }

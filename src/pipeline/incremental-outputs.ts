@@ -1,6 +1,7 @@
 // An incremental pipeline (`state:`) writes only the changes since its last run. Its outputs must
-// therefore add to the earlier runs' data, never take its place. The jsonl, parquet and s3 sinks
-// replace earlier data whenever their path/key has no `{run}`:
+// therefore add to the earlier runs' data, never take its place. The local-file sinks (one per
+// format: jsonl, parquet, csv...) and s3 replace earlier data whenever their path/key has no
+// `{run}` (their stage definitions say so with `replacesAt`):
 // - a fixed local path (`out/products.jsonl`, or `dt={date}/products.parquet` on a same-day rerun)
 //   is renamed over the earlier file;
 // - a local dataset (`dt={date}/part-{part}.parquet`, `status={status}/...`) and an S3 key (which
@@ -8,17 +9,21 @@
 //   it removes the earlier runs' files/objects that the same template renders (the same date).
 // So with `state:` each such sink, dead-letter sinks included, needs `{run}`. Stdout (`-`) replaces
 // nothing. Other sink types (a table that merges changes into a snapshot, a user's own sink)
-// decide for themselves. The loader and runPipeline (a pipeline built in code) share this check.
+// declare no `replacesAt` and decide for themselves. The loader and runPipeline (a pipeline built
+// in code) share this check.
 import type { PipelineFile } from './pipeline-file.js';
 import type { LocatedIssue } from '../core/issues.js';
 import type { StageRegistry } from '../core/registry.js';
 
-/** The sinks whose runs replace earlier outputs when their template has no {run}, and the option holding it. */
-const REPLACING_SINKS: Readonly<Record<string, 'path' | 'key'>> = { jsonl: 'path', parquet: 'path', s3: 'key' };
-
 const RUN = /\{\s*run\s*\}/;
 
 type Spec = { type: string; [k: string]: unknown };
+
+/** The option holding the template of a sink whose runs replace earlier outputs when it has no {run}. */
+function replacesAt(registry: StageRegistry, type: string): 'path' | 'key' | undefined {
+  const def = registry.get(type);
+  return def?.kind === 'sink' ? def.replacesAt : undefined;
+}
 
 export interface FixedOutput {
   /** Where the sink spec is: `['sinks', 0]`, `['transforms', 1, 'deadLetter']`. */
@@ -48,7 +53,7 @@ export function incrementalOutputProblems(config: PipelineFile, registry: StageR
   if (!config.state) return [];
   const found: FixedOutput[] = [];
   const visit = (spec: Spec, at: (string | number)[]) => {
-    const field = REPLACING_SINKS[spec.type];
+    const field = replacesAt(registry, spec.type);
     const template = field ? spec[field] : undefined;
     if (field && typeof template === 'string' && template !== '-' && !RUN.test(template)) {
       found.push({
@@ -70,7 +75,7 @@ export function incrementalOutputProblems(config: PipelineFile, registry: StageR
       const options = checked.ok ? (checked.options as { onInvalid?: unknown; deadLetter?: unknown }) : undefined;
       const fallback =
         options?.onInvalid === 'dead-letter' && isSpec(options.deadLetter) ? options.deadLetter : undefined;
-      const field = fallback ? REPLACING_SINKS[fallback.type] : undefined;
+      const field = fallback ? replacesAt(registry, fallback.type) : undefined;
       if (fallback && field && typeof fallback[field] === 'string')
         t.deadLetter = { ...fallback, [field]: withRunName(fallback[field]) };
     }

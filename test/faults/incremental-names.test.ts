@@ -11,6 +11,7 @@ import { parsePipelines, type LoadedPipeline } from '../../src/pipeline/loader.j
 import { Redactor } from '../../src/pipeline/env.js';
 import { runPipeline } from '../../src/pipeline/runner.js';
 import { defineStage, type SinkStream } from '../../src/core/stage.js';
+import { sinkFormats } from '../../src/sinks/index.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import {
   jsonLines,
@@ -123,6 +124,19 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
     ws = await pipelineWorkspace('nightly', text);
     const result = await runCli(['validate', ws.file], { cwd: ws.dir, env: sandboxEnv(sandbox) });
     expect(result.code, result.stderr).toBe(0);
+  });
+
+  it('every local-file format (csv included) with a fixed path is refused: the check follows the registry', () => {
+    const registry = createRegistry();
+    const local = registry.types('sink').filter((type) => registry.get(type)?.replacesAt === 'path');
+    expect(local.sort()).toEqual(sinkFormats.map((f) => f.name).sort());
+    for (const type of local) {
+      const text = yaml('out/products.data').replace('type: jsonl', `type: ${type}`);
+      expect(() => parsePipelines(text, registry, { file: 'p.yml' }), type).toThrow(ConfigError);
+      expect(() => parsePipelines(text, registry, { file: 'p.yml' }), type).toThrow(/sinks\[0\]\.path.*\{run\}/s);
+      const accepted = yaml('out/products-{run}.data').replace('type: jsonl', `type: ${type}`);
+      expect(parsePipelines(accepted, registry, { file: 'p.yml' })).toHaveLength(1);
+    }
   });
 
   it('a sink type that is not jsonl, parquet or s3 decides for itself (a registered sink with a fixed path is accepted)', () => {

@@ -52,6 +52,7 @@ export function localSink<const Name extends string, Shape extends z.ZodRawShape
     description: format.description,
     options,
     create: (config, ctx): SinkStream => build(format, config, ctx),
+    replacesAt: 'path',
   });
   const sink = (
     input: DocumentedInput<Name, z.input<typeof options>> & SinkCodeExtras,

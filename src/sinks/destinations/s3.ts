@@ -427,6 +427,7 @@ export function s3Sink<const Formats extends readonly [SinkFormat, ...SinkFormat
     description: `Streams records to S3 (or an S3-compatible server) as ${formats.map((f) => f.title).join(' or ')} objects via multipart upload, with key templates, rotation and a _manifest.json written last`,
     options,
     create: (config, ctx): SinkStream => createS3Sink(formats, config as S3Settings, ctx),
+    replacesAt: 'key',
   });
   const sink = (
     input: DocumentedInput<'s3', z.input<typeof options>> & SinkCodeExtras,
