@@ -171,7 +171,7 @@ sinks:
     // a stage of another kind in the wrong list
     [
       products('transforms:\n  - { type: parquet, path: x.parquet }\n'),
-      'p.yml:6:13: transforms[0].type: "parquet" is a sink, not a transform (transform types: validate, flatten-locales, select-media-format, normalize-codes, pick, rename, drop, extract, flatten, explode, dedupe, custom, products.find, media.find)',
+      `p.yml:6:13: transforms[0].type: "parquet" is a sink, not a transform (transform types: ${createRegistry().types('transform').join(', ')})`,
     ],
     // a filter the endpoint lacks
     [
