@@ -477,11 +477,21 @@ function timestampConverter({ timestamps, timestampInput }: ColumnSchemaSettings
   };
 }
 
+/**
+ * Estimated heap bytes per member of a nested value beyond its own: the slot that holds it,
+ * and the value, definition and repetition level entries the Dremel shredding makes of it.
+ * Counting only the values' bytes let a row group of LIST<STRUCT> products hold about three
+ * times the heap its estimate said, and broke the memory bound of a constrained container.
+ */
+const NESTED_MEMBER_BYTES = 32;
+
 /** Elements converted one by one; an element that does not fit is null in the list and kept in `_extra` (`ean[3]`). */
 function listConverter(element: Converter): Converter {
   return (v, s) => {
     if (!Array.isArray(v)) return MISMATCH;
-    s.bytes += 4;
+    // Heap, not file bytes: the array and its slots wait in the row group, and hyparquet-writer's
+    // shredding adds a definition and a repetition level per element (see NESTED_MEMBER_BYTES).
+    s.bytes += 16 + NESTED_MEMBER_BYTES * v.length;
     const out = new Array<unknown>(v.length);
     const path = s.path;
     for (let i = 0; i < v.length; i++) {
@@ -507,6 +517,7 @@ function structConverter(members: ReadonlyArray<readonly [string, Converter]>): 
   const index = new Map(members.map(([name], i) => [name, i]));
   return (v, s) => {
     if (!isPlainObject(v)) return MISMATCH;
+    s.bytes += 24 + NESTED_MEMBER_BYTES * members.length;
     const out: Record<string, unknown> = {};
     for (let i = 0; i < members.length; i++) out[members[i]![0]] = null;
     const path = s.path;

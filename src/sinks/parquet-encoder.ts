@@ -6,7 +6,8 @@
 // (`rowGroupRows` rows or about `rowGroupBytes` of values), then hyparquet's
 // ParquetWriter encodes that row group into its byte buffer, and the bytes go to
 // the destination at once (waiting when it applies backpressure). Only one row
-// group is ever held in memory; the footer is written by end().
+// group is ever held in memory; the footer's row groups wait as thrift bytes
+// (SerializedFooter) and the footer is written by end().
 //
 // Types as written (and as DuckDB reads them):
 //   string -> BYTE_ARRAY UTF8 (VARCHAR); json -> BYTE_ARRAY JSON (JSON; without statistics)
@@ -296,10 +297,10 @@ const NO_ROW_GROUP: RowGroup = { columns: [], total_byte_size: 0n, num_rows: 0n 
 
 /**
  * The footer's row groups held as the thrift bytes they are written as, not as JS objects.
- * hyparquet-writer keeps every column chunk's metadata as objects until the file ends: with
- * native nested columns that is 262 leaf chunks per row group, about 1 KB each, so a file's
- * footer grew with its rows (a 1,000,000-product file held 100+ MB of it and set the peak).
- * Serialized, a chunk is ~60 bytes. The bytes come from hyparquet-writer's own `writeMetadata`
+ * hyparquet-writer keeps every column chunk's metadata as objects until the file ends, about
+ * 1 KB per chunk, and native nested columns make hundreds of leaf chunks per row group: the
+ * footer would grow with the file's rows and keep memory from staying flat. Serialized, a
+ * chunk is tens of bytes. The bytes come from hyparquet-writer's own `writeMetadata`
  * (so statistics and types are converted exactly as it would): a row group's bytes are what
  * its footer holds beyond an empty footer's, at the row-group list. Byte for byte the same
  * footer as `ParquetWriter.finish()` writes (test/sinks/parquet-encoder.test.ts).
