@@ -115,13 +115,10 @@ async function run(args: string[], io: CliIO): Promise<number> {
     throw err;
   }
   const { url, credentials } = sandbox;
-  io.stdout.write(
-    `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products.toLocaleString('en-US')} products, seed ${seed}, profile ${profile})\n` +
-      `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
-      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
-  );
-  // Serve until SIGINT or SIGTERM (the command's only way to end).
-  await new Promise<void>((resolve) => {
+  // Serve until SIGINT or SIGTERM (the command's only way to end). The handlers are in place before
+  // the listening line: a script that signals as soon as it reads the line must not kill the process
+  // (a signal without a listener ends it at once, exit code null).
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       io.signals?.off('SIGINT', stop);
       io.signals?.off('SIGTERM', stop);
@@ -130,6 +127,12 @@ async function run(args: string[], io: CliIO): Promise<number> {
     io.signals?.on('SIGINT', stop);
     io.signals?.on('SIGTERM', stop);
   });
+  io.stdout.write(
+    `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products.toLocaleString('en-US')} products, seed ${seed}, profile ${profile})\n` +
+      `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
+      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
+  );
+  await stopped;
   const served = sandbox.stats.requests;
   await sandbox.close();
   io.stderr.write(`catalog-streams sandbox stopped after ${served} request${served === 1 ? '' : 's'}\n`);
