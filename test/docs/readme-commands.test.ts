@@ -127,6 +127,7 @@ const COVERAGE: Record<string, Coverage> = {
   'node --expose-gc dist/test/bench/run.js chain jsonl --repeat 1': { bench: ['chain', 'jsonl', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js chain memory': { bench: ['chain', 'memory'] },
   'node --expose-gc dist/test/bench/run.js memory --repeat 1': { bench: ['memory', '--repeat', '1'] },
+  'node --expose-gc dist/test/bench/run.js chain --repeat 1': { bench: ['chain', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js table': { bench: ['table'] },
   'node --expose-gc dist/test/bench/run.js': { bench: [] },
 };
