@@ -123,7 +123,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
       : {};
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
-      for (const p of pipelines) await checkDestinations(p, p.config.state?.path);
+      for (const p of pipelines) await checkDestinations(p, registry, p.config.state?.path);
       const report = await planReport(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false });
       // json: the plan is log lines on stderr like everything else; pretty: a text for a person on stdout.
       if (log.format === 'json') {

@@ -113,9 +113,10 @@ export interface StageDefinition<Options = any, Out = Readable | Transform | Wri
    */
   schema?(input: RecordSchema, options: Options, env: SchemaEnv): RecordSchema;
   /**
-   * Sinks: the option holding the output's path or key template, when a run writes under it
-   * in place of earlier runs' outputs unless the template has `{run}` (local files, S3 objects).
-   * An incremental pipeline refuses such a sink without `{run}` (pipeline/incremental-outputs.ts).
+   * Sinks: the option holding the output's template, a local file `path` or an S3 object `key`,
+   * when a run writes under it in place of earlier runs' outputs unless it has `{run}`. An
+   * incremental pipeline refuses such a sink without `{run}` (pipeline/incremental-outputs.ts),
+   * and a local `path` is checked for writability before the first request (pipeline/preflight.ts).
    */
   replacesAt?: 'path' | 'key';
 }

@@ -8,10 +8,9 @@ import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CatalogStreamsError } from '../errors.js';
 import { PathTemplate } from '../sinks/path-template.js';
+import type { StageRegistry } from '../core/registry.js';
 import type { LoadedPipeline } from './loader.js';
 import type { StageSpec } from './pipeline-file.js';
-
-const LOCAL_SINKS = new Set(['jsonl', 'parquet']);
 
 /** Every sink spec of a pipeline with its option path: sinks, and deadLetter sinks of any stage. */
 function sinkSpecs(config: LoadedPipeline['config']): Array<{ spec: StageSpec; at: string }> {
@@ -64,13 +63,22 @@ async function folderProblem(dir: string): Promise<string | undefined> {
   }
 }
 
-/** Fails with `preflight.output` / `preflight.state` naming the option, the path and the fix. */
-export async function checkDestinations(loaded: LoadedPipeline, statePath?: string): Promise<void> {
+/**
+ * Fails with `preflight.output` / `preflight.state` naming the option, the path and the fix. The
+ * local-file sinks are those whose stage writes under a `path` template (`replacesAt: 'path'`:
+ * one per format), so a new format is checked without a list of its own.
+ */
+export async function checkDestinations(
+  loaded: LoadedPipeline,
+  registry: StageRegistry,
+  statePath?: string,
+): Promise<void> {
   const { config, baseDir, file } = loaded;
   const run = { name: config.name, id: 'preflight', startedAt: new Date() };
   for (const { spec, at } of sinkSpecs(config)) {
     const location = (spec as { path?: unknown }).path;
-    if (!LOCAL_SINKS.has(spec.type) || typeof location !== 'string' || location === '-') continue;
+    const def = registry.get(spec.type);
+    if (def?.kind !== 'sink' || def.replacesAt !== 'path' || typeof location !== 'string' || location === '-') continue;
     let template: PathTemplate;
     try {
       template = PathTemplate.parse(location, run, 'path');

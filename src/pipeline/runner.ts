@@ -418,7 +418,7 @@ class PipelineRun {
         signal: this.#controller.signal,
       });
     }
-    await checkDestinations(this.#loaded, config.state?.path);
+    await checkDestinations(this.#loaded, this.#opts.registry, config.state?.path);
     // One run per state at a time; a run that loses its lock stops.
     this.#stateLock = await this.#stateStore?.lock({ runId: this.#runId, pipeline: config.name }, (err) =>
       this.#controller.abort(err),

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { RunFailedError, runPipeline } from '../../src/pipeline/runner.js';
+import { sinkFormats } from '../../src/sinks/index.js';
 import { expectExactIds, parquetIds, runCli, runPath, sandboxEnv, sandboxFixture } from './support.js';
 
 describe('leftovers and destinations', () => {
@@ -79,4 +80,21 @@ state: { path: .state/leftovers.json }
     expect(dry.stderr).toContain('is a folder');
     expect(f.sandbox.stats.requests).toBe(0);
   });
+
+  it.each(sinkFormats.map((format) => format.name))(
+    'item 14: every local-file format (%s) has its output path checked before the first request',
+    async (type) => {
+      await mkdir(f.ws.path(`out/products.${type}`), { recursive: true });
+      const text = fixedName.replace(
+        '{ type: parquet, path: "out/products.parquet" }',
+        `{ type: ${type}, path: "out/products.${type}" }`,
+      );
+      const result = await run(text);
+      expect(result.ok).toBe(false);
+      const error = result.ok ? undefined : result.error;
+      expect(error?.code).toBe('preflight.output');
+      expect(error?.message).toContain(`sinks[0].path "out/products.${type}"`);
+      expect(f.sandbox.stats.requests).toBe(0);
+    },
+  );
 });
