@@ -130,9 +130,17 @@ async function nextSecond() {
   await new Promise((resolve) => setTimeout(resolve, 1000 - (now % 1000) + 20));
 }
 
+/**
+ * Changes `count` products between two runs, stamped the second before now: inside the next
+ * run's window, which ends the second before that run starts. The previous run touched products
+ * up to the second it ended; two second boundaries later the stamp is past every one of those, so
+ * no product's updatedAt moves back (a catalog never dates a change before the one it replaces,
+ * and an earlier stamp made the latest version look older than one already delivered).
+ */
 async function touchBetweenRuns(count: number) {
-  // Two seconds back: inside the next run's window, which ends just before that run's start.
-  f.sandbox.touch({ count }, Math.floor(Date.now() / 1000) - 2);
+  await nextSecond();
+  await nextSecond();
+  f.sandbox.touch({ count }, Math.floor(Date.now() / 1000) - 1);
 }
 
 describe('a catalog that changes during the extract', () => {
