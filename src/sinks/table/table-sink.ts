@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { serialize } from 'node:v8';
+import { deserialize, serialize } from 'node:v8';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { AbortedError, CatalogStreamsError, ConfigError, DataError, SinkError } from '../../errors.js';
@@ -51,7 +51,7 @@ import {
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
 import { createS3Client } from '../destinations/s3.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
-import { compareKeys, ExternalSort, frame, readFrames, type Key } from './sorted-records.js';
+import { compareKeys, ExternalSort, frameBody, readFrameBodies, type Key } from './sorted-records.js';
 import { LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
 
 export const TABLE_MANIFEST = '_table.json';
@@ -460,14 +460,14 @@ export class TableSink extends Writable implements SinkStream {
     let n = await nextIt.next();
     while (!p.done || !n.done) {
       this.#checkStopped();
-      const order = p.done ? 1 : n.done ? -1 : compareKeys(p.value[0], n.value.key);
+      const order = p.done ? 1 : n.done ? -1 : compareKeys(p.value.key, n.value.key);
       if (order < 0) {
-        const [key, record] = p.value!;
+        const { body, record } = p.value!;
         previousRows++;
         const row = this.#previousShaper.shape(record);
         if (mode === 'incremental') {
           await snapshot.write(row);
-          await state.write(key, record);
+          await state.write(body);
           rows++;
           counts.unchanged++;
         } else {
@@ -476,29 +476,37 @@ export class TableSink extends Writable implements SinkStream {
         }
         p = await prevIt.next();
       } else if (order > 0) {
-        const { key, record } = n.value!;
-        const row = this.#shaper.shape(record);
+        const next = n.value!;
+        const row = this.#shaper.shape(next.record);
         await snapshot.write(row);
         await changes.write(changeRow(row, 'insert'));
-        await state.write(key, record);
+        await state.write(next.body);
         rows++;
         counts.inserted++;
         n = await nextIt.next();
       } else {
         previousRows++;
-        const [key, before] = p.value!;
-        const { record } = n.value!;
-        const old = this.#previousShaper.shape(before);
-        const row = this.#shaper.shape(record);
-        if (comparable(old).equals(comparable(row))) {
-          await snapshot.write(old);
-          await state.write(key, before);
+        const { body, record: before } = p.value!;
+        const next = n.value!;
+        if (Buffer.compare(body, next.body) === 0) {
+          // The same key and record serialized to the same bytes: the same row, unchanged. Shaped
+          // by this run's shaper, which warns of fields it puts in _extra, as for any incoming record.
+          await snapshot.write(this.#shaper.shape(before));
+          await state.write(body);
           counts.unchanged++;
         } else {
-          await snapshot.write(row);
-          await changes.write(changeRow(row, 'update'));
-          await state.write(key, record);
-          counts.updated++;
+          const old = this.#previousShaper.shape(before);
+          const row = this.#shaper.shape(next.record);
+          if (comparable(old).equals(comparable(row))) {
+            await snapshot.write(old);
+            await state.write(body);
+            counts.unchanged++;
+          } else {
+            await snapshot.write(row);
+            await changes.write(changeRow(row, 'update'));
+            await state.write(next.body);
+            counts.updated++;
+          }
         }
         rows++;
         p = await prevIt.next();
@@ -623,13 +631,17 @@ export class TableSink extends Writable implements SinkStream {
     if (this.destroyed) throw new AbortedError('the table sink was stopped; nothing was published');
   }
 
-  async *#readState(rel: string): AsyncGenerator<[Key, Record<string, unknown>]> {
+  /** The previous version's state: each frame's body (copied as it is when the record stays) and what it holds. */
+  async *#readState(rel: string): AsyncGenerator<PreviousRecord> {
     const gunzip = createGunzip();
     const bytes = await this.#store.readBytes(rel);
     const piping = pipeline(Readable.from(bytes), gunzip);
     piping.catch(() => {});
     try {
-      yield* readFrames<[Key, Record<string, unknown>]>(gunzip);
+      for await (const body of readFrameBodies(gunzip)) {
+        const [key, record] = deserialize(body) as [Key, Record<string, unknown>];
+        yield { body, key, record };
+      }
     } catch (err) {
       throw new SinkError(
         `table: cannot read the previous version's state ${this.#store.location(rel)} (${(err as Error).message}); restore it, or move the table away and start a new one`,
@@ -724,7 +736,14 @@ function changeColumnsDescription(schema: ColumnSchema): Array<{ name: string; t
   ];
 }
 
-async function* emptyState(): AsyncGenerator<[Key, Record<string, unknown>]> {}
+/** A record of the previous version's state file: the frame's body, `v8.serialize([key, record])`, and its values. */
+interface PreviousRecord {
+  body: Uint8Array;
+  key: Key;
+  record: Record<string, unknown>;
+}
+
+async function* emptyState(): AsyncGenerator<PreviousRecord> {}
 
 /** The merge state: [key, record] frames in key order, gzipped in blocks of about 1 MiB (one gzip member each). */
 class StateWriter {
@@ -736,8 +755,9 @@ class StateWriter {
     this.#staged = staged;
   }
 
-  async write(key: Key, record: Record<string, unknown>): Promise<void> {
-    const bytes = frame([key, record]);
+  /** Appends a record's frame; `body` is `v8.serialize([key, record])`. */
+  async write(body: Uint8Array): Promise<void> {
+    const bytes = frameBody(body);
     this.#batch.push(bytes);
     this.#size += bytes.length;
     if (this.#size >= 1 << 20) await this.#flush();
