@@ -169,9 +169,13 @@ export class ExternalSort {
   #ordinal = 0;
   readonly #runs: string[] = [];
 
-  constructor(dir: string, bufferBytes: number) {
+  /** Called every PROGRESS_EVERY records a merge pass writes (passes run before `sorted()` yields its first record). */
+  readonly #onProgress: ((written: number) => void) | undefined;
+
+  constructor(dir: string, bufferBytes: number, onProgress?: (written: number) => void) {
     this.#dir = dir;
     this.#bufferBytes = bufferBytes;
+    this.#onProgress = onProgress;
   }
 
   get count(): number {
@@ -211,7 +215,7 @@ export class ExternalSort {
           continue;
         }
         const file = path.join(this.#dir, `merge-${pass}-${String(next.length).padStart(5, '0')}.v8`);
-        await writeEntries(file, mergeRuns(group));
+        await writeEntries(file, mergeRuns(group), this.#onProgress);
         await Promise.all(group.map((f) => unlink(f)));
         next.push(file);
       }
@@ -228,6 +232,7 @@ export class ExternalSort {
 }
 
 const MAX_FAN_IN = 64;
+const PROGRESS_EVERY = 1024;
 
 /** The entries of sorted run files, in (key, arrival) order. */
 async function* mergeRuns(files: readonly string[]): AsyncGenerator<Entry> {
@@ -246,12 +251,18 @@ async function* mergeRuns(files: readonly string[]): AsyncGenerator<Entry> {
 }
 
 /** Writes entries as run frames, in batches of about 1 MiB: one syscall per record costs more than the sort. */
-async function writeEntries(file: string, entries: Iterable<Entry> | AsyncIterable<Entry>): Promise<void> {
+async function writeEntries(
+  file: string,
+  entries: Iterable<Entry> | AsyncIterable<Entry>,
+  onProgress?: (written: number) => void,
+): Promise<void> {
   const handle = await open(file, 'wx');
   try {
     let batch: Buffer[] = [];
     let size = 0;
+    let written = 0;
     for await (const entry of entries) {
+      if (onProgress && ++written % PROGRESS_EVERY === 0) onProgress(written);
       const bytes = runFrame(entry);
       batch.push(bytes);
       size += bytes.length;
