@@ -95,3 +95,17 @@ describe('the bytes the sort carries', () => {
     }).rejects.toThrow(/ends inside a record/);
   });
 });
+
+describe('merge passes', () => {
+  it('report progress while they write (the run counts it against its stall timeout)', async () => {
+    const reported: number[] = [];
+    // 200 bytes: more runs than one pass merges, so passes write every record before the first comes out.
+    const sort = new ExternalSort(await tempDir('table-sort-'), 200, (written) => reported.push(written));
+    for (let i = 0; i < 3000; i++) await sort.add(i, { n: i });
+    let count = 0;
+    for await (const _ of sort.sorted()) count++;
+    expect(count).toBe(3000);
+    expect(reported.length).toBeGreaterThan(0);
+    expect(reported.every((n) => n > 0 && n % 1024 === 0)).toBe(true);
+  });
+});

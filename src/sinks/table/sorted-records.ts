@@ -169,7 +169,7 @@ export class ExternalSort {
   #ordinal = 0;
   readonly #runs: string[] = [];
 
-  /** Called every PROGRESS_EVERY records a merge pass writes (passes run before `sorted()` yields its first record). */
+  /** Called every PROGRESS_EVERY records the merge passes write (they run before `sorted()` yields its first record). */
   readonly #onProgress: ((written: number) => void) | undefined;
 
   constructor(dir: string, bufferBytes: number, onProgress?: (written: number) => void) {
@@ -206,6 +206,7 @@ export class ExternalSort {
     // Merged in passes of at most MAX_FAN_IN runs, so the open files stay few with a small buffer.
     let runs = this.#runs.splice(0);
     let pass = 0;
+    let written = 0;
     while (runs.length > MAX_FAN_IN) {
       const next: string[] = [];
       for (let i = 0; i < runs.length; i += MAX_FAN_IN) {
@@ -215,7 +216,9 @@ export class ExternalSort {
           continue;
         }
         const file = path.join(this.#dir, `merge-${pass}-${String(next.length).padStart(5, '0')}.v8`);
-        await writeEntries(file, mergeRuns(group), this.#onProgress);
+        await writeEntries(file, mergeRuns(group), () => {
+          if (++written % PROGRESS_EVERY === 0) this.#onProgress?.(written);
+        });
         await Promise.all(group.map((f) => unlink(f)));
         next.push(file);
       }
@@ -254,15 +257,14 @@ async function* mergeRuns(files: readonly string[]): AsyncGenerator<Entry> {
 async function writeEntries(
   file: string,
   entries: Iterable<Entry> | AsyncIterable<Entry>,
-  onProgress?: (written: number) => void,
+  onEntry?: () => void,
 ): Promise<void> {
   const handle = await open(file, 'wx');
   try {
     let batch: Buffer[] = [];
     let size = 0;
-    let written = 0;
     for await (const entry of entries) {
-      if (onProgress && ++written % PROGRESS_EVERY === 0) onProgress(written);
+      onEntry?.();
       const bytes = runFrame(entry);
       batch.push(bytes);
       size += bytes.length;

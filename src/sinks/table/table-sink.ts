@@ -368,7 +368,7 @@ export class TableSink extends Writable implements SinkStream {
       }
       this.#tempDir = await mkdtemp(path.join(tmpdir(), 'catalog-streams-sort-'));
       this.#sort = new ExternalSort(this.#tempDir, this.#config.sortBufferBytes, (written) =>
-        this.#progress(`sorting the received records: a merge pass wrote ${written}`, { written }),
+        this.#progress(`sorting the received records: ${written} written by merge passes`, { written }),
       );
     })().then(
       () => callback(),
