@@ -30,7 +30,7 @@ describe('describeOptions', () => {
     expect(byName('brands.query').filter).toMatchObject({ type: 'brands.query filter', required: false });
     expect(byName('pick').fields).toMatchObject({ type: 'string[]', required: true });
     expect(byName('validate').onInvalid).toMatchObject({ type: '"fail" | "skip" | "dead-letter"', default: 'fail' });
-    expect(byName('s3').format).toMatchObject({ type: '"parquet" | "jsonl"', required: true });
+    expect(byName('s3').format).toMatchObject({ type: '"parquet" | "jsonl" | "csv"', required: true });
   });
 });
 

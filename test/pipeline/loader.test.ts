@@ -163,7 +163,7 @@ sinks:
       products(
         'transforms:\n  - { type: validate, onInvalid: dead-letter, deadLetter: { type: jsnl, path: x.jsonl } }\n',
       ),
-      'p.yml:6:67: transforms[0].deadLetter.type: unknown sink type "jsnl"; did you mean "jsonl"? (known: jsonl, parquet, s3, table)',
+      'p.yml:6:67: transforms[0].deadLetter.type: unknown sink type "jsnl"; did you mean "jsonl"? (known: jsonl, parquet, csv, s3, table)',
     ],
     // a stage of another kind in the wrong list
     [

@@ -81,13 +81,15 @@ describe('StageRegistry', () => {
       ],
     });
     expect(registry.check('sink', { type: 'parket' })).toMatchObject({
-      issues: [{ message: 'unknown sink type "parket"; did you mean "parquet"? (known: jsonl, parquet, s3, table)' }],
+      issues: [
+        { message: 'unknown sink type "parket"; did you mean "parquet"? (known: jsonl, parquet, csv, s3, table)' },
+      ],
     });
     expect(registry.check('source', { type: 'zzz' })).toMatchObject({
       issues: [{ message: expect.stringMatching(/^unknown source type "zzz" \(known: /) }],
     });
     expect(registry.check('sink', { type: 'validate' })).toMatchObject({
-      issues: [{ message: '"validate" is a transform, not a sink (sink types: jsonl, parquet, s3, table)' }],
+      issues: [{ message: '"validate" is a transform, not a sink (sink types: jsonl, parquet, csv, s3, table)' }],
     });
   });
 
