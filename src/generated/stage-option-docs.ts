@@ -1112,8 +1112,8 @@ export interface StageOptionDocs {
      */
     rowGroupRows?: unknown;
     /**
-     * A row group is written once its values take about this much memory (number or "16MiB"); caps memory
-     * for wide rows
+     * A row group is written once its values take about this much memory (number or "8MiB"); default 8
+     * MiB, half a Parquet sink's: the merge's memory is mostly its open row groups
      */
     rowGroupBytes?: unknown;
     /**

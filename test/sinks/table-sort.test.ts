@@ -1,8 +1,17 @@
 // The table sink's external sort: every key once (its last arrival), in one total key order
 // (numbers by value, bigints with them, strings by code unit after numbers), whatever the
-// spill size; bigints and nested values survive the spill files.
+// spill size; bigints and nested values survive the spill files, as the bytes a state frame holds.
 import { describe, expect, it } from 'vitest';
-import { compareKeys, ExternalSort, type Key } from '../../src/sinks/table/sorted-records.js';
+import { Readable } from 'node:stream';
+import { deserialize, serialize } from 'node:v8';
+import {
+  compareKeys,
+  ExternalSort,
+  frame,
+  readFrameBodies,
+  readFrames,
+  type Key,
+} from '../../src/sinks/table/sorted-records.js';
 import { tempDir } from './records.js';
 
 function random(seed: number): () => number {
@@ -43,4 +52,60 @@ describe('ExternalSort', () => {
       for (const { key, record } of out) expect(record).toEqual(last.get(key));
     },
   );
+});
+
+describe('the bytes the sort carries', () => {
+  it('are the state frame body, v8.serialize([key, record]), through spills and merge passes', async () => {
+    // 200 bytes: a run per record or two, more runs than one merge pass takes.
+    const sort = new ExternalSort(await tempDir('table-sort-'), 200);
+    const records = new Map<Key, Record<string, unknown>>();
+    for (let i = 0; i < 300; i++) {
+      const key: Key = i % 2 === 0 ? i : `P${i}`;
+      const record = { id: key, code: BigInt(i) * 9007199254740993n, name: 'é'.repeat(i % 5), list: [{ a: i }] };
+      records.set(key, record);
+      await sort.add(key, record);
+    }
+    let count = 0;
+    for await (const entry of sort.sorted()) {
+      expect(Buffer.from(entry.body).equals(serialize([entry.key, records.get(entry.key)]))).toBe(true);
+      expect(deserialize(entry.body)).toEqual([entry.key, records.get(entry.key)]);
+      count++;
+    }
+    expect(count).toBe(300);
+  });
+
+  it('frames split back whatever the chunks, decoded or as bodies', async () => {
+    const values = [
+      [1, { a: 1n }],
+      ['x', { b: 'y'.repeat(70_000) }],
+      [2, {}],
+    ];
+    const bytes = Buffer.concat(values.map((v) => frame(v)));
+    // Chunks of 7 bytes: frames and even length prefixes cut anywhere.
+    const chunks = () =>
+      Readable.from(Array.from({ length: Math.ceil(bytes.length / 7) }, (_, i) => bytes.subarray(i * 7, i * 7 + 7)));
+    const decoded: unknown[] = [];
+    for await (const v of readFrames(chunks())) decoded.push(v);
+    expect(decoded).toEqual(values);
+    const bodies: Buffer[] = [];
+    for await (const b of readFrameBodies(chunks())) bodies.push(b);
+    expect(bodies.map((b) => deserialize(b))).toEqual(values);
+    await expect(async () => {
+      for await (const _ of readFrames(Readable.from([bytes.subarray(0, bytes.length - 1)]))) void _;
+    }).rejects.toThrow(/ends inside a record/);
+  });
+});
+
+describe('merge passes', () => {
+  it('report progress while they write (the run counts it against its stall timeout)', async () => {
+    const reported: number[] = [];
+    // 200 bytes: more runs than one pass merges, so passes write every record before the first comes out.
+    const sort = new ExternalSort(await tempDir('table-sort-'), 200, (written) => reported.push(written));
+    for (let i = 0; i < 3000; i++) await sort.add(i, { n: i });
+    let count = 0;
+    for await (const _ of sort.sorted()) count++;
+    expect(count).toBe(3000);
+    expect(reported.length).toBeGreaterThan(0);
+    expect(reported.every((n) => n > 0 && n % 1024 === 0)).toBe(true);
+  });
 });

@@ -7,6 +7,11 @@
 // `bufferBytes` is reached, sorted by key and spilled to a run file; the runs are then merged
 // with a heap, so memory holds one buffer while collecting and one read chunk per run while
 // merging, whatever the extract's size.
+//
+// A record is serialized once, as the `[key, record]` body of a state frame (table-sink.ts):
+// the sort carries those bytes through its runs and merge passes without decoding them (only
+// the key is decoded, from its own small serialization), so the merge can compare a record
+// with the previous version's as bytes and copy either into the next state file as it is.
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -27,28 +32,56 @@ export function compareKeys(a: Key, b: Key): number {
 }
 
 export function frame(value: unknown): Buffer {
-  const body = serialize(value);
+  return frameBody(serialize(value));
+}
+
+/** The frame of an already serialized value. */
+export function frameBody(body: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(4 + body.length);
   out.writeUInt32LE(body.length, 0);
-  body.copy(out, 4);
+  out.set(body, 4);
   return out;
 }
 
-/** Splits a byte stream (a file, a gunzip, an S3 body) back into the values it framed. */
-export async function* readFrames<T>(chunks: AsyncIterable<Buffer> | Readable): AsyncGenerator<T> {
+/**
+ * Splits a byte stream into frames of `header` fixed bytes and what `length` reads from the
+ * header follows it, and hands each to `decode`; the views it gets stay valid after it
+ * returns (a later chunk never overwrites them).
+ */
+async function* splitFrames<T>(
+  chunks: AsyncIterable<Buffer> | Readable,
+  header: number,
+  length: (buffer: Buffer, at: number) => number,
+  decode: (buffer: Buffer, at: number, end: number) => T,
+): AsyncGenerator<T> {
   let pending: Buffer = Buffer.alloc(0);
   for await (const chunk of chunks as AsyncIterable<Buffer>) {
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     let offset = 0;
-    while (pending.length - offset >= 4) {
-      const size = pending.readUInt32LE(offset);
-      if (pending.length - offset - 4 < size) break;
-      yield deserialize(pending.subarray(offset + 4, offset + 4 + size)) as T;
-      offset += 4 + size;
+    while (pending.length - offset >= header) {
+      const end = offset + header + length(pending, offset);
+      if (end > pending.length) break;
+      yield decode(pending, offset, end);
+      offset = end;
     }
     pending = offset === pending.length ? Buffer.alloc(0) : pending.subarray(offset);
   }
   if (pending.length > 0) throw new Error(`a framed file ends inside a record (${pending.length} bytes left over)`);
+}
+
+/** The serialized values of a framed byte stream (a file, a gunzip, an S3 body), not decoded. */
+export function readFrameBodies(chunks: AsyncIterable<Buffer> | Readable): AsyncGenerator<Buffer> {
+  return splitFrames(
+    chunks,
+    4,
+    (b, at) => b.readUInt32LE(at),
+    (b, at, end) => b.subarray(at + 4, end),
+  );
+}
+
+/** Splits a byte stream (a file, a gunzip, an S3 body) back into the values it framed. */
+export async function* readFrames<T>(chunks: AsyncIterable<Buffer> | Readable): AsyncGenerator<T> {
+  for await (const body of readFrameBodies(chunks)) yield deserialize(body) as T;
 }
 
 /** Reads a run file chunk by chunk (64 KiB), frame by frame. */
@@ -66,25 +99,83 @@ async function* fileChunks(file: string): AsyncGenerator<Buffer> {
   }
 }
 
-/** An entry of the sort: the key, the arrival order (the later wins among equal keys), the record. */
-type Entry = [key: Key, ordinal: number, record: Record<string, unknown>];
+/**
+ * An entry of the sort: the key, the arrival order (the later wins among equal keys), the key's
+ * own serialization (what run files carry to compare without decoding the body) and the body,
+ * `v8.serialize([key, record])`.
+ */
+interface Entry {
+  key: Key;
+  ordinal: number;
+  keyBytes: Uint8Array;
+  body: Uint8Array;
+}
 
 function compareEntries(a: Entry, b: Entry): number {
-  return compareKeys(a[0], b[0]) || a[1] - b[1];
+  return compareKeys(a.key, b.key) || a.ordinal - b.ordinal;
+}
+
+/** A record out of the sort: its key and its `[key, record]` serialization, decoded on demand. */
+export class SortedRecord {
+  constructor(
+    readonly key: Key,
+    /** `v8.serialize([key, record])`: the body of the record's state frame. */
+    readonly body: Uint8Array,
+  ) {}
+
+  get record(): Record<string, unknown> {
+    return (deserialize(this.body) as [Key, Record<string, unknown>])[1];
+  }
+}
+
+/** A run file's frame: `u32 key bytes, u32 body bytes, f64 ordinal`, the key's serialization, the body. */
+const RUN_HEADER = 16;
+
+function runFrame(entry: Entry): Buffer {
+  const out = Buffer.allocUnsafe(RUN_HEADER + entry.keyBytes.length + entry.body.length);
+  out.writeUInt32LE(entry.keyBytes.length, 0);
+  out.writeUInt32LE(entry.body.length, 4);
+  out.writeDoubleLE(entry.ordinal, 8);
+  out.set(entry.keyBytes, RUN_HEADER);
+  out.set(entry.body, RUN_HEADER + entry.keyBytes.length);
+  return out;
+}
+
+function readRun(file: string): AsyncGenerator<Entry> {
+  return splitFrames(
+    fileChunks(file),
+    RUN_HEADER,
+    (b, at) => b.readUInt32LE(at) + b.readUInt32LE(at + 4),
+    (b, at) => {
+      const keyAt = at + RUN_HEADER;
+      const bodyAt = keyAt + b.readUInt32LE(at);
+      const keyBytes = b.subarray(keyAt, bodyAt);
+      return {
+        key: deserialize(keyBytes) as Key,
+        ordinal: b.readDoubleLE(at + 8),
+        keyBytes,
+        body: b.subarray(bodyAt, bodyAt + b.readUInt32LE(at + 4)),
+      };
+    },
+  );
 }
 
 /** Collects records, spilling sorted runs into `dir`; `sorted()` yields each key once (its last arrival). */
 export class ExternalSort {
   readonly #dir: string;
   readonly #bufferBytes: number;
-  #buffer: Array<{ key: Key; ordinal: number; bytes: Buffer }> = [];
+  #buffer: Entry[] = [];
   #buffered = 0;
   #ordinal = 0;
   readonly #runs: string[] = [];
 
-  constructor(dir: string, bufferBytes: number) {
+  /** Called every PROGRESS_EVERY records the merge passes write (they run before `sorted()` yields its first record). */
+  readonly #onProgress: ((written: number) => void) | undefined;
+
+  constructor(dir: string, bufferBytes: number, onProgress?: (written: number) => void) {
     this.#dir = dir;
     this.#bufferBytes = bufferBytes;
+    this.#onProgress = onProgress;
   }
 
   get count(): number {
@@ -92,10 +183,9 @@ export class ExternalSort {
   }
 
   async add(key: Key, record: Record<string, unknown>): Promise<void> {
-    const ordinal = this.#ordinal++;
-    const bytes = frame([key, ordinal, record] satisfies Entry);
-    this.#buffer.push({ key, ordinal, bytes });
-    this.#buffered += bytes.length;
+    const entry: Entry = { key, ordinal: this.#ordinal++, keyBytes: serialize(key), body: serialize([key, record]) };
+    this.#buffer.push(entry);
+    this.#buffered += RUN_HEADER + entry.keyBytes.length + entry.body.length;
     if (this.#buffered >= this.#bufferBytes) await this.#spill();
   }
 
@@ -104,35 +194,19 @@ export class ExternalSort {
     const buffer = this.#buffer;
     this.#buffer = [];
     this.#buffered = 0;
-    buffer.sort((a, b) => compareKeys(a.key, b.key) || a.ordinal - b.ordinal);
+    buffer.sort(compareEntries);
     const file = path.join(this.#dir, `run-${String(this.#runs.length).padStart(5, '0')}.v8`);
-    const handle = await open(file, 'wx');
-    try {
-      // Written in batches of about 1 MiB: one syscall per record costs more than the sort.
-      let batch: Buffer[] = [];
-      let size = 0;
-      for (const entry of buffer) {
-        batch.push(entry.bytes);
-        size += entry.bytes.length;
-        if (size >= 1 << 20) {
-          await handle.write(Buffer.concat(batch, size));
-          batch = [];
-          size = 0;
-        }
-      }
-      if (size > 0) await handle.write(Buffer.concat(batch, size));
-    } finally {
-      await handle.close();
-    }
+    await writeEntries(file, buffer);
     this.#runs.push(file);
   }
 
   /** Every key once, in key order, with the record that arrived last for it. */
-  async *sorted(): AsyncGenerator<{ key: Key; record: Record<string, unknown> }> {
+  async *sorted(): AsyncGenerator<SortedRecord> {
     await this.#spill();
     // Merged in passes of at most MAX_FAN_IN runs, so the open files stay few with a small buffer.
     let runs = this.#runs.splice(0);
     let pass = 0;
+    let written = 0;
     while (runs.length > MAX_FAN_IN) {
       const next: string[] = [];
       for (let i = 0; i < runs.length; i += MAX_FAN_IN) {
@@ -142,7 +216,9 @@ export class ExternalSort {
           continue;
         }
         const file = path.join(this.#dir, `merge-${pass}-${String(next.length).padStart(5, '0')}.v8`);
-        await writeEntries(file, mergeRuns(group));
+        await writeEntries(file, mergeRuns(group), () => {
+          if (++written % PROGRESS_EVERY === 0) this.#onProgress?.(written);
+        });
         await Promise.all(group.map((f) => unlink(f)));
         next.push(file);
       }
@@ -151,18 +227,19 @@ export class ExternalSort {
     }
     let held: Entry | undefined;
     for await (const entry of mergeRuns(runs)) {
-      if (held && compareKeys(held[0], entry[0]) !== 0) yield { key: held[0], record: held[2] };
+      if (held && compareKeys(held.key, entry.key) !== 0) yield new SortedRecord(held.key, held.body);
       held = entry;
     }
-    if (held) yield { key: held[0], record: held[2] };
+    if (held) yield new SortedRecord(held.key, held.body);
   }
 }
 
 const MAX_FAN_IN = 64;
+const PROGRESS_EVERY = 1024;
 
 /** The entries of sorted run files, in (key, arrival) order. */
 async function* mergeRuns(files: readonly string[]): AsyncGenerator<Entry> {
-  const sources = files.map((file) => readFrames<Entry>(fileChunks(file))[Symbol.asyncIterator]());
+  const sources = files.map((file) => readRun(file)[Symbol.asyncIterator]());
   const heap = new MinHeap<{ entry: Entry; source: number }>((a, b) => compareEntries(a.entry, b.entry));
   for (let s = 0; s < sources.length; s++) {
     const next = await sources[s]!.next();
@@ -176,13 +253,19 @@ async function* mergeRuns(files: readonly string[]): AsyncGenerator<Entry> {
   }
 }
 
-async function writeEntries(file: string, entries: AsyncIterable<Entry>): Promise<void> {
+/** Writes entries as run frames, in batches of about 1 MiB: one syscall per record costs more than the sort. */
+async function writeEntries(
+  file: string,
+  entries: Iterable<Entry> | AsyncIterable<Entry>,
+  onEntry?: () => void,
+): Promise<void> {
   const handle = await open(file, 'wx');
   try {
     let batch: Buffer[] = [];
     let size = 0;
     for await (const entry of entries) {
-      const bytes = frame(entry);
+      onEntry?.();
+      const bytes = runFrame(entry);
       batch.push(bytes);
       size += bytes.length;
       if (size >= 1 << 20) {

@@ -10,7 +10,9 @@
 // (sorted-records.ts); the previous version's state file holds its records sorted by the same
 // key; one pass over both, key by key, writes the new snapshot, the change rows and the new
 // state file. A key in both is unchanged when its shaped row (every written column except
-// `ignoreFields`) serializes to the same bytes.
+// `ignoreFields`) serializes to the same bytes; when the incoming record's own serialization
+// equals the previous one's, it is unchanged without being decoded (the sort carries records
+// as bytes, sorted-records.ts), which is what most keys of a daily full run are.
 //
 // Why our own merge and not DuckDB: an embedded DuckDB (a ~60 MB native addon per platform)
 // would do the sort and the join in SQL, but it would need a second Parquet writer whose types
@@ -29,8 +31,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { serialize } from 'node:v8';
-import { createGunzip, gzipSync } from 'node:zlib';
+import { deserialize, serialize } from 'node:v8';
+import { createGunzip, createGzip } from 'node:zlib';
 import { z } from 'zod';
 import { AbortedError, CatalogStreamsError, ConfigError, DataError, SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
@@ -51,10 +53,19 @@ import {
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
 import { createS3Client } from '../destinations/s3.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
-import { compareKeys, ExternalSort, frame, readFrames, type Key } from './sorted-records.js';
+import { compareKeys, ExternalSort, frameBody, readFrameBodies, type Key } from './sorted-records.js';
 import { LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
 
 export const TABLE_MANIFEST = '_table.json';
+/**
+ * Row-group budget of the snapshot and changes files: half the Parquet sinks' default. What the
+ * merge keeps alive is mostly the open row group (its JS values take about three times their
+ * estimated bytes), and V8 lets the heap grow to about four times what survives a collection;
+ * 8 MiB groups make files ~6 % larger than 16 MiB ones (more dictionary pages and chunk headers).
+ */
+export const TABLE_ROW_GROUP_BYTES = 8 * 1024 * 1024;
+/** Interval of the merge's progress events (table.merge). */
+const MERGE_PROGRESS_MS = 15_000;
 export const CHANGE_COLUMNS = ['_change', '_changed_at', '_run_id'] as const;
 
 export const tableSinkOptions = z.strictObject({
@@ -100,6 +111,11 @@ export const tableSinkOptions = z.strictObject({
       'Incoming records held (serialized) before a sorted run is spilled to the temp folder; bounds the merge memory',
     ),
   ...parquetFormatOptions,
+  rowGroupBytes: byteSize()
+    .default(TABLE_ROW_GROUP_BYTES)
+    .describe(
+      'A row group is written once its values take about this much memory (number or "8MiB"); default 8 MiB, half a Parquet sink\'s: the merge\'s memory is mostly its open row groups',
+    ),
   endpoint: z.url().optional().describe('s3:// paths: S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS'),
   region: z
     .string()
@@ -213,6 +229,8 @@ export class TableSink extends Writable implements SinkStream {
   #tempDir: string | undefined;
   #lock: RunLock | undefined;
   #sort: ExternalSort | undefined;
+  #state: StateWriter | undefined;
+  #progressAt = performance.now();
   #manifestText: string | undefined;
   #manifest: TableManifest | undefined;
   readonly #staged: StagedFile[] = [];
@@ -349,7 +367,9 @@ export class TableSink extends Writable implements SinkStream {
         });
       }
       this.#tempDir = await mkdtemp(path.join(tmpdir(), 'catalog-streams-sort-'));
-      this.#sort = new ExternalSort(this.#tempDir, this.#config.sortBufferBytes);
+      this.#sort = new ExternalSort(this.#tempDir, this.#config.sortBufferBytes, (written) =>
+        this.#progress(`sorting the received records: ${written} written by merge passes`, { written }),
+      );
     })().then(
       () => callback(),
       (err: unknown) => callback(this.#wrap(err)),
@@ -437,7 +457,7 @@ export class TableSink extends Writable implements SinkStream {
     const changes = new ParquetParts(opener('changes', changeColumns), this.#config.maxRows);
     const stateRel = `_table/state-${runId}.v8.gz`;
     const stateFile = await this.#stage(stateRel);
-    const state = new StateWriter(stateFile);
+    const state = (this.#state = new StateWriter(stateFile));
 
     const changeRow = (row: ParquetRow, change: string): ParquetRow => {
       const values = row.values.slice(0, extraAt);
@@ -458,16 +478,18 @@ export class TableSink extends Writable implements SinkStream {
     const nextIt = this.#sort!.sorted()[Symbol.asyncIterator]();
     let p = await prevIt.next();
     let n = await nextIt.next();
+    let keys = 0;
     while (!p.done || !n.done) {
       this.#checkStopped();
-      const order = p.done ? 1 : n.done ? -1 : compareKeys(p.value[0], n.value.key);
+      if (++keys % 1024 === 0) this.#progress(`merging: ${keys} keys`, { keys, rows, ...counts });
+      const order = p.done ? 1 : n.done ? -1 : compareKeys(p.value.key, n.value.key);
       if (order < 0) {
-        const [key, record] = p.value!;
+        const { body, record } = p.value!;
         previousRows++;
         const row = this.#previousShaper.shape(record);
         if (mode === 'incremental') {
           await snapshot.write(row);
-          await state.write(key, record);
+          await state.write(body);
           rows++;
           counts.unchanged++;
         } else {
@@ -476,29 +498,42 @@ export class TableSink extends Writable implements SinkStream {
         }
         p = await prevIt.next();
       } else if (order > 0) {
-        const { key, record } = n.value!;
-        const row = this.#shaper.shape(record);
+        const next = n.value!;
+        const row = this.#shaper.shape(next.record);
         await snapshot.write(row);
         await changes.write(changeRow(row, 'insert'));
-        await state.write(key, record);
+        await state.write(next.body);
         rows++;
         counts.inserted++;
         n = await nextIt.next();
       } else {
         previousRows++;
-        const [key, before] = p.value!;
-        const { record } = n.value!;
-        const old = this.#previousShaper.shape(before);
-        const row = this.#shaper.shape(record);
-        if (comparable(old).equals(comparable(row))) {
-          await snapshot.write(old);
-          await state.write(key, before);
+        const { body, record: before } = p.value!;
+        const next = n.value!;
+        if (Buffer.compare(body, next.body) === 0) {
+          // The same key and record serialized to the same bytes: the same row, unchanged. Shaped
+          // by this run's shaper, which warns of fields it puts in _extra, as for any incoming record.
+          await snapshot.write(this.#shaper.shape(before));
+          await state.write(body);
           counts.unchanged++;
         } else {
-          await snapshot.write(row);
-          await changes.write(changeRow(row, 'update'));
-          await state.write(key, record);
-          counts.updated++;
+          const old = this.#previousShaper.shape(before);
+          const row = this.#shaper.shape(next.record);
+          if (comparable(old).equals(comparable(row))) {
+            await snapshot.write(old);
+            // The same row from other bytes (fields in another order, a number or string held in
+            // another representation, as a state written by an earlier version holds them). With
+            // ignoreFields the earlier record stays (the snapshot keeps its row); without, the
+            // records are equal in every column, and the incoming bytes let the next run compare
+            // this key as bytes.
+            await state.write(this.#ignored.length === 0 ? next.body : body);
+            counts.unchanged++;
+          } else {
+            await snapshot.write(row);
+            await changes.write(changeRow(row, 'update'));
+            await state.write(next.body);
+            counts.updated++;
+          }
         }
         rows++;
         p = await prevIt.next();
@@ -614,6 +649,22 @@ export class TableSink extends Writable implements SinkStream {
     return staged;
   }
 
+  /**
+   * An info event at most every MERGE_PROGRESS_MS while the merge works: the run's stall watchdog
+   * counts them as progress (a merge of a million keys runs for minutes after the last record and
+   * before the first output), and the log shows how far it is.
+   */
+  #progress(what: string, detail: Record<string, number>): void {
+    const now = performance.now();
+    if (now - this.#progressAt < MERGE_PROGRESS_MS) return;
+    this.#progressAt = now;
+    this.#ctx.events.emit('info', {
+      code: 'table.merge',
+      message: `table ${this.#store.location('')}: ${what}`,
+      ...detail,
+    });
+  }
+
   #emitOutput(output: OutputRecord): void {
     this.#outputs.push(output);
     this.#ctx.events.emit('output', output);
@@ -623,13 +674,17 @@ export class TableSink extends Writable implements SinkStream {
     if (this.destroyed) throw new AbortedError('the table sink was stopped; nothing was published');
   }
 
-  async *#readState(rel: string): AsyncGenerator<[Key, Record<string, unknown>]> {
+  /** The previous version's state: each frame's body (copied as it is when the record stays) and what it holds. */
+  async *#readState(rel: string): AsyncGenerator<PreviousRecord> {
     const gunzip = createGunzip();
     const bytes = await this.#store.readBytes(rel);
     const piping = pipeline(Readable.from(bytes), gunzip);
     piping.catch(() => {});
     try {
-      yield* readFrames<[Key, Record<string, unknown>]>(gunzip);
+      for await (const body of readFrameBodies(gunzip)) {
+        const [key, record] = deserialize(body) as [Key, Record<string, unknown>];
+        yield { body, key, record };
+      }
     } catch (err) {
       throw new SinkError(
         `table: cannot read the previous version's state ${this.#store.location(rel)} (${(err as Error).message}); restore it, or move the table away and start a new one`,
@@ -650,6 +705,7 @@ export class TableSink extends Writable implements SinkStream {
       if (!this.#published)
         for (const staged of this.#staged)
           await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+      this.#state?.destroy();
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
       await this.#release();
       await this.#store.close();
@@ -724,41 +780,84 @@ function changeColumnsDescription(schema: ColumnSchema): Array<{ name: string; t
   ];
 }
 
-async function* emptyState(): AsyncGenerator<[Key, Record<string, unknown>]> {}
+/** A record of the previous version's state file: the frame's body, `v8.serialize([key, record])`, and its values. */
+interface PreviousRecord {
+  body: Uint8Array;
+  key: Key;
+  record: Record<string, unknown>;
+}
 
-/** The merge state: [key, record] frames in key order, gzipped in blocks of about 1 MiB (one gzip member each). */
+async function* emptyState(): AsyncGenerator<PreviousRecord> {}
+
+/** Bytes of frames gathered before zlib takes them. */
+const STATE_BATCH = 1 << 20;
+
+/**
+ * The merge state: [key, record] frames in key order, one gzip stream (level 1). zlib compresses
+ * on the thread pool, beside the merge; two batch buffers, reused, take turns (one filled while
+ * zlib reads the other), so the state allocates no buffer per batch.
+ */
 class StateWriter {
-  readonly #staged: StagedFile;
-  #batch: Buffer[] = [];
-  #size = 0;
+  readonly #gzip = createGzip({ level: 1 });
+  readonly #copying: Promise<void>;
+  #batch = Buffer.allocUnsafe(STATE_BATCH);
+  #spare = Buffer.allocUnsafe(STATE_BATCH);
+  #used = 0;
+  /** zlib has consumed the spare batch (it may be filled again). */
+  #consumed: Promise<void> = Promise.resolve();
 
   constructor(staged: StagedFile) {
-    this.#staged = staged;
+    this.#copying = (async () => {
+      for await (const chunk of this.#gzip as AsyncIterable<Buffer>) {
+        const pending = staged.file.write(chunk);
+        if (pending) await pending;
+      }
+    })();
+    this.#copying.catch(() => {});
   }
 
-  async write(key: Key, record: Record<string, unknown>): Promise<void> {
-    const bytes = frame([key, record]);
-    this.#batch.push(bytes);
-    this.#size += bytes.length;
-    if (this.#size >= 1 << 20) await this.#flush();
+  /** Appends a record's frame; `body` is `v8.serialize([key, record])`. */
+  async write(body: Uint8Array): Promise<void> {
+    const size = 4 + body.length;
+    if (this.#used + size > this.#batch.length) {
+      await this.#flush();
+      // A record larger than a batch goes alone.
+      if (size > this.#batch.length) return this.#send(frameBody(body));
+    }
+    this.#batch.writeUInt32LE(body.length, this.#used);
+    this.#batch.set(body, this.#used + 4);
+    this.#used += size;
   }
 
   async #flush(): Promise<void> {
-    if (this.#size === 0) return;
-    const block = gzipSync(Buffer.concat(this.#batch, this.#size), { level: 1 });
-    this.#batch = [];
-    this.#size = 0;
-    const pending = this.#staged.file.write(block);
-    if (pending) await pending;
+    if (this.#used === 0) return;
+    const full = this.#batch.subarray(0, this.#used);
+    await this.#consumed;
+    [this.#batch, this.#spare] = [this.#spare, this.#batch];
+    this.#used = 0;
+    this.#consumed = this.#send(full);
+    this.#consumed.catch(() => {});
   }
 
+  #send(bytes: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#gzip.write(bytes, (err) => (err ? reject(err) : resolve()));
+      // A failed file write ends the copy, and zlib would wait for a reader forever.
+      this.#copying.catch(reject);
+    });
+  }
+
+  /** Writes what is left and ends the gzip stream (an empty state is a valid, empty gzip). */
   async end(): Promise<void> {
     await this.#flush();
-    // A table emptied by deletes still has a (valid, empty) gzip state.
-    if (this.#staged.file.bytes === 0) {
-      const pending = this.#staged.file.write(gzipSync(Buffer.alloc(0)));
-      if (pending) await pending;
-    }
+    await this.#consumed;
+    this.#gzip.end();
+    await this.#copying;
+  }
+
+  /** Stops zlib when the run fails before end(). */
+  destroy(): void {
+    this.#gzip.destroy();
   }
 }
 
