@@ -59,9 +59,9 @@ import { LocalTableStore, S3TableStore, type StagedFile, type TableStore } from 
 export const TABLE_MANIFEST = '_table.json';
 /**
  * Row-group budget of the snapshot and changes files: half the Parquet sinks' default. What the
- * merge keeps alive is mostly the open row group (its JS values take about three times their
- * estimated bytes), and V8 lets the heap grow to about four times what survives a collection;
- * 8 MiB groups make files ~6 % larger than 16 MiB ones (more dictionary pages and chunk headers).
+ * merge keeps alive is mostly the open row group, and V8 lets the heap grow to about four times
+ * what survives a collection; 8 MiB groups make files ~7 % larger than 16 MiB ones (more
+ * dictionary pages and chunk headers).
  */
 export const TABLE_ROW_GROUP_BYTES = 8 * 1024 * 1024;
 /** Interval of the merge's progress events (table.merge). */
