@@ -7,9 +7,8 @@ import { deserialize, serialize } from 'node:v8';
 import {
   compareKeys,
   ExternalSort,
-  frame,
+  frameBody,
   readFrameBodies,
-  readFrames,
   type Key,
 } from '../../src/sinks/table/sorted-records.js';
 import { tempDir } from './records.js';
@@ -74,24 +73,21 @@ describe('the bytes the sort carries', () => {
     expect(count).toBe(300);
   });
 
-  it('frames split back whatever the chunks, decoded or as bodies', async () => {
+  it('frames split back into their bodies whatever the chunks', async () => {
     const values = [
       [1, { a: 1n }],
       ['x', { b: 'y'.repeat(70_000) }],
       [2, {}],
     ];
-    const bytes = Buffer.concat(values.map((v) => frame(v)));
+    const bytes = Buffer.concat(values.map((v) => frameBody(serialize(v))));
     // Chunks of 7 bytes: frames and even length prefixes cut anywhere.
     const chunks = () =>
       Readable.from(Array.from({ length: Math.ceil(bytes.length / 7) }, (_, i) => bytes.subarray(i * 7, i * 7 + 7)));
-    const decoded: unknown[] = [];
-    for await (const v of readFrames(chunks())) decoded.push(v);
-    expect(decoded).toEqual(values);
     const bodies: Buffer[] = [];
     for await (const b of readFrameBodies(chunks())) bodies.push(b);
     expect(bodies.map((b) => deserialize(b))).toEqual(values);
     await expect(async () => {
-      for await (const _ of readFrames(Readable.from([bytes.subarray(0, bytes.length - 1)]))) void _;
+      for await (const _ of readFrameBodies(Readable.from([bytes.subarray(0, bytes.length - 1)]))) void _;
     }).rejects.toThrow(/ends inside a record/);
   });
 });

@@ -31,10 +31,6 @@ export function compareKeys(a: Key, b: Key): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function frame(value: unknown): Buffer {
-  return frameBody(serialize(value));
-}
-
 /** The frame of an already serialized value. */
 export function frameBody(body: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(4 + body.length);
@@ -77,11 +73,6 @@ export function readFrameBodies(chunks: AsyncIterable<Buffer> | Readable): Async
     (b, at) => b.readUInt32LE(at),
     (b, at, end) => b.subarray(at + 4, end),
   );
-}
-
-/** Splits a byte stream (a file, a gunzip, an S3 body) back into the values it framed. */
-export async function* readFrames<T>(chunks: AsyncIterable<Buffer> | Readable): AsyncGenerator<T> {
-  for await (const body of readFrameBodies(chunks)) yield deserialize(body) as T;
 }
 
 /** Reads a run file chunk by chunk (64 KiB), frame by frame. */
