@@ -20,7 +20,11 @@ export function formatSummaryText(s: RunSummary): string {
     lines.push(
       s.cursor.stored
         ? `  cursor ${s.cursor.next} (${new Date(s.cursor.next! * 1000).toISOString()}) saved to ${s.cursor.location}`
-        : `  cursor left at ${s.cursor.previous ?? '(none)'} in ${s.cursor.location}: the next run redoes this work`,
+        : // Without a previous cursor (a first run, a full refresh, a run refused before reading the
+          // state) the file may still hold one this run never read: it is left as it was, whatever it is.
+          s.cursor.previous !== undefined
+          ? `  cursor left at ${s.cursor.previous} in ${s.cursor.location}: the next run redoes this work`
+          : `  state ${s.cursor.location} left as it was: the next run redoes this work`,
     );
   }
   for (const w of s.warnings) lines.push(`  ! ${w}`);

@@ -46,6 +46,15 @@ describe('wording of counts', () => {
     expect(many.at(-1)).toBe('  wrote out/p.parquet (parquet: 1,234,567 rows, 3,088,867 bytes)');
   });
 
+  it('a failed run names the cursor it left, and claims none when it never read one (a full refresh keeps the stored one)', () => {
+    const failed = { ...summary(1, true), status: 'failed' as const };
+    const incremental = formatSummaryText({ ...failed, cursor: { previous: 1700, stored: false, location: 's.json' } });
+    expect(incremental).toContain('  cursor left at 1700 in s.json: the next run redoes this work');
+    const fullRefresh = formatSummaryText({ ...failed, cursor: { stored: false, location: 's.json' } });
+    expect(fullRefresh).toContain('  state s.json left as it was: the next run redoes this work');
+    expect(fullRefresh).not.toContain('(none)');
+  });
+
   it('the dry-run plan: singular for one slice and one request, separators, rates with their noun', () => {
     const report: PlanReport = {
       pipelines: [
