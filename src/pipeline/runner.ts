@@ -9,6 +9,7 @@ import type { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
+import { secondBefore } from '../sources/index.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
 import {
   CatalogClient,
@@ -273,7 +274,8 @@ export function withUpdatedSince(source: StageSpec, cursor: number | undefined, 
  * the run's start (nextCursor), so the windows of successive runs leave no gap.
  */
 export function windowUntil(startedAt: Date): number {
-  return Math.floor(startedAt.getTime() / 1000) - 1;
+  // The same second every query source reads up to (read-window.ts), so the two bounds agree.
+  return secondBefore(startedAt);
 }
 
 /** The next cursor: the run start minus the overlap, or the newest `meta.updatedAt` seen if that is earlier. */

@@ -21,26 +21,26 @@
 // would waste budget). A segment may come with page 0 already fetched (the
 // probe of a createdAt window), which is then reused rather than asked again.
 //
-// Data that changes while pages are read: offset paging shifts when records
-// leave or enter the result before the offset (a record would be skipped or
-// repeated without a sign). The reader keeps what it needs to see and repair it:
-// - Every page reports the segment's total. A lower total than the reference
-//   (the total the pages read so far were consistent with) means records left
-//   the result: the reader goes back as many positions as records left, asks
-//   for the pages from there again (discarding pages fetched under the old
-//   state) and skips the records it already delivered (the ids of the last
-//   delivered records are kept). A higher total means records entered: later
-//   pages may repeat delivered records, which are skipped the same way.
-// - This is exact when the result can only shrink during the run, which is
-//   what incremental runs make sure of: their window is bounded
-//   (`updatedSince: {from, until}`, until = the second before the run
-//   started), so a record changed during the run leaves the window (it is the
-//   next run's) and none can enter. The sorting must also keep the records'
-//   order: `id` and `createdAt` never change; a sorting by a value that changes
-//   (touchedAt, status, name...) is safe only inside such a bounded window, and
-//   is refused for a query of several pages without one (source.unstable_sorting).
-// - A page that contradicts its own total, or more re-reads in a row than the
-//   reader can do safely, fail with a DataError asking to run again.
+// A catalog that changes while it is read (docs: reading a changing catalog): offset
+// paging shifts when records leave the result before the offset, and a page fetched
+// after such a shift starts past records that were never delivered. The sources
+// make the result one that nothing can enter during the run (query-sources.ts:
+// createdAt up to the second before the run, and updatedSince likewise where the
+// filter or sorting reads a value that changes), so that `meta.total` can only drop
+// and each drop bounds how far any record moved. Then, for two pages emitted one
+// after the other, X ending at position x1 and Y starting at y0, no record present
+// for the whole run lies between them as long as
+//   y0 <= x1 - max(0, total(X) - total(Y))
+// (if Y was fetched before X, its positions are the older, larger ones: no gap).
+// When it does not hold, Y waits while the positions in between are fetched again
+// as gap pages (the smallest page size that covers them with room for further
+// drops during the request; aligned pages of 250 when none does), each checked the
+// same way against the page before it; records already delivered are skipped by
+// id. No page is thrown away and nothing restarts, so the read moves on as long as
+// fewer records leave per request than the gap page leaves room for.
+// A total that rises in a page asked for after the previous one arrived means a
+// record entered, which the window rules out for every case but a deleted record
+// restored during the run: the bound above no longer holds, and the source fails.
 import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName, RequestBody } from '../client/index.js';
 import type { PageSize, QueryRequest } from '../catalog/index.js';
 import { DataError } from '../errors.js';
@@ -60,9 +60,11 @@ export interface Segment {
   firstPage?: LazyPage;
   /** True when no segment follows (lets the source announce its exact total early). */
   last?: boolean;
+  /** Asked for in one request without `page` (endpoints that answer every result at once): one consistent read. */
+  whole?: boolean;
 }
 
-/** Fetches page `no` of a segment body with `size` records per page. */
+/** Fetches page `no` of a segment body with `size` records per page (`size` Infinity: no `page`, every result). */
 export type PageFetcher = (body: SourceBody, no: number, size: number) => Promise<LazyPage>;
 
 /** Produces the segments of a source lazily; it may fetch (probes) through `fetchPage`. */
@@ -78,7 +80,7 @@ export interface PagedQueryOptions extends SourceRunOptions {
 
 /**
  * A segment is `opening` until its page 0 arrives (its total unknown, no other page planned), then `paging`
- * (pages planned up to its reference total), then `complete` once its last page was emitted.
+ * (pages planned up to its latest total), then `complete` once a page reaching its own total was emitted.
  */
 type SegmentPhase = 'opening' | 'paging' | 'complete';
 
@@ -91,15 +93,19 @@ type JobsPhase = 'idle' | 'pulling' | 'exhausted';
 interface SegmentState {
   segment: Segment;
   phase: SegmentPhase;
-  /** Reference total: the pages accepted so far agree with it (set when page 0 arrives). */
+  /** The lowest total seen: regular pages are planned up to it. */
   total?: number;
-  /** Next page number to ask for. */
+  /** Next regular page number to ask for. */
   nextNo: number;
-  /** Bumped by a re-read: jobs of an older epoch are dropped unseen. */
-  epoch: number;
-  /** Re-reads since a page last delivered a new record. */
-  rereadsWithoutProgress: number;
-  /** Wakes the job generator when the plan changes (total known, re-read, more pages, done). */
+  /** The last emitted page: where it ended, the total it reported, and when it arrived (request clock). */
+  end: number;
+  endTotal: number;
+  endArrived: number;
+  /** Page 0's total: every later page was asked for after it arrived, so none can report more. */
+  firstTotal: number;
+  /** Gap pages asked for since the last emitted page that delivered a new record. */
+  gapsWithoutProgress: number;
+  /** Wakes the job generator when the plan changes (total known, more pages, done). */
   wake: () => void;
   changed: Promise<void>;
 }
@@ -107,7 +113,11 @@ interface SegmentState {
 interface PageJob {
   state: SegmentState;
   no: number;
-  epoch: number;
+  /** Records per page of this request (regular pages: the source's page size; gap pages: as small as covers the gap). */
+  size: number;
+  /** Request clock when the request was sent and when its answer arrived (see #clock). */
+  sent: number;
+  arrived?: number;
   /** The page once fetched (records parsed when emitted). */
   page?: LazyPage;
 }
@@ -118,22 +128,26 @@ interface OpenPage {
   page: LazyPage;
   /** Index of the next record to emit. */
   next: number;
-  /** Records pushed (repeats and records delivered before a re-read are not). */
+  /** Records pushed (repeats and records delivered before are not). */
   pushed: number;
 }
 
-/** Ids of the last delivered records remembered for re-reads; a re-read reaching further back fails. */
+/** Ids of the last delivered records remembered for gap pages; a gap reaching further back fails. */
 const RECENT_IDS = 5000;
-/** Re-reads in a row without a new record before the source gives up. */
-const MAX_REREADS_WITHOUT_PROGRESS = 20;
+/** Gap pages in a row without a new record before the source gives up (records leave faster than it reads). */
+const MAX_GAPS_WITHOUT_PROGRESS = 50;
+/** Page sizes a gap page may use, smallest first (the API's). */
+const GAP_PAGE_SIZES = [10, 50, 100, 250];
 /** Sort keys a record never changes: offset paging over them only shifts when records leave or enter. */
 const STABLE_SORT_KEYS = new Set(['id', 'createdAt']);
 
 /**
- * The request for page `no` (of `size` records) of a segment. Bodies are built from validated
- * options and the client validates each request again, so the cast only names the endpoint.
+ * The request for page `no` (of `size` records) of a segment; `size` Infinity asks for every result
+ * without `page`. Bodies are built from validated options and the client validates each request
+ * again, so the cast only names the endpoint.
  */
 export function pageRequest<E extends QueryEndpointName>(body: SourceBody, no: number, size: number): QueryRequest<E> {
+  if (size === Infinity) return { ...body } as QueryRequest<E>;
   // The body was checked against the endpoint's filters and sortings when the source was made (query-sources.ts).
   return { ...body, page: { no, size: size as PageSize } } as QueryRequest<E>;
 }
@@ -143,7 +157,7 @@ export class PagedQuerySource extends CatalogSource {
   readonly #pageSize: number;
   readonly #concurrency: number;
   readonly #jobs: AsyncGenerator<PageJob>;
-  /** Jobs in page order: in flight, or fetched and waiting to be emitted. */
+  /** Jobs in emission order: in flight, or fetched and waiting to be emitted. */
   #queue: PageJob[] = [];
   #phase: SourcePhase = 'waiting';
   #jobsPhase: JobsPhase = 'idle';
@@ -153,7 +167,12 @@ export class PagedQuerySource extends CatalogSource {
   #open: OpenPage | undefined;
   /** Ids of the last RECENT_IDS delivered records (insertion order = delivery order). */
   readonly #recent = new Set<unknown>();
-  #rereads = 0;
+  #gapPages = 0;
+  /**
+   * Ticks at every request sent and every answer arrived: a page sent after another one arrived
+   * saw a later catalog, the only order between pages the totals can be compared in.
+   */
+  #clock = 0;
   /** `endpoint`, with its type: the paged endpoint this source reads. */
   readonly #endpoint: QueryEndpointName;
 
@@ -171,9 +190,9 @@ export class PagedQuerySource extends CatalogSource {
     this.#jobs = this.#generateJobs(segments((body, no, size) => this.#fetch(body, no, size)));
   }
 
-  /** Times pages were asked for again because records left the result while it was read. */
+  /** Pages asked for again because records left the result before the pages that follow them. */
   get rereads(): number {
-    return this.#rereads;
+    return this.#gapPages;
   }
 
   override _read(): void {
@@ -198,25 +217,24 @@ export class PagedQuerySource extends CatalogSource {
   }
 
   /**
-   * The page jobs in emission order; a job's request starts when the job is pulled. The plan
-   * of a segment follows its state: pages up to its reference total, again from an earlier
-   * page after a re-read; the next segment starts once this one is complete.
+   * The regular page jobs in emission order; a job's request starts when the job is pulled. Pages
+   * are planned up to the segment's lowest total; the next segment starts once this one is complete.
+   * Gap pages are not planned here: #openPage puts them in front of the page that needs them.
    */
   async *#generateJobs(segments: AsyncIterable<Segment>): AsyncGenerator<PageJob> {
     for await (const segment of segments) {
-      // Re-reads stay inside a segment; repeats across segments (code chunks) are isRepeat's to count.
+      // Gap pages stay inside a segment; repeats across segments (code chunks) are isRepeat's to count.
       this.#recent.clear();
       const state = newSegmentState(segment);
-      const first = segment.firstPage
-        ? Promise.resolve(segment.firstPage)
-        : this.#fetch(segment.body, 0, this.#pageSize);
+      const size = segment.whole ? Infinity : this.#pageSize;
+      const first = segment.firstPage ? Promise.resolve(segment.firstPage) : this.#fetch(segment.body, 0, size);
       state.nextNo = 1;
-      yield this.#track({ state, no: 0, epoch: 0 }, first);
+      yield this.#track({ state, no: 0, size, sent: segment.firstPage ? 0 : ++this.#clock }, first);
       while (state.phase !== 'complete') {
         const { total, nextNo: no } = state;
-        if (state.phase === 'paging' && no * this.#pageSize < total!) {
+        if (state.phase === 'paging' && no * size < total!) {
           state.nextNo++;
-          yield this.#track({ state, no, epoch: state.epoch }, this.#fetch(segment.body, no, this.#pageSize));
+          yield this.#track({ state, no, size, sent: ++this.#clock }, this.#fetch(segment.body, no, size));
         } else {
           await state.changed;
         }
@@ -227,11 +245,12 @@ export class PagedQuerySource extends CatalogSource {
   #track(job: PageJob, request: Promise<LazyPage>): PageJob {
     request.then(
       (page) => {
-        if (this.destroyed || job.epoch !== job.state.epoch) return void page.release();
+        job.arrived = ++this.#clock;
+        if (this.destroyed || job.state.phase === 'complete') return void page.release();
         job.page = page;
         if (job.state.phase === 'opening') {
           try {
-            this.#openSegment(job.state, page);
+            this.#openSegment(job.state, job, page);
           } catch (err) {
             this.destroy(err as Error);
             return;
@@ -245,10 +264,14 @@ export class PagedQuerySource extends CatalogSource {
   }
 
   /** Page 0 arrived: the segment's total is known, and so maybe the source's. */
-  #openSegment(state: SegmentState, page: LazyPage): void {
+  #openSegment(state: SegmentState, job: PageJob, page: LazyPage): void {
     const total = page.meta.total;
-    if (total > this.#pageSize) this.#checkSorting(state.segment);
+    if (total > page.length) this.#checkSorting(state.segment);
     state.total = total;
+    state.firstTotal = total;
+    // Page 0 is checked against a page that ended where it starts, with its own total and time.
+    state.endTotal = total;
+    state.endArrived = job.arrived!;
     state.phase = 'paging';
     this.addSegmentTotal(total, !!state.segment.last);
     state.wake();
@@ -292,23 +315,23 @@ export class PagedQuerySource extends CatalogSource {
     );
   }
 
-  /** Emits the records of fetched pages, in page order, while the buffer has room. */
+  /** Emits the records of fetched pages, in emission order, while the buffer has room. */
   #drain(): void {
     if (this.destroyed || this.#phase === 'finished') return;
     try {
       while (this.#bufferHasRoom) {
         if (!this.#open) {
           const head = this.#queue[0];
-          if (head && head.epoch !== head.state.epoch) {
-            // Planned before a re-read (it can reach the queue after the re-read cleared it): its page is not wanted.
+          if (head && head.state.phase === 'complete') {
+            // Planned before an earlier page reached the segment's end: past it, nothing is left to read.
             this.#queue.shift();
             head.page?.release();
             continue;
           }
           if (!head?.page) break;
-          this.#queue.shift();
           this.#open = this.#openPage(head);
           if (!this.#open) continue;
+          this.#queue.shift();
         }
         this.#bufferHasRoom = this.#emitRecords(this.#open);
         if (this.#open.next >= this.#open.page.length) {
@@ -328,100 +351,95 @@ export class PagedQuerySource extends CatalogSource {
   }
 
   /**
-   * Checks a page against its segment before any of its records goes out; undefined when the
-   * page is not to be emitted (fetched under an older state, or it showed that records left).
+   * Checks the page at the head of the queue against the page emitted before it (see the header);
+   * undefined when gap pages were put in front of it, which are emitted first.
    */
   #openPage(job: PageJob): OpenPage | undefined {
-    const { state, no } = job;
+    const { state, no, size } = job;
     const page = job.page!;
-    job.page = undefined;
-    if (job.epoch !== state.epoch) {
-      page.release();
-      return undefined;
-    }
     const { label } = state.segment;
     const total = page.meta.total;
-    const expected = Math.max(0, Math.min(this.#pageSize, total - no * this.#pageSize));
+    const offset = size === Infinity ? 0 : no * size;
+    const expected = Math.max(0, Math.min(size, total - offset));
     if (page.length !== expected) {
-      page.release();
       throw this.#mismatch(
         label,
         `page ${no}${label ? ` of ${label}` : ''} reported total ${total} with ${page.length} records where ${expected} records were expected`,
       );
     }
-    const reference = state.total!;
-    if (total < reference) {
-      page.release();
-      this.#reread(state, no, reference, total);
+    if (total > state.firstTotal || (total > state.endTotal && job.sent > state.endArrived)) {
+      throw this.#mismatch(
+        label,
+        `records entered ${label ?? 'the result'} while it was read (total ${state.endTotal} -> ${total} between two pages asked for one after the other), ` +
+          'so how far the others moved is not known (a deleted record restored during the run does this)',
+      );
+    }
+    const left = Math.max(0, state.endTotal - total);
+    if (offset > state.end - left) {
+      this.#askGap(state, state.end - left, offset, left);
       return undefined;
     }
-    if (total > reference) {
-      // Records entered: later pages may repeat delivered ones (skipped), and there are more pages.
-      state.total = total;
-      state.wake();
-    }
+    job.page = undefined;
+    // Fewer records now: the regular plan stops earlier (pages asked for already come back short or empty).
+    if (total < state.total!) state.total = total;
     return { job, page, next: 0, pushed: 0 };
   }
 
   /**
-   * Page `no` reports `total`, fewer than the `reference` the pages before it agree with:
-   * records left the result, so the undelivered records moved up to that many positions
-   * forward. Ask again from the page holding the earliest position they can be at.
+   * Positions [from, to) of the catalog as it is now hold records that moved back past the
+   * page waiting at the head of the queue: ask for them again in front of it, with room for as
+   * many more to leave while they are asked for.
    */
-  #reread(state: SegmentState, no: number, reference: number, total: number): void {
+  #askGap(state: SegmentState, from: number, to: number, left: number): void {
     const { label } = state.segment;
-    const left = reference - total;
-    const from = Math.max(0, no * this.#pageSize - left);
-    const restartNo = Math.floor(from / this.#pageSize);
-    const revisited = no * this.#pageSize - restartNo * this.#pageSize;
-    if (revisited > RECENT_IDS) {
+    const start = Math.max(0, from - (to - from));
+    if (state.end - start > RECENT_IDS / 2) {
       throw this.#mismatch(
         label,
-        `${left} records left ${label ?? 'the result'} while it was read, more than can be re-read safely`,
+        `${left} records left ${label ?? 'the result'} while it was read, more than can be read again safely`,
       );
     }
-    if (++state.rereadsWithoutProgress > MAX_REREADS_WITHOUT_PROGRESS) {
+    if (++state.gapsWithoutProgress > MAX_GAPS_WITHOUT_PROGRESS) {
       throw this.#mismatch(
         label,
-        `records kept leaving ${label ?? 'the result'} while it was read (${MAX_REREADS_WITHOUT_PROGRESS} re-reads in a row without a new record)`,
+        `records kept leaving ${label ?? 'the result'} faster than it was read (${MAX_GAPS_WITHOUT_PROGRESS} pages asked for again without a new record)`,
       );
     }
-    this.#rereads++;
-    for (const job of this.#queue) if (job.state === state) job.page?.release();
-    this.#queue = this.#queue.filter((job) => job.state !== state);
-    state.epoch++;
-    state.total = total;
-    state.nextNo = restartNo;
+    const pages = gapPages(start, to);
+    this.#gapPages += pages.length;
     this.events.emit('info', {
       code: 'source.reread',
       message:
-        `${this.endpoint}${label ? ` (${label})` : ''}: ${left} record(s) left the result while it was read (total ${reference} -> ${total}); ` +
-        `asking again from page ${restartNo} and skipping the records already delivered`,
-      page: restartNo,
+        `${this.endpoint}${label ? ` (${label})` : ''}: ${left} record(s) left the result before position ${to} while it was read; ` +
+        `asking again for positions ${pages[0]!.no * pages[0]!.size}..${to - 1} and skipping the records already delivered`,
+      page: pages[0]!.no,
       left,
     });
-    if (total === 0) state.phase = 'complete';
-    state.wake();
+    const jobs = pages.map(({ no, size }) =>
+      this.#track({ state, no, size, sent: ++this.#clock }, this.#fetch(state.segment.body, no, size)),
+    );
+    this.#queue.unshift(...jobs);
   }
 
   /** Pushes the page's next records until the buffer is full or the page is done; returns push()'s last answer. */
   #emitRecords(open: OpenPage): boolean {
     const { page, job } = open;
-    const offset = job.no * this.#pageSize;
+    const offset = job.size === Infinity ? 0 : job.no * job.size;
     const slice = job.state.segment.label;
+    const pageNo = job.size === this.#pageSize || job.size === Infinity ? job.no : Math.floor(offset / this.#pageSize);
     let ok = true;
     while (ok && open.next < page.length) {
       const i = open.next++;
       const record = page.record(i) as CatalogRecord;
       if (this.#seenRecently(record) || this.isRepeat(record)) continue;
-      setOrigin(record, { endpoint: this.endpoint, page: job.no, index: offset + i, slice });
+      setOrigin(record, { endpoint: this.endpoint, page: pageNo, index: offset + i, slice });
       open.pushed++;
       ok = this.push(record);
     }
     return ok;
   }
 
-  /** Whether the record was delivered lately (a re-read or a shifted page); else it is remembered. */
+  /** Whether the record was delivered lately (a gap page or a shifted page); else it is remembered. */
   #seenRecently(record: { id?: unknown }): boolean {
     const id = record.id;
     if (id === undefined) return false;
@@ -431,22 +449,34 @@ export class PagedQuerySource extends CatalogSource {
     return false;
   }
 
-  /** Every record of the page went out: count it, report it, and see whether the segment is complete. */
+  /** Every record of the page went out: count it, report it, move the frontier, and see whether the segment is complete. */
   #closePage(open: OpenPage): void {
     const { job, page, pushed } = open;
+    const total = page.meta.total;
     page.release();
-    const { state, no } = job;
+    const { state, no, size } = job;
     const { label } = state.segment;
     this.#delivered += pushed;
-    if (pushed > 0) state.rereadsWithoutProgress = 0;
-    this.events.emit('page', {
-      endpoint: this.endpoint,
-      records: pushed,
-      page: no,
-      ...(label ? { slice: label } : {}),
-    });
-    if ((no + 1) * this.#pageSize >= state.total!) {
+    if (pushed > 0) state.gapsWithoutProgress = 0;
+    const regular = size === this.#pageSize || size === Infinity;
+    if (regular || pushed > 0) {
+      this.events.emit('page', {
+        endpoint: this.endpoint,
+        records: pushed,
+        page: regular ? no : Math.floor((no * size) / this.#pageSize),
+        ...(label ? { slice: label } : {}),
+      });
+    }
+    const end = size === Infinity ? total : (no + 1) * size;
+    state.end = end;
+    state.endTotal = total;
+    state.endArrived = job.arrived!;
+    if (end >= total) {
       state.phase = 'complete';
+      state.wake();
+    } else if (state.nextNo * size >= state.total!) {
+      // The plan ended short of this page's total (it was asked for before a lower total arrived): plan on.
+      state.total = total;
       state.wake();
     }
   }
@@ -464,8 +494,32 @@ export class PagedQuerySource extends CatalogSource {
   }
 }
 
+/**
+ * The pages that cover positions [from, to): one page of the smallest size that does (pages are
+ * aligned to their size), else aligned pages of the largest size.
+ */
+export function gapPages(from: number, to: number): { no: number; size: number }[] {
+  for (const size of GAP_PAGE_SIZES) {
+    const no = Math.floor(from / size);
+    if ((no + 1) * size >= to) return [{ no, size }];
+  }
+  const size = GAP_PAGE_SIZES[GAP_PAGE_SIZES.length - 1]!;
+  const pages: { no: number; size: number }[] = [];
+  for (let no = Math.floor(from / size); no * size < to; no++) pages.push({ no, size });
+  return pages;
+}
+
 function newSegmentState(segment: Segment): SegmentState {
-  const state = { segment, phase: 'opening', nextNo: 0, epoch: 0, rereadsWithoutProgress: 0 } as SegmentState;
+  const state = {
+    segment,
+    phase: 'opening',
+    nextNo: 0,
+    end: 0,
+    endTotal: 0,
+    endArrived: 0,
+    firstTotal: 0,
+    gapsWithoutProgress: 0,
+  } as SegmentState;
   const arm = () => {
     state.changed = new Promise<void>((resolve) => {
       state.wake = () => {

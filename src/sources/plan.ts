@@ -23,6 +23,7 @@ import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
 import { parseStageOptions } from '../core/issues.js';
 import { QUERY_OPTION_SCHEMAS, defaultSorting, requestBody } from './query-sources.js';
+import { readWindow, secondBefore } from './read-window.js';
 import { PROBE_PAGE_SIZE, type SliceStats, createdAtWindows, isCapped } from './sliced-products-query.js';
 import { STREAM_OPTION_SCHEMAS } from './stream-sources.js';
 
@@ -65,7 +66,7 @@ export async function plan(
   client: CatalogClient,
   type: SourceType,
   options: unknown,
-  run: { signal?: AbortSignal } = {},
+  run: { signal?: AbortSignal; startedAt?: Date } = {},
 ): Promise<SourcePlan> {
   const schema = sourceOptionSchemas[type];
   if (!schema) throw new ConfigError(`no source type "${type}"`, { path: 'source.type' });
@@ -90,14 +91,17 @@ export async function plan(
       return client.queryLazy(type, pageRequest(body, no, size), run);
     };
     const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
+    const until = secondBefore(run.startedAt ?? new Date());
     for (const c of chunks.chunks) {
-      const body = requestBody(c.filter, sorting);
+      const window = readWindow(type, c.filter, sorting, until);
+      const body = requestBody(window.filter, sorting);
       // Planning needs the totals only: each probe page is released at once.
       const first = await probe(body, 0, PROBE_PAGE_SIZE);
       first.release();
       if (!endpoints[type].capped || !isCapped(first.meta.total, client.resultWindow)) {
-        slices.push({ label: c.label, filter: c.filter, total: first.meta.total, requests: pagesOf(first.meta.total) });
-        requests += pagesOf(first.meta.total);
+        const pages = window.whole ? 1 : pagesOf(first.meta.total);
+        slices.push({ label: c.label, filter: window.filter, total: first.meta.total, requests: pages });
+        requests += pages;
         continue;
       }
       const stats: SliceStats = { wastedProbes: 0, windows: 0 };

@@ -19,6 +19,7 @@ import { parseStageOptions } from '../core/issues.js';
 import { PagedQuerySource, type SegmentProducer, type SourceBody } from './paged-query.js';
 import { createdAtWindows, isCapped } from './sliced-products-query.js';
 import type { SourceRunOptions } from './source-stream.js';
+import { readWindow, secondBefore } from './read-window.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 /** The sorting a source sends when the options give none. */
@@ -98,13 +99,15 @@ export function querySegments(
   resultWindow?: number,
 ): SegmentProducer {
   const capped = endpoints[endpoint].capped;
+  const until = secondBefore(run.startedAt ?? new Date());
   return async function* (fetchPage) {
     for (let i = 0; i < chunks.chunks.length; i++) {
       const chunk = chunks.chunks[i]!;
       const lastChunk = i === chunks.chunks.length - 1;
-      const body = requestBody(chunk.filter, sorting);
-      if (!capped) {
-        yield { body, label: chunk.label, last: lastChunk };
+      const window = readWindow(endpoint, chunk.filter, sorting, until);
+      const body = requestBody(window.filter, sorting);
+      if (!capped || window.whole) {
+        yield { body, label: chunk.label, last: lastChunk, whole: window.whole };
         continue;
       }
       const first = await fetchPage(body, 0, pageSize);
@@ -247,6 +250,7 @@ function queryStage<E extends QueryEndpointName>(endpoint: E) {
       createQuerySource(endpoint, clientOf(ctx, endpoint), options as ParsedQueryOptions, {
         events: ctx.events,
         signal: ctx.signal,
+        startedAt: ctx.run.startedAt,
       }),
   });
 }

@@ -16,6 +16,11 @@ export interface SourceRunOptions {
   events?: RunEvents;
   /** The run's signal: aborting it destroys the source with an AbortedError. */
   signal?: AbortSignal;
+  /**
+   * When the run started (default: when the source is made). Query sources read what existed the
+   * second before (read-window.ts).
+   */
+  startedAt?: Date;
 }
 
 export interface SourceMeta {

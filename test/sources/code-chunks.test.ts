@@ -103,7 +103,10 @@ describe('chunked queries over HTTP', () => {
     // Product k has EANs 1000+k and 3000+k: with 2400 EANs asked, P0..P399 match chunk 1 and chunk 3.
     const products = Array.from({ length: 2000 }, (_, k) => ({ id: `P${k}`, ean: [1000 + k, 3000 + k] }));
     server = await startTestServer((req, res) => {
-      const wanted = new Set<number>(req.body.filter.ean);
+      // The chunk's filter comes AND-ed with the run's updatedSince bound (ean is a value that can change).
+      const [chunk, bound] = req.body.filter.and;
+      expect(bound).toEqual({ updatedSince: { until: expect.any(Number) } });
+      const wanted = new Set<number>(chunk.ean);
       const matches = products.filter((p) => p.ean.some((e) => wanted.has(e)));
       const { no, size } = req.body.page;
       sendJson(res, 200, {

@@ -5,7 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../src/client/index.js';
 import { AbortedError, ConfigError, DataError, RequestValidationError } from '../../src/errors.js';
 import { StageRegistry } from '../../src/core/registry.js';
-import { brandsQuery, catalogCategoriesQuery, originOf, productsQuery, sourceStages } from '../../src/sources/index.js';
+import {
+  brandsQuery,
+  catalogCategoriesQuery,
+  mediaQuery,
+  originOf,
+  productsQuery,
+  sourceStages,
+} from '../../src/sources/index.js';
 import { testContext } from '../helpers/stage-context.js';
 import { type TestServer, rng, sendJson, sleep, startTestServer } from '../client/http-test-server.js';
 
@@ -23,7 +30,7 @@ interface PagedServer {
   maxInFlight: number;
 }
 
-/** Serves `count` brands `{id}` in pages; `latency(no)` per page; `tamper` may change a page. */
+/** Serves `count` media `{id}` in pages (filters are not looked at); `latency(no)` per page; `tamper` may change a page. */
 async function pagedServer(
   count: number,
   opts: { latency?: (no: number) => number; tamper?: (no: number, page: any) => any } = {},
@@ -32,7 +39,8 @@ async function pagedServer(
   server = await startTestServer(async (req, res) => {
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-    const { no, size } = req.body.page as { no: number; size: number };
+    // Without `page` (an endpoint read whole) every record comes in one answer.
+    const { no, size } = (req.body.page as { no: number; size: number } | undefined) ?? { no: 0, size: count };
     await sleep(opts.latency?.(no) ?? 0);
     const results = [];
     for (let i = no * size; i < Math.min(count, (no + 1) * size); i++)
@@ -59,7 +67,7 @@ describe('paged query source', () => {
   it('emits every record once, in page order, although later pages answer first', async () => {
     const random = rng(7);
     const state = await pagedServer(1234, { latency: (no) => (no === 0 ? 0 : Math.floor(random() * 40)) });
-    const src = brandsQuery(client!, { pageSize: 100, concurrency: 4 });
+    const src = mediaQuery(client!, { pageSize: 100, concurrency: 4 });
     const metas: unknown[] = [];
     src.on('meta', (m) => metas.push(m));
     const records = await src.toArray();
@@ -71,13 +79,13 @@ describe('paged query source', () => {
     // 13 pages, no request past the end.
     expect(server!.requests.map((r) => r.body.page.no as number).sort((a, b) => a - b)).toEqual(range(0, 12));
     expect(server!.requests.every((r) => JSON.stringify(r.body.sorting) === '{"id":"ASC"}')).toBe(true);
-    expect(originOf(records[150])).toEqual({ endpoint: 'brands.query', page: 1, index: 150 });
+    expect(originOf(records[150])).toEqual({ endpoint: 'media.query', page: 1, index: 150 });
   });
 
   it('a slow consumer holds back requests: at most concurrency pages ahead of what it read', async () => {
     await pagedServer(5000, {});
     const concurrency = 3;
-    const src = brandsQuery(client!, { pageSize: 50, concurrency });
+    const src = mediaQuery(client!, { pageSize: 50, concurrency });
     let read = 0;
     const aheadSeen: number[] = [];
     for await (const _ of src) {
@@ -102,19 +110,19 @@ describe('paged query source', () => {
     const events: [string, unknown][] = [];
     ctx.events.on('total', (e) => events.push(['total', e]));
     ctx.events.on('page', (e) => events.push(['page', e]));
-    const src = brandsQuery(client!, { pageSize: 100 }, { events: ctx.events });
+    const src = mediaQuery(client!, { pageSize: 100 }, { events: ctx.events });
     expect((await src.toArray()).length).toBe(260);
     expect(events).toEqual([
-      ['total', { endpoint: 'brands.query', total: 260, capped: false }],
-      ['page', { endpoint: 'brands.query', records: 100, page: 0 }],
-      ['page', { endpoint: 'brands.query', records: 100, page: 1 }],
-      ['page', { endpoint: 'brands.query', records: 60, page: 2 }],
+      ['total', { endpoint: 'media.query', total: 260, capped: false }],
+      ['page', { endpoint: 'media.query', records: 100, page: 0 }],
+      ['page', { endpoint: 'media.query', records: 100, page: 1 }],
+      ['page', { endpoint: 'media.query', records: 60, page: 2 }],
     ]);
   });
 
   it('an empty result ends at once after one request', async () => {
     await pagedServer(0, {});
-    const src = brandsQuery(client!, {});
+    const src = mediaQuery(client!, {});
     expect(await src.toArray()).toEqual([]);
     expect(src.total).toBe(0);
     expect(server!.requests).toHaveLength(1);
@@ -124,14 +132,14 @@ describe('paged query source', () => {
     await pagedServer(700, {
       tamper: (no, page) => (no === 2 ? { ...page, meta: { ...page.meta, total: 699 } } : page),
     });
-    await expect(brandsQuery(client!, { pageSize: 250 }).toArray()).rejects.toMatchObject({
+    await expect(mediaQuery(client!, { pageSize: 250 }).toArray()).rejects.toMatchObject({
       code: 'source.total_mismatch',
       constructor: DataError,
     });
     await client!.close();
     await server!.close();
     await pagedServer(700, { tamper: (no, page) => (no === 1 ? { ...page, results: page.results.slice(1) } : page) });
-    const err = await brandsQuery(client!, { pageSize: 250 })
+    const err = await mediaQuery(client!, { pageSize: 250 })
       .toArray()
       .catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
@@ -143,7 +151,7 @@ describe('paged query source', () => {
   it('destroying the source or aborting the run stops it promptly, requests included', async () => {
     await pagedServer(5000, { latency: () => 2_000 });
     const ctx = testContext();
-    const src = brandsQuery(client!, {}, { events: ctx.events, signal: ctx.signal });
+    const src = mediaQuery(client!, {}, { events: ctx.events, signal: ctx.signal });
     const done = src.toArray().catch((e) => e);
     await sleep(50);
     const t = performance.now();
@@ -155,7 +163,8 @@ describe('paged query source', () => {
   it('catalog-categories sends no sorting', async () => {
     await pagedServer(3, {});
     await catalogCategoriesQuery(client!, {}).toArray();
-    expect(server!.requests[0]!.body).toEqual({ page: { no: 0, size: 250 } });
+    // A reference table is read in one request without page: one consistent answer (read-window.ts).
+    expect(server!.requests[0]!.body).toEqual({});
   });
 });
 
@@ -194,19 +203,16 @@ describe('source stages', () => {
     const out: unknown[] = [];
     for await (const r of src as AsyncIterable<unknown>) out.push(r);
     expect(out).toHaveLength(3);
-    expect(server!.requests[0]!.body).toEqual({
-      filter: { search: 'x' },
-      sorting: { id: 'ASC' },
-      page: { no: 0, size: 50 },
-    });
-    expect(() => registry.create('source', { type: 'brands.query', pageSize: 20 }, ctx)).toThrow(/source.pageSize/);
-    expect(() => registry.create('source', { type: 'brands.query', pagesize: 50 }, ctx)).toThrow(ConfigError);
+    // brands have no createdAt filter: read whole, in one request without page (read-window.ts).
+    expect(server!.requests[0]!.body).toEqual({ filter: { search: 'x' }, sorting: { id: 'ASC' } });
+    expect(() => registry.create('source', { type: 'media.query', pageSize: 20 }, ctx)).toThrow(/source.pageSize/);
+    expect(() => registry.create('source', { type: 'media.query', pagesize: 50 }, ctx)).toThrow(ConfigError);
     expect(() => registry.create('source', { type: 'products.query', filter: { status: 'gone' } }, ctx)).toThrow(
       /source.filter.status: "gone" is not allowed/,
     );
     expect(() => registry.create('source', { type: 'products.query' }, ctx)).toThrow(/source.filter/);
     const bare = testContext();
-    expect(() => registry.create('source', { type: 'brands.query' }, bare)).toThrow(/needs a CatalogClient/);
+    expect(() => registry.create('source', { type: 'media.query' }, bare)).toThrow(/needs a CatalogClient/);
   });
 
   it('the code API validates like the pipeline loader and rejects long lists under or/not', async () => {

@@ -62,7 +62,9 @@ describe('reference sources: paged through a pipeline into Parquet, equal to the
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l));
-      expect(summary.pages).toBe(Math.ceil(unpaged.results.length / pageSize));
+      // media pages (it has a createdAt filter to bound the read); a reference table is read whole,
+      // in one request, whatever the page size (read-window.ts).
+      expect(summary.pages).toBe(type === 'media.query' ? Math.ceil(unpaged.results.length / pageSize) : 1);
 
       // The unpaged answer is in the default id order; so is the paged extract, row for row.
       const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(out)})`);
