@@ -47,6 +47,11 @@ export interface DatasetOptions {
   resultWindow?: number;
   /** Which shapes to serve: `spec` (documented) or a live region's `au`, `be`, `fr` (default DEFAULT_PROFILE). */
   profile?: SandboxProfile;
+  /**
+   * Products not created yet (the highest ids): hidden at the start, they are what `add` creates
+   * while a pipeline reads (default 0).
+   */
+  pending?: number;
 }
 
 const YEAR = 365 * 86_400;
@@ -117,6 +122,10 @@ export class Dataset {
     this.fragments = new JsonFragments(this.ref);
     this.liveFragments = profile === 'spec' ? undefined : new LiveFragments(this.ref, this.fragments, seed, profile);
 
+    const pending = options.pending ?? 0;
+    if (!Number.isInteger(pending) || pending < 0 || pending >= count)
+      throw new RangeError(`pending must be an integer from 0 to ${count - 1}, got ${pending}`);
+    for (let i = count - pending; i < count; i++) this.hidden.add(i);
     const layout = layOutCreatedAt(seed, count, options);
     this.createdAt = layout.createdAt;
     this.bulkImports = layout.bulkImports;
@@ -298,6 +307,15 @@ export class Dataset {
   /** Brings hidden products back, as new ones: updatedAt moves to `at`, so an incremental run sees them. */
   revealProducts(indexes: readonly number[], at: number): void {
     for (const i of indexes) this.hidden.delete(i);
+    this.touchProducts(indexes, at);
+  }
+
+  /** Hidden products come in as created at `at`: createdAt and updatedAt move there. */
+  createProducts(indexes: readonly number[], at: number): void {
+    for (const i of indexes) {
+      this.hidden.delete(i);
+      this.createdAt[i] = Math.max(at, this.createdAt[i]!);
+    }
     this.touchProducts(indexes, at);
   }
 

@@ -7,9 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
 import { Dataset, type DatasetOptions } from './dataset.js';
 import type { SandboxFaults } from './faults.js';
+import type { SandboxChanges } from './changes.js';
+import { PRODUCT_STATUSES } from './generate-products.js';
 import {
+  type AnswerRequest,
   type Credentials,
   DEFAULT_CREDENTIALS,
+  type MutationResult,
   SandboxServer,
   type SandboxStats,
   type TouchRequest,
@@ -37,6 +41,10 @@ export interface SandboxOptions extends DatasetOptions {
   resultWindow?: number;
   /** Fault injection (all off by default); change at runtime with `setFaults`. */
   faults?: SandboxFaults;
+  /** The catalog changing while it is read: changes at chosen requests, steady churn (changes.ts); `setChanges` at runtime. */
+  changes?: SandboxChanges;
+  /** Called just before each API query or stream request is answered (tests change the catalog there). */
+  beforeAnswer?: (request: AnswerRequest) => void;
   /** Reuse a dataset built earlier (seed, products and bulkInstant options are then ignored). */
   dataset?: Dataset;
   /** Called with one line per answered request. */
@@ -58,6 +66,18 @@ export interface Sandbox {
    * and media (`{media: [ids]}`) to `at` (default: now, unix seconds).
    */
   touch(target: string[] | TouchRequest, at?: number): TouchResult;
+  /** Products created now (`pending` ones, or any hidden): createdAt and updatedAt move to `at`. */
+  add(target: { ids?: string[]; count?: number }, at?: number): MutationResult;
+  /** Products removed: they leave every result. */
+  hide(target: { ids?: string[]; count?: number }): MutationResult;
+  /** Removed products restored, keeping their createdAt; updatedAt moves to `at`. */
+  reveal(target: { ids?: string[]; count?: number }, at?: number): MutationResult;
+  /** Sets the status (and optionally `deleted`) of products; updatedAt moves to `at`. */
+  setStatus(
+    target: { ids?: string[]; count?: number; status: (typeof PRODUCT_STATUSES)[number]; deleted?: boolean },
+    at?: number,
+  ): MutationResult;
+  setChanges(changes: SandboxChanges): void;
   close(): Promise<void>;
 }
 
@@ -79,6 +99,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     trueTotal: options.trueTotal ?? false,
     resultWindow,
     faults: options.faults ?? {},
+    changes: options.changes,
+    beforeAnswer: options.beforeAnswer,
     log: options.log,
   });
   const http = createServer(server.listener);
@@ -103,6 +125,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     resetStats: () => server.resetStats(),
     setFaults: (faults) => server.setFaults(faults),
     touch: (target, at) => server.touch(target, at),
+    add: (target, at) => server.add(target, at),
+    hide: (target) => server.hide(target),
+    reveal: (target, at) => server.reveal(target, at),
+    setStatus: (target, at) => server.setStatus(target, at),
+    setChanges: (changes) => server.setChanges(changes),
     close: () =>
       (closing ??= new Promise<void>((resolve, reject) => {
         http.close((err) => (err ? reject(err) : resolve()));
@@ -114,8 +141,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
 export { Dataset, DEFAULT_PRODUCT_COUNT, DEFAULT_SEED, type DatasetOptions } from './dataset.js';
 export { SandboxFaultsSchema, type SandboxFaults, type FaultStats } from './faults.js';
+export { SandboxChangesSchema, type SandboxChanges } from './changes.js';
 export {
   DEFAULT_CREDENTIALS,
+  type AnswerRequest,
+  type MutationResult,
   type Credentials,
   type SandboxStats,
   type TouchRequest,

@@ -22,6 +22,7 @@ import {
 import { ApiError, apiError, requestError } from './api-errors.js';
 import type { Dataset } from './dataset.js';
 import { FaultInjector, type FaultStats, type SandboxFaults } from './faults.js';
+import { ChangeSchedule, type SandboxChanges } from './changes.js';
 import { MediaCollection } from './media-collection.js';
 import { ProductCollection } from './product-collection.js';
 import { type Collection, FilterValueError, QueryCache } from './query-engine.js';
@@ -50,7 +51,21 @@ export interface ServerSettings {
   trueTotal: boolean;
   resultWindow: number;
   faults: SandboxFaults;
+  /** The catalog changing while it is read (changes.ts). */
+  changes?: SandboxChanges;
   log?: (line: string) => void;
+  /**
+   * Called just before an API query or stream request is answered (after authentication, the
+   * rate limit and faults), with the endpoint, the request body and the request's number among
+   * that endpoint's (0-based): tests change the catalog at an exact point of a read with it.
+   */
+  beforeAnswer?: (request: AnswerRequest) => void;
+}
+
+export interface AnswerRequest {
+  endpoint: string;
+  body: unknown;
+  n: number;
 }
 
 export interface SandboxStats {
@@ -121,6 +136,8 @@ const collectionOf = (ds: Dataset): Record<string, Collection> => {
 
 export class SandboxServer {
   readonly faults: FaultInjector;
+  readonly changes: ChangeSchedule;
+  readonly #answered = new Map<string, number>();
   readonly #limiter: RollingWindowLimiter;
   readonly #collections: Record<string, Collection>;
   readonly #cache = new QueryCache();
@@ -134,6 +151,7 @@ export class SandboxServer {
     readonly settings: ServerSettings,
   ) {
     this.faults = new FaultInjector(dataset.seed, settings.faults);
+    this.changes = new ChangeSchedule(dataset.seed, settings.changes);
     this.#limiter = new RollingWindowLimiter(settings.rateLimit, settings.rateLimitWindowMs);
     this.#collections = collectionOf(dataset);
     this.#authorizations = new Map(
@@ -158,6 +176,34 @@ export class SandboxServer {
 
   setFaults(faults: SandboxFaults): void {
     this.faults.set(faults);
+  }
+
+  setChanges(changes: SandboxChanges): void {
+    this.changes.set(changes);
+  }
+
+  /** Makes the changes the schedule holds for this request, then lets a test hook make its own. */
+  #changeBeforeAnswer(endpoint: string, body: unknown): void {
+    const due = this.changes.due(endpoint, body);
+    if (due.add > 0) this.add({ count: due.add });
+    if (due.remove > 0) this.hide({ count: due.remove });
+    if (due.touch > 0) this.touch({ count: due.touch });
+    if (due.status > 0) this.#flipStatus(due.status);
+    const n = this.#answered.get(endpoint) ?? 0;
+    this.#answered.set(endpoint, n + 1);
+    this.settings.beforeAnswer?.({ endpoint, body, n });
+  }
+
+  /** `count` products change status: active ones become inactive, the others active. */
+  #flipStatus(count: number): void {
+    const ds = this.dataset;
+    const picked = this.#pick('status', { count }, (i) => !ds.hidden.has(i));
+    const active = PRODUCT_STATUSES.indexOf('active');
+    const at = Math.floor(Date.now() / 1000);
+    const toInactive = picked.filter((i) => ds.status[i] === active);
+    const toActive = picked.filter((i) => ds.status[i] !== active);
+    if (toInactive.length) ds.setProductStatus(toInactive, PRODUCT_STATUSES.indexOf('inactive'), undefined, at);
+    if (toActive.length) ds.setProductStatus(toActive, active, undefined, at);
   }
 
   /** Moves updatedAt of the given products (or `count` products chosen from the seed) and media. */
@@ -230,6 +276,14 @@ export class SandboxServer {
     const ds = this.dataset;
     const indexes = this.#pick('reveal', request, (i) => ds.hidden.has(i));
     ds.revealProducts(indexes, at);
+    return { products: indexes.map((i) => ds.productId(i)), at };
+  }
+
+  /** Products created at `at` (default now): pending or hidden ones come in with createdAt and updatedAt = `at`. */
+  add(request: { ids?: string[]; count?: number }, at = Math.floor(Date.now() / 1000)): MutationResult {
+    const ds = this.dataset;
+    const indexes = this.#pick('reveal', request, (i) => ds.hidden.has(i));
+    ds.createProducts(indexes, at);
     return { products: indexes.map((i) => ds.productId(i)), at };
   }
 
@@ -325,6 +379,7 @@ export class SandboxServer {
     }
     if (!(await this.#admit(req, res, spec.name))) return;
     const body = await readJsonBody(req);
+    this.#changeBeforeAnswer(spec.name, body);
     return this.#query(res, spec, body);
   }
 
@@ -456,6 +511,16 @@ export class SandboxServer {
           throw apiError(400, err instanceof Error ? err.message : String(err));
         }
       }
+      case 'POST /_sandbox/changes': {
+        const body = await readJsonBody(req);
+        try {
+          this.setChanges(body as SandboxChanges);
+        } catch (err) {
+          throw apiError(400, `changes: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        return sendJson(res, 200, { changes: this.changes.config });
+      }
+      case 'POST /_sandbox/add':
       case 'POST /_sandbox/hide':
       case 'POST /_sandbox/reveal': {
         const verb = path.slice('/_sandbox/'.length);
@@ -467,7 +532,9 @@ export class SandboxServer {
           );
         const { at, ...target } = parsed.data;
         try {
-          return sendJson(res, 200, verb === 'hide' ? this.hide(target, at) : this.reveal(target, at));
+          const result =
+            verb === 'hide' ? this.hide(target, at) : verb === 'add' ? this.add(target, at) : this.reveal(target, at);
+          return sendJson(res, 200, result);
         } catch (err) {
           throw apiError(400, err instanceof Error ? err.message : String(err));
         }
@@ -499,7 +566,7 @@ export class SandboxServer {
         req.resume();
         throw apiError(
           404,
-          `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/status, POST /_sandbox/faults`,
+          `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/add, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/status, POST /_sandbox/faults, POST /_sandbox/changes`,
         );
     }
   }

@@ -136,6 +136,8 @@ interface OpenPage {
 const RECENT_IDS = 5000;
 /** Gap pages in a row without a new record before the source gives up (records leave faster than it reads). */
 const MAX_GAPS_WITHOUT_PROGRESS = 50;
+/** Positions a gap page reaches back beyond twice the deficit (room for a few removals on a quiet catalog). */
+const GAP_MARGIN = 5;
 /** Page sizes a gap page may use, smallest first (the API's). */
 const GAP_PAGE_SIZES = [10, 50, 100, 250];
 /** Sort keys a record never changes: offset paging over them only shifts when records leave or enter. */
@@ -375,8 +377,10 @@ export class PagedQuerySource extends CatalogSource {
       );
     }
     const left = Math.max(0, state.endTotal - total);
-    if (offset > state.end - left) {
-      this.#askGap(state, state.end - left, offset, left);
+    // No position is below 0: a page from the start misses nothing, however many left.
+    const need = Math.max(0, state.end - left);
+    if (offset > need) {
+      this.#askGap(state, need, offset, left);
       return undefined;
     }
     job.page = undefined;
@@ -392,7 +396,9 @@ export class PagedQuerySource extends CatalogSource {
    */
   #askGap(state: SegmentState, from: number, to: number, left: number): void {
     const { label } = state.segment;
-    const start = Math.max(0, from - (to - from));
+    // As many positions again as have moved since the page emitted last: records keep leaving
+    // while this request is on its way, and the deficit grows with every request until one passes.
+    const start = Math.max(0, Math.min(from, state.end - 2 * left - GAP_MARGIN));
     if (state.end - start > RECENT_IDS / 2) {
       throw this.#mismatch(
         label,
