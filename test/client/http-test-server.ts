@@ -128,20 +128,6 @@ export async function writeInRandomChunks(
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Requests per minute from arrival times: the least-squares slope over all of them (robust to jitter at the ends). */
-export function measuredRatePerMinute(times: number[]): number {
-  const n = times.length;
-  const meanI = (n - 1) / 2;
-  const meanT = times.reduce((a, b) => a + b, 0) / n;
-  let cov = 0;
-  let varI = 0;
-  for (let i = 0; i < n; i++) {
-    cov += (i - meanI) * (times[i]! - meanT);
-    varI += (i - meanI) ** 2;
-  }
-  return 60_000 / (cov / varI);
-}
-
 /** The error a promise rejects with; fails the test when it resolves. */
 export async function failure(p: Promise<unknown>): Promise<any> {
   try {

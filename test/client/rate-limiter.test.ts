@@ -126,3 +126,52 @@ describe('RateLimiter', () => {
     expect(() => limiter(Number.NaN)).toThrow(RangeError);
   });
 });
+
+// The schedule the client runs on in test/client/pacing.test.ts and
+// test/sources/pacing.test.ts (600/min against a 10 s window, default 1 %
+// margin: interval 101 ms, catch-up 50 ms), with requests that take longer than
+// the interval. Here the schedule is checked exactly; those tests check over
+// the wire only what load cannot change.
+describe('RateLimiter with requests slower than the interval', () => {
+  const INTERVAL = 101;
+  const CATCH_UP = 50;
+  const LATENCY = 150;
+  const clientLimiter = () => new RateLimiter({ perMinute: 600, windowMs: 10_000, now: () => Date.now() });
+
+  /** Start times of `n` requests run by `workers` loops of acquire, then a request taking `latencyMs`. */
+  async function workerStarts(l: RateLimiter, workers: number, latencyMs: number, n: number): Promise<number[]> {
+    const starts: number[] = [];
+    let left = n;
+    const all = Promise.all(
+      Array.from({ length: workers }, async () => {
+        while (left-- > 0) {
+          await l.acquire();
+          starts.push(Date.now());
+          await new Promise((r) => setTimeout(r, latencyMs));
+        }
+      }),
+    );
+    await vi.runAllTimersAsync();
+    await all;
+    return starts;
+  }
+
+  it('3 workers, responses taking 1.5 intervals: every slot is used, on the evenly spaced schedule', async () => {
+    const l = clientLimiter();
+    expect(l.intervalMs).toBeCloseTo(INTERVAL, 9);
+    const starts = await workerStarts(l, 3, LATENCY, 250);
+    // After idle the first start counts as CATCH_UP late, so the next slot is INTERVAL - CATCH_UP away;
+    // from then on one every INTERVAL: no slot left unused, none early.
+    expect(starts).toEqual(starts.map((_, k) => (k === 0 ? 0 : k * INTERVAL - CATCH_UP)));
+    // What the server sees of it: starts never closer than INTERVAL - CATCH_UP, and any 101 consecutive
+    // ones span more than the 10 s window, so no window holds more than 100.
+    for (let k = 1; k < starts.length; k++)
+      expect(starts[k]! - starts[k - 1]!).toBeGreaterThanOrEqual(INTERVAL - CATCH_UP);
+    for (let k = 0; k + 100 < starts.length; k++) expect(starts[k + 100]! - starts[k]!).toBeGreaterThan(10_000);
+  });
+
+  it('one worker cannot fill the budget with responses taking 1.5 intervals: concurrency is what does', async () => {
+    const starts = await workerStarts(clientLimiter(), 1, LATENCY, 20);
+    expect(starts.slice(1).map((t, k) => t - starts[k]!)).toEqual(Array(19).fill(LATENCY));
+  });
+});

@@ -148,17 +148,14 @@ describe('parquet sink', () => {
   it('writes a 200,000-row file that DuckDB reads with the right count, types and sums', async () => {
     const dir = await tempDir();
     const file = join(dir, 'big.parquet');
-    const started = Date.now();
     const sink = productSink({ path: file });
     await pipeline(Readable.from(productRecords(200_000)), sink);
-    const seconds = (Date.now() - started) / 1000;
     expect(await parquetColumnTypes(file)).toEqual(PRODUCT_TYPES);
     expect(await readAggregates(file)).toEqual(expectedAggregates([...productRecords(200_000)]));
     const groups = await duckdbQuery(
       `SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata(${sqlString(file)})`,
     );
     expect(groups.rows[0]!.n).toBe(20n);
-    expect(seconds).toBeLessThan(45);
   }, 90_000);
 
   it('stores timestamps in micros, or raw, and reads millisecond input', async () => {

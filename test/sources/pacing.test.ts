@@ -1,12 +1,13 @@
-// A paged source against the sandbox's own rolling-window limiter, scaled to
-// 100 requests per 10 s (= 600/min) so a few seconds say what a minute would
-// (the window is scaled, scheduling jitter is not: 10 s keeps 100 ms of the 1 %
-// margin, enough for a loaded CI machine; see test/client/pacing.test.ts):
-// with every response taking 1.5 intervals, concurrency keeps the budget full
-// (rate within 5 % of the limit) and the limiter keeps it under (no 429).
+// A paged source against the sandbox's own rolling-window limiter, with only
+// what the machine's load cannot change (see test/client/pacing.test.ts): the
+// client runs 600/min told a 10 s window, the sandbox allows 100 requests per
+// rolling 9 s (the second less absorbs arrival jitter, so a 429 means the
+// client sent well past its budget). With every response taking 1.5 intervals
+// the source's concurrent pages overlap at the sandbox, which is what keeps the
+// budget full; the schedule itself is checked on a fake clock in
+// test/client/rate-limiter.test.ts, and the rate reached in `npm run bench`.
 import { afterEach, expect, it } from 'vitest';
 import { productsQuery } from '../../src/sources/index.js';
-import { measuredRatePerMinute } from '../client/http-test-server.js';
 import { type SandboxHarness, expectSameSequence, productIdsWithStatus, sandboxHarness } from './sandbox-harness.js';
 
 const LIMIT_PER_MINUTE = 600;
@@ -15,16 +16,31 @@ const INTERVAL = 60_000 / LIMIT_PER_MINUTE;
 let h: SandboxHarness | undefined;
 afterEach(() => h?.close());
 
-it('a source at 600/min with 150 ms responses: rate within 5 % of the limit, no 429, exact ids', async () => {
-  const answered: number[] = [];
+/** Most requests the sandbox had in flight at once, from its log lines (`... 200 151.2ms`, written when answered). */
+function maxInFlight(answered: { at: number; line: string }[]): number {
+  const edges: [number, number][] = [];
+  for (const { at, line } of answered) {
+    const ms = Number(/ ([\d.]+)ms$/.exec(line)![1]);
+    edges.push([at - ms, 1], [at, -1]);
+  }
+  // At equal times an answer counts before an arrival: touching is not overlapping.
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let most = 0;
+  for (const [, d] of edges) most = Math.max(most, (now += d));
+  return most;
+}
+
+it('a source at 600/min with 150 ms responses: no 429, exact ids, concurrent requests at the sandbox', async () => {
+  const answered: { at: number; line: string }[] = [];
   h = await sandboxHarness(
     {
       products: 2_000,
       seed: 4,
       rateLimit: 100,
-      rateLimitWindowMs: 10_000,
+      rateLimitWindowMs: 9_000,
       faults: { latencyMs: 1.5 * INTERVAL },
-      log: () => answered.push(performance.now()),
+      log: (line) => answered.push({ at: performance.now(), line }),
     },
     { rateLimit: LIMIT_PER_MINUTE, rateLimitWindowMs: 10_000 },
   );
@@ -42,7 +58,5 @@ it('a source at 600/min with 150 ms responses: rate within 5 % of the limit, no 
   expect(h.client.stats.byStatus).toEqual({ 200: Math.ceil(expected.length / 10) });
   // More requests than one window holds, so the window's limit is really tested.
   expect(answered.length).toBeGreaterThanOrEqual(110);
-  const rate = measuredRatePerMinute(answered);
-  console.log(`source pacing: ${rate.toFixed(1)}/min`);
-  expect(Math.abs(rate - LIMIT_PER_MINUTE) / LIMIT_PER_MINUTE).toBeLessThan(0.05);
+  expect(maxInFlight(answered)).toBeGreaterThanOrEqual(2);
 });
