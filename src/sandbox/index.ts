@@ -12,6 +12,7 @@ import {
   DEFAULT_CREDENTIALS,
   SandboxServer,
   type SandboxStats,
+  type ServerSettings,
   type TouchRequest,
   type TouchResult,
 } from './server.js';
@@ -41,6 +42,8 @@ export interface SandboxOptions extends DatasetOptions {
   dataset?: Dataset;
   /** Called with one line per answered request. */
   log?: (line: string) => void;
+  /** Called before each API request is answered (see `ServerSettings.beforeAnswer`). */
+  beforeAnswer?: ServerSettings['beforeAnswer'];
 }
 
 export interface Sandbox {
@@ -80,6 +83,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     resultWindow,
     faults: options.faults ?? {},
     log: options.log,
+    beforeAnswer: options.beforeAnswer,
   });
   const http = createServer(server.listener);
   await new Promise<void>((resolve, reject) => {

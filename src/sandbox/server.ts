@@ -51,6 +51,14 @@ export interface ServerSettings {
   resultWindow: number;
   faults: SandboxFaults;
   log?: (line: string) => void;
+  /**
+   * Called before an API request (POST to an endpoint) is answered, after authentication, the rate
+   * limit and injected request faults, with its parsed body and `n`, the count of earlier requests
+   * of that endpoint that got this far (from 0). Tests use it to change the data at an exact point
+   * of a run (the second `products.stream` request is the resume after a cut); an exception it
+   * throws is answered as a 500.
+   */
+  beforeAnswer?: (request: { endpoint: string; body: unknown; n: number }) => void;
 }
 
 export interface SandboxStats {
@@ -128,6 +136,8 @@ export class SandboxServer {
   readonly #authorizations: Map<string, Credentials>;
   #counters = { requests: 0, rateLimited: 0, byEndpoint: {} as Record<string, Record<number, number>> };
   #touches = 0;
+  /** Requests per endpoint that reached `beforeAnswer`. */
+  readonly #answered = new Map<string, number>();
 
   constructor(
     readonly dataset: Dataset,
@@ -325,6 +335,11 @@ export class SandboxServer {
     }
     if (!(await this.#admit(req, res, spec.name))) return;
     const body = await readJsonBody(req);
+    if (this.settings.beforeAnswer) {
+      const n = this.#answered.get(spec.name) ?? 0;
+      this.#answered.set(spec.name, n + 1);
+      this.settings.beforeAnswer({ endpoint: spec.name, body, n });
+    }
     return this.#query(res, spec, body);
   }
 
