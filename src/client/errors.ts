@@ -120,9 +120,13 @@ export type StreamProblem =
   | 'error_line'
   | 'total_changed'
   | 'empty'
-  | 'resume_exhausted';
+  | 'resume_exhausted'
+  | 'resume_not_exact';
 
-/** An NDJSON stream broke its contract: bad line, index gap, too few lines, or an error line. */
+/**
+ * An NDJSON stream broke its contract (bad line, index gap, too few lines, an error line), or a cut
+ * stream could not be resumed (resume_exhausted; resume_not_exact: not without risking a gap).
+ */
 export class StreamProtocolError extends CatalogStreamsError {
   readonly endpoint: string;
   readonly problem: StreamProblem;

@@ -260,7 +260,9 @@ export interface StageOptionDocs {
     filter?: unknown;
     /**
      * Sorting: one of id, name, pbs, createdAt, touchedAt, statusTouchedAt, status, with ASC or DESC
-     * (default {id: ASC}).
+     * (default {id: ASC}). A cut stream sorted by id or createdAt is resumed after the records already
+     * delivered; sorted by name, pbs, touchedAt, statusTouchedAt, status (values that change), a cut after
+     * the first record fails the run (stream.resume_not_exact).
      */
     sorting?: unknown;
     /**

@@ -8,10 +8,11 @@
 // - a line longer than maxLineLength (line_too_long) — split2 only bounds the
 //   unfinished tail of its buffer, so complete lines are measured here too;
 // - `{"error": {...}}` (error_line), with what the line said;
-// - `meta.index` not the next one (index_gap), or `meta.total` changing
-//   (total_changed: the data moved, indexes no longer line up);
+// - `meta.index` not the next one (index_gap), or `meta.total` changing within
+//   one request (total_changed: the data moved, indexes no longer line up);
 // - a 200 without any line (empty: "no results" is a 204).
-// 204 is an empty result.
+// 204 is an empty result. Each request is checked on its own: its indexes run
+// from 0 to its own `total` - 1, and fewer lines than that is never success.
 //
 // Truncation is a transient fault, like a cut: a body that ends cleanly in the
 // middle of a line (the last piece has no newline and is not JSON), or at a
@@ -21,15 +22,48 @@
 // Resume: a stream that breaks off (connection reset or closed without the
 // end of the chunked body, body timeout, a truncated body) is asked for again
 // after a backoff, through the client, so the new request waits for the rate
-// limiter like any other. Where the sorting allows it (createdAt), the new
-// request starts after what was delivered: `createdAt >= the last delivered
-// record's` (<= for DESC), skipping the ids already delivered at that instant,
-// so a stream cut at the same byte every time still gets past the cut. Otherwise
-// (id and the other sortings: the API has no filter for "after this id") the
-// same body is asked for again and the indexes already delivered are skipped;
-// the price is re-reading the delivered prefix. Consumers see each record once
-// and in order. Resumes are bounded: after `maxResumes` in a row without a new
-// record, the source fails (resume_exhausted, or short).
+// limiter like any other. The catalog may change while the stream is cut, so
+// the resumed request starts after what was delivered, found by content, never
+// by position (records leaving before the cut would shift the positions, and a
+// record would be lost without a sign). The promise: a record in the result for
+// the whole run is delivered exactly once; one that enters, leaves or changes
+// during the run at most once; where that cannot be made sure, the source fails
+// (resume_not_exact) rather than leave a gap. By sorting:
+// - createdAt (ASC or DESC; it never changes): the new request asks for
+//   `createdAt >= the last delivered record's` (<= for DESC) and skips the ids
+//   delivered at that instant, so a stream cut at the same byte every time
+//   still gets past the cut.
+// - id (ASC or DESC; ids never change, the API has no "after this id" filter):
+//   the same body is asked for again and every record up to the last delivered
+//   id in the stream's order is skipped. The ids are compared as integers by
+//   value and strings by UTF-16 code unit, and the stream itself must agree:
+//   every line's id has to sort after the previous one (before, for DESC).
+//   When a stream contradicts the comparison, a resume by id could skip the
+//   wrong records: a cut after that fails. The last record skipped in the
+//   resumed request must also be one delivered before the cut (one of the last
+//   RECENT_IDS), or none: when the last delivered records left and an id nobody
+//   delivered stands where they were, nothing shows which side of the cut it
+//   belongs to, and the source fails.
+// - createdAt order is checked the same way (non-decreasing, an integer
+//   meta.createdAt on every record).
+// - Any other sorting (touchedAt, status, name...) orders by values that change:
+//   a record updated during the cut moves, and without the ids of everything
+//   delivered (memory that grows with the catalog) nothing tells a moved record
+//   from a new one. Such a stream is not resumed once records were delivered:
+//   the cut fails with resume_not_exact, naming id and createdAt as the sortings
+//   that resume. (Inside a bounded updatedSince window records only leave, but
+//   the tie order of equal values, e.g. thousands of products of one status,
+//   would still have to be the same in both requests, which nothing checks.)
+// A stream cut before any record was delivered is asked for again as it was,
+// whatever the sorting.
+// The resumed request's `total` is its own: records that left or arrived while
+// the stream was cut change it legitimately. Once the resumed request is past
+// the records delivered before the cut, the segment's count is known again
+// (delivered + that request's total - the lines it skipped) and the source's
+// announced total is corrected, so `total` is what the source delivers.
+// Consumers see each record once and in order. Resumes are bounded: after
+// `maxResumes` in a row without a new record, the source fails
+// (resume_exhausted, or short).
 //
 // Backpressure: when `push` says the buffer is full, the line splitter is
 // paused, which pauses the HTTP body and the socket; `_read` resumes it.
@@ -49,7 +83,9 @@ import {
 } from '../client/index.js';
 import { errorCodeOf } from '../client/retry-policy.js';
 import { fromJson } from '../client/error-body.js';
+import { compact } from '../client/request-summary.js';
 import { truncate } from '../client/errors.js';
+import { describeValue } from '../values.js';
 import { setOrigin } from '../core/origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
 
@@ -67,8 +103,19 @@ export interface NdjsonStreamOptions extends SourceRunOptions {
   dedupe?: boolean;
 }
 
+/** How a cut stream of a segment is resumed, from its sorting (see the header). */
+type ResumeRule = { by: 'id' | 'createdAt'; desc: boolean } | { by: 'none'; sorting: unknown };
+
+/** Where the records a resumed request delivered before the cut end. */
+type ResumePoint =
+  { by: 'id'; id: unknown; desc: boolean } | { by: 'createdAt'; createdAt: number; ids: ReadonlySet<unknown> };
+
+/** The last delivered ids kept per segment: the anchors a resume by id checks its skipping against. */
+const RECENT_IDS = 256;
+
 interface SegmentState {
   segment: StreamSegment;
+  rule: ResumeRule;
   /** The body of the current request: the segment's, or one starting after what was delivered. */
   body: SourceBody;
   /** The next `meta.index` to deliver in the current request's stream. */
@@ -77,19 +124,57 @@ interface SegmentState {
   total?: number;
   /** Whether the segment's total was announced (its first stream's). */
   announced: boolean;
+  /** Records the segment is to deliver in all, as announced (corrected after a resume). */
+  expected: number;
   /** Records of the segment delivered over all its requests. */
   delivered: number;
+  /** `delivered` when the current request started. */
+  deliveredAtRequest: number;
+  /** Lines of the current request skipped as delivered before the cut. */
+  skipped: number;
+  /** Set while the current (resumed) request is still on records delivered before the cut. */
+  from?: ResumePoint;
+  /** The id of the last line skipped by id in the current request. */
+  lastSkippedId?: unknown;
+  /** Whether the current request was resumed after deliveries: a contradiction in it fails at once. */
+  resumed: boolean;
+  /** The order key (id or createdAt) of the previous line of the current request. */
+  previousKey?: unknown;
+  /** Why a resume after the delivered records would not be exact (the stream contradicted the rule). */
+  inexact?: string;
   /** `delivered` when the last resume started, to tell progress from none. */
   deliveredAtLastResume: number;
   resumesWithoutProgress: number;
+  /** The last delivered record's id, and the last RECENT_IDS ids (a ring). */
+  lastId?: unknown;
+  recentIds: unknown[];
   /** createdAt sorting: the last delivered record's createdAt, and the ids delivered at that instant. */
   lastCreatedAt?: number;
   idsAtLastCreatedAt: Set<unknown>;
-  /** Ids a resumed request skips (delivered at its first instant before the resume). */
-  skipIds: Set<unknown>;
   /** A line that was not JSON, held until it is known whether it was the unterminated end of the body. */
   badLine?: { index: number; text: string };
 }
+
+/**
+ * The id order a resume by id assumes: integers by value, strings by UTF-16 code unit. Undefined
+ * when the two cannot be compared that way (not both safe integers, not both strings).
+ */
+function compareIds(a: unknown, b: unknown): number | undefined {
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (Number.isSafeInteger(a) && Number.isSafeInteger(b)) return (a as number) - (b as number);
+  return undefined;
+}
+
+function resumeRule(body: SourceBody): ResumeRule {
+  const sorting = body.sorting as Record<string, unknown> | undefined;
+  const [name, direction] = Object.entries(sorting ?? {})[0] ?? [];
+  if ((name === 'id' || name === 'createdAt') && (direction === 'ASC' || direction === 'DESC'))
+    return { by: name, desc: direction === 'DESC' };
+  return { by: 'none', sorting };
+}
+
+const createdAtOf = (record: CatalogRecord): unknown => (record.meta as { createdAt?: unknown } | undefined)?.createdAt;
+const showId = (id: unknown): string => (typeof id === 'string' ? JSON.stringify(id) : String(id));
 
 const SPLIT2_OVERFLOW = 'maximum buffer reached';
 const NEWLINE = 0x0a;
@@ -148,14 +233,19 @@ export class NdjsonStreamSource extends CatalogSource {
     const segment = this.#segments[index]!;
     return {
       segment,
+      rule: resumeRule(segment.body),
       body: segment.body,
       next: 0,
       announced: false,
+      expected: 0,
       delivered: 0,
+      deliveredAtRequest: 0,
+      skipped: 0,
+      resumed: false,
       deliveredAtLastResume: 0,
       resumesWithoutProgress: 0,
+      recentIds: [],
       idsAtLastCreatedAt: new Set(),
-      skipIds: new Set(),
     };
   }
 
@@ -253,13 +343,22 @@ export class NdjsonStreamSource extends CatalogSource {
         `meta.total changed from ${state.total} to ${total} at index ${index}: the data changed during the extract; run it again`,
       );
     }
-    if (index < state.next) return; // already delivered before a resume
     if (index !== state.next || index >= total) {
       return this.#fail('index_gap', `expected meta.index ${state.next} but got ${index} (total ${total})`);
     }
     state.next++;
     const record = result as CatalogRecord;
-    if (state.skipIds.size > 0 && state.skipIds.has(record.id)) return; // delivered before the resume
+    const disorder = this.#checkOrder(state, record, index);
+    if (disorder) {
+      // Skipping by content is only as good as the order it relies on.
+      if (state.resumed)
+        return this.#fail('resume_not_exact', `the resumed stream ${disorder}; ${this.#notExact(state)}`);
+      state.inexact ??= disorder;
+    }
+    if (state.from) {
+      const before = this.#deliveredBefore(state, state.from, record);
+      if (before !== 'no') return;
+    }
     this.#noteDelivered(state, record);
     if (this.isRepeat(record)) return;
     setOrigin(record, { endpoint: this.endpoint, index, slice: state.segment.label });
@@ -270,32 +369,140 @@ export class NdjsonStreamSource extends CatalogSource {
 
   #learnTotal(state: SegmentState, total: number): void {
     state.total = total;
-    if (state.announced) return;
-    state.announced = true;
-    this.addSegmentTotal(total, this.#segmentIndex === this.#segments.length - 1);
+    if (!state.announced) {
+      state.announced = true;
+      state.expected = total;
+      this.addSegmentTotal(total, this.#segmentIndex === this.#segments.length - 1);
+    }
+    if (!state.from) this.#settleExpected(state);
   }
 
-  /** Counts a delivered record and, under a createdAt sorting, where a resume can start. */
+  /**
+   * The segment's count once no line of the current request is to be skipped any more: what was
+   * delivered before it plus its lines not skipped. A resume after records left or arrived changes
+   * it, and the source's total with it.
+   */
+  #settleExpected(state: SegmentState): void {
+    if (state.total === undefined) return;
+    const expected = state.deliveredAtRequest + state.total - state.skipped;
+    if (expected === state.expected) return;
+    this.reviseSegmentTotal(expected - state.expected);
+    state.expected = expected;
+  }
+
+  /**
+   * Checks that the line sorts after the previous one of this request under the resume rule, as a
+   * resume by content assumes; says how it does not.
+   */
+  #checkOrder(state: SegmentState, record: CatalogRecord, index: number): string | undefined {
+    const rule = state.rule;
+    if (rule.by === 'none') return undefined;
+    const key = rule.by === 'id' ? record.id : createdAtOf(record);
+    const previous = state.previousKey;
+    state.previousKey = key;
+    if (rule.by === 'createdAt') {
+      if (!Number.isSafeInteger(key))
+        return `has a record without an integer meta.createdAt at index ${index} (${describeValue(key)})`;
+      if (previous === undefined) return undefined;
+      const step = (key as number) - (previous as number);
+      return (rule.desc ? step > 0 : step < 0)
+        ? `is not in createdAt ${rule.desc ? 'DESC' : 'ASC'} order: createdAt ${String(key)} at index ${index} after ${String(previous)}`
+        : undefined;
+    }
+    if (compareIds(key, key) === undefined)
+      return `has a record whose id is neither a string nor a safe integer at index ${index} (${describeValue(key)})`;
+    if (previous === undefined) return undefined;
+    const c = compareIds(previous, key);
+    if (c === undefined)
+      return `mixes id types: ${showId(key)} at index ${index} after ${showId(previous)}, which cannot be compared`;
+    return (rule.desc ? c <= 0 : c >= 0)
+      ? `is not in the order the toolkit compares ids in (integers by value, strings by UTF-16 code unit): id ${showId(key)} at index ${index} came after ${showId(previous)} under sorting {id: ${rule.desc ? 'DESC' : 'ASC'}}`
+      : undefined;
+  }
+
+  /**
+   * In a resumed request: whether the line is one delivered before the cut ('skip'), or the
+   * first one past them, which ends the region ('no'); 'failed' when the end of the region
+   * shows the skipping cannot be trusted.
+   */
+  #deliveredBefore(state: SegmentState, from: ResumePoint, record: CatalogRecord): 'skip' | 'no' | 'failed' {
+    if (from.by === 'id') {
+      const c = compareIds(record.id, from.id)!; // comparable: #checkOrder failed the request otherwise
+      if ((from.desc ? -c : c) <= 0) {
+        state.skipped++;
+        state.lastSkippedId = record.id;
+        return 'skip';
+      }
+    } else if (createdAtOf(record) === from.createdAt) {
+      // At the last delivered instant: skip what was delivered, whatever the order of the ties.
+      if (!from.ids.has(record.id)) return 'no';
+      state.skipped++;
+      return 'skip';
+    }
+    return this.#endRegion(state) ? 'no' : 'failed';
+  }
+
+  /**
+   * The resumed request is past the records delivered before the cut. Skipping by id was exact if
+   * the last line skipped was delivered before (the argument in the header), or none was skipped.
+   */
+  #endRegion(state: SegmentState): boolean {
+    const skippedUnknown =
+      state.from?.by === 'id' && state.skipped > 0 && !state.recentIds.includes(state.lastSkippedId);
+    state.from = undefined;
+    if (skippedUnknown) {
+      this.#fail(
+        'resume_not_exact',
+        `the resumed stream skipped id ${showId(state.lastSkippedId)} as coming before the last delivered id ${showId(state.lastId)}, ` +
+          `but it is not one of the last ${RECENT_IDS} records delivered: those left the result during the cut, and the service's id order ` +
+          `cannot be checked against the toolkit's without them; ${this.#notExact(state)}`,
+      );
+      return false;
+    }
+    this.#settleExpected(state);
+    return true;
+  }
+
+  /** Counts a delivered record and notes where a resume by content would start. */
   #noteDelivered(state: SegmentState, record: CatalogRecord): void {
     state.delivered++;
-    if (!this.#resumeKey(state)) return;
-    const createdAt = (record.meta as { createdAt?: unknown } | undefined)?.createdAt;
-    if (!Number.isSafeInteger(createdAt)) {
-      state.lastCreatedAt = undefined;
-      return;
+    state.lastId = record.id;
+    if (state.rule.by === 'id') {
+      const ring = state.recentIds;
+      if (ring.length < RECENT_IDS) ring.push(record.id);
+      else ring[(state.delivered - 1) % RECENT_IDS] = record.id;
+    } else if (state.rule.by === 'createdAt') {
+      const createdAt = createdAtOf(record);
+      if (!Number.isSafeInteger(createdAt)) return; // #checkOrder noted that a resume would not be exact
+      if (createdAt !== state.lastCreatedAt) {
+        state.lastCreatedAt = createdAt as number;
+        state.idsAtLastCreatedAt = new Set();
+      }
+      state.idsAtLastCreatedAt.add(record.id);
     }
-    if (createdAt !== state.lastCreatedAt) {
-      state.lastCreatedAt = createdAt as number;
-      state.idsAtLastCreatedAt = new Set();
-    }
-    state.idsAtLastCreatedAt.add(record.id);
   }
 
-  /** The direction of a createdAt sorting (a resume can start after what was delivered), else undefined. */
-  #resumeKey(state: SegmentState): 'ASC' | 'DESC' | undefined {
-    const sorting = state.segment.body.sorting as Record<string, unknown> | undefined;
-    const direction = sorting?.createdAt;
-    return direction === 'ASC' || direction === 'DESC' ? direction : undefined;
+  /** What to do about a stream that cannot be resumed exactly. */
+  #notExact(state: SegmentState): string {
+    const other = state.rule.by === 'createdAt' ? 'id' : 'createdAt';
+    return `run again${state.rule.by === 'none' ? '' : `, or sort by ${other}`}`;
+  }
+
+  /** Why a resume after `state.delivered` records would not be exact, if it would not. */
+  #refusal(state: SegmentState): string | undefined {
+    const rule = state.rule;
+    if (rule.by === 'none') {
+      return (
+        `sorting ${compact(rule.sorting)} orders by a value that can change while the stream is cut: a record that moved ` +
+        `or left before the cut would be repeated or lost, so the stream is not resumed. Run again, or sort by id (the default) ` +
+        `or createdAt, which a cut stream resumes after the last delivered record (sort the output afterwards if the order matters)`
+      );
+    }
+    if (state.inexact)
+      return `a resume after the last delivered ${rule.by} would not be exact: the stream ${state.inexact}; ${this.#notExact(state)}`;
+    if (rule.by === 'createdAt' && state.lastCreatedAt === undefined)
+      return `the last delivered record has no createdAt to resume after; ${this.#notExact(state)}`;
+    return undefined;
   }
 
   #failBadLine(bad: { index: number; text: string }): void {
@@ -316,6 +523,8 @@ export class NdjsonStreamSource extends CatalogSource {
     // ARCHITECTURE.md, API rules: fewer lines than `total` is an error, not success; the body was cut short, so it is resumed first.
     if (state.next < state.total!)
       return this.#resume(`ended after ${state.next} of ${state.total} lines (truncated)`, 'short');
+    // Every line of the request was one delivered before the cut (or there was none).
+    if (state.from && !this.#endRegion(state)) return;
     this.#pageEvent();
     if (this.#segmentIndex < this.#segments.length - 1) {
       this.#detach();
@@ -349,41 +558,62 @@ export class NdjsonStreamSource extends CatalogSource {
   }
 
   /**
-   * Asks for the segment again after a backoff: from after the last delivered record when the
-   * sorting allows it, else the same body with its delivered indexes skipped.
+   * Asks for the segment again after a backoff, starting after the records already delivered
+   * (by content, see the header); fails instead when that cannot be exact.
    */
   #resume(what: string, exhausted: StreamProblem = 'resume_exhausted'): void {
     const state = this.#state;
+    const at = state.next;
+    const refusal = state.delivered > 0 ? this.#refusal(state) : undefined;
+    if (refusal)
+      return this.#fail(
+        'resume_not_exact',
+        `the stream ${what} after ${state.delivered} records were delivered; ${refusal}`,
+      );
     if (state.delivered > state.deliveredAtLastResume) state.resumesWithoutProgress = 0;
     state.resumesWithoutProgress++;
     state.deliveredAtLastResume = state.delivered;
     if (state.resumesWithoutProgress > this.#maxResumes) {
-      const hint = this.#resumeKey(state)
-        ? ''
-        : '; with sorting {createdAt: ASC} a resumed stream starts after the records already delivered, so a stream cut at the same point every time gets past it';
+      const hint =
+        state.rule.by === 'createdAt'
+          ? ''
+          : '; with sorting {createdAt: ASC} a resumed stream starts after the records already delivered, so a stream cut at the same point every time gets past it';
       return this.#fail(
         exhausted,
-        `the stream ${what} (next index ${state.next}), ${state.resumesWithoutProgress} times in a row without progress${hint}`,
+        `the stream ${what} (next index ${at}), ${state.resumesWithoutProgress} times in a row without progress${hint}`,
       );
     }
     this.#detach();
     this.#resumes++;
     const delayMs = this.#client.retryPolicy.backoff(state.resumesWithoutProgress);
     const label = state.segment.label ? ` (${state.segment.label})` : '';
-    const direction = this.#resumeKey(state);
     let how: string;
-    if (direction && state.lastCreatedAt !== undefined) {
-      const bound = direction === 'ASC' ? { from: state.lastCreatedAt } : { until: state.lastCreatedAt };
+    if (state.delivered === 0) {
+      // Nothing delivered: the same request again is exact whatever the sorting.
+      state.body = state.segment.body;
+      state.from = undefined;
+      how = `asking again in ${delayMs} ms (nothing was delivered yet)`;
+    } else if (state.rule.by === 'createdAt') {
+      const desc = state.rule.desc;
+      const createdAt = state.lastCreatedAt!; // #refusal made sure there is one
+      const bound = desc ? { until: createdAt } : { from: createdAt };
       state.body = { ...state.segment.body, filter: andFilter(state.segment.body.filter, { createdAt: bound }) };
-      state.skipIds = state.idsAtLastCreatedAt;
-      state.idsAtLastCreatedAt = new Set(state.skipIds);
-      state.next = 0;
-      state.total = undefined;
-      how = `asking for the records from createdAt ${state.lastCreatedAt} ${direction === 'ASC' ? 'on' : 'back'} in ${delayMs} ms (${state.delivered} delivered, ${state.skipIds.size} of them at that instant skipped)`;
+      state.from = { by: 'createdAt', createdAt, ids: new Set(state.idsAtLastCreatedAt) };
+      how = `asking for the records from createdAt ${createdAt} ${desc ? 'back' : 'on'} in ${delayMs} ms (${state.delivered} delivered, ${state.idsAtLastCreatedAt.size} of them at that instant skipped)`;
     } else {
-      how = `asking again in ${delayMs} ms and skipping the ${state.next} records already delivered`;
+      const desc = state.rule.by === 'id' && state.rule.desc; // 'none' was refused
+      state.body = state.segment.body;
+      state.from = { by: 'id', id: state.lastId, desc };
+      how = `asking again in ${delayMs} ms and skipping the records up to id ${showId(state.lastId)} (sorting {id: ${desc ? 'DESC' : 'ASC'}}, ${state.delivered} delivered)`;
     }
+    state.next = 0;
+    state.total = undefined;
     state.badLine = undefined;
+    state.deliveredAtRequest = state.delivered;
+    state.skipped = 0;
+    state.lastSkippedId = undefined;
+    state.previousKey = undefined;
+    state.resumed = state.from !== undefined;
     this.events.emit('retry', {
       endpoint: this.endpoint,
       attempt: this.#resumes + 1,
@@ -393,7 +623,7 @@ export class NdjsonStreamSource extends CatalogSource {
     this.events.emit('info', {
       code: 'source.stream_resumed',
       message: `${this.endpoint}${label}: the stream ${what}; ${how}`,
-      index: state.next,
+      index: at,
     });
     sleep(delayMs, undefined, { signal: this.signal }).then(
       () => {

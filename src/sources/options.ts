@@ -40,7 +40,9 @@ export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unk
       ? endpoints[endpoint].incremental
         ? ` Over several pages, ${mutable.join(', ')} (values that change) need a bounded updatedSince window (a pipeline with state:).`
         : ` ${mutable.join(', ')} (values that change) are refused for a query of several pages: sort by id.`
-      : '';
+      : endpoints[endpoint].mode === 'stream' && mutable.length > 0
+        ? ` A cut stream sorted by id or createdAt is resumed after the records already delivered; sorted by ${mutable.join(', ')} (values that change), a cut after the first record fails the run (stream.resume_not_exact).`
+        : '';
   return sortingSchema(endpoints[endpoint].sortings, (issues) => notShown(endpoints[endpoint], issues))
     .optional()
     .meta({

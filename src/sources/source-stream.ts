@@ -1,8 +1,9 @@
 // The base of every catalog source: an object-mode Readable that knows its
 // endpoint, exposes `total` once it is known (and emits `'meta'` `{total}`
-// then, once), reports to the run's events, and owns an AbortController tied to
-// the run's signal so that destroying the stream, or aborting the run, cancels
-// the requests it has in flight or waiting for the rate limiter.
+// then, and again only if a resumed stream corrects it), reports to the run's
+// events, and owns an AbortController tied to the run's signal so that
+// destroying the stream, or aborting the run, cancels the requests it has in
+// flight or waiting for the rate limiter.
 //
 // It also keeps what the paged and the stream reader share: the running total
 // over segments (chunks, windows), and dropping records already delivered
@@ -83,6 +84,20 @@ export abstract class CatalogSource extends Readable {
     this.#knownTotal += total;
     if (last && !this.#seen) this.setTotal(this.#knownTotal);
     else this.announceEstimate(this.#knownTotal);
+  }
+
+  /**
+   * A segment's count changed after it was announced (a cut stream resumed while records left or
+   * arrived): the running total moves by `delta`, and an exact total already announced is
+   * corrected (`'meta'` and the `total` event again), so `total` stays what the source delivers.
+   */
+  protected reviseSegmentTotal(delta: number): void {
+    if (delta === 0) return;
+    this.#knownTotal += delta;
+    if (this.#total === undefined) return this.announceEstimate(this.#knownTotal);
+    this.#total = this.#knownTotal;
+    this.emit('meta', { total: this.#total } satisfies SourceMeta);
+    this.events.emit('total', { endpoint: this.endpoint, total: this.#total, capped: false });
   }
 
   /** With overlapping code chunks: whether this record's id was delivered already (else it is remembered). */

@@ -55,6 +55,16 @@ async function ndjsonServer(
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
+/** One stream's lines for these ids, in this order (indexes and total its own). */
+function idLines(ids: unknown[], meta: (id: any) => object = () => ({})): string[] {
+  return ids.map((id, index) =>
+    JSON.stringify({ meta: { total: ids.length, index }, result: { id, caption: `m ${String(id)}`, meta: meta(id) } }),
+  );
+}
+
+/** Bytes of the first `count` lines: a cut there delivers exactly those. */
+const bytesOf = (lines: string[], count: number) => Buffer.byteLength(lines.slice(0, count).join('\n') + '\n');
+
 describe('NDJSON stream source', () => {
   it('reads every line once and in order whatever the chunk boundaries', async () => {
     await ndjsonServer(() => mediaLines(700));
@@ -176,10 +186,88 @@ describe('NDJSON stream source', () => {
     server = undefined;
   });
 
-  it('a resumed stream whose total changed fails instead of mixing two results', async () => {
-    await ndjsonServer((n) => (n === 1 ? mediaLines(20) : mediaLines(21)), { cut: (n) => (n === 1 ? 600 : undefined) });
+  it('a resumed request has its own total: records that arrived or left during the cut change it', async () => {
+    // Cut after 5 lines; meanwhile id 2 (delivered) left and id 21 arrived. The resume skips by id,
+    // not by position (skipping 5 positions would lose id 7), and checks the new request against
+    // its own total of 20.
+    const first = idLines(range(1, 20));
+    const second = idLines([1, ...range(3, 21)]);
+    await ndjsonServer((n) => (n === 1 ? first : second), { cut: (n) => (n === 1 ? bytesOf(first, 5) : undefined) });
+    const src = mediaStream(client!, {});
+    const metas: unknown[] = [];
+    src.on('meta', (m) => metas.push(m));
+    const records = await src.toArray();
+    expect(records.map((r) => r.id)).toEqual(range(1, 21));
+    expect(src.resumes).toBe(1);
+    // 5 delivered + 20 in the resumed request - 4 of them delivered before (id 2 left): 21.
+    expect(metas).toEqual([{ total: 20 }, { total: 21 }]);
+    expect(src.total).toBe(21);
+  });
+
+  it('the last delivered record gone during the cut: resumed after the one before it', async () => {
+    const first = idLines([10, 20, 30, 40, 50]);
+    const second = idLines([10, 20, 40, 50]);
+    await ndjsonServer((n) => (n === 1 ? first : second), { cut: (n) => (n === 1 ? bytesOf(first, 3) : undefined) });
+    const src = mediaStream(client!, {});
+    expect((await src.toArray()).map((r) => r.id)).toEqual([10, 20, 30, 40, 50]);
+    expect(src.total).toBe(5);
+  });
+
+  it('sorted by id DESC: skips what sorts before the last delivered id in descending order', async () => {
+    const first = idLines([50, 40, 30, 20, 10]);
+    const second = idLines([60, 50, 40, 20, 10]); // 30 left, 60 arrived before the cut point
+    await ndjsonServer((n) => (n === 1 ? first : second), { cut: (n) => (n === 1 ? bytesOf(first, 3) : undefined) });
+    const records = await mediaStream(client!, { sorting: { id: 'DESC' } }).toArray();
+    expect(records.map((r) => r.id)).toEqual([50, 40, 30, 20, 10]);
+  });
+
+  it('a stream whose ids contradict the comparison: read whole when not cut, resume_not_exact when cut after it', async () => {
+    // Digit strings in numeric order: "10" after "9" is not UTF-16 order.
+    const lines = idLines(range(1, 20).map(String));
+    await ndjsonServer(() => lines);
+    expect((await mediaStream(client!, {}).toArray()).map((r) => r.id)).toEqual(range(1, 20).map(String));
+    await client!.close();
+    await server!.close();
+
+    await ndjsonServer(() => lines, { cut: (n) => (n === 1 ? bytesOf(lines, 12) : undefined) });
+    const got: string[] = [];
+    const src = mediaStream(client!, {});
+    src.on('data', (r) => got.push(r.id));
+    const err = await failure(new Promise((resolve, reject) => src.on('error', reject).on('end', resolve)));
+    expect(err).toBeInstanceOf(StreamProtocolError);
+    expect(err.code).toBe('stream.resume_not_exact');
+    expect(err.message).toContain('after 12 records were delivered');
+    expect(err.message).toContain('id "10" at index 9 came after "9"');
+    expect(err.message).toContain('sort by createdAt');
+    expect(got).toEqual(range(1, 12).map(String));
+    expect(server!.requests).toHaveLength(1);
+  });
+
+  it('a resumed request that contradicts the comparison fails at once', async () => {
+    const first = idLines(range(1, 20).map(String));
+    await ndjsonServer(() => first, { cut: (n) => (n === 1 ? bytesOf(first, 5) : undefined) });
     const err = await failure(mediaStream(client!, {}).toArray());
-    expect(err.code).toBe('stream.total_changed');
+    expect(err.code).toBe('stream.resume_not_exact');
+    expect(err.message).toMatch(/the resumed stream is not in the order .*id "10" at index 9 came after "9"/);
+    expect(server!.requests).toHaveLength(2);
+  });
+
+  it('skipping cannot be checked (the last delivered ids left, an unknown id in their place): resume_not_exact', async () => {
+    const first = idLines([10, 20, 30, 40, 50]);
+    const second = idLines([10, 20, 25, 40, 50]); // 30 left; 25 arrived where it stood
+    await ndjsonServer((n) => (n === 1 ? first : second), { cut: (n) => (n === 1 ? bytesOf(first, 3) : undefined) });
+    const err = await failure(mediaStream(client!, {}).toArray());
+    expect(err.code).toBe('stream.resume_not_exact');
+    expect(err.message).toContain('skipped id 25 as coming before the last delivered id 30');
+  });
+
+  it('sorted by createdAt, a record without createdAt: a cut after it fails with resume_not_exact', async () => {
+    const lines = idLines(range(1, 10), (id) => (id === 4 ? {} : { createdAt: 1000 + id }));
+    await ndjsonServer(() => lines, { cut: (n) => (n === 1 ? bytesOf(lines, 6) : undefined) });
+    const err = await failure(mediaStream(client!, { sorting: { createdAt: 'ASC' } }).toArray());
+    expect(err.code).toBe('stream.resume_not_exact');
+    expect(err.message).toContain('without an integer meta.createdAt at index 3');
+    expect(err.message).toContain('sort by id');
   });
 
   it('aborting the run mid-stream stops it before the body ends and closes the connection', async () => {
