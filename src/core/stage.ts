@@ -88,8 +88,38 @@ export interface StageServices {
   stdout?: Writable;
   /** The environment a stage reads settings from (S3 credentials and endpoint); default: process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Reads records of the run's source again by id (the table sink checks its delete candidates with it). */
+  recordLookup?: RecordLookup;
   [name: string]: unknown;
 }
+
+/**
+ * The run's source asked again for given ids: what a sink uses to learn whether records it did not
+ * receive still exist. Set by the runner, which knows the source, its filter and the transforms.
+ */
+export type RecordLookup =
+  | {
+      readonly available: true;
+      /** The endpoint asked (`products.query`), for messages. */
+      readonly endpoint: string;
+      /** Ids one `read` takes at most (the API's 1000 codes per filter). */
+      readonly maxIds: number;
+      /**
+       * The records with these ids that exist now and match the source's own filter (without the
+       * updatedSince window of a state run), as the sinks receive them: through the run's transforms.
+       * An id with no record does not exist or left the filter. `onRecord` is awaited for each.
+       * Rejects when a request or a transform fails. Resolves with the requests it made.
+       */
+      read(
+        ids: ReadonlyArray<string | number>,
+        onRecord: (record: Record<string, unknown>) => Promise<void> | void,
+      ): Promise<{ requests: number }>;
+    }
+  | {
+      readonly available: false;
+      /** Why records cannot be looked up by id (`updates.query has no filter by a list of ids`). */
+      readonly reason: string;
+    };
 
 export interface StageDefinition<Options = any, Out = Readable | Transform | Writable> {
   kind: StageKind;

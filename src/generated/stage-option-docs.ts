@@ -1030,7 +1030,8 @@ export interface StageOptionDocs {
      */
     key?: unknown;
     /**
-     * Deletes inferred by full runs (keys of the previous snapshot missing from the extract)
+     * Deletes inferred by full runs: keys of the previous snapshot missing from the extract that the API,
+     * asked by id, no longer returns
      *
      * Default: `{"maxRatio":0.05}`
      */

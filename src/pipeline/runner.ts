@@ -30,6 +30,7 @@ import type { StageRegistry } from '../core/registry.js';
 import { newRunId } from '../core/run-id.js';
 import { RunStats } from './run-stats.js';
 import { pipelineRecordSchema } from './schema-chain.js';
+import { createRecordLookup } from './record-lookup.js';
 import type { RunDescription, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
 import { checkDestinations } from './preflight.js';
@@ -474,7 +475,16 @@ class PipelineRun {
       source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
       createSink: (spec) => this.#opts.registry.create<SinkStream>('sink', spec, { ...ctx, services }, 'deadLetter'),
       describeRun: () => this.#describe(),
-      services: { ...services, recordSchema: pipelineRecordSchema(config, this.#opts.registry) },
+      services: {
+        ...services,
+        recordSchema: pipelineRecordSchema(config, this.#opts.registry),
+        recordLookup: createRecordLookup({
+          config,
+          registry: this.#opts.registry,
+          sourceSpec: this.#sourceSpec,
+          ctx: () => ctx,
+        }),
+      },
     };
     this.#ctx = ctx;
     return ctx;

@@ -1,11 +1,13 @@
 // The table sink in code (tableSink with a StageContext): numeric keys, records fed in random
 // chunk sizes, `ignoreFields` (a change of those columns alone is no change, and the snapshot
 // keeps the earlier row), an incremental run (the run description's cursor) inferring no delete,
-// and options naming what does not exist.
+// a full run checking its delete candidates through `ctx.services.recordLookup` (and warning
+// without one), and options naming what does not exist.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
+import type { RecordLookup } from '../../src/core/stage.js';
 import { ConfigError } from '../../src/errors.js';
 import { tableSink } from '../../src/sinks/index.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
@@ -114,6 +116,92 @@ describe('tableSink in code', () => {
       { id: 1, price: 10 },
       { id: 2, price: 20 },
       { id: 3, price: 31 },
+    ]);
+  });
+
+  it('a full run asks ctx.services.recordLookup for its delete candidates, in lookups of maxIds; without one it warns', async () => {
+    const dir = await tempDir('table-code-');
+    const fullRun = async (day: string, records: Array<Record<string, unknown>>, lookup?: RecordLookup) => {
+      const ctx = testContext({ baseDir: dir, services: lookup ? { recordLookup: lookup } : {} });
+      ctx.run.id = `run-${day}`;
+      ctx.run.startedAt = new Date(`${day}T02:00:00Z`);
+      const events: Array<{ kind: string; code: string; [k: string]: unknown }> = [];
+      ctx.events.on('info', (e) => events.push({ kind: 'info', ...e }));
+      ctx.events.on('warning', (e) => events.push({ kind: 'warning', ...e }));
+      await pipeline(
+        randomBatches(records, 3),
+        tableSink({ path: 'table', key: 'id', columns, deletes: { maxRatio: 1 }, sortBufferBytes: 300 }, ctx),
+      );
+      return events.filter((e) => e.code.startsWith('table.deletes'));
+    };
+    await fullRun(
+      '2026-05-01',
+      [1, 2, 3, 4, 5, 6].map((id) => ({ id, price: id * 10, updatedAt: 1000 })),
+    );
+    // The extract has 1 and 2; of the candidates 3..6 the API still has 3 (changed) and 5 (as it was).
+    const asked: number[][] = [];
+    const exists = new Map<number, Record<string, unknown>>([
+      [3, { id: 3, price: 31, updatedAt: 2000 }],
+      [5, { id: 5, price: 50, updatedAt: 1000 }],
+    ]);
+    const lookup: RecordLookup = {
+      available: true,
+      endpoint: 'test.lookup',
+      maxIds: 2,
+      async read(ids, onRecord) {
+        asked.push(ids.map(Number));
+        for (const id of ids) if (exists.has(Number(id))) await onRecord(exists.get(Number(id))!);
+        return { requests: 1 };
+      },
+    };
+    const checked = await fullRun(
+      '2026-05-02',
+      [1, 2].map((id) => ({ id, price: id * 10, updatedAt: 1000 })),
+      lookup,
+    );
+    expect(asked).toEqual([
+      [3, 4],
+      [5, 6],
+    ]);
+    expect(checked).toEqual([
+      expect.objectContaining({ kind: 'info', code: 'table.deletes_checking', candidates: 4 }),
+      expect.objectContaining({
+        kind: 'info',
+        code: 'table.deletes_checked',
+        checked: 4,
+        kept: 2,
+        deleted: 2,
+        requests: 2,
+      }),
+    ]);
+    const root = join(dir, 'table');
+    const changes = await duckdbQuery(
+      `SELECT id::INTEGER AS id, _change, price::INTEGER AS price FROM read_parquet(${sqlString(join(root, 'changes/dt=2026-05-02/*.parquet'))}) ORDER BY id`,
+    );
+    expect(changes.rows).toEqual([
+      { id: 3, _change: 'update', price: 31 },
+      { id: 4, _change: 'delete', price: 40 },
+      { id: 6, _change: 'delete', price: 60 },
+    ]);
+    const snap = await duckdbQuery(
+      `SELECT id::INTEGER AS id, price::INTEGER AS price FROM read_parquet(${sqlString(join(root, 'snapshot/dt=2026-05-02/*.parquet'))})`,
+    );
+    expect(snap.rows).toEqual([
+      { id: 1, price: 10 },
+      { id: 2, price: 20 },
+      { id: 3, price: 31 },
+      { id: 5, price: 50 },
+    ]);
+
+    // No lookup in the context: the deletes are written unchecked, as before, with a warning.
+    const unchecked = await fullRun('2026-05-03', [{ id: 1, price: 10, updatedAt: 1000 }]);
+    expect(unchecked).toEqual([expect.objectContaining({ kind: 'warning', code: 'table.deletes_unchecked' })]);
+    expect(unchecked[0]!.message).toContain('3 delete(s) were not checked against the API');
+    const manifest = JSON.parse(await readFile(join(root, '_table.json'), 'utf8'));
+    expect(manifest.versions.map((v: any) => v.counts)).toEqual([
+      { inserted: 6, updated: 0, deleted: 0, unchanged: 0 },
+      { inserted: 0, updated: 1, deleted: 2, unchanged: 3 },
+      { inserted: 0, updated: 0, deleted: 3, unchanged: 1 },
     ]);
   });
 

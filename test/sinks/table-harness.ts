@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import type { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { runPipeline, type RunSummary } from '../../src/pipeline/runner.js';
@@ -104,7 +105,7 @@ export class TableDays {
 
   async runWith(
     at: Date,
-    opts: { full?: boolean; allowDeletes?: boolean; signal?: AbortSignal } = {},
+    opts: { full?: boolean; allowDeletes?: boolean; signal?: AbortSignal; events?: RunEvents } = {},
   ): Promise<RunSummary> {
     const [loaded] = parsePipelines(this.yaml, this.registry, { file: join(this.dir, 'products-table.yml') });
     const connection = {
@@ -119,6 +120,7 @@ export class TableDays {
       fullRefresh: opts.full ?? false,
       allowDeletes: opts.allowDeletes ?? false,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.events ? { events: opts.events } : {}),
     });
   }
 

@@ -1,6 +1,8 @@
 // The table sink's external sort: every key once (its last arrival), in one total key order
 // (numbers by value, bigints with them, strings by code unit after numbers), whatever the
 // spill size; bigints and nested values survive the spill files, as the bytes a state frame holds.
+// What a full run's delete check adds: the sort read twice, keys read from a body without decoding
+// the record, and the records the check found merged into the extract's.
 import { describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { deserialize, serialize } from 'node:v8';
@@ -8,7 +10,10 @@ import {
   compareKeys,
   ExternalSort,
   frameBody,
+  keyOfBody,
+  mergeSorted,
   readFrameBodies,
+  SortedRecord,
   type Key,
 } from '../../src/sinks/table/sorted-records.js';
 import { tempDir } from './records.js';
@@ -103,5 +108,61 @@ describe('merge passes', () => {
     expect(count).toBe(3000);
     expect(reported.length).toBeGreaterThan(0);
     expect(reported.every((n) => n > 0 && n % 1024 === 0)).toBe(true);
+  });
+});
+
+describe('a full run checking its deletes', () => {
+  it('reads the sort twice, merge passes done once', async () => {
+    const sort = new ExternalSort(await tempDir('table-sort-'), 200);
+    for (let i = 0; i < 2000; i++) await sort.add(i % 700, { n: i });
+    const keys = async () => {
+      const out: Key[] = [];
+      for await (const entry of sort.sorted()) out.push(entry.key);
+      return out;
+    };
+    const first = await keys();
+    expect(first).toEqual(Array.from({ length: 700 }, (_, i) => i));
+    expect(await keys()).toEqual(first);
+    await expect(sort.add(1, {})).rejects.toThrow(/after sorted/);
+  });
+
+  it('reads the key of a state frame body without decoding the record, at any offset of its chunk', () => {
+    const keys: Key[] = ['P0000001', 'Δ8-THC', '日本', '', 42, -7, 3.5, 2 ** 40, 9007199254740993n, 'x'.repeat(300)];
+    for (const key of keys) {
+      for (const pad of ['', 'a', 'ab', 'abc']) {
+        const body = serialize([key, { pad, nested: [{ a: 1n }] }]);
+        // A body is a view into a larger chunk when it comes out of a state file.
+        const chunk = Buffer.concat([Buffer.from(pad), body, Buffer.from('tail')]);
+        expect(keyOfBody(chunk.subarray(pad.length, pad.length + body.length))).toBe(key);
+      }
+    }
+    // Not an array of two: decoded whole.
+    expect(() => keyOfBody(serialize({ not: 'a frame' }))).not.toThrow();
+  });
+
+  it("merges the found records into the extract's: each key once, the found one where both have it", async () => {
+    const records = (keys: Key[], tag: string) =>
+      (async function* () {
+        for (const key of keys) yield new SortedRecord(key, serialize([key, { tag }]));
+      })();
+    const out: string[] = [];
+    for await (const { next, from } of mergeSorted(
+      records([1, 3, 'a', 'c'], 'extract'),
+      records([2, 3, 'b', 'd'], 'found'),
+    ))
+      out.push(`${String(next.key)} ${from} ${String(next.record.tag)}`);
+    expect(out).toEqual([
+      '1 a extract',
+      '2 b found',
+      '3 both found',
+      'a a extract',
+      'b b found',
+      'c a extract',
+      'd b found',
+    ]);
+    const alone: string[] = [];
+    for await (const { next, from } of mergeSorted(records([1, 2], 'extract'), undefined))
+      alone.push(`${next.key} ${from}`);
+    expect(alone).toEqual(['1 a', '2 a']);
   });
 });

@@ -15,7 +15,7 @@
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { deserialize, serialize } from 'node:v8';
+import { deserialize, Deserializer, serialize } from 'node:v8';
 
 export type Key = string | number | bigint;
 
@@ -119,6 +119,49 @@ export class SortedRecord {
   }
 }
 
+/**
+ * The key of a `[key, record]` body without decoding the record: the serialized array's header is
+ * the tag `A` and its length 2, then the key (a string, number or bigint, a few bytes). A read of
+ * the whole body costs about 50 times more for a product; a body of another shape is decoded whole.
+ */
+export function keyOfBody(body: Uint8Array): Key {
+  const reader = new Deserializer(body);
+  if (reader.readHeader() && reader.readRawBytes(1)[0] === 0x41 && reader.readUint32() === 2) {
+    const key = reader.readValue() as unknown;
+    if (typeof key === 'string' || typeof key === 'number' || typeof key === 'bigint') return key;
+  }
+  return (deserialize(body) as [Key, unknown])[0];
+}
+
+/**
+ * Two key-ordered streams of records as one, each key once; where both hold a key, `b`'s record
+ * wins. `from` tells where a key was: `a`, `b` or `both`.
+ */
+export async function* mergeSorted(
+  a: AsyncIterable<SortedRecord>,
+  b: AsyncIterable<SortedRecord> | undefined,
+): AsyncGenerator<{ next: SortedRecord; from: 'a' | 'b' | 'both' }> {
+  if (!b) {
+    for await (const next of a) yield { next, from: 'a' };
+    return;
+  }
+  const ai = a[Symbol.asyncIterator]();
+  const bi = b[Symbol.asyncIterator]();
+  let x = await ai.next();
+  let y = await bi.next();
+  while (!x.done || !y.done) {
+    const order = x.done ? 1 : y.done ? -1 : compareKeys(x.value.key, y.value.key);
+    if (order < 0) {
+      yield { next: x.value!, from: 'a' };
+      x = await ai.next();
+    } else {
+      yield { next: y.value!, from: order === 0 ? 'both' : 'b' };
+      if (order === 0) x = await ai.next();
+      y = await bi.next();
+    }
+  }
+}
+
 /** A run file's frame: `u32 key bytes, u32 body bytes, f64 ordinal`, the key's serialization, the body. */
 const RUN_HEADER = 16;
 
@@ -151,7 +194,10 @@ function readRun(file: string): AsyncGenerator<Entry> {
   );
 }
 
-/** Collects records, spilling sorted runs into `dir`; `sorted()` yields each key once (its last arrival). */
+/**
+ * Collects records, spilling sorted runs into `dir`; `sorted()` yields each key once (its last
+ * arrival), and may be read again (the table sink reads it twice when it checks deletes).
+ */
 export class ExternalSort {
   readonly #dir: string;
   readonly #bufferBytes: number;
@@ -159,6 +205,8 @@ export class ExternalSort {
   #buffered = 0;
   #ordinal = 0;
   readonly #runs: string[] = [];
+  /** The runs left once the merge passes are done (at most MAX_FAN_IN); set by the first `sorted()`. */
+  #merged: Promise<string[]> | undefined;
 
   /** Called every PROGRESS_EVERY records the merge passes write (they run before `sorted()` yields its first record). */
   readonly #onProgress: ((written: number) => void) | undefined;
@@ -174,6 +222,7 @@ export class ExternalSort {
   }
 
   async add(key: Key, record: Record<string, unknown>): Promise<void> {
+    if (this.#merged) throw new Error('ExternalSort: add() after sorted()');
     const entry: Entry = { key, ordinal: this.#ordinal++, keyBytes: serialize(key), body: serialize([key, record]) };
     this.#buffer.push(entry);
     this.#buffered += RUN_HEADER + entry.keyBytes.length + entry.body.length;
@@ -191,10 +240,9 @@ export class ExternalSort {
     this.#runs.push(file);
   }
 
-  /** Every key once, in key order, with the record that arrived last for it. */
-  async *sorted(): AsyncGenerator<SortedRecord> {
+  /** Spills the buffer and merges the runs in passes of at most MAX_FAN_IN, so the open files stay few with a small buffer. */
+  async #merge(): Promise<string[]> {
     await this.#spill();
-    // Merged in passes of at most MAX_FAN_IN runs, so the open files stay few with a small buffer.
     let runs = this.#runs.splice(0);
     let pass = 0;
     let written = 0;
@@ -216,6 +264,12 @@ export class ExternalSort {
       runs = next;
       pass++;
     }
+    return runs;
+  }
+
+  /** Every key once, in key order, with the record that arrived last for it. */
+  async *sorted(): AsyncGenerator<SortedRecord> {
+    const runs = await (this.#merged ??= this.#merge());
     let held: Entry | undefined;
     for await (const entry of mergeRuns(runs)) {
       if (held && compareKeys(held.key, entry.key) !== 0) yield new SortedRecord(held.key, held.body);

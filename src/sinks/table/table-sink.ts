@@ -26,10 +26,12 @@
 // the records a delete row or an unchanged key carries; the records as they arrived, framed
 // with v8 and gzipped, are exact, and re-shaped with this run's schema they compare correctly
 // even when a version of the toolkit adds a column.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { deserialize, serialize } from 'node:v8';
 import { createGunzip, createGzip } from 'node:zlib';
@@ -39,7 +41,7 @@ import type { OutputRecord } from '../../events.js';
 import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { RunLock } from '../../core/lock.js';
 import type { PartialStageContext } from '../../core/default-context.js';
-import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
+import { defineStage, type RecordLookup, type SinkStream, type StageContext } from '../../core/stage.js';
 import { stageFactory } from '../../core/stage-factory.js';
 import { isPlainObject } from '../../values.js';
 import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../column-schema.js';
@@ -53,7 +55,15 @@ import {
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
 import { createS3Client } from '../destinations/s3.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
-import { compareKeys, ExternalSort, frameBody, readFrameBodies, type Key } from './sorted-records.js';
+import {
+  compareKeys,
+  ExternalSort,
+  frameBody,
+  keyOfBody,
+  mergeSorted,
+  readFrameBodies,
+  type Key,
+} from './sorted-records.js';
 import { LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
 
 export const TABLE_MANIFEST = '_table.json';
@@ -88,11 +98,13 @@ export const tableSinkOptions = z.strictObject({
         .max(1)
         .default(0.05)
         .describe(
-          'Full runs: refuse (exit 1, nothing published) to mark more than this share of the previous snapshot deleted, unless run with --allow-deletes',
+          'Full runs: refuse (exit 1, nothing published) to delete more than this share of the previous snapshot (counting only keys the API no longer returns), unless run with --allow-deletes',
         ),
     })
     .default({ maxRatio: 0.05 })
-    .describe('Deletes inferred by full runs (keys of the previous snapshot missing from the extract)'),
+    .describe(
+      'Deletes inferred by full runs: keys of the previous snapshot missing from the extract that the API, asked by id, no longer returns',
+    ),
   ignoreFields: z
     .array(z.string().min(1))
     .default([])
@@ -229,6 +241,8 @@ export class TableSink extends Writable implements SinkStream {
   #tempDir: string | undefined;
   #lock: RunLock | undefined;
   #sort: ExternalSort | undefined;
+  /** A local copy of the previous state read from S3, when it is read twice (a full run checking deletes). */
+  #stateCopy: string | undefined;
   #state: StateWriter | undefined;
   #progressAt = performance.now();
   #manifestText: string | undefined;
@@ -421,6 +435,8 @@ export class TableSink extends Writable implements SinkStream {
     const previous = this.#manifest?.versions.find((v) => v.runId === this.#manifest!.current);
     const incremental = run.cursor?.previous !== undefined;
     const mode: Mode = !previous ? 'first' : incremental ? 'incremental' : 'full';
+    // Before any output is staged: the candidates' lookups are requests, which may take a while.
+    const verification = mode === 'full' ? await this.#checkDeleteCandidates(this.#manifest!.state) : undefined;
 
     const timestampKind = this.#config.timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
     const changedAt = BigInt(startedAt.getTime()) * (timestampKind === 'timestamp-micros' ? 1000n : 1n);
@@ -475,14 +491,17 @@ export class TableSink extends Writable implements SinkStream {
     let rows = 0;
     let previousRows = 0;
     const prevIt = (previous ? this.#readState(this.#manifest!.state) : emptyState())[Symbol.asyncIterator]();
-    const nextIt = this.#sort!.sorted()[Symbol.asyncIterator]();
+    // The records found by the check join this run's as later arrivals: current versions read after the extract.
+    const nextIt = mergeSorted(this.#sort!.sorted(), verification?.found?.sorted())[Symbol.asyncIterator]();
     let p = await prevIt.next();
     let n = await nextIt.next();
     let keys = 0;
+    /** Keys missing from the extract that the check found: updated or unchanged, not deleted. */
+    let kept = 0;
     while (!p.done || !n.done) {
       this.#checkStopped();
       if (++keys % 1024 === 0) this.#progress(`merging: ${keys} keys`, { keys, rows, ...counts });
-      const order = p.done ? 1 : n.done ? -1 : compareKeys(p.value.key, n.value.key);
+      const order = p.done ? 1 : n.done ? -1 : compareKeys(p.value.key, n.value.next.key);
       if (order < 0) {
         const { body, record } = p.value!;
         previousRows++;
@@ -498,7 +517,7 @@ export class TableSink extends Writable implements SinkStream {
         }
         p = await prevIt.next();
       } else if (order > 0) {
-        const next = n.value!;
+        const next = n.value!.next;
         const row = this.#shaper.shape(next.record);
         await snapshot.write(row);
         await changes.write(changeRow(row, 'insert'));
@@ -509,7 +528,8 @@ export class TableSink extends Writable implements SinkStream {
       } else {
         previousRows++;
         const { body, record: before } = p.value!;
-        const next = n.value!;
+        const next = n.value!.next;
+        if (n.value!.from === 'b') kept++;
         if (Buffer.compare(body, next.body) === 0) {
           // The same key and record serialized to the same bytes: the same row, unchanged. Shaped
           // by this run's shaper, which warns of fields it puts in _extra, as for any incoming record.
@@ -540,6 +560,7 @@ export class TableSink extends Writable implements SinkStream {
         n = await nextIt.next();
       }
     }
+    if (verification) this.#reportCheck(verification, kept, counts.deleted);
     if (
       mode === 'full' &&
       previousRows > 0 &&
@@ -548,7 +569,8 @@ export class TableSink extends Writable implements SinkStream {
     ) {
       const share = ((100 * counts.deleted) / previousRows).toFixed(1);
       throw new SinkError(
-        `table: this full run would delete ${counts.deleted} of ${previousRows} keys (${share} %) of ${this.#store.location('')}, above deletes.maxRatio ${this.#config.deletes.maxRatio}; ` +
+        `table: this full run would delete ${counts.deleted} of ${previousRows} keys (${share} %) of ${this.#store.location('')}, above deletes.maxRatio ${this.#config.deletes.maxRatio}` +
+          `${verification?.endpoint && verification.checked > 0 ? ` (keys missing from the extract that ${verification.endpoint} no longer returns)` : ''}; ` +
           'nothing was published and the state cursor was left as it was. If the deletions are real, run again with --allow-deletes (or raise deletes.maxRatio); ' +
           'if the extract was partial (a narrower filter, a source that stopped early), fix that first',
         { code: 'table.deletes_refused' },
@@ -674,17 +696,14 @@ export class TableSink extends Writable implements SinkStream {
     if (this.destroyed) throw new AbortedError('the table sink was stopped; nothing was published');
   }
 
-  /** The previous version's state: each frame's body (copied as it is when the record stays) and what it holds. */
-  async *#readState(rel: string): AsyncGenerator<PreviousRecord> {
+  /** The previous version's state file, gunzipped, as frame bodies (`v8.serialize([key, record])`), not decoded. */
+  async *#stateBodies(rel: string): AsyncGenerator<Buffer> {
     const gunzip = createGunzip();
-    const bytes = await this.#store.readBytes(rel);
+    const bytes = this.#stateCopy ? createReadStream(this.#stateCopy) : await this.#store.readBytes(rel);
     const piping = pipeline(Readable.from(bytes), gunzip);
     piping.catch(() => {});
     try {
-      for await (const body of readFrameBodies(gunzip)) {
-        const [key, record] = deserialize(body) as [Key, Record<string, unknown>];
-        yield { body, key, record };
-      }
+      yield* readFrameBodies(gunzip);
     } catch (err) {
       throw new SinkError(
         `table: cannot read the previous version's state ${this.#store.location(rel)} (${(err as Error).message}); restore it, or move the table away and start a new one`,
@@ -692,6 +711,152 @@ export class TableSink extends Writable implements SinkStream {
       );
     }
     await piping;
+  }
+
+  /** The previous version's state: each frame's body (copied as it is when the record stays) and what it holds. */
+  async *#readState(rel: string): AsyncGenerator<PreviousRecord> {
+    for await (const body of this.#stateBodies(rel)) {
+      const [key, record] = deserialize(body) as [Key, Record<string, unknown>];
+      yield { body, key, record };
+    }
+  }
+
+  /**
+   * A full run's delete candidates (keys of the previous state missing from the extract) asked for
+   * again by the `id` of their previous record, in lookups of at most 1000 ids (`products.query`:
+   * pages of 250, so 1 to 4 requests each). What the API still returns is a current version:
+   * it joins this run's records, so the merge writes it as an update or unchanged, not a delete.
+   *
+   * A first pass over the keys finds the candidates before any row is written; it decodes only
+   * the keys, and the records of the candidates. The candidates' ids go to a temp file and the
+   * found records to a sort of their own, so many candidates (a narrowed filter, a mass delete)
+   * cost disk and requests, not memory.
+   */
+  async #checkDeleteCandidates(stateRel: string): Promise<DeleteCheck> {
+    const lookup: RecordLookup = this.#ctx.services.recordLookup ?? {
+      available: false,
+      reason: 'the stage context has no record lookup (ctx.services.recordLookup, which the runner sets)',
+    };
+    if (!lookup.available) return { unavailable: lookup.reason, checked: 0, unverifiable: 0, requests: 0 };
+    const dir = this.#tempDir!;
+    if (this.#store.kind === 'object') {
+      // Read twice: fetched once.
+      const copy = path.join(dir, 'previous-state.v8.gz');
+      await pipeline(await this.#store.readBytes(stateRel), createWriteStream(copy));
+      this.#stateCopy = copy;
+    }
+
+    const candidatesFile = path.join(dir, 'delete-candidates.v8');
+    const out = createWriteStream(candidatesFile);
+    const written = new Promise<void>((resolve, reject) => {
+      out.once('finish', resolve);
+      out.once('error', reject);
+    });
+    written.catch(() => {});
+    let checked = 0;
+    let unverifiable = 0;
+    const nextIt = this.#sort!.sorted()[Symbol.asyncIterator]();
+    try {
+      const prevIt = this.#stateBodies(stateRel)[Symbol.asyncIterator]();
+      let p = await prevIt.next();
+      let n = await nextIt.next();
+      let keys = 0;
+      while (!p.done) {
+        this.#checkStopped();
+        if (++keys % 1024 === 0)
+          this.#progress(`finding delete candidates: ${keys} keys`, { keys, candidates: checked });
+        const key = keyOfBody(p.value);
+        const order = n.done ? -1 : compareKeys(key, n.value.key);
+        if (order > 0) {
+          n = await nextIt.next();
+          continue;
+        }
+        if (order < 0) {
+          const id = this.#config.key === 'id' ? key : (deserialize(p.value) as [Key, Record<string, unknown>])[1].id;
+          if (typeof id === 'string' || typeof id === 'number') {
+            checked++;
+            if (!out.write(frameBody(serialize(id)))) await once(out, 'drain');
+          } else unverifiable++;
+        } else n = await nextIt.next();
+        p = await prevIt.next();
+      }
+    } finally {
+      out.end();
+      // The extract's keys past the last previous one are not needed: close the sort's run files.
+      await nextIt.return(undefined);
+    }
+    await written;
+    if (checked === 0) return { endpoint: lookup.endpoint, checked, unverifiable, requests: 0 };
+
+    const foundDir = path.join(dir, 'found');
+    await mkdir(foundDir);
+    const found = new ExternalSort(foundDir, this.#config.sortBufferBytes);
+    this.#ctx.events.emit('info', {
+      code: 'table.deletes_checking',
+      message: `table ${this.#store.location('')}: ${checked} key(s) of the previous version are missing from this full run's extract; asking ${lookup.endpoint} whether they still exist`,
+      candidates: checked,
+    });
+    let requests = 0;
+    const batch = new Set<string | number>();
+    const flush = async () => {
+      const ids = [...batch];
+      batch.clear();
+      try {
+        const answer = await lookup.read(ids, (record) => {
+          this.#checkStopped();
+          const key = keyOf(record, this.#keySteps);
+          if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'bigint') {
+            throw new DataError(
+              `table: a record ${lookup.endpoint} returned for a delete candidate (id ${JSON.stringify(record.id)}) has no usable key at "${this.#config.key}" (got ${key === undefined ? 'nothing' : JSON.stringify(key)}); every record needs a string or number key`,
+              { code: 'table.key' },
+            );
+          }
+          return found.add(key, record);
+        });
+        requests += answer.requests;
+      } catch (err) {
+        if (err instanceof AbortedError || (err as Error).name === 'AbortError' || this.#ctx.signal.aborted) throw err;
+        if (err instanceof DataError && err.code === 'table.key') throw err;
+        const code = err instanceof CatalogStreamsError && err.code ? ` (${err.code})` : '';
+        throw new SinkError(
+          `table: checking ${checked} delete candidate(s) of ${this.#store.location('')} against ${lookup.endpoint} failed${code}: ${(err as Error).message}; ` +
+            'nothing was published and the state cursor was left as it was. Run again: a full run tells a deleted key from one updated while it read only by asking for it',
+          { code: 'table.deletes_check_failed', cause: err },
+        );
+      }
+    };
+    for await (const body of readFrameBodies(createReadStream(candidatesFile))) {
+      batch.add(deserialize(body) as string | number);
+      if (batch.size >= lookup.maxIds) await flush();
+    }
+    if (batch.size > 0) await flush();
+    return { endpoint: lookup.endpoint, checked, unverifiable, requests, found };
+  }
+
+  /** What the check did, or why it could not: an info event, and a warning for deletes nobody checked. */
+  #reportCheck(check: DeleteCheck, kept: number, deleted: number): void {
+    const where = this.#store.location('');
+    if (check.unavailable !== undefined) {
+      if (deleted > 0)
+        this.#ctx.events.emit('warning', {
+          code: 'table.deletes_unchecked',
+          message: `table ${where}: ${deleted} delete(s) were not checked against the API (${check.unavailable}); a record updated while the run read shows as deleted, and a later run inserts it again`,
+        });
+      return;
+    }
+    if (check.unverifiable > 0)
+      this.#ctx.events.emit('warning', {
+        code: 'table.deletes_unchecked',
+        message: `table ${where}: ${check.unverifiable} delete candidate(s) have no string or number \`id\` in their previous record (a transform dropped or renamed it), so they were not checked and are deleted`,
+      });
+    this.#ctx.events.emit('info', {
+      code: 'table.deletes_checked',
+      message: `table ${where}: ${check.checked} delete candidate(s) checked against ${check.endpoint} (${check.requests} request(s)): ${kept} still exist and stay, ${deleted} deleted`,
+      checked: check.checked,
+      kept,
+      deleted,
+      requests: check.requests,
+    });
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
@@ -788,6 +953,21 @@ interface PreviousRecord {
 }
 
 async function* emptyState(): AsyncGenerator<PreviousRecord> {}
+
+/** What a full run's check of its delete candidates did (TableSink.#checkDeleteCandidates). */
+interface DeleteCheck {
+  /** The endpoint asked; absent when no lookup was possible. */
+  endpoint?: string;
+  /** Why no lookup was possible. */
+  unavailable?: string;
+  /** Candidates asked for (those with an id). */
+  checked: number;
+  /** Candidates whose previous record has no id: deleted unchecked. */
+  unverifiable: number;
+  requests: number;
+  /** The records the lookups returned, by key. */
+  found?: ExternalSort;
+}
 
 /** Bytes of frames gathered before zlib takes them. */
 const STATE_BATCH = 1 << 20;

@@ -1,0 +1,101 @@
+// The run's source asked again for given ids (`ctx.services.recordLookup`): how the table sink
+// learns whether a key missing from a full run's extract still exists (its delete candidates).
+//
+// Why the runner builds it and not the sink with `ctx.client`: what the sink holds are records
+// after the transforms (flatten-locales, pick, drop...), and only records shaped the same way
+// compare with them; and an extract with a filter (`status: [active, ...]`) leaves out a record
+// that moved out of the filter, which must stay a delete, while an `id` filter alone would find
+// it. So a lookup is the run's source with its own filter (not the updatedSince window of a state
+// run, which is what a record updated during the run left) AND the ids, through fresh instances
+// of the run's transforms.
+//
+// Transforms with an invalid-record policy (validate, normalize-codes) skip invalid records here
+// without a limit: such a record went to the dead letters (or failed the run) in the extract, so
+// it is not in the table, and a lookup of a few records must not trip a percentage meant for an
+// extract; `onInvalid: fail` stays fail, as in the extract.
+import { Writable, type Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { EventEmitter } from 'node:events';
+import { getEndpoint, isEmptyObject, MAX_CODES_PER_FILTER } from '../catalog/index.js';
+import type { StageRegistry } from '../core/registry.js';
+import type { RecordLookup, StageContext } from '../core/stage.js';
+import { RunEvents, type RunEventName } from '../events.js';
+import { andFilter } from '../sources/sliced-products-query.js';
+import type { PipelineFile, StageSpec } from './pipeline-file.js';
+
+/** What a lookup's stages report to the run: the requests (budget, watchdog), problems and notes; not pages and totals, which would count as the extract's. */
+const FORWARDED: readonly RunEventName[] = ['request', 'retry', 'throttle', 'invalid', 'warning', 'info'];
+
+/** Page size of a lookup: the largest, so 1000 ids cost at most 4 requests. */
+const LOOKUP_PAGE_SIZE = 250;
+
+export interface RecordLookupOptions {
+  config: PipelineFile;
+  registry: StageRegistry;
+  /** The source as the run sends it (connection concurrency applied); its filter is replaced. */
+  sourceSpec: StageSpec;
+  /** The run's stage context, once made. */
+  ctx: () => StageContext;
+}
+
+export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
+  const type = o.config.source.type;
+  const endpoint = getEndpoint(type);
+  if (!endpoint) return { available: false, reason: `source ${type} is not an endpoint of the API` };
+  if (!endpoint.codeFilters.includes('id'))
+    return { available: false, reason: `${type} has no filter by a list of ids` };
+  const { sorting: _sorting, pageSize: _pageSize, filter: _filter, ...rest } = o.sourceSpec;
+  const own = o.config.source.filter;
+  const transforms = o.config.transforms.map(lookupTransform);
+  return {
+    available: true,
+    endpoint: type,
+    maxIds: MAX_CODES_PER_FILTER,
+    async read(ids, onRecord) {
+      if (ids.length === 0) return { requests: 0 };
+      if (ids.length > MAX_CODES_PER_FILTER)
+        throw new RangeError(`a lookup takes at most ${MAX_CODES_PER_FILTER} ids, got ${ids.length}`);
+      const ctx = o.ctx();
+      const events = new RunEvents();
+      let requests = 0;
+      events.on('request', () => requests++);
+      const off = FORWARDED.map((name) => {
+        const h = (...args: unknown[]) => (ctx.events as EventEmitter).emit(name, ...args);
+        (events as EventEmitter).on(name, h);
+        return () => (events as EventEmitter).off(name, h);
+      });
+      const stageCtx: StageContext = { ...ctx, events };
+      try {
+        // The default sorting (id): a lookup is a few pages, in any order the sink sorts anyway.
+        const spec: StageSpec = {
+          ...rest,
+          filter: own === undefined || isEmptyObject(own) ? { id: [...ids] } : andFilter(own, { id: [...ids] }),
+          ...(endpoint.mode === 'paged' ? { pageSize: LOOKUP_PAGE_SIZE } : {}),
+        };
+        const source = o.registry.create<Readable>('source', spec, stageCtx, 'source');
+        const stages = transforms.map((t, i) =>
+          o.registry.create<Transform>('transform', t, stageCtx, `transforms[${i}]`),
+        );
+        const collect = new Writable({
+          objectMode: true,
+          write(record: Record<string, unknown>, _encoding, callback) {
+            Promise.resolve()
+              .then(() => onRecord(record))
+              .then(() => callback(), callback);
+          },
+        });
+        await pipeline([source, ...stages, collect] as [Readable, ...Transform[], Writable], { signal: ctx.signal });
+        return { requests };
+      } finally {
+        for (const f of off) f();
+      }
+    },
+  };
+}
+
+/** A transform as a lookup runs it: invalid records skipped without a limit (see the head of this file). */
+function lookupTransform(spec: StageSpec): StageSpec {
+  if (spec.onInvalid !== 'skip' && spec.onInvalid !== 'dead-letter') return spec;
+  const { deadLetter: _deadLetter, ...rest } = spec;
+  return { ...rest, onInvalid: 'skip', maxInvalid: 'none' };
+}
