@@ -16,7 +16,7 @@
 import { Writable, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EventEmitter } from 'node:events';
-import { getEndpoint, isEmptyObject, MAX_CODES_PER_FILTER } from '../catalog/index.js';
+import { getEndpoint, isEmptyObject } from '../catalog/index.js';
 import type { StageRegistry } from '../core/registry.js';
 import type { RecordLookup, StageContext } from '../core/stage.js';
 import { RunEvents, type RunEventName } from '../events.js';
@@ -26,7 +26,7 @@ import type { PipelineFile, StageSpec } from './pipeline-file.js';
 /** What a lookup's stages report to the run: the requests (budget, watchdog), problems and notes; not pages and totals, which would count as the extract's. */
 const FORWARDED: readonly RunEventName[] = ['request', 'retry', 'throttle', 'invalid', 'warning', 'info'];
 
-/** Page size of a lookup: the largest, so 1000 ids cost at most 4 requests. */
+/** Page size of a lookup, and the ids it asks for at once: each lookup is one page. */
 const LOOKUP_PAGE_SIZE = 250;
 
 export interface RecordLookupOptions {
@@ -50,11 +50,12 @@ export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
   return {
     available: true,
     endpoint: type,
-    maxIds: MAX_CODES_PER_FILTER,
+    // One page per lookup: one consistent answer, read as the catalog is now (read-window.ts).
+    maxIds: LOOKUP_PAGE_SIZE,
     async read(ids, onRecord) {
       if (ids.length === 0) return { requests: 0 };
-      if (ids.length > MAX_CODES_PER_FILTER)
-        throw new RangeError(`a lookup takes at most ${MAX_CODES_PER_FILTER} ids, got ${ids.length}`);
+      if (ids.length > LOOKUP_PAGE_SIZE)
+        throw new RangeError(`a lookup takes at most ${LOOKUP_PAGE_SIZE} ids, got ${ids.length}`);
       const ctx = o.ctx();
       const events = new RunEvents();
       let requests = 0;

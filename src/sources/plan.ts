@@ -93,7 +93,7 @@ export async function plan(
     const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
     const until = secondBefore(run.startedAt ?? new Date());
     for (const c of chunks.chunks) {
-      const window = readWindow(type, c.filter, sorting, until);
+      const window = readWindow(type, c.filter, sorting, until, pageSize);
       const body = requestBody(window.filter, sorting);
       // Planning needs the totals only: each probe page is released at once.
       const first = await probe(body, 0, PROBE_PAGE_SIZE);

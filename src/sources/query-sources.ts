@@ -104,7 +104,7 @@ export function querySegments(
     for (let i = 0; i < chunks.chunks.length; i++) {
       const chunk = chunks.chunks[i]!;
       const lastChunk = i === chunks.chunks.length - 1;
-      const window = readWindow(endpoint, chunk.filter, sorting, until);
+      const window = readWindow(endpoint, chunk.filter, sorting, until, pageSize);
       const body = requestBody(window.filter, sorting);
       if (!capped || window.whole) {
         yield { body, label: chunk.label, last: lastChunk, whole: window.whole };

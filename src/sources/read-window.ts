@@ -12,6 +12,7 @@
 //   during the run then leaves the result (the next incremental run reads it)
 //   instead of entering it or moving. A filter already bounded that way (the
 //   incremental window) needs nothing more.
+// A filter that lists at most a page of ids needs none: its one page is one consistent answer.
 // Where neither is possible (no createdAt filter, or a filter on a value that
 // changes without an updatedSince filter) and the endpoint answers every result
 // at once without `page`, the segment is read in that one request: one
@@ -37,9 +38,21 @@ export interface ReadWindow {
   whole: boolean;
 }
 
-/** The filter a segment of `endpoint` sends, read up to `until`, and whether it is read whole. */
-export function readWindow(endpoint: QueryEndpointName, filter: unknown, sorting: unknown, until: number): ReadWindow {
+/**
+ * The filter a segment of `endpoint` sends, read up to `until`, and whether it is read whole.
+ * `pageSize`: a filter listing at most that many ids fits one page, one consistent answer that
+ * needs no window (and so reads records updated during the run too: a table's delete check).
+ */
+export function readWindow(
+  endpoint: QueryEndpointName,
+  filter: unknown,
+  sorting: unknown,
+  until: number,
+  pageSize = 0,
+): ReadWindow {
   const spec = endpoints[endpoint];
+  const ids = listedIds(filter);
+  if (ids !== undefined && ids <= pageSize) return { filter, whole: false };
   const bounded = updatedUntil(filter, until);
   const changing = readsChangingValues(filter, until) || !sortsByFixedValue(sorting);
   if (changing && !bounded) {
@@ -72,6 +85,16 @@ function updatedUntil(filter: unknown, until: number): boolean {
   const since = f.updatedSince as { until?: unknown } | undefined;
   if (since && typeof since === 'object' && typeof since.until === 'number' && since.until <= until) return true;
   return Array.isArray(f.and) && f.and.some((member) => updatedUntil(member, until));
+}
+
+/** How many ids an `id` list at the top of the filter (or in a top-level `and`) allows, if it has one. */
+function listedIds(filter: unknown): number | undefined {
+  if (!filter || typeof filter !== 'object') return undefined;
+  const f = filter as Record<string, unknown>;
+  if ('id' in f) return Array.isArray(f.id) ? f.id.length : 1;
+  if (!Array.isArray(f.and)) return undefined;
+  const counts = f.and.map(listedIds).filter((n): n is number => n !== undefined);
+  return counts.length ? Math.min(...counts) : undefined;
 }
 
 function sortsByFixedValue(sorting: unknown): boolean {
