@@ -11,10 +11,15 @@
 // - Otherwise the source fails loudly (a DataError with a code), never quietly.
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../src/client/index.js';
-import { DataError } from '../../src/errors.js';
+import { CatalogStreamsError } from '../../src/errors.js';
 import { RunEvents } from '../../src/events.js';
 import { PRODUCT_STATUSES, type Sandbox } from '../../src/sandbox/index.js';
-import { type PagedQuerySource, productsQuery } from '../../src/sources/index.js';
+import {
+  type NdjsonStreamSource,
+  type PagedQuerySource,
+  productsQuery,
+  productsStream,
+} from '../../src/sources/index.js';
 import { startTestSandbox } from '../helpers/sandbox.js';
 
 const SEEDS = 200;
@@ -41,19 +46,38 @@ function prng(seed: number) {
 type Sorting = Record<string, 'ASC' | 'DESC'>;
 
 interface Scenario {
+  /** A paged query, or a stream cut (and resumed) while the catalog changes. */
+  kind: 'query' | 'stream';
   sorting: Sorting;
+  /** Streams: cut after this many lines, this many times. */
+  cut?: { afterLines: number; times: number };
   statuses?: ('active' | 'inactive' | 'replaced')[];
   /** An incremental run's window: updatedSince from here to the second before the run. */
   incrementalFrom?: number;
   pageSize: 10 | 50;
   concurrency: number;
   resultWindow?: number;
-  /** Per products.query request number: the changes made before it is answered. */
+  /** Per request number (of the source's endpoint): the changes made before it is answered. */
   schedule: Map<number, { add: number; remove: number; touch: number; status: number }>;
 }
 
 function scenario(seed: number): Scenario {
   const r = prng(seed * 7919 + 17);
+  if (r.next() < 0.3) {
+    // A stream is one request; its changes come before it is answered and before each resume.
+    const schedule = new Map<number, { add: number; remove: number; touch: number; status: number }>();
+    for (let n = 0; n < 4; n++)
+      if (r.next() < 0.7) schedule.set(n, { add: r.int(3), remove: r.int(6), touch: r.int(6), status: r.int(4) });
+    return {
+      kind: 'stream',
+      sorting: r.pick<Sorting>([{ id: 'ASC' }, { id: 'DESC' }, { createdAt: 'ASC' }, { createdAt: 'DESC' }]),
+      cut: { afterLines: 1 + r.int(PRODUCTS - PENDING - 20), times: 1 + r.int(2) },
+      statuses: r.next() < 0.4 ? ['active', 'inactive'] : undefined,
+      pageSize: 10,
+      concurrency: 1,
+      schedule,
+    };
+  }
   const sorting = r.pick<Sorting>([
     { id: 'ASC' },
     { id: 'DESC' },
@@ -71,6 +95,7 @@ function scenario(seed: number): Scenario {
     schedule.set(n, { add: r.int(3), remove: r.int(4), touch: r.int(4), status: r.int(3) });
   }
   return {
+    kind: 'query',
     sorting,
     statuses: filtered ? ['active', 'inactive'] : undefined,
     incrementalFrom: incremental ? -1 : undefined,
@@ -113,8 +138,9 @@ async function runSeed(
     pending: PENDING,
     seed: 1000 + seed,
     resultWindow: s.resultWindow,
+    ...(s.cut ? { faults: { streamCut: s.cut, endpoints: ['products.stream'] } } : {}),
     beforeAnswer: ({ endpoint, n }) => {
-      if (endpoint !== 'products.query') return;
+      if (endpoint !== (s.kind === 'stream' ? 'products.stream' : 'products.query')) return;
       const batch = s.schedule.get(n);
       if (batch) change(batch);
     },
@@ -184,18 +210,23 @@ async function runSeed(
     retry: { minTimeout: 1, maxTimeout: 5 },
     ...(s.resultWindow ? { resultWindow: s.resultWindow } : {}),
   });
-  const source: PagedQuerySource = productsQuery(
-    client,
-    { filter: filter as never, sorting: s.sorting as never, pageSize: s.pageSize, concurrency: s.concurrency },
-    { startedAt: new Date((until + 1) * 1000) },
-  );
+  const run = { startedAt: new Date((until + 1) * 1000) };
+  const source: PagedQuerySource | NdjsonStreamSource =
+    s.kind === 'stream'
+      ? productsStream(client, { filter: filter as never, sorting: s.sorting as never }, run)
+      : productsQuery(
+          client,
+          { filter: filter as never, sorting: s.sorting as never, pageSize: s.pageSize, concurrency: s.concurrency },
+          run,
+        );
+  const rereads = () => ('rereads' in source ? source.rereads : source.resumes);
   const ids: string[] = [];
   let outcome: Outcome;
   try {
     for await (const record of source) ids.push((record as { id: string }).id);
-    outcome = { ok: true, ids, rereads: source.rereads };
+    outcome = { ok: true, ids, rereads: rereads() };
   } catch (error) {
-    outcome = { ok: false, error, ids, rereads: source.rereads };
+    outcome = { ok: false, error, ids, rereads: rereads() };
   }
   const required = new Set([...atStart].filter((i) => !changed.has(i)).map((i) => ds.productId(i)));
   const allowed = new Set([...everIn].map((i) => ds.productId(i)));
@@ -206,6 +237,7 @@ describe('a catalog changing under the pages, model-based', () => {
   it(`${SEEDS} seeded schedules: exact delivery of what was present all along, or a loud failure`, async () => {
     let failures = 0;
     let rereadSeeds = 0;
+    let streamSeeds = 0;
     const only = process.env.CHURN_SEED ? Number(process.env.CHURN_SEED) : undefined;
     for (let seed = only ?? 1; seed <= (only ?? SEEDS); seed++) {
       const { s, outcome, required, allowed } = await runSeed(seed);
@@ -213,9 +245,9 @@ describe('a catalog changing under the pages, model-based', () => {
       if (!outcome.ok) {
         failures++;
         console.log(`loud failure, ${label}: ${(outcome.error as Error).message}`);
-        // Loud: a DataError with a code saying what happened.
-        expect(outcome.error, label).toBeInstanceOf(DataError);
-        expect((outcome.error as DataError).code, label).toMatch(/^source\./);
+        // Loud: an error with a code saying what moved.
+        expect(outcome.error, label).toBeInstanceOf(CatalogStreamsError);
+        expect((outcome.error as CatalogStreamsError).code, label).toMatch(/^(source|stream)\./);
       } else {
         const counts = new Map<string, number>();
         for (const id of outcome.ids) counts.set(id, (counts.get(id) ?? 0) + 1);
@@ -232,15 +264,19 @@ describe('a catalog changing under the pages, model-based', () => {
           `${label}: never in the result`,
         ).toEqual([]);
         if (outcome.rereads > 0) rereadSeeds++;
+        if (s.kind === 'stream' && outcome.rereads > 0) streamSeeds++;
       }
       await client?.close();
       await sandbox?.close();
       client = undefined;
       sandbox = undefined;
     }
-    console.log(`churn model: ${SEEDS} seeds, ${failures} loud failures, ${rereadSeeds} seeds read gaps again`);
+    console.log(
+      `churn model: ${SEEDS} seeds, ${failures} loud failures, ${rereadSeeds} read gaps again or resumed (${streamSeeds} streams)`,
+    );
     // The schedules must hit the paging (gaps read again), and a run that only ever failed would prove nothing.
     expect(rereadSeeds).toBeGreaterThan(SEEDS / 10);
+    expect(streamSeeds).toBeGreaterThan(SEEDS / 20);
     expect(failures).toBeLessThan(SEEDS / 20);
   });
 });
