@@ -6,10 +6,19 @@
 // - after a run published, the files of earlier runs that this run replaces (same template
 //   without {run}: a same-day rerun of `dt={date}/part-{part}.parquet`) are removed, so a
 //   glob over the dataset counts each record once.
+//
+// A name alone cannot say whose a file is: `out/p200000.jsonl` is part 200000 of
+// `out/p{part}.jsonl` and part 0 of `out/p2{part}.jsonl`. So each published run of a replacing
+// dataset leaves a record of the files it wrote (`.catalog-streams.<hash>.json` in the dataset's
+// folder, `datasetRecordPath`), and a later run removes only files an earlier record lists that
+// still resolve under the dataset's folder and match its template. Files the template matches
+// that no record lists (another pipeline's, or a dataset published before records existed) stay,
+// named in a `sink.cleanup_unlisted` warning.
 import { createHash, randomBytes } from 'node:crypto';
-import { readdir, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import type { RunEvents } from '../events.js';
 import type { PathTemplate } from './path-template.js';
 
 const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
@@ -81,6 +90,11 @@ export async function removeStaleTemps(template: PathTemplate, baseDir: string):
   return removed;
 }
 
+/** The final name a temp file (tempPathFor) was written for, or undefined for any other name. */
+export function tempTarget(name: string): string | undefined {
+  return TEMP_NAME.exec(name)?.[1];
+}
+
 /** Whether `file` is a temp file (tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
 export async function isStaleTemp(file: string): Promise<boolean> {
   const temp = TEMP_NAME.exec(path.basename(file));
@@ -91,19 +105,113 @@ export async function isStaleTemp(file: string): Promise<boolean> {
   return !!info && Date.now() - info.mtimeMs > ABANDONED_MS;
 }
 
-/** Removes the dataset's files that this run did not write (`written`: absolute paths); returns them. */
+/** The record of the files the last published run of this dataset wrote, in the dataset's folder. */
+export function datasetRecordPath(template: PathTemplate, baseDir: string): string {
+  // The pattern holds the template with its run values (name, date) rendered: one record per dataset.
+  const id = createHash('sha256').update(template.pattern.source).digest('hex').slice(0, 16);
+  return path.join(path.resolve(baseDir, template.fixedPrefix()), `.catalog-streams.${id}.json`);
+}
+
+interface DatasetRecord {
+  format: 'catalog-streams.dataset';
+  version: 1;
+  template: string;
+  runId: string;
+  /** Files of the dataset, relative to its folder, with `/`. */
+  files: string[];
+}
+
+export interface SupersedeResult {
+  removed: string[];
+  /** Files the template matches that no record of this dataset lists: left in place. */
+  unlisted: string[];
+}
+
+/**
+ * Removes the dataset's files that an earlier run of it recorded and this run did not write
+ * (`written`: absolute paths), and records this run's files for the next run.
+ */
 export async function removeSuperseded(
   template: PathTemplate,
   baseDir: string,
   written: ReadonlySet<string>,
-): Promise<string[]> {
+  runId: string,
+  events: RunEvents,
+): Promise<SupersedeResult> {
+  const root = path.resolve(baseDir, template.fixedPrefix());
+  const recordFile = datasetRecordPath(template, baseDir);
+  const relative = (file: string) => path.relative(root, file).split(path.sep).join('/');
+  const ours = [...written].map(relative);
+  const previous = await readDatasetRecord(recordFile, events);
+  const stale = previous.filter((rel) => !ours.includes(rel));
+  // Recorded before anything goes: a run killed during the removal leaves the rest listed.
+  const record = (files: string[]) => writeDatasetRecord(recordFile, { template: template.source, runId, files });
+  await record([...ours, ...stale]);
   const removed: string[] = [];
-  for (const { file, rendered } of await datasetFiles(template, baseDir, false)) {
-    if (written.has(file) || !template.pattern.test(rendered)) continue;
-    await unlink(file);
-    removed.push(file);
+  for (const rel of stale) {
+    const file = path.resolve(root, rel);
+    if (!isInside(root, file) || !template.pattern.test(`${template.fixedPrefix()}${relative(file)}`)) {
+      events.emit('warning', {
+        code: 'sink.cleanup_refused',
+        message: `${recordFile} lists "${rel}", which is not a file of the dataset ${template.source} under ${root}${path.sep}; not removed`,
+      });
+      continue;
+    }
+    const gone = await unlink(file).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return false;
+        throw err;
+      },
+    );
+    if (gone) removed.push(file);
   }
-  return removed;
+  await record(ours);
+  const kept = new Set([...written, ...stale.map((rel) => path.resolve(root, rel))]);
+  const unlisted = (await datasetFiles(template, baseDir, false))
+    .filter(({ file, rendered }) => !kept.has(file) && template.pattern.test(rendered))
+    .map(({ file }) => file);
+  return { removed, unlisted };
+}
+
+function isInside(root: string, file: string): boolean {
+  const rel = path.relative(root, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/** The files an earlier run recorded; none when there is no record, or one that cannot be read (a warning). */
+async function readDatasetRecord(file: string, events: RunEvents): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  try {
+    const record = JSON.parse(text) as Partial<DatasetRecord>;
+    if (record.format === 'catalog-streams.dataset' && Array.isArray(record.files))
+      return record.files.filter((f): f is string => typeof f === 'string');
+  } catch {
+    // Reported below, as for a record of another shape.
+  }
+  events.emit('warning', {
+    code: 'sink.cleanup_record',
+    message: `${file} is not a dataset record (catalog-streams.dataset); the files of earlier runs it would list are not removed`,
+  });
+  return [];
+}
+
+async function writeDatasetRecord(file: string, record: Omit<DatasetRecord, 'format' | 'version'>): Promise<void> {
+  const temp = tempPathFor(file);
+  const document: DatasetRecord = { format: 'catalog-streams.dataset', version: 1, ...record };
+  try {
+    await writeFile(temp, `${JSON.stringify(document, null, 2)}\n`);
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
 }
 
 function processExists(pid: number): boolean {

@@ -76,15 +76,29 @@ export function createLocalFileSink<Item>(
           }
         }
       : undefined,
-    // Without {run} a run replaces the dataset: the earlier runs' files it did not overwrite go.
+    // Without {run} a run replaces the dataset: the files earlier runs of it recorded and this run did not overwrite go.
+    // A fixed path is one file, which the run overwrote: nothing to record or remove.
     supersede:
-      template && !template.hasRun
+      template && template.isDynamic && !template.hasRun
         ? async (written) => {
-            const removed = await removeSuperseded(template, ctx.baseDir, written);
+            const { removed, unlisted } = await removeSuperseded(
+              template,
+              ctx.baseDir,
+              written,
+              ctx.run.id,
+              ctx.events,
+            );
             if (removed.length > 0)
               ctx.events.emit('info', {
                 code: 'superseded',
                 message: `removed ${removed.length} file(s) of earlier runs: ${removed.join(', ')}`,
+              });
+            if (unlisted.length > 0)
+              ctx.events.emit('warning', {
+                code: 'sink.cleanup_unlisted',
+                message:
+                  `${unlisted.length} file(s) match the path ${template.source} but no earlier run of this dataset recorded them ` +
+                  `(another pipeline's files, or written by a version without dataset records); not removed: ${unlisted.join(', ')}`,
               });
           }
         : undefined,

@@ -115,7 +115,8 @@ export class PathTemplate {
           continue;
         case 'part':
           tokens.push({ part: true });
-          pattern += '\\d{5,}';
+          // Exactly what formatPart writes: five digits, or more without a leading zero.
+          pattern += '(?:\\d{5}|[1-9]\\d{5,})';
           continue;
       }
       // A record field: only in the Hive form `key={field}`, right after `key=`.

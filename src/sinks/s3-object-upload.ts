@@ -26,6 +26,8 @@ export interface S3ObjectUploadOptions {
   contentType: string;
   partSize: number;
   queueSize: number;
+  /** User metadata (`x-amz-meta-*`) of the object. */
+  metadata?: Record<string, string>;
 }
 
 export function s3Location(bucket: string, key: string): string {
@@ -71,7 +73,13 @@ export class S3ObjectUpload implements ByteDestination {
     };
     this.#upload = new sdk.Upload({
       client: watchErrors(client(), onRequestError),
-      params: { Bucket: options.bucket, Key: options.key, Body: this.#body, ContentType: options.contentType },
+      params: {
+        Bucket: options.bucket,
+        Key: options.key,
+        Body: this.#body,
+        ContentType: options.contentType,
+        ...(options.metadata ? { Metadata: options.metadata } : {}),
+      },
       partSize: options.partSize,
       queueSize: options.queueSize,
       leavePartsOnError: false,

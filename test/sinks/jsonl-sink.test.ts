@@ -26,10 +26,11 @@ function plainRecords(count: number) {
 
 const lines = (records: unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 
+/** The files under `dir`, without the dataset's hidden record of them (local-dataset.ts). */
 async function listFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile())
+    if (entry.isFile() && !/^\.catalog-streams\.[0-9a-f]{16}\.json$/.test(entry.name))
       out.push(join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name).slice(dir.length + 1));
   }
   return out.sort();
@@ -227,7 +228,13 @@ describe('jsonl sink', () => {
     expect(during.every((f) => /^\.p-0000[0-2]\.jsonl\.[0-9a-f]{6}-\d+-[0-9a-f]{8}\.tmp$/.test(f))).toBe(true);
     expect(during).toHaveLength(3);
     await new Promise<void>((resolve, reject) => sink.end((err?: Error | null) => (err ? reject(err) : resolve())));
-    expect(await readdir(dir)).toEqual(['p-00000.jsonl', 'p-00001.jsonl', 'p-00002.jsonl']);
+    // The published parts, and the hidden record of them that the next run of the dataset reads.
+    expect(await readdir(dir)).toEqual([
+      expect.stringMatching(/^\.catalog-streams\.[0-9a-f]{16}\.json$/),
+      'p-00000.jsonl',
+      'p-00001.jsonl',
+      'p-00002.jsonl',
+    ]);
   });
 
   it('removes every temp file and leaves no final file when destroyed with an error mid-write', async () => {

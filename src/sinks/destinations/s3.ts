@@ -12,6 +12,7 @@
 //     aborts its open multipart uploads and deletes the objects it had completed.
 // Objects are overwritten when a later run renders the same key; put {run} in the key to
 // keep every run's objects apart.
+import { createHash } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { defaultStageContext, type PartialStageContext } from '../../core/default-context.js';
@@ -188,6 +189,13 @@ function createS3Sink(
   const replaces = !given.hasRun;
   const prefix = given.fixedPrefix();
   const manifestObjectKey = manifest ? manifestKeyFor(manifestKey, given, ctx) : undefined;
+  // A key alone cannot say whose an object is (`p200000-<run>.jsonl` is part 200000 of
+  // `p{part}.jsonl` and part 0 of `p2{part}.jsonl`): each data object carries the dataset's
+  // identity in its metadata, and a replacing run removes only objects the previous manifest
+  // of this dataset lists or that carry it (a killed run's objects).
+  const dataset = datasetId(bucket, given);
+  /** The keys the dataset's manifest listed before this run (read under the lock). */
+  let previouslyListed = new Set<string>();
   const recordFormat = objectFormat.create(options, { ctx, stage: 's3', target: key, template, schemaHint });
   const contentType = objectFormat.contentType(options, key);
   const env = ctx.services.env ?? process.env;
@@ -216,13 +224,22 @@ function createS3Sink(
           onLost: (err) => sink.destroy(err),
         },
       );
+      if (manifestObjectKey !== undefined)
+        previouslyListed = await readManifestKeys(sdk, currentClient(), bucket, manifestObjectKey, key, ctx);
     },
     supersede: replaces
       ? async (written) => {
           const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
-          const stale = (await listKeys(sdk, currentClient(), bucket, prefix)).filter(
+          const candidates = (await listKeys(sdk, currentClient(), bucket, prefix)).filter(
             (k) => !keep.has(k) && (template.pattern.test(k) || given.pattern.test(k)),
           );
+          const stale: string[] = [];
+          const unlisted: string[] = [];
+          for (const k of candidates) {
+            if (previouslyListed.has(k) || (await objectDataset(sdk, currentClient(), bucket, k)) === dataset)
+              stale.push(k);
+            else unlisted.push(k);
+          }
           for (const k of stale) {
             try {
               await currentClient().send(new sdk.s3.DeleteObjectCommand({ Bucket: bucket, Key: k }));
@@ -235,6 +252,13 @@ function createS3Sink(
               code: 'superseded',
               message: `removed ${stale.length} object(s) of earlier runs under s3://${bucket}/${prefix}`,
             });
+          if (unlisted.length > 0)
+            ctx.events.emit('warning', {
+              code: 'sink.cleanup_unlisted',
+              message:
+                `${unlisted.length} object(s) match the key ${key} but neither the previous manifest of this dataset lists them nor do they carry its ${DATASET_METADATA} metadata ` +
+                `(another pipeline's objects, or written by a version without it); not removed: ${unlisted.map((k) => s3Location(bucket, k)).join(', ')}`,
+            });
         }
       : undefined,
     release: async () => {
@@ -242,7 +266,14 @@ function createS3Sink(
       lock = undefined;
     },
     openDestination: (objectKey) =>
-      new S3ObjectUpload(sdk, currentClient, { bucket, key: objectKey, contentType, partSize, queueSize }),
+      new S3ObjectUpload(sdk, currentClient, {
+        bucket,
+        key: objectKey,
+        contentType,
+        partSize,
+        queueSize,
+        metadata: { [DATASET_METADATA]: dataset },
+      }),
     rotation: { maxRows, maxBytes, maxOpenPartitions },
     commitOnClose: true,
     writeEmpty: false,
@@ -265,6 +296,61 @@ function createS3Sink(
     },
   });
   return sink;
+}
+
+/** The user metadata key (`x-amz-meta-catalog-streams-dataset`) naming the dataset a data object belongs to. */
+export const DATASET_METADATA = 'catalog-streams-dataset';
+
+/** The dataset's identity: the bucket and the key template with its run values (name, date) rendered. */
+function datasetId(bucket: string, template: PathTemplate): string {
+  return createHash('sha256').update(`${bucket}\n${template.pattern.source}`).digest('hex').slice(0, 16);
+}
+
+/** The dataset an object's metadata names, or undefined (none, or the object is gone). */
+async function objectDataset(sdk: S3Sdk, client: S3Client, bucket: string, key: string): Promise<string | undefined> {
+  try {
+    const head = await client.send(new sdk.s3.HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return head.Metadata?.[DATASET_METADATA];
+  } catch (err) {
+    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if ((err as { name?: string }).name === 'NotFound' || status === 404) return undefined;
+    throw s3Error(err, 'read the metadata of', s3Location(bucket, key));
+  }
+}
+
+/**
+ * The data keys the manifest at `manifestKey` lists, if it is a manifest of this key template (a
+ * manifest of another template, or one that cannot be read, lists nothing of this dataset).
+ */
+async function readManifestKeys(
+  sdk: S3Sdk,
+  client: S3Client,
+  bucket: string,
+  manifestKey: string,
+  keyTemplate: string,
+  ctx: StageContext,
+): Promise<Set<string>> {
+  let text: string;
+  try {
+    const res = await client.send(new sdk.s3.GetObjectCommand({ Bucket: bucket, Key: manifestKey }));
+    text = await res.Body!.transformToString('utf8');
+  } catch (err) {
+    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if ((err as { name?: string }).name === 'NoSuchKey' || status === 404) return new Set();
+    throw s3Error(err, 'read the previous manifest', s3Location(bucket, manifestKey));
+  }
+  try {
+    const previous = JSON.parse(text) as Partial<S3Manifest>;
+    if (previous.keyTemplate === keyTemplate && previous.bucket === bucket && Array.isArray(previous.files))
+      return new Set(previous.files.map((f) => f?.key).filter((k): k is string => typeof k === 'string'));
+  } catch {
+    // Reported below.
+  }
+  ctx.events.emit('warning', {
+    code: 'sink.cleanup_record',
+    message: `${s3Location(bucket, manifestKey)} is not a manifest of the key ${keyTemplate}; the objects it lists are not removed as this dataset's`,
+  });
+  return new Set();
 }
 
 /** The lock object of a dataset a run replaces, in the folder of its manifest. */

@@ -64,7 +64,7 @@ import {
   readFrameBodies,
   type Key,
 } from './sorted-records.js';
-import { LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
+import { isTableFile, LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
 
 export const TABLE_MANIFEST = '_table.json';
 /**
@@ -356,6 +356,17 @@ export class TableSink extends Writable implements SinkStream {
             { code: 'table.key_changed' },
           );
         }
+        // The merge reads the state it names: only the table's own state file, never a path elsewhere.
+        if (
+          typeof manifest.state !== 'string' ||
+          !isTableFile(manifest.state) ||
+          !manifest.state.startsWith('_table/')
+        ) {
+          throw new SinkError(
+            `table: ${this.#store.location(TABLE_MANIFEST)} names the state ${JSON.stringify(manifest.state)}, which is not a state file of this table (_table/state-<run>.v8.gz); restore _table.json from a backup or move the table away`,
+            { code: 'table.manifest' },
+          );
+        }
         this.#manifest = manifest;
       }
       if (!this.#manifest && this.#ctx.describeRun().cursor?.previous !== undefined) {
@@ -639,6 +650,15 @@ export class TableSink extends Writable implements SinkStream {
     });
     const superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
     for (const rel of superseded) {
+      if (typeof rel !== 'string' || !isTableFile(rel)) {
+        // An entry of _table.json that is not one of the table's own names (a path outside its
+        // root, another file): the table did not write it, so it is not the table's to remove.
+        ctx.events.emit('warning', {
+          code: 'table.cleanup_refused',
+          message: `table sink did not remove ${JSON.stringify(rel)}, which ${this.#store.location(TABLE_MANIFEST)} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
+        });
+        continue;
+      }
       await this.#store.remove(rel).catch((err: unknown) =>
         ctx.events.emit('warning', {
           code: 'sink.cleanup',

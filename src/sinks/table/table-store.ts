@@ -13,11 +13,25 @@ import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { fileLockBackend, s3LockBackend, type LockBackend } from '../../core/lock.js';
 import { AtomicFile } from '../atomic-file.js';
-import { isStaleTemp } from '../local-dataset.js';
+import { isStaleTemp, tempTarget } from '../local-dataset.js';
 import { LOCAL_LOCK_NAME } from '../local-file-sink.js';
 import { LOCK_NAME, lockIO } from '../destinations/s3.js';
 import { s3Error, s3Location } from '../s3-object-upload.js';
 import { loadS3Sdk } from '../s3-sdk.js';
+
+/**
+ * The names a table writes, relative to its root (the layout in table-sink.ts): a part number as
+ * written (five digits, more without a leading zero) and a run id, in the table's own folders.
+ * Clean-up removes nothing else, whatever `_table.json` lists or an S3 prefix holds: a path
+ * escaping the root, or another file under it (a README under `changes/`), is never the table's.
+ */
+const TABLE_FILE =
+  /^(?:(?:snapshot|changes)\/dt=\d{4}-\d{2}-\d{2}\/part-(?:\d{5}|[1-9]\d{5,})-[A-Za-z0-9][\w.-]*\.parquet|_table\/state-[A-Za-z0-9][\w.-]*\.v8\.gz)$/;
+
+/** Whether `rel` (relative to the table's root, with `/`) is a name the table writes. */
+export function isTableFile(rel: string): boolean {
+  return TABLE_FILE.test(rel);
+}
 
 /** A staged data file: written through `file`, finished before the hold, published after it. */
 export interface StagedFile {
@@ -46,8 +60,9 @@ export interface TableStore {
   /** Where the table's publication lock lives (one run publishes into a table at a time). */
   lockBackend(): Promise<LockBackend>;
   /**
-   * Removes what killed runs left, called under the table's lock: local temp files whose writer
-   * is gone; on S3 the data objects `_table.json` does not list (`listed`: relative paths).
+   * Removes what killed runs left, called under the table's lock: local temp files of the table's
+   * own names whose writer is gone; on S3 the objects of the table's own names (`isTableFile`)
+   * that `_table.json` does not list (`listed`: relative paths).
    */
   removeLeftovers(listed: ReadonlySet<string>): Promise<string[]>;
   close(): Promise<void>;
@@ -127,8 +142,14 @@ export class LocalTableStore implements TableStore {
     for (const folder of folders) {
       for (const name of await readdir(folder).catch(() => [])) {
         const file = path.join(folder, name);
+        const target = tempTarget(name);
+        const rel = path
+          .relative(this.#root, path.join(folder, target ?? ''))
+          .split(path.sep)
+          .join('/');
         if (
-          name.startsWith('.') &&
+          target !== undefined &&
+          isTableFile(rel) &&
           (await isStaleTemp(file)) &&
           (await unlink(file).then(
             () => true,
@@ -278,7 +299,7 @@ export class S3TableStore implements TableStore {
           });
         for (const object of page.Contents ?? []) {
           const rel = object.Key!.slice(this.#options.prefix.length);
-          if (listed.has(rel)) continue;
+          if (listed.has(rel) || !isTableFile(rel)) continue;
           await this.remove(rel);
           removed.push(this.location(rel));
         }
