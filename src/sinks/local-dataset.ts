@@ -6,23 +6,12 @@
 // - after a run published, the files of earlier runs that this run replaces (same template
 //   without {run}: a same-day rerun of `dt={date}/part-{part}.parquet`) are removed, so a
 //   glob over the dataset counts each record once.
-import { createHash, randomBytes } from 'node:crypto';
 import { readdir, stat, unlink } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import path from 'node:path';
+import { HOST_TAG, parseTempName } from '../storage/local-file.js';
 import type { PathTemplate } from './path-template.js';
 
-const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
-const TEMP_NAME = /^\.(.+)\.([0-9a-f]{6})-(\d+)-[0-9a-f]{8}\.tmp$/;
 const ABANDONED_MS = 24 * 60 * 60 * 1000;
-
-/** The hidden temp name beside `finalPath` (same folder, so the rename is atomic), naming its writer. */
-export function tempPathFor(finalPath: string): string {
-  return path.join(
-    path.dirname(finalPath),
-    `.${path.basename(finalPath)}.${HOST_TAG}-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
-  );
-}
 
 /** Every existing file that `template` could have rendered (resolved against baseDir): path and rendered form. */
 async function datasetFiles(
@@ -65,9 +54,9 @@ async function datasetFiles(
 export async function removeStaleTemps(template: PathTemplate, baseDir: string): Promise<string[]> {
   const removed: string[] = [];
   for (const { file, rendered, name } of await datasetFiles(template, baseDir, true)) {
-    const temp = TEMP_NAME.exec(name);
+    const temp = parseTempName(name);
     if (!temp) continue;
-    const finalRendered = `${rendered.slice(0, rendered.length - name.length)}${temp[1]}`;
+    const finalRendered = `${rendered.slice(0, rendered.length - name.length)}${temp.finalName}`;
     if (!template.pattern.test(finalRendered)) continue;
     if (
       (await isStaleTemp(file)) &&
@@ -81,12 +70,11 @@ export async function removeStaleTemps(template: PathTemplate, baseDir: string):
   return removed;
 }
 
-/** Whether `file` is a temp file (tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
+/** Whether `file` is a temp file (storage/local-file.ts tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
 export async function isStaleTemp(file: string): Promise<boolean> {
-  const temp = TEMP_NAME.exec(path.basename(file));
+  const temp = parseTempName(path.basename(file));
   if (!temp) return false;
-  const [, , host, pid] = temp;
-  if (host === HOST_TAG && !processExists(Number(pid))) return true;
+  if (temp.hostTag === HOST_TAG && !processExists(temp.pid)) return true;
   const info = await stat(file).catch(() => undefined);
   return !!info && Date.now() - info.mtimeMs > ABANDONED_MS;
 }
