@@ -2,6 +2,7 @@
 // and the layers below it, never one above, and no import circle is allowed (type-only imports
 // count: a circle of types is still a circle to a reader). Run by `npm run lint:deps`.
 //   base      src/*.ts (errors, events, values, closest-name, redactor), src/generated/ (option JSDoc types)
+//   storage   src/storage/   local files written atomically
 //   catalog   src/catalog/   the API as code
 //   client    src/client/    HTTP, pacing, retries
 //   core      src/core/      stage contract, registry, option parsing, record origin and schema
@@ -27,6 +28,13 @@ module.exports = {
       comment: 'src/*.ts helpers are below every folder.',
       from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/index\\.ts$' },
       to: { path: '^src/[^/]+/' },
+    },
+    {
+      name: 'storage-above-base',
+      severity: 'error',
+      comment: 'Storage writes bytes where it is told; it knows nothing of the API, stages or runs.',
+      from: { path: '^src/storage/' },
+      to: { path: '^src/(catalog|client|core|sources|transforms|sinks|pipeline|cli|sandbox)/' },
     },
     {
       name: 'catalog-below-client',
@@ -66,7 +74,7 @@ module.exports = {
       severity: 'error',
       comment: 'The sandbox imitates the API from its declaration only.',
       from: { path: '^src/sandbox/' },
-      to: { path: '^src/(client|core|sources|transforms|sinks|pipeline|cli)/' },
+      to: { path: '^src/(storage|client|core|sources|transforms|sinks|pipeline|cli)/' },
     },
     {
       name: 'generated-is-bottom',

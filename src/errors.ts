@@ -63,6 +63,24 @@ export class SinkError extends CatalogStreamsError {
   }
 }
 
+/**
+ * A local file could not be written or created (exit 1). The message is `cannot <operation> <file>:
+ * <reason>`; `reason` (the failed step, the system's error, what became of the file, what to do)
+ * is kept apart so a caller can say it in its own words (`cannot write state <file>: <reason>`).
+ */
+export class StorageError extends CatalogStreamsError {
+  readonly operation: string;
+  readonly file: string;
+  readonly reason: string;
+
+  constructor(operation: string, file: string, reason: string, options: ErrorOptions & { code?: string } = {}) {
+    super(options.code ?? 'storage.write_failed', `cannot ${operation} ${file}: ${reason}`, options);
+    this.operation = operation;
+    this.file = file;
+    this.reason = reason;
+  }
+}
+
 /** The run was stopped by a signal or an AbortSignal. */
 export class AbortedError extends CatalogStreamsError {
   constructor(message = 'the run was aborted', options: ErrorOptions = {}) {

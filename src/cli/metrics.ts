@@ -10,10 +10,11 @@
 // the file keeps the previous value of a pipeline that failed this time, and
 // the Pushgateway push uses POST, which leaves metrics absent from the push
 // (the last success of a failed pipeline) as they were.
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Gauge, Pushgateway, Registry } from 'prom-client';
 import type { RunSummary } from '../pipeline/runner.js';
+import { writeFileAtomic } from '../storage/local-file.js';
 
 const PREFIX = 'catalog_streams_';
 const LAST_SUCCESS = `${PREFIX}last_success_timestamp_seconds`;
@@ -107,18 +108,10 @@ export async function readLastSuccess(file: string): Promise<Map<string, number>
   return found;
 }
 
-/** Writes the metrics file atomically (temp file beside it, then rename). */
+/** Writes the metrics file atomically (temp file beside it, then rename; StorageError when it fails). */
 export async function writeMetricsFile(file: string, input: RunMetricsInput): Promise<void> {
   const registry = runMetrics(input, await readLastSuccess(file));
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  await mkdir(path.dirname(file), { recursive: true });
-  try {
-    await writeFile(tmp, await registry.metrics());
-    await rename(tmp, file);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+  await writeFileAtomic(file, await registry.metrics());
 }
 
 /** Pushes the metrics to a Pushgateway (POST: job `catalog-streams`, grouped by the pipeline file's name). */

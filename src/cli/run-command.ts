@@ -11,7 +11,7 @@
 // nothing: the cursor is stored and the run ends as it would have (exit 0), so
 // the exit code, the summary, the outputs and the cursor tell one story. A
 // second signal exits at once.
-import { access, constants, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
 import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
@@ -34,6 +34,7 @@ import type { StageRegistry } from '../core/registry.js';
 import type { S3ObjectIO } from '../pipeline/state.js';
 import { PROFILE_ENV, parseProfile, startSandbox } from '../sandbox/index.js';
 import { plan, type SourceType } from '../sources/index.js';
+import { writeFileAtomic } from '../storage/local-file.js';
 import { type Command, integerOption, numberOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, levelEnabled, logSettingsOf } from './log.js';
@@ -378,10 +379,13 @@ async function runAll(
       const text = `${redactor.json({ exitCode, pipelines: summaries }, 2)}\n`;
       // The summary reports the run; failing to write it must not change the run's outcome
       // (a committed run that exits non-zero is retried and delivers its records twice).
-      await writeWhole(opts.summaryFile, text).catch((err: unknown) =>
+      // Written whole (temp file and rename): a reader never sees half a summary.
+      await writeFileAtomic(opts.summaryFile, text).catch((err: unknown) =>
         progress.log('error', 'summary_file', {
           pipelines: names,
-          message: `could not write the summary to ${opts.summaryFile} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the run's outcome is the one logged above (exit ${exitCode})`,
+          message: redactor.redact(
+            `could not write the summary: ${(err as Error).message}; the run's outcome is the one logged above (exit ${exitCode})`,
+          ),
         }),
       );
     }
@@ -444,18 +448,6 @@ async function checkSummaryFile(file: string): Promise<void> {
   await access(dir, constants.W_OK).catch(() =>
     fail(`the folder ${dir} is not writable by this user; fix its permissions or point --summary-file elsewhere`),
   );
-}
-
-/** Writes `text` under a temporary name and renames it: a reader never sees half a summary. */
-async function writeWhole(file: string, text: string): Promise<void> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  try {
-    await writeFile(temp, text);
-    await rename(temp, file);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
 }
 
 /** Routes process warnings to `log` (instead of Node's raw printing) until the returned function is called. */

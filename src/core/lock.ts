@@ -3,7 +3,8 @@
 //
 // The lock is a small JSON document naming its holder (run id, pipeline, host, pid, heartbeat):
 // - local: `<file>.lock`, created by link(2) from a complete temp file, so it appears whole or
-//   not at all, and a second creator gets EEXIST;
+//   not at all, and a second creator gets EEXIST (storage/local-file.ts: the temp file is never
+//   one that someone else planted, and a failed write names the lock file and leaves no temp);
 // - S3: an object written with `If-None-Match: *` (a conditional put: S3 answers 412 when it
 //   exists). A server that ignores the condition is caught when the lock is read back.
 // The holder rewrites its heartbeat every `heartbeatMs`, checking first that the lock is still
@@ -11,11 +12,10 @@
 // when its heartbeat is older than `staleMs`; a stale lock is removed and taken over.
 // proper-lockfile was considered: its lock is an empty folder (no holder to name in the error)
 // and it has no S3 counterpart; one protocol for both keeps the behaviour the same everywhere.
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile, unlink } from 'node:fs/promises';
 import { CatalogStreamsError } from '../errors.js';
+import { createFileExclusive, writeFileAtomic } from '../storage/local-file.js';
 
 export interface LockHolder {
   runId: string;
@@ -172,20 +172,8 @@ function heldError(backend: LockBackend, holder: LockHolder | undefined, options
 export function fileLockBackend(lockPath: string): LockBackend {
   return {
     location: lockPath,
-    async create(body) {
-      await mkdir(path.dirname(lockPath), { recursive: true });
-      const tmp = `${lockPath}.${randomBytes(4).toString('hex')}.tmp`;
-      await writeFile(tmp, body, { flush: true });
-      try {
-        await link(tmp, lockPath);
-        return true;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-        throw err;
-      } finally {
-        await unlink(tmp).catch(() => {});
-      }
-    },
+    // A complete temp file linked to the lock name: link(2) fails with EEXIST when a lock exists.
+    create: (body) => createFileExclusive(lockPath, body),
     async read() {
       try {
         return await readFile(lockPath, 'utf8');
@@ -194,11 +182,7 @@ export function fileLockBackend(lockPath: string): LockBackend {
         throw err;
       }
     },
-    async replace(body) {
-      const tmp = `${lockPath}.${randomBytes(4).toString('hex')}.tmp`;
-      await writeFile(tmp, body, { flush: true });
-      await rename(tmp, lockPath);
-    },
+    replace: (body) => writeFileAtomic(lockPath, body),
     async remove() {
       await unlink(lockPath).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err;

@@ -1,16 +1,17 @@
 // Incremental state: the cursor an incremental run starts from (`updatedSince`)
 // and facts about the last successful run. Stored in a local file (written to a
-// temporary name and renamed, so a crash never leaves half a file) or in an S3
+// temporary name and renamed, so a crash never leaves half a file:
+// storage/local-file.ts, which never follows a link planted at the temp name) or in an S3
 // object (`s3://bucket/key`, one PUT, which S3 makes atomic). It is written only
 // after every sink has committed; a failed run leaves the previous cursor.
 // A state records what its cursor belongs to (pipeline, API host, source type and filter) and is
 // locked by the run using it, so a cursor is never applied to another extract or by two runs.
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, CatalogStreamsError } from '../errors.js';
+import { ConfigError, CatalogStreamsError, StorageError } from '../errors.js';
 import { fileLockBackend, RunLock, s3LockBackend, type S3LockIO } from '../core/lock.js';
+import { writeFileAtomic } from '../storage/local-file.js';
 
 export const PipelineState = z.looseObject({
   version: z.literal(1),
@@ -161,17 +162,11 @@ class FileStateStore implements StateStore {
   }
 
   async write(state: PipelineState): Promise<void> {
-    // A fresh temp name beside the file (same file system, so the rename is atomic).
-    const tmp = `${this.location}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
     try {
-      await mkdir(path.dirname(this.location), { recursive: true });
-      await writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`, { flush: true });
-      await rename(tmp, this.location);
+      await writeFileAtomic(this.location, `${JSON.stringify(state, null, 2)}\n`);
     } catch (err) {
-      await rm(tmp, { force: true }).catch(() => {});
-      throw new CatalogStreamsError('state.write', `cannot write state ${this.location}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      const reason = err instanceof StorageError ? err.reason : (err as Error).message;
+      throw new CatalogStreamsError('state.write', `cannot write state ${this.location}: ${reason}`, { cause: err });
     }
   }
 }

@@ -1,7 +1,10 @@
 // A local output file that appears under its final name only when complete.
 //
 // Bytes go to `.<name>.<host>-<pid>-<random>.tmp` in the same folder (hidden, so globs such as
-// `*.parquet` never pick it up, and on the same file system so the rename is atomic).
+// `*.parquet` never pick it up, and on the same file system so the rename is atomic). The name is
+// the one every local atomic write uses (storage/local-file.ts): its random part cannot be guessed,
+// and the file is opened with `wx` (O_EXCL), so nothing planted at that name, a symlink included,
+// is followed or overwritten. The bytes are streamed here, so only the name is shared.
 // `close()` flushes, fsyncs and closes it; `commit()` renames it over the final name.
 // `abort()` removes the temp file; after an abort nothing exists under the final name
 // that this object created. A process killed with SIGKILL can leave a `.tmp` behind,
@@ -12,7 +15,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SinkError } from '../errors.js';
-import { tempPathFor } from './local-dataset.js';
+import { tempPathFor } from '../storage/local-file.js';
 import { waitForDrain, writeWithBackpressure, type ByteDestination } from './byte-destination.js';
 
 const STREAM_HIGH_WATER_MARK = 256 * 1024;

@@ -14,24 +14,14 @@
 // still resolve under the dataset's folder and match its template. Files the template matches
 // that no record lists (another pipeline's, or a dataset published before records existed) stay,
 // named in a `sink.cleanup_unlisted` warning.
-import { createHash, randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunEvents } from '../events.js';
+import { HOST_TAG, parseTempName, writeFileAtomic } from '../storage/local-file.js';
 import type { PathTemplate } from './path-template.js';
 
-const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
-const TEMP_NAME = /^\.(.+)\.([0-9a-f]{6})-(\d+)-[0-9a-f]{8}\.tmp$/;
 const ABANDONED_MS = 24 * 60 * 60 * 1000;
-
-/** The hidden temp name beside `finalPath` (same folder, so the rename is atomic), naming its writer. */
-export function tempPathFor(finalPath: string): string {
-  return path.join(
-    path.dirname(finalPath),
-    `.${path.basename(finalPath)}.${HOST_TAG}-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
-  );
-}
 
 /** Every existing file that `template` could have rendered (resolved against baseDir): path and rendered form. */
 async function datasetFiles(
@@ -74,9 +64,9 @@ async function datasetFiles(
 export async function removeStaleTemps(template: PathTemplate, baseDir: string): Promise<string[]> {
   const removed: string[] = [];
   for (const { file, rendered, name } of await datasetFiles(template, baseDir, true)) {
-    const temp = TEMP_NAME.exec(name);
+    const temp = parseTempName(name);
     if (!temp) continue;
-    const finalRendered = `${rendered.slice(0, rendered.length - name.length)}${temp[1]}`;
+    const finalRendered = `${rendered.slice(0, rendered.length - name.length)}${temp.finalName}`;
     if (!template.pattern.test(finalRendered)) continue;
     if (
       (await isStaleTemp(file)) &&
@@ -90,17 +80,16 @@ export async function removeStaleTemps(template: PathTemplate, baseDir: string):
   return removed;
 }
 
-/** The final name a temp file (tempPathFor) was written for, or undefined for any other name. */
+/** The final name a temp file (storage/local-file.ts tempPathFor) was written for, or undefined for any other name. */
 export function tempTarget(name: string): string | undefined {
-  return TEMP_NAME.exec(name)?.[1];
+  return parseTempName(name)?.finalName;
 }
 
-/** Whether `file` is a temp file (tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
+/** Whether `file` is a temp file (storage/local-file.ts tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
 export async function isStaleTemp(file: string): Promise<boolean> {
-  const temp = TEMP_NAME.exec(path.basename(file));
+  const temp = parseTempName(path.basename(file));
   if (!temp) return false;
-  const [, , host, pid] = temp;
-  if (host === HOST_TAG && !processExists(Number(pid))) return true;
+  if (temp.hostTag === HOST_TAG && !processExists(temp.pid)) return true;
   const info = await stat(file).catch(() => undefined);
   return !!info && Date.now() - info.mtimeMs > ABANDONED_MS;
 }
@@ -203,15 +192,8 @@ async function readDatasetRecord(file: string, events: RunEvents): Promise<strin
 }
 
 async function writeDatasetRecord(file: string, record: Omit<DatasetRecord, 'format' | 'version'>): Promise<void> {
-  const temp = tempPathFor(file);
   const document: DatasetRecord = { format: 'catalog-streams.dataset', version: 1, ...record };
-  try {
-    await writeFile(temp, `${JSON.stringify(document, null, 2)}\n`);
-    await rename(temp, file);
-  } catch (err) {
-    await unlink(temp).catch(() => {});
-    throw err;
-  }
+  await writeFileAtomic(file, `${JSON.stringify(document, null, 2)}\n`);
 }
 
 function processExists(pid: number): boolean {
