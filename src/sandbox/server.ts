@@ -511,15 +511,6 @@ export class SandboxServer {
           throw apiError(400, err instanceof Error ? err.message : String(err));
         }
       }
-      case 'POST /_sandbox/changes': {
-        const body = await readJsonBody(req);
-        try {
-          this.setChanges(body as SandboxChanges);
-        } catch (err) {
-          throw apiError(400, `changes: ${err instanceof Error ? err.message : String(err)}`);
-        }
-        return sendJson(res, 200, { changes: this.changes.config });
-      }
       case 'POST /_sandbox/add':
       case 'POST /_sandbox/hide':
       case 'POST /_sandbox/reveal': {
@@ -553,14 +544,17 @@ export class SandboxServer {
           throw apiError(400, err instanceof Error ? err.message : String(err));
         }
       }
-      case 'POST /_sandbox/faults': {
+      case 'POST /_sandbox/faults':
+      case 'POST /_sandbox/changes': {
         const body = await readJsonBody(req);
+        const faults = path.endsWith('/faults');
         try {
-          this.setFaults(body as SandboxFaults);
+          if (faults) this.setFaults(body as SandboxFaults);
+          else this.setChanges(body as SandboxChanges);
         } catch (err) {
-          throw apiError(400, `faults: ${err instanceof Error ? err.message : String(err)}`);
+          throw apiError(400, `${faults ? 'faults' : 'changes'}: ${err instanceof Error ? err.message : String(err)}`);
         }
-        return sendJson(res, 200, { faults: this.faults.config });
+        return sendJson(res, 200, faults ? { faults: this.faults.config } : { changes: this.changes.config });
       }
       default:
         req.resume();
