@@ -17,7 +17,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -43,7 +44,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -69,7 +71,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -94,7 +97,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -119,7 +123,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -140,7 +145,8 @@ export interface StageOptionDocs {
      */
     filter?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -165,7 +171,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -190,7 +197,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -215,7 +223,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */
@@ -239,7 +248,8 @@ export interface StageOptionDocs {
      */
     sorting?: unknown;
     /**
-     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests).
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
      *
      * Default: `250`
      */

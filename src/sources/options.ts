@@ -54,7 +54,10 @@ export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unk
 export const pageSizeOption = z
   .literal([...PAGE_SIZES])
   .default(EXTRACT_PAGE_SIZE)
-  .describe(`Records per page request: ${PAGE_SIZES.join(', ')} (default ${EXTRACT_PAGE_SIZE}: fewest requests).`);
+  .describe(
+    `Records per page request: ${PAGE_SIZES.join(', ')} (default ${EXTRACT_PAGE_SIZE}: fewest requests). ` +
+      'Reference tables without a createdAt filter are read in one request without pages (one consistent answer), whatever the size.',
+  );
 
 export const concurrencyOption = z
   .int()
