@@ -41,6 +41,9 @@ export class TextLinesEncoder<Item> implements PartEncoder<Item> {
           this.#gzipError = err;
           reject(err);
         });
+        // destroy() without an error emits neither 'end' nor 'error': an end() waiting on a
+        // part that an abort destroyed must still settle, or the abort waits for it forever.
+        gzip.on('close', () => reject(this.#gzipError ?? new Error('the gzip stream was closed before it ended')));
       });
       this.#gzipDone.catch(() => {});
       gzip.on('data', (chunk: Buffer) => {
