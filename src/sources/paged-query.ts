@@ -47,6 +47,7 @@ import { DataError } from '../errors.js';
 import { compact } from '../client/request-summary.js';
 import { setOrigin } from '../core/origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
+import { FIXED_SORT_KEYS } from './read-window.js';
 
 /** A request body without `page`: what a segment sends. */
 export type SourceBody = Omit<RequestBody, 'page'>;
@@ -140,8 +141,6 @@ const MAX_GAPS_WITHOUT_PROGRESS = 50;
 const GAP_MARGIN = 5;
 /** Page sizes a gap page may use, smallest first (the API's). */
 const GAP_PAGE_SIZES = [10, 50, 100, 250];
-/** Sort keys a record never changes: offset paging over them only shifts when records leave or enter. */
-const STABLE_SORT_KEYS = new Set(['id', 'createdAt']);
 
 /**
  * The request for page `no` (of `size` records) of a segment; `size` Infinity asks for every result
@@ -283,7 +282,7 @@ export class PagedQuerySource extends CatalogSource {
   #checkSorting(segment: Segment): void {
     const sorting = segment.body.sorting as Record<string, unknown> | undefined;
     const key = sorting ? Object.keys(sorting)[0] : undefined;
-    if (key === undefined || STABLE_SORT_KEYS.has(key) || hasBoundedUpdatedSince(segment.body.filter)) return;
+    if (key === undefined || FIXED_SORT_KEYS.has(key) || hasBoundedUpdatedSince(segment.body.filter)) return;
     throw new DataError(
       `${this.endpoint}: sorting ${compact(sorting)} orders by a value that changes while the pages are read ` +
         `(a record updated during the extract moves to another page and would be skipped or repeated), and this query has more than one page` +

@@ -28,8 +28,8 @@ export function secondBefore(startedAt: Date): number {
 
 /** Filter keys whose values a record never changes. */
 const FIXED_FILTER_KEYS = new Set(['id', 'createdAt']);
-/** Sort keys a record never changes. */
-const FIXED_SORT_KEYS = new Set(['id', 'createdAt']);
+/** Sort keys a record never changes: offset paging over them only shifts when records leave or enter. */
+export const FIXED_SORT_KEYS = new Set(['id', 'createdAt']);
 
 export interface ReadWindow {
   /** The filter to send: the segment's, bounded. */
