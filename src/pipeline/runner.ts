@@ -40,7 +40,6 @@ import {
   type StateIdentity,
   type StateStore,
   openStateStore,
-  type S3ObjectIO,
 } from './state.js';
 import { TeeSink } from './tee.js';
 
@@ -74,8 +73,6 @@ export interface RunOptions {
   signal?: AbortSignal;
   events?: RunEvents;
   env?: NodeJS.ProcessEnv;
-  /** Builds the S3 I/O for `state.path: s3://...` (the CLI passes the SDK-backed one). */
-  s3?: () => S3ObjectIO;
   /** A client shared by several pipelines of one run (one request budget). */
   client?: CatalogClient;
   /** Clock for the run start (tests). */
@@ -285,9 +282,9 @@ export function nextCursor(startedAt: Date, overlapSeconds: number, maxUpdatedAt
   return maxUpdatedAt === undefined ? fromStart : Math.min(fromStart, maxUpdatedAt);
 }
 
-export function openPipelineState(loaded: LoadedPipeline, s3?: () => S3ObjectIO): StateStore | undefined {
+export function openPipelineState(loaded: LoadedPipeline): StateStore | undefined {
   const state = loaded.config.state;
-  return state ? openStateStore(state.path, { baseDir: loaded.outputDir ?? loaded.baseDir, s3 }) : undefined;
+  return state ? openStateStore(state.path, { baseDir: loaded.outputDir ?? loaded.baseDir }) : undefined;
 }
 
 /**
@@ -380,7 +377,7 @@ class PipelineRun {
     this.#unforward = opts.events ? forwardEvents(this.#events, opts.events) : undefined;
     this.#startedAt = opts.now?.() ?? new Date();
     this.#runId = newRunId(this.#startedAt);
-    this.#stateStore = openPipelineState(loaded, opts.s3);
+    this.#stateStore = openPipelineState(loaded);
     this.#sourceSpec = this.#config.source;
     this.#client = opts.client;
     this.#ownClient = !opts.client;

@@ -6,7 +6,7 @@ import { join, resolve, sep } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { StageContext } from '../core/stage.js';
 import { fileLockBackend, RunLock } from '../core/lock.js';
-import { AtomicFile } from './atomic-file.js';
+import { AtomicFile } from '../storage/atomic-file.js';
 import { removeStaleTemps, removeSuperseded } from './local-dataset.js';
 import { StdoutDestination } from './byte-destination.js';
 import { PathTemplate } from './path-template.js';

@@ -53,7 +53,7 @@ import {
   SCHEMA_METADATA_KEY,
 } from '../parquet-format.js';
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
-import { createS3Client } from '../destinations/s3.js';
+import { createS3Client } from '../../storage/s3-client.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
 import {
   compareKeys,
@@ -64,7 +64,9 @@ import {
   readFrameBodies,
   type Key,
 } from './sorted-records.js';
-import { isTableFile, LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
+import { LocalObjectStore } from '../../storage/object-store.js';
+import { S3ObjectStore } from '../../storage/s3-object-store.js';
+import { isTableFile, TableStore, type StagedFile } from './table-store.js';
 
 export const TABLE_MANIFEST = '_table.json';
 /**
@@ -278,8 +280,8 @@ export class TableSink extends Writable implements SinkStream {
     this.#ctx = ctx;
     const s3 = s3Path(config.path);
     this.#store = s3
-      ? new S3TableStore({ ...s3, client: () => createS3Client(config) })
-      : new LocalTableStore(path.resolve(ctx.baseDir, config.path));
+      ? new TableStore(new S3ObjectStore({ ...s3, client: () => createS3Client(config) }))
+      : new TableStore(new LocalObjectStore(path.resolve(ctx.baseDir, config.path)));
     this.#keySteps = config.key.split('.');
     this.#schema = schema;
     this.#shaper = new RecordShaper(schema);
@@ -325,11 +327,11 @@ export class TableSink extends Writable implements SinkStream {
       // One run publishes into a table at a time: a second would merge into the same previous
       // version and its _table.json would drop the first one's.
       this.#lock = await RunLock.acquire(
-        await this.#store.lockBackend(),
+        this.#store.lockBackend(),
         { runId: this.#ctx.run.id, pipeline: this.#ctx.run.name },
         { what: `table ${this.#store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
       );
-      this.#manifestText = await this.#store.readText(TABLE_MANIFEST);
+      this.#manifestText = await this.#store.objects.readText(TABLE_MANIFEST);
       if (this.#manifestText !== undefined) {
         let manifest: TableManifest;
         try {
@@ -590,7 +592,7 @@ export class TableSink extends Writable implements SinkStream {
     await snapshot.end(true);
     await changes.end(false);
     await state.end();
-    for (const staged of this.#staged) await this.#store.finish(staged);
+    for (const staged of this.#staged) await staged.finish();
     if (this.#hold) {
       this.#hold.ready();
       await this.#hold.decision;
@@ -599,7 +601,7 @@ export class TableSink extends Writable implements SinkStream {
 
     // Publication: data files under their final names, then the manifest (the commit point),
     // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
-    for (const staged of this.#staged) await this.#store.publish(staged);
+    for (const staged of this.#staged) await staged.commit();
     this.#published = true;
     const fileEntry = (staged: StagedFile, encoder: ParquetEncoder): TableFile => ({
       path: staged.rel,
@@ -634,7 +636,7 @@ export class TableSink extends Writable implements SinkStream {
       versions: [...versions, version],
     };
     this.#checkStopped();
-    await this.#store.writeText(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+    await this.#store.objects.write(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
     const sink = 'table';
     const kind = this.#store.kind;
     for (const f of [...version.snapshot, ...version.changes])
@@ -659,7 +661,7 @@ export class TableSink extends Writable implements SinkStream {
         });
         continue;
       }
-      await this.#store.remove(rel).catch((err: unknown) =>
+      await this.#store.objects.remove(rel).catch((err: unknown) =>
         ctx.events.emit('warning', {
           code: 'sink.cleanup',
           message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}`,
@@ -682,9 +684,9 @@ export class TableSink extends Writable implements SinkStream {
 
   /** A staged file the destroy will discard; one opened while the sink was being destroyed goes at once. */
   async #stage(rel: string): Promise<StagedFile> {
-    const staged = await this.#store.stage(rel);
+    const staged = await this.#store.objects.stage(rel);
     if (this.destroyed) {
-      await this.#store.discard(staged);
+      await staged.discard();
       this.#checkStopped();
     }
     this.#staged.push(staged);
@@ -719,7 +721,7 @@ export class TableSink extends Writable implements SinkStream {
   /** The previous version's state file, gunzipped, as frame bodies (`v8.serialize([key, record])`), not decoded. */
   async *#stateBodies(rel: string): AsyncGenerator<Buffer> {
     const gunzip = createGunzip();
-    const bytes = this.#stateCopy ? createReadStream(this.#stateCopy) : await this.#store.readBytes(rel);
+    const bytes = this.#stateCopy ? createReadStream(this.#stateCopy) : await this.#store.objects.readStream(rel);
     const piping = pipeline(Readable.from(bytes), gunzip);
     piping.catch(() => {});
     try {
@@ -762,7 +764,7 @@ export class TableSink extends Writable implements SinkStream {
     if (this.#store.kind === 'object') {
       // Read twice: fetched once.
       const copy = path.join(dir, 'previous-state.v8.gz');
-      await pipeline(await this.#store.readBytes(stateRel), createWriteStream(copy));
+      await pipeline(await this.#store.objects.readStream(stateRel), createWriteStream(copy));
       this.#stateCopy = copy;
     }
 
@@ -888,12 +890,11 @@ export class TableSink extends Writable implements SinkStream {
     this.#hold?.stop(reason);
     (async () => {
       if (!this.#published)
-        for (const staged of this.#staged)
-          await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+        for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
       this.#state?.destroy();
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
       await this.#release();
-      await this.#store.close();
+      await this.#store.objects.close();
     })().finally(() => callback(error));
   }
 
@@ -907,13 +908,12 @@ export class TableSink extends Writable implements SinkStream {
     if (!this.#published) return;
     const restore =
       this.#manifestText === undefined
-        ? this.#store.remove(TABLE_MANIFEST)
-        : this.#store.writeText(TABLE_MANIFEST, this.#manifestText);
+        ? this.#store.objects.remove(TABLE_MANIFEST)
+        : this.#store.objects.write(TABLE_MANIFEST, this.#manifestText);
     await restore.catch((err: unknown) => this.#cleanupWarning(err));
-    for (const staged of this.#staged)
-      await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+    for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
     this.#outputs.length = 0;
-    await this.#store.close();
+    await this.#store.objects.close();
   }
 
   #cleanupWarning(err: unknown): void {
