@@ -165,7 +165,12 @@ export function storeLockBackend(store: ObjectStore, rel: string): LockBackend {
   const options = { contentType: 'application/json' };
   return {
     location: store.location(rel),
-    create: (body) => store.putIfAbsent(rel, body, options),
+    create: async (body) => {
+      // A run killed while creating the lock leaves the lock's temp file (never the lock): swept here.
+      const folder = rel.slice(0, rel.lastIndexOf('/') + 1);
+      await store.removeAbandoned(folder, (finalRel) => finalRel === rel, rel.split('/').length);
+      return store.putIfAbsent(rel, body, options);
+    },
     read: () => store.readText(rel),
     replace: (body) => store.write(rel, body, options),
     remove: () => store.remove(rel),

@@ -69,6 +69,29 @@ export interface SupersedeResult {
 }
 
 /**
+ * Before a run renames its files into place: records them beside the earlier runs' (`written`:
+ * absolute paths), so whatever step a kill stops the renames at, every file of the dataset is one
+ * a record claims, and the next run's `removeSuperseded` removes what it does not write again.
+ */
+export async function recordPending(
+  template: PathTemplate,
+  baseDir: string,
+  written: ReadonlySet<string>,
+  runId: string,
+  events: RunEvents,
+): Promise<void> {
+  const root = path.resolve(baseDir, template.fixedPrefix());
+  const recordFile = datasetRecordPath(template, baseDir);
+  const ours = [...written].map((file) => path.relative(root, file).split(path.sep).join('/'));
+  const previous = await readDatasetRecord(recordFile, events);
+  await writeDatasetRecord(recordFile, {
+    template: template.source,
+    runId,
+    files: [...new Set([...previous, ...ours])],
+  });
+}
+
+/**
  * Removes the dataset's files that an earlier run of it recorded and this run did not write
  * (`written`: absolute paths), and records this run's files for the next run.
  */

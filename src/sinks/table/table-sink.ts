@@ -41,7 +41,14 @@ import type { OutputRecord } from '../../events.js';
 import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { RunLock } from '../../core/lock.js';
 import type { PartialStageContext } from '../../core/default-context.js';
-import { defineStage, type RecordLookup, type SinkStream, type StageContext } from '../../core/stage.js';
+import {
+  defineStage,
+  type HeldPublication,
+  type RecordLookup,
+  type SinkStream,
+  type StageContext,
+} from '../../core/stage.js';
+import { PublicationHold } from '../publication.js';
 import { stageFactory } from '../../core/stage-factory.js';
 import { isPlainObject } from '../../values.js';
 import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../column-schema.js';
@@ -253,15 +260,10 @@ export class TableSink extends Writable implements SinkStream {
   #published = false;
   readonly #outputs: OutputRecord[] = [];
   readonly #onAbort: () => void;
-  #hold:
-    | {
-        ready: () => void;
-        fail: (err: Error) => void;
-        go: () => void;
-        stop: (err: Error) => void;
-        decision: Promise<void>;
-      }
-    | undefined;
+  #hold: PublicationHold | undefined;
+  /** What the published `_table.json` no longer lists (a same-day snapshot, the older state): removed by the settle. */
+  #superseded: string[] = [];
+  #settling: Promise<void> | undefined;
 
   constructor(config: TableSinkConfig, ctx: StageContext) {
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
@@ -303,23 +305,10 @@ export class TableSink extends Writable implements SinkStream {
     return this.#outputs;
   }
 
-  holdPublication(): { readonly ready: Promise<void>; publish(): void } {
-    let ready!: () => void;
-    let fail!: (err: Error) => void;
-    const readyPromise = new Promise<void>((resolve, reject) => {
-      ready = resolve;
-      fail = reject;
-    });
-    readyPromise.catch(() => {});
-    let go!: () => void;
-    let stop!: (err: Error) => void;
-    const decision = new Promise<void>((resolve, reject) => {
-      go = resolve;
-      stop = reject;
-    });
-    decision.catch(() => {});
-    this.#hold = { ready, fail, go, stop, decision };
-    return { ready: readyPromise, publish: () => go() };
+  /** Held by the tee: publishes on its word, and removes what it superseded only once settled (sinks/publication.ts). */
+  holdPublication(): HeldPublication {
+    this.#hold = new PublicationHold();
+    return this.#hold.handle(() => this.#settle());
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
@@ -593,10 +582,7 @@ export class TableSink extends Writable implements SinkStream {
     await changes.end(false);
     await state.end();
     for (const staged of this.#staged) await staged.finish();
-    if (this.#hold) {
-      this.#hold.ready();
-      await this.#hold.decision;
-    }
+    if (this.#hold) await this.#hold.waitForPublish();
     this.#checkStopped();
 
     // Publication: data files under their final names, then the manifest (the commit point),
@@ -650,25 +636,36 @@ export class TableSink extends Writable implements SinkStream {
       counts,
       rows,
     });
-    const superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
-    for (const rel of superseded) {
-      if (typeof rel !== 'string' || !isTableFile(rel)) {
-        // An entry of _table.json that is not one of the table's own names (a path outside its
-        // root, another file): the table did not write it, so it is not the table's to remove.
-        ctx.events.emit('warning', {
-          code: 'table.cleanup_refused',
-          message: `table sink did not remove ${JSON.stringify(rel)}, which ${this.#store.location(TABLE_MANIFEST)} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
-        });
-        continue;
+    this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
+    // Held: a sibling may still fail and revoke this version to the earlier `_table.json`, whose
+    // files must then be there; the tee settles every sink once all published.
+    if (!this.#hold) await this.#settle();
+  }
+
+  /** Removes what the published `_table.json` no longer lists, then releases the lock (once). */
+  #settle(): Promise<void> {
+    return (this.#settling ??= (async () => {
+      const ctx = this.#ctx;
+      for (const rel of this.#superseded) {
+        if (typeof rel !== 'string' || !isTableFile(rel)) {
+          // An entry of _table.json that is not one of the table's own names (a path outside its
+          // root, another file): the table did not write it, so it is not the table's to remove.
+          ctx.events.emit('warning', {
+            code: 'table.cleanup_refused',
+            message: `table sink did not remove ${JSON.stringify(rel)}, which ${this.#store.location(TABLE_MANIFEST)} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
+          });
+          continue;
+        }
+        await this.#store.objects.remove(rel).catch((err: unknown) =>
+          ctx.events.emit('warning', {
+            code: 'sink.cleanup',
+            message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}; the next run of the table removes it`,
+          }),
+        );
       }
-      await this.#store.objects.remove(rel).catch((err: unknown) =>
-        ctx.events.emit('warning', {
-          code: 'sink.cleanup',
-          message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}`,
-        }),
-      );
-    }
-    await this.#release();
+      await this.#release();
+      if (this.closed) await this.#store.objects.close();
+    })());
   }
 
   async #release(): Promise<void> {
@@ -887,13 +884,14 @@ export class TableSink extends Writable implements SinkStream {
       error ??
       new SinkError('table sink was destroyed before it finished; nothing was published', { code: 'sink.aborted' });
     this.#hold?.fail(reason);
-    this.#hold?.stop(reason);
+    // Destroyed after publishing (autoDestroy) while held: the lock waits for the tee's settle or revoke.
+    const awaitingTee = this.#published && !!this.#hold && !this.#hold.settled && this.#settling === undefined;
     (async () => {
       if (!this.#published)
         for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
       this.#state?.destroy();
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
-      await this.#release();
+      if (!awaitingTee || error) await this.#release();
       await this.#store.objects.close();
     })().finally(() => callback(error));
   }
@@ -901,8 +899,7 @@ export class TableSink extends Writable implements SinkStream {
   /**
    * A sibling sink failed after this one published: the earlier `_table.json` comes back (or goes,
    * on a first run) before this run's files are removed, so the manifest never lists a missing file.
-   * What this run already superseded (a same-day snapshot) cannot come back; the restored manifest
-   * then lists it and a rerun of the day replaces it.
+   * Nothing it listed was removed yet (that waits for the settle), so the earlier version is whole.
    */
   async revoke(): Promise<void> {
     if (!this.#published) return;
@@ -913,6 +910,8 @@ export class TableSink extends Writable implements SinkStream {
     await restore.catch((err: unknown) => this.#cleanupWarning(err));
     for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
     this.#outputs.length = 0;
+    this.#settling ??= Promise.resolve();
+    await this.#release();
     await this.#store.objects.close();
   }
 

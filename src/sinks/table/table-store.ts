@@ -53,7 +53,7 @@ export class TableStore {
    * lists; and locally the temp files of its names whose writer is gone.
    */
   async removeLeftovers(listed: ReadonlySet<string>): Promise<string[]> {
-    const removed = await this.objects.removeAbandoned('', isTableFile, 3);
+    const removed = await this.objects.removeAbandoned('', (rel) => rel === '_table.json' || isTableFile(rel), 3);
     for (const folder of TABLE_FOLDERS) {
       for await (const { rel } of this.objects.list(folder, 3)) {
         if (listed.has(rel) || !isTableFile(rel)) continue;
