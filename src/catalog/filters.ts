@@ -64,7 +64,10 @@ export function digitCodes<T extends z.ZodType>(item: T) {
 export function nationalCodes(digits: number, prefix = false) {
   const item = z.union(
     [
-      z.int().nonnegative().max(10 ** digits - 1, { message: `must have at most ${digits} digits` }),
+      z
+        .int()
+        .nonnegative()
+        .max(10 ** digits - 1, { message: `must have at most ${digits} digits` }),
       z.string().regex(new RegExp(`^\\d{1,${digits}}$`), { message: `must be a string of at most ${digits} digits` }),
     ],
     { error: `must be a code of at most ${digits} digits: a string of digits (or an integer)` },
@@ -334,8 +337,7 @@ export function exactCodeTest(
     if (!meta?.prefixMatch || typeof meta.wireDigits !== 'number') return undefined;
     const digits = meta.wireDigits;
     const wanted = new Set((Array.isArray(value) ? value : [value]).map((v) => String(v).padStart(digits, '0')));
-    return (r) =>
-      codesOf(r).some((c) => wanted.has(c) || wanted.has(c.padStart(digits, '0'))) ? undefined : false;
+    return (r) => (codesOf(r).some((c) => wanted.has(c) || wanted.has(c.padStart(digits, '0'))) ? undefined : false);
   };
   const verdict = compile(filter);
   return verdict && ((r) => verdict(r) !== false);

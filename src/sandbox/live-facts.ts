@@ -74,9 +74,7 @@ export function drawLiveFacts(
   const cnk = `00${digits(rng, 5)}`;
   const bcfi = rng.chance(0.15) ? rng.between(1, BCFI_CATEGORIES) : 0;
   // String codes as the live service's apbCategory filter takes them (F2); two draws, as before.
-  const apb = rng.chance(0.1)
-    ? APB_CATEGORIES[(rng.int(4) + rng.between(1, 99)) % APB_CATEGORIES.length]
-    : undefined;
+  const apb = rng.chance(0.1) ? APB_CATEGORIES[(rng.int(4) + rng.between(1, 99)) % APB_CATEGORIES.length] : undefined;
   const cip7 = `34009${digits(rng, 2)}`;
   const cip13 = `34009${digits(rng, 8)}`;
   const acl13 = rng.chance(0.2) ? `340100${digits(rng, 7)}` : undefined;

@@ -47,7 +47,9 @@ const LIVE_ONLY: Record<string, readonly string[]> = {
  * under a live profile the spec's guessed `kind` (the live media filter is `type`).
  */
 export function profileFilterIssues(profile: SandboxProfile, spec: EndpointSpec, filter: unknown): FilterIssue[] {
-  const refused = new Set(profile === 'spec' ? (LIVE_ONLY[spec.resource] ?? []) : Object.keys(spec.filterAliases ?? {}));
+  const refused = new Set(
+    profile === 'spec' ? (LIVE_ONLY[spec.resource] ?? []) : Object.keys(spec.filterAliases ?? {}),
+  );
   if (refused.size === 0) return [];
   const known = Object.keys(spec.filters).filter((n) => !refused.has(n));
   const issues: FilterIssue[] = [];

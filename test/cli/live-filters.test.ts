@@ -42,7 +42,9 @@ describe('the README frontal-products pipeline (media filter `type`)', () => {
     async (profile) => {
       const sb = await startTestSandbox({ products: 300, seed: 24, profile });
       sandboxes.push(sb);
-      const frontals = (await sb.stream('/v4/media/stream', { filter: { type: 'frontal' } })).lines.map((l) => l.result);
+      const frontals = (await sb.stream('/v4/media/stream', { filter: { type: 'frontal' } })).lines.map(
+        (l) => l.result,
+      );
       const want = frontals.flatMap((m) => m.products as string[]).sort();
       expect(want.length).toBeGreaterThan(0);
       const yaml = await readmePipeline();

@@ -30,8 +30,9 @@ beforeAll(async () => {
     // fr: acl13 appears only from product 2,500 on (LATE_FIELDS.regional).
     const sb = await startTestSandbox({ products: profile === 'fr' ? 2800 : 1500, seed: 24, profile });
     sandboxes[profile] = sb;
-    products[profile] = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } }))
-      .lines.map((l) => l.result);
+    products[profile] = (
+      await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })
+    ).lines.map((l) => l.result);
     media[profile] = (await sb.stream('/v4/media/stream', {})).lines.map((l) => l.result);
   }
 });
@@ -88,13 +89,21 @@ describe('media filters under the live profiles (F1, F3)', () => {
 
   it.each(LIVE)('%s: `type` filters the media type; `kind` is refused with 400 naming `type`', async (profile) => {
     const all = media[profile]!;
-    await checkLeaf(all, (f) => mediaIds(profile, f), { type: ['frontal', 'link'] }, (r) => r.kind !== 'photo', {
-      filter: { photoType: 'packshot' },
-      match: (r) => r.photoType === 'packshot',
-    });
+    await checkLeaf(
+      all,
+      (f) => mediaIds(profile, f),
+      { type: ['frontal', 'link'] },
+      (r) => r.kind !== 'photo',
+      {
+        filter: { photoType: 'packshot' },
+        match: (r) => r.photoType === 'packshot',
+      },
+    );
     const refused = await sb(profile).post('/v4/media/stream', { filter: { and: [{ kind: 'frontal' }] } });
     expect(refused.status).toBe(400);
-    expect(refused.json().error.message).toMatch(/^filter\.and\[0\]\.kind: unknown filter "kind"; did you mean "type"\?/);
+    expect(refused.json().error.message).toMatch(
+      /^filter\.and\[0\]\.kind: unknown filter "kind"; did you mean "type"\?/,
+    );
   });
 
   it('spec keeps `kind` (our earlier decision) and takes `type`; it refuses the live-only names', async () => {
@@ -152,7 +161,13 @@ describe('media filters under the live profiles (F1, F3)', () => {
   it.each(mediaCases)('be: $name alone and inside and/or/not', async ({ name, value, match }) => {
     const all = media.be!;
     const v = value(all);
-    await checkLeaf(all, (f) => mediaIds('be', f), { [name]: v }, (r) => match(r, v), other);
+    await checkLeaf(
+      all,
+      (f) => mediaIds('be', f),
+      { [name]: v },
+      (r) => match(r, v),
+      other,
+    );
   });
 
   it('be: the touchedAt sorting orders by meta.updatedAt (ties by id), both directions', async () => {
@@ -172,20 +187,32 @@ describe('product filters of the live service (F1, F2, F3)', () => {
     const withCnk = all.filter((p) => p.cnk !== undefined);
     const codes = [withCnk[0].cnk, withCnk[5].cnk];
     expect(codes[0]).toMatch(/^00\d{5}$/);
-    await checkLeaf(all, (f) => productIds('be', f), { cnk: codes }, (p) => codes.includes(p.cnk), {
-      filter: { status: 'active' },
-      match: (p) => p.status === 'active',
-    });
+    await checkLeaf(
+      all,
+      (f) => productIds('be', f),
+      { cnk: codes },
+      (p) => codes.includes(p.cnk),
+      {
+        filter: { status: 'active' },
+        match: (p) => p.status === 'active',
+      },
+    );
     expect(await productIds('be', { cnk: Number(codes[0]) })).toEqual([withCnk[0].id]);
   });
 
   it('fr: cip13 and acl13 match their codes exactly', async () => {
     const all = products.fr!;
     const cip = all.find((p) => p.cip13)!.cip13;
-    await checkLeaf(all, (f) => productIds('fr', f), { cip13: cip }, (p) => p.cip13 === cip, {
-      filter: { status: 'active' },
-      match: (p) => p.status === 'active',
-    });
+    await checkLeaf(
+      all,
+      (f) => productIds('fr', f),
+      { cip13: cip },
+      (p) => p.cip13 === cip,
+      {
+        filter: { status: 'active' },
+        match: (p) => p.status === 'active',
+      },
+    );
     const acl = all.filter((p) => p.acl13).map((p) => p.acl13);
     expect(acl.length).toBeGreaterThan(0);
     expect(await productIds('fr', { acl13: acl[0] })).toEqual(all.filter((p) => p.acl13 === acl[0]).map((p) => p.id));
@@ -216,9 +243,18 @@ describe('product filters of the live service (F1, F2, F3)', () => {
     const ids = [3, 40, 41];
     const linked = new Set(ids.flatMap((id) => ds.mediaProductIndexes(id - 1)));
     const other = { filter: { status: 'active' }, match: (p: any) => p.status === 'active' };
-    await checkLeaf(all, (q) => productIds(profile, q), { media: ids }, (_p, i) => linked.has(i), other);
+    await checkLeaf(
+      all,
+      (q) => productIds(profile, q),
+      { media: ids },
+      (_p, i) => linked.has(i),
+      other,
+    );
     expect(await productIds(profile, { media: ids })).toEqual(
-      media[profile]!.filter((m) => ids.includes(m.id)).flatMap((m) => m.products).filter((x, k, a) => a.indexOf(x) === k).sort(),
+      media[profile]!.filter((m) => ids.includes(m.id))
+        .flatMap((m) => m.products)
+        .filter((x, k, a) => a.indexOf(x) === k)
+        .sort(),
     );
     await checkLeaf(
       all,
@@ -227,10 +263,22 @@ describe('product filters of the live service (F1, F2, F3)', () => {
       (_p, i) => productEcommerce(f(i), i) !== 'yes',
       other,
     );
-    await checkLeaf(all, (q) => productIds(profile, q), { prescription: true }, (_p, i) => productPrescription(f(i)), other);
+    await checkLeaf(
+      all,
+      (q) => productIds(profile, q),
+      { prescription: true },
+      (_p, i) => productPrescription(f(i)),
+      other,
+    );
     const locale = profile === 'be' ? 'de' : 'en';
     if (profile !== 'au')
-      await checkLeaf(all, (q) => productIds(profile, q), { locale }, (p) => p.name[locale] !== undefined, other);
+      await checkLeaf(
+        all,
+        (q) => productIds(profile, q),
+        { locale },
+        (p) => p.name[locale] !== undefined,
+        other,
+      );
     else expect(await productIds(profile, { locale: 'en' })).toEqual(all.map((p) => p.id));
   });
 
@@ -252,7 +300,10 @@ describe('product filters of the live service (F1, F2, F3)', () => {
     const other = { filter: { status: 'active' }, match: (p: any) => p.status === 'active' };
     const cases: [string, (p: any) => boolean][] = [
       ['name', (p) => p.name[locale] !== undefined],
-      ['media', (p) => (p.photos ?? []).some((ph: any) => (ph.locales ?? null) === null || ph.locales.includes(locale))],
+      [
+        'media',
+        (p) => (p.photos ?? []).some((ph: any) => (ph.locales ?? null) === null || ph.locales.includes(locale)),
+      ],
       ['descriptions', (p) => (p.descriptions ?? []).some((d: any) => d.content?.[locale] !== undefined)],
     ];
     for (const [flag, match] of cases) {
@@ -284,6 +335,8 @@ describe('organization filters of the live service (F2)', () => {
     expect(await ids({ apbNr: [Number(a!.apbNr), b!.apbNr] })).toEqual([a!.id, b!.id]);
     expect(await ids({ rizivNr: Number(b!.rizivNr) })).toEqual([b!.id]);
     expect(await ids({ or: [{ rizivNr: a!.rizivNr }, { apbNr: b!.apbNr }] })).toEqual([a!.id, b!.id]);
-    expect(await ids({ not: { apbNr: a!.apbNr } })).toEqual(results.map((r: any) => r.id).filter((id: number) => id !== a!.id));
+    expect(await ids({ not: { apbNr: a!.apbNr } })).toEqual(
+      results.map((r: any) => r.id).filter((id: number) => id !== a!.id),
+    );
   });
 });

@@ -86,7 +86,9 @@ describe('lookups (F1: {"product": ...} / {"media": ...})', () => {
     for (const id of ['list', 'no-id', 'empty', 'other-wrapper']) {
       const err = await client!.find('products.find', id).catch((e: unknown) => e);
       expect(err, id).toMatchObject({ apiCode: 'invalid_response' });
-      expect((err as Error).message).toMatch(/products\.find answered 200 but the response is neither \{"product": record\}/);
+      expect((err as Error).message).toMatch(
+        /products\.find answered 200 but the response is neither \{"product": record\}/,
+      );
     }
   });
 });
@@ -95,10 +97,14 @@ describe('media filters (F1, F3: `type`, not `kind`)', () => {
   it('be: `kind` in a pipeline keeps working: sent as `type`, with a warning naming `type`', async () => {
     const { sb, events } = await onSandbox('be', 400);
     const said = warnings(events);
-    const frontals = (await sb.stream('/v4/media/stream', { filter: { type: 'frontal' } })).lines.map((l) => l.result.id);
+    const frontals = (await sb.stream('/v4/media/stream', { filter: { type: 'frontal' } })).lines.map(
+      (l) => l.result.id,
+    );
     expect(frontals.length).toBeGreaterThan(0);
     // The be sandbox answers 400 to `kind`, as the live service would: the run works only if it was not sent.
-    const records = await mediaStream(client!, { filter: { and: [{ kind: 'frontal' }, { published: true }] } }).toArray();
+    const records = await mediaStream(client!, {
+      filter: { and: [{ kind: 'frontal' }, { published: true }] },
+    }).toArray();
     expect(records.map((r) => r.id)).toEqual(
       (await sb.stream('/v4/media/stream', { filter: { and: [{ type: 'frontal' }, { published: true }] } })).lines.map(
         (l) => l.result.id,
@@ -119,21 +125,28 @@ describe('media filters (F1, F3: `type`, not `kind`)', () => {
 describe('national codes and regional product filters (F1, F2)', () => {
   it('be: a cnk list of 1,500 codes is split at 1,000 and the codes go out as strings with their zeros', async () => {
     const { sb } = await onSandbox('be');
-    const all = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map(
-      (l) => l.result,
-    );
+    const all = (
+      await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })
+    ).lines.map((l) => l.result);
     const carried = all.filter((p) => p.cnk).map((p) => p.cnk as string);
     // Integers too: YAML reads 0012345 as 12345; they must still find the product.
     const asked = [...carried.slice(0, 20).map(Number), ...carried.slice(20)];
     const filler = Array.from({ length: 1500 - asked.length }, (_, k) => `9${String(k).padStart(6, '0')}`);
     const got = await productsQuery(client!, { filter: { cnk: [...asked, ...filler] } }).toArray();
-    expect(got.map((p) => p.id).sort()).toEqual(all.filter((p) => p.cnk).map((p) => p.id).sort());
+    expect(got.map((p) => p.id).sort()).toEqual(
+      all
+        .filter((p) => p.cnk)
+        .map((p) => p.id)
+        .sort(),
+    );
     const stats = sb.stats.byEndpoint['products.query']!;
     expect(stats[200]).toBeGreaterThanOrEqual(2);
   });
 
   it('sends national codes as zero-padded strings whatever form they were given in', async () => {
-    await onServer((_req, res) => sendJson(res, 200, { meta: { total: 0, page: { no: 0, offset: 0, size: 250 } }, results: [] }));
+    await onServer((_req, res) =>
+      sendJson(res, 200, { meta: { total: 0, page: { no: 0, offset: 0, size: 250 } }, results: [] }),
+    );
     await productsQuery(client!, {
       filter: { or: [{ cnk: [12345, '0012346'] }, { cipOrAcl7: 34009 }, { cip13: '3400930000001' }] },
     }).toArray();
@@ -155,16 +168,18 @@ describe('national codes and regional product filters (F1, F2)', () => {
     'fr: products.%s by cipOrAcl7 keeps only products carrying the code; the others are counted and reported',
     async (mode) => {
       const { sb, events } = await onSandbox('fr');
-      const all = (await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })).lines.map(
-        (l) => l.result,
-      );
+      const all = (
+        await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } })
+      ).lines.map((l) => l.result);
       const code = all
         .map((p) => p.cipOrAcl7)
         .find((c) => c && all.some((q) => q.cipOrAcl7 !== c && q.cip13?.startsWith(c)));
       expect(code).toBeDefined();
       const served = (await sb.stream('/v4/products/stream', { filter: { cipOrAcl7: code }, sorting: { id: 'ASC' } }))
         .lines.length;
-      const exact = all.filter((p) => [p.cipOrAcl7, p.cip13, p.acl13, ...(p.ean ?? [])].includes(code)).map((p) => p.id);
+      const exact = all
+        .filter((p) => [p.cipOrAcl7, p.cip13, p.acl13, ...(p.ean ?? [])].includes(code))
+        .map((p) => p.id);
       expect(served).toBeGreaterThan(exact.length);
       const infos: any[] = [];
       events.on('info', (i) => infos.push(i));
@@ -252,11 +267,22 @@ describe('streams (F1: Accept and content types; F2: lines with `results`)', () 
     ['counts its records past total', [plural([record('A', 1), record('B', 2)], 0, 1, 'results')], /index_gap|index 0/],
     [
       'is followed by a line indexed as if it held one record',
-      [plural([record('A', 1), record('B', 2)], 0, 3, 'results'), JSON.stringify({ meta: { total: 3, index: 1 }, result: record('C', 3) })],
+      [
+        plural([record('A', 1), record('B', 2)], 0, 3, 'results'),
+        JSON.stringify({ meta: { total: 3, index: 1 }, result: record('C', 3) }),
+      ],
       /expected meta\.index 2 but got 1/,
     ],
-    ['holds an empty list', [plural([], 0, 2, 'results')], /line at index 0 is not a \{meta: \{total, index\}, result\} line/],
-    ['holds something that is not a record', [plural([record('A', 1), 7 as never], 0, 2, 'results')], /line at index 0/],
+    [
+      'holds an empty list',
+      [plural([], 0, 2, 'results')],
+      /line at index 0 is not a \{meta: \{total, index\}, result\} line/,
+    ],
+    [
+      'holds something that is not a record',
+      [plural([record('A', 1), 7 as never], 0, 2, 'results')],
+      /line at index 0/,
+    ],
   ])('a plural line that %s fails the run naming the index, never a short success', async (_what, lines, message) => {
     await onServer(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });

@@ -1,6 +1,15 @@
 // products/query (spec §4.2) and products/stream (§4.9, same filters and sortings, no page).
 import { z } from 'zod';
-import { GtinCode, NameSorting, TimestampFilter, codes, digitCodes, nationalCodes, oneOrMore, Direction } from '../filters.js';
+import {
+  GtinCode,
+  NameSorting,
+  TimestampFilter,
+  codes,
+  digitCodes,
+  nationalCodes,
+  oneOrMore,
+  Direction,
+} from '../filters.js';
 import {
   AllowedSpeciesCode,
   ArtgCategory,
