@@ -49,14 +49,16 @@ import {
   findEndpoints,
   getEndpoint,
   MAX_REACHABLE_RESULTS,
+  toWireRequest,
   validateRequest,
 } from '../catalog/index.js';
 import { AbortedError, CatalogStreamsError, ConfigError, RequestValidationError } from '../errors.js';
+import { isPlainObject } from '../values.js';
 import { Redactor } from '../redactor.js';
 import { RunEvents } from '../events.js';
 import { parseErrorBody } from './error-body.js';
 import { isTruncatedJson, scanPage } from './page-scanner.js';
-import { ApiError, AuthError, NetworkError, type NetworkFailure, RateLimitError } from './errors.js';
+import { ApiError, AuthError, NetworkError, type NetworkFailure, RateLimitError, truncate } from './errors.js';
 import { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
 import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
@@ -130,6 +132,24 @@ export function envRateLimit(env: NodeJS.ProcessEnv = process.env): number | und
     });
   }
   return n === 0 ? Infinity : n;
+}
+
+/**
+ * The record in a find answer: the live service wraps it as `{"product": record}` /
+ * `{"media": record}` (F1); `{"result": record}` and a bare record (with an `id`) are read too.
+ * `'none'` for a wrapper holding null (a public client takes it as not found); undefined for
+ * anything else, which is never taken for a record.
+ */
+export function foundRecord(json: unknown, wrapper: 'product' | 'media'): object | 'none' | undefined {
+  if (!isPlainObject(json)) return undefined;
+  if (json.id === undefined) {
+    const key = Object.hasOwn(json, wrapper) ? wrapper : Object.hasOwn(json, 'result') ? 'result' : undefined;
+    if (key === undefined) return undefined;
+    const inner = json[key];
+    if (inner === null) return 'none';
+    return isPlainObject(inner) && inner.id !== undefined && inner.id !== null ? inner : undefined;
+  }
+  return json.id !== null ? json : undefined;
 }
 
 /** `CATALOG_RESULT_WINDOW`: what `catalog-streams sandbox --result-window N` prints for its clients. */
@@ -268,7 +288,12 @@ export class CatalogClient {
       'user-agent': options.userAgent ?? defaultUserAgent(),
     };
     this.#jsonHeaders = { ...common, accept: 'application/json' };
-    this.#streamHeaders = { ...common, accept: 'application/x-json-stream, application/json' };
+    // The live service's clients ask for its stream type (F1, README "What the live service sends");
+    // the answer's Content-Type varies and is not relied on.
+    this.#streamHeaders = {
+      ...common,
+      accept: 'application/x-json-stream, application/x-ndjson;q=0.9, application/json;q=0.5',
+    };
     this.#pool = new Pool(url.origin, {
       connections: options.connections ?? DEFAULT_CONNECTIONS,
       pipelining: 1,
@@ -513,7 +538,8 @@ export class CatalogClient {
       path: this.#pathPrefix + spec.path,
       method: 'POST',
       headers: mode === 'paged' ? this.#jsonHeaders : this.#streamHeaders,
-      body: JSON.stringify(body),
+      // A deprecated filter name (`kind`) is never sent: the service would refuse or ignore it.
+      body: JSON.stringify(toWireRequest(endpoint, body).body),
       signal,
     };
     return this.#send(endpoint, request, body, options.events ?? this.events, signal, consume);
@@ -564,17 +590,16 @@ export class CatalogClient {
       } catch (err) {
         throw this.#invalidResponse(endpoint, asked, 200, 'the response body is not valid JSON', err);
       }
-      if (!json || typeof json !== 'object' || Array.isArray(json))
-        throw this.#invalidResponse(endpoint, asked, 200, 'the response is not a record (a JSON object)');
-      const wrapped = json as { result?: unknown; id?: unknown };
-      const record =
-        wrapped.id === undefined &&
-        wrapped.result &&
-        typeof wrapped.result === 'object' &&
-        !Array.isArray(wrapped.result)
-          ? wrapped.result
-          : json;
-      return record as T;
+      const found = foundRecord(json, spec.resource === 'product' ? 'product' : 'media');
+      if (found === 'none') return undefined;
+      if (found === undefined)
+        throw this.#invalidResponse(
+          endpoint,
+          asked,
+          200,
+          `the response is neither {"${spec.resource}": record}, {"result": record} nor a record with an id: ${truncate(text, 80)}`,
+        );
+      return found as T;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404 && err.apiCode !== 'invalid_response') return undefined;
       throw err;

@@ -30,6 +30,7 @@ import { unitFloat } from './random.js';
 import { RollingWindowLimiter } from './rate-limiter.js';
 import { referenceCollections } from './reference-collections.js';
 import { findJson, findRoutes, sendFound } from './find-route.js';
+import { profileFilterIssues } from './live-filters.js';
 import { taxonomyCollections } from './taxonomy-collections.js';
 import { Utf8Chunks, sendError, sendJson, sendJsonChunks, sendTruncatedJson, writeNdjson } from './responses.js';
 import { SALT } from './timeline.js';
@@ -427,6 +428,9 @@ export class SandboxServer {
     const page = body.page;
     if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page))
       body.page = { ...page, size: DEFAULT_PAGE_SIZE };
+    // A filter name the profile's service does not know is refused as the service would (400).
+    const unknown = profileFilterIssues(this.dataset.profile, spec, body.filter);
+    if (unknown.length) throw apiError(400, `${formatPath(unknown[0]!.path)}: ${unknown[0]!.message}`);
     const issues = checkRequest(spec.name, body);
     const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
     const error = requestError(spec, body, issues, window);

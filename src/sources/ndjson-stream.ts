@@ -101,6 +101,8 @@ export interface NdjsonStreamOptions extends SourceRunOptions {
   maxResumes: number;
   /** Drop records whose id was delivered already (code chunks over multi-valued fields). */
   dedupe?: boolean;
+  /** Keeps a record the service sent; the others are counted, then left out (prefix matches of cipOrAcl7). */
+  keep?: (record: Record<string, unknown>) => boolean;
 }
 
 /** How a cut stream of a segment is resumed, from its sorting (see the header). */
@@ -174,6 +176,20 @@ function resumeRule(body: SourceBody): ResumeRule {
 }
 
 const createdAtOf = (record: CatalogRecord): unknown => (record.meta as { createdAt?: unknown } | undefined)?.createdAt;
+/**
+ * The records a stream line carries: `result` (one record, the documented shape), or a list in
+ * `results` or `result`; undefined when the line has none of these or a list holds something
+ * other than records (or nothing).
+ */
+function lineRecords(message: unknown): CatalogRecord[] | undefined {
+  if (!message || typeof message !== 'object') return undefined;
+  const { result, results } = message as { result?: unknown; results?: unknown };
+  const isRecord = (r: unknown) => typeof r === 'object' && r !== null && !Array.isArray(r);
+  if (result !== undefined && results !== undefined) return undefined;
+  const list = results ?? result;
+  if (Array.isArray(list)) return list.length > 0 && list.every(isRecord) ? (list as CatalogRecord[]) : undefined;
+  return isRecord(list) ? [list as CatalogRecord] : undefined;
+}
 const showId = (id: unknown): string => (typeof id === 'string' ? JSON.stringify(id) : String(id));
 
 const SPLIT2_OVERFLOW = 'maximum buffer reached';
@@ -304,7 +320,12 @@ export class NdjsonStreamSource extends CatalogSource {
         `the line at index ${state.next} is ${line.length} characters long, more than maxLineLength ${this.#maxLineLength}`,
       );
     }
-    let message: { meta?: { total?: unknown; index?: unknown }; result?: unknown; error?: unknown };
+    let message: {
+      meta?: { total?: unknown; index?: unknown };
+      result?: unknown;
+      results?: unknown;
+      error?: unknown;
+    };
     try {
       message = JSON.parse(line);
     } catch {
@@ -312,7 +333,13 @@ export class NdjsonStreamSource extends CatalogSource {
       state.badLine = { index: state.next, text: line };
       return;
     }
-    if (message && typeof message === 'object' && message.error !== undefined && message.result === undefined) {
+    if (
+      message &&
+      typeof message === 'object' &&
+      message.error !== undefined &&
+      message.result === undefined &&
+      message.results === undefined
+    ) {
       const said = fromJson(message);
       return this.#fail(
         'error_line',
@@ -321,17 +348,11 @@ export class NdjsonStreamSource extends CatalogSource {
       );
     }
     const meta = message?.meta;
-    const result = message?.result;
-    if (
-      !meta ||
-      !Number.isSafeInteger(meta.index) ||
-      !Number.isSafeInteger(meta.total) ||
-      !result ||
-      typeof result !== 'object'
-    ) {
+    const records = lineRecords(message);
+    if (!meta || !Number.isSafeInteger(meta.index) || !Number.isSafeInteger(meta.total) || records === undefined) {
       return this.#fail(
         'malformed_line',
-        `the line at index ${state.next} is not a {meta: {total, index}, result} line: ${truncate(line, 80)}`,
+        `the line at index ${state.next} is not a {meta: {total, index}, result} line (nor one whose \`results\` or \`result\` is a list of records): ${truncate(line, 80)}`,
       );
     }
     const index = meta.index as number;
@@ -343,28 +364,42 @@ export class NdjsonStreamSource extends CatalogSource {
         `meta.total changed from ${state.total} to ${total} at index ${index}: the data changed during the extract; run it again`,
       );
     }
-    if (index !== state.next || index >= total) {
-      return this.#fail('index_gap', `expected meta.index ${state.next} but got ${index} (total ${total})`);
+    // A line of several records (one integration reads `results`, or a list in `result`) holds
+    // indexes index .. index + n - 1; each is counted against total like a line of its own.
+    if (index !== state.next || index + records.length > total) {
+      return this.#fail(
+        'index_gap',
+        records.length === 1
+          ? `expected meta.index ${state.next} but got ${index} (total ${total})`
+          : `the line at index ${index} carries ${records.length} records; expected meta.index ${state.next} and at most ${total - state.next} more records (total ${total})`,
+      );
     }
-    state.next++;
-    const record = result as CatalogRecord;
-    const disorder = this.#checkOrder(state, record, index);
-    if (disorder) {
-      // Skipping by content is only as good as the order it relies on.
-      if (state.resumed)
-        return this.#fail('resume_not_exact', `the resumed stream ${disorder}; ${this.#notExact(state)}`);
-      state.inexact ??= disorder;
+    let full = false;
+    for (let k = 0; k < records.length; k++) {
+      if (this.destroyed) return;
+      const at = index + k;
+      state.next++;
+      const record = records[k]!;
+      const disorder = this.#checkOrder(state, record, at);
+      if (disorder) {
+        // Skipping by content is only as good as the order it relies on.
+        if (state.resumed)
+          return this.#fail('resume_not_exact', `the resumed stream ${disorder}; ${this.#notExact(state)}`);
+        state.inexact ??= disorder;
+      }
+      if (state.from) {
+        const before = this.#deliveredBefore(state, state.from, record);
+        if (before === 'failed') return;
+        if (before === 'skip') continue;
+      }
+      this.#noteDelivered(state, record);
+      if (this.isRepeat(record)) continue;
+      setOrigin(record, { endpoint: this.endpoint, index: at, slice: state.segment.label });
+      this.#delivered++;
+      if (++this.#sincePageEvent >= EXTRACT_PAGE_SIZE) this.#pageEvent();
+      if (!this.push(record)) full = true;
     }
-    if (state.from) {
-      const before = this.#deliveredBefore(state, state.from, record);
-      if (before !== 'no') return;
-    }
-    this.#noteDelivered(state, record);
-    if (this.isRepeat(record)) return;
-    setOrigin(record, { endpoint: this.endpoint, index, slice: state.segment.label });
-    this.#delivered++;
-    if (++this.#sincePageEvent >= EXTRACT_PAGE_SIZE) this.#pageEvent();
-    if (!this.push(record)) this.#lines?.pause();
+    if (full) this.#lines?.pause();
   }
 
   #learnTotal(state: SegmentState, total: number): void {

@@ -77,6 +77,8 @@ export interface PagedQueryOptions extends SourceRunOptions {
   concurrency: number;
   /** Drop records whose id was delivered already (code chunks over multi-valued fields). */
   dedupe?: boolean;
+  /** Keeps a record the service sent; the others are counted, then left out (prefix matches of cipOrAcl7). */
+  keep?: (record: Record<string, unknown>) => boolean;
 }
 
 /**

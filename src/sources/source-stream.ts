@@ -40,15 +40,26 @@ export abstract class CatalogSource extends Readable {
   /** Ids delivered, when code chunks may overlap. */
   readonly #seen: Set<unknown> | undefined;
   #duplicates = 0;
+  /** Records the service returned although they carry none of the searched codes (prefix matches). */
+  readonly #keep: ((record: Record<string, unknown>) => boolean) | undefined;
+  #unrelated = 0;
   readonly #runSignal: AbortSignal | undefined;
   readonly #onRunAbort = () =>
     this.destroy(new AbortedError(`${this.endpoint}: the source was aborted`, { cause: this.#runSignal?.reason }));
 
-  constructor(endpoint: string, run: SourceRunOptions & { events: RunEvents; dedupe?: boolean }) {
+  constructor(
+    endpoint: string,
+    run: SourceRunOptions & {
+      events: RunEvents;
+      dedupe?: boolean;
+      keep?: (record: Record<string, unknown>) => boolean;
+    },
+  ) {
     super({ objectMode: true });
     this.endpoint = endpoint;
     this.events = run.events;
     this.#seen = run.dedupe ? new Set() : undefined;
+    this.#keep = run.keep;
     this.#runSignal = run.signal;
     if (run.signal?.aborted) queueMicrotask(this.#onRunAbort);
     else run.signal?.addEventListener('abort', this.#onRunAbort, { once: true });
@@ -82,7 +93,7 @@ export abstract class CatalogSource extends Readable {
    */
   protected addSegmentTotal(total: number, last: boolean): void {
     this.#knownTotal += total;
-    if (last && !this.#seen) this.setTotal(this.#knownTotal);
+    if (last && !this.#seen && !this.#keep) this.setTotal(this.#knownTotal);
     else this.announceEstimate(this.#knownTotal);
   }
 
@@ -100,8 +111,16 @@ export abstract class CatalogSource extends Readable {
     this.events.emit('total', { endpoint: this.endpoint, total: this.#total, capped: false });
   }
 
-  /** With overlapping code chunks: whether this record's id was delivered already (else it is remembered). */
+  /**
+   * Whether a record the service sent (and the reader counted against its total) is left out: a
+   * prefix match of a searched code that carries none of them (`keep`, see exactCodeTest), or,
+   * with overlapping code chunks, an id delivered already (else it is remembered).
+   */
   protected isRepeat(record: { id?: unknown }): boolean {
+    if (this.#keep && !this.#keep(record as Record<string, unknown>)) {
+      this.#unrelated++;
+      return true;
+    }
     if (!this.#seen || record.id === undefined) return false;
     if (this.#seen.has(record.id)) {
       this.#duplicates++;
@@ -118,6 +137,13 @@ export abstract class CatalogSource extends Readable {
         code: 'source.duplicates_dropped',
         message: `${this.endpoint}: ${this.#duplicates} records matched more than one code chunk and were delivered once`,
         duplicates: this.#duplicates,
+      });
+    }
+    if (this.#unrelated > 0) {
+      this.events.emit('info', {
+        code: 'source.unrelated_dropped',
+        message: `${this.endpoint}: ${this.#unrelated} records the service returned for a code it also matches by prefix (cipOrAcl7) carry none of the searched codes and were left out`,
+        unrelated: this.#unrelated,
       });
     }
     this.setTotal(delivered);
