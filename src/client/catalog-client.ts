@@ -900,7 +900,7 @@ export class SlowBodyError extends Error {
 }
 
 function seconds(ms: number): string {
-  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
 }
 
 /** The start of a body for a message: tags and space runs squeezed. */
