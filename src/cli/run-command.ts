@@ -165,6 +165,7 @@ export function sharedConnection(
         'maxAttempts',
         'maxRetryWaitMs',
         'timeouts',
+        'maxPageBytes',
         'resultWindow',
       ] as const
     ).find((k) => !same(c[k], first![k]));

@@ -57,6 +57,8 @@ export interface ResolvedConnection {
   maxRetryWaitMs?: number;
   /** Connect / headers / body timeouts, ms (default: the client's). */
   timeouts?: ClientTimeouts;
+  /** Largest page body, bytes (default: the client's, 256 MiB). */
+  maxPageBytes?: number;
   /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
   resultWindow?: number;
   /** The embedded sandbox (`--sandbox`): a state cursor records the host `sandbox`, whatever its port. */
@@ -187,6 +189,7 @@ export function resolveConnection(
     maxAttempts: override.maxAttempts ?? block.maxAttempts,
     maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
     timeouts: override.timeouts ?? block.timeouts,
+    maxPageBytes: override.maxPageBytes ?? block.maxPageBytes,
     resultWindow: override.resultWindow ?? envResultWindow(env),
     ...(override.sandbox ? { sandbox: true } : {}),
   };
@@ -227,6 +230,7 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
     maxAttempts,
     maxRetryWaitMs,
     timeouts,
+    maxPageBytes,
     resultWindow,
   } = connection;
   const retry = {
@@ -241,6 +245,7 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
     rateLimit,
     ...(resultWindow !== undefined ? { resultWindow } : {}),
     ...(Object.keys(retry).length > 0 ? { retry } : {}),
+    ...(maxPageBytes !== undefined ? { maxPageBytes } : {}),
     ...(timeouts
       ? { timeouts: Object.fromEntries(Object.entries(timeouts).filter(([, ms]) => ms !== undefined)) }
       : {}),

@@ -77,10 +77,14 @@ import {
   type CatalogClient,
   type CatalogRecord,
   NetworkError,
+  notTheApi,
+  parseJson,
+  SlowBodyError,
   type StreamEndpointName,
   StreamProtocolError,
   type StreamProblem,
 } from '../client/index.js';
+import { Utf8Watch } from '../client/utf8.js';
 import { errorCodeOf } from '../client/retry-policy.js';
 import { fromJson } from '../client/error-body.js';
 import { compact } from '../client/request-summary.js';
@@ -209,6 +213,9 @@ export class NdjsonStreamSource extends CatalogSource {
   #lines: Transform | undefined;
   /** The last byte of the current body seen so far (a newline unless the body ended mid-line). */
   #lastByte: number | undefined;
+  /** Whether the current body had bytes that are not UTF-8 (the lines holding U+FFFD are then reported). */
+  #utf8 = new Utf8Watch();
+  #status = 200;
   #delivered = 0;
   #sincePageEvent = 0;
   #resumes = 0;
@@ -268,6 +275,7 @@ export class NdjsonStreamSource extends CatalogSource {
   #open(): void {
     const attempt = ++this.#attempt;
     this.#lastByte = undefined;
+    this.#utf8 = new Utf8Watch();
     this.#client
       .stream(this.endpoint as 'products.stream', this.#state.body as QueryRequest<'products.stream'>, {
         signal: this.signal,
@@ -286,9 +294,13 @@ export class NdjsonStreamSource extends CatalogSource {
     const lines = split2({ maxLength: this.#maxLineLength });
     // Notes the last byte that went by: a body that ends without a newline ended mid-line.
     const tap = new PassThrough();
+    const utf8 = this.#utf8;
     tap.on('data', (chunk: Buffer) => {
       if (attempt === this.#attempt && chunk.length > 0) this.#lastByte = chunk[chunk.length - 1];
+      utf8.write(chunk);
     });
+    tap.on('end', () => utf8.end());
+    this.#status = status;
     this.#body = body;
     this.#lines = lines;
     pipeline(body, tap, lines, (err) => {
@@ -327,8 +339,9 @@ export class NdjsonStreamSource extends CatalogSource {
       error?: unknown;
     };
     try {
-      message = JSON.parse(line);
+      message = parseJson(line) as typeof message;
     } catch {
+      if (state.total === undefined && /^\uFEFF?\s*</.test(line)) return this.#notNdjson(line);
       // A line followed by another is malformed; the last piece of a body that ends without a newline was cut off.
       state.badLine = { index: state.next, text: line };
       return;
@@ -395,6 +408,7 @@ export class NdjsonStreamSource extends CatalogSource {
       this.#noteDelivered(state, record);
       if (this.isRepeat(record)) continue;
       setOrigin(record, { endpoint: this.endpoint, index: at, slice: state.segment.label });
+      if (this.#utf8.invalid && line.includes('\uFFFD')) this.noteInvalidUtf8(record, `index ${at}`);
       this.#delivered++;
       if (++this.#sincePageEvent >= EXTRACT_PAGE_SIZE) this.#pageEvent();
       if (!this.push(record)) full = true;
@@ -540,6 +554,18 @@ export class NdjsonStreamSource extends CatalogSource {
     return undefined;
   }
 
+  /** A 200 whose body is an HTML page (a proxy's, a login page): not a stream that was cut, so not resumed. */
+  #notNdjson(line: string): void {
+    this.destroy(
+      notTheApi(
+        this.endpoint,
+        this.#state.body,
+        this.#status,
+        `the response is an HTML page, not NDJSON (it starts with ${JSON.stringify(truncate(line.replace(/\s+/g, ' ').trim(), 60))})`,
+      ),
+    );
+  }
+
   #failBadLine(bad: { index: number; text: string }): void {
     this.#fail('malformed_line', `the line at index ${bad.index} is not valid JSON: ${truncate(bad.text, 80)}`);
   }
@@ -547,6 +573,8 @@ export class NdjsonStreamSource extends CatalogSource {
   #onEnd(status: number): void {
     const state = this.#state;
     if (state.badLine) {
+      if (state.total === undefined && /^\uFEFF?\s*</.test(state.badLine.text))
+        return this.#notNdjson(state.badLine.text);
       if (this.#lastByte === NEWLINE) return this.#failBadLine(state.badLine);
       return this.#resume(`ended in the middle of the line at index ${state.badLine.index} (truncated)`, 'short');
     }
@@ -577,7 +605,10 @@ export class NdjsonStreamSource extends CatalogSource {
         `the line at index ${this.#state.next} is longer than maxLineLength ${this.#maxLineLength}`,
       );
     }
-    if (this.#client.retryPolicy.isRetryableError(err)) return this.#resume(`was cut (${errorCodeOf(err)})`);
+    if (this.#client.retryPolicy.isRetryableError(err))
+      return this.#resume(
+        err instanceof SlowBodyError ? `was stopped: ${err.detail}` : `was cut (${errorCodeOf(err)})`,
+      );
     this.destroy(
       new NetworkError(
         {

@@ -440,6 +440,7 @@ export class PagedQuerySource extends CatalogSource {
       const record = page.record(i) as CatalogRecord;
       if (this.#seenRecently(record) || this.isRepeat(record)) continue;
       setOrigin(record, { endpoint: this.endpoint, page: pageNo, index: offset + i, slice });
+      if (page.invalidUtf8?.(i)) this.noteInvalidUtf8(record, `page ${pageNo}, index ${offset + i}`);
       open.pushed++;
       ok = this.push(record);
     }
