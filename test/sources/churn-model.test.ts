@@ -234,49 +234,53 @@ async function runSeed(
 }
 
 describe('a catalog changing under the pages, model-based', () => {
-  it(`${SEEDS} seeded schedules: exact delivery of what was present all along, or a loud failure`, async () => {
-    let failures = 0;
-    let rereadSeeds = 0;
-    let streamSeeds = 0;
-    const only = process.env.CHURN_SEED ? Number(process.env.CHURN_SEED) : undefined;
-    for (let seed = only ?? 1; seed <= (only ?? SEEDS); seed++) {
-      const { s, outcome, required, allowed } = await runSeed(seed);
-      const label = `seed ${seed} ${JSON.stringify({ ...s, schedule: s.schedule.size })}`;
-      if (!outcome.ok) {
-        failures++;
-        console.log(`loud failure, ${label}: ${(outcome.error as Error).message}`);
-        // Loud: an error with a code saying what moved.
-        expect(outcome.error, label).toBeInstanceOf(CatalogStreamsError);
-        expect((outcome.error as CatalogStreamsError).code, label).toMatch(/^(source|stream)\./);
-      } else {
-        const counts = new Map<string, number>();
-        for (const id of outcome.ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-        expect(
-          [...counts].filter(([, n]) => n > 1),
-          `${label}: delivered more than once`,
-        ).toEqual([]);
-        expect(
-          [...required].filter((id) => !counts.has(id)),
-          `${label}: present for the whole run, never delivered`,
-        ).toEqual([]);
-        expect(
-          outcome.ids.filter((id) => !allowed.has(id)),
-          `${label}: never in the result`,
-        ).toEqual([]);
-        if (outcome.rereads > 0) rereadSeeds++;
-        if (s.kind === 'stream' && outcome.rereads > 0) streamSeeds++;
+  it(
+    `${SEEDS} seeded schedules: exact delivery of what was present all along, or a loud failure`,
+    { timeout: 600_000 },
+    async () => {
+      let failures = 0;
+      let rereadSeeds = 0;
+      let streamSeeds = 0;
+      const only = process.env.CHURN_SEED ? Number(process.env.CHURN_SEED) : undefined;
+      for (let seed = only ?? 1; seed <= (only ?? SEEDS); seed++) {
+        const { s, outcome, required, allowed } = await runSeed(seed);
+        const label = `seed ${seed} ${JSON.stringify({ ...s, schedule: s.schedule.size })}`;
+        if (!outcome.ok) {
+          failures++;
+          console.log(`loud failure, ${label}: ${(outcome.error as Error).message}`);
+          // Loud: an error with a code saying what moved.
+          expect(outcome.error, label).toBeInstanceOf(CatalogStreamsError);
+          expect((outcome.error as CatalogStreamsError).code, label).toMatch(/^(source|stream)\./);
+        } else {
+          const counts = new Map<string, number>();
+          for (const id of outcome.ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+          expect(
+            [...counts].filter(([, n]) => n > 1),
+            `${label}: delivered more than once`,
+          ).toEqual([]);
+          expect(
+            [...required].filter((id) => !counts.has(id)),
+            `${label}: present for the whole run, never delivered`,
+          ).toEqual([]);
+          expect(
+            outcome.ids.filter((id) => !allowed.has(id)),
+            `${label}: never in the result`,
+          ).toEqual([]);
+          if (outcome.rereads > 0) rereadSeeds++;
+          if (s.kind === 'stream' && outcome.rereads > 0) streamSeeds++;
+        }
+        await client?.close();
+        await sandbox?.close();
+        client = undefined;
+        sandbox = undefined;
       }
-      await client?.close();
-      await sandbox?.close();
-      client = undefined;
-      sandbox = undefined;
-    }
-    console.log(
-      `churn model: ${SEEDS} seeds, ${failures} loud failures, ${rereadSeeds} read gaps again or resumed (${streamSeeds} streams)`,
-    );
-    // The schedules must hit the paging (gaps read again), and a run that only ever failed would prove nothing.
-    expect(rereadSeeds).toBeGreaterThan(SEEDS / 10);
-    expect(streamSeeds).toBeGreaterThan(SEEDS / 20);
-    expect(failures).toBeLessThan(SEEDS / 20);
-  });
+      console.log(
+        `churn model: ${SEEDS} seeds, ${failures} loud failures, ${rereadSeeds} read gaps again or resumed (${streamSeeds} streams)`,
+      );
+      // The schedules must hit the paging (gaps read again), and a run that only ever failed would prove nothing.
+      expect(rereadSeeds).toBeGreaterThan(SEEDS / 10);
+      expect(streamSeeds).toBeGreaterThan(SEEDS / 20);
+      expect(failures).toBeLessThan(SEEDS / 20);
+    },
+  );
 });
