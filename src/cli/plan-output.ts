@@ -15,7 +15,7 @@ import {
 } from '../pipeline/runner.js';
 import { newRunId } from '../core/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
-import { PathTemplate } from '../sinks/path-template.js';
+import { PathTemplate } from '../sinks/shared/path-template.js';
 import { plan, type SourceType } from '../sources/index.js';
 import { formatDuration, plural } from './progress.js';
 

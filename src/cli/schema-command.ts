@@ -8,9 +8,9 @@ import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import type { StageRegistry } from '../core/registry.js';
 import { pipelineRecordSchema } from '../pipeline/schema-chain.js';
-import type { ColumnSchema } from '../sinks/column-schema.js';
-import { columnSchemaFor, type ParquetFormatOptions } from '../sinks/parquet-format.js';
-import { PathTemplate } from '../sinks/path-template.js';
+import type { ColumnSchema } from '../sinks/shared/column-schema.js';
+import { columnSchemaFor, type ParquetFormatOptions } from '../sinks/parquet/parquet-encoding.js';
+import { PathTemplate } from '../sinks/shared/path-template.js';
 import {
   athenaCreateTable,
   duckdbCreateTable,
@@ -18,7 +18,7 @@ import {
   sinkLayout,
   sparkCreateTable,
   type SinkLayout,
-} from '../sinks/schema-ddl.js';
+} from '../sinks/shared/schema-ddl.js';
 import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 

@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CatalogStreamsError } from '../errors.js';
-import { PathTemplate } from '../sinks/path-template.js';
+import { PathTemplate } from '../sinks/shared/path-template.js';
 import type { StageRegistry } from '../core/registry.js';
 import type { LoadedPipeline } from './loader.js';
 import type { StageSpec } from './pipeline-file.js';

@@ -2,24 +2,24 @@
 // (for pipeline files) and the same factories as functions (for code).
 import type { PartialStageContext } from '../core/default-context.js';
 import type { SinkDefinition, SinkStream } from '../core/stage.js';
-import type { ParquetSchemaHint } from './formats/parquet.js';
+import type { ParquetSchemaHint } from './parquet/parquet-format.js';
 import type { z } from 'zod';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
-import { localSink, type SinkCodeExtras } from './destinations/local.js';
-import { s3Sink as s3Destination } from './destinations/s3.js';
-import { csvSinkFormat } from './formats/csv.js';
-import { jsonlSinkFormat } from './formats/jsonl.js';
-import { parquetSinkFormat } from './formats/parquet.js';
+import { localSink, type SinkCodeExtras } from './local/local-sink.js';
+import { s3Sink as s3Destination } from './s3/s3-sink.js';
+import { csvSinkFormat } from './csv/csv-format.js';
+import { jsonlSinkFormat } from './jsonl/jsonl-format.js';
+import { parquetSinkFormat } from './parquet/parquet-format.js';
 import { tableSinkStage } from './table/table-sink.js';
 
 /** The formats every destination writes, one line each (ARCHITECTURE.md "Add a format"). */
-export const sinkFormats = [parquetSinkFormat, jsonlSinkFormat, csvSinkFormat] as const;
+export const outputFormats = [parquetSinkFormat, jsonlSinkFormat, csvSinkFormat] as const;
 
 /** The destinations, one line each: local files (a stage per format) and S3 (`format:` picks one). */
 const jsonlLocal = localSink(jsonlSinkFormat);
 const parquetLocal = localSink(parquetSinkFormat);
 const csvLocal = localSink(csvSinkFormat);
-const s3 = s3Destination(sinkFormats);
+const s3 = s3Destination(outputFormats);
 
 export const sinkStages = [
   jsonlLocal.stage,
@@ -55,11 +55,11 @@ export type CsvSinkOptions = WithOptionDocs<'csv', z.input<typeof csvSinkOptions
 export type CsvSinkConfig = z.output<typeof csvSinkOptions>;
 export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
 export type S3SinkConfig = z.output<typeof s3SinkOptions>;
-export { type S3Manifest } from './destinations/s3.js';
+export { type S3Manifest } from './s3/s3-sink.js';
 export { createS3Client } from '../storage/s3-client.js';
-export type { ParquetSchemaHint } from './formats/parquet.js';
-export type { SinkCodeExtras } from './destinations/local.js';
-export { defineSinkFormat, type SinkFormat } from './sink-format.js';
+export type { ParquetSchemaHint } from './parquet/parquet-format.js';
+export type { SinkCodeExtras } from './local/local-sink.js';
+export { defineSinkFormat, type OutputFormat } from './shared/output-format.js';
 export {
   tableSink,
   tableSinkOptions,
@@ -69,8 +69,8 @@ export {
   type TableSinkOptions,
   type TableVersion,
 } from './table/table-sink.js';
-export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './column-schema.js';
+export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './shared/column-schema.js';
 export { recordSchemaFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from '../core/zod-column-hints.js';
-export { HIVE_DEFAULT_PARTITION } from './path-template.js';
-export { stringifyJson } from './jsonl-encoding.js';
+export { HIVE_DEFAULT_PARTITION } from './shared/path-template.js';
+export { stringifyJson } from './jsonl/jsonl-encoding.js';
 export type { PartialStageContext } from '../core/default-context.js';

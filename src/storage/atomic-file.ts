@@ -9,7 +9,7 @@
 // `abort()` removes the temp file; after an abort nothing exists under the final name
 // that this object created. A process killed with SIGKILL can leave a `.tmp` behind,
 // never a partial file under the final name; the next run of the dataset removes it
-// (local-dataset.ts), knowing from its name whether its writer still runs.
+// (sinks/local/local-dataset.ts), knowing from its name whether its writer still runs.
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, unlink } from 'node:fs/promises';
@@ -21,7 +21,7 @@ import { waitForDrain, writeWithBackpressure } from './stream-write.js';
 
 const STREAM_HIGH_WATER_MARK = 256 * 1024;
 
-/** A ByteDestination (sinks/byte-destination.ts) by shape: storage knows nothing of sinks. */
+/** A ByteDestination (sinks/shared/byte-destination.ts) by shape: storage knows nothing of sinks. */
 export class AtomicFile {
   readonly kind = 'file' as const;
   readonly location: string;

@@ -3,7 +3,7 @@
 // Every write goes to a temp file in the target's own folder (same file system, so the rename or
 // link that publishes it is atomic) named `.<name>.<host>-<pid>-<random>.tmp`: hidden, so globs such
 // as `*.parquet` skip it; naming its writer, so a later run can tell a dead writer's leftover from a
-// live one's (sinks/local-dataset.ts); and with a random part from the CSPRNG, so nobody can plant
+// live one's (sinks/local/local-dataset.ts); and with a random part from the CSPRNG, so nobody can plant
 // something at the name beforehand. The temp file is opened with `wx` (O_CREAT | O_EXCL): the open
 // fails if anything exists at that name, a symlink included, so a link planted there is never
 // followed and its target never written. Only a temp file this process created is removed on failure.

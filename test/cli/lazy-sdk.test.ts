@@ -1,4 +1,4 @@
-// The AWS SDK loads only when something uses S3 (src/sinks/s3-sdk.ts): a run
+// The AWS SDK loads only when something uses S3 (src/storage/s3-sdk.ts): a run
 // to local files, `validate` and `--dry-run` of an S3 pipeline never import it.
 // A module resolve hook (node:module register) in the CLI process reports every
 // @aws-sdk/* import on stderr; the control case shows the hook sees them.

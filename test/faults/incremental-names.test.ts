@@ -11,7 +11,7 @@ import { parsePipelines, type LoadedPipeline } from '../../src/pipeline/loader.j
 import { Redactor } from '../../src/pipeline/env.js';
 import { runPipeline } from '../../src/pipeline/runner.js';
 import { defineStage, type SinkStream } from '../../src/core/stage.js';
-import { sinkFormats } from '../../src/sinks/index.js';
+import { outputFormats } from '../../src/sinks/index.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import {
   jsonLines,
@@ -129,7 +129,7 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
   it('every local-file format (csv included) with a fixed path is refused: the check follows the registry', () => {
     const registry = createRegistry();
     const local = registry.types('sink').filter((type) => registry.get(type)?.replacesAt === 'path');
-    expect(local.sort()).toEqual(sinkFormats.map((f) => f.name).sort());
+    expect(local.sort()).toEqual(outputFormats.map((f) => f.name).sort());
     for (const type of local) {
       const text = yaml('out/products.data').replace('type: jsonl', `type: ${type}`);
       expect(() => parsePipelines(text, registry, { file: 'p.yml' }), type).toThrow(ConfigError);

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { RunFailedError, runPipeline } from '../../src/pipeline/runner.js';
-import { sinkFormats } from '../../src/sinks/index.js';
+import { outputFormats } from '../../src/sinks/index.js';
 import { expectExactIds, parquetIds, runCli, runPath, sandboxEnv, sandboxFixture } from './support.js';
 
 describe('leftovers and destinations', () => {
@@ -81,7 +81,7 @@ state: { path: .state/leftovers.json }
     expect(f.sandbox.stats.requests).toBe(0);
   });
 
-  it.each(sinkFormats.map((format) => format.name))(
+  it.each(outputFormats.map((format) => format.name))(
     'item 14: every local-file format (%s) has its output path checked before the first request',
     async (type) => {
       await mkdir(f.ws.path(`out/products.${type}`), { recursive: true });

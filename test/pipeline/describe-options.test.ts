@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { builtinStages } from '../../src/pipeline/builtins.js';
 import { describeOptions, formatStageList, formatStageReference } from '../../src/pipeline/describe-options.js';
 import { keysAt } from '../../src/core/issues.js';
-import { sinkFormats } from '../../src/sinks/index.js';
+import { outputFormats } from '../../src/sinks/index.js';
 import { runMain } from '../cli/cli-process.js';
 
 describe('describeOptions', () => {
@@ -32,7 +32,7 @@ describe('describeOptions', () => {
     expect(byName('pick').fields).toMatchObject({ type: 'string[]', required: true });
     expect(byName('validate').onInvalid).toMatchObject({ type: '"fail" | "skip" | "dead-letter"', default: 'fail' });
     expect(byName('s3').format).toMatchObject({
-      type: sinkFormats.map((f) => JSON.stringify(f.name)).join(' | '),
+      type: outputFormats.map((f) => JSON.stringify(f.name)).join(' | '),
       required: true,
     });
   });

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { ENDPOINT_NAMES, endpoints } from '../../src/catalog/index.js';
 import { ConfigError } from '../../src/errors.js';
-import { sinkFormats } from '../../src/sinks/index.js';
+import { outputFormats } from '../../src/sinks/index.js';
 import { builtinStages, createRegistry } from '../../src/pipeline/builtins.js';
 import { closestName } from '../../src/closest-name.js';
 import { StageRegistry } from '../../src/core/registry.js';
@@ -36,7 +36,7 @@ describe('StageRegistry', () => {
       (name) => endpoints[name].mode === 'paged' || endpoints[name].mode === 'stream',
     );
     expect(registry.types('source').sort()).toEqual([...sourceEndpoints].sort());
-    expect(registry.types('sink').sort()).toEqual([...sinkFormats.map((f) => f.name), 's3', 'table'].sort());
+    expect(registry.types('sink').sort()).toEqual([...outputFormats.map((f) => f.name), 's3', 'table'].sort());
     expect(() => createRegistry().register(upper, upper)).toThrow('stage type "uppercase-id" is registered twice');
   });
 

@@ -11,7 +11,7 @@ import {
   RecordShaper,
   withDeclaredColumns,
   type ColumnSchemaSettings,
-} from '../../src/sinks/column-schema.js';
+} from '../../src/sinks/shared/column-schema.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../src/core/zod-column-hints.js';
 
 const settings: ColumnSchemaSettings = {

@@ -5,8 +5,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { describe, expect, it } from 'vitest';
-import type { ByteDestination } from '../../src/sinks/byte-destination.js';
-import { parquetSchema, ParquetEncoder, type ParquetColumn } from '../../src/sinks/parquet-encoder.js';
+import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
+import { parquetSchema, ParquetEncoder, type ParquetColumn } from '../../src/sinks/parquet/parquet-encoder.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { tempDir } from './records.js';
 

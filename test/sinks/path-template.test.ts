@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, SinkError } from '../../src/errors.js';
-import { escapePathValue, formatPart, HIVE_DEFAULT_PARTITION, PathTemplate } from '../../src/sinks/path-template.js';
+import {
+  escapePathValue,
+  formatPart,
+  HIVE_DEFAULT_PARTITION,
+  PathTemplate,
+} from '../../src/sinks/shared/path-template.js';
 
 const run = { id: 'run-42', name: 'products-lake', startedAt: new Date('2026-01-02T23:59:59.999Z') };
 const describeRecord = () => 'record id=P1';

@@ -4,10 +4,10 @@
 // lists data that is gone. Deterministic: the manifest write waits on a gate
 // the test opens after destroying the sink.
 import { describe, expect, it } from 'vitest';
-import type { ByteDestination } from '../../src/sinks/byte-destination.js';
-import { jsonlFormat } from '../../src/sinks/jsonl-encoding.js';
-import { PathTemplate } from '../../src/sinks/path-template.js';
-import { type CommittedOutput, RecordSink } from '../../src/sinks/record-sink.js';
+import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
+import { jsonlFormat } from '../../src/sinks/jsonl/jsonl-encoding.js';
+import { PathTemplate } from '../../src/sinks/shared/path-template.js';
+import { type CommittedOutput, RecordSink } from '../../src/sinks/shared/record-sink.js';
 import { testContext } from '../helpers/stage-context.js';
 import { waitClosed, waitFor } from './stream-harness.js';
 

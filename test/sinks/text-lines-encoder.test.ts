@@ -1,8 +1,8 @@
 // The gzip path of the line encoder: an end() in progress when the part is destroyed (a run
 // aborting while rotation closes a part) settles instead of waiting for an 'end' that never comes.
 import { expect, it } from 'vitest';
-import type { ByteDestination } from '../../src/sinks/byte-destination.js';
-import { TextLinesEncoder } from '../../src/sinks/text-lines-encoder.js';
+import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
+import { TextLinesEncoder } from '../../src/sinks/shared/text-lines-encoder.js';
 
 function memory(): ByteDestination {
   const dest = {

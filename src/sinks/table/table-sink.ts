@@ -48,18 +48,18 @@ import {
   type SinkStream,
   type StageContext,
 } from '../../core/stage.js';
-import { PublicationHold } from '../publication.js';
+import { PublicationHold } from '../shared/publication.js';
 import { stageFactory } from '../../core/stage-factory.js';
 import { isPlainObject } from '../../values.js';
-import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../column-schema.js';
-import { byteSize } from '../option-schemas.js';
+import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../shared/column-schema.js';
+import { byteSize } from '../shared/option-schemas.js';
 import {
   columnSchemaFor,
   parquetFormatOptions,
   SCHEMA_HASH_METADATA_KEY,
   SCHEMA_METADATA_KEY,
-} from '../parquet-format.js';
-import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
+} from '../parquet/parquet-encoding.js';
+import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet/parquet-encoder.js';
 import { createS3Client } from '../../storage/s3-client.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
 import {

@@ -1,11 +1,13 @@
-// A sink is a format (how records become bytes: jsonl, parquet) written to a destination
-// (where the bytes go: local files, S3 objects). Each format and each destination is one file
-// (formats/*.ts, destinations/*.ts) registered once in sinks/index.ts; the destinations build the
-// registered sink stages from the formats (ARCHITECTURE.md "Add a format", "Add a destination").
+// A sink is an output format (what a user names: jsonl, csv, parquet; its options, its
+// Content-Type) written to a destination (where the bytes go: local files, S3 objects). An
+// OutputFormat makes, for each sink, a RecordEncoding (shared/record-sink.ts: how that sink's
+// records become items and bytes). Each format and each destination is one folder (jsonl/, csv/,
+// parquet/, local/, s3/) registered once in sinks/index.ts; the destinations build the registered
+// sink stages from the formats (ARCHITECTURE.md "Add a format", "Add a destination").
 import type { z } from 'zod';
-import type { StageContext } from '../core/stage.js';
+import type { StageContext } from '../../core/stage.js';
 import type { PathTemplate } from './path-template.js';
-import type { RecordFormat } from './record-sink.js';
+import type { RecordEncoding } from './record-sink.js';
 
 /** Where a destination writes: the option that names the output (`path` for files, `key` for objects). */
 export type OutputTarget = 'path' | 'key';
@@ -22,7 +24,7 @@ export interface FormatEnv {
   schemaHint?: z.ZodType | undefined;
 }
 
-export interface SinkFormat<Name extends string = string, Shape extends z.ZodRawShape = z.ZodRawShape> {
+export interface OutputFormat<Name extends string = string, Shape extends z.ZodRawShape = z.ZodRawShape> {
   readonly name: Name;
   /** The description of the sink stage that writes this format to local files. */
   /** The format's name in prose (`JSON Lines`). */
@@ -38,32 +40,32 @@ export interface SinkFormat<Name extends string = string, Shape extends z.ZodRaw
   readonly misuseHint?: string;
   /** The Content-Type of an object in this format. */
   contentType(options: Record<string, unknown>, target: string): string;
-  create(options: Record<string, unknown>, env: FormatEnv): RecordFormat<unknown>;
+  create(options: Record<string, unknown>, env: FormatEnv): RecordEncoding<unknown>;
 }
 
 /** Identity helper that keeps a format's name and option shape as literal types (editor completion). */
 export function defineSinkFormat<const Name extends string, Shape extends z.ZodRawShape>(
-  format: SinkFormat<Name, Shape>,
-): SinkFormat<Name, Shape> {
+  format: OutputFormat<Name, Shape>,
+): OutputFormat<Name, Shape> {
   return format;
 }
 
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 
 /** The option shape of every format in `Formats`, merged (a destination that writes any of them). */
-export type FormatsShape<Formats extends readonly SinkFormat[]> = UnionToIntersection<
+export type FormatsShape<Formats extends readonly OutputFormat[]> = UnionToIntersection<
   ReturnType<Formats[number]['options']>
 >;
 
 /** The format options of the other formats that a caller set: issues for a sink writing `chosen`. */
 export function otherFormatOptions(
-  formats: readonly SinkFormat[],
+  formats: readonly OutputFormat[],
   chosen: string,
   options: Record<string, unknown>,
 ): { path: string[]; message: string }[] {
   const own = new Set(Object.keys(formats.find((f) => f.name === chosen)?.options('key') ?? {}));
   // Each misplaced option once, naming every format it belongs to (gzip: jsonl and csv).
-  const owners = new Map<string, SinkFormat[]>();
+  const owners = new Map<string, OutputFormat[]>();
   for (const f of formats) {
     if (f.name === chosen) continue;
     for (const key of f.optionsSet(options)) if (!own.has(key)) owners.set(key, [...(owners.get(key) ?? []), f]);

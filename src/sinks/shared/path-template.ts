@@ -21,8 +21,8 @@
 //   object or array value is an error.
 // - Any other `{...}` and any stray `{` or `}` is a configuration error (a typo such as
 //   `{dat}` must not silently become a partition field).
-import { ConfigError, SinkError } from '../errors.js';
-import { closestName } from '../closest-name.js';
+import { ConfigError, SinkError } from '../../errors.js';
+import { closestName } from '../../closest-name.js';
 
 export const HIVE_DEFAULT_PARTITION = '__HIVE_DEFAULT_PARTITION__';
 const RUN_PLACEHOLDERS = ['name', 'run', 'date', 'part'] as const;

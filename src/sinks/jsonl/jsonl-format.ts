@@ -1,8 +1,8 @@
 // JSON Lines as a sink format: one record per line, gzip on request (or by the .gz extension).
-import { jsonlFormat } from '../jsonl-encoding.js';
-import { gzipFor, gzipOption } from '../option-schemas.js';
-import type { RecordFormat } from '../record-sink.js';
-import { defineSinkFormat } from '../sink-format.js';
+import { jsonlFormat } from './jsonl-encoding.js';
+import { gzipFor, gzipOption } from '../shared/option-schemas.js';
+import type { RecordEncoding } from '../shared/record-sink.js';
+import { defineSinkFormat } from '../shared/output-format.js';
 
 export const jsonlSinkFormat = defineSinkFormat({
   name: 'jsonl',
@@ -14,5 +14,5 @@ export const jsonlSinkFormat = defineSinkFormat({
   optionsSet: (options) => (options.gzip !== undefined ? ['gzip'] : []),
   misuseHint: 'Parquet compresses columns: use compression',
   contentType: (options, target) => (gzipFor(options, target) ? 'application/gzip' : 'application/x-ndjson'),
-  create: (options, { ctx, target }) => jsonlFormat({ gzip: gzipFor(options, target), ctx }) as RecordFormat<unknown>,
+  create: (options, { ctx, target }) => jsonlFormat({ gzip: gzipFor(options, target), ctx }) as RecordEncoding<unknown>,
 });

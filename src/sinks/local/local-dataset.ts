@@ -17,10 +17,10 @@
 import { createHash } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { RunEvents } from '../events.js';
-import { writeFileAtomic } from '../storage/local-file.js';
-import { LocalObjectStore } from '../storage/object-store.js';
-import type { PathTemplate } from './path-template.js';
+import type { RunEvents } from '../../events.js';
+import { writeFileAtomic } from '../../storage/local-file.js';
+import { LocalObjectStore } from '../../storage/object-store.js';
+import type { PathTemplate } from '../shared/path-template.js';
 
 /** How many path segments the template's names have below its fixed prefix. */
 function templateDepth(template: PathTemplate): number {

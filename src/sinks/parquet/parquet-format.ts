@@ -1,5 +1,5 @@
 // Parquet as a sink format (hyparquet-writer behind parquet-encoder.ts), columns from the record
-// contract (parquet-format.ts, column-schema.ts). Hive partition keys in the path (`status={status}`)
+// contract (parquet-encoding.ts, column-schema.ts). Hive partition keys in the path (`status={status}`)
 // are left out of the file's columns: their values live in the path, as Hive, Spark, Trino, Athena
 // and DuckDB (hive_partitioning) expect.
 import type { z } from 'zod';
@@ -10,10 +10,10 @@ import {
   parquetFormatOptions,
   parquetOptionsSet,
   type ParquetFormatOptions,
-} from '../parquet-format.js';
-import type { PathTemplate } from '../path-template.js';
-import type { RecordFormat } from '../record-sink.js';
-import { defineSinkFormat } from '../sink-format.js';
+} from './parquet-encoding.js';
+import type { PathTemplate } from '../shared/path-template.js';
+import type { RecordEncoding } from '../shared/record-sink.js';
+import { defineSinkFormat } from '../shared/output-format.js';
 
 /** Code-API extras that a pipeline file cannot express. */
 export interface ParquetSchemaHint {
@@ -55,5 +55,5 @@ export const parquetSinkFormat = defineSinkFormat({
   optionsSet: (options) => parquetOptionsSet(options),
   contentType: () => 'application/vnd.apache.parquet',
   create: (options, { ctx, stage, template, schemaHint }) =>
-    parquetFormatFor(options as ParquetFormatOptions, ctx, stage, template, schemaHint) as RecordFormat<unknown>,
+    parquetFormatFor(options as ParquetFormatOptions, ctx, stage, template, schemaHint) as RecordEncoding<unknown>,
 });

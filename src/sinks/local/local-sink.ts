@@ -6,9 +6,9 @@ import { defaultStageContext, type PartialStageContext } from '../../core/defaul
 import { parseStageOptions } from '../../core/issues.js';
 import type { DocumentedInput } from '../../core/stage-factory.js';
 import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
-import { createLocalFileSink, localPathTemplate } from '../local-file-sink.js';
-import { PATH_DESCRIPTION, rotationOptions } from '../option-schemas.js';
-import type { SinkFormat } from '../sink-format.js';
+import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
+import { PATH_DESCRIPTION, rotationOptions } from '../shared/option-schemas.js';
+import type { OutputFormat } from '../shared/output-format.js';
 
 /** Code-API extras a pipeline file cannot express (used by formats that type columns: parquet). */
 export interface SinkCodeExtras {
@@ -16,7 +16,7 @@ export interface SinkCodeExtras {
   schemaHint?: z.ZodType;
 }
 
-function localSinkOptions<Shape extends z.ZodRawShape>(format: SinkFormat<string, Shape>) {
+function localSinkOptions<Shape extends z.ZodRawShape>(format: OutputFormat<string, Shape>) {
   const path = z
     .string()
     .min(1)
@@ -25,7 +25,7 @@ function localSinkOptions<Shape extends z.ZodRawShape>(format: SinkFormat<string
 }
 
 function build(
-  format: SinkFormat,
+  format: OutputFormat,
   config: Record<string, unknown>,
   ctx: StageContext,
   schemaHint?: z.ZodType,
@@ -44,7 +44,7 @@ function build(
  * options schema, and its code-API factory (`jsonlSink({path: 'out/products.jsonl.gz'})`, where
  * `ctx` is optional: run id, name and date default to a fresh code-API run).
  */
-export function localSink<const Name extends string, Shape extends z.ZodRawShape>(format: SinkFormat<Name, Shape>) {
+export function localSink<const Name extends string, Shape extends z.ZodRawShape>(format: OutputFormat<Name, Shape>) {
   const options = localSinkOptions(format);
   const stage = defineStage({
     kind: 'sink',

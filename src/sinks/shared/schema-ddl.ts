@@ -2,7 +2,7 @@
 // before the first run: the Parquet schema (as parquet-tools prints it), a DuckDB
 // CREATE TABLE, a Spark CREATE TABLE and an Athena/Glue CREATE EXTERNAL TABLE over
 // the sink's partition layout (`dt={date}` folders become partition columns).
-import { DECIMAL_PRECISION, DECIMAL_SCALE, type ParquetType } from './parquet-encoder.js';
+import { DECIMAL_PRECISION, DECIMAL_SCALE, type ParquetType } from '../parquet/parquet-encoder.js';
 import { duckdbType, quoteAlways, quoteDuckdb, type ColumnSchema } from './column-schema.js';
 
 /** Where a sink writes: the folder above the partition folders, and the partition keys in path order. */

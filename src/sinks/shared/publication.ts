@@ -2,7 +2,7 @@
 // sink of a run with its data complete, lets them all publish once all got there, and settles them
 // once all published (or revokes those that published when a sibling failed). Every sink that can
 // be held (RecordSink, TableSink) gets its hold from here, so the steps are the same for all.
-import type { HeldPublication } from '../core/stage.js';
+import type { HeldPublication } from '../../core/stage.js';
 
 export class PublicationHold {
   readonly #ready: Promise<void>;

@@ -3,12 +3,12 @@
 // BigInt values are written as bare integers, without quotes or loss. Codes the
 // records' schema declares (EAN/GTIN, CNK...) that arrive as integers are written
 // as zero-padded strings, as in Parquet: leading zeros survive in every output.
-import type { ByteDestination } from './byte-destination.js';
-import { TextLinesEncoder } from './text-lines-encoder.js';
-import type { RecordFormat } from './record-sink.js';
-import type { FieldType } from '../core/record-schema.js';
-import type { StageContext } from '../core/stage.js';
-import { isPlainObject } from '../values.js';
+import type { ByteDestination } from '../shared/byte-destination.js';
+import { TextLinesEncoder } from '../shared/text-lines-encoder.js';
+import type { RecordEncoding } from '../shared/record-sink.js';
+import type { FieldType } from '../../core/record-schema.js';
+import type { StageContext } from '../../core/stage.js';
+import { isPlainObject } from '../../values.js';
 
 /**
  * `JSON.stringify(value)`, except that BigInt values become integer literals
@@ -123,7 +123,7 @@ function padCodes(node: CodeNode, value: unknown): unknown {
 export function jsonlFormat(options: {
   gzip: boolean;
   ctx?: Pick<StageContext, 'services'>;
-}): RecordFormat<Record<string, unknown>> {
+}): RecordEncoding<Record<string, unknown>> {
   const schema = options.ctx?.services.recordSchema;
   const codes = schema ? codeNode({ kind: 'struct', fields: schema.fields }) : undefined;
   return {

@@ -22,20 +22,20 @@ import { RunLock, storeLockBackend } from '../../core/lock.js';
 import type { SinkStream, StageContext } from '../../core/stage.js';
 import { defineStage } from '../../core/stage.js';
 import { ConfigError } from '../../errors.js';
-import { byteSize, rotationOptions } from '../option-schemas.js';
-import { PathTemplate } from '../path-template.js';
-import { RecordSink, type CommittedOutput } from '../record-sink.js';
-import { S3ObjectUpload } from '../s3-object-upload.js';
+import { byteSize, rotationOptions } from '../shared/option-schemas.js';
+import { PathTemplate } from '../shared/path-template.js';
+import { RecordSink, type CommittedOutput } from '../shared/record-sink.js';
+import { S3ObjectUpload } from './s3-object-upload.js';
 import { s3ClientConfig, s3Location, type S3ClientOptions } from '../../storage/s3-client.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
 import { loadS3Sdk, type S3Sdk } from '../../storage/s3-sdk.js';
-import { otherFormatOptions, type FormatsShape, type SinkFormat } from '../sink-format.js';
-import type { SinkCodeExtras } from './local.js';
+import { otherFormatOptions, type FormatsShape, type OutputFormat } from '../shared/output-format.js';
+import type { SinkCodeExtras } from '../local/local-sink.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
 
 /** The options of the s3 sink writing any of `formats` (`format:` names one). */
-function s3SinkOptionsFor<const Formats extends readonly [SinkFormat, ...SinkFormat[]]>(formats: Formats) {
+function s3SinkOptionsFor<const Formats extends readonly [OutputFormat, ...OutputFormat[]]>(formats: Formats) {
   const names = formats.map((f) => f.name) as { [I in keyof Formats]: Formats[I]['name'] };
   const formatOptions = Object.assign({}, ...formats.map((f) => f.options('key'))) as FormatsShape<Formats> &
     z.ZodRawShape;
@@ -135,7 +135,7 @@ export function runKeyTemplate(key: string): string {
 }
 
 function createS3Sink(
-  formats: readonly SinkFormat[],
+  formats: readonly OutputFormat[],
   options: S3Settings,
   ctx: StageContext,
   schemaHint?: z.ZodType,
@@ -376,7 +376,7 @@ async function writeManifest(
  * (`await pipeline(source, s3Sink({format: 'parquet', bucket, key}))`; credentials and region come
  * from the AWS SDK's standard chain).
  */
-export function s3Sink<const Formats extends readonly [SinkFormat, ...SinkFormat[]]>(formats: Formats) {
+export function s3Sink<const Formats extends readonly [OutputFormat, ...OutputFormat[]]>(formats: Formats) {
   const options = s3SinkOptionsFor(formats);
   const stage = defineStage({
     kind: 'sink',

@@ -20,22 +20,22 @@
 //   nothing is lost and nothing undeclared fails a run.
 // Hive partition keys of the path template are left out (their values live in the path).
 import { createHash } from 'node:crypto';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../../errors.js';
 import {
   declaredType,
   type DeclaredTypeName,
   type FieldType,
   type RecordField,
   type RecordSchema,
-} from '../core/record-schema.js';
-import { stringifyJson } from './jsonl-encoding.js';
-import type { ParquetColumn, ParquetRow, ParquetType } from './parquet-encoder.js';
-import { isPlainObject } from '../values.js';
+} from '../../core/record-schema.js';
+import { stringifyJson } from '../jsonl/jsonl-encoding.js';
+import type { ParquetColumn, ParquetRow, ParquetType } from '../parquet/parquet-encoder.js';
+import { isPlainObject } from '../../values.js';
 
 export {
   DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES,
   type DeclaredTypeName as ColumnTypeName,
-} from '../core/record-schema.js';
+} from '../../core/record-schema.js';
 
 /** The JSON column that holds what the schema does not name. */
 export const EXTRA_COLUMN = '_extra';

@@ -3,8 +3,8 @@
 // (s3-object-upload.ts), or stdout. The encoders (JSONL lines, gzip, Parquet row
 // groups) only see this interface.
 import type { Writable } from 'node:stream';
-import type { OutputRecord } from '../events.js';
-import { writeWithBackpressure } from '../storage/stream-write.js';
+import type { OutputRecord } from '../../events.js';
+import { writeWithBackpressure } from '../../storage/stream-write.js';
 
 export interface ByteDestination {
   readonly kind: OutputRecord['kind'];

@@ -14,11 +14,11 @@
 //   every uncommitted part is removed (temp files, multipart uploads) and parts
 //   committed earlier in the run are revoked.
 import { Writable } from 'node:stream';
-import { AbortedError, CatalogStreamsError, SinkError } from '../errors.js';
-import type { OutputRecord } from '../events.js';
-import type { HeldPublication, SinkStream, StageContext } from '../core/stage.js';
+import { AbortedError, CatalogStreamsError, SinkError } from '../../errors.js';
+import type { OutputRecord } from '../../events.js';
+import type { HeldPublication, SinkStream, StageContext } from '../../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
-import { isPlainObject } from '../values.js';
+import { isPlainObject } from '../../values.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { PathTemplate } from './path-template.js';
 import { PublicationHold } from './publication.js';
@@ -28,8 +28,8 @@ export const SINK_HIGH_WATER_MARK = 64;
 
 export type EmitItem<Item> = (record: Record<string, unknown>, item: Item) => void | Promise<void>;
 
-/** How records become items and bytes (jsonl-encoding.ts, parquet-format.ts). */
-export interface RecordFormat<Item> {
+/** How one sink turns records into items and bytes (jsonl/jsonl-encoding.ts, parquet/parquet-encoding.ts); made by its OutputFormat. */
+export interface RecordEncoding<Item> {
   /** Takes one record and emits it (or holds it back: Parquet keeps its inference sample). */
   accept(record: Record<string, unknown>, ordinal: number, emit: EmitItem<Item>): void | Promise<void>;
   /** End of input: emits what was held back. */
@@ -58,7 +58,7 @@ export interface CommittedOutput {
 export interface RecordSinkSpec<Item> {
   sinkType: string;
   ctx: StageContext;
-  format: RecordFormat<Item>;
+  format: RecordEncoding<Item>;
   /** undefined: the single fixed output `-` (stdout). */
   template: PathTemplate | undefined;
   templateOption: string;

@@ -3,15 +3,15 @@
 // finishes, or stdout for `-` (ctx.services.stdout, if set, replaces
 // process.stdout; tests and embedding callers use it).
 import { join, resolve, sep } from 'node:path';
-import { ConfigError } from '../errors.js';
-import type { StageContext } from '../core/stage.js';
-import { fileLockBackend, RunLock } from '../core/lock.js';
-import { AtomicFile } from '../storage/atomic-file.js';
+import { ConfigError } from '../../errors.js';
+import type { StageContext } from '../../core/stage.js';
+import { fileLockBackend, RunLock } from '../../core/lock.js';
+import { AtomicFile } from '../../storage/atomic-file.js';
 import { recordPending, removeStaleTemps, removeSuperseded } from './local-dataset.js';
-import { StdoutDestination } from './byte-destination.js';
-import { PathTemplate } from './path-template.js';
-import { RecordSink, type RecordFormat } from './record-sink.js';
-import type { RotationOptions } from './rotation.js';
+import { StdoutDestination } from '../shared/byte-destination.js';
+import { PathTemplate } from '../shared/path-template.js';
+import { RecordSink, type RecordEncoding } from '../shared/record-sink.js';
+import type { RotationOptions } from '../shared/rotation.js';
 
 export const STDOUT_PATH = '-';
 
@@ -20,7 +20,7 @@ export interface LocalFileSinkSetup<Item> {
   ctx: StageContext;
   path: string;
   rotation: RotationOptions;
-  format: RecordFormat<Item>;
+  format: RecordEncoding<Item>;
 }
 
 /** Parses the path template (undefined for stdout), rejecting options stdout cannot honour. */

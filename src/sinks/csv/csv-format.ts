@@ -8,13 +8,19 @@
 import { z } from 'zod';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
 import { ConfigError } from '../../errors.js';
-import { ColumnSchema, type ColumnDef, describeColumnValue, EXTRA_COLUMN, RecordShaper } from '../column-schema.js';
-import { stringifyJson } from '../jsonl-encoding.js';
-import { gzipFor, gzipOption, pricesOption } from '../option-schemas.js';
-import { DECIMAL_SCALE, type ParquetType } from '../parquet-encoder.js';
-import type { RecordFormat } from '../record-sink.js';
-import { defineSinkFormat, type FormatEnv } from '../sink-format.js';
-import { TextLinesEncoder } from '../text-lines-encoder.js';
+import {
+  ColumnSchema,
+  type ColumnDef,
+  describeColumnValue,
+  EXTRA_COLUMN,
+  RecordShaper,
+} from '../shared/column-schema.js';
+import { stringifyJson } from '../jsonl/jsonl-encoding.js';
+import { gzipFor, gzipOption, pricesOption } from '../shared/option-schemas.js';
+import { DECIMAL_SCALE, type ParquetType } from '../parquet/parquet-encoder.js';
+import type { RecordEncoding } from '../shared/record-sink.js';
+import { defineSinkFormat, type FormatEnv } from '../shared/output-format.js';
+import { TextLinesEncoder } from '../shared/text-lines-encoder.js';
 
 const DELIMITERS = { comma: ',', semicolon: ';', tab: '\t', pipe: '|' } as const;
 
@@ -71,7 +77,7 @@ export interface CsvFormatOptions {
 }
 
 /** The CSV format for one sink: records shaped into the contract's columns, one line each. */
-export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordFormat<string> {
+export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEncoding<string> {
   const { ctx, stage, template, schemaHint } = env;
   const derived = ctx.services.recordSchema;
   const zodSchema = schemaHint ?? (derived ? undefined : resourceSchemaFromContext(ctx));
@@ -158,5 +164,5 @@ export const csvSinkFormat = defineSinkFormat({
     ...(options.prices === 'decimal' ? ['prices'] : []),
   ],
   contentType: (options, target) => (gzipFor(options, target) ? 'application/gzip' : 'text/csv; charset=utf-8'),
-  create: (options, env) => csvFormat(options as CsvFormatOptions, env) as RecordFormat<unknown>,
+  create: (options, env) => csvFormat(options as CsvFormatOptions, env) as RecordEncoding<unknown>,
 });

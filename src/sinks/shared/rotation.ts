@@ -11,8 +11,8 @@
 // - `commitOnClose`: S3 objects become visible when their upload completes (the
 //   manifest tells readers which ones to trust); local files are committed (renamed)
 //   all together when the sink finishes, so a failed run leaves no file under a final name.
-import type { OutputRecord } from '../events.js';
-import { ConfigError, SinkError } from '../errors.js';
+import type { OutputRecord } from '../../events.js';
+import { ConfigError, SinkError } from '../../errors.js';
 import type { ByteDestination } from './byte-destination.js';
 import type { PartEncoder, PartFactory } from './part-encoder.js';
 import type { PathTemplate } from './path-template.js';

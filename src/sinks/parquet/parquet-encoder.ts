@@ -34,8 +34,8 @@ import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import { writeIndexes } from 'hyparquet-writer/src/indexes.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
-import type { ByteDestination } from './byte-destination.js';
-import type { PartEncoder } from './part-encoder.js';
+import type { ByteDestination } from '../shared/byte-destination.js';
+import type { PartEncoder } from '../shared/part-encoder.js';
 
 export type ParquetCompression = 'snappy' | 'gzip' | 'none';
 export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'none'] as const satisfies readonly ParquetCompression[];

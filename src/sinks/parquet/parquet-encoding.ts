@@ -4,10 +4,10 @@
 // row, and what the schema does not name goes into `_extra`, listed once per field
 // path as a warning (so the run summary shows it) with a count at the end.
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import type { RecordSchema } from '../core/record-schema.js';
-import type { StageContext } from '../core/stage.js';
-import type { ByteDestination } from './byte-destination.js';
+import { ConfigError } from '../../errors.js';
+import type { RecordSchema } from '../../core/record-schema.js';
+import type { StageContext } from '../../core/stage.js';
+import type { ByteDestination } from '../shared/byte-destination.js';
 import {
   COLUMN_TYPE_NAMES,
   ColumnSchema,
@@ -16,11 +16,11 @@ import {
   RecordShaper,
   withDeclaredColumns,
   type ColumnSchemaSettings,
-} from './column-schema.js';
-import { byteSize, pricesOption } from './option-schemas.js';
+} from '../shared/column-schema.js';
+import { byteSize, pricesOption } from '../shared/option-schemas.js';
 import { CompressionRatio, PARQUET_COMPRESSIONS, ParquetEncoder, type ParquetRow } from './parquet-encoder.js';
-import type { PartEncoder } from './part-encoder.js';
-import type { EmitItem, RecordFormat } from './record-sink.js';
+import type { PartEncoder } from '../shared/part-encoder.js';
+import type { EmitItem, RecordEncoding } from '../shared/record-sink.js';
 
 export const DEFAULT_ROW_GROUP_ROWS = 10_000;
 export const DEFAULT_ROW_GROUP_BYTES = 16 * 1024 * 1024;
@@ -132,7 +132,7 @@ export interface ParquetFormatSetup {
   metadata?: Record<string, string>;
 }
 
-export class ParquetFormat implements RecordFormat<ParquetRow> {
+export class ParquetFormat implements RecordEncoding<ParquetRow> {
   readonly #setup: ParquetFormatSetup;
   readonly #shaper: RecordShaper;
   readonly #metadata: Record<string, string>;

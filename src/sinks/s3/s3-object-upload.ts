@@ -14,11 +14,11 @@
 import { PassThrough } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Upload } from '@aws-sdk/lib-storage';
-import { s3Error, s3Location, s3Status } from '../storage/s3-client.js';
-import { storageStep } from '../storage/step-hook.js';
-import { waitForDrain } from '../storage/stream-write.js';
-import type { ByteDestination } from './byte-destination.js';
-import type { S3Sdk } from '../storage/s3-sdk.js';
+import { s3Error, s3Location, s3Status } from '../../storage/s3-client.js';
+import { storageStep } from '../../storage/step-hook.js';
+import { waitForDrain } from '../../storage/stream-write.js';
+import type { ByteDestination } from '../shared/byte-destination.js';
+import type { S3Sdk } from '../../storage/s3-sdk.js';
 
 const BODY_HIGH_WATER_MARK = 1024 * 1024;
 
