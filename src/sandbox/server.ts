@@ -31,6 +31,7 @@ import { RollingWindowLimiter } from './rate-limiter.js';
 import { referenceCollections } from './reference-collections.js';
 import { findJson, findRoutes, sendFound } from './find-route.js';
 import { taxonomyCollections } from './taxonomy-collections.js';
+import { regionalCollections } from './regional-reference.js';
 import { Utf8Chunks, sendError, sendJson, sendJsonChunks, sendTruncatedJson, writeNdjson } from './responses.js';
 import { SALT } from './timeline.js';
 import { PRODUCT_STATUSES } from './generate-products.js';
@@ -131,6 +132,7 @@ const collectionOf = (ds: Dataset): Record<string, Collection> => {
     'media.stream': new MediaCollection(ds),
     ...referenceCollections(ds),
     ...taxonomyCollections(ds),
+    ...regionalCollections(ds),
   };
 };
 
@@ -343,6 +345,17 @@ export class SandboxServer {
         );
       }
       endpointName = spec.name;
+      if (!this.#collections[spec.name]) {
+        // A regional reference table another region's service does not have (profiles.ts REGIONAL_TABLES).
+        req.resume();
+        return sendError(
+          res,
+          apiError(
+            404,
+            `${spec.path} is not served by the "${this.dataset.profile}" profile (a table of other regions)`,
+          ),
+        );
+      }
       return this.#api(req, res, spec);
     };
     run().catch((err: unknown) => {

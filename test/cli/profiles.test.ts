@@ -130,7 +130,7 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))(
         expect(first((r) => !Number.isInteger(r.weightWithUnit?.value))).toBeGreaterThanOrEqual(
           LATE_FIELDS.floatMeasure,
         );
-        const late = { be: 'bcfiCategory', fr: 'acl13', au: 'snomedCtpp' }[profile];
+        const late = { be: 'bcfiCategory', fr: 'acl13', au: 'snomedCtpp', us: 'ndc' }[profile];
         expect(first((r) => r[late] !== undefined)).toBeGreaterThanOrEqual(LATE_FIELDS.regional);
         expect(first((r) => r[late] !== undefined)).toBeLessThan(PRODUCTS);
       }
