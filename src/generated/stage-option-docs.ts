@@ -703,7 +703,8 @@ export interface StageOptionDocs {
   };
   "dedupe": {
     /**
-     * Field (or fields, for a composite key) identifying a record; paths allowed (meta.updatedAt)
+     * Field (or fields, for a composite key) identifying a record; paths allowed (meta.updatedAt). Keep id
+     * for products: a code (eanGtin14) can be on several products
      *
      * Default: `"id"`
      */
@@ -1138,7 +1139,9 @@ export interface StageOptionDocs {
      */
     path?: unknown;
     /**
-     * The field (dotted path) that identifies a record; one snapshot row per key
+     * The field (dotted path) that identifies a record; one snapshot row per key. Keep id for products: a
+     * code (eanGtin14) can be on several products, and records of another id sharing a key are warned
+     * about (table.shared_key) and counted
      *
      * Default: `"id"`
      */
