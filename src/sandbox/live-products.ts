@@ -1,4 +1,4 @@
-// Product records in the shapes the live service sends (profiles au, be, fr;
+// Product records in the shapes the live service sends (profiles au, be, fr, us;
 // see profiles.ts and issue 11). Same facts as the spec profile where the
 // shapes agree, so filters and sortings read the same columns; what differs is
 // written here: codes as digit strings with their leading zeros, plain-string
