@@ -23,3 +23,21 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
 }
+
+/**
+ * Whether a value has more than `levels` levels of objects and arrays (a scalar has 0), found
+ * without recursion and without walking past `levels + 1`: safe on any depth (JSON.parse reads
+ * any; recursive code overflows the stack at a few thousand levels).
+ */
+export function nestedDeeperThan(value: unknown, levels: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > levels) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

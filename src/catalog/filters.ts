@@ -5,7 +5,7 @@
 // path with the allowed names or values.
 import { z } from 'zod';
 import { MAX_CODES_PER_FILTER } from './limits.js';
-import { SortDirection, UnixTimestamp, catalogKindOf } from './primitives.js';
+import { SortDirection, UnixTimestamp, catalogKindOf, catalogMetaOf } from './primitives.js';
 import { closestName } from '../closest-name.js';
 import { isPlainObject } from '../values.js';
 
@@ -16,17 +16,65 @@ export function oneOrMore<T extends z.ZodType>(item: T) {
 
 /** A list of identifier codes: at most 1000 per query (spec §8). */
 export function codes<T extends z.ZodType>(item: T) {
-  return z
-    .union([
-      item,
+  return codeList(item).meta({ catalogKind: 'codes' });
+}
+
+function codeList<T extends z.ZodType>(item: T) {
+  return z.union([
+    item,
+    z
+      .array(item)
+      .min(1, { message: 'must list at least one value' })
+      .max(MAX_CODES_PER_FILTER, {
+        message: `lists more than ${MAX_CODES_PER_FILTER} codes; split it into several queries (the sources do this for you)`,
+      }),
+  ]);
+}
+
+/**
+ * Values a code filter must never send: the live service takes `"0"` as "no value" (a public
+ * client's workaround for `cipOrAcl7`, README "What the live service sends"), and `""` is no code
+ * either; a query carrying one would match products without that code, or unrelated ones.
+ */
+function isBlankCode(v: unknown): boolean {
+  return v === '' || v === 0 || (typeof v === 'string' && /^0+$/.test(v));
+}
+
+function refuseBlankCodes(value: unknown, ctx: z.core.$RefinementCtx<unknown>): void {
+  const blank = (Array.isArray(value) ? value : [value]).filter(isBlankCode);
+  if (blank.length === 0) return;
+  ctx.addIssue({
+    code: 'custom',
+    message: `${blank.map((v) => JSON.stringify(v)).join(', ')} ${blank.length === 1 ? 'is not a code' : 'are not codes'}: the live service treats "0" (and "") as no value, so the query would match products without that code or unrelated ones; remove ${blank.length === 1 ? 'it' : 'them'}`,
+  });
+}
+
+/** A list of digit codes (EAN/GTIN, organization numbers) in which `"0"`, `0` and `""` are refused. */
+export function digitCodes<T extends z.ZodType>(item: T) {
+  return codeList(item).superRefine(refuseBlankCodes).meta({ catalogKind: 'codes' });
+}
+
+/**
+ * A list of national product codes of a fixed length (CNK 7, CIP13/ACL13 13, cipOrAcl7 7): an
+ * integer or a digit string, sent as the zero-padded string (`wireDigits`, see `toWireFilter`)
+ * because the service compares codes as text and a YAML `0012345` arrives here as 12345. `"0"`
+ * and `""` are refused. `prefix`: the service matches the code as a prefix of longer codes too
+ * (cipOrAcl7), so the sources keep only records carrying the code exactly.
+ */
+export function nationalCodes(digits: number, prefix = false) {
+  const item = z.union(
+    [
       z
-        .array(item)
-        .min(1, { message: 'must list at least one value' })
-        .max(MAX_CODES_PER_FILTER, {
-          message: `lists more than ${MAX_CODES_PER_FILTER} codes; split it into several queries (the sources do this for you)`,
-        }),
-    ])
-    .meta({ catalogKind: 'codes' });
+        .int()
+        .nonnegative()
+        .max(10 ** digits - 1, { message: `must have at most ${digits} digits` }),
+      z.string().regex(new RegExp(`^\\d{1,${digits}}$`), { message: `must be a string of at most ${digits} digits` }),
+    ],
+    { error: `must be a code of at most ${digits} digits: a string of digits (or an integer)` },
+  );
+  return codeList(item)
+    .superRefine(refuseBlankCodes)
+    .meta({ catalogKind: 'codes', wireDigits: digits, ...(prefix ? { prefixMatch: true } : {}) });
 }
 
 /** Timestamp filter parameter: a unix timestamp, or `{from, until}` (both inclusive, each optional). */
@@ -107,8 +155,16 @@ function expandIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
   });
 }
 
-/** Validates one filter tree. Returns the issues (empty when valid). */
-export function checkFilter(params: FilterParams, filter: unknown, path: (string | number)[] = []): FilterIssue[] {
+/**
+ * Validates one filter tree. Returns the issues (empty when valid). `aliases`: deprecated names
+ * accepted for a filter (`kind` for `type`), checked with the filter's schema.
+ */
+export function checkFilter(
+  params: FilterParams,
+  filter: unknown,
+  path: (string | number)[] = [],
+  aliases: Readonly<Record<string, string>> = {},
+): FilterIssue[] {
   if (!isPlainObject(filter)) {
     return [{ path, message: `a filter must be an object with one key, got ${describeFilterValue(filter)}` }];
   }
@@ -130,11 +186,12 @@ export function checkFilter(params: FilterParams, filter: unknown, path: (string
     if (!Array.isArray(value) || value.length === 0) {
       return [{ path: [...path, key], message: `\`${key}\` takes a non-empty list of filters` }];
     }
-    return value.flatMap((f, i) => checkFilter(params, f, [...path, key, i]));
+    return value.flatMap((f, i) => checkFilter(params, f, [...path, key, i], aliases));
   }
-  if (key === 'not') return checkFilter(params, value, [...path, key]);
+  if (key === 'not') return checkFilter(params, value, [...path, key], aliases);
   // hasOwn: a filter named `constructor` must be unknown, not Object.prototype's.
-  const schema = Object.hasOwn(params, key) ? params[key] : undefined;
+  const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
+  const schema = Object.hasOwn(params, name) ? params[name] : undefined;
   if (!schema) {
     const names = [...Object.keys(params), ...COMBINATORS];
     const hint = closestName(key, names);
@@ -204,4 +261,84 @@ export function formatPath(path: readonly (string | number)[], root = ''): strin
   let out = root;
   for (const k of path) out += typeof k === 'number' ? `[${k}]` : out ? `.${k}` : k;
   return out;
+}
+
+export interface RenamedFilter {
+  /** Where the deprecated name stood: `filter.and[0].kind`. */
+  path: string;
+  from: string;
+  to: string;
+}
+
+/**
+ * The filter as it goes on the wire: deprecated names replaced by the service's (`kind` ->
+ * `type`, listed in `renamed` so the caller can warn once), national codes as zero-padded
+ * strings. Idempotent; the input is not changed.
+ */
+export function toWireFilter(
+  params: FilterParams,
+  filter: unknown,
+  aliases: Readonly<Record<string, string>> = {},
+  root: (string | number)[] = ['filter'],
+): { filter: unknown; renamed: RenamedFilter[] } {
+  const renamed: RenamedFilter[] = [];
+  const walk = (f: unknown, path: (string | number)[]): unknown => {
+    if (!isPlainObject(f) || Object.keys(f).length !== 1) return f;
+    const [key, value] = Object.entries(f)[0]!;
+    if ((key === 'and' || key === 'or') && Array.isArray(value))
+      return { [key]: value.map((g, i) => walk(g, [...path, key, i])) };
+    if (key === 'not') return { not: walk(value, [...path, key]) };
+    const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
+    if (name !== key) renamed.push({ path: formatPath([...path, key]), from: key, to: name });
+    const schema = Object.hasOwn(params, name) ? params[name] : undefined;
+    const digits = schema ? catalogMetaOf(schema)?.wireDigits : undefined;
+    if (typeof digits !== 'number') return name === key ? f : { [name]: value };
+    const pad = (v: unknown) =>
+      (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^\d+$/.test(v))
+        ? String(v).padStart(digits, '0')
+        : v;
+    return { [name]: Array.isArray(value) ? value.map(pad) : pad(value) };
+  };
+  return { filter: walk(filter, root), renamed };
+}
+
+/**
+ * Where a filter asks for a code the service matches by prefix too (`cipOrAcl7`: a 7-digit
+ * search also returns products whose longer codes merely start with those digits), a test
+ * keeping the records that carry one of the searched codes exactly in `fields`; undefined when
+ * the filter has no such code or it cannot tell (under `not`, or beside another filter in `or`,
+ * a record may have matched another way).
+ */
+export function exactCodeTest(
+  params: FilterParams,
+  filter: unknown,
+  fields: readonly string[],
+): ((record: Record<string, unknown>) => boolean) | undefined {
+  type Verdict = (r: Record<string, unknown>) => boolean | undefined;
+  const codesOf = (r: Record<string, unknown>): string[] =>
+    fields.flatMap((k) => {
+      const v = r[k];
+      return (Array.isArray(v) ? v : [v]).filter((x) => typeof x === 'string' || typeof x === 'number').map(String);
+    });
+  const compile = (f: unknown): Verdict | undefined => {
+    if (!isPlainObject(f) || Object.keys(f).length !== 1) return undefined;
+    const [key, value] = Object.entries(f)[0]!;
+    if ((key === 'and' || key === 'or') && Array.isArray(value)) {
+      const parts = value.map(compile);
+      if (key === 'and') {
+        const known = parts.filter((p): p is Verdict => p !== undefined);
+        return known.length ? (r) => (known.some((p) => p(r) === false) ? false : undefined) : undefined;
+      }
+      if (parts.some((p) => p === undefined)) return undefined;
+      return (r) => (parts.every((p) => p!(r) === false) ? false : undefined);
+    }
+    const schema = Object.hasOwn(params, key) ? params[key] : undefined;
+    const meta = schema ? catalogMetaOf(schema) : undefined;
+    if (!meta?.prefixMatch || typeof meta.wireDigits !== 'number') return undefined;
+    const digits = meta.wireDigits;
+    const wanted = new Set((Array.isArray(value) ? value : [value]).map((v) => String(v).padStart(digits, '0')));
+    return (r) => (codesOf(r).some((c) => wanted.has(c) || wanted.has(c.padStart(digits, '0'))) ? undefined : false);
+  };
+  const verdict = compile(filter);
+  return verdict && ((r) => verdict(r) !== false);
 }

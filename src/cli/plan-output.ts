@@ -15,7 +15,6 @@ import {
 } from '../pipeline/runner.js';
 import { newRunId } from '../core/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
-import type { S3ObjectIO } from '../pipeline/state.js';
 import { PathTemplate } from '../sinks/path-template.js';
 import { plan, type SourceType } from '../sources/index.js';
 import { formatDuration, plural } from './progress.js';
@@ -50,7 +49,7 @@ export interface PlanReport {
 export async function planReport(
   pipelines: LoadedPipeline[],
   connection: ResolvedConnection,
-  opts: { s3?: () => S3ObjectIO; fullRefresh?: boolean } = {},
+  opts: { fullRefresh?: boolean } = {},
 ): Promise<PlanReport> {
   const reports: PipelinePlanReport[] = [];
   const client = new CatalogClient(clientOptions(connection));
@@ -60,7 +59,7 @@ export async function planReport(
     // request: a dry run refuses a foreign cursor (state.mismatch) as the run would.
     const started = [];
     for (const p of pipelines) {
-      const state = openPipelineState(p, opts.s3);
+      const state = openPipelineState(p);
       const identity = stateIdentity(p.config, connection.baseUrl, connection.sandbox);
       started.push({ p, state, ...(await sourceWithCursor(p.config.source, state, opts.fullRefresh, identity)) });
     }

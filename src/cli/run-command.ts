@@ -31,7 +31,6 @@ import {
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../core/registry.js';
-import type { S3ObjectIO } from '../pipeline/state.js';
 import { PROFILE_ENV, SANDBOX_PROFILES, parseProfile, startSandbox } from '../sandbox/index.js';
 import { plan, type SourceType } from '../sources/index.js';
 import { writeFileAtomic } from '../storage/local-file.js';
@@ -42,7 +41,6 @@ import { type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.j
 import { installedOutputDir } from './package-info.js';
 import { formatPlanText, planJsonLines, planReport } from './plan-output.js';
 import { type PipelineProgress, attachProgress, plural } from './progress.js';
-import { s3ObjectIO } from './s3-state-io.js';
 import { formatSummaryText } from './summary.js';
 
 const NAME = 'run';
@@ -106,8 +104,6 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
   const pipelines = await loadPipelineFile(file, registry, { env: io.env });
   for (const p of pipelines) p.outputDir = installedOutputDir(p.baseDir, process.cwd());
   // One S3 client for every pipeline's state (it connects on first use only).
-  const stateIO = s3ObjectIO();
-  const s3 = () => stateIO;
 
   const sandbox = v.sandbox
     ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate, profile })
@@ -125,7 +121,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
       for (const p of pipelines) await checkDestinations(p, registry, p.config.state?.path);
-      const report = await planReport(pipelines, connection, { s3, fullRefresh: v['full-refresh'] ?? false });
+      const report = await planReport(pipelines, connection, { fullRefresh: v['full-refresh'] ?? false });
       // json: the plan is log lines on stderr like everything else; pretty: a text for a person on stdout.
       if (log.format === 'json') {
         if (levelEnabled(log.level, 'info')) io.stderr.write(`${planJsonLines(report).join('\n')}\n`);
@@ -134,7 +130,6 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
     }
     return await runAll(pipelines, connection, io, {
       registry,
-      s3,
       file,
       fullRefresh: v['full-refresh'] ?? false,
       allowDeletes: v['allow-deletes'] ?? false,
@@ -170,6 +165,7 @@ export function sharedConnection(
         'maxAttempts',
         'maxRetryWaitMs',
         'timeouts',
+        'maxPageBytes',
         'resultWindow',
       ] as const
     ).find((k) => !same(c[k], first![k]));
@@ -191,7 +187,6 @@ async function runAll(
   io: CliIO,
   opts: {
     registry: StageRegistry;
-    s3: () => S3ObjectIO;
     file: string;
     fullRefresh: boolean;
     allowDeletes: boolean;
@@ -329,7 +324,6 @@ async function runAll(
           signal: controller.signal,
           events: pipelineEvents,
           env: io.env,
-          s3: opts.s3,
           sandbox: connection.sandbox,
         };
         return runPipeline(p, { ...runOptions, onPreflight: startPlan }).finally(() => {
@@ -417,10 +411,10 @@ async function runAll(
 async function planFor(
   p: LoadedPipeline,
   client: CatalogClient,
-  opts: { s3: () => S3ObjectIO; fullRefresh: boolean },
+  opts: { fullRefresh: boolean },
   signal: AbortSignal,
 ): Promise<PipelineProgress['plan']> {
-  const { source } = await sourceWithCursor(p.config.source, openPipelineState(p, opts.s3), opts.fullRefresh);
+  const { source } = await sourceWithCursor(p.config.source, openPipelineState(p), opts.fullRefresh);
   const { type, ...options } = source;
   const sp = await plan(client, type as SourceType, options, { signal });
   return { total: sp.total, requests: sp.requests };

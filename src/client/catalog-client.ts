@@ -36,6 +36,7 @@
 // field; errors and events are built from the endpoint, the request body, the
 // status and the server's text, and that text is scrubbed of the key and the
 // secret before use (a server or proxy that echoes a header cannot leak it).
+import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
@@ -49,14 +50,27 @@ import {
   findEndpoints,
   getEndpoint,
   MAX_REACHABLE_RESULTS,
+  toWireRequest,
   validateRequest,
 } from '../catalog/index.js';
 import { AbortedError, CatalogStreamsError, ConfigError, RequestValidationError } from '../errors.js';
+import { isPlainObject } from '../values.js';
 import { Redactor } from '../redactor.js';
 import { RunEvents } from '../events.js';
+import { BODY_IDLE, BODY_TOO_SLOW, type BodyProblem, type GuardClock, guardBody } from './body-guard.js';
 import { parseErrorBody } from './error-body.js';
+import { parseJson } from './json-text.js';
 import { isTruncatedJson, scanPage } from './page-scanner.js';
-import { ApiError, AuthError, NetworkError, type NetworkFailure, RateLimitError } from './errors.js';
+import {
+  ApiError,
+  AuthError,
+  NetworkError,
+  type NetworkFailure,
+  RateLimitError,
+  ResponseTooLargeError,
+  truncate,
+} from './errors.js';
+import { notTheApi } from './invalid-response.js';
 import { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
 import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
@@ -72,13 +86,24 @@ export function isStreamEndpoint(name: QueryEndpointName | StreamEndpointName): 
   return endpoints[name].mode === 'stream';
 }
 
+/**
+ * How long a request may wait, never how long it may take: a healthy stream of the whole catalog
+ * runs for tens of minutes (see body-guard.ts).
+ */
 export interface ClientTimeouts {
   /** Establishing a connection (TCP + TLS), ms (default 10 s). */
   connect?: number;
   /** From sending the request to the response headers, ms (default 60 s). */
   headers?: number;
-  /** Between two chunks of the body, ms (default 60 s); a paused consumer does not count. */
+  /** Longest gap without a byte of the body, ms (default 120 s; 0: none); a paused consumer does not count. */
   body?: number;
+  /**
+   * Least average speed of a body, bytes per second over `rateWindow` of waiting for it (default
+   * 1024; 0: none): a body trickling in below it is treated as cut.
+   */
+  minBodyRate?: number;
+  /** The span `minBodyRate` is averaged over, ms (default 300 s). */
+  rateWindow?: number;
 }
 
 export interface CatalogClientOptions {
@@ -106,8 +131,16 @@ export interface CatalogClientOptions {
   /** Aborts every request of this client (the run's signal). */
   signal?: AbortSignal;
   userAgent?: string;
+  /**
+   * Largest page body (a paged query's or a find's answer), bytes (default 256 MiB): past it the
+   * request fails instead of holding a hostile or runaway body in memory. Streams are bounded per
+   * line instead (maxLineLength).
+   */
+  maxPageBytes?: number;
   /** Random source for the backoff jitter (tests). */
   random?: () => number;
+  /** The clock of the body timeouts (tests). */
+  clock?: GuardClock;
 }
 
 export interface RequestOptions {
@@ -130,6 +163,24 @@ export function envRateLimit(env: NodeJS.ProcessEnv = process.env): number | und
     });
   }
   return n === 0 ? Infinity : n;
+}
+
+/**
+ * The record in a find answer: the live service wraps it as `{"product": record}` /
+ * `{"media": record}` (F1); `{"result": record}` and a bare record (with an `id`) are read too.
+ * `'none'` for a wrapper holding null (a public client takes it as not found); undefined for
+ * anything else, which is never taken for a record.
+ */
+export function foundRecord(json: unknown, wrapper: 'product' | 'media'): object | 'none' | undefined {
+  if (!isPlainObject(json)) return undefined;
+  if (json.id === undefined) {
+    const key = Object.hasOwn(json, wrapper) ? wrapper : Object.hasOwn(json, 'result') ? 'result' : undefined;
+    if (key === undefined) return undefined;
+    const inner = json[key];
+    if (inner === null) return 'none';
+    return isPlainObject(inner) && inner.id !== undefined && inner.id !== null ? inner : undefined;
+  }
+  return json.id !== null ? json : undefined;
 }
 
 /** `CATALOG_RESULT_WINDOW`: what `catalog-streams sandbox --result-window N` prints for its clients. */
@@ -174,6 +225,8 @@ export interface LazyPage<T = CatalogRecord> {
   record(i: number): T;
   /** Done with the page: its bytes may be reused for another page (record() must not be called after). */
   release(): void;
+  /** Whether record `i`'s bytes were not valid UTF-8: JSON decoding replaced them with U+FFFD. */
+  invalidUtf8?(i: number): boolean;
 }
 
 /** A stream endpoint's body: raw NDJSON bytes, and the status (204: empty, nothing matched). */
@@ -189,7 +242,14 @@ export interface ClientStats {
   byStatus: Record<string, number>;
 }
 
-const DEFAULT_TIMEOUTS: Required<ClientTimeouts> = { connect: 10_000, headers: 60_000, body: 60_000 };
+const DEFAULT_TIMEOUTS: Required<ClientTimeouts> = {
+  connect: 10_000,
+  headers: 60_000,
+  body: 120_000,
+  minBodyRate: 1024,
+  rateWindow: 300_000,
+};
+export const DEFAULT_MAX_PAGE_BYTES = 256 * 1024 * 1024;
 /** Page buffers kept for reuse (LazyPage.release), and the size of a new one (a page of 250 products is ~1.5 MB). */
 const PAGE_BUFFER_POOL = 8;
 const PAGE_BUFFER_SIZE = 2 * 1024 * 1024;
@@ -227,6 +287,8 @@ export class CatalogClient {
   readonly #streamHeaders: Record<string, string>;
   readonly #redactor = new Redactor('[redacted]');
   readonly #timeouts: Required<ClientTimeouts>;
+  readonly #maxPageBytes: number;
+  readonly #clock: GuardClock | undefined;
   readonly #signal: AbortSignal | undefined;
   /** Released page buffers: a page's bytes are outside the JS heap, and reusing them keeps dead ones from piling up until a full GC. */
   readonly #pageBuffers: Buffer[] = [];
@@ -258,7 +320,13 @@ export class CatalogClient {
       });
     }
     this.resultWindow = resultWindow;
-    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
+    this.#maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+    if (!(this.#maxPageBytes > 0))
+      throw new ConfigError(`maxPageBytes must be a positive number of bytes, got ${this.#maxPageBytes}`, {
+        path: 'connection.maxPageBytes',
+      });
+    this.#clock = options.clock;
     this.#signal = options.signal;
     const token = Buffer.from(`${options.apiKey}:${options.apiSecret}`).toString('base64');
     for (const secret of [options.apiSecret, options.apiKey, token]) this.#redactor.add(secret);
@@ -268,13 +336,19 @@ export class CatalogClient {
       'user-agent': options.userAgent ?? defaultUserAgent(),
     };
     this.#jsonHeaders = { ...common, accept: 'application/json' };
-    this.#streamHeaders = { ...common, accept: 'application/x-json-stream, application/json' };
+    // The live service's clients ask for its stream type (F1, README "What the live service sends");
+    // the answer's Content-Type varies and is not relied on.
+    this.#streamHeaders = {
+      ...common,
+      accept: 'application/x-json-stream, application/x-ndjson;q=0.9, application/json;q=0.5',
+    };
     this.#pool = new Pool(url.origin, {
       connections: options.connections ?? DEFAULT_CONNECTIONS,
       pipelining: 1,
       connect: { timeout: this.#timeouts.connect },
       headersTimeout: this.#timeouts.headers,
-      bodyTimeout: this.#timeouts.body,
+      // A backstop for error bodies, which are not guarded: success bodies fail at `body` in the guard.
+      bodyTimeout: this.#timeouts.body > 0 ? this.#timeouts.body * 2 : 0,
     });
   }
 
@@ -328,8 +402,9 @@ export class CatalogClient {
   ): Promise<QueryPage<T>> {
     // A body cut short rejects with a network error code, and one that ended cleanly before its
     // JSON did with TRUNCATED_BODY: both are retried like any failed attempt.
-    return this.#exchange(endpoint, 'paged', body, options, async (res) => {
-      const bytes = Buffer.from(await res.body.arrayBuffer());
+    return this.#exchange(endpoint, 'paged', body, options, async (_res, stream) => {
+      const { buffer, length } = await this.#readBounded(endpoint, body, stream, Buffer.allocUnsafe(64 * 1024));
+      const bytes = buffer.subarray(0, length);
       return this.#parsePage<T>(endpoint, body, bytes.toString('utf8'), bytes);
     });
   }
@@ -346,8 +421,8 @@ export class CatalogClient {
     options: RequestOptions = {},
   ): Promise<LazyPage<T>> {
     // Parsed inside the exchange, so that a truncated body is retried like a cut one.
-    return this.#exchange(endpoint, 'paged', body, options, async (res) => {
-      const { buffer, length } = await this.#readPooled(res.body);
+    return this.#exchange(endpoint, 'paged', body, options, async (_res, stream) => {
+      const { buffer, length } = await this.#readPooled(endpoint, body, stream);
       try {
         return this.lazyPage<T>(endpoint, body, buffer.subarray(0, length), () => this.#releasePageBuffer(buffer));
       } catch (err) {
@@ -358,13 +433,38 @@ export class CatalogClient {
   }
 
   /** A body read into a reused buffer (grown when a body is larger). */
-  async #readPooled(body: Readable): Promise<{ buffer: Buffer; length: number }> {
-    let buffer = this.#pageBuffers.pop() ?? Buffer.allocUnsafe(PAGE_BUFFER_SIZE);
+  async #readPooled(
+    endpoint: string,
+    request: RequestBody,
+    body: Readable,
+  ): Promise<{ buffer: Buffer; length: number }> {
+    const buffer = this.#pageBuffers.pop() ?? Buffer.allocUnsafe(PAGE_BUFFER_SIZE);
+    return this.#readBounded(endpoint, request, body, buffer, (b) => this.#releasePageBuffer(b));
+  }
+
+  /** A body read into `buffer` (grown as needed), failing past maxPageBytes; `drop` is given the buffer on failure. */
+  async #readBounded(
+    endpoint: string,
+    request: RequestBody,
+    body: Readable,
+    buffer: Buffer,
+    drop: (buffer: Buffer) => void = () => {},
+  ): Promise<{ buffer: Buffer; length: number }> {
     let length = 0;
     try {
       for await (const chunk of body as AsyncIterable<Buffer>) {
+        if (length + chunk.length > this.#maxPageBytes) {
+          throw new ResponseTooLargeError({
+            endpoint,
+            request: describeRequest(request),
+            maxBytes: this.#maxPageBytes,
+            host: this.host,
+          });
+        }
         if (length + chunk.length > buffer.length) {
-          const grown = Buffer.allocUnsafe(Math.max(buffer.length * 2, length + chunk.length));
+          const grown = Buffer.allocUnsafe(
+            Math.min(this.#maxPageBytes, Math.max(buffer.length * 2, length + chunk.length)),
+          );
           buffer.copy(grown, 0, 0, length);
           buffer = grown;
         }
@@ -372,7 +472,7 @@ export class CatalogClient {
         length += chunk.length;
       }
     } catch (err) {
-      this.#releasePageBuffer(buffer);
+      drop(buffer);
       throw err;
     }
     return { buffer, length };
@@ -396,10 +496,12 @@ export class CatalogClient {
     // A UTF-8 byte order mark is dropped, as a text decoder would.
     const b = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
     const scanned = scanPage(b);
+    // Checked on the whole page at once (native, a fraction of the parse); per record only when it fails.
+    const valid = isUtf8(b);
     let skeleton: QueryPage | undefined;
     if (scanned) {
       try {
-        const json = JSON.parse(scanned.skeleton) as unknown;
+        const json = parseJson(scanned.skeleton);
         if (isPage(json) && (json as QueryPage).results.length === 0) skeleton = json as QueryPage;
       } catch {
         // not JSON around the records: the whole-body parse below reports it
@@ -408,7 +510,13 @@ export class CatalogClient {
     if (!scanned || !skeleton) {
       const page = this.#parsePage<T>(endpoint, body, b.toString('utf8'), b);
       release();
-      return { meta: page.meta, length: page.results.length, record: (i) => page.results[i]!, release: () => {} };
+      return {
+        meta: page.meta,
+        length: page.results.length,
+        record: (i) => page.results[i]!,
+        release: () => {},
+        invalidUtf8: () => !valid,
+      };
     }
     const { starts, ends } = scanned;
     let released = false;
@@ -419,10 +527,11 @@ export class CatalogClient {
         if (!released) release();
         released = true;
       },
+      invalidUtf8: (i) => !valid && !released && !isUtf8(b.subarray(starts[i], ends[i])),
       record: (i) => {
         if (released) throw new Error('LazyPage.record() after release()');
         try {
-          return JSON.parse(b.toString('utf8', starts[i], ends[i])) as T;
+          return parseJson(b.toString('utf8', starts[i], ends[i])) as T;
         } catch (err) {
           throw this.#invalidResponse(
             endpoint,
@@ -448,7 +557,7 @@ export class CatalogClient {
   ): QueryPage<T> {
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = parseJson(text);
     } catch (err) {
       if (isTruncatedJson(bytes ?? Buffer.from(text))) throw new TruncatedBodyError(endpoint, text.length);
       throw this.#invalidResponse(endpoint, body, 200, 'the response body is not valid JSON', err);
@@ -468,12 +577,23 @@ export class CatalogClient {
     body: QueryRequest<E>,
     options: RequestOptions = {},
   ): Promise<CatalogStream> {
-    return this.#exchange(endpoint, 'stream', body, options, async (res) => {
+    return this.#exchange(endpoint, 'stream', body, options, async (res, stream) => {
       if (res.statusCode === 204) {
         await res.body.dump();
         return Object.assign(Readable.from([]), { statusCode: 204 });
       }
-      return Object.assign(res.body, { statusCode: res.statusCode });
+      const type = String(res.headers['content-type'] ?? '');
+      if (/^text\/html\b/i.test(type)) {
+        // A proxy's or a login page: not a stream that was cut, so not resumed.
+        const start = await readLimited(stream, 200);
+        throw notTheApi(
+          endpoint,
+          body,
+          res.statusCode,
+          `the response is an HTML page, not NDJSON (${describeStart(start)})`,
+        );
+      }
+      return Object.assign(stream, { statusCode: res.statusCode });
     });
   }
 
@@ -499,7 +619,7 @@ export class CatalogClient {
     mode: 'paged' | 'stream',
     body: RequestBody,
     options: RequestOptions,
-    consume: (res: Dispatcher.ResponseData) => Promise<T>,
+    consume: (res: Dispatcher.ResponseData, body: Readable) => Promise<T>,
   ): Promise<T> {
     const spec = getEndpoint(endpoint);
     if (!spec || spec.mode !== mode) {
@@ -513,7 +633,8 @@ export class CatalogClient {
       path: this.#pathPrefix + spec.path,
       method: 'POST',
       headers: mode === 'paged' ? this.#jsonHeaders : this.#streamHeaders,
-      body: JSON.stringify(body),
+      // A deprecated filter name (`kind`) is never sent: the service would refuse or ignore it.
+      body: JSON.stringify(toWireRequest(endpoint, body).body),
       signal,
     };
     return this.#send(endpoint, request, body, options.events ?? this.events, signal, consume);
@@ -555,26 +676,26 @@ export class CatalogClient {
     };
     const asked = { filter: { [spec.idParameter]: id } };
     try {
-      const text = await this.#send(endpoint, request, asked, options.events ?? this.events, signal, (res) =>
-        res.body.text(),
-      );
+      const text = await this.#send(endpoint, request, asked, options.events ?? this.events, signal, async (_, b) => {
+        const { buffer, length } = await this.#readBounded(endpoint, asked, b, Buffer.allocUnsafe(16 * 1024));
+        return buffer.toString('utf8', 0, length);
+      });
       let json: unknown;
       try {
-        json = JSON.parse(text);
+        json = parseJson(text);
       } catch (err) {
         throw this.#invalidResponse(endpoint, asked, 200, 'the response body is not valid JSON', err);
       }
-      if (!json || typeof json !== 'object' || Array.isArray(json))
-        throw this.#invalidResponse(endpoint, asked, 200, 'the response is not a record (a JSON object)');
-      const wrapped = json as { result?: unknown; id?: unknown };
-      const record =
-        wrapped.id === undefined &&
-        wrapped.result &&
-        typeof wrapped.result === 'object' &&
-        !Array.isArray(wrapped.result)
-          ? wrapped.result
-          : json;
-      return record as T;
+      const found = foundRecord(json, spec.resource === 'product' ? 'product' : 'media');
+      if (found === 'none') return undefined;
+      if (found === undefined)
+        throw this.#invalidResponse(
+          endpoint,
+          asked,
+          200,
+          `the response is neither {"${spec.resource}": record}, {"result": record} nor a record with an id: ${truncate(text, 80)}`,
+        );
+      return found as T;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404 && err.apiCode !== 'invalid_response') return undefined;
       throw err;
@@ -587,7 +708,7 @@ export class CatalogClient {
     body: RequestBody,
     events: RunEvents,
     signal: AbortSignal | undefined,
-    consume: (res: Dispatcher.ResponseData) => Promise<T>,
+    consume: (res: Dispatcher.ResponseData, body: Readable) => Promise<T>,
   ): Promise<T> {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
@@ -600,7 +721,7 @@ export class CatalogClient {
         const res = await this.#pool.request(request);
         status = res.statusCode;
         if (status >= 200 && status < 300) {
-          const value = await consume(res);
+          const value = await consume(res, this.#guard(endpoint, res.body));
           this.#recordAttempt(events, endpoint, status, started, attempt);
           return value;
         }
@@ -626,6 +747,18 @@ export class CatalogClient {
       }
       waited += delay;
     }
+  }
+
+  /** A success body that fails when the service stops sending or trickles (body-guard.ts). */
+  #guard(endpoint: string, body: Readable): Readable {
+    const { body: idleMs, minBodyRate, rateWindow } = this.#timeouts;
+    return guardBody(body, {
+      idleMs,
+      minBytesPerSecond: minBodyRate,
+      rateWindowMs: rateWindow,
+      ...(this.#clock ? { clock: this.#clock } : {}),
+      failure: (problem) => new SlowBodyError(endpoint, problem),
+    });
   }
 
   /** Milliseconds to wait before the next attempt, or undefined when the policy says stop. */
@@ -685,7 +818,15 @@ export class CatalogClient {
     if (failure.status === undefined) {
       const errorCode = errorCodeOf(failure.error);
       return new NetworkError(
-        { host: this.host, endpoint, failure: networkFailure(errorCode), errorCode, attempts, request },
+        {
+          host: this.host,
+          endpoint,
+          failure: networkFailure(errorCode),
+          errorCode,
+          attempts,
+          request,
+          ...(failure.error instanceof SlowBodyError ? { detail: failure.error.detail } : {}),
+        },
         { cause: this.#safeCause(failure.error) },
       );
     }
@@ -706,13 +847,7 @@ export class CatalogClient {
   }
 
   #invalidResponse(endpoint: string, body: RequestBody, status: number, what: string, cause?: unknown): ApiError {
-    return new ApiError(
-      { status, endpoint, request: describeRequest(body), apiCode: 'invalid_response' },
-      {
-        message: `${endpoint} answered ${status} but ${what} (${describeRequest(body)}); is CATALOG_BASE_URL the catalog API?`,
-        cause,
-      },
-    );
+    return notTheApi(endpoint, body, status, what, cause);
   }
 
   /** Server-provided text without our credentials in it. */
@@ -769,7 +904,39 @@ function networkFailure(code: string | undefined): NetworkFailure {
   if (code.includes('TIMEOUT') || code === 'ETIMEDOUT') return 'timeout';
   if (RESET.has(code)) return 'reset';
   if (code === TRUNCATED_BODY) return 'truncated';
+  if (code === BODY_IDLE || code === BODY_TOO_SLOW) return 'timeout';
   return 'failed';
+}
+
+/** A success body the service stopped sending, or sent too slowly (code BODY_IDLE or BODY_TOO_SLOW): retried, or resumed. */
+export class SlowBodyError extends Error {
+  readonly code: string;
+  /** What happened, with the limit and the option that sets it. */
+  readonly detail: string;
+  constructor(endpoint: string, problem: BodyProblem) {
+    const detail =
+      problem.kind === 'idle'
+        ? `no byte of the response body came for ${seconds(problem.idleMs)} (connection.timeouts.body)`
+        : `the response body came at ${Math.round((problem.bytes * 1000) / problem.windowMs)} bytes/s over ${seconds(problem.windowMs)}, ` +
+          `below ${problem.minBytesPerSecond} bytes/s (connection.timeouts.minBodyRate over timeouts.rateWindow)`;
+    super(`${endpoint}: ${detail}`);
+    this.code = problem.kind === 'idle' ? BODY_IDLE : BODY_TOO_SLOW;
+    this.detail = detail;
+  }
+}
+
+function seconds(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
+}
+
+/** The start of a body for a message: tags and space runs squeezed. */
+function describeStart(text: string): string {
+  const plain = text.replace(/\s+/g, ' ').trim();
+  return plain ? `it starts with ${JSON.stringify(plain.slice(0, 60))}` : 'empty';
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** A 2xx body that ended cleanly before its JSON did: a failed attempt (code TRUNCATED_BODY), retried. */

@@ -100,6 +100,8 @@ export class NetworkError extends CatalogStreamsError {
       errorCode?: string;
       attempts: number;
       request?: string;
+      /** What timed out, with the limit and its option (a body that went idle or too slow). */
+      detail?: string;
     },
     options: ErrorOptions = {},
   ) {
@@ -184,8 +186,9 @@ function networkMessage(d: {
   errorCode?: string;
   attempts: number;
   request?: string;
+  detail?: string;
 }): string {
-  const code = d.errorCode ? ` (${d.errorCode})` : '';
+  const code = d.detail ? ` (${d.detail})` : d.errorCode ? ` (${d.errorCode})` : '';
   const tries = d.attempts > 1 ? ` after ${d.attempts} attempts` : '';
   switch (d.failure) {
     case 'unreachable':
@@ -199,6 +202,28 @@ function networkMessage(d: {
     default:
       return `the request to the catalog API at ${d.host} failed${code} during ${d.endpoint}${tries}`;
   }
+}
+
+/** A page body larger than the client's maxPageBytes: not retried (asking again gets the same body). */
+export class ResponseTooLargeError extends CatalogStreamsError {
+  readonly endpoint: string;
+  readonly maxBytes: number;
+  constructor(details: { endpoint: string; request?: string; maxBytes: number; host: string }) {
+    super(
+      'api.response_too_large',
+      `${details.endpoint} at ${details.host} answered with a body larger than ${formatBytes(details.maxBytes)} (connection.maxPageBytes)` +
+        `${details.request ? ` (${details.request})` : ''}; the request was stopped there instead of holding the body in memory: ` +
+        `a page of 250 products is about 1.5 MB, so check CATALOG_BASE_URL and the filter, or raise connection.maxPageBytes if the answer is expected to be that large`,
+    );
+    this.endpoint = details.endpoint;
+    this.maxBytes = details.maxBytes;
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
 }
 
 export function truncate(s: string, max: number): string {

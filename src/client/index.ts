@@ -10,3 +10,6 @@ export {
   RETRY_STATUS_CODES,
 } from './retry-policy.js';
 export { describeRequest } from './request-summary.js';
+export { notTheApi } from './invalid-response.js';
+export { parseJson, quoteUnsafeIntegers } from './json-text.js';
+export { BODY_IDLE, BODY_TOO_SLOW, type GuardClock } from './body-guard.js';

@@ -7,7 +7,7 @@
 // catalog-client.ts.
 //
 // - Retried: 429, 500, 502, 503, 504, and connection failures (reset, refused,
-//   timeouts, a body cut short, or ended cleanly before its JSON was complete). 400/401/403/404/422 are never retried: asking
+//   timeouts, a body cut short, idle or too slow (body-guard.ts), or ended cleanly before its JSON was complete). 400/401/403/404/422 are never retried: asking
 //   again cannot change the answer.
 // - 429: Retry-After when the server sends one (seconds or an HTTP date), else
 //   exponential backoff; the caller also slows the shared limiter down.
@@ -16,6 +16,8 @@
 //   together do not come back together, yet none comes back at once.
 // - Bounds: at most maxAttempts attempts, and at most maxWaitMs of waiting in
 //   total for one request, whichever comes first.
+
+import { BODY_IDLE, BODY_TOO_SLOW } from './body-guard.js';
 
 export interface RetryOptions {
   /** Attempts per request, the first included (default 8). */
@@ -59,6 +61,8 @@ export const RETRY_ERROR_CODES: readonly string[] = [
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
   TRUNCATED_BODY,
+  BODY_IDLE,
+  BODY_TOO_SLOW,
 ];
 
 export const DEFAULT_RETRY_OPTIONS: Required<RetryOptions> = {

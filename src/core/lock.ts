@@ -13,9 +13,10 @@
 // proper-lockfile was considered: its lock is an empty folder (no holder to name in the error)
 // and it has no S3 counterpart; one protocol for both keeps the behaviour the same everywhere.
 import { hostname } from 'node:os';
-import { readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
 import { CatalogStreamsError } from '../errors.js';
-import { createFileExclusive, writeFileAtomic } from '../storage/local-file.js';
+import { processExists } from '../storage/local-file.js';
+import { LocalObjectStore, type ObjectStore } from '../storage/object-store.js';
 
 export interface LockHolder {
   runId: string;
@@ -147,15 +148,6 @@ function isStale(holder: LockHolder, staleMs: number): boolean {
   return !Number.isFinite(beat) || Date.now() - beat > staleMs;
 }
 
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function heldError(backend: LockBackend, holder: LockHolder | undefined, options: LockOptions): CatalogStreamsError {
   const who = holder
     ? `run ${holder.runId} of pipeline "${holder.pipeline}" (pid ${holder.pid} on ${holder.host}, since ${holder.acquiredAt}, last heartbeat ${holder.heartbeatAt})`
@@ -168,45 +160,24 @@ function heldError(backend: LockBackend, holder: LockHolder | undefined, options
   );
 }
 
-/** A lock file beside `file`: `<file>.lock`. */
+/** The lock document at `rel` in a store: a local file (created by link(2)) or an S3 object (a conditional put). */
+export function storeLockBackend(store: ObjectStore, rel: string): LockBackend {
+  const options = { contentType: 'application/json' };
+  return {
+    location: store.location(rel),
+    create: async (body) => {
+      // A run killed while creating the lock leaves the lock's temp file (never the lock): swept here.
+      const folder = rel.slice(0, rel.lastIndexOf('/') + 1);
+      await store.removeAbandoned(folder, (finalRel) => finalRel === rel, rel.split('/').length);
+      return store.putIfAbsent(rel, body, options);
+    },
+    read: () => store.readText(rel),
+    replace: (body) => store.write(rel, body, options),
+    remove: () => store.remove(rel),
+  };
+}
+
+/** A local lock file at `lockPath`. */
 export function fileLockBackend(lockPath: string): LockBackend {
-  return {
-    location: lockPath,
-    // A complete temp file linked to the lock name: link(2) fails with EEXIST when a lock exists.
-    create: (body) => createFileExclusive(lockPath, body),
-    async read() {
-      try {
-        return await readFile(lockPath, 'utf8');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw err;
-      }
-    },
-    replace: (body) => writeFileAtomic(lockPath, body),
-    async remove() {
-      await unlink(lockPath).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-      });
-    },
-  };
-}
-
-/** The S3 calls a lock object needs (a conditional put included). */
-export interface S3LockIO {
-  getObject(bucket: string, key: string): Promise<string | undefined>;
-  /** `ifNoneMatch`: write only if no object exists (resolves false when one does: 412/409). */
-  putObject(bucket: string, key: string, body: string, opts?: { ifNoneMatch?: boolean }): Promise<boolean | void>;
-  deleteObject(bucket: string, key: string): Promise<void>;
-}
-
-export function s3LockBackend(io: S3LockIO, bucket: string, key: string): LockBackend {
-  return {
-    location: `s3://${bucket}/${key}`,
-    create: async (body) => (await io.putObject(bucket, key, body, { ifNoneMatch: true })) !== false,
-    read: () => io.getObject(bucket, key),
-    replace: async (body) => {
-      await io.putObject(bucket, key, body);
-    },
-    remove: () => io.deleteObject(bucket, key),
-  };
+  return storeLockBackend(new LocalObjectStore(path.dirname(lockPath)), path.basename(lockPath));
 }

@@ -23,15 +23,30 @@ export interface SinkStream extends Writable {
   revoke?(): Promise<void>;
   /**
    * Optional: makes the sink wait, its data complete but unpublished, until `publish()`; the tee
-   * publishes every sink of a run only once all of them got there (record-sink.ts).
+   * publishes every sink of a run only once all of them got there, and settles them once all
+   * published (sinks/publication.ts).
    */
-  holdPublication?(): { readonly ready: Promise<void>; publish(): void };
+  holdPublication?(): HeldPublication;
   /**
    * Optional: resolves once the sink is ready for its first record (its dataset lock taken, stale
    * temp files removed), rejects with what stopped it. The runner waits for it before the first
    * request, so a dataset another run holds costs no request budget.
    */
   prepared?(): Promise<void>;
+}
+
+/** A sink held by the tee (the publication protocol, ARCHITECTURE.md). */
+export interface HeldPublication {
+  /** Resolves when the sink's data is complete and it waits to publish; rejects if it fails first. */
+  readonly ready: Promise<void>;
+  /** Lets the sink publish (its manifest last); its `finish` follows. */
+  publish(): void;
+  /**
+   * Every sink of the run published: removes what this sink's new version superseded and releases
+   * its lock. Until then a sibling's failure can still revoke it to the earlier version, so the
+   * earlier version's files must still be there. Failures are warnings (the data is published).
+   */
+  settle(): Promise<void>;
 }
 
 /** What a sink writes into a manifest, asked for at commit time. */

@@ -166,8 +166,9 @@ export interface StageOptionDocs {
      */
     filter?: unknown;
     /**
-     * Sorting: one of id, createdAt, with ASC or DESC (default {id: ASC}). Past 10000 matches the sorting
-     * holds within each createdAt window, windows coming in createdAt order.
+     * Sorting: one of id, createdAt, touchedAt, with ASC or DESC (default {id: ASC}). Past 10000 matches
+     * the sorting holds within each createdAt window, windows coming in createdAt order. Over several
+     * pages, touchedAt (values that change) need a bounded updatedSince window (a pipeline with state:).
      */
     sorting?: unknown;
     /**
@@ -400,7 +401,9 @@ export interface StageOptionDocs {
      */
     filter?: unknown;
     /**
-     * Sorting: one of id, createdAt, with ASC or DESC (default {id: ASC}).
+     * Sorting: one of id, createdAt, touchedAt, with ASC or DESC (default {id: ASC}). A cut stream sorted
+     * by id or createdAt is resumed after the records already delivered; sorted by touchedAt (values that
+     * change), a cut after the first record fails the run (stream.resume_not_exact).
      */
     sorting?: unknown;
     /**

@@ -43,10 +43,29 @@ export const ConnectionBlock = z
       .strictObject({
         connect: duration().optional().describe('to open a connection, TCP and TLS (default "10s")'),
         headers: duration().optional().describe('from sending a request to its response headers (default "60s")'),
-        body: duration().optional().describe('between two chunks of a response body (default "60s")'),
+        body: duration()
+          .optional()
+          .describe('longest gap without a byte of a response body, a paused consumer not counted (default "2m")'),
+        minBodyRate: z
+          .number()
+          .nonnegative()
+          .optional()
+          .describe(
+            'least average speed of a response body in bytes per second, over rateWindow of waiting for it (default 1024; 0: none)',
+          ),
+        rateWindow: duration().optional().describe('the span minBodyRate is averaged over (default "5m")'),
       })
       .optional()
-      .describe('a request that runs out of one is retried like a connection failure'),
+      .describe(
+        'a request that runs out of one is retried (a stream resumed) like a connection failure; nothing limits how long a healthy request takes (a whole-catalog stream runs for tens of minutes)',
+      ),
+    maxPageBytes: z
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'largest page body (a query page, a reference table read whole, a find) in bytes before the request fails (default 268435456, 256 MiB)',
+      ),
   })
   .describe('where the API is and how fast to call it; what is left out comes from the environment');
 export type ConnectionBlock = z.infer<typeof ConnectionBlock>;

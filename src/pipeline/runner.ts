@@ -40,7 +40,6 @@ import {
   type StateIdentity,
   type StateStore,
   openStateStore,
-  type S3ObjectIO,
 } from './state.js';
 import { TeeSink } from './tee.js';
 
@@ -58,6 +57,8 @@ export interface ResolvedConnection {
   maxRetryWaitMs?: number;
   /** Connect / headers / body timeouts, ms (default: the client's). */
   timeouts?: ClientTimeouts;
+  /** Largest page body, bytes (default: the client's, 256 MiB). */
+  maxPageBytes?: number;
   /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
   resultWindow?: number;
   /** The embedded sandbox (`--sandbox`): a state cursor records the host `sandbox`, whatever its port. */
@@ -74,8 +75,6 @@ export interface RunOptions {
   signal?: AbortSignal;
   events?: RunEvents;
   env?: NodeJS.ProcessEnv;
-  /** Builds the S3 I/O for `state.path: s3://...` (the CLI passes the SDK-backed one). */
-  s3?: () => S3ObjectIO;
   /** A client shared by several pipelines of one run (one request budget). */
   client?: CatalogClient;
   /** Clock for the run start (tests). */
@@ -190,6 +189,7 @@ export function resolveConnection(
     maxAttempts: override.maxAttempts ?? block.maxAttempts,
     maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
     timeouts: override.timeouts ?? block.timeouts,
+    maxPageBytes: override.maxPageBytes ?? block.maxPageBytes,
     resultWindow: override.resultWindow ?? envResultWindow(env),
     ...(override.sandbox ? { sandbox: true } : {}),
   };
@@ -230,6 +230,7 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
     maxAttempts,
     maxRetryWaitMs,
     timeouts,
+    maxPageBytes,
     resultWindow,
   } = connection;
   const retry = {
@@ -244,6 +245,7 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
     rateLimit,
     ...(resultWindow !== undefined ? { resultWindow } : {}),
     ...(Object.keys(retry).length > 0 ? { retry } : {}),
+    ...(maxPageBytes !== undefined ? { maxPageBytes } : {}),
     ...(timeouts
       ? { timeouts: Object.fromEntries(Object.entries(timeouts).filter(([, ms]) => ms !== undefined)) }
       : {}),
@@ -285,9 +287,9 @@ export function nextCursor(startedAt: Date, overlapSeconds: number, maxUpdatedAt
   return maxUpdatedAt === undefined ? fromStart : Math.min(fromStart, maxUpdatedAt);
 }
 
-export function openPipelineState(loaded: LoadedPipeline, s3?: () => S3ObjectIO): StateStore | undefined {
+export function openPipelineState(loaded: LoadedPipeline): StateStore | undefined {
   const state = loaded.config.state;
-  return state ? openStateStore(state.path, { baseDir: loaded.outputDir ?? loaded.baseDir, s3 }) : undefined;
+  return state ? openStateStore(state.path, { baseDir: loaded.outputDir ?? loaded.baseDir }) : undefined;
 }
 
 /**
@@ -380,7 +382,7 @@ class PipelineRun {
     this.#unforward = opts.events ? forwardEvents(this.#events, opts.events) : undefined;
     this.#startedAt = opts.now?.() ?? new Date();
     this.#runId = newRunId(this.#startedAt);
-    this.#stateStore = openPipelineState(loaded, opts.s3);
+    this.#stateStore = openPipelineState(loaded);
     this.#sourceSpec = this.#config.source;
     this.#client = opts.client;
     this.#ownClient = !opts.client;

@@ -6,12 +6,13 @@
 // after every sink has committed; a failed run leaves the previous cursor.
 // A state records what its cursor belongs to (pipeline, API host, source type and filter) and is
 // locked by the run using it, so a cursor is never applied to another extract or by two runs.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, CatalogStreamsError, StorageError } from '../errors.js';
-import { fileLockBackend, RunLock, s3LockBackend, type S3LockIO } from '../core/lock.js';
-import { writeFileAtomic } from '../storage/local-file.js';
+import { RunLock, storeLockBackend } from '../core/lock.js';
+import { LocalObjectStore, type ObjectStore } from '../storage/object-store.js';
+import { createS3Client, type S3Env } from '../storage/s3-client.js';
+import { S3ObjectStore } from '../storage/s3-object-store.js';
 
 export const PipelineState = z.looseObject({
   version: z.literal(1),
@@ -108,16 +109,23 @@ export function checkStateIdentity(state: PipelineState, identity: StateIdentity
   );
 }
 
-export function openStateStore(location: string, opts: { baseDir: string; s3?: () => S3ObjectIO }): StateStore {
+export function openStateStore(location: string, opts: { baseDir: string; env?: S3Env }): StateStore {
   const s3 = /^s3:\/\/([^/]+)\/(.+)$/.exec(location);
   if (s3) {
-    if (!opts.s3)
-      throw new ConfigError(`state.path: ${location} is on S3 but no S3 client is available`, { path: 'state.path' });
-    return new S3StateStore(location, s3[1]!, s3[2]!, opts.s3());
+    const key = s3[2]!;
+    const slash = key.lastIndexOf('/') + 1;
+    // The AWS SDK's credential chain, S3_ENDPOINT for S3-compatible servers: the s3 sink's settings.
+    const store = new S3ObjectStore({
+      bucket: s3[1]!,
+      prefix: key.slice(0, slash),
+      client: () => createS3Client({ maxAttempts: 3 }, opts.env),
+    });
+    return new ObjectStateStore(location, store, key.slice(slash));
   }
   if (location.startsWith('s3:'))
     throw new ConfigError(`state.path: "${location}" is not of the form s3://bucket/key`, { path: 'state.path' });
-  return new FileStateStore(path.resolve(opts.baseDir, location));
+  const file = path.resolve(opts.baseDir, location);
+  return new ObjectStateStore(file, new LocalObjectStore(path.dirname(file)), path.basename(file));
 }
 
 function parseState(text: string, location: string): PipelineState {
@@ -141,65 +149,43 @@ function parseState(text: string, location: string): PipelineState {
   return parsed.data;
 }
 
-class FileStateStore implements StateStore {
-  constructor(readonly location: string) {}
-
-  lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock> {
-    return RunLock.acquire(fileLockBackend(`${this.location}.lock`), who, lockOptions(this.location, onLost));
-  }
-
-  async read(): Promise<PipelineState | undefined> {
-    let text: string;
-    try {
-      text = await readFile(this.location, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new CatalogStreamsError('state.read', `cannot read state ${this.location}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-    return parseState(text, this.location);
-  }
-
-  async write(state: PipelineState): Promise<void> {
-    try {
-      await writeFileAtomic(this.location, `${JSON.stringify(state, null, 2)}\n`);
-    } catch (err) {
-      const reason = err instanceof StorageError ? err.reason : (err as Error).message;
-      throw new CatalogStreamsError('state.write', `cannot write state ${this.location}: ${reason}`, { cause: err });
-    }
-  }
-}
-
-class S3StateStore implements StateStore {
+/** A state in a store: a local file (its folder) or an S3 object (its prefix); the lock beside it. */
+class ObjectStateStore implements StateStore {
   constructor(
     readonly location: string,
-    private readonly bucket: string,
-    private readonly key: string,
-    private readonly io: S3ObjectIO,
+    private readonly store: ObjectStore,
+    private readonly name: string,
   ) {}
 
-  async lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock | undefined> {
-    const io = this.io;
-    if (!io.deleteObject) return undefined;
-    const lockIO: S3LockIO = {
-      getObject: (b, k) => io.getObject(b, k),
-      putObject: (b, k, body, o) => io.putObject(b, k, body, o),
-      deleteObject: (b, k) => io.deleteObject!(b, k),
-    };
-    return RunLock.acquire(
-      s3LockBackend(lockIO, this.bucket, `${this.key}.lock`),
-      who,
-      lockOptions(this.location, onLost),
-    );
+  lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock> {
+    return RunLock.acquire(storeLockBackend(this.store, `${this.name}.lock`), who, lockOptions(this.location, onLost));
   }
 
   async read(): Promise<PipelineState | undefined> {
-    const text = await this.io.getObject(this.bucket, this.key);
+    const text = await this.store.readText(this.name).catch((err: unknown) => {
+      throw this.#failure('read', err);
+    });
     return text === undefined ? undefined : parseState(text, this.location);
   }
 
   async write(state: PipelineState): Promise<void> {
-    await this.io.putObject(this.bucket, this.key, `${JSON.stringify(state, null, 2)}\n`);
+    await this.store.write(this.name, `${JSON.stringify(state, null, 2)}\n`).catch((err: unknown) => {
+      throw this.#failure('write', err);
+    });
+  }
+
+  #failure(action: 'read' | 'write', err: unknown): CatalogStreamsError {
+    if (this.store.kind === 'object') {
+      const cause = (err as Error).cause as Error | undefined;
+      return new CatalogStreamsError(
+        'state.s3',
+        `cannot ${action} state ${this.location}: ${cause?.name ?? (err as Error).name}: ${cause?.message ?? (err as Error).message} (check AWS credentials, region and S3_ENDPOINT)`,
+        { cause: err },
+      );
+    }
+    const reason = err instanceof StorageError ? err.reason : (err as Error).message;
+    return new CatalogStreamsError(`state.${action}`, `cannot ${action} state ${this.location}: ${reason}`, {
+      cause: err,
+    });
   }
 }

@@ -9,11 +9,14 @@
 // Sinks that can hold their publication (every built-in sink) are held with their data
 // complete but unpublished (temp files not renamed, no manifest) until every sink got there;
 // then all publish. A sibling failing before that point only discards temp files and this
-// run's own objects: what earlier runs published under the same names is never touched.
+// run's own objects: what earlier runs published under the same names is never touched. Once
+// every sink published, the tee settles them (each removes what its new version superseded and
+// releases its lock) before it finishes; until then a revoke finds the earlier version whole.
+// The protocol: ARCHITECTURE.md, "Publication".
 import { unlink } from 'node:fs/promises';
 import { Writable, finished } from 'node:stream';
 import type { OutputRecord, RunEvents } from '../events.js';
-import type { SinkStream } from '../core/stage.js';
+import type { HeldPublication, SinkStream } from '../core/stage.js';
 
 function closed(stream: Writable): Promise<void> {
   return stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
@@ -22,7 +25,7 @@ function closed(stream: Writable): Promise<void> {
 export class TeeSink extends Writable implements SinkStream {
   readonly #sinks: SinkStream[];
   readonly #events: RunEvents | undefined;
-  readonly #held: Array<{ readonly ready: Promise<void>; publish(): void }>;
+  readonly #held: HeldPublication[];
   readonly #ready: Promise<void>[];
   /** Outputs removed again after a sibling failed: not outputs of the run. */
   #revoked = false;
@@ -92,7 +95,10 @@ export class TeeSink extends Writable implements SinkStream {
             () => callback(err),
             () => callback(err),
           );
-        } else if (--pending === 0) callback();
+        } else if (--pending === 0) {
+          // Every sink published: now what they superseded may go (a settle never fails the run).
+          Promise.all(this.#held.map((h) => h.settle().catch(() => {}))).then(() => callback());
+        }
       });
       sink.end();
     }

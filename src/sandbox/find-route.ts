@@ -1,7 +1,10 @@
 // GET /v4/products/find?id=... and GET /v4/media/find?id=... (named only by
 // the spec, §4.9): one record by id, as the query and stream endpoints serve
-// it; 404 when there is no such record, 400 without an id. Authentication and
-// the rate limit are the server's, as for every API request.
+// it; 404 when there is no such record, 400 without an id. The live profiles
+// wrap it as the live service does (F1): `{"product": record}`,
+// `{"media": record}`; `spec` answers the bare record (our decision where the
+// spec is silent). Authentication and the rate limit are the server's, as for
+// every API request.
 import type { ServerResponse } from 'node:http';
 import { type FindEndpointSpec, findEndpoints } from '../catalog/index.js';
 import { apiError } from './api-errors.js';
@@ -21,11 +24,15 @@ export function findJson(ds: Dataset, spec: FindEndpointSpec, query: URLSearchPa
   if (spec.resource === 'product') {
     const index = ds.productIndex(id);
     if (index < 0) throw apiError(404, `no product with id "${id}"`);
-    return ds.productJson(index);
+    return wrapped(ds, 'product', ds.productJson(index));
   }
   const n = /^\d+$/.test(id) ? Number(id) : NaN;
   if (!Number.isSafeInteger(n) || n < 1 || n > ds.mediaCount) throw apiError(404, `no media with id "${id}"`);
-  return ds.mediaJson(n - 1);
+  return wrapped(ds, 'media', ds.mediaJson(n - 1));
+}
+
+function wrapped(ds: Dataset, key: 'product' | 'media', json: string): string {
+  return ds.profile === 'spec' ? json : `{"${key}":${json}}`;
 }
 
 export function sendFound(res: ServerResponse, json: string): void {

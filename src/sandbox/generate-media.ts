@@ -115,11 +115,23 @@ function frontalFormatsJson(id: number, lacks: boolean): string {
   return `{"thumbnail":"${b}200.png","thumbnailWebp":"${b}200.webp","medium":"${b}450.png","mediumJpeg":"${b}450.jpg","mediumWebp":"${b}450.webp","largeJpg":"${b}900.jpg"${largeWebp},"huge":"${b}1500.png","hugeWebp":"${b}1500.webp"}`;
 }
 
+/** The target groups a media record states (its first draw); frontals state none. */
+function drawTargetGroups(rng: Rng, kind: number): readonly string[] | undefined {
+  if (kind === KIND_PHOTO) return rng.chance(0.7) ? ['public'] : ['public', 'pharmacist'];
+  if (kind === KIND_LINK) return [rng.pick(TARGET_GROUPS)];
+  return undefined;
+}
+
+/** `targetGroups` of media item `m` as its record states them (the media `targetGroup` filter reads them). */
+export function mediaTargetGroups(seed: number, m: number, info: number): readonly string[] | undefined {
+  return drawTargetGroups(details(seed, m).rng, mediaInfo.kind(info));
+}
+
 /** `"locales":..,"targetGroups":..,"photoType":..,"formats":..,"visibleSides":..` shared by media records and product photos. */
 function photoFieldsJson(ds: MediaSource, m: number): string {
   const info = ds.mediaInfo[m]!;
   const { rng } = details(ds.seed, m);
-  const targetGroups = rng.chance(0.7) ? '["public"]' : '["public","pharmacist"]';
+  const targetGroups = JSON.stringify(drawTargetGroups(rng, KIND_PHOTO));
   const sides = JSON.stringify(rng.subset(VISIBLE_SIDES, 1, 2));
   return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
 }
@@ -141,7 +153,7 @@ export function mediaJson(ds: MediaSource, m: number): string {
     return `{"id":${id},"kind":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(id, mediaInfo.lacksFormat(info) === 1)},${metaJson(ds, m)},${products}}`;
   }
   const { rng } = details(ds.seed, m);
-  return `{"id":${id},"kind":"link","url":"https://www.catalog-sandbox.test/links/${id}","locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":["${rng.pick(TARGET_GROUPS)}"],${metaJson(ds, m)},${products}}`;
+  return `{"id":${id},"kind":"link","url":"https://www.catalog-sandbox.test/links/${id}","locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${JSON.stringify(drawTargetGroups(rng, KIND_LINK))},${metaJson(ds, m)},${products}}`;
 }
 
 /** A product's `photos[]` entry (no id: the spec shows none; the URLs identify the image). */

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
 import { Dataset, type DatasetOptions } from './dataset.js';
 import type { SandboxFaults } from './faults.js';
+import type { QueryCacheLimits } from './query-engine.js';
 import type { SandboxChanges } from './changes.js';
 import { PRODUCT_STATUSES } from './generate-products.js';
 import {
@@ -49,6 +50,10 @@ export interface SandboxOptions extends DatasetOptions {
   dataset?: Dataset;
   /** Called with one line per answered request. */
   log?: (line: string) => void;
+  /** Largest request body, bytes (default 1 MiB): 413 past it. */
+  maxBodyBytes?: number;
+  /** Bounds of the query cache: `maxEntries` (default 256), `maxBytes` (default 48 MiB, keys and results). */
+  queryCache?: QueryCacheLimits;
 }
 
 export interface Sandbox {
@@ -102,6 +107,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     changes: options.changes,
     beforeAnswer: options.beforeAnswer,
     log: options.log,
+    ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+    ...(options.queryCache ? { queryCache: options.queryCache } : {}),
   });
   const http = createServer(server.listener);
   await new Promise<void>((resolve, reject) => {

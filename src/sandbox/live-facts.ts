@@ -67,6 +67,8 @@ export interface SecondLookFacts {
 }
 
 export const BCFI_CATEGORIES = 40;
+/** The APB category codes public integrations filter on (README "What the live service sends", F2). */
+export const APB_CATEGORIES = ['medical_device', 'homeopathy'] as const;
 export const VAT_RATES: Record<Exclude<SandboxProfile, 'spec'>, readonly number[]> = {
   be: [0, 6, 21],
   fr: [0, 10],
@@ -105,9 +107,8 @@ export function drawLiveFacts(
   // Codes are drawn whatever the region so a region's stream does not depend on another's.
   const cnk = `00${digits(rng, 5)}`;
   const bcfi = rng.chance(0.15) ? rng.between(1, BCFI_CATEGORIES) : 0;
-  const apb = rng.chance(0.1)
-    ? `${rng.pick(['A', 'B', 'C', 'D'] as const)}${String(rng.between(1, 99)).padStart(2, '0')}`
-    : undefined;
+  // String codes as the live service's apbCategory filter takes them (F2); two draws, as before.
+  const apb = rng.chance(0.1) ? APB_CATEGORIES[(rng.int(4) + rng.between(1, 99)) % APB_CATEGORIES.length] : undefined;
   const cip7 = `34009${digits(rng, 2)}`;
   const cip13 = `34009${digits(rng, 8)}`;
   const acl13 = rng.chance(0.2) ? `340100${digits(rng, 7)}` : undefined;

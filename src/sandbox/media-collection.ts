@@ -1,10 +1,13 @@
 // Media (photos, frontals, links) as a query-engine collection for
 // media/stream. The spec shows no media filters; ours (src/catalog
-// mediaFilters) are id, product, kind, photoType, createdAt and updatedSince,
-// with sortings id and createdAt. All read the media columns.
+// mediaFilters) are the live service's (type, published, available,
+// organization, targetGroup, linkType, locale, touchedAt: live-filters.ts)
+// and id, product, photoType, createdAt and updatedSince, with sortings id,
+// createdAt and touchedAt. The spec profile also takes the old `kind`.
 import type { Dataset } from './dataset.js';
 import { numberSet, stringSet, timestampPredicate } from './filter-values.js';
-import { KIND_LINK, MEDIA_KINDS, PHOTO_TYPES, mediaInfo } from './generate-media.js';
+import { KIND_LINK, PHOTO_TYPES, mediaInfo } from './generate-media.js';
+import { liveMediaLeaf } from './live-filters.js';
 import { type Collection, FilterValueError, type Path, type Predicate, type SortKey } from './query-engine.js';
 
 export class MediaCollection implements Collection {
@@ -26,6 +29,8 @@ export class MediaCollection implements Collection {
 
   leaf(name: string, value: unknown, path: Path): Predicate {
     const ds = this.ds;
+    const live = liveMediaLeaf(ds, name, value);
+    if (live) return live;
     switch (name) {
       case 'id': {
         const set = numberSet(value);
@@ -34,10 +39,6 @@ export class MediaCollection implements Collection {
       case 'product': {
         const set = new Set([...stringSet(value)].map((id) => ds.productIndex(id)));
         return (m) => ds.mediaProductIndexes(m).some((p) => set.has(p));
-      }
-      case 'kind': {
-        const set = stringSet(value);
-        return (m) => set.has(MEDIA_KINDS[mediaInfo.kind(ds.mediaInfo[m]!)]!);
       }
       case 'photoType': {
         const set = stringSet(value);
@@ -57,6 +58,7 @@ export class MediaCollection implements Collection {
 
   sortKey(name: string): SortKey {
     if (name === 'createdAt') return { kind: 'number', key: (m) => this.ds.mediaCreatedAt[m]! };
+    if (name === 'touchedAt') return { kind: 'number', key: (m) => this.ds.mediaUpdatedAt[m]! };
     throw new FilterValueError(['sorting', name], `the sandbox does not implement sorting "${name}"`);
   }
 }

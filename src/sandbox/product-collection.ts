@@ -8,6 +8,7 @@ import { anyIn, numberSet, rangeTest, stringSet, textTest, timestampPredicate } 
 import { PRODUCT_STATUSES, type ProductFacts, notApplicableFields, productName } from './generate-products.js';
 import { type Collection, FilterValueError, type Path, type Predicate, type SortKey } from './query-engine.js';
 import { LOCALES, localeBit } from './vocabulary.js';
+import { liveProductLeaf } from './live-filters.js';
 
 export const CONTENT_FLAGS = ['name', 'description', 'photo', 'leaflet'] as const;
 
@@ -58,6 +59,10 @@ export class ProductCollection implements Collection {
     const f = (i: number) => this.#facts(i);
     const strings = () => stringSet(value);
     const numbers = () => numberSet(value);
+    if (ds.profile !== 'spec') {
+      const live = liveProductLeaf(ds, f, (i, mask) => this.#hasPhoto(i, mask), name, value, path);
+      if (live) return live;
+    }
     switch (name) {
       case 'id': {
         const set = new Set([...strings()].map((id) => ds.productIndex(id)));

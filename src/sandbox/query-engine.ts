@@ -123,12 +123,33 @@ export function evaluate(collection: Collection, query: QuerySpec): Uint32Array 
   return sortIndexes(matches, collection.sortKey(name, param), desc, n);
 }
 
-/** Small LRU of evaluated queries, bounded by total indexes held (4 bytes each). */
-export class QueryCache {
-  readonly #entries = new Map<string, Uint32Array>();
-  #held = 0;
+export interface QueryCacheLimits {
+  /** Queries kept (default 256). */
+  maxEntries?: number;
+  /** Bytes kept: the indexes (4 bytes each) and the keys (the filter's JSON, 2 bytes a character); default 48 MiB. */
+  maxBytes?: number;
+}
 
-  constructor(private readonly maxIndexes = 8_000_000) {}
+/**
+ * LRU of evaluated queries, bounded by entries and by bytes. Its keys count: a shared sandbox
+ * asked 80 distinct 1 MB filters that matched nothing kept 85 MB of keys when only the indexes
+ * were counted (empty results weigh nothing), and never shrank.
+ */
+export class QueryCache {
+  readonly #entries = new Map<string, { result: Uint32Array; bytes: number }>();
+  #bytes = 0;
+  readonly #maxEntries: number;
+  readonly #maxBytes: number;
+
+  constructor(limits: QueryCacheLimits = {}) {
+    this.#maxEntries = limits.maxEntries ?? 256;
+    this.#maxBytes = limits.maxBytes ?? 48 * 1024 * 1024;
+  }
+
+  /** What the cache holds now. */
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.#entries.size, bytes: this.#bytes };
+  }
 
   get(collection: Collection, query: QuerySpec): Uint32Array {
     const key = `${collection.name}|${collection.version()}|${JSON.stringify(query.filter ?? null)}|${JSON.stringify(query.sorting ?? null)}`;
@@ -136,21 +157,24 @@ export class QueryCache {
     if (hit) {
       this.#entries.delete(key);
       this.#entries.set(key, hit);
-      return hit;
+      return hit.result;
     }
     const result = evaluate(collection, query);
-    this.#entries.set(key, result);
-    this.#held += result.length;
+    const bytes = key.length * 2 + result.byteLength;
+    // One query larger than the whole budget is answered, not kept.
+    if (bytes > this.#maxBytes) return result;
+    this.#entries.set(key, { result, bytes });
+    this.#bytes += bytes;
     for (const [k, v] of this.#entries) {
-      if (this.#held <= this.maxIndexes || k === key) break;
+      if ((this.#bytes <= this.#maxBytes && this.#entries.size <= this.#maxEntries) || k === key) break;
       this.#entries.delete(k);
-      this.#held -= v.length;
+      this.#bytes -= v.bytes;
     }
     return result;
   }
 
   clear(): void {
     this.#entries.clear();
-    this.#held = 0;
+    this.#bytes = 0;
   }
 }

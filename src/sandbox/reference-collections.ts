@@ -9,6 +9,8 @@ import { anyIn, numberSet, stringSet, textTest, timestampTest } from './filter-v
 import type { CorrectionEntry, NewsEntry } from './generate-activity.js';
 import type { BrandEntry, CatalogCategoryEntry, OrganizationEntry } from './generate-reference.js';
 import { type Collection, FilterValueError, type Path, type Predicate, type SortKey } from './query-engine.js';
+import { organizationNumberFilter } from './live-filters.js';
+import type { SandboxProfile } from './profiles.js';
 
 type EntryFilter<E> = (value: unknown, path: Path) => (entry: E) => boolean;
 type EntrySort<E> =
@@ -94,7 +96,10 @@ const since =
 
 const metaOf = (r: { meta?: { createdAt: number; updatedAt: number } }) => r.meta ?? { createdAt: 0, updatedAt: 0 };
 
-export function organizationsCollection(entries: readonly OrganizationEntry[]): EntryCollection<OrganizationEntry> {
+export function organizationsCollection(
+  entries: readonly OrganizationEntry[],
+  profile: SandboxProfile = 'spec',
+): EntryCollection<OrganizationEntry> {
   return new EntryCollection(
     'organizations',
     entries,
@@ -109,6 +114,8 @@ export function organizationsCollection(entries: readonly OrganizationEntry[]): 
         const want = String(value).replace(/\s+/g, '').toUpperCase();
         return (e) => e.vatNr === want;
       },
+      apbNr: organizationNumberFilter(profile, 'apbNr'),
+      rizivNr: organizationNumberFilter(profile, 'rizivNr'),
     },
     {
       name: { kind: 'string', key: (e) => e.record.name.toLowerCase() },
@@ -199,7 +206,7 @@ export function brandsCollection(entries: readonly BrandEntry[]): EntryCollectio
 /** The five reference collections of a dataset, by endpoint name. */
 export function referenceCollections(ds: Dataset): Record<string, Collection> {
   return {
-    'organizations.query': organizationsCollection(ds.ref.organizations),
+    'organizations.query': organizationsCollection(ds.ref.organizations, ds.profile),
     'corrections.query': correctionsCollection(ds.corrections),
     'updates.query': updatesCollection(ds.news),
     'catalog-categories.query': catalogCategoriesCollection(ds.ref.catalogCategories),

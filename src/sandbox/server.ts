@@ -20,16 +20,18 @@ import {
   isEmptyObject,
 } from '../catalog/index.js';
 import { ApiError, apiError, requestError } from './api-errors.js';
+import { nestedDeeperThan } from '../values.js';
 import type { Dataset } from './dataset.js';
 import { FaultInjector, type FaultStats, type SandboxFaults } from './faults.js';
 import { ChangeSchedule, type SandboxChanges } from './changes.js';
 import { MediaCollection } from './media-collection.js';
 import { ProductCollection } from './product-collection.js';
-import { type Collection, FilterValueError, QueryCache } from './query-engine.js';
+import { type Collection, FilterValueError, QueryCache, type QueryCacheLimits } from './query-engine.js';
 import { unitFloat } from './random.js';
 import { RollingWindowLimiter } from './rate-limiter.js';
 import { referenceCollections } from './reference-collections.js';
 import { findJson, findRoutes, sendFound } from './find-route.js';
+import { profileFilterIssues } from './live-filters.js';
 import { taxonomyCollections } from './taxonomy-collections.js';
 import { regionalCollections } from './regional-reference.js';
 import { Utf8Chunks, sendError, sendJson, sendJsonChunks, sendTruncatedJson, writeNdjson } from './responses.js';
@@ -42,7 +44,13 @@ export interface Credentials {
 }
 
 export const DEFAULT_CREDENTIALS: Credentials = { apiKey: 'sandbox-key', apiSecret: 'sandbox-secret' };
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Default bound of a request body: 1000 codes of 14 digits are ~17 KB, so 1 MiB is generous and a shared sandbox stays small. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Levels of objects and arrays a request body may have. A filter tree nests a few levels; zod and
+ * the filter compiler recurse, so a 100,000-deep filter overflowed the stack and answered 500.
+ */
+export const MAX_BODY_DEPTH = 64;
 
 export interface ServerSettings {
   credentials: Credentials[];
@@ -55,6 +63,10 @@ export interface ServerSettings {
   /** The catalog changing while it is read (changes.ts). */
   changes?: SandboxChanges;
   log?: (line: string) => void;
+  /** Largest request body, bytes (default 1 MiB): 413 past it. */
+  maxBodyBytes?: number;
+  /** Bounds of the query cache (entries and bytes, LRU). */
+  queryCache?: QueryCacheLimits;
   /**
    * Called just before an API query or stream request is answered (after authentication, the
    * rate limit and faults), with the endpoint, the request body and the request's number among
@@ -81,6 +93,8 @@ export interface SandboxStats {
   /** 429 answers from the rate limiter (injected bursts are in `faults.tooManyRequests`). */
   rateLimited: number;
   faults: FaultStats;
+  /** What the query cache holds. */
+  cache: { entries: number; bytes: number };
 }
 
 export interface TouchRequest {
@@ -142,7 +156,7 @@ export class SandboxServer {
   readonly #answered = new Map<string, number>();
   readonly #limiter: RollingWindowLimiter;
   readonly #collections: Record<string, Collection>;
-  readonly #cache = new QueryCache();
+  readonly #cache: QueryCache;
   readonly #byPath = new Map<string, EndpointSpec>(ENDPOINT_NAMES.map((n) => [getEndpoint(n)!.path, getEndpoint(n)!]));
   readonly #authorizations: Map<string, Credentials>;
   #counters = { requests: 0, rateLimited: 0, byEndpoint: {} as Record<string, Record<number, number>> };
@@ -156,6 +170,7 @@ export class SandboxServer {
     this.changes = new ChangeSchedule(dataset.seed, settings.changes);
     this.#limiter = new RollingWindowLimiter(settings.rateLimit, settings.rateLimitWindowMs);
     this.#collections = collectionOf(dataset);
+    this.#cache = new QueryCache(settings.queryCache);
     this.#authorizations = new Map(
       settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]),
     );
@@ -168,6 +183,7 @@ export class SandboxServer {
       byEndpoint,
       rateLimited: this.#counters.rateLimited,
       faults: { ...this.faults.stats },
+      cache: this.#cache.size,
     };
   }
 
@@ -391,7 +407,7 @@ export class SandboxServer {
       return sendError(res, apiError(405, `${spec.path} takes POST, not ${req.method}`), { allow: 'POST' });
     }
     if (!(await this.#admit(req, res, spec.name))) return;
-    const body = await readJsonBody(req);
+    const body = await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
     this.#changeBeforeAnswer(spec.name, body);
     return this.#query(res, spec, body);
   }
@@ -440,6 +456,9 @@ export class SandboxServer {
     const page = body.page;
     if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page))
       body.page = { ...page, size: DEFAULT_PAGE_SIZE };
+    // A filter name the profile's service does not know is refused as the service would (400).
+    const unknown = profileFilterIssues(this.dataset.profile, spec, body.filter);
+    if (unknown.length) throw apiError(400, `${formatPath(unknown[0]!.path)}: ${unknown[0]!.message}`);
     const issues = checkRequest(spec.name, body);
     const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
     const error = requestError(spec, body, issues, window);
@@ -511,7 +530,9 @@ export class SandboxServer {
         });
       }
       case 'POST /_sandbox/touch': {
-        const parsed = TouchBody.safeParse(await readJsonBody(req));
+        const parsed = TouchBody.safeParse(
+          await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+        );
         if (!parsed.success)
           throw apiError(
             400,
@@ -528,7 +549,9 @@ export class SandboxServer {
       case 'POST /_sandbox/hide':
       case 'POST /_sandbox/reveal': {
         const verb = path.slice('/_sandbox/'.length);
-        const parsed = MutationBody.safeParse(await readJsonBody(req));
+        const parsed = MutationBody.safeParse(
+          await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+        );
         if (!parsed.success)
           throw apiError(
             400,
@@ -544,7 +567,9 @@ export class SandboxServer {
         }
       }
       case 'POST /_sandbox/status': {
-        const parsed = StatusBody.safeParse(await readJsonBody(req));
+        const parsed = StatusBody.safeParse(
+          await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+        );
         if (!parsed.success)
           throw apiError(
             400,
@@ -559,7 +584,7 @@ export class SandboxServer {
       }
       case 'POST /_sandbox/faults':
       case 'POST /_sandbox/changes': {
-        const body = await readJsonBody(req);
+        const body = await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
         const faults = path.endsWith('/faults');
         try {
           if (faults) this.setFaults(body as SandboxFaults);
@@ -579,14 +604,20 @@ export class SandboxServer {
   }
 }
 
-/** Reads and parses a JSON object body: 413 past 16 MB, 415 for a non-JSON content type, 400 for invalid JSON. */
-async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+/**
+ * Reads and parses a JSON object body: 413 past `maxBytes` (told by Content-Length before reading,
+ * else when the bytes get there), 415 for a non-JSON content type, 400 for invalid JSON, 422 for a
+ * body nested past MAX_BODY_DEPTH.
+ */
+async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
   const type = req.headers['content-type'];
+  const tooLarge = () => apiError(413, `the request body is larger than ${maxBytes} bytes`);
+  if (Number(req.headers['content-length']) > maxBytes) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw apiError(413, `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > maxBytes) throw tooLarge();
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -602,5 +633,12 @@ async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknow
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw apiError(400, 'body: the request body must be a JSON object');
+  const deep = Object.keys(value).find((k) =>
+    nestedDeeperThan((value as Record<string, unknown>)[k], MAX_BODY_DEPTH - 1),
+  );
+  if (deep !== undefined) {
+    const message = `nested more than ${MAX_BODY_DEPTH} levels deep (filters nest a few levels)`;
+    throw new ApiError(422, 'validation_failed', `${deep}: ${message}`, [{ path: deep, message }]);
+  }
   return value as Record<string, unknown>;
 }

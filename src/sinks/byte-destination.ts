@@ -4,6 +4,7 @@
 // groups) only see this interface.
 import type { Writable } from 'node:stream';
 import type { OutputRecord } from '../events.js';
+import { writeWithBackpressure } from '../storage/stream-write.js';
 
 export interface ByteDestination {
   readonly kind: OutputRecord['kind'];
@@ -25,40 +26,6 @@ export interface ByteDestination {
   abort(reason?: unknown): Promise<void>;
   /** Removes an output committed earlier in a run that then failed (best effort). */
   revoke?(): Promise<void>;
-}
-
-/**
- * Writes to a stream, resolving when it may take more: at once when `write` returned
- * true, else on `drain`; rejects if the stream errors or closes first.
- */
-export function writeWithBackpressure(stream: Writable, chunk: Uint8Array | string): void | Promise<void> {
-  if (stream.write(chunk)) return;
-  return waitForDrain(stream);
-}
-
-export function waitForDrain(stream: Writable): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const cleanup = () => {
-      stream.off('drain', onDrain);
-      stream.off('error', onError);
-      stream.off('close', onClose);
-    };
-    const onDrain = () => {
-      cleanup();
-      resolve();
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(err);
-    };
-    const onClose = () => {
-      cleanup();
-      reject(stream.errored ?? new Error('the output stream closed before it drained'));
-    };
-    stream.on('drain', onDrain);
-    stream.on('error', onError);
-    stream.on('close', onClose);
-  });
 }
 
 /** Standard output (`-`): written with backpressure, never ended (the process owns it). */

@@ -55,7 +55,8 @@ export type CsvSinkOptions = WithOptionDocs<'csv', z.input<typeof csvSinkOptions
 export type CsvSinkConfig = z.output<typeof csvSinkOptions>;
 export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
 export type S3SinkConfig = z.output<typeof s3SinkOptions>;
-export { createS3Client, type S3Manifest } from './destinations/s3.js';
+export { type S3Manifest } from './destinations/s3.js';
+export { createS3Client } from '../storage/s3-client.js';
 export type { ParquetSchemaHint } from './formats/parquet.js';
 export type { SinkCodeExtras } from './destinations/local.js';
 export { defineSinkFormat, type SinkFormat } from './sink-format.js';

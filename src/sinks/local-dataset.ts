@@ -15,83 +15,35 @@
 // that no record lists (another pipeline's, or a dataset published before records existed) stay,
 // named in a `sink.cleanup_unlisted` warning.
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunEvents } from '../events.js';
-import { HOST_TAG, parseTempName, writeFileAtomic } from '../storage/local-file.js';
+import { writeFileAtomic } from '../storage/local-file.js';
+import { LocalObjectStore } from '../storage/object-store.js';
 import type { PathTemplate } from './path-template.js';
 
-const ABANDONED_MS = 24 * 60 * 60 * 1000;
-
-/** Every existing file that `template` could have rendered (resolved against baseDir): path and rendered form. */
-async function datasetFiles(
-  template: PathTemplate,
-  baseDir: string,
-  includeHidden: boolean,
-): Promise<Array<{ file: string; rendered: string; name: string }>> {
-  const prefix = template.fixedPrefix();
+/** How many path segments the template's names have below its fixed prefix. */
+function templateDepth(template: PathTemplate): number {
   const sample = template.render(
     template.fields.map(() => 'x'),
     0,
   );
-  const depth = sample.slice(prefix.length).split('/').length;
-  const root = path.resolve(baseDir, prefix);
-  const found: Array<{ file: string; rendered: string; name: string }> = [];
-  const walk = async (dir: string, relative: string, level: number): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (entry.isDirectory()) {
-        if (level < depth) await walk(path.join(dir, entry.name), `${relative}${entry.name}/`, level + 1);
-      } else if (entry.isFile() && level === depth && (includeHidden || !entry.name.startsWith('.'))) {
-        found.push({
-          file: path.join(dir, entry.name),
-          rendered: `${prefix}${relative}${entry.name}`,
-          name: entry.name,
-        });
-      }
-    }
-  };
-  await walk(root, '', 1);
-  return found;
+  return sample.slice(template.fixedPrefix().length).split('/').length;
+}
+
+/** The dataset's folder (the template's fixed prefix) as a store. */
+function datasetStore(template: PathTemplate, baseDir: string): LocalObjectStore {
+  return new LocalObjectStore(path.resolve(baseDir, template.fixedPrefix()));
 }
 
 /** Removes this dataset's temp files whose writer is gone; returns their paths. */
 export async function removeStaleTemps(template: PathTemplate, baseDir: string): Promise<string[]> {
-  const removed: string[] = [];
-  for (const { file, rendered, name } of await datasetFiles(template, baseDir, true)) {
-    const temp = parseTempName(name);
-    if (!temp) continue;
-    const finalRendered = `${rendered.slice(0, rendered.length - name.length)}${temp.finalName}`;
-    if (!template.pattern.test(finalRendered)) continue;
-    if (
-      (await isStaleTemp(file)) &&
-      (await unlink(file).then(
-        () => true,
-        () => false,
-      ))
-    )
-      removed.push(file);
-  }
-  return removed;
-}
-
-/** The final name a temp file (storage/local-file.ts tempPathFor) was written for, or undefined for any other name. */
-export function tempTarget(name: string): string | undefined {
-  return parseTempName(name)?.finalName;
-}
-
-/** Whether `file` is a temp file (storage/local-file.ts tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
-export async function isStaleTemp(file: string): Promise<boolean> {
-  const temp = parseTempName(path.basename(file));
-  if (!temp) return false;
-  if (temp.hostTag === HOST_TAG && !processExists(temp.pid)) return true;
-  const info = await stat(file).catch(() => undefined);
-  return !!info && Date.now() - info.mtimeMs > ABANDONED_MS;
+  const prefix = template.fixedPrefix();
+  return datasetStore(template, baseDir).removeAbandoned(
+    '',
+    (finalRel) => template.pattern.test(`${prefix}${finalRel}`),
+    templateDepth(template),
+  );
 }
 
 /** The record of the files the last published run of this dataset wrote, in the dataset's folder. */
@@ -114,6 +66,29 @@ export interface SupersedeResult {
   removed: string[];
   /** Files the template matches that no record of this dataset lists: left in place. */
   unlisted: string[];
+}
+
+/**
+ * Before a run renames its files into place: records them beside the earlier runs' (`written`:
+ * absolute paths), so whatever step a kill stops the renames at, every file of the dataset is one
+ * a record claims, and the next run's `removeSuperseded` removes what it does not write again.
+ */
+export async function recordPending(
+  template: PathTemplate,
+  baseDir: string,
+  written: ReadonlySet<string>,
+  runId: string,
+  events: RunEvents,
+): Promise<void> {
+  const root = path.resolve(baseDir, template.fixedPrefix());
+  const recordFile = datasetRecordPath(template, baseDir);
+  const ours = [...written].map((file) => path.relative(root, file).split(path.sep).join('/'));
+  const previous = await readDatasetRecord(recordFile, events);
+  await writeDatasetRecord(recordFile, {
+    template: template.source,
+    runId,
+    files: [...new Set([...previous, ...ours])],
+  });
 }
 
 /**
@@ -157,9 +132,14 @@ export async function removeSuperseded(
   }
   await record(ours);
   const kept = new Set([...written, ...stale.map((rel) => path.resolve(root, rel))]);
-  const unlisted = (await datasetFiles(template, baseDir, false))
-    .filter(({ file, rendered }) => !kept.has(file) && template.pattern.test(rendered))
-    .map(({ file }) => file);
+  const unlisted: string[] = [];
+  const depth = templateDepth(template);
+  for await (const { rel } of datasetStore(template, baseDir).list('', depth)) {
+    const segments = rel.split('/');
+    const file = path.resolve(root, rel);
+    if (segments.length !== depth || segments.at(-1)!.startsWith('.') || kept.has(file)) continue;
+    if (template.pattern.test(`${template.fixedPrefix()}${rel}`)) unlisted.push(file);
+  }
   return { removed, unlisted };
 }
 
@@ -194,14 +174,4 @@ async function readDatasetRecord(file: string, events: RunEvents): Promise<strin
 async function writeDatasetRecord(file: string, record: Omit<DatasetRecord, 'format' | 'version'>): Promise<void> {
   const document: DatasetRecord = { format: 'catalog-streams.dataset', version: 1, ...record };
   await writeFileAtomic(file, `${JSON.stringify(document, null, 2)}\n`);
-}
-
-function processExists(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

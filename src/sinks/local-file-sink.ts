@@ -6,8 +6,8 @@ import { join, resolve, sep } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { StageContext } from '../core/stage.js';
 import { fileLockBackend, RunLock } from '../core/lock.js';
-import { AtomicFile } from './atomic-file.js';
-import { removeStaleTemps, removeSuperseded } from './local-dataset.js';
+import { AtomicFile } from '../storage/atomic-file.js';
+import { recordPending, removeStaleTemps, removeSuperseded } from './local-dataset.js';
 import { StdoutDestination } from './byte-destination.js';
 import { PathTemplate } from './path-template.js';
 import { RecordSink, type RecordFormat } from './record-sink.js';
@@ -76,6 +76,10 @@ export function createLocalFileSink<Item>(
           }
         }
       : undefined,
+    beforePublish:
+      template && template.isDynamic && !template.hasRun
+        ? (written) => recordPending(template, ctx.baseDir, written, ctx.run.id, ctx.events)
+        : undefined,
     // Without {run} a run replaces the dataset: the files earlier runs of it recorded and this run did not overwrite go.
     // A fixed path is one file, which the run overwrote: nothing to record or remove.
     supersede:

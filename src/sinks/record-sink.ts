@@ -16,11 +16,12 @@
 import { Writable } from 'node:stream';
 import { AbortedError, CatalogStreamsError, SinkError } from '../errors.js';
 import type { OutputRecord } from '../events.js';
-import type { SinkStream, StageContext } from '../core/stage.js';
+import type { HeldPublication, SinkStream, StageContext } from '../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
 import { isPlainObject } from '../values.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { PathTemplate } from './path-template.js';
+import { PublicationHold } from './publication.js';
 import { PartitionedParts, type RotationOptions } from './rotation.js';
 
 export const SINK_HIGH_WATER_MARK = 64;
@@ -67,6 +68,12 @@ export interface RecordSinkSpec<Item> {
   commitOnClose: boolean;
   /** Write one empty output when no record arrived (a fixed, unpartitioned path). */
   writeEmpty: boolean;
+  /**
+   * Runs after the hold, before the first output is committed, with every location this run
+   * writes: a local dataset records them, so a run killed while renaming leaves no file that no
+   * record claims (local-dataset.ts).
+   */
+  beforePublish?(written: ReadonlySet<string>): Promise<void>;
   /** Runs once every data output is committed (S3: writes the manifest); may add outputs. */
   afterCommit?(committed: readonly CommittedOutput[]): Promise<CommittedOutput[]>;
   /** Runs once before the first record (loads the S3 SDK, takes the dataset lock); a failure fails the sink. */
@@ -81,18 +88,6 @@ export interface RecordSinkSpec<Item> {
   release?(): Promise<void>;
   /** Runs when the stream closes, after success or failure (closes the S3 client). */
   dispose?(): void;
-}
-
-/**
- * A sink that publishes only when told to: the tee holds every sink of a run at the point where
- * its data is complete but not yet visible under final names or in a manifest, and publishes
- * them all once every sink got there (so a failed sibling never leaves half a run published).
- */
-export interface HeldPublication {
-  /** Resolves when the sink's data is complete and it waits to publish; rejects if it fails first. */
-  readonly ready: Promise<void>;
-  /** Lets the sink publish (its `finish` follows). */
-  publish(): void;
 }
 
 /** `record id=P123` or, for a record without an id, `record #42` (1-based position). */
@@ -117,15 +112,8 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   readonly #onAbort: () => void;
   #formatClosed = false;
   #releasing: Promise<void> | undefined;
-  #hold:
-    | {
-        ready: () => void;
-        fail: (err: Error) => void;
-        go: () => void;
-        stop: (err: Error) => void;
-        decision: Promise<void>;
-      }
-    | undefined;
+  #settling: Promise<void> | undefined;
+  #hold: PublicationHold | undefined;
   readonly #prepared: Promise<void>;
   #settlePrepared!: (err?: Error) => void;
 
@@ -165,24 +153,13 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
   }
 
-  /** Makes `_final` wait, with its data complete, until `publish()` (the tee calls it for every sink). */
+  /**
+   * Makes `_final` wait, with its data complete, until `publish()`, and leaves the removal of
+   * what it superseded and the lock to `settle()` (the tee calls both for every sink).
+   */
   holdPublication(): HeldPublication {
-    let ready!: () => void;
-    let fail!: (err: Error) => void;
-    const readyPromise = new Promise<void>((resolve, reject) => {
-      ready = resolve;
-      fail = reject;
-    });
-    readyPromise.catch(() => {});
-    let go!: () => void;
-    let stop!: (err: Error) => void;
-    const decision = new Promise<void>((resolve, reject) => {
-      go = resolve;
-      stop = reject;
-    });
-    decision.catch(() => {});
-    this.#hold = { ready, fail, go, stop, decision };
-    return { ready: readyPromise, publish: () => go() };
+    this.#hold = new PublicationHold();
+    return this.#hold.handle(() => this.#settle());
   }
 
   /** Every output committed under its final name (files, objects, the manifest), with rows and bytes. */
@@ -245,10 +222,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       await this.#parts.closeAll();
       await format.close();
       this.#formatClosed = true;
-      if (this.#hold) {
-        this.#hold.ready();
-        await this.#hold.decision;
-      }
+      if (this.#hold) await this.#hold.waitForPublish();
+      if (this.#destroying) return;
+      await this.#spec.beforePublish?.(this.#parts.locations);
       if (this.#destroying) return;
       await this.#parts.commitAll();
       if (this.#destroying) return;
@@ -272,13 +248,10 @@ export class RecordSink<Item> extends Writable implements SinkStream {
         }
       }
       this.#finished = true;
-      if (this.#spec.supersede) {
-        await this.#spec
-          .supersede(this.#parts.locations)
-          .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
-      }
-      // Released before `finish`, so whoever waits for the sink finds the dataset unlocked.
-      await this.#release();
+      // Held: a sibling may still fail and revoke this version, so what it superseded stays until
+      // the tee settles every sink. Alone: settled before `finish`, so whoever waits for the sink
+      // finds the earlier files gone and the dataset unlocked.
+      if (!this.#hold) await this.#settle();
     })().then(
       () => callback(),
       (err: unknown) => {
@@ -286,6 +259,25 @@ export class RecordSink<Item> extends Writable implements SinkStream {
         callback(this.#wrap(err));
       },
     );
+  }
+
+  /** Removes what this run's version superseded, then releases the lock (once). */
+  #settle(): Promise<void> {
+    return (this.#settling ??= (async () => {
+      if (this.#spec.supersede) {
+        await this.#spec
+          .supersede(this.#parts.locations)
+          .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
+      }
+      await this.#release();
+      // What the clean-up reopened (the S3 client) is released again.
+      if (this.closed) this.#spec.dispose?.();
+    })());
+  }
+
+  /** Finished and held, not yet settled or revoked: the lock and the superseded files wait for the tee. */
+  #awaitingTee(): boolean {
+    return this.#finished && !!this.#hold && !this.#hold.settled && this.#settling === undefined;
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
@@ -321,10 +313,10 @@ export class RecordSink<Item> extends Writable implements SinkStream {
         code: 'sink.aborted',
       });
     this.#hold?.fail(reason);
-    this.#hold?.stop(reason);
     const release = () => this.#release();
     if (this.#finished) {
-      release().finally(() => {
+      // Destroyed after finishing (autoDestroy): a held sink keeps its lock until the tee settles or revokes it.
+      (this.#awaitingTee() && !error ? Promise.resolve() : release()).finally(() => {
         this.#spec.dispose?.();
         callback(error);
       });
@@ -364,6 +356,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     await this.#spec.format
       .revoke?.()
       .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
+    // Nothing was superseded yet (that waits for the settle), so the earlier version is whole again.
+    this.#settling ??= Promise.resolve();
+    await this.#release();
     // What the removal reopened (the S3 client) is released again.
     this.#spec.dispose?.();
   }

@@ -12,11 +12,13 @@
 // (after the SDK's retries) aborts the whole object at once, even while other
 // uploaders could go on.
 import { PassThrough } from 'node:stream';
-import type { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Upload } from '@aws-sdk/lib-storage';
-import { SinkError } from '../errors.js';
-import { waitForDrain, type ByteDestination } from './byte-destination.js';
-import type { S3Sdk } from './s3-sdk.js';
+import { s3Error, s3Location, s3Status } from '../storage/s3-client.js';
+import { storageStep } from '../storage/step-hook.js';
+import { waitForDrain } from '../storage/stream-write.js';
+import type { ByteDestination } from './byte-destination.js';
+import type { S3Sdk } from '../storage/s3-sdk.js';
 
 const BODY_HIGH_WATER_MARK = 1024 * 1024;
 
@@ -28,10 +30,6 @@ export interface S3ObjectUploadOptions {
   queueSize: number;
   /** User metadata (`x-amz-meta-*`) of the object. */
   metadata?: Record<string, string>;
-}
-
-export function s3Location(bucket: string, key: string): string {
-  return `s3://${bucket}/${key}`;
 }
 
 export class S3ObjectUpload implements ByteDestination {
@@ -104,6 +102,7 @@ export class S3ObjectUpload implements ByteDestination {
     if (this.#state === 'committed') return;
     if (this.#failure) throw this.#failure;
     this.#state = 'committing';
+    storageStep('complete-upload', this.location);
     this.#body.end();
     try {
       const result = await this.#done;
@@ -134,8 +133,7 @@ export class S3ObjectUpload implements ByteDestination {
           new this.#sdk.s3.AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: this.key, UploadId: uploadId }),
         );
       } catch (err) {
-        const status = (err as S3ServiceException).$metadata?.httpStatusCode;
-        if (status !== 404) throw s3Error(err, 'abort the multipart upload of', this.location);
+        if (s3Status(err) !== 404) throw s3Error(err, 'abort the multipart upload of', this.location);
       }
     }
   }
@@ -147,6 +145,7 @@ export class S3ObjectUpload implements ByteDestination {
   }
 
   async #delete(): Promise<void> {
+    storageStep('delete', this.location);
     try {
       await this.#client().send(new this.#sdk.s3.DeleteObjectCommand({ Bucket: this.#bucket, Key: this.key }));
     } catch (err) {
@@ -167,38 +166,4 @@ function watchErrors(client: S3Client, onError: (err: Error) => void): S3Client 
         });
     },
   });
-}
-
-const AUTH_ERRORS = new Set([
-  'AccessDenied',
-  'InvalidAccessKeyId',
-  'SignatureDoesNotMatch',
-  'ExpiredToken',
-  'InvalidToken',
-  'CredentialsProviderError',
-]);
-
-/** A SinkError naming the object and the S3 error, with a hint for the usual causes. */
-export function s3Error(err: unknown, action: string, location: string): SinkError {
-  if (err instanceof SinkError) return err;
-  const e = err as Partial<S3ServiceException> & Error;
-  const name = e?.name ?? 'Error';
-  const status = e?.$metadata?.httpStatusCode;
-  const detail = `${name}${status ? ` (HTTP ${status})` : ''}: ${e?.message ?? String(err)}`;
-  if (AUTH_ERRORS.has(name) || status === 403) {
-    return new SinkError(
-      `S3 rejected the credentials to ${action} ${location}: ${detail}; check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, role)`,
-      {
-        code: 'sink.s3.auth',
-        cause: err,
-      },
-    );
-  }
-  if (name === 'NoSuchBucket') {
-    return new SinkError(`cannot ${action} ${location}: the bucket does not exist`, {
-      code: 'sink.s3.bucket',
-      cause: err,
-    });
-  }
-  return new SinkError(`cannot ${action} ${location}: ${detail}`, { code: 'sink.s3.upload', cause: err });
 }

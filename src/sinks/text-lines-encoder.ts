@@ -2,7 +2,7 @@
 // line-based formats (JSON Lines, CSV).
 import { createGzip, type Gzip } from 'node:zlib';
 import type { ByteDestination } from './byte-destination.js';
-import { writeWithBackpressure } from './byte-destination.js';
+import { writeWithBackpressure } from '../storage/stream-write.js';
 import type { PartEncoder } from './part-encoder.js';
 
 const BATCH_BYTES = 64 * 1024;

@@ -22,11 +22,15 @@ import {
   type EndpointName,
   type FilterIssue,
   MAX_CODES_PER_FILTER,
+  type RenamedFilter,
   checkFilter,
   formatPath,
   getEndpoint,
   isEmptyObject,
   notShown,
+  EXACT_CODE_FIELDS,
+  exactCodeTest,
+  toWireFilter,
 } from '../catalog/index.js';
 import { RequestValidationError } from '../errors.js';
 
@@ -46,6 +50,32 @@ export interface ChunkPlan {
   dedupe: boolean;
   /** Names of the filters that were split. */
   split: string[];
+  /** Deprecated filter names the chunks send under the service's name (the source warns once). */
+  renamed: RenamedFilter[];
+}
+
+/**
+ * For a products filter with a code the service also matches by prefix (cipOrAcl7), the test a
+ * source applies to keep only records carrying a searched code exactly (a public client does the
+ * same, README "What the live service sends"); undefined otherwise.
+ */
+export function exactMatchTest(
+  endpointName: EndpointName,
+  filter: unknown,
+): ((record: Record<string, unknown>) => boolean) | undefined {
+  const spec = getEndpoint(endpointName)!;
+  if (spec.resource !== 'product' || filter === undefined) return undefined;
+  return exactCodeTest(spec.filters, filter, EXACT_CODE_FIELDS);
+}
+
+/** The warning a source gives once for the deprecated filter names it sent under the service's. */
+export function renamedWarning(endpointName: EndpointName, renamed: readonly RenamedFilter[]) {
+  if (renamed.length === 0) return undefined;
+  const names = [...new Set(renamed.map((r) => `\`${r.from}\` (use \`${r.to}\`)`))].join(', ');
+  return {
+    code: 'filter.deprecated_name',
+    message: `${endpointName}: the filter name ${names} at ${renamed.map((r) => r.path).join(', ')} is deprecated: the live service does not know it, so it was sent as \`${renamed[0]!.to}\`; rename it in the pipeline file or code`,
+  };
 }
 
 interface Conjunct {
@@ -54,11 +84,14 @@ interface Conjunct {
 }
 
 /** Splits a filter's long code lists into sub-queries of at most 1000 codes each. */
-export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkPlan {
-  const issues = longListsOutOfReach(endpointName, filter);
+export function chunkFilter(endpointName: EndpointName, given: unknown): ChunkPlan {
+  const issues = longListsOutOfReach(endpointName, given);
   if (issues.length) throw new RequestValidationError(endpointName, formatPath(issues[0]!.path), issues[0]!.message);
-  if (filter === undefined || (getEndpoint(endpointName)!.filtersNotShown && isEmptyObject(filter)))
-    return { chunks: [{ filter: undefined }], dedupe: false, split: [] };
+  const spec = getEndpoint(endpointName)!;
+  if (given === undefined || (spec.filtersNotShown && isEmptyObject(given)))
+    return { chunks: [{ filter: undefined }], dedupe: false, split: [], renamed: [] };
+  // Every chunk, and so every request and dry-run line, carries the names and code forms the service knows.
+  const { filter, renamed } = toWireFilter(spec.filters, given, spec.filterAliases);
   const conjuncts = topLevelConjuncts(filter as AnyFilter, ['filter']);
   const codeFilters = codeFiltersOf(endpointName);
   const long: { at: number; name: string; chunks: unknown[][] }[] = [];
@@ -66,7 +99,7 @@ export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkP
     const list = longCodeList(codeFilters, c.filter);
     if (list) long.push({ at, name: list.name, chunks: chunksOf(uniqueCodes(list.codes), MAX_CODES_PER_FILTER) });
   });
-  if (long.length === 0) return { chunks: [{ filter: filter as AnyFilter }], dedupe: false, split: [] };
+  if (long.length === 0) return { chunks: [{ filter: filter as AnyFilter }], dedupe: false, split: [], renamed };
 
   const chunks: FilterChunk[] = [];
   const combination = (k: number, picked: number[]): void => {
@@ -83,7 +116,7 @@ export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkP
     for (let i = 0; i < long[k]!.chunks.length; i++) combination(k + 1, [...picked, i]);
   };
   combination(0, []);
-  return { chunks, dedupe: long.some((l) => l.name !== 'id'), split: long.map((l) => l.name) };
+  return { chunks, dedupe: long.some((l) => l.name !== 'id'), split: long.map((l) => l.name), renamed };
 }
 
 /**
@@ -94,8 +127,10 @@ export function chunkFilter(endpointName: EndpointName, filter: unknown): ChunkP
  */
 export function checkChunkableFilter(endpointName: EndpointName, filter: unknown): FilterIssue[] {
   const spec = getEndpoint(endpointName)!;
+  const aliases = spec.filterAliases;
   if (spec.filtersNotShown) return isEmptyObject(filter) ? [] : notShown(spec, checkFilter(spec.filters, filter, []));
-  if (!filter || typeof filter !== 'object' || Array.isArray(filter)) return checkFilter(spec.filters, filter, []);
+  if (!filter || typeof filter !== 'object' || Array.isArray(filter))
+    return checkFilter(spec.filters, filter, [], aliases);
   const outOfReach = longListsOutOfReach(endpointName, filter, []);
   if (outOfReach.length) return outOfReach;
   const codeFilters = codeFiltersOf(endpointName);
@@ -106,7 +141,7 @@ export function checkChunkableFilter(endpointName: EndpointName, filter: unknown
       const { name } = list;
       for (const [k, chunk] of chunksOf(list.codes, MAX_CODES_PER_FILTER).entries()) {
         const start = k * MAX_CODES_PER_FILTER;
-        for (const issue of checkFilter(spec.filters, { [name]: chunk }, c.path)) {
+        for (const issue of checkFilter(spec.filters, { [name]: chunk }, c.path, aliases)) {
           const [, index, ...rest] = issue.path.slice(c.path.length);
           issues.push({
             ...issue,
@@ -120,7 +155,7 @@ export function checkChunkableFilter(endpointName: EndpointName, filter: unknown
         }
       }
     } else {
-      issues.push(...checkFilter(spec.filters, c.filter, c.path));
+      issues.push(...checkFilter(spec.filters, c.filter, c.path, aliases));
     }
   }
   return issues;

@@ -77,10 +77,14 @@ import {
   type CatalogClient,
   type CatalogRecord,
   NetworkError,
+  notTheApi,
+  parseJson,
+  SlowBodyError,
   type StreamEndpointName,
   StreamProtocolError,
   type StreamProblem,
 } from '../client/index.js';
+import { Utf8Watch } from '../client/utf8.js';
 import { errorCodeOf } from '../client/retry-policy.js';
 import { fromJson } from '../client/error-body.js';
 import { compact } from '../client/request-summary.js';
@@ -101,6 +105,8 @@ export interface NdjsonStreamOptions extends SourceRunOptions {
   maxResumes: number;
   /** Drop records whose id was delivered already (code chunks over multi-valued fields). */
   dedupe?: boolean;
+  /** Keeps a record the service sent; the others are counted, then left out (prefix matches of cipOrAcl7). */
+  keep?: (record: Record<string, unknown>) => boolean;
 }
 
 /** How a cut stream of a segment is resumed, from its sorting (see the header). */
@@ -174,6 +180,20 @@ function resumeRule(body: SourceBody): ResumeRule {
 }
 
 const createdAtOf = (record: CatalogRecord): unknown => (record.meta as { createdAt?: unknown } | undefined)?.createdAt;
+/**
+ * The records a stream line carries: `result` (one record, the documented shape), or a list in
+ * `results` or `result`; undefined when the line has none of these or a list holds something
+ * other than records (or nothing).
+ */
+function lineRecords(message: unknown): CatalogRecord[] | undefined {
+  if (!message || typeof message !== 'object') return undefined;
+  const { result, results } = message as { result?: unknown; results?: unknown };
+  const isRecord = (r: unknown) => typeof r === 'object' && r !== null && !Array.isArray(r);
+  if (result !== undefined && results !== undefined) return undefined;
+  const list = results ?? result;
+  if (Array.isArray(list)) return list.length > 0 && list.every(isRecord) ? (list as CatalogRecord[]) : undefined;
+  return isRecord(list) ? [list as CatalogRecord] : undefined;
+}
 const showId = (id: unknown): string => (typeof id === 'string' ? JSON.stringify(id) : String(id));
 
 const SPLIT2_OVERFLOW = 'maximum buffer reached';
@@ -193,6 +213,9 @@ export class NdjsonStreamSource extends CatalogSource {
   #lines: Transform | undefined;
   /** The last byte of the current body seen so far (a newline unless the body ended mid-line). */
   #lastByte: number | undefined;
+  /** Whether the current body had bytes that are not UTF-8 (the lines holding U+FFFD are then reported). */
+  #utf8 = new Utf8Watch();
+  #status = 200;
   #delivered = 0;
   #sincePageEvent = 0;
   #resumes = 0;
@@ -252,6 +275,7 @@ export class NdjsonStreamSource extends CatalogSource {
   #open(): void {
     const attempt = ++this.#attempt;
     this.#lastByte = undefined;
+    this.#utf8 = new Utf8Watch();
     this.#client
       .stream(this.endpoint as 'products.stream', this.#state.body as QueryRequest<'products.stream'>, {
         signal: this.signal,
@@ -270,9 +294,13 @@ export class NdjsonStreamSource extends CatalogSource {
     const lines = split2({ maxLength: this.#maxLineLength });
     // Notes the last byte that went by: a body that ends without a newline ended mid-line.
     const tap = new PassThrough();
+    const utf8 = this.#utf8;
     tap.on('data', (chunk: Buffer) => {
       if (attempt === this.#attempt && chunk.length > 0) this.#lastByte = chunk[chunk.length - 1];
+      utf8.write(chunk);
     });
+    tap.on('end', () => utf8.end());
+    this.#status = status;
     this.#body = body;
     this.#lines = lines;
     pipeline(body, tap, lines, (err) => {
@@ -304,15 +332,27 @@ export class NdjsonStreamSource extends CatalogSource {
         `the line at index ${state.next} is ${line.length} characters long, more than maxLineLength ${this.#maxLineLength}`,
       );
     }
-    let message: { meta?: { total?: unknown; index?: unknown }; result?: unknown; error?: unknown };
+    let message: {
+      meta?: { total?: unknown; index?: unknown };
+      result?: unknown;
+      results?: unknown;
+      error?: unknown;
+    };
     try {
-      message = JSON.parse(line);
+      message = parseJson(line) as typeof message;
     } catch {
+      if (state.total === undefined && /^\uFEFF?\s*</.test(line)) return this.#notNdjson(line);
       // A line followed by another is malformed; the last piece of a body that ends without a newline was cut off.
       state.badLine = { index: state.next, text: line };
       return;
     }
-    if (message && typeof message === 'object' && message.error !== undefined && message.result === undefined) {
+    if (
+      message &&
+      typeof message === 'object' &&
+      message.error !== undefined &&
+      message.result === undefined &&
+      message.results === undefined
+    ) {
       const said = fromJson(message);
       return this.#fail(
         'error_line',
@@ -321,17 +361,11 @@ export class NdjsonStreamSource extends CatalogSource {
       );
     }
     const meta = message?.meta;
-    const result = message?.result;
-    if (
-      !meta ||
-      !Number.isSafeInteger(meta.index) ||
-      !Number.isSafeInteger(meta.total) ||
-      !result ||
-      typeof result !== 'object'
-    ) {
+    const records = lineRecords(message);
+    if (!meta || !Number.isSafeInteger(meta.index) || !Number.isSafeInteger(meta.total) || records === undefined) {
       return this.#fail(
         'malformed_line',
-        `the line at index ${state.next} is not a {meta: {total, index}, result} line: ${truncate(line, 80)}`,
+        `the line at index ${state.next} is not a {meta: {total, index}, result} line (nor one whose \`results\` or \`result\` is a list of records): ${truncate(line, 80)}`,
       );
     }
     const index = meta.index as number;
@@ -343,28 +377,43 @@ export class NdjsonStreamSource extends CatalogSource {
         `meta.total changed from ${state.total} to ${total} at index ${index}: the data changed during the extract; run it again`,
       );
     }
-    if (index !== state.next || index >= total) {
-      return this.#fail('index_gap', `expected meta.index ${state.next} but got ${index} (total ${total})`);
+    // A line of several records (one integration reads `results`, or a list in `result`) holds
+    // indexes index .. index + n - 1; each is counted against total like a line of its own.
+    if (index !== state.next || index + records.length > total) {
+      return this.#fail(
+        'index_gap',
+        records.length === 1
+          ? `expected meta.index ${state.next} but got ${index} (total ${total})`
+          : `the line at index ${index} carries ${records.length} records; expected meta.index ${state.next} and at most ${total - state.next} more records (total ${total})`,
+      );
     }
-    state.next++;
-    const record = result as CatalogRecord;
-    const disorder = this.#checkOrder(state, record, index);
-    if (disorder) {
-      // Skipping by content is only as good as the order it relies on.
-      if (state.resumed)
-        return this.#fail('resume_not_exact', `the resumed stream ${disorder}; ${this.#notExact(state)}`);
-      state.inexact ??= disorder;
+    let full = false;
+    for (let k = 0; k < records.length; k++) {
+      if (this.destroyed) return;
+      const at = index + k;
+      state.next++;
+      const record = records[k]!;
+      const disorder = this.#checkOrder(state, record, at);
+      if (disorder) {
+        // Skipping by content is only as good as the order it relies on.
+        if (state.resumed)
+          return this.#fail('resume_not_exact', `the resumed stream ${disorder}; ${this.#notExact(state)}`);
+        state.inexact ??= disorder;
+      }
+      if (state.from) {
+        const before = this.#deliveredBefore(state, state.from, record);
+        if (before === 'failed') return;
+        if (before === 'skip') continue;
+      }
+      this.#noteDelivered(state, record);
+      if (this.isRepeat(record)) continue;
+      setOrigin(record, { endpoint: this.endpoint, index: at, slice: state.segment.label });
+      if (this.#utf8.invalid && line.includes('\uFFFD')) this.noteInvalidUtf8(record, `index ${at}`);
+      this.#delivered++;
+      if (++this.#sincePageEvent >= EXTRACT_PAGE_SIZE) this.#pageEvent();
+      if (!this.push(record)) full = true;
     }
-    if (state.from) {
-      const before = this.#deliveredBefore(state, state.from, record);
-      if (before !== 'no') return;
-    }
-    this.#noteDelivered(state, record);
-    if (this.isRepeat(record)) return;
-    setOrigin(record, { endpoint: this.endpoint, index, slice: state.segment.label });
-    this.#delivered++;
-    if (++this.#sincePageEvent >= EXTRACT_PAGE_SIZE) this.#pageEvent();
-    if (!this.push(record)) this.#lines?.pause();
+    if (full) this.#lines?.pause();
   }
 
   #learnTotal(state: SegmentState, total: number): void {
@@ -505,6 +554,18 @@ export class NdjsonStreamSource extends CatalogSource {
     return undefined;
   }
 
+  /** A 200 whose body is an HTML page (a proxy's, a login page): not a stream that was cut, so not resumed. */
+  #notNdjson(line: string): void {
+    this.destroy(
+      notTheApi(
+        this.endpoint,
+        this.#state.body,
+        this.#status,
+        `the response is an HTML page, not NDJSON (it starts with ${JSON.stringify(truncate(line.replace(/\s+/g, ' ').trim(), 60))})`,
+      ),
+    );
+  }
+
   #failBadLine(bad: { index: number; text: string }): void {
     this.#fail('malformed_line', `the line at index ${bad.index} is not valid JSON: ${truncate(bad.text, 80)}`);
   }
@@ -512,6 +573,8 @@ export class NdjsonStreamSource extends CatalogSource {
   #onEnd(status: number): void {
     const state = this.#state;
     if (state.badLine) {
+      if (state.total === undefined && /^\uFEFF?\s*</.test(state.badLine.text))
+        return this.#notNdjson(state.badLine.text);
       if (this.#lastByte === NEWLINE) return this.#failBadLine(state.badLine);
       return this.#resume(`ended in the middle of the line at index ${state.badLine.index} (truncated)`, 'short');
     }
@@ -542,7 +605,10 @@ export class NdjsonStreamSource extends CatalogSource {
         `the line at index ${this.#state.next} is longer than maxLineLength ${this.#maxLineLength}`,
       );
     }
-    if (this.#client.retryPolicy.isRetryableError(err)) return this.#resume(`was cut (${errorCodeOf(err)})`);
+    if (this.#client.retryPolicy.isRetryableError(err))
+      return this.#resume(
+        err instanceof SlowBodyError ? `was stopped: ${err.detail}` : `was cut (${errorCodeOf(err)})`,
+      );
     this.destroy(
       new NetworkError(
         {

@@ -77,6 +77,8 @@ export interface PagedQueryOptions extends SourceRunOptions {
   concurrency: number;
   /** Drop records whose id was delivered already (code chunks over multi-valued fields). */
   dedupe?: boolean;
+  /** Keeps a record the service sent; the others are counted, then left out (prefix matches of cipOrAcl7). */
+  keep?: (record: Record<string, unknown>) => boolean;
 }
 
 /**
@@ -438,6 +440,7 @@ export class PagedQuerySource extends CatalogSource {
       const record = page.record(i) as CatalogRecord;
       if (this.#seenRecently(record) || this.isRepeat(record)) continue;
       setOrigin(record, { endpoint: this.endpoint, page: pageNo, index: offset + i, slice });
+      if (page.invalidUtf8?.(i)) this.noteInvalidUtf8(record, `page ${pageNo}, index ${offset + i}`);
       open.pushed++;
       ok = this.push(record);
     }

@@ -14,7 +14,7 @@ import { type EndpointFilter, type EndpointSorting, endpoints } from '../catalog
 import type { CatalogClient, QueryEndpointName } from '../client/index.js';
 import { ConfigError } from '../errors.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { type ChunkPlan, chunkFilter } from './code-chunks.js';
+import { type ChunkPlan, chunkFilter, exactMatchTest, renamedWarning } from './code-chunks.js';
 import { concurrencyOption, filterOption, pageSizeOption, sortingOption } from './options.js';
 import { parseStageOptions } from '../core/issues.js';
 import { PagedQuerySource, type SegmentProducer, type SourceBody } from './paged-query.js';
@@ -155,6 +155,9 @@ function createQuerySource(
   const chunks = chunkFilter(endpoint, options.filter);
   const sorting = options.sorting ?? defaultSorting(endpoint);
   const events = run.events ?? client.events;
+  const warning = renamedWarning(endpoint, chunks.renamed);
+  if (warning) events.emit('warning', warning);
+  const keep = exactMatchTest(endpoint, options.filter);
   return new PagedQuerySource(
     client,
     endpoint,
@@ -163,6 +166,7 @@ function createQuerySource(
       pageSize: options.pageSize,
       concurrency: options.concurrency,
       dedupe: chunks.dedupe,
+      ...(keep ? { keep } : {}),
       events,
       signal: run.signal,
     },

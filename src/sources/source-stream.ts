@@ -9,6 +9,7 @@
 // over segments (chunks, windows), and dropping records already delivered
 // when code chunks can overlap (see code-chunks.ts).
 import { Readable } from 'node:stream';
+import { replacedFields } from '../client/utf8.js';
 import { AbortedError } from '../errors.js';
 import { RunEvents } from '../events.js';
 
@@ -23,6 +24,9 @@ export interface SourceRunOptions {
    */
   startedAt?: Date;
 }
+
+/** Records with invalid UTF-8 named one by one in warnings; the rest are counted. */
+const MAX_UTF8_WARNINGS = 20;
 
 export interface SourceMeta {
   /** Records the source delivers in all. */
@@ -40,15 +44,28 @@ export abstract class CatalogSource extends Readable {
   /** Ids delivered, when code chunks may overlap. */
   readonly #seen: Set<unknown> | undefined;
   #duplicates = 0;
+  /** Records the service returned although they carry none of the searched codes (prefix matches). */
+  readonly #keep: ((record: Record<string, unknown>) => boolean) | undefined;
+  #unrelated = 0;
+  /** Records whose bytes were not valid UTF-8 (repaired with U+FFFD by decoding). */
+  #invalidUtf8 = 0;
   readonly #runSignal: AbortSignal | undefined;
   readonly #onRunAbort = () =>
     this.destroy(new AbortedError(`${this.endpoint}: the source was aborted`, { cause: this.#runSignal?.reason }));
 
-  constructor(endpoint: string, run: SourceRunOptions & { events: RunEvents; dedupe?: boolean }) {
+  constructor(
+    endpoint: string,
+    run: SourceRunOptions & {
+      events: RunEvents;
+      dedupe?: boolean;
+      keep?: (record: Record<string, unknown>) => boolean;
+    },
+  ) {
     super({ objectMode: true });
     this.endpoint = endpoint;
     this.events = run.events;
     this.#seen = run.dedupe ? new Set() : undefined;
+    this.#keep = run.keep;
     this.#runSignal = run.signal;
     if (run.signal?.aborted) queueMicrotask(this.#onRunAbort);
     else run.signal?.addEventListener('abort', this.#onRunAbort, { once: true });
@@ -82,7 +99,7 @@ export abstract class CatalogSource extends Readable {
    */
   protected addSegmentTotal(total: number, last: boolean): void {
     this.#knownTotal += total;
-    if (last && !this.#seen) this.setTotal(this.#knownTotal);
+    if (last && !this.#seen && !this.#keep) this.setTotal(this.#knownTotal);
     else this.announceEstimate(this.#knownTotal);
   }
 
@@ -100,8 +117,16 @@ export abstract class CatalogSource extends Readable {
     this.events.emit('total', { endpoint: this.endpoint, total: this.#total, capped: false });
   }
 
-  /** With overlapping code chunks: whether this record's id was delivered already (else it is remembered). */
+  /**
+   * Whether a record the service sent (and the reader counted against its total) is left out: a
+   * prefix match of a searched code that carries none of them (`keep`, see exactCodeTest), or,
+   * with overlapping code chunks, an id delivered already (else it is remembered).
+   */
   protected isRepeat(record: { id?: unknown }): boolean {
+    if (this.#keep && !this.#keep(record as Record<string, unknown>)) {
+      this.#unrelated++;
+      return true;
+    }
     if (!this.#seen || record.id === undefined) return false;
     if (this.#seen.has(record.id)) {
       this.#duplicates++;
@@ -111,13 +136,44 @@ export abstract class CatalogSource extends Readable {
     return false;
   }
 
+  /**
+   * A record whose bytes were not valid UTF-8: decoding replaced them with U+FFFD, so its text is
+   * not what the service meant. It goes on as it is (nothing better can be made of it), counted
+   * and named in a warning (the first ones each; the count when the source ends).
+   */
+  protected noteInvalidUtf8(record: object, where: string): void {
+    if (++this.#invalidUtf8 > MAX_UTF8_WARNINGS) return;
+    const id = (record as { id?: unknown }).id;
+    const fields = replacedFields(record);
+    this.events.emit('warning', {
+      code: 'source.invalid_utf8',
+      message:
+        `${this.endpoint}: record ${id === undefined ? 'without id' : JSON.stringify(id)} (${where}) had bytes that are not valid UTF-8` +
+        ` in ${fields.length ? `field ${fields.join(', ')}` : 'its JSON'}; they were replaced by U+FFFD (�) and the record kept` +
+        (this.#invalidUtf8 === MAX_UTF8_WARNINGS ? `; further records with invalid UTF-8 are counted, not named` : ''),
+    });
+  }
+
   /** Every record was delivered: report dropped repeats, settle the total, end the stream. */
   protected finish(delivered: number): void {
+    if (this.#invalidUtf8 > 0) {
+      this.events.emit('warning', {
+        code: 'source.invalid_utf8',
+        message: `${this.endpoint}: ${this.#invalidUtf8} record(s) had bytes that are not valid UTF-8, replaced by U+FFFD (the service's data or encoding is broken there)`,
+      });
+    }
     if (this.#duplicates > 0) {
       this.events.emit('info', {
         code: 'source.duplicates_dropped',
         message: `${this.endpoint}: ${this.#duplicates} records matched more than one code chunk and were delivered once`,
         duplicates: this.#duplicates,
+      });
+    }
+    if (this.#unrelated > 0) {
+      this.events.emit('info', {
+        code: 'source.unrelated_dropped',
+        message: `${this.endpoint}: ${this.#unrelated} records the service returned for a code it also matches by prefix (cipOrAcl7) carry none of the searched codes and were left out`,
+        unrelated: this.#unrelated,
       });
     }
     this.setTotal(delivered);

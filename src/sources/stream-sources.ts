@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { EndpointFilter, EndpointSorting } from '../catalog/index.js';
 import type { CatalogClient, StreamEndpointName } from '../client/index.js';
 import { defineStage } from '../core/stage.js';
-import { chunkFilter } from './code-chunks.js';
+import { chunkFilter, exactMatchTest, renamedWarning } from './code-chunks.js';
 import { NdjsonStreamSource } from './ndjson-stream.js';
 import { filterOption, maxLineLengthOption, maxResumesOption, sortingOption } from './options.js';
 import { parseStageOptions } from '../core/issues.js';
@@ -57,11 +57,16 @@ function createStreamSource(
   const chunks = chunkFilter(endpoint, options.filter);
   const sorting = options.sorting ?? defaultSorting(endpoint);
   const segments = chunks.chunks.map((c) => ({ body: requestBody(c.filter, sorting), label: c.label }));
+  const events = run.events ?? client.events;
+  const warning = renamedWarning(endpoint, chunks.renamed);
+  if (warning) events.emit('warning', warning);
+  const keep = exactMatchTest(endpoint, options.filter);
   return new NdjsonStreamSource(client, endpoint, segments, {
     maxLineLength: options.maxLineLength,
     maxResumes: options.maxResumes,
     dedupe: chunks.dedupe,
-    events: run.events ?? client.events,
+    ...(keep ? { keep } : {}),
+    events,
     signal: run.signal,
   });
 }

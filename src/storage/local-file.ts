@@ -9,13 +9,16 @@
 // followed and its target never written. Only a temp file this process created is removed on failure.
 // node:fs alone does it (open 'wx', write, sync, rename or link), so no dependency is needed.
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { StorageError } from '../errors.js';
+import { storageStep } from './step-hook.js';
 
 /** Who writes: the first 6 hex digits of sha256(hostname), so the name carries no host name. */
 export const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+/** A temp file untouched this long is abandoned whoever wrote it (a host whose processes we cannot see). */
+const ABANDONED_MS = 24 * 60 * 60 * 1000;
 const TEMP_NAME = /^\.(.+)\.([0-9a-f]{6})-(\d+)-[0-9a-f]{8}\.tmp$/;
 /** Fresh names tried when something already exists at a temp name (a collision, or a planted file). */
 const TEMP_ATTEMPTS = 3;
@@ -55,6 +58,7 @@ export async function writeFileAtomic(
   await createFolder(file, 'write');
   const temp = await writeTempFile(file, data, options.mode ?? DEFAULT_MODE, 'write');
   try {
+    storageStep('rename', file);
     await rename(temp, file);
   } catch (err) {
     await removeOwnTemp(temp);
@@ -76,6 +80,7 @@ export async function createFileExclusive(
   await createFolder(file, 'create');
   const temp = await writeTempFile(file, data, options.mode ?? DEFAULT_MODE, 'create');
   try {
+    storageStep('link', file);
     await link(temp, file);
     return true;
   } catch (err) {
@@ -170,4 +175,24 @@ function advice(err: unknown, file: string): string {
 
 function errorCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Whether `file` is a temp file (storage/local-file.ts tempPathFor) whose writer is gone: a process of this host that has ended, or untouched for a day. */
+export async function isStaleTemp(file: string): Promise<boolean> {
+  const temp = parseTempName(path.basename(file));
+  if (!temp) return false;
+  if (temp.hostTag === HOST_TAG && !processExists(temp.pid)) return true;
+  const info = await stat(file).catch(() => undefined);
+  return !!info && Date.now() - info.mtimeMs > ABANDONED_MS;
+}
+
+/** Whether a process with this pid runs on this host (EPERM: it does, as another user). */
+export function processExists(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -211,9 +211,10 @@ export class InvalidRecordPolicy {
 
   /**
    * Rejects `record`: throws with `onInvalid: fail`, else counts it, reports an
-   * `invalid` event, writes the dead letter, and returns null (the record is dropped).
+   * `invalid` event, writes the dead letter (with `stored` as its record: a form every sink can
+   * write, when the record itself is not), and returns null (the record is dropped).
    */
-  reject(record: object, issues: RecordIssue[]): null {
+  reject(record: object, issues: RecordIssue[], stored: unknown = record): null {
     const stats = this.#owner.stats;
     stats.invalid++;
     const message = rejectionMessage(this.#owner.stage, this.#resource, record, issues);
@@ -231,7 +232,7 @@ export class InvalidRecordPolicy {
         resource: this.#resource ?? null,
         issues,
         origin: originOf(record) ?? null,
-        record,
+        record: stored,
         rejectedAt: new Date().toISOString(),
         stage: this.#owner.stage,
       });

@@ -15,6 +15,7 @@ import {
 } from './dead-letter.js';
 import { describeValue } from '../values.js';
 import { genericPath } from '../core/field-path.js';
+import { MAX_RECORD_DEPTH, depthOf, tooDeepFields, withFieldsAsText } from '../core/record-depth.js';
 import type { RecordOutput, StageStats } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { compileSchemaCheck, type SchemaCheck } from './schema-check.js';
@@ -180,6 +181,8 @@ export class ValidateTransform extends CheckingTransform {
   }
 
   processRecord(record: object): RecordOutput {
+    const deep = tooDeepFields(record);
+    if (deep.length > 0) return this.#tooDeep(record, deep);
     const result = this.#quickCheck(record) ? undefined : this.#schema.safeParse(record);
     const known = this.#known;
     const unknown =
@@ -200,6 +203,20 @@ export class ValidateTransform extends CheckingTransform {
     if (unknown && this.#unknownMode === 'reject') issues.push(...unknown.map(unknownIssue));
     else if (unknown) this.#report(record, unknown);
     return this.policy.reject(record, issues);
+  }
+
+  /**
+   * A record nested deeper than any stage can walk (core/record-depth.ts): invalid whatever the
+   * schema says; its dead letter holds those fields as JSON text.
+   */
+  #tooDeep(record: object, fields: string[]): RecordOutput {
+    const issues = fields.map((path) => ({
+      path,
+      message: `nested ${depthOf((record as Record<string, unknown>)[path]) + 1} levels deep, more than the ${MAX_RECORD_DEPTH} a record may have (the stages and outputs cannot walk it); kept in the dead letter as its JSON text`,
+      expected: `at most ${MAX_RECORD_DEPTH} levels of objects and lists`,
+      received: 'a value nested deeper',
+    }));
+    return this.policy.reject(record, issues, withFieldsAsText(record, fields));
   }
 
   #unknownPaths(record: object, known: KnownShape): string[] {

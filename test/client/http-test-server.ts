@@ -94,18 +94,18 @@ export function rng(seed: number): () => number {
 }
 
 /**
- * Writes `text` as a chunked body in random-size pieces (1 byte to `maxChunk`),
+ * Writes `text` (or raw bytes) as a chunked body in random-size pieces (1 byte to `maxChunk`),
  * yielding between writes so the client sees them as separate reads. Stops
  * after `cutAfter` bytes by closing the connection (what was written is
  * flushed, the chunked body never terminated) when given.
  */
 export async function writeInRandomChunks(
   res: ServerResponse,
-  text: string,
+  text: string | Buffer,
   random: () => number,
   opts: { maxChunk?: number; cutAfter?: number } = {},
 ): Promise<void> {
-  const buf = Buffer.from(text, 'utf8');
+  const buf = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   const max = opts.maxChunk ?? 64;
   let pos = 0;
   while (pos < buf.length) {

@@ -7,7 +7,8 @@
 //   - AbortMultipartUpload (DELETE /bucket/key?uploadId=...): s3rver answers MethodNotAllowed.
 // It can also inject a fault: `failUploadPartFrom: n` answers 500 InternalError to every
 // UploadPart with partNumber >= n (the SDK retries, then the upload fails half-way), and
-// slow parts down: `uploadPartDelayMs` waits before storing each part. s3rver ignores
+// slow parts down: `uploadPartDelayMs` waits before storing each part; `failPutObjectKey` (a regular
+// expression) answers 500 InternalError to every PutObject of a matching key (a manifest, say). s3rver ignores
 // `If-None-Match: *` on PutObject; the child honours it as S3 does (412 PreconditionFailed when
 // the key exists), serialized per key. Every request is
 // logged (operation, key, part number, status) into `requests`.
@@ -55,6 +56,8 @@ export interface S3TestServerOptions {
   bucket?: string;
   failUploadPartFrom?: number;
   uploadPartDelayMs?: number;
+  /** PutObject of keys matching this regular expression answers 500 (after the SDK's retries, the put fails). */
+  failPutObjectKey?: string;
   /** Reuse a directory (restart after kill()). */
   directory?: string;
 }
@@ -67,6 +70,7 @@ const S3rver = require(process.env.S3RVER_MODULE);
 const bucket = process.env.S3RVER_BUCKET;
 const failFrom = Number(process.env.S3RVER_FAIL_PART_FROM || 0);
 const partDelay = Number(process.env.S3RVER_PART_DELAY_MS || 0);
+const failPut = process.env.S3RVER_FAIL_PUT_KEY ? new RegExp(process.env.S3RVER_FAIL_PUT_KEY) : undefined;
 const server = new S3rver({
   address: '127.0.0.1',
   port: 0,
@@ -160,6 +164,13 @@ server.middleware.splice(1, 0, async (ctx, next) => {
       done();
     }
   }
+  if (failPut && ctx.method === 'PUT' && key && !ctx.query.uploadId && failPut.test(key)) {
+    ctx.req.resume();
+    ctx.status = 500;
+    ctx.type = 'application/xml';
+    ctx.body = errorBody('InternalError', 'injected fault: PutObject ' + key + ' fails');
+    return;
+  }
   if (partDelay && ctx.method === 'PUT' && key && ctx.query.uploadId) await new Promise((r) => setTimeout(r, partDelay));
   if (failFrom && ctx.method === 'PUT' && key && ctx.query.uploadId && Number(ctx.query.partNumber) >= failFrom) {
     ctx.req.resume();
@@ -188,6 +199,7 @@ export async function startS3Server(options: S3TestServerOptions = {}): Promise<
       S3RVER_BUCKET: bucket,
       S3RVER_FAIL_PART_FROM: String(options.failUploadPartFrom ?? 0),
       S3RVER_PART_DELAY_MS: String(options.uploadPartDelayMs ?? 0),
+      S3RVER_FAIL_PUT_KEY: options.failPutObjectKey ?? '',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

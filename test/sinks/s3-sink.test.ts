@@ -401,7 +401,7 @@ describe('s3 sink', () => {
       const failure = pipeline(Readable.from(productRecords(100)), sink);
       await expect(failure).rejects.toMatchObject({ code: 'sink.s3.auth' });
       await expect(failure).rejects.toThrow(
-        /S3 rejected the credentials to write the lock s3:\/\/test-bucket\/auth\/_publish\.lock: InvalidAccessKeyId/,
+        /S3 rejected the credentials to write s3:\/\/test-bucket\/auth\/_publish\.lock: InvalidAccessKeyId/,
       );
     } finally {
       restore();

@@ -13,11 +13,17 @@ const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `P${Str
 describe('chunkFilter', () => {
   it('leaves filters without long lists alone', () => {
     const filter = { and: [{ status: 'active' }, { id: ids(1000) }] };
-    expect(chunkFilter('products.query', filter)).toEqual({ chunks: [{ filter }], dedupe: false, split: [] });
+    expect(chunkFilter('products.query', filter)).toEqual({
+      chunks: [{ filter }],
+      dedupe: false,
+      split: [],
+      renamed: [],
+    });
     expect(chunkFilter('brands.query', undefined)).toEqual({
       chunks: [{ filter: undefined }],
       dedupe: false,
       split: [],
+      renamed: [],
     });
   });
 

@@ -1,8 +1,10 @@
 // The lookup operations the spec only names (§4.9): GET /v4/products/find and
-// GET /v4/media/find. Their parameters and answers are not shown; our decision,
-// mirrored by the sandbox: one record per request, asked for as `?id=<id>`;
-// the answer is the record itself (an answer `{result: record}` is unwrapped
-// too); 404 means no such record.
+// GET /v4/media/find. Their parameters and answers are not shown; public
+// clients of the live service (README "What the live service sends", F1) ask
+// `?id=<id>`, one record per request, and read `{product: record}` /
+// `{media: record}`; `{result: record}` and a bare record are read too, any
+// other body is invalid_response (client/catalog-client.ts foundRecord). 404
+// means no such record. The sandbox answers wrapped under its live profiles.
 import type { ResourceName } from '../resources/index.js';
 
 export interface FindEndpointSpec {

@@ -10,21 +10,25 @@ import {
   type FilterParams,
   type Sorting,
   type SortingParams,
+  type RenamedFilter,
   checkFilter,
   checkSorting,
   codeFilterNames,
   formatPath,
+  toWireFilter,
 } from '../filters.js';
 import { DEFAULT_PAGE_SIZE, MAX_REACHABLE_RESULTS, PAGE_SIZES, type PageSize } from '../limits.js';
 import type { ResourceName } from '../resources/index.js';
 import { productFilters, productSortings } from './products.js';
 import {
+  type DeprecatedMediaFilters,
   brandFilters,
   brandSortings,
   catalogCategoryFilters,
   catalogCategorySortings,
   correctionFilters,
   correctionSortings,
+  mediaFilterAliases,
   mediaFilters,
   mediaSortings,
   organizationFilters,
@@ -75,6 +79,8 @@ export interface EndpointSpec<F extends FilterParams = FilterParams, S extends S
    * empty filter (`{}` or none) are accepted, and a refusal says why.
    */
   filtersNotShown?: boolean;
+  /** Deprecated filter names accepted and sent under the service's name (`kind` -> `type`). */
+  filterAliases?: Readonly<Record<string, string>>;
 }
 
 function endpoint<F extends FilterParams, S extends SortingParams>(
@@ -125,6 +131,7 @@ export const endpoints = {
     pageRequired: false,
     defaultSorting: { id: 'ASC' },
     capped: false,
+    filterAliases: mediaFilterAliases,
   }),
   'organizations.query': endpoint({
     name: 'organizations.query',
@@ -205,6 +212,7 @@ export const endpoints = {
     defaultSorting: { id: 'ASC' },
     // The vendor's documentation: media query reaches 10000 results too; media/stream the rest.
     capped: true,
+    filterAliases: mediaFilterAliases,
   }),
   'public-categories.query': endpoint({
     name: 'public-categories.query',
@@ -312,7 +320,9 @@ export type Endpoints = typeof endpoints;
 export type EndpointName = keyof Endpoints;
 export const ENDPOINT_NAMES = Object.keys(endpoints) as EndpointName[];
 
-type FiltersOf<E extends EndpointName> = Endpoints[E]['filters'];
+type FiltersOf<E extends EndpointName> = E extends 'media.stream' | 'media.query'
+  ? Endpoints[E]['filters'] & DeprecatedMediaFilters
+  : Endpoints[E]['filters'];
 type SortingsOf<E extends EndpointName> = Endpoints[E]['sortings'];
 
 /** The filter type of an endpoint: `EndpointFilter<'products.query'>` completes every product filter. */
@@ -370,7 +380,7 @@ export function checkRequest(name: EndpointName | string, body: unknown): Filter
   if (b.filter === undefined || (spec.filtersNotShown && isEmptyObject(b.filter))) {
     if (spec.filterRequired) issues.push({ path: ['filter'], message: 'is required by this endpoint' });
   } else {
-    issues.push(...notShown(spec, checkFilter(spec.filters, b.filter, ['filter'])));
+    issues.push(...notShown(spec, checkFilter(spec.filters, b.filter, ['filter'], spec.filterAliases)));
   }
   const sortingNames = Object.keys(spec.sortings);
   if (b.sorting === undefined) {
@@ -416,6 +426,18 @@ export function notShown(spec: EndpointSpec, issues: FilterIssue[]): FilterIssue
   );
 }
 
+/**
+ * A request body as it is sent: the filter under the service's names, national codes as
+ * zero-padded strings (`toWireFilter`); `renamed` lists the deprecated names it replaced.
+ */
+export function toWireRequest<B>(name: EndpointName | string, body: B): { body: B; renamed: RenamedFilter[] } {
+  const spec = getEndpoint(name);
+  const b = body as { filter?: unknown } | undefined;
+  if (!spec || !b || typeof b !== 'object' || b.filter === undefined) return { body, renamed: [] };
+  const wire = toWireFilter(spec.filters, b.filter, spec.filterAliases);
+  return { body: { ...b, filter: wire.filter } as B, renamed: wire.renamed };
+}
+
 /** Throws a RequestValidationError naming the first problem's path (and how many more there are). */
 export function validateRequest<E extends EndpointName>(
   name: E,
@@ -428,7 +450,7 @@ export function validateRequest<E extends EndpointName>(
   throw new RequestValidationError(name, formatPath(first!.path), `${first!.message}${more}`);
 }
 
-export { productFilters, productSortings } from './products.js';
+export { EXACT_CODE_FIELDS, LIVE_PRODUCT_FILTERS, productFilters, productSortings } from './products.js';
 export * from './reference.js';
 export * from './taxonomy.js';
 export * from './find.js';

@@ -1,6 +1,15 @@
 // products/query (spec §4.2) and products/stream (§4.9, same filters and sortings, no page).
 import { z } from 'zod';
-import { GtinCode, NameSorting, TimestampFilter, codes, oneOrMore, Direction } from '../filters.js';
+import {
+  GtinCode,
+  NameSorting,
+  TimestampFilter,
+  codes,
+  digitCodes,
+  nationalCodes,
+  oneOrMore,
+  Direction,
+} from '../filters.js';
 import {
   AllowedSpeciesCode,
   ArtgCategory,
@@ -30,13 +39,14 @@ export const productFilters = {
   productFamily: codes(z.int()),
   search: z.strictObject({ query: z.string(), locale: z.string(), type: z.string().optional() }),
   minimumContent: z.boolean(),
-  hasContent: z.strictObject({ flag: z.string(), locale: z.string() }),
-  ean: codes(GtinCode),
-  gtin: codes(z.union([z.string(), z.int()])),
-  eanGtin8: codes(GtinCode),
-  eanGtin12: codes(GtinCode),
-  eanGtin13: codes(GtinCode),
-  eanGtin14: codes(GtinCode),
+  // The spec shows only `name`; the live service is asked for `name`, `media` and `descriptions`.
+  hasContent: z.strictObject({ flag: z.string().min(1), locale: z.string() }),
+  ean: digitCodes(GtinCode),
+  gtin: digitCodes(z.union([z.string(), z.int()])),
+  eanGtin8: digitCodes(GtinCode),
+  eanGtin12: digitCodes(GtinCode),
+  eanGtin13: digitCodes(GtinCode),
+  eanGtin14: digitCodes(GtinCode),
   hsCode: codes(z.union([z.string(), z.int()])),
   artgId: z.string(),
   pbs: codes(z.string()),
@@ -68,7 +78,37 @@ export const productFilters = {
   officialDeletionAt: TimestampFilter,
   createdAt: TimestampFilter,
   updatedSince: TimestampFilter,
+  // Filters of the live service that the spec does not list (README "What the live service
+  // sends", sources F1-F3): national codes (Belgium, France), linked media, regional fields.
+  cnk: nationalCodes(7),
+  cip13: nationalCodes(13),
+  acl13: nationalCodes(13),
+  cipOrAcl7: nationalCodes(7, true),
+  media: codes(z.int().nonnegative()),
+  ecommerce: oneOrMore(YesNoUnknown),
+  apbCategory: oneOrMore(z.string().min(1)),
+  prescription: z.boolean(),
+  locale: oneOrMore(z.string().min(1)),
 };
+
+/** The product filters the spec does not list, only the live service has (the sandbox's `spec` profile refuses them). */
+export const LIVE_PRODUCT_FILTERS = [
+  'cnk',
+  'cip13',
+  'acl13',
+  'cipOrAcl7',
+  'media',
+  'ecommerce',
+  'apbCategory',
+  'prescription',
+  'locale',
+] as const;
+
+/**
+ * Product fields a code filter matched by prefix is checked against (a public client keeps a
+ * product when its cipOrAcl7, cip13, acl13 or one of its ean[] equals the searched code).
+ */
+export const EXACT_CODE_FIELDS = ['cipOrAcl7', 'cip13', 'acl13', 'ean'] as const;
 
 export const productSortings = {
   id: Direction,

@@ -1,8 +1,10 @@
 // Filters and sortings of the reference and news endpoints (spec §4.4-4.8), and
-// of media/stream, whose filters the spec does not show (our decision, mirrored
-// by the sandbox: id, product, kind, photoType, createdAt, updatedSince).
+// of media/query and media/stream, whose filters the spec does not show: the
+// live service's, as public clients and the vendor's regional docs use them
+// (README "What the live service sends", F1, F3), plus id, product, photoType,
+// createdAt and updatedSince (our decision, mirrored by the sandbox).
 import { z } from 'zod';
-import { Direction, TimestampFilter, codes, oneOrMore } from '../filters.js';
+import { Direction, TimestampFilter, codes, digitCodes, oneOrMore } from '../filters.js';
 import { CorrectionStatusFilterValue, NewsType, OrganizationType, PhotoType } from '../resources/enums.js';
 
 export const organizationFilters = {
@@ -12,7 +14,12 @@ export const organizationFilters = {
   searchName: z.string(),
   specializations: codes(z.int()),
   vatNr: z.string(),
+  // Belgium's pharmacy (APB) and INAMI/RIZIV numbers, live service only: integers or strings.
+  apbNr: digitCodes(z.union([z.int().nonnegative(), z.string().regex(/^\d+$/, { message: 'must be digits' })])),
+  rizivNr: digitCodes(z.union([z.int().nonnegative(), z.string().regex(/^\d+$/, { message: 'must be digits' })])),
 };
+/** The organization filters only the live service has (the sandbox's `spec` profile refuses them). */
+export const LIVE_ORGANIZATION_FILTERS = ['apbNr', 'rizivNr'] as const;
 export const organizationSortings = { id: Direction, name: Direction };
 
 export const correctionFilters = {
@@ -57,12 +64,43 @@ export const brandFilters = {
 };
 export const brandSortings = { id: Direction, name: Direction };
 
+export const MEDIA_TYPES = ['photo', 'frontal', 'link'] as const;
+export const LINK_TYPES = ['app', 'brochure', 'video', 'website'] as const;
+
 export const mediaFilters = {
   id: codes(z.union([z.int(), z.string()])),
   product: codes(z.string()),
-  kind: oneOrMore(z.enum(['photo', 'frontal', 'link'])),
+  /** The media type; our spec called it `kind`, which the live service does not know (`mediaFilterAliases`). */
+  type: oneOrMore(z.enum(MEDIA_TYPES)),
   photoType: oneOrMore(PhotoType),
+  published: z.boolean(),
+  available: z.boolean(),
+  organization: codes(z.int().nonnegative()),
+  targetGroup: oneOrMore(z.string().min(1)),
+  linkType: oneOrMore(z.enum(LINK_TYPES)),
+  locale: oneOrMore(z.string().min(1)),
+  touchedAt: TimestampFilter,
   createdAt: TimestampFilter,
   updatedSince: TimestampFilter,
 };
-export const mediaSortings = { id: Direction, createdAt: Direction };
+/**
+ * Deprecated filter names still accepted in pipeline files and code, sent under the service's
+ * name with a warning: `kind` was our spec's guess for the media type filter.
+ */
+export const mediaFilterAliases: Readonly<Record<string, string>> = { kind: 'type' };
+/** The deprecated names as typed filters, so code written with them still compiles (and is marked). */
+export type DeprecatedMediaFilters = {
+  /** @deprecated The live service's media type filter is `type`; `kind` is sent as `type` with a warning. */
+  kind: (typeof mediaFilters)['type'];
+};
+/** The media filters the spec-profile sandbox refuses (as it refused them before the live service was read). */
+export const LIVE_MEDIA_FILTERS = [
+  'published',
+  'available',
+  'organization',
+  'targetGroup',
+  'linkType',
+  'locale',
+  'touchedAt',
+] as const;
+export const mediaSortings = { id: Direction, createdAt: Direction, touchedAt: Direction };

@@ -13,20 +13,22 @@
 // Objects are overwritten when a later run renders the same key; put {run} in the key to
 // keep every run's objects apart.
 import { createHash } from 'node:crypto';
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { defaultStageContext, type PartialStageContext } from '../../core/default-context.js';
 import { parseStageOptions } from '../../core/issues.js';
 import type { DocumentedInput } from '../../core/stage-factory.js';
-import { RunLock, s3LockBackend, type S3LockIO } from '../../core/lock.js';
-import type { SinkStream, StageContext, StageServices } from '../../core/stage.js';
+import { RunLock, storeLockBackend } from '../../core/lock.js';
+import type { SinkStream, StageContext } from '../../core/stage.js';
 import { defineStage } from '../../core/stage.js';
 import { ConfigError } from '../../errors.js';
 import { byteSize, rotationOptions } from '../option-schemas.js';
 import { PathTemplate } from '../path-template.js';
 import { RecordSink, type CommittedOutput } from '../record-sink.js';
-import { s3Error, s3Location, S3ObjectUpload } from '../s3-object-upload.js';
-import { loadS3Sdk, type S3Sdk } from '../s3-sdk.js';
+import { S3ObjectUpload } from '../s3-object-upload.js';
+import { s3ClientConfig, s3Location, type S3ClientOptions } from '../../storage/s3-client.js';
+import { S3ObjectStore } from '../../storage/s3-object-store.js';
+import { loadS3Sdk, type S3Sdk } from '../../storage/s3-sdk.js';
 import { otherFormatOptions, type FormatsShape, type SinkFormat } from '../sink-format.js';
 import type { SinkCodeExtras } from './local.js';
 
@@ -120,47 +122,6 @@ interface S3Settings extends S3ClientOptions {
 }
 
 /**
- * The S3 client for the sink's options: endpoint and checksum mode for S3-compatible servers.
- * Asynchronous because it loads the AWS SDK on first use (s3-sdk.ts).
- */
-export async function createS3Client(options: S3ClientOptions, env: Env = process.env): Promise<S3Client> {
-  const { s3 } = await loadS3Sdk();
-  return new s3.S3Client(s3ClientConfig(options, env));
-}
-
-/** The client settings of the s3 sink's options (endpoint, region, path style, checksums, attempts). */
-export interface S3ClientOptions {
-  endpoint?: string | undefined;
-  region?: string | undefined;
-  forcePathStyle?: boolean | undefined;
-  checksums?: 'when-supported' | 'when-required' | undefined;
-  maxAttempts?: number | undefined;
-}
-
-/** The environment the client settings default from: ctx.services.env, or the process's. */
-type Env = NonNullable<StageServices['env']>;
-
-function s3ClientConfig(options: S3ClientOptions, env: Env): S3ClientConfig {
-  const endpoint = options.endpoint ?? (env.S3_ENDPOINT || undefined);
-  const custom = endpoint !== undefined;
-  const mode =
-    (options.checksums ?? (custom ? 'when-required' : 'when-supported')) === 'when-required'
-      ? 'WHEN_REQUIRED'
-      : 'WHEN_SUPPORTED';
-  const region = options.region ?? (custom && !env.AWS_REGION && !env.AWS_DEFAULT_REGION ? 'us-east-1' : undefined);
-  const config: S3ClientConfig = {
-    forcePathStyle: options.forcePathStyle ?? custom,
-    requestChecksumCalculation: mode,
-    responseChecksumValidation: mode,
-    maxAttempts: options.maxAttempts,
-    requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
-  };
-  if (endpoint) config.endpoint = endpoint;
-  if (region) config.region = region;
-  return config;
-}
-
-/**
  * The key a data object is written under: the template, with `-{run}` added before the
  * extension when it has no `{run}`, so that no run ever overwrites an object another run
  * published (`part-{part}.parquet` -> `part-{part}-{run}.parquet`).
@@ -201,10 +162,19 @@ function createS3Sink(
   const env = ctx.services.env ?? process.env;
   // Set by prepare(), which the sink runs before its first record. The client is closed when the
   // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.
-  let sdk!: S3Sdk;
+  let sdk: S3Sdk | undefined;
   let client: S3Client | undefined;
   let lock: RunLock | undefined;
-  const currentClient = (): S3Client => (client ??= new sdk.s3.S3Client(s3ClientConfig(options, env)));
+  const currentClient = (): S3Client => (client ??= new sdk!.s3.S3Client(s3ClientConfig(options, env)));
+  // Keys are whole keys (no prefix): the dataset's folder is `prefix`, its manifest may be elsewhere.
+  const store = new S3ObjectStore({
+    bucket,
+    prefix: '',
+    client: async () => {
+      sdk ??= await loadS3Sdk();
+      return currentClient();
+    },
+  });
   const sink: RecordSink<unknown> = new RecordSink<unknown>({
     sinkType: 's3',
     ctx,
@@ -213,10 +183,10 @@ function createS3Sink(
     templateOption: 'key',
     locate: (rendered) => rendered,
     prepare: async () => {
-      sdk = await loadS3Sdk();
+      sdk = (await store.s3()).sdk;
       if (!replaces) return;
       lock = await RunLock.acquire(
-        s3LockBackend(lockIO(sdk, currentClient), bucket, `${prefix}${LOCK_NAME}`),
+        storeLockBackend(store, `${prefix}${LOCK_NAME}`),
         { runId: ctx.run.id, pipeline: ctx.run.name },
         {
           what: `dataset s3://${bucket}/${prefix}`,
@@ -225,28 +195,21 @@ function createS3Sink(
         },
       );
       if (manifestObjectKey !== undefined)
-        previouslyListed = await readManifestKeys(sdk, currentClient(), bucket, manifestObjectKey, key, ctx);
+        previouslyListed = await readManifestKeys(store, manifestObjectKey, key, ctx);
     },
     supersede: replaces
       ? async (written) => {
           const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
-          const candidates = (await listKeys(sdk, currentClient(), bucket, prefix)).filter(
-            (k) => !keep.has(k) && (template.pattern.test(k) || given.pattern.test(k)),
-          );
+          const candidates: string[] = [];
+          for await (const { rel: k } of store.list(prefix))
+            if (!keep.has(k) && (template.pattern.test(k) || given.pattern.test(k))) candidates.push(k);
           const stale: string[] = [];
           const unlisted: string[] = [];
           for (const k of candidates) {
-            if (previouslyListed.has(k) || (await objectDataset(sdk, currentClient(), bucket, k)) === dataset)
-              stale.push(k);
+            if (previouslyListed.has(k) || (await store.metadata(k))?.[DATASET_METADATA] === dataset) stale.push(k);
             else unlisted.push(k);
           }
-          for (const k of stale) {
-            try {
-              await currentClient().send(new sdk.s3.DeleteObjectCommand({ Bucket: bucket, Key: k }));
-            } catch (err) {
-              throw s3Error(err, 'delete the superseded object', s3Location(bucket, k));
-            }
-          }
+          for (const k of stale) await store.remove(k);
           if (stale.length > 0)
             ctx.events.emit('info', {
               code: 'superseded',
@@ -266,7 +229,7 @@ function createS3Sink(
       lock = undefined;
     },
     openDestination: (objectKey) =>
-      new S3ObjectUpload(sdk, currentClient, {
+      new S3ObjectUpload(sdk!, currentClient, {
         bucket,
         key: objectKey,
         contentType,
@@ -280,7 +243,7 @@ function createS3Sink(
     afterCommit: async (committed) => {
       if (manifestObjectKey === undefined) return [];
       return [
-        await writeManifest(sdk, currentClient, ctx, {
+        await writeManifest(store, ctx, {
           bucket,
           key: manifestObjectKey,
           keyTemplate: key,
@@ -293,6 +256,7 @@ function createS3Sink(
     dispose: () => {
       client?.destroy();
       client = undefined;
+      void store.close();
     },
   });
   return sink;
@@ -306,39 +270,19 @@ function datasetId(bucket: string, template: PathTemplate): string {
   return createHash('sha256').update(`${bucket}\n${template.pattern.source}`).digest('hex').slice(0, 16);
 }
 
-/** The dataset an object's metadata names, or undefined (none, or the object is gone). */
-async function objectDataset(sdk: S3Sdk, client: S3Client, bucket: string, key: string): Promise<string | undefined> {
-  try {
-    const head = await client.send(new sdk.s3.HeadObjectCommand({ Bucket: bucket, Key: key }));
-    return head.Metadata?.[DATASET_METADATA];
-  } catch (err) {
-    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    if ((err as { name?: string }).name === 'NotFound' || status === 404) return undefined;
-    throw s3Error(err, 'read the metadata of', s3Location(bucket, key));
-  }
-}
-
 /**
  * The data keys the manifest at `manifestKey` lists, if it is a manifest of this key template (a
  * manifest of another template, or one that cannot be read, lists nothing of this dataset).
  */
 async function readManifestKeys(
-  sdk: S3Sdk,
-  client: S3Client,
-  bucket: string,
+  store: S3ObjectStore,
   manifestKey: string,
   keyTemplate: string,
   ctx: StageContext,
 ): Promise<Set<string>> {
-  let text: string;
-  try {
-    const res = await client.send(new sdk.s3.GetObjectCommand({ Bucket: bucket, Key: manifestKey }));
-    text = await res.Body!.transformToString('utf8');
-  } catch (err) {
-    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    if ((err as { name?: string }).name === 'NoSuchKey' || status === 404) return new Set();
-    throw s3Error(err, 'read the previous manifest', s3Location(bucket, manifestKey));
-  }
+  const bucket = store.bucket;
+  const text = await store.readText(manifestKey);
+  if (text === undefined) return new Set();
   try {
     const previous = JSON.parse(text) as Partial<S3Manifest>;
     if (previous.keyTemplate === keyTemplate && previous.bucket === bucket && Array.isArray(previous.files))
@@ -355,66 +299,6 @@ async function readManifestKeys(
 
 /** The lock object of a dataset a run replaces, in the folder of its manifest. */
 export const LOCK_NAME = '_publish.lock';
-
-async function listKeys(sdk: S3Sdk, client: S3Client, bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    let page;
-    try {
-      page = await client.send(
-        new sdk.s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
-      );
-    } catch (err) {
-      throw s3Error(err, 'list', s3Location(bucket, prefix));
-    }
-    for (const c of page.Contents ?? []) if (c.Key) keys.push(c.Key);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return keys;
-}
-
-/** The lock object's S3 calls, with the sink's client. */
-export function lockIO(sdk: S3Sdk, client: () => S3Client): S3LockIO {
-  const { s3 } = sdk;
-  const status = (err: unknown) => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  return {
-    async getObject(bucket, key) {
-      try {
-        const res = await client().send(new s3.GetObjectCommand({ Bucket: bucket, Key: key }));
-        return await res.Body!.transformToString('utf8');
-      } catch (err) {
-        if ((err as { name?: string }).name === 'NoSuchKey' || status(err) === 404) return undefined;
-        throw s3Error(err, 'read the lock', s3Location(bucket, key));
-      }
-    },
-    async putObject(bucket, key, body, opts) {
-      try {
-        await client().send(
-          new s3.PutObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            Body: body,
-            ContentType: 'application/json',
-            ...(opts?.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
-          }),
-        );
-        return true;
-      } catch (err) {
-        // 412: the lock exists; 409: another conditional put of it is in progress.
-        if (opts?.ifNoneMatch && (status(err) === 412 || status(err) === 409)) return false;
-        throw s3Error(err, 'write the lock', s3Location(bucket, key));
-      }
-    },
-    async deleteObject(bucket, key) {
-      try {
-        await client().send(new s3.DeleteObjectCommand({ Bucket: bucket, Key: key }));
-      } catch (err) {
-        throw s3Error(err, 'delete the lock', s3Location(bucket, key));
-      }
-    },
-  };
-}
 
 /** The manifest's key: `manifestKey` (run placeholders only), or `_manifest.json` in the folder shared by all keys. */
 function manifestKeyFor(manifestKey: string | undefined, template: PathTemplate, ctx: StageContext): string {
@@ -447,8 +331,7 @@ export interface S3Manifest {
 }
 
 async function writeManifest(
-  { s3 }: S3Sdk,
-  client: () => S3Client,
+  store: S3ObjectStore,
   ctx: StageContext,
   m: {
     bucket: string;
@@ -481,22 +364,10 @@ async function writeManifest(
   };
   const body = Buffer.from(`${JSON.stringify(document, null, 2)}\n`);
   const location = s3Location(m.bucket, m.key);
-  try {
-    await client().send(
-      new s3.PutObjectCommand({ Bucket: m.bucket, Key: m.key, Body: body, ContentType: 'application/json' }),
-    );
-  } catch (err) {
-    throw s3Error(err, 'write the manifest', location);
-  }
+  await store.write(m.key, body, { contentType: 'application/json' });
   return {
     output: { kind: 'object', location, rows: 0, bytes: body.byteLength, sink: 's3' },
-    revoke: async () => {
-      try {
-        await client().send(new s3.DeleteObjectCommand({ Bucket: m.bucket, Key: m.key }));
-      } catch (err) {
-        throw s3Error(err, 'delete the manifest', location);
-      }
-    },
+    revoke: () => store.remove(m.key),
   };
 }
 

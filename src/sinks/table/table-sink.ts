@@ -41,7 +41,14 @@ import type { OutputRecord } from '../../events.js';
 import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { RunLock } from '../../core/lock.js';
 import type { PartialStageContext } from '../../core/default-context.js';
-import { defineStage, type RecordLookup, type SinkStream, type StageContext } from '../../core/stage.js';
+import {
+  defineStage,
+  type HeldPublication,
+  type RecordLookup,
+  type SinkStream,
+  type StageContext,
+} from '../../core/stage.js';
+import { PublicationHold } from '../publication.js';
 import { stageFactory } from '../../core/stage-factory.js';
 import { isPlainObject } from '../../values.js';
 import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../column-schema.js';
@@ -53,7 +60,7 @@ import {
   SCHEMA_METADATA_KEY,
 } from '../parquet-format.js';
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet-encoder.js';
-import { createS3Client } from '../destinations/s3.js';
+import { createS3Client } from '../../storage/s3-client.js';
 import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
 import {
   compareKeys,
@@ -64,7 +71,9 @@ import {
   readFrameBodies,
   type Key,
 } from './sorted-records.js';
-import { isTableFile, LocalTableStore, S3TableStore, type StagedFile, type TableStore } from './table-store.js';
+import { LocalObjectStore } from '../../storage/object-store.js';
+import { S3ObjectStore } from '../../storage/s3-object-store.js';
+import { isTableFile, TableStore, type StagedFile } from './table-store.js';
 
 export const TABLE_MANIFEST = '_table.json';
 /**
@@ -255,15 +264,10 @@ export class TableSink extends Writable implements SinkStream {
   #published = false;
   readonly #outputs: OutputRecord[] = [];
   readonly #onAbort: () => void;
-  #hold:
-    | {
-        ready: () => void;
-        fail: (err: Error) => void;
-        go: () => void;
-        stop: (err: Error) => void;
-        decision: Promise<void>;
-      }
-    | undefined;
+  #hold: PublicationHold | undefined;
+  /** What the published `_table.json` no longer lists (a same-day snapshot, the older state): removed by the settle. */
+  #superseded: string[] = [];
+  #settling: Promise<void> | undefined;
 
   constructor(config: TableSinkConfig, ctx: StageContext) {
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
@@ -282,8 +286,8 @@ export class TableSink extends Writable implements SinkStream {
     this.#ctx = ctx;
     const s3 = s3Path(config.path);
     this.#store = s3
-      ? new S3TableStore({ ...s3, client: () => createS3Client(config) })
-      : new LocalTableStore(path.resolve(ctx.baseDir, config.path));
+      ? new TableStore(new S3ObjectStore({ ...s3, client: () => createS3Client(config) }))
+      : new TableStore(new LocalObjectStore(path.resolve(ctx.baseDir, config.path)));
     this.#keySteps = config.key.split('.');
     this.#schema = schema;
     this.#shaper = new RecordShaper(schema);
@@ -305,23 +309,10 @@ export class TableSink extends Writable implements SinkStream {
     return this.#outputs;
   }
 
-  holdPublication(): { readonly ready: Promise<void>; publish(): void } {
-    let ready!: () => void;
-    let fail!: (err: Error) => void;
-    const readyPromise = new Promise<void>((resolve, reject) => {
-      ready = resolve;
-      fail = reject;
-    });
-    readyPromise.catch(() => {});
-    let go!: () => void;
-    let stop!: (err: Error) => void;
-    const decision = new Promise<void>((resolve, reject) => {
-      go = resolve;
-      stop = reject;
-    });
-    decision.catch(() => {});
-    this.#hold = { ready, fail, go, stop, decision };
-    return { ready: readyPromise, publish: () => go() };
+  /** Held by the tee: publishes on its word, and removes what it superseded only once settled (sinks/publication.ts). */
+  holdPublication(): HeldPublication {
+    this.#hold = new PublicationHold();
+    return this.#hold.handle(() => this.#settle());
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
@@ -329,11 +320,11 @@ export class TableSink extends Writable implements SinkStream {
       // One run publishes into a table at a time: a second would merge into the same previous
       // version and its _table.json would drop the first one's.
       this.#lock = await RunLock.acquire(
-        await this.#store.lockBackend(),
+        this.#store.lockBackend(),
         { runId: this.#ctx.run.id, pipeline: this.#ctx.run.name },
         { what: `table ${this.#store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
       );
-      this.#manifestText = await this.#store.readText(TABLE_MANIFEST);
+      this.#manifestText = await this.#store.objects.readText(TABLE_MANIFEST);
       if (this.#manifestText !== undefined) {
         let manifest: TableManifest;
         try {
@@ -597,16 +588,13 @@ export class TableSink extends Writable implements SinkStream {
     await snapshot.end(true);
     await changes.end(false);
     await state.end();
-    for (const staged of this.#staged) await this.#store.finish(staged);
-    if (this.#hold) {
-      this.#hold.ready();
-      await this.#hold.decision;
-    }
+    for (const staged of this.#staged) await staged.finish();
+    if (this.#hold) await this.#hold.waitForPublish();
     this.#checkStopped();
 
     // Publication: data files under their final names, then the manifest (the commit point),
     // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
-    for (const staged of this.#staged) await this.#store.publish(staged);
+    for (const staged of this.#staged) await staged.commit();
     this.#published = true;
     const fileEntry = (staged: StagedFile, encoder: ParquetEncoder): TableFile => ({
       path: staged.rel,
@@ -642,7 +630,7 @@ export class TableSink extends Writable implements SinkStream {
       versions: [...versions, version],
     };
     this.#checkStopped();
-    await this.#store.writeText(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+    await this.#store.objects.write(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
     const sink = 'table';
     const kind = this.#store.kind;
     for (const f of [...version.snapshot, ...version.changes])
@@ -656,25 +644,36 @@ export class TableSink extends Writable implements SinkStream {
       counts,
       rows,
     });
-    const superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
-    for (const rel of superseded) {
-      if (typeof rel !== 'string' || !isTableFile(rel)) {
-        // An entry of _table.json that is not one of the table's own names (a path outside its
-        // root, another file): the table did not write it, so it is not the table's to remove.
-        ctx.events.emit('warning', {
-          code: 'table.cleanup_refused',
-          message: `table sink did not remove ${JSON.stringify(rel)}, which ${this.#store.location(TABLE_MANIFEST)} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
-        });
-        continue;
+    this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
+    // Held: a sibling may still fail and revoke this version to the earlier `_table.json`, whose
+    // files must then be there; the tee settles every sink once all published.
+    if (!this.#hold) await this.#settle();
+  }
+
+  /** Removes what the published `_table.json` no longer lists, then releases the lock (once). */
+  #settle(): Promise<void> {
+    return (this.#settling ??= (async () => {
+      const ctx = this.#ctx;
+      for (const rel of this.#superseded) {
+        if (typeof rel !== 'string' || !isTableFile(rel)) {
+          // An entry of _table.json that is not one of the table's own names (a path outside its
+          // root, another file): the table did not write it, so it is not the table's to remove.
+          ctx.events.emit('warning', {
+            code: 'table.cleanup_refused',
+            message: `table sink did not remove ${JSON.stringify(rel)}, which ${this.#store.location(TABLE_MANIFEST)} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
+          });
+          continue;
+        }
+        await this.#store.objects.remove(rel).catch((err: unknown) =>
+          ctx.events.emit('warning', {
+            code: 'sink.cleanup',
+            message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}; the next run of the table removes it`,
+          }),
+        );
       }
-      await this.#store.remove(rel).catch((err: unknown) =>
-        ctx.events.emit('warning', {
-          code: 'sink.cleanup',
-          message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}`,
-        }),
-      );
-    }
-    await this.#release();
+      await this.#release();
+      if (this.closed) await this.#store.objects.close();
+    })());
   }
 
   async #release(): Promise<void> {
@@ -690,9 +689,9 @@ export class TableSink extends Writable implements SinkStream {
 
   /** A staged file the destroy will discard; one opened while the sink was being destroyed goes at once. */
   async #stage(rel: string): Promise<StagedFile> {
-    const staged = await this.#store.stage(rel);
+    const staged = await this.#store.objects.stage(rel);
     if (this.destroyed) {
-      await this.#store.discard(staged);
+      await staged.discard();
       this.#checkStopped();
     }
     this.#staged.push(staged);
@@ -749,7 +748,7 @@ export class TableSink extends Writable implements SinkStream {
   /** The previous version's state file, gunzipped, as frame bodies (`v8.serialize([key, record])`), not decoded. */
   async *#stateBodies(rel: string): AsyncGenerator<Buffer> {
     const gunzip = createGunzip();
-    const bytes = this.#stateCopy ? createReadStream(this.#stateCopy) : await this.#store.readBytes(rel);
+    const bytes = this.#stateCopy ? createReadStream(this.#stateCopy) : await this.#store.objects.readStream(rel);
     const piping = pipeline(Readable.from(bytes), gunzip);
     piping.catch(() => {});
     try {
@@ -792,7 +791,7 @@ export class TableSink extends Writable implements SinkStream {
     if (this.#store.kind === 'object') {
       // Read twice: fetched once.
       const copy = path.join(dir, 'previous-state.v8.gz');
-      await pipeline(await this.#store.readBytes(stateRel), createWriteStream(copy));
+      await pipeline(await this.#store.objects.readStream(stateRel), createWriteStream(copy));
       this.#stateCopy = copy;
     }
 
@@ -915,35 +914,35 @@ export class TableSink extends Writable implements SinkStream {
       error ??
       new SinkError('table sink was destroyed before it finished; nothing was published', { code: 'sink.aborted' });
     this.#hold?.fail(reason);
-    this.#hold?.stop(reason);
+    // Destroyed after publishing (autoDestroy) while held: the lock waits for the tee's settle or revoke.
+    const awaitingTee = this.#published && !!this.#hold && !this.#hold.settled && this.#settling === undefined;
     (async () => {
       if (!this.#published)
-        for (const staged of this.#staged)
-          await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+        for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
       this.#state?.destroy();
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
-      await this.#release();
-      await this.#store.close();
+      if (!awaitingTee || error) await this.#release();
+      await this.#store.objects.close();
     })().finally(() => callback(error));
   }
 
   /**
    * A sibling sink failed after this one published: the earlier `_table.json` comes back (or goes,
    * on a first run) before this run's files are removed, so the manifest never lists a missing file.
-   * What this run already superseded (a same-day snapshot) cannot come back; the restored manifest
-   * then lists it and a rerun of the day replaces it.
+   * Nothing it listed was removed yet (that waits for the settle), so the earlier version is whole.
    */
   async revoke(): Promise<void> {
     if (!this.#published) return;
     const restore =
       this.#manifestText === undefined
-        ? this.#store.remove(TABLE_MANIFEST)
-        : this.#store.writeText(TABLE_MANIFEST, this.#manifestText);
+        ? this.#store.objects.remove(TABLE_MANIFEST)
+        : this.#store.objects.write(TABLE_MANIFEST, this.#manifestText);
     await restore.catch((err: unknown) => this.#cleanupWarning(err));
-    for (const staged of this.#staged)
-      await this.#store.discard(staged).catch((err: unknown) => this.#cleanupWarning(err));
+    for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
     this.#outputs.length = 0;
-    await this.#store.close();
+    this.#settling ??= Promise.resolve();
+    await this.#release();
+    await this.#store.objects.close();
   }
 
   #cleanupWarning(err: unknown): void {

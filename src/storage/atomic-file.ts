@@ -15,12 +15,14 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SinkError } from '../errors.js';
-import { tempPathFor } from '../storage/local-file.js';
-import { waitForDrain, writeWithBackpressure, type ByteDestination } from './byte-destination.js';
+import { tempPathFor } from './local-file.js';
+import { storageStep } from './step-hook.js';
+import { waitForDrain, writeWithBackpressure } from './stream-write.js';
 
 const STREAM_HIGH_WATER_MARK = 256 * 1024;
 
-export class AtomicFile implements ByteDestination {
+/** A ByteDestination (sinks/byte-destination.ts) by shape: storage knows nothing of sinks. */
+export class AtomicFile {
   readonly kind = 'file' as const;
   readonly location: string;
   readonly tempPath: string;
@@ -86,6 +88,7 @@ export class AtomicFile implements ByteDestination {
     if (this.#state === 'committed') return;
     await this.close();
     try {
+      storageStep('rename', this.location);
       await rename(this.tempPath, this.location);
     } catch (err) {
       throw new SinkError(`cannot rename ${this.tempPath} to ${this.location}: ${(err as Error).message}`, {
@@ -112,6 +115,7 @@ export class AtomicFile implements ByteDestination {
   /** Removes the committed file again (a later part of the run failed). */
   async revoke(): Promise<void> {
     if (this.#state !== 'committed') return this.abort();
+    storageStep('remove', this.location);
     await unlink(this.location).catch(() => {});
   }
 }

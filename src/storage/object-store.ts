@@ -1,0 +1,212 @@
+// One interface for where outputs, tables, states and locks live: a local folder or an S3 prefix.
+// Everything above (sinks, the table, the state store, the locks) is written once against it, so a
+// rule of the publication protocol (ARCHITECTURE.md) holds the same on both. The contract tests
+// (test/storage/object-store.test.ts) run the same cases against both implementations.
+//
+// Names are relative to the store's root, with `/`. A name that would resolve outside the root
+// (`../x`, an absolute path, an empty segment) is refused before any I/O: a manifest or a record
+// that names something elsewhere can never make the toolkit read, write or delete it.
+import { createReadStream } from 'node:fs';
+import { readdir, readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { StorageError } from '../errors.js';
+import { AtomicFile } from './atomic-file.js';
+import { createFileExclusive, isStaleTemp, parseTempName, writeFileAtomic } from './local-file.js';
+import { storageStep } from './step-hook.js';
+
+export interface StoredObject {
+  /** Relative to the store's root, with `/`. */
+  readonly rel: string;
+  readonly size: number;
+}
+
+export interface ObjectWriteOptions {
+  /** S3 Content-Type (ignored locally). */
+  contentType?: string;
+  /** S3 user metadata, `x-amz-meta-*` (ignored locally). */
+  metadata?: Record<string, string>;
+}
+
+/**
+ * Data written under a temporary identity, then made visible (stage then commit). Locally a
+ * hidden temp file beside the final name, renamed by `commit`; on S3 a local staging file,
+ * uploaded under its final key by `finish` (the key is not yet listed by any manifest, so
+ * readers do not see it) and left as is by `commit`.
+ */
+export interface StagedObject {
+  readonly rel: string;
+  /** Where readers find it once committed. */
+  readonly location: string;
+  /** Receives the bytes (a ByteDestination by shape). */
+  readonly file: AtomicFile;
+  /** The data is complete and durable; not yet visible under its final name locally. */
+  finish(): Promise<void>;
+  /** Visible under its final name. */
+  commit(): Promise<void>;
+  /** Removes every trace of it, committed or not. */
+  discard(): Promise<void>;
+}
+
+export interface ObjectStore {
+  readonly kind: 'file' | 'object';
+  /** A path or `s3://bucket/key`, for messages and outputs. */
+  location(rel: string): string;
+  /** The object as text, or undefined when there is none. */
+  readText(rel: string): Promise<string | undefined>;
+  readStream(rel: string): Promise<AsyncIterable<Buffer>>;
+  /** Replaces the object atomically: a reader sees the old or the new content, never a part. */
+  write(rel: string, body: string | Uint8Array, options?: ObjectWriteOptions): Promise<void>;
+  /** Creates the object only if none exists: false when one does (locks). */
+  putIfAbsent(rel: string, body: string | Uint8Array, options?: ObjectWriteOptions): Promise<boolean>;
+  /**
+   * Every object whose name starts with `prefix` (recursively; `maxDepth`: names of at most that
+   * many segments, so a walk never wanders through a big unrelated tree); locally hidden temp
+   * files included, and `size` 0.
+   */
+  list(prefix: string, maxDepth?: number): AsyncIterable<StoredObject>;
+  /** Removes the object; one that is already gone is fine. */
+  remove(rel: string): Promise<void>;
+  stage(rel: string): Promise<StagedObject>;
+  /**
+   * Removes temp files under `prefix` that killed writers left (their writer a dead process of
+   * this host, or untouched for a day) and whose final name `accept` claims; returns their
+   * locations. Only local stores have them: an S3 upload that never completed is invisible.
+   */
+  removeAbandoned(prefix: string, accept: (finalRel: string) => boolean, maxDepth?: number): Promise<string[]>;
+  /** Releases what the store holds (the S3 client, a staging folder); it opens again on use. */
+  close(): Promise<void>;
+}
+
+/** `rel` split into checked segments, or a StorageError naming it. */
+export function checkedSegments(rel: string, root: string, allowRoot = false): string[] {
+  if (rel === '' && allowRoot) return [];
+  const segments = rel.split('/');
+  if (rel === '' || segments.some((s) => s === '' || s === '.' || s === '..' || s.includes('\\')) || rel.includes('\0'))
+    throw new StorageError(
+      'use',
+      JSON.stringify(rel),
+      `it is not a name under ${root} (names are relative, with "/", and never leave their root); nothing was read, written or removed`,
+      { code: 'storage.outside_root' },
+    );
+  return segments;
+}
+
+export class LocalObjectStore implements ObjectStore {
+  readonly kind = 'file' as const;
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  /** `location('')` is the root itself. */
+  location(rel: string): string {
+    return path.join(this.root, ...checkedSegments(rel, this.root, true));
+  }
+
+  async readText(rel: string): Promise<string | undefined> {
+    const file = this.location(rel);
+    try {
+      return await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new StorageError('read', file, (err as Error).message, { code: 'storage.read_failed', cause: err });
+    }
+  }
+
+  async readStream(rel: string): Promise<AsyncIterable<Buffer>> {
+    return createReadStream(this.location(rel), { highWaterMark: 256 * 1024 });
+  }
+
+  async write(rel: string, body: string | Uint8Array): Promise<void> {
+    checkedSegments(rel, this.root);
+    return writeFileAtomic(this.location(rel), body);
+  }
+
+  async putIfAbsent(rel: string, body: string | Uint8Array): Promise<boolean> {
+    checkedSegments(rel, this.root);
+    return createFileExclusive(this.location(rel), body);
+  }
+
+  async *list(prefix: string, maxDepth = Infinity): AsyncIterable<StoredObject> {
+    const slash = prefix.lastIndexOf('/');
+    const folder = slash < 0 ? '' : prefix.slice(0, slash);
+    const start = folder === '' ? this.root : this.location(folder);
+    const depth = folder === '' ? 1 : folder.split('/').length + 1;
+    yield* this.#walk(start, folder === '' ? '' : `${folder}/`, prefix, depth, maxDepth);
+  }
+
+  async *#walk(
+    dir: string,
+    relDir: string,
+    prefix: string,
+    depth: number,
+    maxDepth: number,
+  ): AsyncIterable<StoredObject> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const rel = `${relDir}${entry.name}`;
+      if (entry.isDirectory()) {
+        // Descends only into folders that can hold names starting with the prefix.
+        if (depth < maxDepth && (`${rel}/`.startsWith(prefix) || prefix.startsWith(`${rel}/`)))
+          yield* this.#walk(path.join(dir, entry.name), `${rel}/`, prefix, depth + 1, maxDepth);
+      } else if (entry.isFile() && rel.startsWith(prefix)) {
+        yield { rel, size: 0 };
+      }
+    }
+  }
+
+  async remove(rel: string): Promise<void> {
+    checkedSegments(rel, this.root);
+    const file = this.location(rel);
+    storageStep('remove', file);
+    await unlink(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT')
+        throw new StorageError('remove', file, err.message, { code: 'storage.remove_failed', cause: err });
+    });
+  }
+
+  async stage(rel: string): Promise<StagedObject> {
+    checkedSegments(rel, this.root);
+    const location = this.location(rel);
+    const file = await AtomicFile.create(location);
+    return {
+      rel,
+      location,
+      file,
+      finish: () => file.close(),
+      commit: () => file.commit(),
+      discard: async () => {
+        await file.abort();
+        await file.revoke();
+      },
+    };
+  }
+
+  async removeAbandoned(prefix: string, accept: (finalRel: string) => boolean, maxDepth = Infinity): Promise<string[]> {
+    const removed: string[] = [];
+    for await (const { rel } of this.list(prefix, maxDepth)) {
+      const slash = rel.lastIndexOf('/') + 1;
+      const temp = parseTempName(rel.slice(slash));
+      if (!temp || !accept(`${rel.slice(0, slash)}${temp.finalName}`)) continue;
+      const file = this.location(rel);
+      if (
+        (await isStaleTemp(file)) &&
+        (await unlink(file).then(
+          () => true,
+          () => false,
+        ))
+      )
+        removed.push(file);
+    }
+    return removed;
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,302 @@
+// Kill at every step (issue 23): a run of the CLI is stopped with SIGKILL just before its N-th
+// visible storage step (storage/step-hook.ts), for N = 1, 2, ... until a run gets through, and a
+// good run follows each kill. The catalog changes before every run (products touched), so each
+// run has updates to publish.
+//
+// The oracle is the test's own bookkeeping, not the code under test: the ids the sandbox touched
+// since the last version that became visible, and the sandbox's product list. After every kill a
+// reader going through the current manifest (`_table.json`, `_manifest.json`) must find a whole
+// version: every file it lists present, the snapshot one row per product. After every good run:
+// one row per key, each version's change rows exactly the touched ids (or every id for the first),
+// and nothing under the dataset that the manifest does not list (no parts renamed before a kill,
+// no superseded files, no temp files, no lock).
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
+import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { listFiles, runCli, sandboxEnv, workspace } from '../cli/cli-process.js';
+
+const PRODUCTS = 250;
+const TOUCHED = 7;
+
+let sandbox: TestSandbox;
+let s3: S3TestServer;
+let ids: string[];
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ products: PRODUCTS, seed: 23 });
+  s3 = await startS3Server();
+  const all = await sandbox.query<{ id: string }>('/v4/products/query', {
+    filter: { createdAt: { from: 0 } },
+    sorting: { id: 'ASC' },
+    page: { no: 0, size: 250 },
+  });
+  ids = all.results.map((r) => r.id).sort();
+}, 60_000);
+afterAll(async () => {
+  await sandbox?.close();
+  await s3?.stop();
+});
+
+// No filter on a value that changes: the run's window is on createdAt, so a product touched just
+// before the run (in the second the window ends) is still read (docs/changing-catalog.md).
+const SOURCE = `source: { type: products.query, filter: { createdAt: { from: 0 } }, sorting: { id: ASC } }`;
+
+interface Storage {
+  /** Every name under the dataset's root, relative, sorted (locally hidden files included). */
+  list(): Promise<string[]>;
+  read(rel: string): Promise<string | undefined>;
+  /** A local path DuckDB can read for `rel` (downloaded from S3). */
+  local(rel: string): Promise<string>;
+}
+
+function localStorage(root: string): Storage {
+  return {
+    list: () => listFiles(root),
+    read: async (rel) => (existsSync(join(root, rel)) ? readFile(join(root, rel), 'utf8') : undefined),
+    local: async (rel) => join(root, rel),
+  };
+}
+
+function s3Storage(prefix: string, scratch: string): Storage {
+  const read = async (rel: string) => {
+    try {
+      const res = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${prefix}${rel}` }));
+      return Buffer.from(await res.Body!.transformToByteArray());
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    async list() {
+      const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
+      return (listed.Contents ?? []).map((c) => c.Key!.slice(prefix.length)).sort();
+    },
+    read: async (rel) => (await read(rel))?.toString('utf8'),
+    async local(rel) {
+      const body = await read(rel);
+      if (!body) return join(scratch, 'missing', rel);
+      const file = join(scratch, `${Math.random().toString(36).slice(2)}.parquet`);
+      await writeFile(file, body);
+      return file;
+    },
+  };
+}
+
+async function parquetIds(storage: Storage, rels: string[]): Promise<string[]> {
+  if (rels.length === 0) return [];
+  const files = await Promise.all(rels.map((r) => storage.local(r)));
+  for (const f of files) expect(existsSync(f), `${f} listed by the manifest exists`).toBe(true);
+  const { rows } = await duckdbQuery(`SELECT id FROM read_parquet([${files.map(sqlString).join(', ')}])`);
+  return rows.map((r) => String(r.id)).sort();
+}
+
+async function changeRows(storage: Storage, rels: string[]): Promise<string[]> {
+  if (rels.length === 0) return [];
+  const files = await Promise.all(rels.map((r) => storage.local(r)));
+  const { rows } = await duckdbQuery(
+    `SELECT _change || ' ' || id AS row FROM read_parquet([${files.map(sqlString).join(', ')}])`,
+  );
+  return rows.map((r) => String(r.row)).sort();
+}
+
+interface TableFile {
+  path: string;
+  rows: number;
+}
+interface TableManifest {
+  current: string;
+  state: string;
+  versions: Array<{ runId: string; rows: number; snapshot: TableFile[]; changes: TableFile[] }>;
+}
+
+/** The steps of one run: kill before step N, then a good run, for every N until a run completes. */
+async function killAtEveryStep(opts: {
+  dir: string;
+  pipeline: string;
+  env: NodeJS.ProcessEnv;
+  /** Checks what a reader sees after a kill or a good run; returns the runs now visible. */
+  check(after: 'kill' | 'good', pending: ReadonlySet<string>): Promise<{ committed: string[] }>;
+}): Promise<number> {
+  const file = join(opts.dir, 'pipeline.yml');
+  await writeFile(file, opts.pipeline);
+  const run = (env: NodeJS.ProcessEnv) => runCli(['run', file, '--log-format', 'json'], { cwd: opts.dir, env });
+  let pending = new Set(ids);
+  const seen = new Set<string>();
+  const settle = async (after: 'kill' | 'good') => {
+    const { committed } = await opts.check(after, pending);
+    if (committed.some((r) => !seen.has(r))) pending = new Set();
+    for (const r of committed) seen.add(r);
+  };
+  let round = 0;
+  // Products the extract holds (a touched product of another status would not be in the table).
+  const touch = () => {
+    round++;
+    const chosen = Array.from({ length: TOUCHED }, (_, i) => ids[(round * 37 + i * 29) % ids.length]!);
+    for (const id of sandbox.touch(chosen).products) pending.add(id);
+  };
+  let killedRuns = 0;
+  for (let step = 1; ; step++) {
+    touch();
+    const log = join(opts.dir, `steps-${step}.log`);
+    const killed = await run({
+      ...opts.env,
+      CATALOG_STREAMS_TEST_KILL_AT_STEP: String(step),
+      CATALOG_STREAMS_TEST_STEP_LOG: log,
+    });
+    if (killed.signal !== 'SIGKILL') {
+      // The run had fewer steps than `step`: every step was tried.
+      expect(killed.code, killed.stderr).toBe(0);
+      await settle('good');
+      return killedRuns;
+    }
+    killedRuns++;
+    const at = (await readFile(log, 'utf8')).trim().split('\n').at(-1);
+    await settle('kill').catch((err: Error) => {
+      throw new Error(`after a kill before step ${step} (${at}): ${err.message}`);
+    });
+    touch();
+    const good = await run(opts.env);
+    expect(good.code, `the good run after a kill before step ${step} (${at}): ${good.stderr}`).toBe(0);
+    await settle('good').catch((err: Error) => {
+      throw new Error(`after the good run following a kill before step ${step} (${at}): ${err.message}`);
+    });
+  }
+}
+
+/** The table's invariants; `pending`: ids touched since the last visible version. */
+function tableCheck(storage: Storage) {
+  const checkedVersions = new Map<string, string[]>();
+  return async (after: 'kill' | 'good', pending: ReadonlySet<string>) => {
+    const text = await storage.read('_table.json');
+    if (text === undefined) {
+      expect(after, 'a good run leaves a _table.json').toBe('kill');
+      return { committed: [] };
+    }
+    const manifest = JSON.parse(text) as TableManifest;
+    const current = manifest.versions.find((v) => v.runId === manifest.current)!;
+    // A reader of the current version: the whole snapshot, one row per product.
+    expect(
+      await parquetIds(
+        storage,
+        current.snapshot.map((f) => f.path),
+      ),
+    ).toEqual(ids);
+    expect(current.rows).toBe(ids.length);
+    expect(await storage.read(manifest.state), `the state ${manifest.state} exists`).toBeDefined();
+    // Every version's change rows: exactly what the oracle expects of it.
+    for (const [index, version] of manifest.versions.entries()) {
+      const rows = await changeRows(
+        storage,
+        version.changes.map((f) => f.path),
+      );
+      const known = checkedVersions.get(version.runId);
+      if (known) {
+        expect(rows, `version ${version.runId}'s changes are unchanged`).toEqual(known);
+        continue;
+      }
+      // A version seen for the first time is the newest, and holds the ids touched since the one before.
+      expect(index, `an unseen version ${version.runId} is the newest`).toBe(manifest.versions.length - 1);
+      const expected = [...pending].map((id) => `${index === 0 ? 'insert' : 'update'} ${id}`).sort();
+      expect(rows, `version ${version.runId}'s change rows`).toEqual(expected);
+      checkedVersions.set(version.runId, rows);
+    }
+    if (after === 'good') {
+      const listed = new Set([
+        '_table.json',
+        manifest.state,
+        ...manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path)),
+      ]);
+      const present = await storage.list();
+      expect(
+        present,
+        `nothing but what _table.json lists; also: ${present.filter((p) => !listed.has(p)).join(', ')}`,
+      ).toEqual([...listed].sort());
+    }
+    return { committed: manifest.versions.map((v) => v.runId) };
+  };
+}
+
+function s3Env(): NodeJS.ProcessEnv {
+  return sandboxEnv(sandbox, {
+    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    AWS_REGION: 'us-east-1',
+    S3_ENDPOINT: s3.endpoint,
+  });
+}
+
+describe('kill -9 at every storage step, then a good run', () => {
+  it('table sink, local folder', { timeout: 600_000 }, async () => {
+    const ws = await workspace('catalog-streams-kill-table-');
+    try {
+      const root = join(ws.dir, 'lake/products');
+      const killed = await killAtEveryStep({
+        dir: ws.dir,
+        pipeline: `name: kill-table\n${SOURCE}\nsinks:\n  - { type: table, path: lake/products, key: id, maxRows: 100 }\n`,
+        env: sandboxEnv(sandbox),
+        check: tableCheck(localStorage(root)),
+      });
+      expect(killed).toBeGreaterThanOrEqual(8);
+    } finally {
+      await ws.remove();
+    }
+  });
+
+  it('table sink on S3 (s3rver)', { timeout: 600_000 }, async () => {
+    const ws = await workspace('catalog-streams-kill-s3table-');
+    try {
+      await mkdir(join(ws.dir, 'scratch'));
+      const killed = await killAtEveryStep({
+        dir: ws.dir,
+        pipeline: `name: kill-s3-table\n${SOURCE}\nsinks:\n  - { type: table, path: "s3://${s3.bucket}/lake/table", key: id, maxRows: 100 }\n`,
+        env: s3Env(),
+        check: tableCheck(s3Storage('lake/table/', join(ws.dir, 'scratch'))),
+      });
+      expect(killed).toBeGreaterThanOrEqual(8);
+    } finally {
+      await ws.remove();
+    }
+  });
+
+  it(
+    's3 sink writing Parquet (s3rver): the manifest lists a whole extract, and only it stays',
+    { timeout: 600_000 },
+    async () => {
+      const ws = await workspace('catalog-streams-kill-s3-');
+      try {
+        await mkdir(join(ws.dir, 'scratch'));
+        const storage = s3Storage('lake/flat/', join(ws.dir, 'scratch'));
+        const killed = await killAtEveryStep({
+          dir: ws.dir,
+          pipeline: `name: kill-s3\n${SOURCE}\nsinks:\n  - { type: s3, format: parquet, bucket: ${s3.bucket}, key: "lake/flat/part-{part}.parquet", maxRows: 100 }\n`,
+          env: s3Env(),
+          async check(after) {
+            const text = await storage.read('_manifest.json');
+            if (text === undefined) {
+              expect(after, 'a good run leaves a manifest').toBe('kill');
+              return { committed: [] };
+            }
+            const manifest = JSON.parse(text) as { runId: string; rows: number; files: Array<{ key: string }> };
+            const rels = manifest.files.map((f) => f.key.slice('lake/flat/'.length));
+            const got = await parquetIds(storage, rels);
+            expect(
+              got,
+              `missing ${ids.filter((i) => !got.includes(i)).join(',')}; files ${JSON.stringify(manifest.files)} rows ${manifest.rows} all ${(await storage.list()).join(' ')}`,
+            ).toEqual(ids);
+            expect(manifest.rows).toBe(ids.length);
+            if (after === 'good') expect(await storage.list()).toEqual(['_manifest.json', ...rels].sort());
+            return { committed: [manifest.runId] };
+          },
+        });
+        expect(killed).toBeGreaterThanOrEqual(4);
+      } finally {
+        await ws.remove();
+        await rm(join(ws.dir, 'scratch'), { recursive: true, force: true });
+      }
+    },
+  );
+});
