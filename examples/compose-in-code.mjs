@@ -33,6 +33,8 @@ try {
     map((p) => ({
       id: p.id,
       name: p.name,
+      // One code, or (one client) a list of them: a list does not fit the string column and is
+      // kept whole in _extra, never cut to its first code.
       ean13: p.eanGtin13 ?? null,
       // The live service sends embedded brand names as plain strings; the spec shows localized ones.
       brand: brandName(p.brands?.[0]?.name),

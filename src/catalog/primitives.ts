@@ -64,11 +64,42 @@ export function nationalCode(digits: number | undefined, pad: boolean) {
   return digitCode(digits, { catalogKind: 'code', ...(digits !== undefined ? { digits } : {}), pad });
 }
 
+/**
+ * A Harmonised System code: 6 digits (HS), 8 (CN) or 10 (TARIC). Chapters 01-09 start with a zero
+ * that an integer loses (the vendor's own example is `"010203"`; the live service sends `"030211"`
+ * or 30211), so a shorter code is padded to 6; longer ones keep the digits they were sent with.
+ */
+export function hsCode() {
+  return digitCode(10, { catalogKind: 'code', digits: 10, padTo: 6 });
+}
+
+/**
+ * An identifier a reference table sends as a string or, in some versions of the vendor's docs, an
+ * integer (`osp-categories` `parent`: `"0000018"` or 18). Written as a string column: an integer
+ * becomes its digits, never an integer column that a string id could not join or fit.
+ */
+export const TextOrIntegerId = z
+  .union([z.string(), z.int().nonnegative()], { error: 'must be an identifier: a string or an integer' })
+  .meta({ catalogKind: 'text-id' });
+
+/**
+ * `primary`, or one of `others`: shapes the live service sends for the same field (bare brand
+ * ids beside brand objects, a list of codes beside one code). Column types and stages follow
+ * `primary`; a value of another shape is kept where the primary's type cannot hold it (`_extra`).
+ */
+export function orAlso<T extends z.ZodType>(primary: T, ...others: [z.ZodType, ...z.ZodType[]]) {
+  return z.union([primary, ...others]).meta({ catalogPrimary: true });
+}
+
 export interface CatalogMeta {
   [key: string]: unknown;
   catalogKind?: string;
   digits?: number;
   pad?: boolean;
+  /** Width a shorter code is padded to when it is not `digits` (hsCode: 6 of at most 10). */
+  padTo?: number;
+  /** A union whose first option gives the field's type (`orAlso`). */
+  catalogPrimary?: boolean;
 }
 
 /** The marker this module put on a schema (`{catalogKind, digits?, pad?}`), if any. */

@@ -28,6 +28,10 @@ export interface FieldInfo {
   digits?: number;
   /** A national code of fixed length: lost leading zeros are restored to `digits`. */
   pad?: boolean;
+  /** Width lost leading zeros are restored to when it is not `digits` (hsCode: 6). */
+  padTo?: number;
+  /** Other shapes an `orAlso` field accepts besides the one described (a list beside one code). */
+  alternatives?: FieldInfo[];
   /** Known fields of an object (loose objects accept more). */
   fields?: Record<string, FieldInfo>;
   /** Element of an array. */
@@ -52,7 +56,12 @@ export function describeSchema(schema: z.ZodType): FieldInfo {
         optional,
         ...(meta?.digits ? { digits: meta.digits } : {}),
         ...(meta?.pad !== undefined ? { pad: meta.pad } : {}),
+        ...(meta?.padTo !== undefined ? { padTo: meta.padTo } : {}),
       };
+    }
+    if (meta?.catalogPrimary) {
+      const [primary, ...others] = defOf(s).options as z.ZodType[];
+      return { ...describeSchema(primary!), nullable, optional, alternatives: others.map((o) => describeSchema(o)) };
     }
     const def = defOf(s);
     if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault') {

@@ -31,7 +31,7 @@ import {
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../core/registry.js';
-import { PROFILE_ENV, parseProfile, startSandbox } from '../sandbox/index.js';
+import { PROFILE_ENV, SANDBOX_PROFILES, parseProfile, startSandbox } from '../sandbox/index.js';
 import { plan, type SourceType } from '../sources/index.js';
 import { writeFileAtomic } from '../storage/local-file.js';
 import { type Command, integerOption, numberOption, parseOptions } from './command.js';
@@ -49,7 +49,7 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
-  --profile P             shapes that sandbox serves: spec|au|be|fr (default be, or CATALOG_SANDBOX_PROFILE)
+  --profile P             shapes that sandbox serves: ${SANDBOX_PROFILES.join('|')} (default be, or CATALOG_SANDBOX_PROFILE)
   --full-refresh          ignore the stored incremental cursor and extract everything
   --allow-deletes         table sinks: publish a full run's deletes even above their deletes.maxRatio
   --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing

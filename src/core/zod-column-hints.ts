@@ -81,11 +81,14 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
     // GTINs and fixed-length national codes (pad) lost their leading zeros as integers; others are kept as sent.
     const digits = meta?.digits ?? (kind === 'gtin' ? 14 : undefined);
     const pad = kind === 'gtin' || (meta?.pad === true && digits !== undefined);
-    return { kind: 'string', code: { digits, padTo: pad ? digits! : 0 } };
+    return { kind: 'string', code: { digits, padTo: meta?.padTo ?? (pad ? digits! : 0) } };
   }
+  // A string column; an integer is written as its digits (codeConverter with nothing to pad).
+  if (kind === 'text-id') return { kind: 'string', code: { digits: undefined, padTo: 0 } };
   if (kind === 'timestamp') return { kind: 'timestamp' };
   if (kind === 'localized') return { kind: 'json', localized: true };
   const def = schema._zod.def;
+  if (meta?.catalogPrimary && def.type === 'union' && def.options?.[0]) return typeOf(def.options[0], depth + 1, name);
   if (WRAPPERS.has(def.type) && def.innerType) return typeOf(def.innerType, depth + 1, name);
   switch (def.type) {
     case 'lazy':

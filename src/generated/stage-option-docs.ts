@@ -263,6 +263,110 @@ export interface StageOptionDocs {
      */
     concurrency?: unknown;
   };
+  "active-ingredients.query": {
+    /**
+     * Filter of active-ingredients.query (spec §4): one filter name, or and/or/not of filters. Code lists
+     * longer than 1000 at the top level or in a top-level `and` are split into several queries. Default:
+     * everything.
+     */
+    filter?: unknown;
+    /**
+     * Sorting: one of id, with ASC or DESC (default {id: ASC}).
+     */
+    sorting?: unknown;
+    /**
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
+     *
+     * Default: `250`
+     */
+    pageSize?: unknown;
+    /**
+     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
+     * the rate limit still applies.
+     *
+     * Default: `3`
+     */
+    concurrency?: unknown;
+  };
+  "product-families.query": {
+    /**
+     * Filter of product-families.query (spec §4): one filter name, or and/or/not of filters. Code lists
+     * longer than 1000 at the top level or in a top-level `and` are split into several queries. Default:
+     * everything.
+     */
+    filter?: unknown;
+    /**
+     * Sorting: one of id, with ASC or DESC (default {id: ASC}).
+     */
+    sorting?: unknown;
+    /**
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
+     *
+     * Default: `250`
+     */
+    pageSize?: unknown;
+    /**
+     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
+     * the rate limit still applies.
+     *
+     * Default: `3`
+     */
+    concurrency?: unknown;
+  };
+  "atc-categories.query": {
+    /**
+     * Filter of atc-categories.query (spec §4): one filter name, or and/or/not of filters. Code lists
+     * longer than 1000 at the top level or in a top-level `and` are split into several queries. Default:
+     * everything.
+     */
+    filter?: unknown;
+    /**
+     * Sorting: one of id, with ASC or DESC (default {id: ASC}).
+     */
+    sorting?: unknown;
+    /**
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
+     *
+     * Default: `250`
+     */
+    pageSize?: unknown;
+    /**
+     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
+     * the rate limit still applies.
+     *
+     * Default: `3`
+     */
+    concurrency?: unknown;
+  };
+  "osp-categories.query": {
+    /**
+     * Filter of osp-categories.query (spec §4): one filter name, or and/or/not of filters. Code lists
+     * longer than 1000 at the top level or in a top-level `and` are split into several queries. Default:
+     * everything.
+     */
+    filter?: unknown;
+    /**
+     * Sorting: one of id, with ASC or DESC (default {id: ASC}).
+     */
+    sorting?: unknown;
+    /**
+     * Records per page request: 10, 50, 100, 250 (default 250: fewest requests). Reference tables without
+     * a createdAt filter are read in one request without pages (one consistent answer), whatever the size.
+     *
+     * Default: `250`
+     */
+    pageSize?: unknown;
+    /**
+     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
+     * the rate limit still applies.
+     *
+     * Default: `3`
+     */
+    concurrency?: unknown;
+  };
   "products.stream": {
     /**
      * Filter of products.stream (spec §4): one filter name, or and/or/not of filters. Code lists longer
@@ -319,8 +423,8 @@ export interface StageOptionDocs {
   "validate": {
     /**
      * Resource schema of the records (product, media, organization, brand, correction, news-item,
-     * catalog-category, public-category, dietary-restriction, color); default: the resource of the
-     * pipeline's source
+     * catalog-category, public-category, dietary-restriction, color, active-ingredient, product-family,
+     * atc-category, osp-category); default: the resource of the pipeline's source
      */
     resource?: unknown;
     /**
@@ -354,8 +458,8 @@ export interface StageOptionDocs {
   "flatten-locales": {
     /**
      * Resource schema of the records (product, media, organization, brand, correction, news-item,
-     * catalog-category, public-category, dietary-restriction, color); default: the resource of the
-     * pipeline's source
+     * catalog-category, public-category, dietary-restriction, color, active-ingredient, product-family,
+     * atc-category, osp-category); default: the resource of the pipeline's source
      */
     resource?: unknown;
     /**
@@ -399,8 +503,8 @@ export interface StageOptionDocs {
   "select-media-format": {
     /**
      * Resource schema of the records (product, media, organization, brand, correction, news-item,
-     * catalog-category, public-category, dietary-restriction, color); default: the resource of the
-     * pipeline's source
+     * catalog-category, public-category, dietary-restriction, color, active-ingredient, product-family,
+     * atc-category, osp-category); default: the resource of the pipeline's source
      */
     resource?: unknown;
     /**
@@ -470,8 +574,8 @@ export interface StageOptionDocs {
   "normalize-codes": {
     /**
      * Resource schema of the records (product, media, organization, brand, correction, news-item,
-     * catalog-category, public-category, dietary-restriction, color); default: the resource of the
-     * pipeline's source
+     * catalog-category, public-category, dietary-restriction, color, active-ingredient, product-family,
+     * atc-category, osp-category); default: the resource of the pipeline's source
      */
     resource?: unknown;
     /**
@@ -602,7 +706,8 @@ export interface StageOptionDocs {
   };
   "dedupe": {
     /**
-     * Field (or fields, for a composite key) identifying a record; paths allowed (meta.updatedAt)
+     * Field (or fields, for a composite key) identifying a record; paths allowed (meta.updatedAt). Keep id
+     * for products: a code (eanGtin14) can be on several products
      *
      * Default: `"id"`
      */
@@ -1037,7 +1142,9 @@ export interface StageOptionDocs {
      */
     path?: unknown;
     /**
-     * The field (dotted path) that identifies a record; one snapshot row per key
+     * The field (dotted path) that identifies a record; one snapshot row per key. Keep id for products: a
+     * code (eanGtin14) can be on several products, and records of another id sharing a key are warned
+     * about (table.shared_key) and counted
      *
      * Default: `"id"`
      */

@@ -45,7 +45,7 @@ export interface DatasetOptions {
   bulkInstant?: number;
   /** Where the straddling bulk import is centred in createdAt order (default: the 10000 cap). */
   resultWindow?: number;
-  /** Which shapes to serve: `spec` (documented) or a live region's `au`, `be`, `fr` (default DEFAULT_PROFILE). */
+  /** Which shapes to serve: `spec` (documented) or a live region's `au`, `be`, `fr`, `us` (default DEFAULT_PROFILE). */
   profile?: SandboxProfile;
   /**
    * Products not created yet (the highest ids): hidden at the start, they are what `add` creates

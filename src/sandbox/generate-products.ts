@@ -19,7 +19,7 @@ import {
   TARGET_GROUPS,
 } from './vocabulary.js';
 import type { ReferenceData } from './generate-reference.js';
-import { type LiveFacts, drawLiveFacts } from './live-facts.js';
+import { type LiveFacts, ZERO_LED_HS_CODES, drawLiveFacts, drawSecondLook } from './live-facts.js';
 import { LATE_FIELDS, type SandboxProfile, regionMask } from './profiles.js';
 
 /**
@@ -377,7 +377,7 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
     links,
     deletionDraw,
   };
-  return ctx.profile === 'spec' ? facts : liveAdjusted(facts, seed, index, ctx.profile);
+  return ctx.profile === 'spec' ? facts : liveAdjusted(facts, seed, index, ctx.profile, count, ctx);
 }
 
 /** The spec facts changed to what a live region sends: its locales, its fields, replacements only late. */
@@ -386,6 +386,8 @@ function liveAdjusted(
   seed: number,
   index: number,
   profile: Exclude<SandboxProfile, 'spec'>,
+  count: number,
+  ctx: ProductDrawContext,
 ): ProductFacts {
   f.nameMask = regionMask(profile, f.nameMask);
   if (f.descriptionMask) f.descriptionMask = regionMask(profile, f.descriptionMask);
@@ -400,6 +402,22 @@ function liveAdjusted(
   f.live = drawLiveFacts(seed, index, profile, f.eanGtin12 !== undefined, String(f.hsCode).startsWith('300'));
   // The UPC and its zero-padded EAN-13 form are one number: filters match either spelling.
   if (f.live.upcInEan) f.ean.push(f.eanGtin12!);
+  const second = f.live.second;
+  if (second.zeroLedHs >= 0) f.hsCode = ZERO_LED_HS_CODES[second.zeroLedHs]!;
+  if (f.replacement >= 0 && second.nullCodes) {
+    // Since 2024 a replaced product keeps its record but loses its codes (live service); the
+    // filters read the facts, so a lookup by its old code no longer finds it either.
+    f.ean = [];
+    f.eanGtin8 = f.eanGtin12 = f.eanGtin13 = f.eanGtin14 = undefined;
+    f.live.upcInEan = false;
+    f.live.codesNulled = true;
+  } else if (second.sharesGtin && index > 0 && !drawSecondLook(seed, index - 1).sharesGtin) {
+    // The product before it is drawn again for its GTIN-14 (it never shares one itself, so no chain).
+    const before = drawProductFacts(seed, index - 1, count, { ...ctx, profile: 'spec' });
+    const nulled =
+      before.replacement >= 0 && index - 1 >= LATE_FIELDS.replacement && drawSecondLook(seed, index - 1).nullCodes;
+    if (before.eanGtin14 !== undefined && !nulled) f.eanGtin14 = before.eanGtin14;
+  }
   return f;
 }
 

@@ -1,7 +1,8 @@
-// The facts of a product that only the live profiles (au, be, fr) have: its
+// The facts of a product that only the live profiles (au, be, fr, us) have: its
 // regional codes and which observed shapes it takes. They are drawn from their
 // own random stream (SALT.live), after the spec facts, so the `spec` profile's
-// draws and bytes do not change.
+// draws and bytes do not change; the shapes of issue 24 from another one
+// (SALT.liveSecondLook), so issue 11's draws do not change either.
 import { type SandboxProfile, LATE_FIELDS } from './profiles.js';
 import { rngFor } from './random.js';
 import { SALT } from './timeline.js';
@@ -33,6 +34,36 @@ export interface LiveFacts {
   snomedMpp?: string;
   snomedTpp?: string;
   snomedCtpp?: string;
+  /** The shapes of issue 24 (drawSecondLook). */
+  second: SecondLookFacts;
+  /** A replaced product whose `ean` was emptied and GTIN fields nulled. */
+  codesNulled?: boolean;
+}
+
+/** Zero-led 6-digit HS codes (chapters 01-09) as numbers, the form that loses the zero. */
+export const ZERO_LED_HS_CODES = [30211, 40221, 90111, 71420, 51199, 21019] as const;
+
+/** The shapes of issue 24 a live product takes; drawn whatever the region, used where it applies. */
+export interface SecondLookFacts {
+  /** A zero-led hsCode (index into ZERO_LED_HS_CODES) instead of the drawn one, -1 when none. */
+  zeroLedHs: number;
+  /** hsCode as a digit string with its zeros rather than an integer. */
+  hsAsString: boolean;
+  /** The deprecated `weight` in grams, a decimal on some (12.5); undefined when not sent. */
+  weight?: number;
+  /** A replaced product has its codes nulled (ean emptied, GTIN fields null). */
+  nullCodes: boolean;
+  /** `brands` as bare ids (one client). */
+  bareBrandIds: boolean;
+  /** `eanGtin13`/`eanGtin14` as lists of codes (one client). */
+  codeLists: boolean;
+  /** Carries the eanGtin14 of the product before it (a pack-level GTIN, a duplicate listing). */
+  sharesGtin: boolean;
+  // us (sparse)
+  ndc?: string;
+  isbn13?: string;
+  isbn10?: string;
+  routeOfAdministration?: string;
 }
 
 export const BCFI_CATEGORIES = 40;
@@ -42,6 +73,8 @@ export const VAT_RATES: Record<Exclude<SandboxProfile, 'spec'>, readonly number[
   be: [0, 6, 21],
   fr: [0, 10],
   au: [0, 10],
+  // sales tax is a state's, not on the record
+  us: [0],
 };
 
 const digits = (rng: ReturnType<typeof rngFor>, n: number): string => {
@@ -69,6 +102,7 @@ export function drawLiveFacts(
     descriptionTypes: [rng.int(20), rng.int(20)],
     descriptionTags: [rng.int(2), rng.int(2)],
     bcfi: 0,
+    second: drawSecondLook(seed, index),
   };
   // Codes are drawn whatever the region so a region's stream does not depend on another's.
   const cnk = `00${digits(rng, 5)}`;
@@ -92,11 +126,56 @@ export function drawLiveFacts(
     if (rng.chance(0.85)) facts.cipOrAcl7 = cip7;
     if (medicine) facts.cip13 = cip13;
     if (late && acl13) facts.acl13 = acl13;
-  } else {
+  } else if (profile === 'au') {
     facts.gstApplicable = gst;
     if (mpp) facts.snomedMpp = mpp;
     if (tpp) facts.snomedTpp = tpp;
     if (late && ctpp) facts.snomedCtpp = ctpp;
   }
   return facts;
+}
+
+/** The issue-24 shapes of product `index` (its own random stream: nothing else's draws change). */
+export function drawSecondLook(seed: number, index: number): SecondLookFacts {
+  const rng = rngFor(seed, SALT.liveSecondLook, index);
+  const late = index >= LATE_FIELDS.regional;
+  const zeroLedHs = rng.chance(0.25) ? rng.int(ZERO_LED_HS_CODES.length) : -1;
+  const hsAsString = rng.chance(0.5);
+  const grams = rng.between(10, 900);
+  const decimal = rng.chance(0.4);
+  const weight = rng.chance(0.6) ? (decimal ? grams + 0.5 : grams) : undefined;
+  const facts: SecondLookFacts = {
+    zeroLedHs,
+    hsAsString,
+    nullCodes: rng.chance(0.8),
+    bareBrandIds: rng.chance(0.05),
+    codeLists: rng.chance(0.04),
+    sharesGtin: rng.chance(0.01),
+  };
+  if (weight !== undefined) facts.weight = weight;
+  const ndc = `${digits(rng, 5)}-${digits(rng, 3)}-${digits(rng, 2)}`;
+  const isbn = rng.chance(0.01);
+  const isbnBody = `978${digits(rng, 9)}`;
+  const route = rng.pick(['oral', 'topical', 'nasal', 'ophthalmic', 'inhalation'] as const);
+  if (late && rng.chance(0.2)) facts.ndc = ndc;
+  if (isbn) {
+    facts.isbn13 = isbnBody + isbnCheck13(isbnBody);
+    const body10 = isbnBody.slice(3);
+    facts.isbn10 = body10 + isbnCheck10(body10);
+  }
+  if (rng.chance(0.1)) facts.routeOfAdministration = route;
+  return facts;
+}
+
+function isbnCheck13(body: string): string {
+  let sum = 0;
+  for (let i = 0; i < 12; i++) sum += Number(body[i]) * (i % 2 ? 3 : 1);
+  return String((10 - (sum % 10)) % 10);
+}
+
+function isbnCheck10(body: string): string {
+  let sum = 0;
+  for (let i = 0; i < 9; i++) sum += Number(body[i]) * (10 - i);
+  const check = (11 - (sum % 11)) % 11;
+  return check === 10 ? 'X' : String(check);
 }

@@ -1,11 +1,15 @@
-// Product records in the shapes the live service sends (profiles au, be, fr;
+// Product records in the shapes the live service sends (profiles au, be, fr, us;
 // see profiles.ts and issue 11). Same facts as the spec profile where the
 // shapes agree, so filters and sortings read the same columns; what differs is
 // written here: codes as digit strings with their leading zeros, plain-string
 // brand and organization names, kg/cm floats, contact data with nulls and "",
 // conservation ranges as {celsius: {value, unit}}, integer VAT percentages,
 // photos with ids and missing optional fields, frontals with extra format keys,
-// descriptions with descriptionTag, and each region's codes and locales.
+// descriptions with descriptionTag, and each region's codes and locales. Issue
+// 24 adds: hsCode with its leading zero as a string or as the integer that lost
+// it, the deprecated `weight` as a decimal, replaced products with their codes
+// nulled, bare brand ids, eanGtin13/14 as lists, GTIN-14s shared by two
+// products, and the US service's upc10/11/12, padded gtin and subdivision regions.
 import type { ReferenceData } from './generate-reference.js';
 import { type MediaSource, liveProductFrontalJson, liveProductPhotoJson } from './generate-media.js';
 import {
@@ -85,12 +89,17 @@ export class LiveFragments {
       // Missing contact data comes as null or "", never as an absent key.
       const blank = () => (rng.chance(0.6) ? null : '');
       const field = (v: string | null | undefined) => (v === undefined || v === null || rng.chance(0.2) ? blank() : v);
-      const contactInformation = {
+      const contactInformation: Record<string, string | null> = {
         address: field(info?.address),
         city: field(info?.city),
         country: field(info?.country ?? (rng.chance(0.5) ? rng.pick(CITIES).country : undefined)),
         url: field(info?.url),
       };
+      // The AU and US services send the region as an ISO 3166-2 code (`AU-NSW`, `US-CA`).
+      if (profile === 'us' && info) {
+        const place = US_PLACES[o.record.id % US_PLACES.length]!;
+        Object.assign(contactInformation, { city: place.city, region: place.region, country: 'US' });
+      } else if (profile === 'au' && info) contactInformation.region = info.region?.value ?? null;
       return JSON.stringify({ id: o.record.id, name: o.record.name, type: o.record.type, contactInformation });
     });
     this.photoOrganizations = base.photoOrganizations.map(restrict);
@@ -120,6 +129,14 @@ export class LiveFragments {
   }
 }
 
+/** Where the US profile's suppliers are (their embedded contact information). */
+const US_PLACES = [
+  { city: 'Austin', region: 'US-TX' },
+  { city: 'San Diego', region: 'US-CA' },
+  { city: 'Newark', region: 'US-NJ' },
+  { city: 'Chicago', region: 'US-IL' },
+] as const;
+
 const join = (items: readonly string[]): string => `[${items.join(',')}]`;
 const text = (key: string, value: string | undefined): string => (value === undefined ? '' : `,"${key}":${q(value)}`);
 const code = (key: string, value: number | undefined, width: number): string =>
@@ -138,6 +155,42 @@ function eansJson(f: ProductFacts): string {
   for (const e of f.ean) if (e !== upc) out.push(`"${String(e).padStart(13, '0')}"`);
   if (upc !== undefined) out.push(`"${String(upc).padStart(12, '0')}"`, `"${String(upc).padStart(13, '0')}"`);
   return join(out);
+}
+
+/**
+ * The GTIN fields: digit strings with their zeros; null on a replaced product whose codes were
+ * nulled; eanGtin13/14 as lists for one client (its other EAN beside the EAN-13); the US
+ * service's upc12/11/10 and gtin padded to 14.
+ */
+function codesJson(f: ProductFacts, profile: LiveProfile): string {
+  const live = f.live!;
+  const us = profile === 'us';
+  if (live.codesNulled) {
+    const nulled = [
+      'eanGtin8',
+      'eanGtin12',
+      'eanGtin13',
+      'eanGtin14',
+      ...(us ? ['gtin', 'upc12', 'upc11', 'upc10'] : []),
+    ];
+    return nulled.map((k) => `,"${k}":null`).join('');
+  }
+  let s = code('eanGtin8', f.eanGtin8, 8) + code('eanGtin12', f.eanGtin12, 12);
+  if (live.second.codeLists && f.eanGtin13 !== undefined) {
+    const other = f.ean.find((e) => e !== f.eanGtin13 && e !== f.eanGtin12);
+    const list = [f.eanGtin13, ...(other === undefined ? [] : [other])];
+    s += `,"eanGtin13":[${list.map((e) => `"${String(e).padStart(13, '0')}"`).join(',')}]`;
+    s += f.eanGtin14 === undefined ? '' : `,"eanGtin14":["${String(f.eanGtin14).padStart(14, '0')}"]`;
+  } else s += code('eanGtin13', f.eanGtin13, 13) + code('eanGtin14', f.eanGtin14, 14);
+  if (us) {
+    s += code('gtin', f.eanGtin14 ?? f.eanGtin12, 14);
+    if (f.eanGtin12 !== undefined) {
+      // UPC-A, then without its check digit (11), then without its number system digit (10)
+      const upc12 = String(f.eanGtin12).padStart(12, '0');
+      s += `,"upc12":"${upc12}","upc11":"${upc12.slice(0, 11)}","upc10":"${upc12.slice(1, 11)}"`;
+    }
+  }
+  return s;
 }
 
 function descriptionsJson(
@@ -172,6 +225,7 @@ function descriptionsJson(
 export function liveProductJson(ds: LiveProductSource, index: number): string {
   const f = ds.productFacts(index);
   const live = f.live!;
+  const second = live.second;
   const profile = ds.profile as LiveProfile;
   const fr = ds.liveFragments!;
   const rng = rngFor(ds.seed, SALT.productRecord, index);
@@ -203,12 +257,13 @@ export function liveProductJson(ds: LiveProductSource, index: number): string {
     s += text('snomedMpp', live.snomedMpp) + text('snomedTpp', live.snomedTpp) + text('snomedCtpp', live.snomedCtpp);
   }
   s += `,"officialDeletionAt":${ds.officialDeletionAt[index]! || null},"ean":${eansJson(f)}`;
-  s +=
-    code('eanGtin8', f.eanGtin8, 8) +
-    code('eanGtin12', f.eanGtin12, 12) +
-    code('eanGtin13', f.eanGtin13, 13) +
-    code('eanGtin14', f.eanGtin14, 14);
-  s += `,"supplierReference":"${f.brand}${String(index + 1).padStart(4, '0')}","hsCode":${f.hsCode}`;
+  s += codesJson(f, profile);
+  const hs = second.hsAsString ? `"${String(f.hsCode).padStart(6, '0')}"` : String(f.hsCode);
+  s += `,"supplierReference":"${f.brand}${String(index + 1).padStart(4, '0')}","hsCode":${hs}`;
+  if (profile === 'us') {
+    s += text('ndc', second.ndc) + text('isbn10', second.isbn10) + text('isbn13', second.isbn13);
+  }
+  s += text('routeOfAdministration', second.routeOfAdministration);
   if (profile === 'be') {
     s +=
       text('cnk', live.cnk) +
@@ -223,6 +278,7 @@ export function liveProductJson(ds: LiveProductSource, index: number): string {
   }
   s += `,"vat":${vat},"publicPrice":${publicPrice}`;
   if (profile === 'be') s += `,"pharmacistPrice":${pharmacistPrice}`;
+  if (second.weight !== undefined) s += `,"weight":${second.weight}`;
   s += live.floatMeasures
     ? measure('weight', weight / 1000, 'kg') +
       measure('width', width / 10, 'cm') +
@@ -238,7 +294,8 @@ export function liveProductJson(ds: LiveProductSource, index: number): string {
   s += `,"catalogCategories":${join(f.catalogCategories.map((c) => fr.catalogCategory.get(c)!))}`;
   s += `,"gs1Category":${f.gs1 ? ds.fragments.gs1.get(f.gs1)! : null}`;
   s += `,"hasCannabisData":${f.cannabis !== null},"cannabisData":${JSON.stringify(f.cannabis)}`;
-  s += `,"brands":[${f.brand ? fr.brand[f.brand - 1]! : ''}],"productFamily":[${f.family ? fr.family[f.family - 1]! : ''}]`;
+  const brand = !f.brand ? '' : second.bareBrandIds ? String(f.brand) : fr.brand[f.brand - 1]!;
+  s += `,"brands":[${brand}],"productFamily":[${f.family ? fr.family[f.family - 1]! : ''}]`;
   s += `,"attributes":[${f.attributes.join(',')}]`;
   s += `,"dietaryRestrictions":${join(f.dietary.map((d) => fr.dietary.get(d)!))},"colors":${join(f.colors.map((c) => fr.color.get(c)!))}`;
   s += `,"deleted":${f.deleted},"organizations":${join(f.organizations.map((o) => fr.organization[o - 1]!))}`;

@@ -1,13 +1,16 @@
 // Sandbox profiles: which shapes the sandbox serves. `spec` serves the shapes
-// the API documentation shows; `au`, `be` and `fr` serve the shapes the live
-// service is observed to send in each region (issue 11,
-// /work/shared/samples/live-shapes.json): codes as digit strings, plain-string
-// brand and organization names, float measures, nulls and empty strings in
-// contact data, the region's locales and regional fields, and sparse fields
-// that first appear thousands of records into the catalog.
+// the API documentation shows; `au`, `be`, `fr` and `us` serve the shapes the
+// live service is observed to send in each region (issues 11 and 24,
+// /work/shared/samples/live-shapes.json and live-shapes-2.md): codes as digit
+// strings, plain-string brand and organization names, float measures, nulls
+// and empty strings in contact data, the region's locales and regional fields,
+// sparse fields that first appear thousands of records into the catalog; and
+// (issue 24) zero-led hsCodes as strings or integers, decimal weights, replaced
+// products whose codes were nulled, bare brand ids, code lists, GTINs shared by
+// several products and the regional reference tables.
 import { UsageError } from '../errors.js';
 
-export const SANDBOX_PROFILES = ['spec', 'au', 'be', 'fr'] as const;
+export const SANDBOX_PROFILES = ['spec', 'au', 'be', 'fr', 'us'] as const;
 export type SandboxProfile = (typeof SANDBOX_PROFILES)[number];
 
 /**
@@ -38,6 +41,7 @@ export const PROFILE_LOCALES: Record<SandboxProfile, { mask: number; primary: nu
   be: { mask: 0b1111, primary: 0b0010 },
   fr: { mask: 0b0101, primary: 0b0100 },
   au: { mask: 0b0001, primary: 0b0001 },
+  us: { mask: 0b0001, primary: 0b0001 },
 };
 
 /** A locale mask limited to the profile's locales, never empty. */
@@ -55,6 +59,19 @@ export const LATE_FIELDS = {
   floatMeasure: 1_000,
   /** `replacement` on replaced products. */
   replacement: 1_200,
-  /** The regional field each live profile has only from here on: be bcfiCategory, fr acl13, au snomedCtpp. */
+  /** The regional field each live profile has only from here on: be bcfiCategory, fr acl13, au snomedCtpp, us ndc. */
   regional: 2_500,
 } as const;
+
+/**
+ * The reference endpoints each profile serves beyond the spec's (the vendor's regional docs):
+ * ATC categories where products carry ATC codes, OSP categories only in France. A profile
+ * without one answers 404, as a regional service without the table does.
+ */
+export const REGIONAL_TABLES: Record<SandboxProfile, readonly string[]> = {
+  spec: [],
+  be: ['active-ingredients.query', 'product-families.query', 'atc-categories.query'],
+  fr: ['active-ingredients.query', 'product-families.query', 'atc-categories.query', 'osp-categories.query'],
+  au: ['active-ingredients.query', 'product-families.query', 'atc-categories.query'],
+  us: ['active-ingredients.query', 'product-families.query'],
+};

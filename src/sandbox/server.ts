@@ -33,6 +33,7 @@ import { referenceCollections } from './reference-collections.js';
 import { findJson, findRoutes, sendFound } from './find-route.js';
 import { profileFilterIssues } from './live-filters.js';
 import { taxonomyCollections } from './taxonomy-collections.js';
+import { regionalCollections } from './regional-reference.js';
 import { Utf8Chunks, sendError, sendJson, sendJsonChunks, sendTruncatedJson, writeNdjson } from './responses.js';
 import { SALT } from './timeline.js';
 import { PRODUCT_STATUSES } from './generate-products.js';
@@ -145,6 +146,7 @@ const collectionOf = (ds: Dataset): Record<string, Collection> => {
     'media.stream': new MediaCollection(ds),
     ...referenceCollections(ds),
     ...taxonomyCollections(ds),
+    ...regionalCollections(ds),
   };
 };
 
@@ -359,6 +361,17 @@ export class SandboxServer {
         );
       }
       endpointName = spec.name;
+      if (!this.#collections[spec.name]) {
+        // A regional reference table another region's service does not have (profiles.ts REGIONAL_TABLES).
+        req.resume();
+        return sendError(
+          res,
+          apiError(
+            404,
+            `${spec.path} is not served by the "${this.dataset.profile}" profile (a table of other regions)`,
+          ),
+        );
+      }
       return this.#api(req, res, spec);
     };
     run().catch((err: unknown) => {

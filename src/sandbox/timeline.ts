@@ -32,6 +32,7 @@ export const SALT = {
   live: 24,
   liveMedia: 25,
   liveReference: 26,
+  liveSecondLook: 27,
 } as const;
 
 /** A time in [from, to] (integer seconds). */

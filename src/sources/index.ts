@@ -8,6 +8,14 @@ import { streamStages } from './stream-sources.js';
 export const sourceStages: StageDefinition[] = [...queryStages, ...streamStages];
 
 export {
+  activeIngredientsQuery,
+  activeIngredientsQueryOptions,
+  atcCategoriesQuery,
+  atcCategoriesQueryOptions,
+  ospCategoriesQuery,
+  ospCategoriesQueryOptions,
+  productFamiliesQuery,
+  productFamiliesQueryOptions,
   brandsQuery,
   brandsQueryOptions,
   catalogCategoriesQuery,

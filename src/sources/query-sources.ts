@@ -1,6 +1,7 @@
 // The `*.query` sources: products, media, organizations, corrections, updates,
-// brands, catalog-categories, public-categories, dietary-restrictions and
-// colors. Each is the paged reader over the segments of its filter: code-list
+// brands, catalog-categories, public-categories, dietary-restrictions, colors,
+// and the regional reference tables active-ingredients, product-families,
+// atc-categories and osp-categories. Each is the paged reader over the segments of its filter: code-list
 // chunks, and for the capped endpoints (products.query, media.query) past the
 // 10000 cap, createdAt windows inside each chunk.
 //
@@ -49,6 +50,10 @@ export const mediaQueryOptions = queryOptionsSchema('media.query');
 export const publicCategoriesQueryOptions = queryOptionsSchema('public-categories.query');
 export const dietaryRestrictionsQueryOptions = queryOptionsSchema('dietary-restrictions.query');
 export const colorsQueryOptions = queryOptionsSchema('colors.query');
+export const activeIngredientsQueryOptions = queryOptionsSchema('active-ingredients.query');
+export const productFamiliesQueryOptions = queryOptionsSchema('product-families.query');
+export const atcCategoriesQueryOptions = queryOptionsSchema('atc-categories.query');
+export const ospCategoriesQueryOptions = queryOptionsSchema('osp-categories.query');
 
 interface QueryOptionTypes<E extends QueryEndpointName> {
   filter?: EndpointFilter<E>;
@@ -75,6 +80,10 @@ export const QUERY_OPTION_SCHEMAS: Record<QueryEndpointName, z.ZodType> = {
   'public-categories.query': publicCategoriesQueryOptions,
   'dietary-restrictions.query': dietaryRestrictionsQueryOptions,
   'colors.query': colorsQueryOptions,
+  'active-ingredients.query': activeIngredientsQueryOptions,
+  'product-families.query': productFamiliesQueryOptions,
+  'atc-categories.query': atcCategoriesQueryOptions,
+  'osp-categories.query': ospCategoriesQueryOptions,
 };
 
 interface ParsedQueryOptions {
@@ -214,6 +223,26 @@ export const dietaryRestrictionsQuery = (
 ) => querySource('dietary-restrictions.query', client, options, run);
 export const colorsQuery = (client: CatalogClient, options?: QueryOptions<'colors.query'>, run?: SourceRunOptions) =>
   querySource('colors.query', client, options, run);
+export const activeIngredientsQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'active-ingredients.query'>,
+  run?: SourceRunOptions,
+) => querySource('active-ingredients.query', client, options, run);
+export const productFamiliesQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'product-families.query'>,
+  run?: SourceRunOptions,
+) => querySource('product-families.query', client, options, run);
+export const atcCategoriesQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'atc-categories.query'>,
+  run?: SourceRunOptions,
+) => querySource('atc-categories.query', client, options, run);
+export const ospCategoriesQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'osp-categories.query'>,
+  run?: SourceRunOptions,
+) => querySource('osp-categories.query', client, options, run);
 
 /** The run's client, or a ConfigError saying who must provide it. */
 export function clientOf(ctx: StageContext, type: string): CatalogClient {
@@ -242,6 +271,14 @@ const DESCRIPTIONS: Record<QueryEndpointName, string> = {
   'dietary-restrictions.query':
     'Dietary restrictions (codes products carry in dietaryRestrictions[].id), paged; filter: id only.',
   'colors.query': 'Colors (codes products carry in colors[].id), paged; filter: id only.',
+  'active-ingredients.query':
+    'Active ingredients (the ids products carry in activeIngredients[].id), read whole; filter: id only.',
+  'product-families.query':
+    'Product families (the ids products carry in productFamily[].id), read whole; filter: id only.',
+  'atc-categories.query':
+    'ATC categories (codes such as A01AB03, as products carry them in atcCategory[]), ids and parents kept as sent; filter: id only.',
+  'osp-categories.query':
+    'French OSP categories (string ids with leading zeros, kept as sent; parent written as a string), read whole; filter: id only. Only the French service has them.',
 };
 
 function queryStage<E extends QueryEndpointName>(endpoint: E) {
@@ -270,4 +307,8 @@ export const queryStages = [
   queryStage('public-categories.query'),
   queryStage('dietary-restrictions.query'),
   queryStage('colors.query'),
+  queryStage('active-ingredients.query'),
+  queryStage('product-families.query'),
+  queryStage('atc-categories.query'),
+  queryStage('osp-categories.query'),
 ];

@@ -3,8 +3,10 @@
 // zeros) or a digit string (the live service). EAN/GTIN: eanGtin8/12/13/14 are
 // padded to their declared length, a list of codes (ean[]) to 13 digits (14 for
 // a 14-digit code). National codes of fixed length (CNK 7, CIP13/ACL13 13,
-// cip(7)OrAcl7 7, PZN 8) are padded to it; codes of varying length (artgId,
-// snomed*) keep their digits. A code with more digits than declared, a
+// cip(7)OrAcl7 7, PZN 8, upc11 11, upc10 10) are padded to it; hsCode to 6 (an
+// 8- or 10-digit code keeps its digits); codes of varying length (artgId,
+// snomed*) keep their digits. A field that also accepts a list of codes
+// (eanGtin13/14 as one client receives them) keeps the list, each code normalized. A code with more digits than declared, a
 // negative, fractional or unsafe (> 2^53) number, or a string that is not all
 // digits makes the record invalid, handled by the same policy as validate
 // (fail, skip, dead-letter).
@@ -48,6 +50,8 @@ interface CodePlan {
   /** Length codes are padded to: `digits`, or 13 for a list (a 14-digit code stays 14); 0 for codes kept as sent. */
   padTo: number;
   list: boolean;
+  /** One code that may also come as a list of codes (`orAlso`): a list keeps its elements, each normalized. */
+  orList: boolean;
   /** A GS1 code (EAN/GTIN): checkDigit applies. */
   gs1: boolean;
 }
@@ -56,21 +60,32 @@ interface CodeField {
   path: string;
   digits: number;
   list: boolean;
-  /** Fixed length: pad to `digits` (GTINs, CNK, CIP...). */
-  pad: boolean;
+  orList: boolean;
+  /** Width a shorter code is padded to (GTINs, CNK, CIP...: `digits`; hsCode 6); 0: kept as sent. */
+  padTo: number;
   gs1: boolean;
 }
 
-const codeOf = (field: FieldInfo): { digits: number; pad: boolean; gs1: boolean } | undefined => {
-  if (field.kind === 'gtin') return { digits: field.digits ?? 14, pad: true, gs1: true };
-  if (field.kind === 'code')
+const codeOf = (field: FieldInfo): { digits: number; padTo: number; gs1: boolean; orList: boolean } | undefined => {
+  const orList = (field.alternatives ?? []).some((a) => a.kind === 'array' && a.element && codeOf(a.element));
+  if (field.kind === 'gtin') {
+    const digits = field.digits ?? 14;
+    return { digits, padTo: digits, gs1: true, orList };
+  }
+  if (field.kind === 'code') {
+    const fixed = field.pad === true && field.digits !== undefined;
     return {
       digits: field.digits ?? Number.POSITIVE_INFINITY,
-      pad: field.pad === true && field.digits !== undefined,
+      padTo: field.padTo ?? (fixed ? field.digits! : 0),
       gs1: false,
+      orList,
     };
+  }
   return undefined;
 };
+
+/** Codes in a list (`ean[]`) are padded to 13 digits, 14 only for a code that has 14. */
+const padOf = (c: CodeField): number => (c.list ? Math.min(13, c.padTo) : c.padTo);
 
 /** Every code field of a schema: `eanGtin13` (digits 13), `ean[]` (a list), `cnk` (7, padded), `artgId` (as sent). */
 function codeFields(info: FieldInfo, path = '', out: CodeField[] = []) {
@@ -79,7 +94,7 @@ function codeFields(info: FieldInfo, path = '', out: CodeField[] = []) {
     const code = codeOf(field);
     const element = field.kind === 'array' && field.element ? codeOf(field.element) : undefined;
     if (code) out.push({ path: p, ...code, list: false });
-    else if (element) out.push({ path: p, ...element, list: true });
+    else if (element) out.push({ path: p, ...element, list: true, orList: false });
     else if (field.kind === 'object') codeFields(field, p, out);
   }
   return out;
@@ -137,7 +152,7 @@ function normalizeCodesSchema(
     const digits = Number.isFinite(c.digits) ? c.digits : undefined;
     const code: FieldType = {
       kind: 'string',
-      code: { digits, padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits },
+      code: { digits, padTo: padOf(c) },
     };
     const type: FieldType = c.list ? { kind: 'list', element: code } : code;
     out = rewriteContainer(
@@ -171,8 +186,9 @@ export class NormalizeCodesTransform extends CheckingTransform {
               path: c.path,
               digits: c.digits,
               list: c.list,
+              orList: c.orList,
               gs1: c.gs1,
-              padTo: !c.pad ? 0 : c.list ? Math.min(13, c.digits) : c.digits,
+              padTo: padOf(c),
             },
           ] as const,
       ),
@@ -190,7 +206,7 @@ export class NormalizeCodesTransform extends CheckingTransform {
   }
 
   readonly #replace = (value: unknown, plan: CodePlan): unknown => {
-    if (!plan.list || !Array.isArray(value)) return this.#code(value, plan, plan.path);
+    if (!(plan.list || plan.orList) || !Array.isArray(value)) return this.#code(value, plan, plan.path);
     const list = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) list[i] = this.#code(value[i], plan, `${plan.path}[${i}]`);
     return list;
@@ -245,7 +261,7 @@ export const normalizeCodesStage = defineStage({
   kind: 'transform',
   type: 'normalize-codes',
   description:
-    'Product codes to digit strings with their leading zeros, from integers or strings: eanGtin8/12/13/14 padded to their length, ean[] to 13 digits (14 for 14-digit codes), cnk/cip13/acl13/pzn to theirs, artgId/snomed* as sent; a malformed code is invalid (fail, skip or dead-letter)',
+    'Product codes to digit strings with their leading zeros, from integers or strings: eanGtin8/12/13/14, gtin and upc12 padded to their length, ean[] to 13 digits (14 for 14-digit codes), cnk/cip13/acl13/pzn/upc10/upc11 to theirs, hsCode to 6 (8 or 10 digits kept), artgId/snomed* as sent; a list where one code is declared (eanGtin13: [...]) keeps every code; a malformed code is invalid (fail, skip or dead-letter)',
   options: NormalizeCodesOptionsSchema,
   schema: normalizeCodesSchema,
   create: (options, ctx) => new NormalizeCodesTransform(options, ctx),

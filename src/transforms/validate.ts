@@ -197,7 +197,9 @@ export class ValidateTransform extends CheckingTransform {
       }
       return this.policy.reject(record, unknown.map(unknownIssue));
     }
-    const issues = result.error.issues.map((issue) => this.#toIssue(record, issue));
+    const issues = result.error.issues
+      .flatMap((issue) => this.#closestBranch(issue))
+      .map((i) => this.#toIssue(record, i));
     if (unknown && this.#unknownMode === 'reject') issues.push(...unknown.map(unknownIssue));
     else if (unknown) this.#report(record, unknown);
     return this.policy.reject(record, issues);
@@ -236,6 +238,20 @@ export class ValidateTransform extends CheckingTransform {
       }
       counts[p]++;
     }
+  }
+
+  /**
+   * A field that takes other shapes besides its own (`orAlso`: a brand object or a bare id) fails
+   * as a union, which names only the field; the branch the value got furthest into names the
+   * member that is wrong (`brands[0].name`), where a union of leaves keeps its one message.
+   */
+  #closestBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+    if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+    if (!infoAt(this.#info, issue.path)?.alternatives) return [issue];
+    const depth = (branch: readonly z.core.$ZodIssue[]) => Math.min(...branch.map((i) => i.path.length));
+    const best = issue.errors.reduce((a, b) => (depth(b) > depth(a) ? b : a));
+    if (depth(best) === 0) return [issue];
+    return best.map((i) => ({ ...i, path: [...issue.path, ...i.path] }) as z.core.$ZodIssue);
   }
 
   #toIssue(record: object, issue: z.core.$ZodIssue): RecordIssue {

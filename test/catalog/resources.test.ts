@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Product, describeSchema, localizedFieldPaths, resourceSchemas } from '../../src/catalog/index.js';
+import { recordSchemaFromZod } from '../../src/core/zod-column-hints.js';
 
 const minimal = { id: 'P1', status: 'active', meta: { createdAt: 1, updatedAt: 2 } };
 
@@ -70,6 +71,88 @@ describe('resource schemas', () => {
     expect(info.fields!.isANutritionSupplement).toMatchObject({ kind: 'boolean', nullable: true });
     expect(info.fields!.vat!.kind).toBe('float');
     expect(info.fields!.status!.enumValues).toContain('no_selection');
-    expect(Object.keys(resourceSchemas)).toHaveLength(10);
+    expect(Object.keys(resourceSchemas)).toHaveLength(14);
+  });
+});
+
+// Issue 24, the live service's second look: shapes the schemas accept, at the resource level.
+describe('resource schemas: the live service, second look', () => {
+  const ok = (value: object) => {
+    const r = Product.safeParse({ ...minimal, ...value });
+    expect(r.success, JSON.stringify(r.error?.issues)).toBe(true);
+  };
+
+  it('hsCode: a code with its leading zero as a string, or as the integer that lost it; never a float or letters', () => {
+    ok({ hsCode: '030211' });
+    ok({ hsCode: 30211 });
+    ok({ hsCode: '0901210000' });
+    for (const bad of [3021.1, 'HS030211', '12345678901'])
+      expect(Product.safeParse({ ...minimal, hsCode: bad }).success, String(bad)).toBe(false);
+    expect(describeSchema(Product).fields!.hsCode).toMatchObject({ kind: 'code', digits: 10, padTo: 6 });
+  });
+
+  it('weight (deprecated) is a decimal, and a DOUBLE column', () => {
+    ok({ weight: 12.5, weightWithUnit: { value: 0.0125, unit: 'kg' } });
+    const weight = recordSchemaFromZod(Product).fields.find((f) => f.name === 'weight');
+    expect(weight?.type).toEqual({ kind: 'double' });
+    const hs = recordSchemaFromZod(Product).fields.find((f) => f.name === 'hsCode');
+    expect(hs?.type).toEqual({ kind: 'string', code: { digits: 10, padTo: 6 } });
+  });
+
+  it('a replaced product with its codes nulled keeps its replacement', () => {
+    const replaced = {
+      ...minimal,
+      status: 'replaced',
+      replacement: 'MD0A1B2C3D',
+      ean: [],
+      eanGtin8: null,
+      eanGtin12: null,
+      eanGtin13: null,
+      eanGtin14: null,
+      gtin: null,
+    };
+    const r = Product.safeParse(replaced);
+    expect(r.success, JSON.stringify(r.error?.issues)).toBe(true);
+    expect(r.data).toMatchObject({ replacement: 'MD0A1B2C3D', eanGtin13: null });
+  });
+
+  it('brands as bare ids and eanGtin13/14 as lists are accepted, and the columns keep their types', () => {
+    ok({ brands: [411, 412] });
+    ok({ brands: [411, { id: 412, name: 'Examplebrand' }] });
+    ok({ eanGtin13: ['0609500004711', '5400000000017'], eanGtin14: ['00609500004711'] });
+    const columns = recordSchemaFromZod(Product).fields;
+    expect(columns.find((f) => f.name === 'eanGtin13')?.type).toMatchObject({ kind: 'string', code: { padTo: 13 } });
+    expect(columns.find((f) => f.name === 'brands')?.type).toMatchObject({ kind: 'list', element: { kind: 'struct' } });
+    expect(localizedFieldPaths(Product)).toContain('brands[].name');
+    // a brand object with a wrong member is still wrong
+    expect(Product.safeParse({ ...minimal, brands: [{ id: 'x', name: 'A' }] }).success).toBe(false);
+    expect(Product.safeParse({ ...minimal, eanGtin13: ['060950000471X'] }).success).toBe(false);
+  });
+
+  it('US codes: upc10/11/12 and a gtin zero-padded to 14 digits', () => {
+    ok({
+      upc12: '012345678905',
+      upc11: '01234567890',
+      upc10: '1234567890',
+      gtin: '00012345678905',
+      ndc: '12345-678-90',
+    });
+    const info = describeSchema(Product).fields!;
+    expect(info.upc12).toMatchObject({ kind: 'gtin', digits: 12 });
+    expect(info.upc11).toMatchObject({ kind: 'code', digits: 11, pad: true });
+    expect(info.gtin).toMatchObject({ kind: 'gtin', digits: 14 });
+  });
+
+  it('regional reference tables: string ids kept, an osp parent as integer or string, a string column', () => {
+    const osp = resourceSchemas['osp-category'];
+    for (const parent of [18, '0000018', null])
+      expect(osp.safeParse({ id: '1A02B04', name: { fr: 'Soins' }, parent, order: 3 }).success, String(parent)).toBe(
+        true,
+      );
+    expect(osp.safeParse({ id: 18 }).success).toBe(false);
+    expect(recordSchemaFromZod(osp).fields.find((f) => f.name === 'parent')?.type).toMatchObject({ kind: 'string' });
+    expect(resourceSchemas['atc-category'].safeParse({ id: 'A01AB03', parent: 'A01AB' }).success).toBe(true);
+    expect(resourceSchemas['active-ingredient'].safeParse({ id: 7, name: { en: 'Zinc' } }).success).toBe(true);
+    expect(resourceSchemas['product-family'].safeParse({ id: 7, name: 'Kids' }).success).toBe(true);
   });
 });

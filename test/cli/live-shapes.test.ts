@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startTestServer, type TestServer } from '../client/http-test-server.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { liveProductJson } from '../helpers/live-shapes.js';
+import { lostLeaves } from '../helpers/lossless.js';
 import {
   expectExactIds,
   jsonLines,
@@ -130,5 +131,120 @@ describe('the core pipeline over 2,400 live-shaped products (issue 11)', () => {
     });
     expect(await leftBehind(ws.path('out'))).toEqual({ final: ['rejected.jsonl'], temp: [] });
     expectExactIds(await jsonlIds(ws.path('out/rejected.jsonl'), (l) => l.record.id), ids());
+  });
+});
+
+// Issue 24 (the second look): the shapes of samples 6, 7 and 10-15 among 2,600 live-shaped
+// products. Before, 691 of them were dead-lettered (a zero-led string hsCode, a decimal weight,
+// a replaced product's nulled codes); now every one is written, each value kept.
+describe('the core pipeline over 2,600 products with the second look`s shapes (issue 24)', () => {
+  const TOTAL = 2600;
+  let server: TestServer;
+  let ws: Workspace;
+  const variants: ((p: Record<string, any>, i: number) => Record<string, any>)[] = [
+    (p) => ({ ...p, hsCode: '030211' }),
+    (p) => ({ ...p, hsCode: 30211 }),
+    (p) => ({ ...p, weight: 12.5, weightWithUnit: { value: 0.0125, unit: 'kg' } }),
+    (p) => ({
+      ...p,
+      status: 'replaced',
+      replacement: 'MD0A1B2C3D',
+      ean: [],
+      eanGtin8: null,
+      eanGtin12: null,
+      eanGtin13: null,
+      eanGtin14: null,
+      gtin: null,
+    }),
+    (p) => ({ ...p, brands: [411, 412] }),
+    (p) => ({ ...p, eanGtin13: ['0609500004711', '5400000000017'], eanGtin14: ['00609500004711'] }),
+    (p) => ({ ...p, eanGtin14: '19350000000017' }),
+    (p) => ({
+      ...p,
+      upc12: '012345678905',
+      upc11: '01234567890',
+      gtin: '00012345678905',
+      ndc: '12345-678-90',
+      organizations: [
+        {
+          id: 77,
+          name: 'Example Labs Inc',
+          type: 'supplier',
+          contactInformation: { city: 'Austin', region: 'US-TX', country: 'US' },
+        },
+      ],
+    }),
+  ];
+  // every fourth product takes one of the shapes, in turn (650 of 2,600; the rest as issue 11 left them)
+  const records = liveProductJson(TOTAL).map((json, i) =>
+    i % 4 === 0 ? JSON.stringify(variants[(i / 4) % variants.length]!(JSON.parse(json), i)) : json,
+  );
+  const byId = new Map(
+    records.map((r) => [(JSON.parse(r) as { id: string }).id, JSON.parse(r) as Record<string, any>]),
+  );
+
+  beforeAll(async () => {
+    server = await startTestServer((req, res) => {
+      const page = (req.body as { page?: { no: number; size: number } }).page ?? { no: 0, size: 100 };
+      const offset = page.no * page.size;
+      const slice = records.slice(offset, offset + page.size);
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          `{"meta":{"total":${records.length},"page":{"no":${page.no},"offset":${offset},"size":${page.size}}},"results":[${slice.join(',')}]}`,
+        );
+    });
+    ws = await workspace();
+  });
+  afterAll(async () => {
+    server?.close();
+    await ws?.remove();
+  });
+
+  it('writes every product, none dead-lettered; hsCode a zero-led string, weight a double, lists and bare ids kept', async () => {
+    await ws.write(
+      'live-core.yml',
+      pipeline().replace('filter: { status: active }', 'filter: { status: [active, replaced] }'),
+    );
+    const env = sandboxEnv({ url: server.url, credentials: { apiKey: 'key', apiSecret: 'secret' } });
+    const result = await runCli(['run', 'live-core.yml'], { cwd: ws.dir, env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({
+      status: 'succeeded',
+      records: { read: TOTAL, invalid: 0, deadLettered: 0, written: { jsonl: TOTAL, parquet: TOTAL } },
+    });
+    const file = sqlString(ws.path('out/products.parquet'));
+    const { rows, types } = await duckdbQuery(
+      `SELECT id, hsCode, weight, status, replacement, eanGtin13, eanGtin14, upc12, upc11, gtin, ndc,
+              organizations[1].contactInformation.region AS region, _extra FROM read_parquet(${file}) ORDER BY id`,
+    );
+    expect(types).toMatchObject({ hsCode: 'VARCHAR', weight: 'DOUBLE', upc12: 'VARCHAR', gtin: 'VARCHAR' });
+    const row = (k: number) => rows[4 * k]!;
+    expect([row(0).hsCode, row(1).hsCode]).toEqual(['030211', '030211']);
+    expect(rows.some((r) => r.hsCode === '30211' || typeof r.hsCode === 'bigint')).toBe(false);
+    expect(row(2).weight).toBe(12.5);
+    expect(row(3)).toMatchObject({ status: 'replaced', replacement: 'MD0A1B2C3D', eanGtin13: null, eanGtin14: null });
+    expect(JSON.parse(row(4)._extra as string)).toMatchObject({ 'brands[0]': 411, 'brands[1]': 412 });
+    expect(JSON.parse(row(5)._extra as string)).toMatchObject({
+      eanGtin13: ['0609500004711', '5400000000017'],
+      eanGtin14: ['00609500004711'],
+    });
+    expect(rows.filter((r) => r.eanGtin14 === '19350000000017').length).toBeGreaterThanOrEqual(2);
+    expect(row(7)).toMatchObject({
+      upc12: '012345678905',
+      upc11: '01234567890',
+      gtin: '00012345678905',
+      ndc: '12345-678-90',
+      region: 'US-TX',
+    });
+    // nothing lost between what the service sent and the JSONL output
+    const out = await jsonlLines(ws.path('out/products.jsonl'));
+    expect(out).toHaveLength(TOTAL);
+    expect(
+      lostLeaves([...byId.values()], out, [
+        { type: 'flatten-locales', locales: ['en', 'nl', 'fr'] },
+        { type: 'select-media-format' },
+      ]),
+    ).toEqual([]);
   });
 });

@@ -23,6 +23,10 @@ const CALLS: Record<string, string> = {
   'public-categories.query': 'publicCategoriesQuery(client, OPTIONS)',
   'dietary-restrictions.query': 'dietaryRestrictionsQuery(client, OPTIONS)',
   'colors.query': 'colorsQuery(client, OPTIONS)',
+  'active-ingredients.query': 'activeIngredientsQuery(client, OPTIONS)',
+  'product-families.query': 'productFamiliesQuery(client, OPTIONS)',
+  'atc-categories.query': 'atcCategoriesQuery(client, OPTIONS)',
+  'osp-categories.query': 'ospCategoriesQuery(client, OPTIONS)',
   'products.stream': 'productsStream(client, OPTIONS)',
   'media.stream': 'mediaStream(client, OPTIONS)',
   validate: 'validate(OPTIONS)',
@@ -61,6 +65,7 @@ describe('option descriptions as JSDoc', () => {
     let text =
       'import { type StageContext, CatalogClient, productsQuery, organizationsQuery, correctionsQuery, updatesQuery, brandsQuery,\n' +
       '  catalogCategoriesQuery, mediaQuery, publicCategoriesQuery, dietaryRestrictionsQuery, colorsQuery, productsStream, mediaStream,\n' +
+      '  activeIngredientsQuery, productFamiliesQuery, atcCategoriesQuery, ospCategoriesQuery,\n' +
       '  validate, flattenLocales, selectMediaFormat, normalizeCodes, pick, rename, drop, extract, flatten, explode, dedupe, custom,\n' +
       "  findTransform, jsonlSink, parquetSink, csvSink, s3Sink, tableSink } from 'catalog-streams';\n" +
       'declare const client: CatalogClient;\ndeclare const ctx: StageContext;\ndeclare const v: never;\n';

@@ -44,9 +44,16 @@ const DIGITS = /^\d+$/;
 function leaves(value: unknown, steps: Step[] = [], out: Leaf[] = []): Leaf[] {
   if (Array.isArray(value)) value.forEach((v, i) => leaves(v, [...steps, i], out));
   else if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) leaves(v, [...steps, k], out);
+    // `_extra` keys are paths (`brands[0]`, `eanGtin13`): their steps are the value's own.
+    const extra = steps.length === 1 && steps[0] === '_extra';
+    for (const [k, v] of Object.entries(value)) leaves(v, extra ? [...steps, ...pathSteps(k)] : [...steps, k], out);
   } else if (value !== undefined && value !== null) out.push({ steps, value });
   return out;
+}
+
+/** `brands[0].logo` as steps: `brands`, 0, `logo`. */
+function pathSteps(path: string): Step[] {
+  return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]!));
 }
 
 /** Equal values compare equal; digit codes compare without their leading zeros. */

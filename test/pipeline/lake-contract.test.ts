@@ -2,7 +2,8 @@
 // different days (the run clock), over different subsets of the sandbox (status
 // filters), one day with minimal records (only integer weights, no sparse fields),
 // one with the live service's shapes (float weights, codes as digit strings or
-// integers, a regional code, plain-string brand names, a field no schema declares),
+// integers, a regional code, plain-string brand names, a field no schema declares,
+// and issue 24's zero-led hsCode as a string or an integer and a decimal deprecated weight),
 // one as the sandbox serves it. Then DuckDB reads the whole dataset with a plain
 // read_parquet('.../dt=*/*.parquet') (no union_by_name): the same parquet_schema in
 // every file, exact counts per day, and the values the runs were given.
@@ -33,6 +34,8 @@ export default function shape(p, ctx) {
       weightWithUnit: { value: (n % 500) + 0.37, unit: 'kg' },
       eanGtin13: p.eanGtin13 === undefined ? undefined : String(p.eanGtin13).padStart(13, '0'),
       cnk: n % 100000,
+      hsCode: n % 2 ? '030211' : 30211,
+      weight: (n % 50) + 0.5,
       brands: (p.brands ?? []).map((b) => ({ ...b, name: typeof b.name === 'object' && b.name ? Object.values(b.name)[0] : b.name })),
       regionalNote: 'note ' + n,
     };
@@ -139,10 +142,18 @@ describe('the lake contract across days', () => {
     // column, the regional code, plain-string brand names in the locale columns, the undeclared field in _extra.
     const { rows, types } = await duckdbQuery(
       `SELECT dt::VARCHAR AS dt, id, eanGtin13, weightWithUnit_value AS weight, cnk, brands[1].name_en AS brand,
+              hsCode, weight AS grams,
               json_extract_string(_extra, '$.regionalNote') AS note, name_en
        FROM read_parquet(${glob}) ORDER BY dt, id`,
     );
-    expect(types).toMatchObject({ eanGtin13: 'VARCHAR', weight: 'DOUBLE', cnk: 'VARCHAR' });
+    // Issue 24: hsCode a code (VARCHAR with its zero, from a string or an integer), weight a DOUBLE.
+    expect(types).toMatchObject({
+      eanGtin13: 'VARCHAR',
+      weight: 'DOUBLE',
+      cnk: 'VARCHAR',
+      hsCode: 'VARCHAR',
+      grams: 'DOUBLE',
+    });
     const want = DAYS.flatMap((d) =>
       expected.get(d.date)!.map((p) => {
         const brand = p.brands?.[0]?.name;
@@ -153,6 +164,8 @@ describe('the lake contract across days', () => {
           weight: p.weightWithUnit?.value ?? null,
           cnk: p.cnk === undefined ? null : String(p.cnk).padStart(7, '0'),
           brand: brand === undefined ? null : typeof brand === 'string' ? brand : (brand.en ?? null),
+          hsCode: p.hsCode === undefined ? null : String(p.hsCode).padStart(6, '0'),
+          grams: p.weight ?? null,
           note: p.regionalNote ?? null,
           name_en: p.name?.en ?? null,
         };
@@ -162,6 +175,8 @@ describe('the lake contract across days', () => {
     // Some codes really start with zeros, and the live day really had float weights.
     expect(rows.some((r) => String(r.eanGtin13).startsWith('00'))).toBe(true);
     expect(rows.filter((r) => r.dt === '2026-03-02').every((r) => !Number.isInteger(r.weight))).toBe(true);
+    expect(rows.filter((r) => r.dt === '2026-03-02').every((r) => r.hsCode === '030211')).toBe(true);
+    expect(rows.filter((r) => r.dt === '2026-03-02').every((r) => !Number.isInteger(r.grams))).toBe(true);
     // The run summary names the field it kept in _extra, so a user can promote it.
     expect(
       warnings.some((w) => /field "regionalNote" \(string "note \d+"\) is not in the Parquet schema/.test(w)),

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_NAMES, endpoints } from '../../src/catalog/index.js';
+import { REGIONAL_TABLES } from '../../src/sandbox/profiles.js';
 import { basicAuthorization, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 let sb: TestSandbox;
@@ -138,7 +139,9 @@ describe('401 authentication.not_authenticated', () => {
 });
 
 describe('every endpoint', () => {
-  const paths = ENDPOINT_NAMES.map((n) => endpoints[n].path);
+  // The regional reference tables are not the spec profile's (below, against fr).
+  const regional = new Set<string>(REGIONAL_TABLES.fr);
+  const paths = ENDPOINT_NAMES.filter((n) => !regional.has(n)).map((n) => endpoints[n].path);
 
   it.each(paths)(
     '%s: 401 without credentials, 400 for an unknown key, 422 for a bad sorting direction',
@@ -167,6 +170,30 @@ describe('every endpoint', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('the regional reference endpoints (issue 24)', () => {
+  const paths = REGIONAL_TABLES.fr.map((n) => endpoints[n as keyof typeof endpoints].path);
+  let fr: TestSandbox;
+  beforeAll(async () => {
+    fr = await startTestSandbox({ products: 100, profile: 'fr' });
+  });
+  afterAll(() => fr?.close());
+
+  it.each(paths)(
+    '%s: 401 without credentials, 400 for an unknown key, 422 for a bad sorting direction (fr)',
+    async (path) => {
+      const answer = await fr.post(path, {}, { authorization: null });
+      expect(answer.status, answer.text).toBe(401);
+      await expectErrorOn(fr, path, { filters: {} }, 400, 'bad_request');
+      await expectErrorOn(fr, path, { sorting: { id: 'SIDEWAYS' } }, 422, 'validation_failed');
+      expect((await fr.post(path, {})).status).toBe(200);
+    },
+  );
+
+  it.each(paths)('%s: 404 from the spec profile, which has no such table', async (path) => {
+    expect((await expectError(path, {}, 404, 'not_found')).message).toContain('not served by the "spec" profile');
   });
 });
 

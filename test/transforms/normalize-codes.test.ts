@@ -164,16 +164,22 @@ describe('normalize-codes', () => {
   it('takes its fields from the schema, or a checked list', () => {
     expect(normalizeCodes({}, context()).fields).toEqual([
       'ean',
+      'gtin',
       'eanGtin8',
       'eanGtin12',
       'eanGtin13',
       'eanGtin14',
+      'hsCode',
       'cnk',
       'cip13',
       'acl13',
       'cipOrAcl7',
       'cip7OrAcl7',
       'pzn',
+      'upc12',
+      'upc11',
+      'upc10',
+      'isbn13',
       'artgId',
       'snomedMp',
       'snomedMpp',
@@ -194,6 +200,54 @@ describe('normalize-codes', () => {
       eanGtin13: '0012345678905',
       eanGtin8: 1234,
       ean: [12345678905, 5412345678908, 12345678901231],
+    });
+  });
+
+  // Issue 24: the live service, second look.
+  it('hsCode: a zero-led code stays (or becomes again) 6 digits; 8 and 10 digits are kept as sent', async () => {
+    const out = await run(
+      [
+        minimal({ id: 'a', hsCode: '030211' }),
+        minimal({ id: 'b', hsCode: 30211 }),
+        minimal({ id: 'c', hsCode: 30049000 }),
+        minimal({ id: 'd', hsCode: '0901210000' }),
+        minimal({ id: 'e', hsCode: null }),
+      ],
+      validate({}, context()),
+      normalizeCodes({}, context()),
+    );
+    expect(out.map((p) => p.hsCode)).toEqual(['030211', '030211', '30049000', '0901210000', null]);
+  });
+
+  it('a list where one code is declared (eanGtin13/14) keeps every code, each with its zeros', async () => {
+    const [p] = await run(
+      [minimal({ eanGtin13: ['609500004711', 5400000000017], eanGtin14: [609500004711] })],
+      normalizeCodes({}, context()),
+    );
+    expect(p).toMatchObject({
+      eanGtin13: ['0609500004711', '5400000000017'],
+      eanGtin14: ['00000609500004711'.slice(3)],
+    });
+  });
+
+  it('a bad code in such a list is named by its index', async () => {
+    const sinks = memorySinks();
+    const stage = normalizeCodes({ onInvalid: 'dead-letter', maxInvalid: 'none' }, context({ stages: [sinks.def] }));
+    const out = await run([minimal({ eanGtin13: ['0609500004711', 'x1'] })], stage);
+    expect(out).toEqual([]);
+    expect(sinks.made[0]!.records.map((l) => l.issues.map((i: any) => i.path))).toEqual([['eanGtin13[1]']]);
+  });
+
+  it('US codes: upc12 12 digits, upc11 11, upc10 10, gtin 14, all with their zeros', async () => {
+    const [p] = await run(
+      [minimal({ upc12: 12345678905, upc11: 1234567890, upc10: 123456789, gtin: '12345678905' })],
+      normalizeCodes({}, context()),
+    );
+    expect(p).toMatchObject({
+      upc12: '012345678905',
+      upc11: '01234567890',
+      upc10: '0123456789',
+      gtin: '00012345678905',
     });
   });
 });

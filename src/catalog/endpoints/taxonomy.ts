@@ -18,3 +18,19 @@ export const dietaryRestrictionSortings = { id: Direction };
 
 export const colorFilters = { id: codes(z.string().min(1)) };
 export const colorSortings = { id: Direction };
+
+// The regional reference tables (vendor's regional docs; not in our spec): their filters and
+// sortings are not shown either, so the same rule holds.
+/** Active ingredient and product family ids are integers (as products embed them). */
+export const activeIngredientFilters = { id: codes(z.int()) };
+export const activeIngredientSortings = { id: Direction };
+
+export const productFamilyFilters = { id: codes(z.int()) };
+export const productFamilySortings = { id: Direction };
+
+/** ATC codes (`A01AB03`) and OSP ids (`"0000018"`) are strings: sent with their letters and zeros. */
+export const atcCategoryFilters = { id: codes(z.string().min(1)) };
+export const atcCategorySortings = { id: Direction };
+
+export const ospCategoryFilters = { id: codes(z.string().min(1)) };
+export const ospCategorySortings = { id: Direction };

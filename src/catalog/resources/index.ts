@@ -3,7 +3,15 @@ import type { z } from 'zod';
 import { MediaRecord } from './media.js';
 import { CatalogCategory, Product } from './product.js';
 import { Brand, Correction, NewsItem, Organization } from './reference.js';
-import { Color, DietaryRestriction, PublicCategoryRecord } from './taxonomy.js';
+import {
+  ActiveIngredientRecord,
+  AtcCategoryRecord,
+  Color,
+  DietaryRestriction,
+  OspCategoryRecord,
+  ProductFamilyRecord,
+  PublicCategoryRecord,
+} from './taxonomy.js';
 
 export const resourceSchemas = {
   product: Product,
@@ -16,6 +24,10 @@ export const resourceSchemas = {
   'public-category': PublicCategoryRecord,
   'dietary-restriction': DietaryRestriction,
   color: Color,
+  'active-ingredient': ActiveIngredientRecord,
+  'product-family': ProductFamilyRecord,
+  'atc-category': AtcCategoryRecord,
+  'osp-category': OspCategoryRecord,
 } as const satisfies Record<string, z.ZodType>;
 
 export type ResourceName = keyof typeof resourceSchemas;

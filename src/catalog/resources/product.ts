@@ -3,7 +3,17 @@
 // `unknownFields` can report them. Fields are optional unless the spec makes them the record's identity,
 // because the service leaves out what does not apply (`notApplicableField`).
 import { z } from 'zod';
-import { Id, Localized, LocalizedOrText, RecordMeta, UnixTimestamp, gtinCode, nationalCode } from '../primitives.js';
+import {
+  Id,
+  Localized,
+  LocalizedOrText,
+  RecordMeta,
+  UnixTimestamp,
+  gtinCode,
+  hsCode,
+  nationalCode,
+  orAlso,
+} from '../primitives.js';
 import {
   ArtgCategory,
   CannabisCategory,
@@ -149,34 +159,51 @@ export const Product = z
     scheduleCode: ScheduleCode.optional(),
     artgCategory: ArtgCategory.optional(),
     officialDeletionAt: UnixTimestamp.nullable().optional(),
-    ean: z.array(gtinCode(14)).optional(),
-    gtin: z.string().optional(),
-    eanGtin8: gtinCode(8).optional(),
-    eanGtin12: gtinCode(12).optional(),
-    eanGtin13: gtinCode(13).optional(),
-    eanGtin14: gtinCode(14).optional(),
-    supplierReference: z.string().optional(),
-    hsCode: z.int().nonnegative().optional(),
+    // Codes may be null on any product: a replaced product keeps its record with `ean` emptied and
+    // the GTIN fields set to null (live service, 2024 onwards).
+    ean: z.array(gtinCode(14)).nullable().optional(),
+    /** Deprecated for eanGtin14; the US service sends it zero-padded to 14 digits. */
+    gtin: gtinCode(14).nullable().optional(),
+    eanGtin8: gtinCode(8).nullable().optional(),
+    eanGtin12: gtinCode(12).nullable().optional(),
+    // One client receives lists of codes here; each is kept (in `_extra` where a column holds one code).
+    eanGtin13: orAlso(gtinCode(13), z.array(gtinCode(13)))
+      .nullable()
+      .optional(),
+    eanGtin14: orAlso(gtinCode(14), z.array(gtinCode(14)))
+      .nullable()
+      .optional(),
+    supplierReference: z.string().nullable().optional(),
+    hsCode: hsCode().nullable().optional(),
     // National codes of the regional services (live service and the vendor's field glossaries).
     /** Belgium: CNK, always 7 digits. */
-    cnk: nationalCode(7, true).optional(),
+    cnk: nationalCode(7, true).nullable().optional(),
     /** France: CIP13 (starts 3400) and ACL13 (starts 3401), 13 digits. */
-    cip13: nationalCode(13, true).optional(),
-    acl13: nationalCode(13, true).optional(),
+    cip13: nationalCode(13, true).nullable().optional(),
+    acl13: nationalCode(13, true).nullable().optional(),
     /** France: the 7-digit CIP or ACL code, named cipOrAcl7 by integrations and cip7OrAcl7 by the glossary. */
-    cipOrAcl7: nationalCode(7, true).optional(),
-    cip7OrAcl7: nationalCode(7, true).optional(),
+    cipOrAcl7: nationalCode(7, true).nullable().optional(),
+    cip7OrAcl7: nationalCode(7, true).nullable().optional(),
     /** Germany: PZN, 8 digits. */
-    pzn: nationalCode(8, true).optional(),
+    pzn: nationalCode(8, true).nullable().optional(),
+    /** USA: the UPC-A (12 digits, a GTIN-12), and its forms without the check digit (11) and the number system (10). */
+    upc12: gtinCode(12).nullable().optional(),
+    upc11: nationalCode(11, true).nullable().optional(),
+    upc10: nationalCode(10, true).nullable().optional(),
+    /** USA: National Drug Code (`12345-678-90`, dashes included). */
+    ndc: z.string().nullable().optional(),
+    /** USA: books sold in pharmacies; an ISBN-10 may end with `X`. */
+    isbn10: z.string().nullable().optional(),
+    isbn13: nationalCode(13, true).nullable().optional(),
     /** Australia: ARTG id and SNOMED CT-AU ids (up to 18 digits), kept as sent. */
-    artgId: nationalCode(undefined, false).optional(),
-    snomedMp: nationalCode(18, false).optional(),
-    snomedMpp: nationalCode(18, false).optional(),
-    snomedMpuu: nationalCode(18, false).optional(),
-    snomedTp: nationalCode(18, false).optional(),
-    snomedTpp: nationalCode(18, false).optional(),
-    snomedTpuu: nationalCode(18, false).optional(),
-    snomedCtpp: nationalCode(18, false).optional(),
+    artgId: nationalCode(undefined, false).nullable().optional(),
+    snomedMp: nationalCode(18, false).nullable().optional(),
+    snomedMpp: nationalCode(18, false).nullable().optional(),
+    snomedMpuu: nationalCode(18, false).nullable().optional(),
+    snomedTp: nationalCode(18, false).nullable().optional(),
+    snomedTpp: nationalCode(18, false).nullable().optional(),
+    snomedTpuu: nationalCode(18, false).nullable().optional(),
+    snomedCtpp: nationalCode(18, false).nullable().optional(),
     /** Australia: whether GST applies. */
     gstApplicable: z.boolean().optional(),
     /** Belgium: BCFI category (string ids with leading zeros). */
@@ -195,7 +222,8 @@ export const Product = z
     publicPrice: z.int().optional(),
     manufacturerPrice: z.int().optional(),
     pharmacistPrice: z.int().optional(),
-    weight: z.int().optional(),
+    /** Deprecated; grams. The spec says integer, the live service sends decimals (12.5). */
+    weight: z.number().nonnegative().optional(),
     weightWithUnit: MeasureWithUnit.optional(),
     width: z.int().optional(),
     widthWithUnit: MeasureWithUnit.optional(),
@@ -214,7 +242,8 @@ export const Product = z
     gs1Category: Gs1Category.nullable().optional(),
     hasCannabisData: z.boolean().optional(),
     cannabisData: CannabisData.nullable().optional(),
-    brands: z.array(NamedRef).optional(),
+    /** One client receives bare brand ids (`[411, 412]`) instead of brand objects; both are kept. */
+    brands: z.array(orAlso(NamedRef, Id)).optional(),
     productFamily: z.array(NamedRef).optional(),
     attributes: z.array(z.unknown()).optional(),
     dietaryRestrictions: z.array(CodedRef).optional(),
@@ -234,7 +263,7 @@ export const Product = z
   })
   .superRefine((p, ctx) => {
     // Spec §3 rule 1: `replacement` is present only when status is `replaced`.
-    if (p.replacement !== undefined && p.status !== 'replaced') {
+    if (p.replacement != null && p.status !== 'replaced') {
       ctx.addIssue({
         code: 'custom',
         path: ['replacement'],

@@ -3,7 +3,7 @@
 // dietary restrictions and colors as products embed them (§2.1: `id` string
 // code, localized `name`). Loose: fields the service adds pass through.
 import { z } from 'zod';
-import { Id, Localized, RecordMeta } from '../primitives.js';
+import { Id, Localized, LocalizedOrText, RecordMeta, TextOrIntegerId } from '../primitives.js';
 
 /** A public category (§2.2); `parent` is null or absent on a root. */
 export const PublicCategoryRecord = z.looseObject({
@@ -25,3 +25,44 @@ export const Color = z.looseObject({
   name: Localized,
 });
 export type Color = z.infer<typeof Color>;
+
+// The reference tables the vendor's regional docs show beside the spec's (its §1 names active
+// ingredients and product families; ATC and, in France, OSP categories are regional). Products
+// embed the first two (`activeIngredients[]`, `productFamily[]`: integer id, localized name).
+
+export const ActiveIngredientRecord = z.looseObject({
+  id: Id,
+  name: LocalizedOrText,
+  meta: RecordMeta.optional(),
+});
+export type ActiveIngredientRecord = z.infer<typeof ActiveIngredientRecord>;
+
+export const ProductFamilyRecord = z.looseObject({
+  id: Id,
+  name: LocalizedOrText,
+  meta: RecordMeta.optional(),
+});
+export type ProductFamilyRecord = z.infer<typeof ProductFamilyRecord>;
+
+/** An ATC category: its code is the id (`A01AB03`), its parent the code one level up (`A01AB`). */
+export const AtcCategoryRecord = z.looseObject({
+  id: z.string().min(1),
+  name: LocalizedOrText.optional(),
+  parent: z.string().nullable().optional(),
+  meta: RecordMeta.optional(),
+});
+export type AtcCategoryRecord = z.infer<typeof AtcCategoryRecord>;
+
+/**
+ * A French OSP category: string ids with leading zeros (`"0000018"`), kept exactly as sent.
+ * `parent` is an integer in one version of the vendor's docs and a string in another; either is
+ * accepted and written as a string.
+ */
+export const OspCategoryRecord = z.looseObject({
+  id: z.string().min(1),
+  name: LocalizedOrText.optional(),
+  parent: TextOrIntegerId.nullable().optional(),
+  order: z.int().optional(),
+  meta: RecordMeta.optional(),
+});
+export type OspCategoryRecord = z.infer<typeof OspCategoryRecord>;

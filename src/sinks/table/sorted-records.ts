@@ -267,12 +267,16 @@ export class ExternalSort {
     return runs;
   }
 
-  /** Every key once, in key order, with the record that arrived last for it. */
-  async *sorted(): AsyncGenerator<SortedRecord> {
+  /**
+   * Every key once, in key order, with the record that arrived last for it. `onReplaced` is told
+   * of each earlier arrival a later one of the same key replaced (their `[key, record]` bodies).
+   */
+  async *sorted(onReplaced?: (earlier: Uint8Array, later: Uint8Array) => void): AsyncGenerator<SortedRecord> {
     const runs = await (this.#merged ??= this.#merge());
     let held: Entry | undefined;
     for await (const entry of mergeRuns(runs)) {
       if (held && compareKeys(held.key, entry.key) !== 0) yield new SortedRecord(held.key, held.body);
+      else if (held) onReplaced?.(held.body, entry.body);
       held = entry;
     }
     if (held) yield new SortedRecord(held.key, held.body);

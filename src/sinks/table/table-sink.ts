@@ -98,7 +98,9 @@ export const tableSinkOptions = z.strictObject({
     .string()
     .min(1)
     .default('id')
-    .describe('The field (dotted path) that identifies a record; one snapshot row per key'),
+    .describe(
+      'The field (dotted path) that identifies a record; one snapshot row per key. Keep id for products: a code (eanGtin14) can be on several products, and records of another id sharing a key are warned about (table.shared_key) and counted',
+    ),
   deletes: z
     .strictObject({
       maxRatio: z
@@ -172,6 +174,8 @@ export interface TableVersion {
   /** Snapshot rows. */
   rows: number;
   counts: { inserted: number; updated: number; deleted: number; unchanged: number };
+  /** Records of another id whose key an earlier record of the run had (a key that is a shared code); only the last was kept. */
+  sharedKeys?: number;
   /** Empty once a later run of the same day replaced this snapshot (`replacedBy`). */
   snapshot: TableFile[];
   changes: TableFile[];
@@ -494,7 +498,10 @@ export class TableSink extends Writable implements SinkStream {
     let previousRows = 0;
     const prevIt = (previous ? this.#readState(this.#manifest!.state) : emptyState())[Symbol.asyncIterator]();
     // The records found by the check join this run's as later arrivals: current versions read after the extract.
-    const nextIt = mergeSorted(this.#sort!.sorted(), verification?.found?.sorted())[Symbol.asyncIterator]();
+    const shared = this.#sharedKeyCheck();
+    const nextIt = mergeSorted(this.#sort!.sorted(shared.onReplaced), verification?.found?.sorted())[
+      Symbol.asyncIterator
+    ]();
     let p = await prevIt.next();
     let n = await nextIt.next();
     let keys = 0;
@@ -603,6 +610,7 @@ export class TableSink extends Writable implements SinkStream {
       schemaHash: this.#schema.hash,
       rows,
       counts,
+      ...(shared.count() > 0 ? { sharedKeys: shared.count() } : {}),
       snapshot: snapshot.files.map((f) => fileEntry(f.staged, f.encoder)),
       changes: changes.files.map((f) => fileEntry(f.staged, f.encoder)),
     };
@@ -713,6 +721,28 @@ export class TableSink extends Writable implements SinkStream {
 
   #checkStopped(): void {
     if (this.destroyed) throw new AbortedError('the table sink was stopped; nothing was published');
+  }
+
+  /**
+   * Keyed by anything but `id`, two records of one key may be two products: one GTIN-14 is on
+   * several products in the live catalog (pack-level GTIN-14s, duplicate listings). The snapshot
+   * keeps the last, so each record of another id it replaced is counted and the first warned
+   * about (`table.shared_key`): keyed by `id`, the default, every product keeps its row.
+   */
+  #sharedKeyCheck(): { onReplaced?: (earlier: Uint8Array, later: Uint8Array) => void; count: () => number } {
+    let count = 0;
+    if (this.#config.key === 'id') return { count: () => count };
+    const onReplaced = (earlier: Uint8Array, later: Uint8Array) => {
+      const [key, a] = deserialize(earlier) as [Key, Record<string, unknown>];
+      const b = (deserialize(later) as [Key, Record<string, unknown>])[1];
+      if (a.id === undefined || b.id === undefined || a.id === b.id) return;
+      if (count++ > 0) return;
+      this.#ctx.events.emit('warning', {
+        code: 'table.shared_key',
+        message: `table ${this.#store.location('')}: records ${JSON.stringify(a.id)} and ${JSON.stringify(b.id)} share the key ${this.#config.key} = ${JSON.stringify(key)}; the snapshot keeps only ${JSON.stringify(b.id)}. A code can belong to several products: key the table by id (the default) to keep every product. Further ones are counted in _table.json (sharedKeys)`,
+      });
+    };
+    return { onReplaced, count: () => count };
   }
 
   /** The previous version's state file, gunzipped, as frame bodies (`v8.serialize([key, record])`), not decoded. */
