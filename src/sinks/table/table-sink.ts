@@ -1,31 +1,6 @@
-// The `table` sink: the catalog as a table with history. Each successful run publishes, under
-// one folder or S3 prefix:
-//   snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet   the whole current state, one row per key
-//   changes/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet    insert/update/delete rows of this run
-//   _table/state-<run>.v8.gz                          the merge input of the next run
-//   _table.json                                       every version; written last (the commit point)
-//
-// How a run merges, in flat memory (the README's "Snapshots and change history" has the contract):
-// the incoming records are sorted by key in bounded runs spilled to a temp folder
-// (sorted-records.ts); the previous version's state file holds its records sorted by the same
-// key; one pass over both, key by key, writes the new snapshot, the change rows and the new
-// state file. A key in both is unchanged when its shaped row (every written column except
-// `ignoreFields`) serializes to the same bytes; when the incoming record's own serialization
-// equals the previous one's, it is unchanged without being decoded (the sort carries records
-// as bytes, sorted-records.ts), which is what most keys of a daily full run are.
-//
-// Why our own merge and not DuckDB: an embedded DuckDB (a ~60 MB native addon per platform)
-// would do the sort and the join in SQL, but it would need a second Parquet writer whose types
-// differ from the lake contract's (column-schema.ts), records going through it as JSON (bigint
-// codes, LIST<STRUCT> shapes), and its memory limit to be tuned per pod; the spill-and-merge
-// here is ~300 lines, reuses the encoder every other sink writes with, and is flat by
-// construction. DuckDB stays where it is best: reading the result (the tests, the history SQL).
-//
-// Why the state file and not the previous snapshot's Parquet: reading the Parquet back would
-// need the inverse of every column conversion (timestamps, codes, structs, `_extra`) to rebuild
-// the records a delete row or an unchanged key carries; the records as they arrived, framed
-// with v8 and gzipped, are exact, and re-shaped with this run's schema they compare correctly
-// even when a version of the toolkit adds a column.
+// The `table` sink: the catalog as a table with history, merged in flat memory and published
+// through _table.json. Its layout, its merge and why it is built this way: ARCHITECTURE.md,
+// "The table sink"; the user's contract: README "Snapshots and change history".
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
