@@ -184,10 +184,14 @@ describe('paged query source', () => {
 });
 
 describe('source stages', () => {
-  it('registers the twelve source types, with strict described options', () => {
+  it('registers the sixteen source types, with strict described options', () => {
     const registry = new StageRegistry().register(...sourceStages);
     expect(registry.types('source').sort()).toEqual(
       [
+        'active-ingredients.query',
+        'atc-categories.query',
+        'osp-categories.query',
+        'product-families.query',
         'brands.query',
         'catalog-categories.query',
         'colors.query',
