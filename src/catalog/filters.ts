@@ -318,6 +318,35 @@ function inSeconds(schema: z.ZodType, value: unknown): unknown {
 }
 
 /**
+ * Times in a filter that are not unix seconds, as the service sees them: it takes no dates (a
+ * client converts them, `toWireFilter`), so the sandbox refuses a request that carries one.
+ */
+export function timesNotInSeconds(
+  params: FilterParams,
+  filter: unknown,
+  path: (string | number)[] = ['filter'],
+  aliases: Readonly<Record<string, string>> = {},
+): FilterIssue[] {
+  if (!isPlainObject(filter) || Object.keys(filter).length !== 1) return [];
+  const [key, value] = Object.entries(filter)[0]!;
+  if ((key === 'and' || key === 'or') && Array.isArray(value))
+    return value.flatMap((f, i) => timesNotInSeconds(params, f, [...path, key, i], aliases));
+  if (key === 'not') return timesNotInSeconds(params, value, [...path, key], aliases);
+  const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
+  const schema = Object.hasOwn(params, name) ? params[name] : undefined;
+  if (!schema || catalogKindOf(schema) !== 'timestamp-filter') return [];
+  const times: [unknown, (string | number)[]][] = isPlainObject(value)
+    ? Object.entries(value).map(([k, v]) => [v, [...path, key, k]])
+    : [[value, [...path, key]]];
+  return times
+    .filter(([v]) => v !== undefined && typeof v !== 'number')
+    .map(([v, at]) => ({
+      path: at,
+      message: `${JSON.stringify(v)} is not unix seconds: the service takes times as integers`,
+    }));
+}
+
+/**
  * The filter with every time in unix seconds (ISO dates converted), names and codes as written:
  * what a source's options parse to, so windows, cursors and checks compare numbers.
  */
