@@ -41,7 +41,11 @@ describe('run --dry-run', () => {
         lines[1]!,
       );
     expect(estimate, lines[1]).not.toBeNull();
-    const slices = lines.filter((l) => /^ {4}createdAt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.\.\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: [\d,]+ records, [\d,]+ requests?$/.test(l));
+    const slices = lines.filter((l) =>
+      /^ {4}createdAt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.\.\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: [\d,]+ records, [\d,]+ requests?$/.test(
+        l,
+      ),
+    );
     expect(slices.length).toBe(Number(estimate![2]));
     expect(slices.length).toBeGreaterThan(1);
     expect(stdout).toContain(
