@@ -5,7 +5,8 @@
 // path with the allowed names or values.
 import { z } from 'zod';
 import { MAX_CODES_PER_FILTER } from './limits.js';
-import { SortDirection, UnixTimestamp, catalogKindOf, catalogMetaOf } from './primitives.js';
+import { SortDirection, catalogKindOf, catalogMetaOf } from './primitives.js';
+import { Timestamp } from './timestamp.js';
 import { closestName } from '../closest-name.js';
 import { isPlainObject } from '../values.js';
 
@@ -77,17 +78,22 @@ export function nationalCodes(digits: number, prefix = false) {
     .meta({ catalogKind: 'codes', wireDigits: digits, ...(prefix ? { prefixMatch: true } : {}) });
 }
 
-/** Timestamp filter parameter: a unix timestamp, or `{from, until}` (both inclusive, each optional). */
-export const TimestampFilter = z.union([
-  UnixTimestamp,
-  z
-    .strictObject({ from: UnixTimestamp.optional(), until: UnixTimestamp.optional() })
-    .refine((r) => r.from !== undefined || r.until !== undefined, { message: 'needs `from`, `until` or both' })
-    .refine((r) => r.from === undefined || r.until === undefined || r.from <= r.until, {
-      message: '`from` is after `until`',
-    }),
-]);
-export type TimestampFilter = z.infer<typeof TimestampFilter>;
+/**
+ * Timestamp filter parameter: a time (`Timestamp`: ISO 8601 or unix seconds), or `{from, until}`
+ * (both inclusive, each optional). Parses to unix seconds, the only form the wire carries.
+ */
+export const TimestampFilter = z
+  .union([
+    Timestamp,
+    z
+      .strictObject({ from: Timestamp.optional(), until: Timestamp.optional() })
+      .refine((r) => r.from !== undefined || r.until !== undefined, { message: 'needs `from`, `until` or both' })
+      .refine((r) => r.from === undefined || r.until === undefined || r.from <= r.until, {
+        message: '`from` is after `until`',
+      }),
+  ])
+  .meta({ catalogKind: 'timestamp-filter' });
+export type TimestampFilter = z.input<typeof TimestampFilter>;
 
 /** An EAN/GTIN code in a filter: an integer, or a digit string (keeps leading zeros readable). */
 export const GtinCode = z.union([
@@ -273,7 +279,7 @@ export interface RenamedFilter {
 /**
  * The filter as it goes on the wire: deprecated names replaced by the service's (`kind` ->
  * `type`, listed in `renamed` so the caller can warn once), national codes as zero-padded
- * strings. Idempotent; the input is not changed.
+ * strings, times in unix seconds. Idempotent; the input is not changed.
  */
 export function toWireFilter(
   params: FilterParams,
@@ -291,6 +297,8 @@ export function toWireFilter(
     const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
     if (name !== key) renamed.push({ path: formatPath([...path, key]), from: key, to: name });
     const schema = Object.hasOwn(params, name) ? params[name] : undefined;
+    const seconds = schema ? inSeconds(schema, value) : undefined;
+    if (seconds !== undefined) return { [name]: seconds };
     const digits = schema ? catalogMetaOf(schema)?.wireDigits : undefined;
     if (typeof digits !== 'number') return name === key ? f : { [name]: value };
     const pad = (v: unknown) =>
@@ -300,6 +308,64 @@ export function toWireFilter(
     return { [name]: Array.isArray(value) ? value.map(pad) : pad(value) };
   };
   return { filter: walk(filter, root), renamed };
+}
+
+/** A time filter's value in unix seconds (`TimestampFilter`); undefined for other filters or an invalid value. */
+function inSeconds(schema: z.ZodType, value: unknown): unknown {
+  if (catalogKindOf(schema) !== 'timestamp-filter') return undefined;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Times in a filter that are not unix seconds, as the service sees them: it takes no dates (a
+ * client converts them, `toWireFilter`), so the sandbox refuses a request that carries one.
+ */
+export function timesNotInSeconds(
+  params: FilterParams,
+  filter: unknown,
+  path: (string | number)[] = ['filter'],
+  aliases: Readonly<Record<string, string>> = {},
+): FilterIssue[] {
+  if (!isPlainObject(filter) || Object.keys(filter).length !== 1) return [];
+  const [key, value] = Object.entries(filter)[0]!;
+  if ((key === 'and' || key === 'or') && Array.isArray(value))
+    return value.flatMap((f, i) => timesNotInSeconds(params, f, [...path, key, i], aliases));
+  if (key === 'not') return timesNotInSeconds(params, value, [...path, key], aliases);
+  const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
+  const schema = Object.hasOwn(params, name) ? params[name] : undefined;
+  if (!schema || catalogKindOf(schema) !== 'timestamp-filter') return [];
+  const times: [unknown, (string | number)[]][] = isPlainObject(value)
+    ? Object.entries(value).map(([k, v]) => [v, [...path, key, k]])
+    : [[value, [...path, key]]];
+  return times
+    .filter(([v]) => v !== undefined && typeof v !== 'number')
+    .map(([v, at]) => ({
+      path: at,
+      message: `${JSON.stringify(v)} is not unix seconds: the service takes times as integers`,
+    }));
+}
+
+/**
+ * The filter with every time in unix seconds (ISO dates converted), names and codes as written:
+ * what a source's options parse to, so windows, cursors and checks compare numbers.
+ */
+export function filterInSeconds(
+  params: FilterParams,
+  filter: unknown,
+  aliases: Readonly<Record<string, string>> = {},
+): unknown {
+  const walk = (f: unknown): unknown => {
+    if (!isPlainObject(f) || Object.keys(f).length !== 1) return f;
+    const [key, value] = Object.entries(f)[0]!;
+    if ((key === 'and' || key === 'or') && Array.isArray(value)) return { [key]: value.map(walk) };
+    if (key === 'not') return { not: walk(value) };
+    const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
+    const schema = Object.hasOwn(params, name) ? params[name] : undefined;
+    const seconds = schema ? inSeconds(schema, value) : undefined;
+    return seconds === undefined ? f : { [key]: seconds };
+  };
+  return walk(filter);
 }
 
 /**

@@ -5,3 +5,4 @@ export * from './filters.js';
 export * from './resources/index.js';
 export * from './endpoints/index.js';
 export * from './schema-fields.js';
+export * from './timestamp.js';

@@ -13,6 +13,7 @@ import {
   stateIdentity,
   type ResolvedConnection,
 } from '../pipeline/runner.js';
+import { isoSeconds } from '../catalog/index.js';
 import { newRunId } from '../core/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
 import { PathTemplate } from '../sinks/shared/path-template.js';
@@ -100,7 +101,7 @@ export function formatPlanText(report: PlanReport): string {
   for (const r of report.pipelines) {
     const mode =
       r.updatedSince !== undefined
-        ? ` (incremental: updatedSince ${r.updatedSince}, ${new Date(r.updatedSince * 1000).toISOString()})`
+        ? ` (incremental: updatedSince ${isoSeconds(r.updatedSince)}, unix ${r.updatedSince})`
         : r.mode === 'full'
           ? ' (full extract: no cursor yet, or --full-refresh)'
           : '';
@@ -110,7 +111,7 @@ export function formatPlanText(report: PlanReport): string {
     );
     for (const s of r.slices.slice(0, MAX_SLICES_SHOWN)) {
       lines.push(
-        `    ${s.label ?? 'whole query'}: ${s.total !== undefined ? `${plural(s.total, 'record')}, ` : ''}${plural(s.requests, 'request')}`,
+        `    ${s.label ? readableLabel(s.label) : 'whole query'}: ${s.total !== undefined ? `${plural(s.total, 'record')}, ` : ''}${plural(s.requests, 'request')}`,
       );
     }
     if (r.slices.length > MAX_SLICES_SHOWN)
@@ -119,7 +120,7 @@ export function formatPlanText(report: PlanReport): string {
     for (const o of r.outputs) lines.push(`  would write (${o.sink}): ${o.location}`);
     if (r.state)
       lines.push(
-        `  state: ${r.state.location} (cursor ${r.state.cursor ?? 'none yet'}; stored after the sinks commit)`,
+        `  state: ${r.state.location} (cursor ${r.state.cursor === null ? 'none yet' : `${isoSeconds(r.state.cursor)}, unix ${r.state.cursor}`}; stored after the sinks commit)`,
       );
   }
   if (report.pipelines.length > 1) {
@@ -145,6 +146,17 @@ export function planJsonLines(report: PlanReport): string[] {
       message: 'dry run: nothing was written',
     }),
   ];
+}
+
+/**
+ * A slice label for a person: its createdAt window in ISO. The label itself keeps seconds: it is
+ * the slice's name in record origins, events and errors, which scripts may match.
+ */
+function readableLabel(label: string): string {
+  return label.replace(
+    /\bcreatedAt (\d+)\.\.(\d+)\b/,
+    (_, from: string, until: string) => `createdAt ${isoSeconds(Number(from))}..${isoSeconds(Number(until))}`,
+  );
 }
 
 function finiteOrNull(n: number): number | null {

@@ -11,6 +11,7 @@ import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
 import { secondBefore } from '../sources/index.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
+import { isoSeconds } from '../catalog/timestamp.js';
 import {
   CatalogClient,
   type CatalogClientOptions,
@@ -441,7 +442,7 @@ class PipelineRun {
       const until = windowUntil(this.#startedAt);
       this.#events.emit('info', {
         code: 'incremental',
-        message: `incremental run: updatedSince ${cursor} (${new Date(cursor * 1000).toISOString()}) until ${until} (${new Date(until * 1000).toISOString()}) from ${this.#stateStore!.location}`,
+        message: `incremental run: updatedSince ${isoSeconds(cursor)} until ${isoSeconds(until)} (unix ${cursor}..${until}) from ${this.#stateStore!.location}`,
       });
     }
     const endpoint = getEndpoint(config.source.type);

@@ -15,6 +15,7 @@ import {
   type EndpointSpec,
   MAX_REACHABLE_RESULTS,
   checkRequest,
+  timesNotInSeconds,
   formatPath,
   getEndpoint,
   isEmptyObject,
@@ -460,6 +461,9 @@ export class SandboxServer {
     const unknown = profileFilterIssues(this.dataset.profile, spec, body.filter);
     if (unknown.length) throw apiError(400, `${formatPath(unknown[0]!.path)}: ${unknown[0]!.message}`);
     const issues = checkRequest(spec.name, body);
+    // The client accepts ISO dates and sends seconds; a date on the wire is the client's bug.
+    if (issues.length === 0)
+      issues.push(...timesNotInSeconds(spec.filters, body.filter, ['filter'], spec.filterAliases));
     const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
     const error = requestError(spec, body, issues, window);
     if (error) throw error;

@@ -30,6 +30,7 @@ import {
   notShown,
   EXACT_CODE_FIELDS,
   exactCodeTest,
+  filterInSeconds,
   toWireFilter,
 } from '../catalog/index.js';
 import { RequestValidationError } from '../errors.js';
@@ -161,12 +162,21 @@ export function checkChunkableFilter(endpointName: EndpointName, filter: unknown
   return issues;
 }
 
-/** A zod schema for stage options: the endpoint's filter, with code lists over 1000 allowed where they can be split. */
+/**
+ * A zod schema for stage options: the endpoint's filter, with code lists over 1000 allowed where
+ * they can be split. It parses to the filter with its times in unix seconds (`filterInSeconds`).
+ */
 export function chunkableFilterSchema<E extends EndpointName>(endpointName: E): z.ZodType<EndpointFilter<E>> {
-  return z.any().superRefine((value, ctx) => {
-    for (const issue of checkChunkableFilter(endpointName, value))
-      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-  }) as unknown as z.ZodType<EndpointFilter<E>>;
+  const spec = getEndpoint(endpointName)!;
+  return z
+    .any()
+    .superRefine((value, ctx) => {
+      for (const issue of checkChunkableFilter(endpointName, value))
+        ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    })
+    .transform((value) => filterInSeconds(spec.filters, value, spec.filterAliases)) as unknown as z.ZodType<
+    EndpointFilter<E>
+  >;
 }
 
 /** Leaf filters of the top level and of top-level `and`s (flattened), with their paths. */

@@ -31,7 +31,7 @@
 // A single second holding 10000 or more matches cannot be sliced further
 // (`id` ranges are not filterable): that fails with a DataError naming the
 // instant and pointing at products.stream, never with a silent truncation.
-import { MAX_REACHABLE_RESULTS } from '../catalog/index.js';
+import { MAX_REACHABLE_RESULTS, isoSeconds } from '../catalog/index.js';
 import type { CatalogRecord, LazyPage } from '../client/index.js';
 import { ApiError } from '../client/errors.js';
 import { DataError } from '../errors.js';
@@ -98,7 +98,7 @@ export async function* createdAtWindows(o: SliceOptions): AsyncGenerator<Segment
   if (lo === undefined || hi === undefined) return;
   o.events?.emit('info', {
     code: 'source.slicing',
-    message: `${o.endpoint}${o.labelPrefix ? ` (${o.labelPrefix})` : ''}: ${cap} or more matches, more than one query reaches; slicing by createdAt ${lo}..${hi}`,
+    message: `${o.endpoint}${o.labelPrefix ? ` (${o.labelPrefix})` : ''}: ${cap} or more matches, more than one query reaches; slicing by createdAt ${isoSeconds(lo)}..${isoSeconds(hi)}`,
     from: lo,
     until: hi,
   });
@@ -169,7 +169,7 @@ function overfullInstant(endpoint: string, instant: number, total: number, cap: 
   const what = endpoint.startsWith('media.') ? 'media records' : 'products';
   return new DataError(
     `${endpoint}: ${total >= cap ? `${cap} or more` : total} matching ${what} were created in the same second ` +
-      `(createdAt ${instant}, ${new Date(instant * 1000).toISOString()}), more than one query can reach and too many to slice by createdAt; ` +
+      `(createdAt ${instant}, ${isoSeconds(instant)}), more than one query can reach and too many to slice by createdAt; ` +
       `use ${streamOf(endpoint)} (no limit) or narrow the filter${what === 'products' ? ' (e.g. by status, brand or organization)' : ''}`,
     { code: 'source.instant_over_cap' },
   );

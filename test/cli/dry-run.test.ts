@@ -41,7 +41,11 @@ describe('run --dry-run', () => {
         lines[1]!,
       );
     expect(estimate, lines[1]).not.toBeNull();
-    const slices = lines.filter((l) => /^ {4}createdAt \d+\.\.\d+: [\d,]+ records, [\d,]+ requests?$/.test(l));
+    const slices = lines.filter((l) =>
+      /^ {4}createdAt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.\.\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: [\d,]+ records, [\d,]+ requests?$/.test(
+        l,
+      ),
+    );
     expect(slices.length).toBe(Number(estimate![2]));
     expect(slices.length).toBeGreaterThan(1);
     expect(stdout).toContain(
@@ -88,10 +92,10 @@ describe('run --dry-run', () => {
     );
     expect(code).toBe(0);
     expect(stdout).toMatch(
-      /^pipeline products-nightly: products\.query \(incremental: updatedSince 1750000000, 2025-06-15T15:06:40\.000Z\)\n {2}[\d,]+ records in 1 slice;/,
+      /^pipeline products-nightly: products\.query \(incremental: updatedSince 2025-06-15T15:06:40Z, unix 1750000000\)\n {2}[\d,]+ records in 1 slice;/,
     );
     expect(stdout).toContain(
-      `  state: ${join(ws.dir, '.state/products-nightly.json')} (cursor 1750000000; stored after the sinks commit)`,
+      `  state: ${join(ws.dir, '.state/products-nightly.json')} (cursor 2025-06-15T15:06:40Z, unix 1750000000; stored after the sinks commit)`,
     );
     const full = await runCli(
       ['run', 'pipelines/products-nightly.yml', '--dry-run', '--full-refresh', '--log-format', 'pretty'],

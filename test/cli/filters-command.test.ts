@@ -20,7 +20,9 @@ describe('catalog-streams filters', () => {
     expect(stdout).toContain('products.query (POST /v4/products/query): a filter is required\n');
     expect(stdout).toMatch(/\n {4}status +"active" \| "replaced" \| "inactive", or a list of them\n/);
     expect(stdout).toMatch(/\n {4}id +string, or a list of them {2}\(codes: up to 1000 per query\)\n/);
-    expect(stdout).toMatch(/\n {4}updatedSince +integer \| \{ from\?: integer, until\?: integer \}\n/);
+    expect(stdout).toMatch(
+      /\n {4}updatedSince +date \| unix seconds \| \{ from\?: date \| unix seconds, until\?: date \| unix seconds \}\n/,
+    );
     expect(stdout).toContain('name: { direction: "ASC" | "DESC", locale: string }');
   });
 

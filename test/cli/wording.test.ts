@@ -91,7 +91,7 @@ describe('wording of counts', () => {
     expect(lines).toContain(
       '  1,234,567 records in 1 slice; ~4,939 requests, ~49:23 at 6,000 requests/min (planning used 12 requests)',
     );
-    expect(lines).toContain('    createdAt 1..2: 12,000 records, 1,200 requests');
+    expect(lines).toContain('    createdAt 1970-01-01T00:00:01Z..1970-01-01T00:00:02Z: 12,000 records, 1,200 requests');
     expect(lines).toContain('all 2 pipelines share one request budget: ~4,940 requests, ~49:24 at 6,000 requests/min');
   });
 });

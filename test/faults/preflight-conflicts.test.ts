@@ -149,7 +149,7 @@ describe('refused before the first request', { timeout: 120_000 }, () => {
       env: sandboxEnv(sandbox),
     });
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('incremental: updatedSince 1');
+    expect(dry.stdout).toContain('incremental: updatedSince 1970-01-01T00:00:01Z, unix 1');
   });
 });
 
