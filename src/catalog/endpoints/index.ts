@@ -94,6 +94,33 @@ function endpoint<F extends FilterParams, S extends SortingParams>(
   };
 }
 
+/**
+ * A reference table read whole (README "Reference data"): nothing required, never capped, sorted
+ * by id by default, and filters the spec does not show (ours, mirrored by the sandbox).
+ */
+function referenceTable<F extends FilterParams, S extends SortingParams>(
+  name: `${string}.query`,
+  resource: EndpointSpec<F, S>['resource'],
+  filters: F,
+  sortings: S,
+): EndpointSpec<F, S> {
+  return endpoint({
+    name,
+    path: `/v4/${name.slice(0, -'.query'.length)}/query`,
+    mode: 'paged',
+    resource,
+    filters,
+    sortings,
+    filterRequired: false,
+    sortingRequired: false,
+    pageRequired: false,
+    // Every reference table sorts by id (its sortings all declare it).
+    defaultSorting: { id: 'ASC' } as EndpointSpec<F, S>['defaultSorting'],
+    capped: false,
+    filtersNotShown: true,
+  });
+}
+
 export const endpoints = {
   'products.query': endpoint({
     name: 'products.query',
@@ -214,106 +241,45 @@ export const endpoints = {
     capped: true,
     filterAliases: mediaFilterAliases,
   }),
-  'public-categories.query': endpoint({
-    name: 'public-categories.query',
-    path: '/v4/public-categories/query',
-    mode: 'paged',
-    resource: 'public-category',
-    filters: publicCategoryFilters,
-    sortings: publicCategorySortings,
-    filterRequired: false,
-    sortingRequired: false,
-    pageRequired: false,
-    defaultSorting: { id: 'ASC' },
-    capped: false,
-    filtersNotShown: true,
-  }),
-  'dietary-restrictions.query': endpoint({
-    name: 'dietary-restrictions.query',
-    path: '/v4/dietary-restrictions/query',
-    mode: 'paged',
-    resource: 'dietary-restriction',
-    filters: dietaryRestrictionFilters,
-    sortings: dietaryRestrictionSortings,
-    filterRequired: false,
-    sortingRequired: false,
-    pageRequired: false,
-    defaultSorting: { id: 'ASC' },
-    capped: false,
-    filtersNotShown: true,
-  }),
-  'colors.query': endpoint({
-    name: 'colors.query',
-    path: '/v4/colors/query',
-    mode: 'paged',
-    resource: 'color',
-    filters: colorFilters,
-    sortings: colorSortings,
-    filterRequired: false,
-    sortingRequired: false,
-    pageRequired: false,
-    defaultSorting: { id: 'ASC' },
-    capped: false,
-    filtersNotShown: true,
-  }),
+  'public-categories.query': referenceTable(
+    'public-categories.query',
+    'public-category',
+    publicCategoryFilters,
+    publicCategorySortings,
+  ),
+  'dietary-restrictions.query': referenceTable(
+    'dietary-restrictions.query',
+    'dietary-restriction',
+    dietaryRestrictionFilters,
+    dietaryRestrictionSortings,
+  ),
+  'colors.query': referenceTable('colors.query', 'color', colorFilters, colorSortings),
   // The reference tables of the vendor's regional docs (README "Reference data"): read whole like
   // the taxonomy endpoints; osp-categories only exists on the French service.
-  'active-ingredients.query': endpoint({
-    name: 'active-ingredients.query',
-    path: '/v4/active-ingredients/query',
-    mode: 'paged',
-    resource: 'active-ingredient',
-    filters: activeIngredientFilters,
-    sortings: activeIngredientSortings,
-    filterRequired: false,
-    sortingRequired: false,
-    pageRequired: false,
-    defaultSorting: { id: 'ASC' },
-    capped: false,
-    filtersNotShown: true,
-  }),
-  'product-families.query': endpoint({
-    name: 'product-families.query',
-    path: '/v4/product-families/query',
-    mode: 'paged',
-    resource: 'product-family',
-    filters: productFamilyFilters,
-    sortings: productFamilySortings,
-    filterRequired: false,
-    sortingRequired: false,
-    pageRequired: false,
-    defaultSorting: { id: 'ASC' },
-    capped: false,
-    filtersNotShown: true,
-  }),
-  'atc-categories.query': endpoint({
-    name: 'atc-categories.query',
-    path: '/v4/atc-categories/query',
-    mode: 'paged',
-    resource: 'atc-category',
-    filters: atcCategoryFilters,
-    sortings: atcCategorySortings,
-    filterRequired: false,
-    sortingRequired: false,
-    pageRequired: false,
-    defaultSorting: { id: 'ASC' },
-    capped: false,
-    filtersNotShown: true,
-  }),
-  'osp-categories.query': endpoint({
-    name: 'osp-categories.query',
-    path: '/v4/osp-categories/query',
-    mode: 'paged',
-    resource: 'osp-category',
-    filters: ospCategoryFilters,
-    sortings: ospCategorySortings,
-    filterRequired: false,
-    sortingRequired: false,
-    pageRequired: false,
-    defaultSorting: { id: 'ASC' },
-    capped: false,
-    filtersNotShown: true,
-  }),
+  'active-ingredients.query': referenceTable(
+    'active-ingredients.query',
+    'active-ingredient',
+    activeIngredientFilters,
+    activeIngredientSortings,
+  ),
+  'product-families.query': referenceTable(
+    'product-families.query',
+    'product-family',
+    productFamilyFilters,
+    productFamilySortings,
+  ),
+  'atc-categories.query': referenceTable(
+    'atc-categories.query',
+    'atc-category',
+    atcCategoryFilters,
+    atcCategorySortings,
+  ),
+  'osp-categories.query': referenceTable(
+    'osp-categories.query',
+    'osp-category',
+    ospCategoryFilters,
+    ospCategorySortings,
+  ),
 } as const;
 
 export type Endpoints = typeof endpoints;
