@@ -14,7 +14,7 @@
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
-import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
+import { type CatalogStreamsError, ConfigError, StdoutClosedError, UsageError } from '../errors.js';
 import { RunEvents } from '../events.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
@@ -63,6 +63,8 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
 ${LOG_OPTIONS_USAGE}
 Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 129 SIGHUP, 130 SIGINT, 143 SIGTERM
 (a signal after the outputs are committed changes nothing: exit 0).
+A reader that closes stdout (run ... | head) stops the pipelines writing to it, like a signal (cursor kept
+as it was): exit 0 when stdout was all they wrote, 1 when they also wrote files or objects (discarded).
 `;
 
 const options = {
@@ -275,6 +277,7 @@ async function runAll(
   const summaries: RunSummary[] = [];
   let exitCode = 0;
   let stopped = false;
+  const readerStopped = new Set<string>();
   try {
     // The plan (every slice, as --dry-run shows it) gives the progress its totals and ETA. It is made beside
     // the run, never holding it up (an unreachable service fails the run, not a plan first); its probes count
@@ -341,6 +344,23 @@ async function runAll(
       }
       const err = r.reason as CatalogStreamsError;
       if (err instanceof RunFailedError) summaries.push(err.summary);
+      if (err instanceof RunFailedError && err.cause instanceof StdoutClosedError) {
+        // `run ... | head`: the reader took what it wanted. Exit 0 when stdout was all this pipeline wrote
+        // (nothing is lost but what the reader declined); 1 when it also wrote files or objects, which
+        // were discarded with the cursor left as it was: a scheduler must not count that as delivered.
+        const p = pipelines[i]!;
+        const onlyStdout = writesOnlyToStdout(p);
+        readerStopped.add(p.config.name);
+        progress.log(onlyStdout ? 'info' : 'error', 'stdout.closed', {
+          pipeline: p.config.name,
+          code: 'stdout.closed',
+          message: onlyStdout
+            ? `${p.config.name}: stdout was closed by its reader: stopped (the state cursor was left as it was)`
+            : `${p.config.name}: stdout was closed by its reader: stopped; its other outputs were discarded and the state cursor was left as it was (exit 1)`,
+        });
+        if (!onlyStdout) exitCode = Math.max(exitCode, 1);
+        continue;
+      }
       if (signalName && (!(err instanceof RunFailedError) || err.summary.status === 'aborted')) {
         stopped = true;
         continue;
@@ -365,7 +385,7 @@ async function runAll(
     // The summary is the run's result: written at every log level.
     for (const s of summaries) {
       io.stderr.write(
-        `${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`,
+        `${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' || readerStopped.has(s.pipeline) ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`,
       );
     }
     if (opts.summaryFile) {
@@ -418,6 +438,16 @@ async function planFor(
   const { type, ...options } = source;
   const sp = await plan(client, type as SourceType, options, { signal });
   return { total: sp.total, requests: sp.requests };
+}
+
+/** True when every sink of the pipeline, dead-letter sinks included, writes to stdout (`path: "-"`). */
+function writesOnlyToStdout(p: LoadedPipeline): boolean {
+  const outputs: unknown[] = [...p.config.sinks];
+  for (const t of p.config.transforms) {
+    const deadLetter = (t as { deadLetter?: unknown }).deadLetter;
+    if (deadLetter !== undefined) outputs.push(deadLetter);
+  }
+  return outputs.every((o) => (o as { path?: unknown }).path === '-');
 }
 
 /** The AWS SDK's process warning that its releases after January 2027 need Node >= 22. */
