@@ -284,6 +284,11 @@ async function runAll(
     // against the budget like any request, so a run that shows no progress (--quiet, level warn) makes none.
     // Until a plan arrives, or without one (a stream source, a failed probe), totals come from the sources.
     const planning = new AbortController();
+    // The plan's probes run beside the extract against the same host: their retries and failures are the
+    // extract's too, which says them once, under the pipeline's name. The probes' own are debug detail.
+    const planEvents = new RunEvents();
+    for (const name of ['retry', 'throttle'] as const)
+      planEvents.on(name, (e: object) => progress.log('debug', `plan.${name}`, { pipelines: names, ...e }));
     const stopPlanning = () => planning.abort();
     controller.signal.addEventListener('abort', stopPlanning, { once: true });
     const results = await Promise.allSettled(
@@ -303,7 +308,7 @@ async function runAll(
             shown.planPending = false;
             return;
           }
-          void planFor(p, client, opts, planning.signal).then(
+          void planFor(p, client, opts, planning.signal, planEvents).then(
             (planned) => {
               shown.plan = planned;
               shown.planPending = false;
@@ -366,10 +371,10 @@ async function runAll(
         continue;
       }
       const message = redactor.redact(err.message ?? String(err));
-      // One sentence naming the pipeline: a JSON line off a TTY; on a TTY the
-      // summary's error line says it, unless there is no summary. After a
-      // signal, the signal line said it.
-      if (!signalName && (!tty || !(err instanceof RunFailedError))) {
+      // One sentence naming the pipeline: a JSON line; in pretty text the summary's
+      // error line says it (a second copy above it is noise), unless there is no
+      // summary. After a signal, the signal line said it.
+      if (!signalName && (json || !(err instanceof RunFailedError))) {
         progress.log('error', 'failed', {
           pipeline: pipelines[i]!.config.name,
           code: err.code ?? 'error',
@@ -433,10 +438,11 @@ async function planFor(
   client: CatalogClient,
   opts: { fullRefresh: boolean },
   signal: AbortSignal,
+  events: RunEvents,
 ): Promise<PipelineProgress['plan']> {
   const { source } = await sourceWithCursor(p.config.source, openPipelineState(p), opts.fullRefresh);
   const { type, ...options } = source;
-  const sp = await plan(client, type as SourceType, options, { signal });
+  const sp = await plan(client, type as SourceType, options, { signal, events });
   return { total: sp.total, requests: sp.requests };
 }
 
