@@ -5,6 +5,7 @@ import { endpoints } from '../catalog/index.js';
 import { UsageError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import { builtinStages } from '../pipeline/builtins.js';
+import type { StageDefinition } from '../core/stage.js';
 import {
   type EnumCut,
   describeOptions,
@@ -15,16 +16,38 @@ import {
 import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 
-const STAGES_USAGE = `Usage: catalog-streams stages [--json | --markdown]
+const STAGES_USAGE = `Usage: catalog-streams stages [<type>] [--json | --markdown]
 
 Lists every registered stage type with its options, types and defaults (from the
-stages' own schemas).
+stages' own schemas); with a type (such as parquet), that stage alone. --markdown
+prints the README's stage reference.
 `;
 
 async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
-  const values = parseOptions('stages', argv, { json: { type: 'boolean' }, markdown: { type: 'boolean' } } as const);
+  const positional = argv.filter((a) => !a.startsWith('-'));
+  if (positional.length > 1)
+    throw new UsageError(
+      `stages: takes at most one stage type, got ${positional.length} (see 'catalog-streams stages --help')`,
+    );
+  const values = parseOptions(
+    'stages',
+    argv.filter((a) => a.startsWith('-')),
+    { json: { type: 'boolean' }, markdown: { type: 'boolean' } } as const,
+  );
+  let defs: readonly StageDefinition[] = builtinStages;
+  const wanted = positional[0];
+  if (wanted !== undefined) {
+    defs = builtinStages.filter((d) => d.type === wanted);
+    if (defs.length === 0) {
+      const types = [...new Set(builtinStages.map((d) => d.type))];
+      const hint = closestName(wanted, types);
+      throw new UsageError(
+        `stages: no stage type "${wanted}"${hint ? `; did you mean "${hint}"?` : ''} (types: ${types.join(', ')})`,
+      );
+    }
+  }
   if (values.json) {
-    const list = builtinStages.map((d) => ({
+    const list = defs.map((d) => ({
       kind: d.kind,
       type: d.type,
       description: d.description,
@@ -32,9 +55,9 @@ async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
     }));
     io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
   } else if (values.markdown) {
-    io.stdout.write(formatStageReference(builtinStages));
+    io.stdout.write(formatStageReference(defs));
   } else {
-    io.stdout.write(formatStageList(builtinStages));
+    io.stdout.write(formatStageList(defs));
   }
   return 0;
 }
