@@ -38,7 +38,7 @@ export function usage(): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     LOG_OPTIONS_USAGE,
-    "Run 'catalog-streams <command> --help' for a command's options.",
+    "Run 'catalog-streams <command> --help' (or 'catalog-streams help <command>') for a command's options.",
     '',
   ].join('\n');
 }
@@ -84,7 +84,22 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     return 2;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(usage());
+    // `help run` reads as `run --help`: a user who typed the command's name wants its page, not the index.
+    const topic = name === 'help' ? args.find((a) => !a.startsWith('-')) : undefined;
+    if (topic === undefined) {
+      io.stdout.write(usage());
+      return 0;
+    }
+    const described = commands.find((c) => c.name === topic);
+    if (!described) {
+      const hint = closestName(
+        topic,
+        commands.map((c) => c.name),
+      );
+      const message = `help: unknown command "${topic}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')})`;
+      return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams ${message}`);
+    }
+    io.stdout.write(described.usage);
     return 0;
   }
   const command = commands.find((c) => c.name === name);

@@ -100,6 +100,10 @@ const COVERAGE: Record<string, Coverage> = {
   },
   'npm ci && npm test': { script: '.ci/run', contains: ['npm ci', 'npm test'] },
   'npx catalog-streams stages': { here: true },
+  'npx catalog-streams stages parquet': {
+    test: 'test/cli/help-topics.test.ts',
+    contains: ["runCli(['stages', 'parquet']"],
+  },
   'npx catalog-streams filters products.query': { here: true },
   'npx catalog-streams validate pipelines/demo.yml': { here: true },
   'npx catalog-streams schema pipelines/demo.yml': { here: true },
