@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `catalog-streams` command line: a small command table (`run`,
-// `validate`, `stages`, `sandbox`) and the
+// `validate`, `stages`, `history`, `sandbox`) and the
 // process glue: errors become one sentence on stderr and the command's result
 // becomes the exit code (0 ok, 1 failed, 2 bad usage). `main(argv, io)` runs
 // in-process for tests; as the bin it gets the real process streams and
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
+import { historyCommandDefinition } from './history-command.js';
 import { type CliIO, processIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
 import { packageVersion } from './package-info.js';
@@ -25,6 +26,7 @@ export const commands: readonly Command[] = [
   schemaCommandDefinition,
   stagesCommandDefinition,
   filtersCommandDefinition,
+  historyCommandDefinition,
   sandboxCommand,
 ];
 

@@ -28,6 +28,7 @@ import {
   type ResolvedConnection,
   type RunSummary,
 } from '../pipeline/runner.js';
+import { appendHistory } from '../pipeline/run-history.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../core/registry.js';
@@ -407,6 +408,19 @@ async function runAll(
           ),
         }),
       );
+    }
+    for (const s of summaries) {
+      const p = pipelines.find((x) => x.config.name === s.pipeline);
+      // Like the summary file: the history reports the run and must not change its outcome.
+      if (p)
+        await appendHistory(p, s, io.env).catch((err: unknown) =>
+          progress.log('error', 'history.failed', {
+            pipeline: s.pipeline,
+            message: redactor.redact(
+              `could not add the run to the history (catalog-streams history): ${(err as Error).message}; the run's outcome is the one logged above (exit ${exitCode})`,
+            ),
+          }),
+        );
     }
     const metrics: RunMetricsInput = { file: opts.file, summaries, pipelines: names, exitCode, finishedAt: new Date() };
     const publish: [string, () => Promise<void>][] = [];
