@@ -38,7 +38,7 @@ describe('the AWS SDK is loaded only for S3', () => {
   });
 
   it('control: the hook reports the SDK once S3 is used', async () => {
-    const script = `import(${JSON.stringify(join(REPO, 'dist/src/storage/s3-sdk.js'))}).then((m) => m.loadS3Sdk())`;
+    const script = `import(${JSON.stringify(join(REPO, 'dist/src/storage/s3-sdk.js'))}).then((m) => m.loadS3Sdk('s3-sink'))`;
     const stderr = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, ['-e', script], {
         env: { ...process.env, NODE_OPTIONS },
