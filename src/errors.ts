@@ -81,6 +81,20 @@ export class StorageError extends CatalogStreamsError {
   }
 }
 
+/**
+ * Standard output was closed by its reader (`run ... | head`): the reader wants no more, so the
+ * pipeline writing to it stops, like a producer in a shell pipeline; nothing failed.
+ */
+export class StdoutClosedError extends CatalogStreamsError {
+  constructor(options: ErrorOptions = {}) {
+    super(
+      'stdout.closed',
+      'stdout was closed by its reader (such as head): stopped reading; outputs other than stdout were discarded and the state cursor was left as it was',
+      options,
+    );
+  }
+}
+
 /** The run was stopped by a signal or an AbortSignal. */
 export class AbortedError extends CatalogStreamsError {
   constructor(message = 'the run was aborted', options: ErrorOptions = {}) {

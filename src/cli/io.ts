@@ -21,6 +21,11 @@ export interface CliIO {
 }
 
 export function processIO(): CliIO {
+  // A reader that closed the pipe (`| head`) is the run's business (it stops the pipelines writing to
+  // stdout), not a crash: an EPIPE after the stdout sink let go of the stream is dropped.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   return {
     stdout: process.stdout,
     stderr: process.stderr,

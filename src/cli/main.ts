@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `catalog-streams` command line: a small command table (`run`,
-// `validate`, `stages`, `sandbox`) and the
+// `validate`, `stages`, `history`, `sandbox`) and the
 // process glue: errors become one sentence on stderr and the command's result
 // becomes the exit code (0 ok, 1 failed, 2 bad usage). `main(argv, io)` runs
 // in-process for tests; as the bin it gets the real process streams and
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
+import { historyCommandDefinition } from './history-command.js';
 import { type CliIO, processIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
 import { packageVersion } from './package-info.js';
@@ -25,6 +26,7 @@ export const commands: readonly Command[] = [
   schemaCommandDefinition,
   stagesCommandDefinition,
   filtersCommandDefinition,
+  historyCommandDefinition,
   sandboxCommand,
 ];
 
@@ -38,7 +40,7 @@ export function usage(): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     LOG_OPTIONS_USAGE,
-    "Run 'catalog-streams <command> --help' for a command's options.",
+    "Run 'catalog-streams <command> --help' (or 'catalog-streams help <command>') for a command's options.",
     '',
   ].join('\n');
 }
@@ -84,7 +86,22 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     return 2;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(usage());
+    // `help run` reads as `run --help`: a user who typed the command's name wants its page, not the index.
+    const topic = name === 'help' ? args.find((a) => !a.startsWith('-')) : undefined;
+    if (topic === undefined) {
+      io.stdout.write(usage());
+      return 0;
+    }
+    const described = commands.find((c) => c.name === topic);
+    if (!described) {
+      const hint = closestName(
+        topic,
+        commands.map((c) => c.name),
+      );
+      const message = `help: unknown command "${topic}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')})`;
+      return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams ${message}`);
+    }
+    io.stdout.write(described.usage);
     return 0;
   }
   const command = commands.find((c) => c.name === name);

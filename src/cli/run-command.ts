@@ -14,7 +14,7 @@
 import { access, constants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
-import { type CatalogStreamsError, ConfigError, UsageError } from '../errors.js';
+import { type CatalogStreamsError, ConfigError, StdoutClosedError, UsageError } from '../errors.js';
 import { RunEvents } from '../events.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
@@ -28,6 +28,7 @@ import {
   type ResolvedConnection,
   type RunSummary,
 } from '../pipeline/runner.js';
+import { appendHistory } from '../pipeline/run-history.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import type { StageRegistry } from '../core/registry.js';
@@ -63,6 +64,8 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
 ${LOG_OPTIONS_USAGE}
 Exit codes: 0 success, 1 the run failed, 2 bad usage or pipeline file, 129 SIGHUP, 130 SIGINT, 143 SIGTERM
 (a signal after the outputs are committed changes nothing: exit 0).
+A reader that closes stdout (run ... | head) stops the pipelines writing to it, like a signal (cursor kept
+as it was): exit 0 when stdout was all they wrote, 1 when they also wrote files or objects (discarded).
 `;
 
 const options = {
@@ -275,12 +278,18 @@ async function runAll(
   const summaries: RunSummary[] = [];
   let exitCode = 0;
   let stopped = false;
+  const readerStopped = new Set<string>();
   try {
     // The plan (every slice, as --dry-run shows it) gives the progress its totals and ETA. It is made beside
     // the run, never holding it up (an unreachable service fails the run, not a plan first); its probes count
     // against the budget like any request, so a run that shows no progress (--quiet, level warn) makes none.
     // Until a plan arrives, or without one (a stream source, a failed probe), totals come from the sources.
     const planning = new AbortController();
+    // The plan's probes run beside the extract against the same host: their retries and failures are the
+    // extract's too, which says them once, under the pipeline's name. The probes' own are debug detail.
+    const planEvents = new RunEvents();
+    for (const name of ['retry', 'throttle'] as const)
+      planEvents.on(name, (e: object) => progress.log('debug', `plan.${name}`, { pipelines: names, ...e }));
     const stopPlanning = () => planning.abort();
     controller.signal.addEventListener('abort', stopPlanning, { once: true });
     const results = await Promise.allSettled(
@@ -300,7 +309,7 @@ async function runAll(
             shown.planPending = false;
             return;
           }
-          void planFor(p, client, opts, planning.signal).then(
+          void planFor(p, client, opts, planning.signal, planEvents).then(
             (planned) => {
               shown.plan = planned;
               shown.planPending = false;
@@ -341,15 +350,32 @@ async function runAll(
       }
       const err = r.reason as CatalogStreamsError;
       if (err instanceof RunFailedError) summaries.push(err.summary);
+      if (err instanceof RunFailedError && err.cause instanceof StdoutClosedError) {
+        // `run ... | head`: the reader took what it wanted. Exit 0 when stdout was all this pipeline wrote
+        // (nothing is lost but what the reader declined); 1 when it also wrote files or objects, which
+        // were discarded with the cursor left as it was: a scheduler must not count that as delivered.
+        const p = pipelines[i]!;
+        const onlyStdout = writesOnlyToStdout(p);
+        readerStopped.add(p.config.name);
+        progress.log(onlyStdout ? 'info' : 'error', 'stdout.closed', {
+          pipeline: p.config.name,
+          code: 'stdout.closed',
+          message: onlyStdout
+            ? `${p.config.name}: stdout was closed by its reader: stopped (the state cursor was left as it was)`
+            : `${p.config.name}: stdout was closed by its reader: stopped; its other outputs were discarded and the state cursor was left as it was (exit 1)`,
+        });
+        if (!onlyStdout) exitCode = Math.max(exitCode, 1);
+        continue;
+      }
       if (signalName && (!(err instanceof RunFailedError) || err.summary.status === 'aborted')) {
         stopped = true;
         continue;
       }
       const message = redactor.redact(err.message ?? String(err));
-      // One sentence naming the pipeline: a JSON line off a TTY; on a TTY the
-      // summary's error line says it, unless there is no summary. After a
-      // signal, the signal line said it.
-      if (!signalName && (!tty || !(err instanceof RunFailedError))) {
+      // One sentence naming the pipeline: a JSON line; in pretty text the summary's
+      // error line says it (a second copy above it is noise), unless there is no
+      // summary. After a signal, the signal line said it.
+      if (!signalName && (json || !(err instanceof RunFailedError))) {
         progress.log('error', 'failed', {
           pipeline: pipelines[i]!.config.name,
           code: err.code ?? 'error',
@@ -365,7 +391,7 @@ async function runAll(
     // The summary is the run's result: written at every log level.
     for (const s of summaries) {
       io.stderr.write(
-        `${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`,
+        `${json ? redactor.json({ time: new Date().toISOString(), level: s.status === 'succeeded' || readerStopped.has(s.pipeline) ? 'info' : 'error', event: 'summary', ...s }) : redactor.redact(formatSummaryText(s))}\n`,
       );
     }
     if (opts.summaryFile) {
@@ -382,6 +408,19 @@ async function runAll(
           ),
         }),
       );
+    }
+    for (const s of summaries) {
+      const p = pipelines.find((x) => x.config.name === s.pipeline);
+      // Like the summary file: the history reports the run and must not change its outcome.
+      if (p)
+        await appendHistory(p, s, io.env).catch((err: unknown) =>
+          progress.log('error', 'history.failed', {
+            pipeline: s.pipeline,
+            message: redactor.redact(
+              `could not add the run to the history (catalog-streams history): ${(err as Error).message}; the run's outcome is the one logged above (exit ${exitCode})`,
+            ),
+          }),
+        );
     }
     const metrics: RunMetricsInput = { file: opts.file, summaries, pipelines: names, exitCode, finishedAt: new Date() };
     const publish: [string, () => Promise<void>][] = [];
@@ -413,11 +452,22 @@ async function planFor(
   client: CatalogClient,
   opts: { fullRefresh: boolean },
   signal: AbortSignal,
+  events: RunEvents,
 ): Promise<PipelineProgress['plan']> {
   const { source } = await sourceWithCursor(p.config.source, openPipelineState(p), opts.fullRefresh);
   const { type, ...options } = source;
-  const sp = await plan(client, type as SourceType, options, { signal });
+  const sp = await plan(client, type as SourceType, options, { signal, events });
   return { total: sp.total, requests: sp.requests };
+}
+
+/** True when every sink of the pipeline, dead-letter sinks included, writes to stdout (`path: "-"`). */
+function writesOnlyToStdout(p: LoadedPipeline): boolean {
+  const outputs: unknown[] = [...p.config.sinks];
+  for (const t of p.config.transforms) {
+    const deadLetter = (t as { deadLetter?: unknown }).deadLetter;
+    if (deadLetter !== undefined) outputs.push(deadLetter);
+  }
+  return outputs.every((o) => (o as { path?: unknown }).path === '-');
 }
 
 /** The AWS SDK's process warning that its releases after January 2027 need Node >= 22. */

@@ -21,6 +21,7 @@ import {
 } from '../sinks/shared/schema-ddl.js';
 import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
+import { jsonLogLine, levelEnabled, logSettingsOf } from './log.js';
 
 const FORMATS = ['all', 'parquet', 'duckdb', 'spark', 'athena', 'json'] as const;
 type Format = (typeof FORMATS)[number];
@@ -50,15 +51,38 @@ function tableName(name: string): string {
   return /^[A-Za-z_]/.test(cleaned) ? cleaned : `t_${cleaned}`;
 }
 
+/** A sink the schema command has nothing to print for, and why (said on stderr, never silently left out). */
+export interface SkippedSink {
+  pipeline: string;
+  /** `sinks[1]` */
+  sink: string;
+  type: string;
+  reason: string;
+}
+
 /** The column schema and layout of every Parquet sink (local or S3) of the pipelines. */
 export function sinkSchemas(pipelines: readonly LoadedPipeline[], registry: StageRegistry): SinkSchema[] {
+  return describeSinks(pipelines, registry).schemas;
+}
+
+/** Every sink of the pipelines: the Parquet ones' schemas, and the others with the reason they have none. */
+export function describeSinks(
+  pipelines: readonly LoadedPipeline[],
+  registry: StageRegistry,
+): { schemas: SinkSchema[]; skipped: SkippedSink[] } {
   const out: SinkSchema[] = [];
+  const skipped: SkippedSink[] = [];
   for (const loaded of pipelines) {
     const { config } = loaded;
     const records = pipelineRecordSchema(config, registry);
+    const skip = (i: number, type: string, reason: string) => {
+      skipped.push({ pipeline: config.name, sink: `sinks[${i}]`, type, reason });
+      return [];
+    };
     const parquetSinks = config.sinks.flatMap((spec, i) => {
       const checked = registry.check('sink', spec);
-      if (!checked.ok) return [];
+      if (!checked.ok)
+        return skip(i, spec.type, "its options do not check (see 'catalog-streams validate' on the file)");
       const options = checked.options as ParquetFormatOptions & {
         path?: string;
         format?: string;
@@ -79,7 +103,7 @@ export function sinkSchemas(pipelines: readonly LoadedPipeline[], registry: Stag
       if (spec.type === 's3' && options.format === 'parquet' && options.key && options.bucket) {
         return [{ i, options, template: options.key, layout: sinkLayout(options.key, `s3://${options.bucket}/`) }];
       }
-      return [];
+      return skip(i, spec.type, skipReason(spec.type, options.format, options.path));
     });
     for (const { i, options, template, layout } of parquetSinks) {
       const run = { name: config.name, id: 'schema', startedAt: new Date(0) };
@@ -93,7 +117,19 @@ export function sinkSchemas(pipelines: readonly LoadedPipeline[], registry: Stag
       });
     }
   }
-  return out;
+  return { schemas: out, skipped };
+}
+
+function skipReason(type: string, format: string | undefined, file: string | undefined): string {
+  if (type === 'parquet' && file === '-')
+    return 'it writes Parquet to stdout: there are no files to create a table over';
+  if (type === 'jsonl' || (type === 's3' && format === 'jsonl'))
+    return 'JSON Lines has no column schema: each record is written as it is';
+  if (type === 'csv' || (type === 's3' && format === 'csv'))
+    return 'CSV has no column types to declare: its header names the columns';
+  if (type === 'table')
+    return 'its snapshots and change rows are Parquet read through its _table.json manifest, not a folder of files: this command prints no DDL for them yet';
+  return `the schema command describes Parquet outputs only (parquet sinks, s3 sinks with format: parquet), not ${type}${format ? ` with format: ${format}` : ''}`;
 }
 
 function spec(type: string): string {
@@ -131,7 +167,16 @@ async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
     throw new UsageError(`schema: --format must be one of ${FORMATS.join(', ')}, got "${values.format}"`);
   const registry = createRegistry();
   const pipelines = await loadPipelineFile(positionals[0]!, registry, { env: io.env });
-  const schemas = sinkSchemas(pipelines, registry);
+  const { schemas, skipped } = describeSinks(pipelines, registry);
+  // On stderr, so stdout stays the schema a script reads; said for every format.
+  const log = logSettingsOf(io);
+  if (levelEnabled(log.level, 'info'))
+    for (const k of skipped) {
+      const message = `skipped pipeline "${k.pipeline}" ${k.sink} (${k.type}): ${k.reason}`;
+      io.stderr.write(
+        `${log.format === 'json' ? jsonLogLine('info', 'schema.skipped', { command: 'schema', pipeline: k.pipeline, sink: k.sink, type: k.type, message }) : `catalog-streams schema: ${message}`}\n`,
+      );
+    }
   if (format === 'json') {
     const doc = schemas.map((s) => ({
       pipeline: s.pipeline,
@@ -151,7 +196,7 @@ async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
   }
   if (schemas.length === 0) {
     io.stdout.write(
-      `${positionals[0]}: no Parquet sink (JSON Lines sinks write each record as it is, with no column schema)\n`,
+      `${positionals[0]}: no Parquet sink, so no column schema to print (the sinks it skipped are named on stderr)\n`,
     );
     return 0;
   }

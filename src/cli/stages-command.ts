@@ -5,20 +5,49 @@ import { endpoints } from '../catalog/index.js';
 import { UsageError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import { builtinStages } from '../pipeline/builtins.js';
-import { describeOptions, formatStageList, formatStageReference, typeLabel } from '../pipeline/describe-options.js';
+import type { StageDefinition } from '../core/stage.js';
+import {
+  type EnumCut,
+  describeOptions,
+  formatStageList,
+  formatStageReference,
+  typeLabel,
+} from '../pipeline/describe-options.js';
 import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 
-const STAGES_USAGE = `Usage: catalog-streams stages [--json | --markdown]
+const STAGES_USAGE = `Usage: catalog-streams stages [<type>] [--json | --markdown]
 
 Lists every registered stage type with its options, types and defaults (from the
-stages' own schemas).
+stages' own schemas); with a type (such as parquet), that stage alone. --markdown
+prints the README's stage reference.
 `;
 
 async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
-  const values = parseOptions('stages', argv, { json: { type: 'boolean' }, markdown: { type: 'boolean' } } as const);
+  const positional = argv.filter((a) => !a.startsWith('-'));
+  if (positional.length > 1)
+    throw new UsageError(
+      `stages: takes at most one stage type, got ${positional.length} (see 'catalog-streams stages --help')`,
+    );
+  const values = parseOptions(
+    'stages',
+    argv.filter((a) => a.startsWith('-')),
+    { json: { type: 'boolean' }, markdown: { type: 'boolean' } } as const,
+  );
+  let defs: readonly StageDefinition[] = builtinStages;
+  const wanted = positional[0];
+  if (wanted !== undefined) {
+    defs = builtinStages.filter((d) => d.type === wanted);
+    if (defs.length === 0) {
+      const types = [...new Set(builtinStages.map((d) => d.type))];
+      const hint = closestName(wanted, types);
+      throw new UsageError(
+        `stages: no stage type "${wanted}"${hint ? `; did you mean "${hint}"?` : ''} (types: ${types.join(', ')})`,
+      );
+    }
+  }
   if (values.json) {
-    const list = builtinStages.map((d) => ({
+    const list = defs.map((d) => ({
       kind: d.kind,
       type: d.type,
       description: d.description,
@@ -26,9 +55,9 @@ async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
     }));
     io.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
   } else if (values.markdown) {
-    io.stdout.write(formatStageReference(builtinStages));
+    io.stdout.write(formatStageReference(defs));
   } else {
-    io.stdout.write(formatStageList(builtinStages));
+    io.stdout.write(formatStageList(defs));
   }
   return 0;
 }
@@ -57,11 +86,11 @@ type Json = Parameters<typeof typeLabel>[0] & {
 };
 
 /** A parameter's shape as text: objects spelled out with their keys (`?` when optional). */
-function shape(s: Json | undefined, depth = 0): string {
+function shape(s: Json | undefined, cut: EnumCut, depth = 0): string {
   if (!s) return 'any';
   const alternatives = s.anyOf ?? s.oneOf;
   if (alternatives) {
-    const shapes = [...new Set(alternatives.map((a) => shape(a, depth)))];
+    const shapes = [...new Set(alternatives.map((a) => shape(a, cut, depth)))];
     // `X | X[]` (one value or a list of them), the most common filter shape, said once.
     const one = shapes[0]!;
     if (shapes.length === 2 && (shapes[1] === `${one}[]` || shapes[1] === `(${one})[]`))
@@ -71,14 +100,14 @@ function shape(s: Json | undefined, depth = 0): string {
   if (s.type === 'object' && s.properties && depth < 2) {
     const required = new Set(s.required ?? []);
     return `{ ${Object.entries(s.properties)
-      .map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${shape(v, depth + 1)}`)
+      .map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${shape(v, cut, depth + 1)}`)
       .join(', ')} }`;
   }
   if (s.type === 'array' && s.items) {
-    const item = shape(s.items, depth);
+    const item = shape(s.items, cut, depth);
     return `${item.includes('|') ? `(${item})` : item}[]`;
   }
-  return typeLabel(s);
+  return typeLabel(s, cut);
 }
 
 const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
@@ -91,21 +120,32 @@ export interface EndpointFilters {
   sortings: { name: string; shape: string }[];
 }
 
-export function describeEndpointFilters(): EndpointFilters[] {
-  return Object.values(endpoints).map((e) => ({
-    endpoint: e.name,
-    path: e.path,
-    filterRequired: e.filterRequired,
-    filters: Object.entries(e.filters as Record<string, z.ZodType>).map(([name, schema]) => ({
-      name,
-      shape: shape(jsonSchema(schema)),
-      codes: e.codeFilters.includes(name),
-    })),
-    sortings: Object.entries(e.sortings as Record<string, z.ZodType>).map(([name, schema]) => ({
-      name,
-      shape: shape(jsonSchema(schema)),
-    })),
-  }));
+/**
+ * Every endpoint's filters and sortings. `full`: every value of every enum (for --json, which
+ * scripts read); otherwise long enums are cut, the cut saying how many values it left out and
+ * how to see them.
+ */
+export function describeEndpointFilters(opts: { full?: boolean } = {}): EndpointFilters[] {
+  return Object.values(endpoints).map((e) => {
+    const cut: EnumCut = {
+      full: opts.full,
+      more: (left) => `… (${left} more: catalog-streams filters ${e.name} --json)`,
+    };
+    return {
+      endpoint: e.name,
+      path: e.path,
+      filterRequired: e.filterRequired,
+      filters: Object.entries(e.filters as Record<string, z.ZodType>).map(([name, schema]) => ({
+        name,
+        shape: shape(jsonSchema(schema), cut),
+        codes: e.codeFilters.includes(name),
+      })),
+      sortings: Object.entries(e.sortings as Record<string, z.ZodType>).map(([name, schema]) => ({
+        name,
+        shape: shape(jsonSchema(schema), cut),
+      })),
+    };
+  });
 }
 
 function formatEndpointFilters(list: EndpointFilters[]): string {
@@ -124,7 +164,7 @@ function formatEndpointFilters(list: EndpointFilters[]): string {
 
 async function filtersCommand(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseFiltersArgs(argv);
-  let list = describeEndpointFilters();
+  let list = describeEndpointFilters({ full: values.json });
   if (positionals[0] !== undefined) {
     const names = list.map((e) => e.endpoint);
     if (!names.includes(positionals[0])) {

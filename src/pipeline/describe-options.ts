@@ -32,17 +32,28 @@ type JsonSchema = {
 
 const MAX_ENUM = 8;
 
-export function typeLabel(s: JsonSchema | undefined): string {
+/**
+ * How a long enum is cut: `full` keeps every value (machine-readable output must not lose any);
+ * `more` words the cut (default `…`), given how many values it left out.
+ */
+export interface EnumCut {
+  full?: boolean;
+  more?: (left: number) => string;
+}
+
+export function typeLabel(s: JsonSchema | undefined, cut: EnumCut = {}): string {
   if (!s) return 'any';
   if (s.typeLabel) return s.typeLabel;
   if (s.enum) {
     const values = s.enum.map((v) => JSON.stringify(v));
-    return values.length > MAX_ENUM ? `${values.slice(0, MAX_ENUM).join(' | ')} | …` : values.join(' | ');
+    // A worded cut costs as much as a value or two: it hides three at least.
+    if (cut.full || values.length <= MAX_ENUM + (cut.more ? 2 : 0)) return values.join(' | ');
+    return `${values.slice(0, MAX_ENUM).join(' | ')} | ${cut.more?.(values.length - MAX_ENUM) ?? '…'}`;
   }
   if (s.const !== undefined) return JSON.stringify(s.const);
   const alternatives = s.anyOf ?? s.oneOf;
-  if (alternatives) return [...new Set(alternatives.map(typeLabel))].join(' | ');
-  if (s.type === 'array') return `${wrap(typeLabel(s.items))}[]`;
+  if (alternatives) return [...new Set(alternatives.map((a) => typeLabel(a, cut)))].join(' | ');
+  if (s.type === 'array') return `${wrap(typeLabel(s.items, cut))}[]`;
   if (s.type === 'object') {
     if (!s.properties) return 'object';
     const keys = Object.keys(s.properties);

@@ -19,7 +19,7 @@ import {
   envRateLimit,
   envResultWindow,
 } from '../client/catalog-client.js';
-import { AbortedError, CatalogStreamsError, ConfigError } from '../errors.js';
+import { AbortedError, CatalogStreamsError, ConfigError, StdoutClosedError } from '../errors.js';
 import type { EventEmitter } from 'node:events';
 import { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventName } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
@@ -583,7 +583,9 @@ class PipelineRun {
             { cause: error },
           )
         : error);
-    return new RunFailedError(this.#summarize(aborted ? 'aborted' : 'failed', err), err);
+    // A reader that closed stdout stopped the run as a signal would: nothing failed.
+    const readerGone = err instanceof StdoutClosedError;
+    return new RunFailedError(this.#summarize(aborted || readerGone ? 'aborted' : 'failed', err), err);
   }
 
   async #release(): Promise<void> {

@@ -19,6 +19,7 @@ import {
   type StreamEndpointName,
 } from '../client/index.js';
 import { ConfigError } from '../errors.js';
+import type { RunEvents } from '../events.js';
 import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
 import { parseStageOptions } from '../core/issues.js';
@@ -66,7 +67,7 @@ export async function plan(
   client: CatalogClient,
   type: SourceType,
   options: unknown,
-  run: { signal?: AbortSignal; startedAt?: Date } = {},
+  run: { signal?: AbortSignal; startedAt?: Date; events?: RunEvents } = {},
 ): Promise<SourcePlan> {
   const schema = sourceOptionSchemas[type];
   if (!schema) throw new ConfigError(`no source type "${type}"`, { path: 'source.type' });

@@ -12,7 +12,8 @@
 // (sinks/local/local-dataset.ts), knowing from its name whether its writer still runs.
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, unlink } from 'node:fs/promises';
+import { rename, unlink } from 'node:fs/promises';
+import { makeFolder } from './make-folder.js';
 import { dirname } from 'node:path';
 import { SinkError } from '../errors.js';
 import { tempPathFor } from './local-file.js';
@@ -42,7 +43,7 @@ export class AtomicFile {
     const dir = dirname(finalPath);
     const tempPath = tempPathFor(finalPath);
     try {
-      await mkdir(dir, { recursive: true });
+      await makeFolder(dir);
       // `flush`: fsync before close, so a committed file survives a crash right after the rename.
       const stream = createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: STREAM_HIGH_WATER_MARK });
       // Errors surface through write()/close(); keep an unobserved one from crashing the process.

@@ -9,10 +9,11 @@
 // followed and its target never written. Only a temp file this process created is removed on failure.
 // node:fs alone does it (open 'wx', write, sync, rename or link), so no dependency is needed.
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { link, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { StorageError } from '../errors.js';
+import { makeFolder } from './make-folder.js';
 import { storageStep } from './step-hook.js';
 
 /** Who writes: the first 6 hex digits of sha256(hostname), so the name carries no host name. */
@@ -94,7 +95,7 @@ export async function createFileExclusive(
 async function createFolder(file: string, operation: Operation): Promise<void> {
   const dir = path.dirname(file);
   try {
-    await mkdir(dir, { recursive: true });
+    await makeFolder(dir);
   } catch (err) {
     // mkdir reports a file in the way as EEXIST or ENOTDIR, depending on where it is.
     const hint = errorCode(err) === 'EEXIST' ? `a part of ${dir} is a file, not a folder; fix the path` : undefined;

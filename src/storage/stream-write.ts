@@ -13,6 +13,11 @@ export function writeWithBackpressure(stream: Writable, chunk: Uint8Array | stri
 
 export function waitForDrain(stream: Writable): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    // A stream that already closed emits neither 'drain' nor 'close' again.
+    if (stream.destroyed) {
+      reject(stream.errored ?? new Error('the output stream closed before it drained'));
+      return;
+    }
     const cleanup = () => {
       stream.off('drain', onDrain);
       stream.off('error', onError);

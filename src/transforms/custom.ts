@@ -95,8 +95,9 @@ async function loadFunction(options: z.output<typeof CustomOptionsSchema>, baseD
 }
 
 function createCustom(options: z.output<typeof CustomOptionsSchema>, ctx: StageContext): FunctionTransform {
+  // Two custom stages of one module log (and see in ctx.stage) different names: a named export is part of it.
   return new FunctionTransform(
-    `custom(${options.module})`,
+    options.export === 'default' ? `custom(${options.module})` : `custom(${options.module}#${options.export})`,
     options.kind,
     () => loadFunction(options, ctx.moduleDir ?? ctx.baseDir),
     ctx,

@@ -31,7 +31,7 @@ type Awaitable<T> = T | Promise<T>;
 export interface RecordFunctionContext extends StageContext {
   /** `options` of a custom stage in a pipeline file (undefined in code). */
   options: unknown;
-  /** Stage name used in messages: `map`, `custom(./my-transform.js)`. */
+  /** Stage name used in messages: `map`, `custom(./my-transform.js)`, `custom(./my-transform.js#enrich)`. */
   stage: string;
 }
 

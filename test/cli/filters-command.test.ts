@@ -44,4 +44,18 @@ describe('catalog-streams filters', () => {
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/^catalog-streams filters: no endpoint "brand\.query"; did you mean "brands\.query"\?/);
   });
+
+  it('--json prints every value of a long enum; text cuts it saying how many more and where to see them', async () => {
+    const json = await runCli(['filters', 'products.query', '--json'], { env: cleanEnv() });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stdout).not.toContain('…');
+    const terpene = (
+      JSON.parse(json.stdout) as Array<{ filters: Array<{ name: string; shape: string }> }>
+    )[0]!.filters.find((f) => f.name === 'terpene')!;
+    const values = terpene.shape.match(/"[^"]+"/g)!;
+    expect(values.length).toBeGreaterThan(10);
+    const text = await runCli(['filters', 'products.query'], { env: cleanEnv() });
+    const line = text.stdout.split('\n').find((l) => /^ {4}terpene /.test(l))!;
+    expect(line).toContain(`… (${values.length - 8} more: catalog-streams filters products.query --json)`);
+  });
 });

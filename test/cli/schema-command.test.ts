@@ -79,7 +79,13 @@ describe('catalog-streams schema', () => {
         ['schema', `pipelines/${file}`, '--format', 'json'],
         cleanEnv({ LAKE_BUCKET: 'lake', LAKE_PREFIX: 'catalog' }),
       );
-      expect(printed.stderr).toBe('');
+      // Nothing on stderr but the sinks it skipped, each named with its reason.
+      expect(
+        printed.stderr
+          .split('\n')
+          .filter((l) => l !== '')
+          .filter((l) => (JSON.parse(l) as { event?: string }).event !== 'schema.skipped'),
+      ).toEqual([]);
       expect(printed.code).toBe(0);
       const docs = (JSON.parse(printed.stdout) as SchemaDoc[]).map((d) => ({ ...d }));
       expect(docs.length).toBeGreaterThan(0);
@@ -175,5 +181,51 @@ describe('catalog-streams schema', () => {
     expect(stderr).toBe(
       'catalog-streams schema: --format must be one of all, parquet, duckdb, spark, athena, json, got "csv"\n',
     );
+  });
+
+  it('names every sink it skips and why, on stderr, in text and in JSON', async () => {
+    const file = join(ws.dir, 'mixed-sinks.yml');
+    await writeFile(
+      file,
+      [
+        'name: mixed',
+        'source: { type: brands.query }',
+        'sinks:',
+        '  - { type: jsonl, path: out/mixed.jsonl }',
+        '  - { type: parquet, path: out/mixed.parquet }',
+        '  - { type: csv, path: out/mixed.csv }',
+        '',
+      ].join('\n'),
+    );
+    const text = await runCli(['schema', file, '--format', 'duckdb', '--log-format', 'pretty'], { env: cleanEnv() });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('CREATE TABLE');
+    expect(text.stderr.split('\n').filter((l) => l !== '')).toEqual([
+      'catalog-streams schema: skipped pipeline "mixed" sinks[0] (jsonl): JSON Lines has no column schema: each record is written as it is',
+      'catalog-streams schema: skipped pipeline "mixed" sinks[2] (csv): CSV has no column types to declare: its header names the columns',
+    ]);
+    const json = await runCli(['schema', file, '--format', 'json'], { env: cleanEnv() });
+    expect((JSON.parse(json.stdout) as SchemaDoc[]).map((d) => d.sink)).toEqual(['sinks[1]']);
+    expect(
+      json.stderr
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    ).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        event: 'schema.skipped',
+        pipeline: 'mixed',
+        sink: 'sinks[0]',
+        type: 'jsonl',
+      }),
+      expect.objectContaining({
+        level: 'info',
+        event: 'schema.skipped',
+        pipeline: 'mixed',
+        sink: 'sinks[2]',
+        type: 'csv',
+      }),
+    ]);
   });
 });

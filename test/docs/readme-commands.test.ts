@@ -100,6 +100,10 @@ const COVERAGE: Record<string, Coverage> = {
   },
   'npm ci && npm test': { script: '.ci/run', contains: ['npm ci', 'npm test'] },
   'npx catalog-streams stages': { here: true },
+  'npx catalog-streams stages parquet': {
+    test: 'test/cli/help-topics.test.ts',
+    contains: ["runCli(['stages', 'parquet']"],
+  },
   'npx catalog-streams filters products.query': { here: true },
   'npx catalog-streams validate pipelines/demo.yml': { here: true },
   'npx catalog-streams schema pipelines/demo.yml': { here: true },
@@ -114,6 +118,10 @@ const COVERAGE: Record<string, Coverage> = {
   'export CATALOG_BASE_URL=https://api.example.com CATALOG_API_KEY=... CATALOG_API_SECRET=...': { here: true },
   'npx catalog-streams run pipelines/products-nightly.yml': { here: true },
   'npx catalog-streams stages --markdown': { here: true },
+  'npx catalog-streams history pipelines/products-nightly.yml': {
+    test: 'test/cli/history.test.ts',
+    contains: ["runCli(['history', file", "history('pipelines/products-nightly.yml')"],
+  },
   'npx catalog-streams run pipelines/reference-data.yml --sandbox': { here: true },
   'catalog-streams --version': { test: 'test/cli/logging.test.ts', contains: ["runCli(['--version']"] },
   '15 2 * * *  cd /srv/catalog && . ./catalog.env && exec node_modules/.bin/catalog-streams run pipelines/products-nightly.yml --metrics-file /var/lib/node_exporter/textfile/catalog_nightly.prom --summary-file logs/nightly-summary.json >> logs/nightly.log 2>&1':

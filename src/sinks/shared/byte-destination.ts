@@ -3,6 +3,7 @@
 // (s3-object-upload.ts), or stdout. The encoders (JSONL lines, gzip, Parquet row
 // groups) only see this interface.
 import type { Writable } from 'node:stream';
+import { StdoutClosedError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
 import { writeWithBackpressure } from '../../storage/stream-write.js';
 
@@ -34,24 +35,50 @@ export class StdoutDestination implements ByteDestination {
   readonly location = '-';
   bytes = 0;
   readonly #stream: Writable;
+  /** Set once the stream errored: a reader that closed the pipe (EPIPE) or a destroyed stream. */
+  #closed: StdoutClosedError | Error | undefined;
+  readonly #onError = (err: Error) => {
+    this.#closed ??= closedError(err);
+  };
 
   constructor(stream: Writable = process.stdout) {
     this.#stream = stream;
+    // Without a listener a closed pipe's 'error' would crash the process instead of stopping the run.
+    stream.on('error', this.#onError);
   }
 
   write(chunk: Uint8Array): void | Promise<void> {
+    this.#check();
     this.bytes += chunk.byteLength;
-    return writeWithBackpressure(this.#stream, chunk);
+    const waiting = writeWithBackpressure(this.#stream, chunk);
+    return waiting?.catch((err: unknown) => {
+      throw closedError(err);
+    });
   }
 
   /** Resolves once everything written so far has been handed to the OS. */
   commit(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#stream.write('', (err) => (err ? reject(err) : resolve()));
-    });
+    return new Promise<void>((resolve, reject) => {
+      this.#check();
+      this.#stream.write('', (err) => (err ? reject(closedError(err)) : resolve()));
+    }).finally(() => this.#stream.off('error', this.#onError));
   }
 
   async abort(): Promise<void> {
     // Bytes already on stdout cannot be taken back; the run's exit status tells the reader.
+    this.#stream.off('error', this.#onError);
   }
+
+  #check(): void {
+    if (this.#closed) throw this.#closed;
+    if (this.#stream.destroyed || this.#stream.writableEnded) throw new StdoutClosedError();
+  }
+}
+
+/** EPIPE (and a write after it on the destroyed stream) means the reader left; other errors stay what they are. */
+function closedError(err: unknown): Error {
+  const code = (err as { code?: string } | undefined)?.code;
+  if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_WRITE_AFTER_END')
+    return new StdoutClosedError({ cause: err });
+  return err instanceof Error ? err : new Error(String(err));
 }
