@@ -101,3 +101,22 @@ export class AbortedError extends CatalogStreamsError {
     super('aborted', message, options);
   }
 }
+
+/**
+ * An optional peer dependency a feature needs is not installed (exit 1). `code` is
+ * `dependency.missing.<feature>` (e.g. `dependency.missing.s3-sink`), so a script can tell which feature asked;
+ * `install` is the command that fixes it.
+ */
+export class MissingDependencyError extends CatalogStreamsError {
+  readonly feature: string;
+  readonly packages: readonly string[];
+  readonly install: string;
+
+  constructor(feature: string, packages: readonly string[], message: string, options: ErrorOptions = {}) {
+    const install = `npm install ${packages.join(' ')}`;
+    super(`dependency.missing.${feature}`, `${message}; run \`${install}\` in your project`, options);
+    this.feature = feature;
+    this.packages = packages;
+    this.install = install;
+  }
+}

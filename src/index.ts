@@ -1,20 +1,230 @@
-// The public code API of catalog-streams: the API as code, the client, the
-// sources, transforms and sinks as typed factories, and the pipeline runner.
-// A pipeline file and this API are the same stages seen twice.
-export * from './catalog/index.js';
-export * from './errors.js';
-export * from './events.js';
+// The public code API of catalog-streams, listed name by name: the API as code (record schemas,
+// endpoints, request checks), the client, the sources, transforms and sinks as typed factories with
+// their option types and stage definitions, the pipeline runner, errors and run events. Everything
+// else is internal and may change without notice; api/catalog-streams.api.md records this surface
+// (`npm run api`). The sandbox is `catalog-streams/sandbox`: a test server has no place in a
+// production import. A pipeline file and this API are the same stages seen twice.
+
+// Errors: every class a caller may catch, each with a stable `code`.
+export {
+  AbortedError,
+  CatalogStreamsError,
+  ConfigError,
+  DataError,
+  MissingDependencyError,
+  RequestValidationError,
+  SinkError,
+  StorageError,
+  UsageError,
+} from './errors.js';
+export {
+  ApiError,
+  AuthError,
+  NetworkError,
+  RateLimitError,
+  ResponseTooLargeError,
+  StreamProtocolError,
+  type ApiErrorBody,
+  type ApiErrorDetails,
+  type NetworkFailure,
+  type StreamProblem,
+} from './client/errors.js';
+export { SlowBodyError } from './client/catalog-client.js';
+
+// Run events.
+export { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventMap, type RunEventName } from './events.js';
+
+// The API as code: record schemas (zod schemas and their types), filters, endpoints, request checks.
+export * from './catalog/resources/index.js';
+export type * from './catalog/index.js';
+export {
+  DEFAULT_PAGE_SIZE,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  MAX_CODES_PER_FILTER,
+  MAX_REACHABLE_RESULTS,
+  PAGE_SIZES,
+} from './catalog/limits.js';
+export {
+  ENDPOINT_NAMES,
+  checkRequest,
+  endpoints,
+  getEndpoint,
+  toWireRequest,
+  validateRequest,
+} from './catalog/endpoints/index.js';
+export { FIND_ENDPOINT_NAMES, findEndpoints } from './catalog/endpoints/find.js';
+export { TimestampFilter } from './catalog/filters.js';
+export { TIMESTAMP_FORMS, Timestamp, isoSeconds, toUnixSeconds } from './catalog/timestamp.js';
+export { describeSchema, type FieldInfo } from './catalog/schema-fields.js';
+
+// The client.
+export {
+  CatalogClient,
+  type CatalogClientOptions,
+  type CatalogRecord,
+  type CatalogStream,
+  type ClientStats,
+  type ClientTimeouts,
+  type LazyPage,
+  type PageMeta,
+  type QueryEndpointName,
+  type QueryPage,
+  type RequestBody,
+  type RequestOptions,
+  type StreamEndpointName,
+} from './client/catalog-client.js';
+export { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './client/retry-policy.js';
+
+// Stages: the contract, the registry and the factories' shared context.
 export * from './core/stage.js';
-export { compileGetter, parseFieldPath, type FieldPath, type Getter, type PathStep } from './core/field-path.js';
 export { StageRegistry } from './core/registry.js';
-export { createRegistry, builtinStages } from './pipeline/builtins.js';
-export { defaultStageContext, type PartialStageContext } from './core/default-context.js';
 export { stageFactory, type StageFactory } from './core/stage-factory.js';
+export { defaultStageContext, type PartialStageContext } from './core/default-context.js';
+export { type FieldPath } from './core/field-path.js';
+export { originOf, type RecordOrigin } from './core/origin.js';
+
+// Sources.
+export {
+  sourceStages,
+  activeIngredientsQuery,
+  atcCategoriesQuery,
+  brandsQuery,
+  catalogCategoriesQuery,
+  colorsQuery,
+  correctionsQuery,
+  dietaryRestrictionsQuery,
+  mediaQuery,
+  mediaStream,
+  organizationsQuery,
+  ospCategoriesQuery,
+  productFamiliesQuery,
+  productsQuery,
+  productsStream,
+  publicCategoriesQuery,
+  updatesQuery,
+  CatalogSource,
+  plan,
+  type PlannedSlice,
+  type ProductsQueryOptions,
+  type ProductsStreamOptions,
+  type QueryOptions,
+  type SourceMeta,
+  type SourcePlan,
+  type SourceRunOptions,
+  type SourceType,
+  type StreamOptions,
+} from './sources/index.js';
+
+// Transforms.
+export {
+  transformStages,
+  findStages,
+  RecordTransform,
+  InvalidRecordError,
+  INVALID_ACTIONS,
+  type DeadLetter,
+  type InvalidAction,
+  type RecordIssue,
+  type RecordOutput,
+  type StageStats,
+  custom,
+  customStage,
+  type CustomOptions,
+  dedupe,
+  dedupeStage,
+  DedupeTransform,
+  type DedupeOptions,
+  type DedupeStats,
+  drop,
+  dropStage,
+  DropTransform,
+  type DropOptions,
+  explode,
+  explodeStage,
+  ExplodeTransform,
+  type ExplodeOptions,
+  extract,
+  extractStage,
+  ExtractTransform,
+  type ExtractOptions,
+  findTransform,
+  FindTransform,
+  type FindOptions,
+  flatten,
+  flattenStage,
+  FlattenTransform,
+  type FlattenOptions,
+  flattenLocales,
+  flattenLocalesStage,
+  FlattenLocalesTransform,
+  type FlattenLocalesOptions,
+  normalizeCodes,
+  normalizeCodesStage,
+  NormalizeCodesTransform,
+  type NormalizeCodesOptions,
+  pick,
+  pickStage,
+  PickTransform,
+  type PickOptions,
+  rename,
+  renameStage,
+  RenameTransform,
+  type RenameOptions,
+  selectMediaFormat,
+  selectMediaFormatStage,
+  SelectMediaFormatTransform,
+  MEDIA_FORMAT_NAMES,
+  type MediaFormatName,
+  type SelectMediaFormatOptions,
+  validate,
+  validateStage,
+  ValidateTransform,
+  type ValidateOptions,
+  type ValidateStats,
+  map,
+  filter,
+  flatMap,
+  FunctionTransform,
+  type FilterFunction,
+  type FlatMapFunction,
+  type MapFunction,
+  type RecordFunctionContext,
+} from './transforms/index.js';
+
+// Sinks.
+export {
+  sinkStages,
+  csvSink,
+  csvSinkStage,
+  jsonlSink,
+  jsonlSinkStage,
+  parquetSink,
+  parquetSinkStage,
+  s3Sink,
+  s3SinkStage,
+  tableSink,
+  tableSinkStage,
+  defineSinkFormat,
+  type OutputFormat,
+  type CsvSinkConfig,
+  type CsvSinkOptions,
+  type JsonlSinkConfig,
+  type JsonlSinkOptions,
+  type ParquetSchemaHint,
+  type ParquetSinkConfig,
+  type ParquetSinkOptions,
+  type S3Manifest,
+  type S3SinkConfig,
+  type S3SinkOptions,
+  type SinkCodeExtras,
+  type TableManifest,
+  type TableSinkConfig,
+  type TableSinkOptions,
+  type TableVersion,
+} from './sinks/index.js';
+
+// Pipelines: loading files and running them. builtins.js also wires the code API's dead-letter sinks.
+export { createRegistry, builtinStages } from './pipeline/builtins.js';
 export { loadPipelineFile, parsePipelines, type LoadedPipeline } from './pipeline/loader.js';
 export { runPipeline, RunFailedError, type RunOptions, type RunSummary } from './pipeline/runner.js';
 export { PipelineFile } from './pipeline/pipeline-file.js';
-export * from './client/index.js';
-export * from './sources/index.js';
-export * from './transforms/index.js';
-export * from './sinks/index.js';
-export { startSandbox, type Sandbox, type SandboxOptions } from './sandbox/index.js';

@@ -8,6 +8,7 @@ import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CatalogStreamsError } from '../errors.js';
 import { PathTemplate } from '../sinks/shared/path-template.js';
+import { missingS3Sdk, s3SdkInstalled, type S3Feature } from '../storage/s3-sdk.js';
 import type { StageRegistry } from '../core/registry.js';
 import type { LoadedPipeline } from './loader.js';
 import type { StageSpec } from './pipeline-file.js';
@@ -75,6 +76,17 @@ export async function checkDestinations(
 ): Promise<void> {
   const { config, baseDir, file } = loaded;
   const run = { name: config.name, id: 'preflight', startedAt: new Date() };
+  // The AWS SDK is an optional peer dependency: its absence is found here, not after pages were read.
+  const s3Uses: Array<{ feature: S3Feature; where: string }> = [];
+  for (const { spec, at } of sinkSpecs(config)) {
+    const location = (spec as { path?: unknown }).path;
+    if (spec.type === 's3') s3Uses.push({ feature: 's3-sink', where: `${file}: ${at}` });
+    else if (spec.type === 'table' && typeof location === 'string' && location.startsWith('s3://'))
+      s3Uses.push({ feature: 's3-table', where: `${file}: ${at}.path "${location}"` });
+  }
+  if (statePath && /^s3:/.test(statePath))
+    s3Uses.push({ feature: 's3-state', where: `${file}: state.path "${statePath}"` });
+  if (s3Uses.length > 0 && !s3SdkInstalled()) throw missingS3Sdk(s3Uses[0]!.feature, s3Uses[0]!.where);
   for (const { spec, at } of sinkSpecs(config)) {
     const location = (spec as { path?: unknown }).path;
     const def = registry.get(spec.type);

@@ -12,6 +12,7 @@ import { CatalogStreamsError } from '../errors.js';
 import { LocalObjectStore, type ObjectStore } from '../storage/object-store.js';
 import { createS3Client, type S3Env } from '../storage/s3-client.js';
 import { S3ObjectStore } from '../storage/s3-object-store.js';
+import type { S3Feature } from '../storage/s3-sdk.js';
 import type { TableManifest, TableVersion } from '../sinks/index.js';
 import type { LoadedPipeline } from './loader.js';
 import type { RunSummary } from './runner.js';
@@ -57,14 +58,20 @@ export function historyEntry(s: RunSummary): HistoryEntry {
 }
 
 /** A folder (local path or `s3://bucket/prefix`) as an object store. */
-export function folderStore(location: string, baseDir: string, env?: S3Env): ObjectStore {
+export function folderStore(
+  location: string,
+  baseDir: string,
+  env: S3Env | undefined,
+  feature: S3Feature,
+): ObjectStore {
   const s3 = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);
   if (s3) {
     const prefix = s3[2]!.replace(/\/+$/, '');
     return new S3ObjectStore({
       bucket: s3[1]!,
       prefix: prefix ? `${prefix}/` : '',
-      client: () => createS3Client({ maxAttempts: 3 }, env),
+      client: () => createS3Client({ maxAttempts: 3 }, env, feature),
+      feature,
     });
   }
   return new LocalObjectStore(path.resolve(baseDir, location));
@@ -78,9 +85,10 @@ export function historyLocation(loaded: LoadedPipeline, env?: S3Env): { store: O
   if (state) {
     const slash = state.lastIndexOf('/');
     const folder = slash < 0 ? '.' : state.slice(0, slash + 1);
-    return { store: folderStore(folder, baseDir, env), rel: `history/${name}` };
+    // The history lives beside the state: on S3 when the state is.
+    return { store: folderStore(folder, baseDir, env, 's3-state'), rel: `history/${name}` };
   }
-  return { store: folderStore('.', baseDir, env), rel: `.catalog-streams/history/${name}` };
+  return { store: folderStore('.', baseDir, env, 's3-state'), rel: `.catalog-streams/history/${name}` };
 }
 
 /** A pipeline name as one file name segment. */
@@ -137,7 +145,7 @@ export async function readTableVersions(
   const tables: Array<{ location: string; versions: TableVersion[] }> = [];
   for (const sink of loaded.config.sinks) {
     if (sink.type !== 'table' || typeof sink.path !== 'string') continue;
-    const store = folderStore(sink.path, loaded.outputDir ?? loaded.baseDir, env);
+    const store = folderStore(sink.path, loaded.outputDir ?? loaded.baseDir, env, 's3-table');
     try {
       const text = await store.readText('_table.json');
       if (text === undefined) continue;

@@ -118,7 +118,8 @@ export function openStateStore(location: string, opts: { baseDir: string; env?: 
     const store = new S3ObjectStore({
       bucket: s3[1]!,
       prefix: key.slice(0, slash),
-      client: () => createS3Client({ maxAttempts: 3 }, opts.env),
+      client: () => createS3Client({ maxAttempts: 3 }, opts.env, 's3-state'),
+      feature: 's3-state',
     });
     return new ObjectStateStore(location, store, key.slice(slash));
   }

@@ -3,7 +3,7 @@
 // and the object. The AWS SDK loads on first use (s3-sdk.ts).
 import type { S3Client, S3ClientConfig, S3ServiceException } from '@aws-sdk/client-s3';
 import { SinkError } from '../errors.js';
-import { loadS3Sdk } from './s3-sdk.js';
+import { loadS3Sdk, type S3Feature } from './s3-sdk.js';
 
 /** The environment the client settings default from (S3_ENDPOINT, AWS_REGION). */
 export type S3Env = Readonly<Record<string, string | undefined>>;
@@ -16,8 +16,12 @@ export function s3Location(bucket: string, key: string): string {
  * The S3 client for a sink's options (the state's: defaults): endpoint and checksum mode for S3-compatible servers.
  * Asynchronous because it loads the AWS SDK on first use (s3-sdk.ts).
  */
-export async function createS3Client(options: S3ClientOptions, env: S3Env = process.env): Promise<S3Client> {
-  const { s3 } = await loadS3Sdk();
+export async function createS3Client(
+  options: S3ClientOptions,
+  env: S3Env = process.env,
+  feature: S3Feature = 's3-sink',
+): Promise<S3Client> {
+  const { s3 } = await loadS3Sdk(feature);
   return new s3.S3Client(s3ClientConfig(options, env));
 }
 

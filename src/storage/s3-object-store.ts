@@ -15,7 +15,7 @@ import {
   type StoredObject,
 } from './object-store.js';
 import { isS3NotFound, s3Error, s3Location, s3Status } from './s3-client.js';
-import { loadS3Sdk, type S3Sdk } from './s3-sdk.js';
+import { loadS3Sdk, type S3Feature, type S3Sdk } from './s3-sdk.js';
 import { storageStep } from './step-hook.js';
 
 export interface S3StoreOptions {
@@ -23,6 +23,8 @@ export interface S3StoreOptions {
   /** Ends with `/`, or is empty (the bucket's root). */
   prefix: string;
   client: () => Promise<S3Client>;
+  /** Who uses the store, named when the AWS SDK is not installed. */
+  feature: S3Feature;
   /** Multipart part size and parallel parts of staged uploads. */
   partSize?: number;
   queueSize?: number;
@@ -56,7 +58,7 @@ export class S3ObjectStore implements ObjectStore {
 
   /** The SDK and a client (made on first use, again after `close()`). */
   async s3(): Promise<{ sdk: S3Sdk; client: S3Client }> {
-    const sdk = await loadS3Sdk();
+    const sdk = await loadS3Sdk(this.#options.feature);
     const pending = (this.#client ??= this.#options.client());
     try {
       return { sdk, client: await pending };

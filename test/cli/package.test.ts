@@ -2,10 +2,12 @@
 // into an empty project. It ships its LICENSE and every file its pipelines
 // name (examples/ for the custom transform); every shipped pipeline validates
 // from node_modules; a shipped pipeline run from there writes its outputs and
-// state under the working directory, never inside node_modules.
+// state under the working directory, never inside node_modules. It is light (issue 25): no install
+// script, no AWS SDK unless asked for (an optional peer; S3 features then say what to install), and
+// the main entry neither loads the sandbox nor exposes it (catalog-streams/sandbox does).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +20,7 @@ describe('the installed package', () => {
   let dir: string;
   let project: string;
   let installed: string;
+  let installOutput: string;
   const bin = () => join(project, 'node_modules/.bin/catalog-streams');
 
   beforeAll(async () => {
@@ -30,9 +33,11 @@ describe('the installed package', () => {
     const tarball = join(dir, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
     await run('mkdir', [project]);
     await writeFile(join(project, 'package.json'), '{ "name": "a-data-project", "private": true }\n');
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', tarball], {
+    // A default install, as a user types it: optional peers (the AWS SDK) are not installed.
+    const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], {
       cwd: project,
     });
+    installOutput = install.stdout + install.stderr;
     installed = join(project, 'node_modules/catalog-streams');
   }, 180_000);
   afterAll(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
@@ -45,6 +50,82 @@ describe('the installed package', () => {
     expect((await readdir(join(installed, 'pipelines'))).sort()).toEqual(
       (await readdir(join(REPO, 'pipelines'))).sort(),
     );
+  });
+
+  it('has no install script, and npm says nothing about one', async () => {
+    const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { scripts?: object };
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare'])
+      expect(Object.keys(pkg.scripts ?? {})).not.toContain(hook);
+    expect(installOutput).not.toMatch(/install[- ]script|prepare/i);
+  });
+
+  it('installs without the AWS SDK, in under 25 MB', async () => {
+    expect(existsSync(join(project, 'node_modules/@aws-sdk'))).toBe(false);
+    // Bytes of the files (not disk blocks, which vary by file system); it was 29 MB with the SDK.
+    let bytes = 0;
+    const walk = async (folder: string): Promise<void> => {
+      for (const entry of await readdir(folder, { withFileTypes: true })) {
+        const file = join(folder, entry.name);
+        if (entry.isDirectory()) await walk(file);
+        else if (entry.isFile()) bytes += (await stat(file)).size;
+      }
+    };
+    await walk(join(project, 'node_modules'));
+    expect(bytes).toBeGreaterThan(1_000_000);
+    expect(bytes).toBeLessThan(25_000_000);
+  });
+
+  it('import of the package gives the public API without loading the sandbox; catalog-streams/sandbox gives the sandbox', async () => {
+    // A load hook reports every module of the package's sandbox folder.
+    const hook = `export async function load(url, context, next) { if (url.includes('/dist/src/sandbox/')) process.stderr.write('SANDBOX ' + url + '\\n'); return next(url, context); }`;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+    const main = await run(
+      process.execPath,
+      [
+        `--import=data:text/javascript,${encodeURIComponent(register)}`,
+        '--input-type=module',
+        '-e',
+        "const m = await import('catalog-streams'); console.log(typeof m.runPipeline, typeof m.productsQuery, 'startSandbox' in m);",
+      ],
+      { cwd: project },
+    );
+    expect(main.stdout.trim()).toBe('function function false');
+    expect(main.stderr).not.toContain('SANDBOX');
+    const sandbox = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const m = await import('catalog-streams/sandbox'); console.log(typeof m.startSandbox);",
+      ],
+      { cwd: project },
+    );
+    expect(sandbox.stdout.trim()).toBe('function');
+  });
+
+  it('an S3 pipeline without the AWS SDK fails before its first request, saying what to install', async () => {
+    const failed = await run(
+      bin(),
+      [
+        'run',
+        'node_modules/catalog-streams/pipelines/products-nightly-s3.yml',
+        '--sandbox',
+        '--sandbox-products',
+        '100',
+        '--log-format',
+        'pretty',
+      ],
+      { cwd: project, env: cleanEnv({ LAKE_BUCKET: 'my-lake' }) },
+    ).then(
+      () => undefined,
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    expect(failed?.code).toBe(1);
+    const output = `${failed?.stdout}${failed?.stderr}`;
+    expect(output).toContain('error [dependency.missing.s3-sink]');
+    expect(output).toContain('the s3 sink needs the AWS SDK');
+    expect(output).toContain('run `npm install @aws-sdk/client-s3 @aws-sdk/lib-storage` in your project');
+    expect(output).toContain('0 requests');
   });
 
   it('every shipped pipeline validates from node_modules', async () => {

@@ -30,7 +30,12 @@ const implementations: Array<[string, () => Promise<ObjectStore>]> = [
   [
     'S3 prefix (s3rver)',
     async () =>
-      new S3ObjectStore({ bucket: s3.bucket, prefix: `contract-${++counter}/`, client: () => createS3Client({}) }),
+      new S3ObjectStore({
+        bucket: s3.bucket,
+        prefix: `contract-${++counter}/`,
+        client: () => createS3Client({}),
+        feature: 's3-table',
+      }),
   ],
 ];
 

@@ -171,9 +171,10 @@ function createS3Sink(
     bucket,
     prefix: '',
     client: async () => {
-      sdk ??= await loadS3Sdk();
+      sdk ??= await loadS3Sdk('s3-sink');
       return currentClient();
     },
+    feature: 's3-sink',
   });
   const sink: RecordSink<unknown> = new RecordSink<unknown>({
     sinkType: 's3',

@@ -261,7 +261,13 @@ export class TableSink extends Writable implements SinkStream {
     this.#ctx = ctx;
     const s3 = s3Path(config.path);
     this.#store = s3
-      ? new TableStore(new S3ObjectStore({ ...s3, client: () => createS3Client(config) }))
+      ? new TableStore(
+          new S3ObjectStore({
+            ...s3,
+            client: () => createS3Client(config, process.env, 's3-table'),
+            feature: 's3-table',
+          }),
+        )
       : new TableStore(new LocalObjectStore(path.resolve(ctx.baseDir, config.path)));
     this.#keySteps = config.key.split('.');
     this.#schema = schema;
