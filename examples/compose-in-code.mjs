@@ -9,7 +9,15 @@
 // In your own project you write `from 'catalog-streams'`; inside this
 // repository the package name does not resolve, so it imports the build.
 import { pipeline } from 'node:stream/promises';
-import { CatalogClient, flattenLocales, map, normalizeCodes, parquetSink, productsQuery, validate } from '../dist/src/index.js';
+import {
+  CatalogClient,
+  flattenLocales,
+  map,
+  normalizeCodes,
+  parquetSink,
+  productsQuery,
+  validate,
+} from '../dist/src/index.js';
 
 const output = process.argv[2] ?? 'out/compose/active-products.parquet';
 const brandName = (name) => (typeof name === 'string' ? name : (name?.en ?? Object.values(name ?? {})[0] ?? null));
@@ -41,12 +49,12 @@ try {
       publicPrice: p.publicPrice ?? null,
       updatedAt: p.meta.updatedAt,
     })),
-    // A map's output has no declared schema: name the columns it writes (a field not
-    // listed would be kept in the _extra JSON column).
-    parquetSink({
-      path: output,
-      columns: { id: 'string', name: 'string', ean13: 'string', brand: 'string', publicPrice: 'int64', updatedAt: 'timestamp' },
-    }),
+    // The stages before the map declare their records' schema, and the sink finds it through the
+    // chain. A map declares nothing, so the sink decides its columns from the first 1,000 records:
+    // a field named as in the product schema (id, name, publicPrice) keeps its declared type, a
+    // field named like a timestamp holding unix seconds (updatedAt) is a TIMESTAMP, the others are
+    // typed by their values. Give `columns: {...}` (or `schemaHint`) to fix a type yourself.
+    parquetSink({ path: output }),
     { signal: controller.signal },
   );
   console.error(`wrote ${output}`);

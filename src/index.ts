@@ -127,56 +127,44 @@ export {
   type RecordIssue,
   type RecordOutput,
   type StageStats,
-  custom,
   customStage,
   type CustomOptions,
-  dedupe,
   dedupeStage,
   DedupeTransform,
   type DedupeOptions,
   type DedupeStats,
-  drop,
   dropStage,
   DropTransform,
   type DropOptions,
-  explode,
   explodeStage,
   ExplodeTransform,
   type ExplodeOptions,
-  extract,
   extractStage,
   ExtractTransform,
   type ExtractOptions,
   findTransform,
   FindTransform,
   type FindOptions,
-  flatten,
   flattenStage,
   FlattenTransform,
   type FlattenOptions,
-  flattenLocales,
   flattenLocalesStage,
   FlattenLocalesTransform,
   type FlattenLocalesOptions,
-  normalizeCodes,
   normalizeCodesStage,
   NormalizeCodesTransform,
   type NormalizeCodesOptions,
-  pick,
   pickStage,
   PickTransform,
   type PickOptions,
-  rename,
   renameStage,
   RenameTransform,
   type RenameOptions,
-  selectMediaFormat,
   selectMediaFormatStage,
   SelectMediaFormatTransform,
   MEDIA_FORMAT_NAMES,
   type MediaFormatName,
   type SelectMediaFormatOptions,
-  validate,
   validateStage,
   ValidateTransform,
   type ValidateOptions,
@@ -190,6 +178,21 @@ export {
   type MapFunction,
   type RecordFunctionContext,
 } from './transforms/index.js';
+// The transforms' factories for code, with the built-in sinks for their dead letters.
+export {
+  custom,
+  dedupe,
+  drop,
+  explode,
+  extract,
+  flatten,
+  flattenLocales,
+  normalizeCodes,
+  pick,
+  rename,
+  selectMediaFormat,
+  validate,
+} from './pipeline/code-api.js';
 
 // Sinks.
 export {
@@ -223,8 +226,24 @@ export {
   type TableVersion,
 } from './sinks/index.js';
 
-// Pipelines: loading files and running them. builtins.js also wires the code API's dead-letter sinks.
+// Pipelines: loading files, planning and running them.
 export { createRegistry, builtinStages } from './pipeline/builtins.js';
 export { loadPipelineFile, parsePipelines, type LoadedPipeline } from './pipeline/loader.js';
-export { runPipeline, RunFailedError, type RunOptions, type RunSummary } from './pipeline/runner.js';
+export {
+  runPipeline,
+  RunFailedError,
+  type RunnablePipeline,
+  type RunOptions,
+  type RunSummary,
+} from './pipeline/runner.js';
+export {
+  planFromStreams,
+  planPipeline,
+  type PipelinePlan,
+  type PlannedNestedSink,
+  type PlannedOutput,
+  type PlanProblem,
+  type StreamPlanOptions,
+} from './pipeline/plan.js';
+export { plannedStage, stageOf, upstreamStages, type PlannedStage, type StagePosition } from './core/planned-stage.js';
 export { PipelineFile } from './pipeline/pipeline-file.js';

@@ -53,10 +53,12 @@ interface PipelineHistory {
 async function historyCommand(argv: string[], io: CliIO): Promise<number> {
   const { values: v, positionals } = parseOptions(NAME, argv, options, { exactly: 1, what: 'one pipeline file' });
   const last = integerOption(NAME, 'last', v.last, 1, 100_000) ?? DEFAULT_LAST;
-  const pipelines = await loadPipelineFile(positionals[0]!, createRegistry(), { env: io.env });
+  const pipelines = await loadPipelineFile(positionals[0]!, createRegistry(), {
+    env: io.env,
+    outputDir: (dir) => installedOutputDir(dir, process.cwd()),
+  });
   const found: PipelineHistory[] = [];
   for (const p of pipelines) {
-    p.outputDir = installedOutputDir(p.baseDir, process.cwd());
     const [history, tables] = await Promise.all([readHistory(p, io.env), readTableVersions(p, io.env)]).catch(
       (err: unknown) => {
         if (err instanceof CatalogStreamsError) throw err;

@@ -60,17 +60,16 @@ export async function planReport(
     // request: a dry run refuses a foreign cursor (state.mismatch) as the run would.
     const started = [];
     for (const p of pipelines) {
-      const state = openPipelineState(p);
-      const identity = stateIdentity(p.config, connection.baseUrl, connection.sandbox);
-      started.push({ p, state, ...(await sourceWithCursor(p.config.source, state, opts.fullRefresh, identity)) });
+      const state = openPipelineState(p.plan);
+      const identity = stateIdentity(p.plan, connection.baseUrl, connection.sandbox);
+      started.push({ p, state, ...(await sourceWithCursor(p.plan.source, state, opts.fullRefresh, identity)) });
     }
     for (const { p, state, source, previous } of started) {
-      const { type: _type, ...options } = source;
-      const sp = await plan(client, source.type as SourceType, options);
+      const sp = await plan(client, source.type as SourceType, source.written);
       requests += sp.requests;
-      const run = { name: p.config.name, id: newRunId(), startedAt: new Date() };
+      const run = { name: p.plan.name, id: newRunId(), startedAt: new Date() };
       reports.push({
-        pipeline: p.config.name,
+        pipeline: p.plan.name,
         source: source.type,
         ...(state ? { mode: previous ? ('incremental' as const) : ('full' as const) } : {}),
         ...(previous ? { updatedSince: previous.cursor } : {}),
@@ -80,8 +79,11 @@ export async function planReport(
         estimatedSeconds: Math.round(sp.estimatedMs / 1000),
         planRequests: sp.planRequests,
         rateLimit: finiteOrNull(sp.rateLimit),
-        transforms: p.config.transforms.map((t) => t.type),
-        outputs: p.config.sinks.map((s) => ({ sink: s.type, location: outputOf(s, p.outputDir ?? p.baseDir, run) })),
+        transforms: p.plan.transforms.map((t) => t.type),
+        outputs: p.plan.sinks.map((s) => ({
+          sink: s.type,
+          location: outputOf({ type: s.type, ...s.written }, p.plan.baseDir, run),
+        })),
         ...(state ? { state: { location: state.location, cursor: previous ? previous.cursor : null } } : {}),
       });
     }

@@ -21,16 +21,15 @@ import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import {
   RunFailedError,
   clientOptions,
-  openPipelineState,
   resolveConnection,
   runPipeline,
-  sourceWithCursor,
   type ResolvedConnection,
   type RunSummary,
 } from '../pipeline/runner.js';
 import { appendHistory } from '../pipeline/run-history.js';
 import { RunStats } from '../pipeline/run-stats.js';
 import { checkDestinations } from '../pipeline/preflight.js';
+import type { PlannedStage } from '../core/planned-stage.js';
 import type { StageRegistry } from '../core/registry.js';
 import { PROFILE_ENV, SANDBOX_PROFILES, parseProfile, startSandbox } from '../sandbox/index.js';
 import { plan, type SourceType } from '../sources/index.js';
@@ -104,8 +103,10 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
     : undefined;
 
   const registry = createRegistry();
-  const pipelines = await loadPipelineFile(file, registry, { env: io.env });
-  for (const p of pipelines) p.outputDir = installedOutputDir(p.baseDir, process.cwd());
+  const pipelines = await loadPipelineFile(file, registry, {
+    env: io.env,
+    outputDir: (dir) => installedOutputDir(dir, process.cwd()),
+  });
   // One S3 client for every pipeline's state (it connects on first use only).
 
   const sandbox = v.sandbox
@@ -123,7 +124,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
       : {};
     const connection = sharedConnection(pipelines, override, io.env);
     if (v['dry-run']) {
-      for (const p of pipelines) await checkDestinations(p, registry, p.config.state?.path);
+      for (const p of pipelines) await checkDestinations(p);
       const report = await planReport(pipelines, connection, { fullRefresh: v['full-refresh'] ?? false });
       // json: the plan is log lines on stderr like everything else; pretty: a text for a person on stdout.
       if (log.format === 'json') {
@@ -304,12 +305,12 @@ async function runAll(
         };
         progress.add(shown, pipelineEvents);
         // The plan's probes wait until the run passed its preflight (locks, cursor): a refused run makes no request.
-        const startPlan = () => {
+        const startPlan = (source: PlannedStage<'source'>) => {
           if (!levelEnabled(opts.log.level, 'info') || planning.signal.aborted) {
             shown.planPending = false;
             return;
           }
-          void planFor(p, client, opts, planning.signal, planEvents).then(
+          void planFor(source, client, planning.signal, planEvents).then(
             (planned) => {
               shown.plan = planned;
               shown.planPending = false;
@@ -446,17 +447,14 @@ async function runAll(
   return exitCode;
 }
 
-/** The source plan of one pipeline: its total records and the requests its extract makes. */
+/** The source plan of one pipeline, from the source as its run sends it: its total records and the requests its extract makes. */
 async function planFor(
-  p: LoadedPipeline,
+  source: PlannedStage<'source'>,
   client: CatalogClient,
-  opts: { fullRefresh: boolean },
   signal: AbortSignal,
   events: RunEvents,
 ): Promise<PipelineProgress['plan']> {
-  const { source } = await sourceWithCursor(p.config.source, openPipelineState(p), opts.fullRefresh);
-  const { type, ...options } = source;
-  const sp = await plan(client, type as SourceType, options, { signal, events });
+  const sp = await plan(client, source.type as SourceType, source.written, { signal, events });
   return { total: sp.total, requests: sp.requests };
 }
 

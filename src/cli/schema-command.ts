@@ -6,8 +6,6 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import type { StageRegistry } from '../core/registry.js';
-import { pipelineRecordSchema } from '../pipeline/schema-chain.js';
 import type { ColumnSchema } from '../sinks/shared/column-schema.js';
 import { columnSchemaFor, type ParquetFormatOptions } from '../sinks/parquet/parquet-encoding.js';
 import { PathTemplate } from '../sinks/shared/path-template.js';
@@ -61,29 +59,23 @@ export interface SkippedSink {
 }
 
 /** The column schema and layout of every Parquet sink (local or S3) of the pipelines. */
-export function sinkSchemas(pipelines: readonly LoadedPipeline[], registry: StageRegistry): SinkSchema[] {
-  return describeSinks(pipelines, registry).schemas;
+export function sinkSchemas(pipelines: readonly LoadedPipeline[]): SinkSchema[] {
+  return describeSinks(pipelines).schemas;
 }
 
 /** Every sink of the pipelines: the Parquet ones' schemas, and the others with the reason they have none. */
-export function describeSinks(
-  pipelines: readonly LoadedPipeline[],
-  registry: StageRegistry,
-): { schemas: SinkSchema[]; skipped: SkippedSink[] } {
+export function describeSinks(pipelines: readonly LoadedPipeline[]): { schemas: SinkSchema[]; skipped: SkippedSink[] } {
   const out: SinkSchema[] = [];
   const skipped: SkippedSink[] = [];
   for (const loaded of pipelines) {
-    const { config } = loaded;
-    const records = pipelineRecordSchema(config, registry);
+    const { config, plan } = loaded;
+    const records = plan.recordSchema;
     const skip = (i: number, type: string, reason: string) => {
       skipped.push({ pipeline: config.name, sink: `sinks[${i}]`, type, reason });
       return [];
     };
-    const parquetSinks = config.sinks.flatMap((spec, i) => {
-      const checked = registry.check('sink', spec);
-      if (!checked.ok)
-        return skip(i, spec.type, "its options do not check (see 'catalog-streams validate' on the file)");
-      const options = checked.options as ParquetFormatOptions & {
+    const parquetSinks = plan.sinks.flatMap((spec, i) => {
+      const options = spec.options as ParquetFormatOptions & {
         path?: string;
         format?: string;
         bucket?: string;
@@ -165,9 +157,8 @@ async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
   const format = (values.format ?? 'all') as Format;
   if (!FORMATS.includes(format))
     throw new UsageError(`schema: --format must be one of ${FORMATS.join(', ')}, got "${values.format}"`);
-  const registry = createRegistry();
-  const pipelines = await loadPipelineFile(positionals[0]!, registry, { env: io.env });
-  const { schemas, skipped } = describeSinks(pipelines, registry);
+  const pipelines = await loadPipelineFile(positionals[0]!, createRegistry(), { env: io.env });
+  const { schemas, skipped } = describeSinks(pipelines);
   // On stderr, so stdout stays the schema a script reads; said for every format.
   const log = logSettingsOf(io);
   if (levelEnabled(log.level, 'info'))

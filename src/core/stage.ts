@@ -59,10 +59,29 @@ export interface RunDescription {
   sourceType?: string;
   /** Incremental cursor: the one this run started from and the one it will store. */
   cursor?: { previous?: number; next?: number };
-  /** `run --allow-deletes`: a full run may infer more deletes than a table sink's `deletes.maxRatio`. */
-  allowDeletes?: boolean;
 }
 
+/** How this run reads and what it may publish: what a stage decides by, set once before it is made. */
+export interface RunMode {
+  /**
+   * The run reads only what changed since the cursor a previous run stored (`updatedSince`): a table
+   * sink merges it into its snapshot instead of replacing the snapshot.
+   */
+  readonly incremental: boolean;
+  /** The cursor (unix seconds) this incremental run reads from. */
+  readonly previousCursor?: number | undefined;
+  /** `run --allow-deletes`: a table sink publishes a full run's deletes above its `deletes.maxRatio`. */
+  readonly allowDeletes: boolean;
+}
+
+/** A full run that may not publish more deletes than its sinks allow: a code-API stage's default. */
+export const FULL_RUN: RunMode = { incremental: false, allowDeletes: false };
+
+/**
+ * What a stage is made with. Everything is typed and named; nothing is looked up by string. The
+ * runner fills it from the pipeline's plan; a code-API factory completes what its caller leaves out
+ * (default-context.ts).
+ */
 export interface StageContext {
   run: { id: string; name: string; startedAt: Date };
   /** Relative output paths in options resolve against this (the pipeline file's folder, or cwd). */
@@ -75,38 +94,33 @@ export interface StageContext {
    * What the pipeline's source produces, so downstream stages can pick the
    * resource schema (validate, flatten-locales, parquet inference).
    */
-  source?: { type: string; resource?: string; endpoint?: string };
-  /** Builds a registered sink from a spec such as `{type: 'jsonl', path: 'out/rejected.jsonl'}`. */
+  source?: { type: string; resource?: string | undefined; endpoint?: string | undefined };
+  /** Builds a registered sink from a spec such as `{type: 'jsonl', path: 'out/rejected.jsonl'}` (dead letters). */
   createSink(spec: { type: string; [option: string]: unknown }): SinkStream;
   /** Run facts for manifests; call it when committing, not when created. */
   describeRun(): RunDescription;
-  /** Runtime services a stage may use, set by the runner (or a code-API caller). */
-  services: StageServices;
+  /** How the run reads and what it may publish. */
+  mode: RunMode;
+  /** The schema of the records that reach the sinks, derived from the plan without a record (planned-stage.ts). */
+  recordSchema?: RecordSchema | undefined;
+  /** The resource schemas by name (validate, parquet column hints); default: the API's own (src/catalog/resources). */
+  resourceSchemas?: ResourceSchemas | undefined;
+  /** Reads records of the run's source again by id (the table sink checks its delete candidates with it). */
+  recordLookup?: RecordLookup | undefined;
+  /** Replaces process.stdout for a sink whose path is `-`. */
+  stdout?: Writable | undefined;
+  /** The environment a stage reads settings from (S3 credentials and endpoint); default: process.env. */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
   /**
    * The run's one CatalogClient (pool, auth, rate limiter, retries), shared by
    * every source so the run stays within the API's request budget. Sources
    * throw a ConfigError when it is absent; the runner sets it.
    */
-  client?: CatalogClient;
+  client?: CatalogClient | undefined;
 }
 
-/** What a resource-schema service may hold: a lookup or a map by resource name. */
+/** What a resource-schema lookup may be: a function or a map by resource name. */
 export type ResourceSchemas = ((resource: string) => z.ZodType | undefined) | Record<string, z.ZodType | undefined>;
-
-/** The services a stage may find in `ctx.services`; each is optional, and callers may add their own. */
-export interface StageServices {
-  /** The schema of the records that reach the sinks, derived by the runner without a record (schema-chain.ts). */
-  recordSchema?: RecordSchema;
-  /** The resource schemas (validate, parquet column hints) looked up by `ctx.source.resource`. */
-  resourceSchemas?: ResourceSchemas;
-  /** Replaces process.stdout for a sink whose path is `-`. */
-  stdout?: Writable;
-  /** The environment a stage reads settings from (S3 credentials and endpoint); default: process.env. */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** Reads records of the run's source again by id (the table sink checks its delete candidates with it). */
-  recordLookup?: RecordLookup;
-  [name: string]: unknown;
-}
 
 /**
  * The run's source asked again for given ids: what a sink uses to learn whether records it did not

@@ -17,17 +17,31 @@ import { catalogMetaOf } from '../catalog/primitives.js';
 import type { ResourceSchemas, StageContext } from './stage.js';
 import type { FieldType, RecordField, RecordSchema } from './record-schema.js';
 
-/** Key in `ctx.services` under which the runner may put the resource schemas. */
-export const RESOURCE_SCHEMAS_SERVICE = 'resourceSchemas';
-
 export type { ResourceSchemas };
 
 /** The zod schema of the pipeline's source resource, if the runner provided one. */
-export function resourceSchemaFromContext(ctx: Pick<StageContext, 'source' | 'services'>): z.ZodType | undefined {
+export function resourceSchemaFromContext(
+  ctx: Pick<StageContext, 'source' | 'resourceSchemas'>,
+): z.ZodType | undefined {
   const resource = ctx.source?.resource;
-  const schemas = ctx.services.resourceSchemas;
+  const schemas = ctx.resourceSchemas;
   if (!resource || !schemas) return undefined;
   return typeof schemas === 'function' ? schemas(resource) : schemas[resource];
+}
+
+/**
+ * The schema of the records a sink receives, as every sink finds it: a zod hint given in code,
+ * else the schema the plan derived through the transforms (ctx.recordSchema), else the source's
+ * resource (a dead-letter sink receives records as a stage got them). Undefined: unknown.
+ */
+export function sinkRecordSchema(
+  ctx: Pick<StageContext, 'source' | 'resourceSchemas' | 'recordSchema'>,
+  hint?: z.ZodType,
+): RecordSchema | undefined {
+  if (hint) return recordSchemaFromZod(hint);
+  if (ctx.recordSchema) return ctx.recordSchema;
+  const resource = resourceSchemaFromContext(ctx);
+  return resource ? recordSchemaFromZod(resource) : undefined;
 }
 
 interface ZodDef {

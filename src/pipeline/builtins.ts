@@ -1,6 +1,5 @@
 // The built-in stages, registered explicitly in one place. A user registers
 // their own stages on a registry made here (`createRegistry().register(...)`).
-import { setCodeApiSinks } from '../core/default-context.js';
 import { StageRegistry } from '../core/registry.js';
 import type { StageDefinition } from '../core/stage.js';
 import { sinkStages } from '../sinks/index.js';
@@ -19,7 +18,3 @@ export const builtinStages: readonly StageDefinition[] = [
 export function createRegistry(): StageRegistry {
   return new StageRegistry().register(...builtinStages);
 }
-
-// Dead letters of stages built in code (`validate({onInvalid: 'dead-letter', ...})`) use the built-in sinks.
-let sinkRegistry: StageRegistry | undefined;
-setCodeApiSinks(() => (sinkRegistry ??= new StageRegistry().register(...sinkStages)));

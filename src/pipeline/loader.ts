@@ -9,14 +9,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Node, type Document } from 'yaml';
-import { getEndpoint } from '../catalog/endpoints/index.js';
 import { ConfigError } from '../errors.js';
 import { Redactor, interpolate } from './env.js';
-import { incrementalOutputProblems } from './incremental-outputs.js';
+import { planPipeline, type PipelinePlan } from './plan.js';
 import { explainIssues, joinPath, showValue, type LocatedIssue } from '../core/issues.js';
 import { PipelineFile } from './pipeline-file.js';
 import type { StageRegistry } from '../core/registry.js';
-import type { StageKind } from '../core/stage.js';
 
 export interface LoadedPipeline {
   /** Absolute path of the file, or `<inline>`. */
@@ -25,7 +23,10 @@ export interface LoadedPipeline {
   baseDir: string;
   /** Where relative outputs (sinks, dead letters, state) go when not `baseDir` (a shipped file of an installed package). */
   outputDir?: string;
+  /** The file's content as parsed (with `${VAR}` replaced); `plan` is what a run is built from. */
   config: PipelineFile;
+  /** Every stage parsed once, the schema chain, the outputs: what `run` and `--dry-run` use (plan.ts). */
+  plan: PipelinePlan;
   /** Environment variables the file referenced. */
   variables: string[];
   redactor: Redactor;
@@ -33,6 +34,8 @@ export interface LoadedPipeline {
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
+  /** Where relative outputs of a file in `fileDir` go when not beside it (the CLI: a shipped file of an installed package). */
+  outputDir?(fileDir: string): string | undefined;
 }
 
 // Bounds that keep a hostile or broken file from exhausting the loader; real pipeline files are a
@@ -106,7 +109,17 @@ export function parsePipelines(
     const found = issues.length;
     const locate = locator(lineCounter, shown, file, issues);
     try {
-      const p = parseDocumentPipeline(doc, { registry, env, file, shown, json, text, locate });
+      const p = parseDocumentPipeline(doc, {
+        registry,
+        lineCounter,
+        env,
+        file,
+        shown,
+        json,
+        text,
+        locate,
+        outputDir: opts.outputDir,
+      });
       return issues.length === found ? p : undefined;
     } catch (err) {
       if (err instanceof StopDocument) return undefined;
@@ -180,6 +193,8 @@ function locator(lineCounter: LineCounter, shown: string, file: string, issues: 
 
 interface DocumentContext {
   registry: StageRegistry;
+  outputDir: LoadOptions['outputDir'];
+  lineCounter: LineCounter;
   env: NodeJS.ProcessEnv;
   file: string;
   shown: string;
@@ -189,26 +204,9 @@ interface DocumentContext {
   locate: Fail;
 }
 
-function parseDocumentPipeline(
-  doc: Document,
-  { registry, env, file, json, text, locate: fail }: DocumentContext,
-): LoadedPipeline {
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    // The parser recurses per level: a stack overflow is a file nested far too deep.
-    if (/call stack/i.test(e.message)) fail(tooDeep(), e.pos[0], undefined, 'config.too_deep');
-    fail(
-      `not valid YAML/JSON: ${e.message.split('\n')[0]}${flowHint(text, e.pos[0])}`,
-      e.pos[0],
-      undefined,
-      'config.syntax',
-    );
-  }
-  if (!isMap(doc.contents))
-    fail('a pipeline must be a mapping with name, source and sinks', doc.contents?.range?.[0] ?? 0, undefined);
-  const deep = firstNodeTooDeep(doc.contents);
-  if (deep) fail(tooDeep(), deep.range?.[0], undefined, 'config.too_deep');
-
+function parseDocumentPipeline(doc: Document, context: DocumentContext): LoadedPipeline {
+  const { registry, lineCounter, env, file, json, locate: fail, outputDir: outputDirOf } = context;
+  checkDocumentShape(doc, context);
   const variables = interpolateDocument(doc, env, json, (name, node) =>
     fail(
       `environment variable ${name} is not set and has no default (write \${${name}:-default} to give one)`,
@@ -219,36 +217,14 @@ function parseDocumentPipeline(
   );
   const redactor = new Redactor();
   redactor.addFromEnv(variables, env);
-
-  let raw: unknown;
-  try {
-    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
-  } catch (err) {
-    // The yaml package refuses aliases that expand too much (an "alias bomb") or that come before their anchor.
-    const message = err instanceof Error ? err.message : String(err);
-    const alias = firstAlias(doc);
-    if (/alias count/i.test(message)) {
-      fail(
-        `aliases (*name) expand to too much data: a pipeline file may expand at most ${MAX_ALIAS_COUNT} aliases; write the repeated parts out instead of aliasing aliases`,
-        alias?.range?.[0],
-        undefined,
-        'config.aliases',
-      );
-    }
-    fail(
-      `${message}; define an anchor (&name) before its alias (*name)`,
-      alias?.range?.[0],
-      undefined,
-      'config.aliases',
-    );
-  }
+  const raw = documentValue(doc, fail);
   // Credentials written in the file are secrets whatever their type (a number is still a secret).
   const connection = (raw as { connection?: Record<string, unknown> } | null)?.connection;
-  const secretPaths = ['connection.apiKey', 'connection.apiSecret'];
   if (connection !== null && typeof connection === 'object') {
     redactor.add(connection.apiKey);
     redactor.add(connection.apiSecret);
   }
+  const note = issueNoter(doc, raw, redactor, fail);
   const parsed = PipelineFile.safeParse(raw);
   if (!parsed.success) {
     const explained = explainIssues(parsed.error, PipelineFile, raw);
@@ -264,62 +240,84 @@ function parseDocumentPipeline(
   }
   const config = parsed.data!;
   const baseDir = file === '<inline>' ? process.cwd() : path.dirname(file);
+  const outputDir = outputDirOf?.(baseDir);
+  const planned = planPipeline(config, registry, {
+    file,
+    baseDir,
+    outputDir,
+    position: (at) => {
+      const offset = offsetOf(doc, at, false);
+      const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
+      return { file, line: pos?.line, column: pos?.col };
+    },
+  });
+  for (const { issue, at, code } of planned.problems) note(issue, at, code);
+  if (!planned.plan) throw new StopDocument();
+  return { file, baseDir, ...(outputDir ? { outputDir } : {}), config, plan: planned.plan, variables, redactor };
+}
 
-  const checkStage = (kind: StageKind, spec: { type: string; [k: string]: unknown }, at: (string | number)[]) => {
-    const checked = registry.check(kind, spec);
-    if (!checked.ok) {
-      for (const issue of checked.issues) note(issue, at);
-      return;
-    }
-    for (const problem of checked.definition.preflight?.(checked.options, { baseDir }) ?? []) note(problem, at);
-    // A stage option holding a sink spec (`deadLetter`, or any {type} naming a sink) is checked as a sink.
-    for (const [key, value] of Object.entries(spec)) {
-      if (key !== 'type' && isStageSpec(value) && (key === 'deadLetter' || registry.get(value.type)?.kind === 'sink'))
-        checkStage('sink', value, [...at, key]);
-    }
-  };
-  checkStage('source', config.source, ['source']);
-  config.transforms.forEach((t, i) => checkStage('transform', t, ['transforms', i]));
-  config.sinks.forEach((s, i) => checkStage('sink', s, ['sinks', i]));
+/** Stops the document at a syntax error, a document that is not a mapping, or one nested too deep. */
+function checkDocumentShape(doc: Document, { text, locate: fail }: DocumentContext): void {
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    // The parser recurses per level: a stack overflow is a file nested far too deep.
+    if (/call stack/i.test(e.message)) fail(tooDeep(), e.pos[0], undefined, 'config.too_deep');
+    fail(
+      `not valid YAML/JSON: ${e.message.split('\n')[0]}${flowHint(text, e.pos[0])}`,
+      e.pos[0],
+      undefined,
+      'config.syntax',
+    );
+  }
+  if (!isMap(doc.contents))
+    fail('a pipeline must be a mapping with name, source and sinks', doc.contents?.range?.[0] ?? 0, undefined);
+  const deep = firstNodeTooDeep(doc.contents);
+  if (deep) fail(tooDeep(), deep.range?.[0], undefined, 'config.too_deep');
+}
 
-  if (config.state) {
-    const endpoint = getEndpoint(config.source.type);
-    if (!endpoint?.incremental) {
-      const sources = registry
-        .list('source')
-        .filter((d) => getEndpoint(d.type)?.incremental)
-        .map((d) => d.type);
-      note(
-        {
-          path: [],
-          message: `incremental state needs a source with an updatedSince filter (${sources.join(', ')}); "${config.source.type}" has none: reference data is small, extract it whole and remove \`state:\``,
-          kind: 'unknown-key',
-        },
-        ['state'],
-        'config.state',
+/** The document as plain data, aliases expanded within MAX_ALIAS_COUNT. */
+function documentValue(doc: Document, fail: Fail): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+  } catch (err) {
+    // The yaml package refuses aliases that expand too much (an "alias bomb") or that come before their anchor.
+    const message = err instanceof Error ? err.message : String(err);
+    const alias = firstAlias(doc);
+    if (/alias count/i.test(message)) {
+      fail(
+        `aliases (*name) expand to too much data: a pipeline file may expand at most ${MAX_ALIAS_COUNT} aliases; write the repeated parts out instead of aliasing aliases`,
+        alias?.range?.[0],
+        undefined,
+        'config.aliases',
       );
     }
+    return fail(
+      `${message}; define an anchor (&name) before its alias (*name)`,
+      alias?.range?.[0],
+      undefined,
+      'config.aliases',
+    );
   }
+}
 
-  // An incremental run's outputs hold only that run's changes: each needs {run} in its name (incremental-outputs.ts).
-  for (const { issue, at } of incrementalOutputProblems(config, registry)) note(issue, at, 'config.state_fixed_output');
+const SECRET_PATHS = ['connection.apiKey', 'connection.apiSecret'];
 
-  return { file, baseDir, config, variables, redactor };
-
-  function note(issue: LocatedIssue, prefix: (string | number)[], code = issueCode(issue)): void {
+/** Records an issue at its place in the document; the value a message shows (`got ...`) is masked when it is a secret, however short. */
+function issueNoter(doc: Document, raw: unknown, redactor: Redactor, fail: Fail) {
+  return (issue: LocatedIssue, prefix: (string | number)[], code: string = issueCode(issue)): void => {
     const full = [...prefix, ...issue.path];
     const at = joinPath('', full);
-    // The value a message shows (`got ...`) is masked when it is a secret, however short.
     const value = valueAt(raw, full);
     const shown =
-      (typeof value === 'string' || typeof value === 'number') && (redactor.isSecret(value) || secretPaths.includes(at))
+      (typeof value === 'string' || typeof value === 'number') &&
+      (redactor.isSecret(value) || SECRET_PATHS.includes(at))
         ? showValue(value)
         : undefined;
     const message = shown
       ? issue.message.split(shown).join(typeof value === 'string' ? '"***"' : '***')
       : issue.message;
     fail.note(redactor.redact(message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
-  }
+  };
 }
 
 function tooDeep(): string {
@@ -381,10 +379,6 @@ function flowHint(text: string, offset: number): string {
 function issueCode(issue: LocatedIssue): string {
   if (issue.path.length === 1 && issue.path[0] === 'type') return 'config.unknown_type';
   return issue.kind === 'unknown-key' ? 'config.unknown_key' : 'config.invalid';
-}
-
-function isStageSpec(v: unknown): v is { type: string; [k: string]: unknown } {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { type?: unknown }).type === 'string';
 }
 
 /**

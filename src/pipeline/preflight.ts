@@ -9,25 +9,13 @@ import path from 'node:path';
 import { CatalogStreamsError } from '../errors.js';
 import { PathTemplate } from '../sinks/shared/path-template.js';
 import { missingS3Sdk, s3SdkInstalled, type S3Feature } from '../storage/s3-sdk.js';
-import type { StageRegistry } from '../core/registry.js';
+import type { PlannedStage } from '../core/planned-stage.js';
 import type { LoadedPipeline } from './loader.js';
-import type { StageSpec } from './pipeline-file.js';
+import type { PipelinePlan } from './plan.js';
 
-/** Every sink spec of a pipeline with its option path: sinks, and deadLetter sinks of any stage. */
-function sinkSpecs(config: LoadedPipeline['config']): Array<{ spec: StageSpec; at: string }> {
-  const found: Array<{ spec: StageSpec; at: string }> = [];
-  const visit = (spec: StageSpec, at: string) => {
-    found.push({ spec, at });
-    const deadLetter = (spec as { deadLetter?: unknown }).deadLetter;
-    if (deadLetter && typeof deadLetter === 'object' && typeof (deadLetter as StageSpec).type === 'string')
-      visit(deadLetter as StageSpec, `${at}.deadLetter`);
-  };
-  config.transforms.forEach((t, i) => {
-    const deadLetter = (t as { deadLetter?: unknown }).deadLetter;
-    if (deadLetter && typeof deadLetter === 'object') visit(deadLetter as StageSpec, `transforms[${i}].deadLetter`);
-  });
-  config.sinks.forEach((s, i) => visit(s, `sinks[${i}]`));
-  return found;
+/** Every sink of a plan with its place: the sinks, and the sinks other stages name (dead letters). */
+function plannedSinks(plan: PipelinePlan): PlannedStage<'sink'>[] {
+  return [...plan.nestedSinks.map((n) => n.stage), ...plan.sinks];
 }
 
 async function statOrUndefined(p: string) {
@@ -69,28 +57,25 @@ async function folderProblem(dir: string): Promise<string | undefined> {
  * local-file sinks are those whose stage writes under a `path` template (`replacesAt: 'path'`:
  * one per format), so a new format is checked without a list of its own.
  */
-export async function checkDestinations(
-  loaded: LoadedPipeline,
-  registry: StageRegistry,
-  statePath?: string,
-): Promise<void> {
-  const { config, baseDir, file } = loaded;
-  const run = { name: config.name, id: 'preflight', startedAt: new Date() };
+export async function checkDestinations(loaded: Pick<LoadedPipeline, 'file' | 'plan'>): Promise<void> {
+  const { file, plan } = loaded;
+  const { baseDir } = plan;
+  const statePath = plan.state?.path;
+  const run = { name: plan.name, id: 'preflight', startedAt: new Date() };
   // The AWS SDK is an optional peer dependency: its absence is found here, not after pages were read.
   const s3Uses: Array<{ feature: S3Feature; where: string }> = [];
-  for (const { spec, at } of sinkSpecs(config)) {
-    const location = (spec as { path?: unknown }).path;
-    if (spec.type === 's3') s3Uses.push({ feature: 's3-sink', where: `${file}: ${at}` });
-    else if (spec.type === 'table' && typeof location === 'string' && location.startsWith('s3://'))
+  for (const { type, options, at } of plannedSinks(plan)) {
+    const location = options.path;
+    if (type === 's3') s3Uses.push({ feature: 's3-sink', where: `${file}: ${at}` });
+    else if (type === 'table' && typeof location === 'string' && location.startsWith('s3://'))
       s3Uses.push({ feature: 's3-table', where: `${file}: ${at}.path "${location}"` });
   }
   if (statePath && /^s3:/.test(statePath))
     s3Uses.push({ feature: 's3-state', where: `${file}: state.path "${statePath}"` });
   if (s3Uses.length > 0 && !s3SdkInstalled()) throw missingS3Sdk(s3Uses[0]!.feature, s3Uses[0]!.where);
-  for (const { spec, at } of sinkSpecs(config)) {
-    const location = (spec as { path?: unknown }).path;
-    const def = registry.get(spec.type);
-    if (def?.kind !== 'sink' || def.replacesAt !== 'path' || typeof location !== 'string' || location === '-') continue;
+  for (const { definition, options, at } of plannedSinks(plan)) {
+    const location = options.path;
+    if (definition.replacesAt !== 'path' || typeof location !== 'string' || location === '-') continue;
     let template: PathTemplate;
     try {
       template = PathTemplate.parse(location, run, 'path');

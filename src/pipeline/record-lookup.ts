@@ -1,4 +1,4 @@
-// The run's source asked again for given ids (`ctx.services.recordLookup`): how the table sink
+// The run's source asked again for given ids (`ctx.recordLookup`): how the table sink
 // learns whether a key missing from a full run's extract still exists (its delete candidates).
 //
 // Why the runner builds it and not the sink with `ctx.client`: what the sink holds are records
@@ -17,11 +17,11 @@ import { Writable, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EventEmitter } from 'node:events';
 import { getEndpoint, isEmptyObject } from '../catalog/index.js';
-import type { StageRegistry } from '../core/registry.js';
+import type { PlannedStage } from '../core/planned-stage.js';
 import type { RecordLookup, StageContext } from '../core/stage.js';
 import { RunEvents, type RunEventName } from '../events.js';
 import { andFilter } from '../sources/sliced-products-query.js';
-import type { PipelineFile, StageSpec } from './pipeline-file.js';
+import type { PipelinePlan } from './plan.js';
 
 /** What a lookup's stages report to the run: the requests (budget, watchdog), problems and notes; not pages and totals, which would count as the extract's. */
 const FORWARDED: readonly RunEventName[] = ['request', 'retry', 'throttle', 'invalid', 'warning', 'info'];
@@ -30,27 +30,25 @@ const FORWARDED: readonly RunEventName[] = ['request', 'retry', 'throttle', 'inv
 const LOOKUP_PAGE_SIZE = 250;
 
 export interface RecordLookupOptions {
-  config: PipelineFile;
-  registry: StageRegistry;
+  plan: PipelinePlan;
   /** The source as the run sends it (connection concurrency applied); its filter is replaced. */
-  sourceSpec: StageSpec;
+  source: () => PlannedStage<'source'>;
   /** The run's stage context, once made. */
   ctx: () => StageContext;
 }
 
 export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
-  const type = o.config.source.type;
-  const endpoint = getEndpoint(type);
+  const { plan } = o;
+  const type = plan.source.type;
+  const endpoint = plan.endpoint;
   if (!endpoint) return { available: false, reason: `source ${type} is not an endpoint of the API` };
-  if (!endpoint.codeFilters.includes('id'))
+  if (!(getEndpoint(type)?.codeFilters ?? []).includes('id'))
     return { available: false, reason: `${type} has no filter by a list of ids` };
-  const { sorting: _sorting, pageSize: _pageSize, filter: _filter, ...rest } = o.sourceSpec;
-  const own = o.config.source.filter;
-  const transforms = o.config.transforms.map(lookupTransform);
+  const own = plan.source.written.filter;
+  const transforms = plan.transforms.map(lookupTransform);
   return {
     available: true,
     endpoint: type,
-    // One page per lookup: one consistent answer, read as the catalog is now (read-window.ts).
     maxIds: LOOKUP_PAGE_SIZE,
     async read(ids, onRecord) {
       if (ids.length === 0) return { requests: 0 };
@@ -67,16 +65,8 @@ export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
       });
       const stageCtx: StageContext = { ...ctx, events };
       try {
-        // The default sorting (id): a lookup is a few pages, in any order the sink sorts anyway.
-        const spec: StageSpec = {
-          ...rest,
-          filter: own === undefined || isEmptyObject(own) ? { id: [...ids] } : andFilter(own, { id: [...ids] }),
-          ...(endpoint.mode === 'paged' ? { pageSize: LOOKUP_PAGE_SIZE } : {}),
-        };
-        const source = o.registry.create<Readable>('source', spec, stageCtx, 'source');
-        const stages = transforms.map((t, i) =>
-          o.registry.create<Transform>('transform', t, stageCtx, `transforms[${i}]`),
-        );
+        const source = lookupSource(o.source(), own, ids, endpoint.mode === 'paged');
+        const stages = transforms.map((t) => t.definition.create(t.options, stageCtx) as Transform);
         const collect = new Writable({
           objectMode: true,
           write(record: Record<string, unknown>, _encoding, callback) {
@@ -85,7 +75,8 @@ export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
               .then(() => callback(), callback);
           },
         });
-        await pipeline([source, ...stages, collect] as [Readable, ...Transform[], Writable], { signal: ctx.signal });
+        const chain = [source.definition.create(source.options, stageCtx) as Readable, ...stages, collect];
+        await pipeline(chain as [Readable, ...Transform[], Writable], { signal: ctx.signal });
         return { requests };
       } finally {
         for (const f of off) f();
@@ -94,9 +85,30 @@ export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
   };
 }
 
+/**
+ * The run's source asking for `ids` within its own filter (not the window): a request of its own,
+ * so its options are parsed like any request's, from the source's options as written.
+ */
+function lookupSource(
+  source: PlannedStage<'source'>,
+  own: unknown,
+  ids: ReadonlyArray<string | number>,
+  paged: boolean,
+): PlannedStage<'source'> {
+  const { sorting: _sorting, pageSize: _pageSize, filter: _filter, ...rest } = source.written;
+  const concurrency = source.options.concurrency;
+  const written = {
+    ...rest,
+    ...(concurrency !== undefined && rest.concurrency === undefined && paged ? { concurrency } : {}),
+    filter: own === undefined || isEmptyObject(own) ? { id: [...ids] } : andFilter(own, { id: [...ids] }),
+    ...(paged ? { pageSize: LOOKUP_PAGE_SIZE } : {}),
+  };
+  return { ...source, written, options: source.definition.options.parse(written) as Record<string, unknown> };
+}
+
 /** A transform as a lookup runs it: invalid records skipped without a limit (see the head of this file). */
-function lookupTransform(spec: StageSpec): StageSpec {
-  if (spec.onInvalid !== 'skip' && spec.onInvalid !== 'dead-letter') return spec;
-  const { deadLetter: _deadLetter, ...rest } = spec;
-  return { ...rest, onInvalid: 'skip', maxInvalid: 'none' };
+function lookupTransform(stage: PlannedStage<'transform'>): PlannedStage<'transform'> {
+  const { onInvalid } = stage.options;
+  if (onInvalid !== 'skip' && onInvalid !== 'dead-letter') return stage;
+  return { ...stage, options: { ...stage.options, deadLetter: undefined, onInvalid: 'skip', maxInvalid: 'none' } };
 }

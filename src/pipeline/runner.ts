@@ -1,70 +1,50 @@
-// Runs a loaded pipeline: one CatalogClient (the run's request budget), the
-// source with the incremental cursor added to its filter, the transforms (cheap
-// synchronous stages fused into one stream), and the sinks (several behind a
-// tee), joined by stream.pipeline under one AbortSignal. A run walks named
-// phases (RunPhase: preflight, assembling, streaming, committing). The state
-// cursor is written only after every sink has committed; a failed or aborted run
-// leaves the previous one, so the next run redoes the work (at-least-once).
+// Runs a planned pipeline (plan.ts): one CatalogClient (the run's request budget), the source
+// with the incremental window applied to its parsed options, the transforms (cheap synchronous
+// stages fused into one stream), and the sinks (several behind a tee), joined by stream.pipeline
+// under one AbortSignal. Every stream is made from the plan's definitions and parsed options; no
+// spec is parsed here. A run walks named phases (RunPhase: preflight, assembling, streaming,
+// committing). The state is read once, in preflight; its cursor is written only after every sink
+// has committed, so a failed or aborted run leaves the previous one and the next run redoes the
+// work (at-least-once). The concerns a run draws on live beside it: connection.ts,
+// incremental-window.ts, watchdog.ts, run-summary.ts.
 import type { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { getEndpoint } from '../catalog/endpoints/index.js';
-import { resourceSchemas } from '../catalog/resources/index.js';
-import { secondBefore } from '../sources/index.js';
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
-import { isoSeconds } from '../catalog/timestamp.js';
-import {
-  CatalogClient,
-  type CatalogClientOptions,
-  type ClientTimeouts,
-  envRateLimit,
-  envResultWindow,
-} from '../client/catalog-client.js';
-import { AbortedError, CatalogStreamsError, ConfigError, StdoutClosedError } from '../errors.js';
 import type { EventEmitter } from 'node:events';
-import { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventName } from '../events.js';
+import { resourceSchemas } from '../catalog/resources/index.js';
+import { isoSeconds } from '../catalog/timestamp.js';
+import { CatalogClient } from '../client/catalog-client.js';
+import { AbortedError, CatalogStreamsError, StdoutClosedError } from '../errors.js';
+import { RUN_EVENT_NAMES, RunEvents, type RunEventName } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
-import { incrementalOutputProblems } from './incremental-outputs.js';
-import { joinPath } from '../core/issues.js';
-import type { LoadedPipeline } from './loader.js';
-import type { ConnectionBlock, StageSpec } from './pipeline-file.js';
+import type { PlannedStage } from '../core/planned-stage.js';
 import type { StageRegistry } from '../core/registry.js';
 import { newRunId } from '../core/run-id.js';
-import { RunStats } from './run-stats.js';
-import { pipelineRecordSchema } from './schema-chain.js';
-import { createRecordLookup } from './record-lookup.js';
-import type { RunDescription, SinkStream, StageContext } from '../core/stage.js';
+import type { RunDescription, RunMode, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
+import { clientOptions, resolveConnection, type ResolvedConnection } from './connection.js';
+import { nextCursor, openPipelineState, sourceWithCursor, stateIdentity, windowUntil } from './incremental-window.js';
+import type { LoadedPipeline } from './loader.js';
+import { planOrThrow, type PipelinePlan } from './plan.js';
 import { checkDestinations } from './preflight.js';
-import {
-  checkStateIdentity,
-  type PipelineState,
-  type StateIdentity,
-  type StateStore,
-  openStateStore,
-} from './state.js';
+import { createRecordLookup } from './record-lookup.js';
+import { RunStats } from './run-stats.js';
+import { RunFailedError, summarizeRun, type RunSummary } from './run-summary.js';
+import type { PipelineState, StateIdentity, StateStore } from './state.js';
 import { TeeSink } from './tee.js';
+import { DEFAULT_STALL_TIMEOUT_MS, StallWatchdog } from './watchdog.js';
 
-export interface ResolvedConnection {
-  baseUrl: string;
-  apiKey: string;
-  apiSecret: string;
-  /** Where the key and secret came from (named by a credentials error). */
-  credentialSource?: string;
-  rateLimit: number;
-  concurrency?: number;
-  /** Attempts per request before it fails (default: the client's, 8). */
-  maxAttempts?: number;
-  /** Total wait between the attempts of one request, ms (default: the client's, 180 s). */
-  maxRetryWaitMs?: number;
-  /** Connect / headers / body timeouts, ms (default: the client's). */
-  timeouts?: ClientTimeouts;
-  /** Largest page body, bytes (default: the client's, 256 MiB). */
-  maxPageBytes?: number;
-  /** Results one query reaches, for a sandbox started with --result-window (CATALOG_RESULT_WINDOW; default 10000). */
-  resultWindow?: number;
-  /** The embedded sandbox (`--sandbox`): a state cursor records the host `sandbox`, whatever its port. */
-  sandbox?: boolean;
-}
+export { clientOptions, resolveConnection, type ResolvedConnection } from './connection.js';
+export {
+  nextCursor,
+  openPipelineState,
+  sourceWithCursor,
+  stateIdentity,
+  windowUntil,
+  windowedSource,
+  withUpdatedSince,
+} from './incremental-window.js';
+export { RunFailedError, type RunSummary } from './run-summary.js';
+export { DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
 
 export interface RunOptions {
   registry: StageRegistry;
@@ -86,248 +66,26 @@ export interface RunOptions {
   sandbox?: boolean;
   /**
    * Called once the run passed every check made before its first request (destinations, state lock and cursor,
-   * the sinks' dataset locks). Requests a caller makes beside the run (the progress plan) wait for it, so a run
-   * refused there makes none.
+   * the sinks' dataset locks), with the source as the run will send it (its incremental window applied).
+   * Requests a caller makes beside the run (the progress plan) wait for it, so a run refused there makes none,
+   * and they read the window from here instead of reading the state a second time.
    */
-  onPreflight?(): void;
+  onPreflight?(source: PlannedStage<'source'>): void;
 }
 
-/** A run with no request, record, page or output for this long has stopped making progress. */
-export const DEFAULT_STALL_TIMEOUT_MS = 10 * 60_000;
+/** A loaded pipeline file, or the same built in code without a plan yet (runPipeline plans it). */
+export type RunnablePipeline = LoadedPipeline | (Omit<LoadedPipeline, 'plan'> & { plan?: undefined });
 
-export interface RunSummary {
-  pipeline: string;
-  runId: string;
-  status: 'succeeded' | 'failed' | 'aborted';
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-  source: string;
-  /** The filter actually sent (with the incremental `updatedSince`). */
-  sourceFilter?: unknown;
-  /**
-   * read: from the source; written: rows per sink type; invalid: rejected by a
-   * stage (dead-lettered or skipped); dropped: left out by transforms for other
-   * reasons (a filter, dedupe). Without explode or flat-map, read = written
-   * (per sink) + invalid + dropped.
-   */
-  records: {
-    read: number;
-    written: Record<string, number>;
-    invalid: number;
-    deadLettered: number;
-    skipped: number;
-    dropped: number;
-  };
-  requests: number;
-  retries: number;
-  throttles: number;
-  pages: number;
-  bytes: number;
-  /** Local files and S3 objects committed (a manifest counts as an object). */
-  files: number;
-  objects: number;
-  outputs: OutputRecord[];
-  recordsPerSecond: number;
-  cursor?: { previous?: number; next?: number; stored: boolean; location: string };
-  warnings: string[];
-  error?: { code: string; message: string };
-}
-
-/** Connection settings: the override, then the file's block, then the environment. */
-export function resolveConnection(
-  loaded: LoadedPipeline,
-  override: Partial<ResolvedConnection> = {},
-  env: NodeJS.ProcessEnv = process.env,
-): ResolvedConnection {
-  const block: ConnectionBlock = loaded.config.connection ?? {};
-  const baseUrl = override.baseUrl ?? block.baseUrl ?? env.CATALOG_BASE_URL;
-  const apiKey = override.apiKey ?? block.apiKey ?? env.CATALOG_API_KEY;
-  const apiSecret = override.apiSecret ?? block.apiSecret ?? env.CATALOG_API_SECRET;
-  const missing = [
-    !baseUrl && 'CATALOG_BASE_URL',
-    !apiKey && 'CATALOG_API_KEY',
-    !apiSecret && 'CATALOG_API_SECRET',
-  ].filter(Boolean);
-  if (missing.length > 0) {
-    throw new ConfigError(
-      `${loaded.file}: no API connection: set ${missing.join(', ')} (or a connection: block in the file), or pass --sandbox to run against the embedded sandbox`,
-      { file: loaded.file, path: 'connection' },
-      { code: 'config.connection' },
-    );
-  }
-  loaded.redactor.add(apiKey);
-  loaded.redactor.add(apiSecret);
-  const from = (name: 'apiKey' | 'apiSecret', variable: string) =>
-    override[name] !== undefined
-      ? 'sandbox'
-      : block[name] !== undefined
-        ? `connection.${name} in ${loaded.file}`
-        : `${variable} in the environment`;
-  const keyFrom = from('apiKey', 'CATALOG_API_KEY');
-  const secretFrom = from('apiSecret', 'CATALOG_API_SECRET');
-  const credentialSource =
-    keyFrom === 'sandbox'
-      ? 'the sandbox credentials given by --sandbox'
-      : keyFrom.endsWith(' in the environment') && secretFrom.endsWith(' in the environment')
-        ? 'CATALOG_API_KEY and CATALOG_API_SECRET in the environment'
-        : `${keyFrom} and ${secretFrom}`;
-  checkBaseUrl(
-    baseUrl!,
-    override.baseUrl !== undefined
-      ? undefined
-      : block.baseUrl !== undefined
-        ? { file: loaded.file, path: 'connection.baseUrl' }
-        : { path: 'CATALOG_BASE_URL' },
-  );
-  return {
-    baseUrl: baseUrl!,
-    apiKey: apiKey!,
-    apiSecret: apiSecret!,
-    credentialSource,
-    rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
-    concurrency: override.concurrency ?? block.concurrency,
-    maxAttempts: override.maxAttempts ?? block.maxAttempts,
-    maxRetryWaitMs: override.maxRetryWaitMs ?? block.maxRetryWait,
-    timeouts: override.timeouts ?? block.timeouts,
-    maxPageBytes: override.maxPageBytes ?? block.maxPageBytes,
-    resultWindow: override.resultWindow ?? envResultWindow(env),
-    ...(override.sandbox ? { sandbox: true } : {}),
-  };
-}
-
-/** A base URL without http:// or https:// (`127.0.0.1:42911`) is a usage error naming where it was set. */
-function checkBaseUrl(baseUrl: string, where: { file?: string; path: string } | undefined): void {
-  if (!where) return;
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(baseUrl).protocol;
-  } catch {
-    protocol = undefined;
-  }
-  if (protocol === 'http:' || protocol === 'https:') return;
-  const name = where.file ? `${where.file}: ${where.path}` : where.path;
-  // A URL with user:password@ is never echoed.
-  const shown = baseUrl.includes('@') ? '(not shown: it contains "@")' : `"${baseUrl}"`;
-  const hint =
-    /^[\w.-]+(:\d+)?(\/|$)/.test(baseUrl) && !baseUrl.includes('@')
-      ? `; add the scheme: http://${baseUrl} or https://${baseUrl}`
-      : '';
-  throw new ConfigError(
-    `${name} must be an http:// or https:// URL such as https://api.example.com, got ${shown}${hint}`,
-    where,
-    { code: 'config.connection' },
-  );
-}
-
-/** The CatalogClient settings of a resolved connection (one client per run). */
-export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
-  const {
-    baseUrl,
-    apiKey,
-    apiSecret,
-    credentialSource,
-    rateLimit,
-    maxAttempts,
-    maxRetryWaitMs,
-    timeouts,
-    maxPageBytes,
-    resultWindow,
-  } = connection;
-  const retry = {
-    ...(maxAttempts !== undefined ? { maxAttempts } : {}),
-    ...(maxRetryWaitMs !== undefined ? { maxWaitMs: maxRetryWaitMs } : {}),
-  };
-  return {
-    baseUrl,
-    apiKey,
-    apiSecret,
-    ...(credentialSource !== undefined ? { credentialSource } : {}),
-    rateLimit,
-    ...(resultWindow !== undefined ? { resultWindow } : {}),
-    ...(Object.keys(retry).length > 0 ? { retry } : {}),
-    ...(maxPageBytes !== undefined ? { maxPageBytes } : {}),
-    ...(timeouts
-      ? { timeouts: Object.fromEntries(Object.entries(timeouts).filter(([, ms]) => ms !== undefined)) }
-      : {}),
-  };
-}
-
-/**
- * Combines the source's filter with `updatedSince` by `and`: `{from: cursor}`, bounded
- * `{from: cursor, until}` when `until` is given (`{until}` alone on a first run).
- */
-export function withUpdatedSince(source: StageSpec, cursor: number | undefined, until?: number): StageSpec {
-  const window: Record<string, number> = {};
-  if (cursor !== undefined) window.from = cursor;
-  if (until !== undefined) window.until = Math.max(until, cursor ?? 0);
-  if (Object.keys(window).length === 0) return source;
-  const since = { updatedSince: window };
-  const filter = source.filter as Record<string, unknown> | undefined;
-  if (!filter) return { ...source, filter: since };
-  if (Array.isArray(filter.and) && Object.keys(filter).length === 1)
-    return { ...source, filter: { and: [...filter.and, since] } };
-  return { ...source, filter: { and: [filter, since] } };
-}
-
-/**
- * The last second an incremental run asks for (`updatedSince.until`): the second before it
- * started. Bounding the window keeps the result from growing while it is read (a product
- * updated during the run leaves the window instead of entering it, and the source re-reads
- * what shifted); what changed from that second on is the next run's, whose cursor is at most
- * the run's start (nextCursor), so the windows of successive runs leave no gap.
- */
-export function windowUntil(startedAt: Date): number {
-  // The same second every query source reads up to (read-window.ts), so the two bounds agree.
-  return secondBefore(startedAt);
-}
-
-/** The next cursor: the run start minus the overlap, or the newest `meta.updatedAt` seen if that is earlier. */
-export function nextCursor(startedAt: Date, overlapSeconds: number, maxUpdatedAt: number | undefined): number {
-  const fromStart = Math.floor(startedAt.getTime() / 1000) - overlapSeconds;
-  return maxUpdatedAt === undefined ? fromStart : Math.min(fromStart, maxUpdatedAt);
-}
-
-export function openPipelineState(loaded: LoadedPipeline): StateStore | undefined {
-  const state = loaded.config.state;
-  return state ? openStateStore(state.path, { baseDir: loaded.outputDir ?? loaded.baseDir }) : undefined;
-}
-
-/**
- * The source a run starts from: the file's, with `updatedSince` from the stored cursor when
- * there is one (and no full refresh). `run` and `run --dry-run` both start here.
- */
-export async function sourceWithCursor(
-  source: StageSpec,
-  store: StateStore | undefined,
-  fullRefresh: boolean | undefined,
-  identity?: StateIdentity,
-  startedAt: Date = new Date(),
-): Promise<{ source: StageSpec; previous: PipelineState | undefined }> {
-  const previous = store && !fullRefresh ? await store.read() : undefined;
-  if (previous && identity) checkStateIdentity(previous, identity, store!.location);
-  // With a state, every run (the first and a full refresh too) reads a bounded window.
-  return { source: store ? withUpdatedSince(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
-}
-
-/** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source. */
-export function stateIdentity(
-  config: LoadedPipeline['config'],
-  baseUrl: string,
-  sandbox: boolean | undefined,
-): StateIdentity {
-  return {
-    pipeline: config.name,
-    host: sandbox ? 'sandbox' : new URL(baseUrl).host,
-    source: {
-      type: config.source.type,
-      ...(config.source.filter !== undefined ? { filter: config.source.filter } : {}),
-    },
-  };
-}
-
-export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Promise<RunSummary> {
-  return new PipelineRun(loaded, opts).run();
+export async function runPipeline(loaded: RunnablePipeline, opts: RunOptions): Promise<RunSummary> {
+  // A pipeline built in code meets the loader's rules (each stage's options, {run} in incremental outputs).
+  const plan =
+    loaded.plan ??
+    planOrThrow(loaded.config, opts.registry, {
+      file: loaded.file,
+      baseDir: loaded.baseDir,
+      outputDir: loaded.outputDir,
+    });
+  return new PipelineRun({ ...loaded, plan }, opts).run();
 }
 
 /**
@@ -338,10 +96,10 @@ export async function runPipeline(loaded: LoadedPipeline, opts: RunOptions): Pro
  */
 export type RunPhase = 'preflight' | 'assembling' | 'streaming' | 'committing' | 'done';
 
-/** One run of a loaded pipeline; `run()` walks the phases of RunPhase. */
+/** One run of a planned pipeline; `run()` walks the phases of RunPhase. */
 class PipelineRun {
   readonly #loaded: LoadedPipeline;
-  readonly #config: LoadedPipeline['config'];
+  readonly #plan: PipelinePlan;
   readonly #opts: RunOptions;
   // Each pipeline counts its own events; the caller's bus (progress display, several pipelines of one file) hears
   // them too. The sources ask the client to report their requests here, so a client shared by pipelines counts each
@@ -360,8 +118,8 @@ class PipelineRun {
   #client: CatalogClient | undefined;
   #stateLock: RunLock | undefined;
   #identity: StateIdentity | undefined;
-  /** The source as sent: the file's, with the incremental window and the connection's concurrency. */
-  #sourceSpec: StageSpec;
+  /** The source as sent: the plan's, with the incremental window and the connection's concurrency. */
+  #source: PlannedStage<'source'>;
   #previous: PipelineState | undefined;
   #ctx: StageContext | undefined;
   #sinkStream: SinkStream | undefined;
@@ -377,14 +135,13 @@ class PipelineRun {
 
   constructor(loaded: LoadedPipeline, opts: RunOptions) {
     this.#loaded = loaded;
-    this.#config = loaded.config;
+    this.#plan = loaded.plan;
     this.#opts = opts;
-    checkIncrementalOutputs(loaded, opts.registry);
     this.#unforward = opts.events ? forwardEvents(this.#events, opts.events) : undefined;
     this.#startedAt = opts.now?.() ?? new Date();
     this.#runId = newRunId(this.#startedAt);
-    this.#stateStore = openPipelineState(loaded);
-    this.#sourceSpec = this.#config.source;
+    this.#stateStore = openPipelineState(this.#plan);
+    this.#source = this.#plan.source;
     this.#client = opts.client;
     this.#ownClient = !opts.client;
     if (opts.signal?.aborted) this.#onAbort();
@@ -415,7 +172,7 @@ class PipelineRun {
    * this run without spending request budget.
    */
   async #preflight(): Promise<void> {
-    const config = this.#config;
+    const plan = this.#plan;
     if (!this.#client) {
       const connection = resolveConnection(this.#loaded, this.#opts.connection, this.#opts.env);
       this.#client = new CatalogClient({
@@ -424,14 +181,30 @@ class PipelineRun {
         signal: this.#controller.signal,
       });
     }
-    await checkDestinations(this.#loaded, this.#opts.registry, config.state?.path);
+    await checkDestinations(this.#loaded);
     // One run per state at a time; a run that loses its lock stops.
-    this.#stateLock = await this.#stateStore?.lock({ runId: this.#runId, pipeline: config.name }, (err) =>
+    this.#stateLock = await this.#stateStore?.lock({ runId: this.#runId, pipeline: plan.name }, (err) =>
       this.#controller.abort(err),
     );
-    this.#identity = stateIdentity(config, this.#client.baseUrl, this.#opts.sandbox ?? this.#opts.connection?.sandbox);
-    ({ source: this.#sourceSpec, previous: this.#previous } = await sourceWithCursor(
-      config.source,
+    await this.#openWindow();
+    const ctx = this.#context();
+    // Until the chain streams, the tee (or sink) has no other 'error' listener: a failed preparation reaches the run
+    // through prepared().
+    const sinks = plan.sinks.map((s) => s.definition.create(s.options, ctx) as SinkStream);
+    this.#sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, this.#events);
+    this.#sinkStream.on('error', () => {});
+    this.#chain = [this.#sinkStream];
+    await this.#sinkStream.prepared?.();
+    this.#opts.onPreflight?.(this.#source);
+  }
+
+  /** Reads the state (once) and sets the source as sent: the incremental window, the connection's concurrency. */
+  async #openWindow(): Promise<void> {
+    const plan = this.#plan;
+    const sandbox = this.#opts.sandbox ?? this.#opts.connection?.sandbox;
+    this.#identity = stateIdentity(plan, this.#client!.baseUrl, sandbox);
+    ({ source: this.#source, previous: this.#previous } = await sourceWithCursor(
+      plan.source,
       this.#stateStore,
       this.#opts.fullRefresh,
       this.#identity,
@@ -445,62 +218,56 @@ class PipelineRun {
         message: `incremental run: updatedSince ${isoSeconds(cursor)} until ${isoSeconds(until)} (unix ${cursor}..${until}) from ${this.#stateStore!.location}`,
       });
     }
-    const endpoint = getEndpoint(config.source.type);
-    const concurrency = this.#opts.connection?.concurrency ?? config.connection?.concurrency;
-    if (concurrency !== undefined && this.#sourceSpec.concurrency === undefined && endpoint?.mode === 'paged')
-      this.#sourceSpec = { ...this.#sourceSpec, concurrency };
-
-    const ctx = this.#context();
-    // Until the chain streams, the tee (or sink) has no other 'error' listener: a failed preparation reaches the run
-    // through prepared().
-    const sinks = config.sinks.map((s, i) => this.#opts.registry.create<SinkStream>('sink', s, ctx, `sinks[${i}]`));
-    this.#sinkStream = sinks.length === 1 ? sinks[0]! : new TeeSink(sinks, this.#events);
-    this.#sinkStream.on('error', () => {});
-    this.#chain = [this.#sinkStream];
-    await this.#sinkStream.prepared?.();
-    this.#opts.onPreflight?.();
+    const concurrency = this.#opts.connection?.concurrency ?? plan.connection.concurrency;
+    const source = this.#source;
+    if (concurrency !== undefined && source.written.concurrency === undefined && plan.endpoint?.mode === 'paged')
+      this.#source = { ...source, options: { ...source.options, concurrency } };
   }
 
   /** The context every stage of this run is created with. */
   #context(): StageContext {
-    const config = this.#config;
-    const endpoint = getEndpoint(config.source.type);
-    // Sinks take their columns from the records' schema (the resource through the transforms); dead-letter sinks
-    // receive records as a stage got them, so they get the resource schema only.
-    const services = { resourceSchemas };
+    const plan = this.#plan;
+    const mode: RunMode = {
+      incremental: this.#previous?.cursor !== undefined,
+      previousCursor: this.#previous?.cursor,
+      allowDeletes: this.#opts.allowDeletes === true,
+    };
     const ctx: StageContext = {
-      run: { id: this.#runId, name: config.name, startedAt: this.#startedAt },
-      baseDir: this.#loaded.outputDir ?? this.#loaded.baseDir,
-      moduleDir: this.#loaded.baseDir,
+      run: { id: this.#runId, name: plan.name, startedAt: this.#startedAt },
+      baseDir: plan.baseDir,
+      moduleDir: plan.moduleDir,
       signal: this.#controller.signal,
       events: this.#events,
       client: this.#client,
-      source: { type: config.source.type, resource: endpoint?.resource, endpoint: endpoint?.name },
-      createSink: (spec) => this.#opts.registry.create<SinkStream>('sink', spec, { ...ctx, services }, 'deadLetter'),
+      mode,
+      source: { type: plan.source.type, resource: plan.endpoint?.resource, endpoint: plan.endpoint?.name },
+      resourceSchemas,
+      // Dead-letter sinks receive records as a stage got them: they get the resource schema, not the records'.
+      createSink: (spec) => this.#deadLetterSink(spec, { ...ctx, recordSchema: undefined, recordLookup: undefined }),
       describeRun: () => this.#describe(),
-      services: {
-        ...services,
-        recordSchema: pipelineRecordSchema(config, this.#opts.registry),
-        recordLookup: createRecordLookup({
-          config,
-          registry: this.#opts.registry,
-          sourceSpec: this.#sourceSpec,
-          ctx: () => ctx,
-        }),
-      },
+      // Sinks take their columns from the records' schema: the resource through the transforms.
+      recordSchema: plan.recordSchema,
+      recordLookup: createRecordLookup({ plan, source: () => this.#source, ctx: () => ctx }),
     };
     this.#ctx = ctx;
     return ctx;
+  }
+
+  /** A dead-letter sink a stage asks for: planned with the stage's options, so it is made, not parsed again. */
+  #deadLetterSink(spec: { type: string }, ctx: StageContext): SinkStream {
+    const planned = this.#plan.nestedSinks.find((n) => n.spec === spec);
+    if (planned) return planned.stage.definition.create(planned.stage.options, ctx) as SinkStream;
+    // A spec a stage made itself at run time (none of the built-in stages does): checked as any spec is.
+    return this.#opts.registry.create<SinkStream>('sink', spec, ctx, 'deadLetter');
   }
 
   /** The source and transforms in front of the prepared sinks, and the watchdog over them. */
   #assemble(): void {
     // A stop during the sinks' preparation ends the run here, before any request.
     this.#controller.signal.throwIfAborted();
-    const { registry } = this.#opts;
     const ctx = this.#ctx!;
     const sink = this.#sinkStream!;
-    const source = registry.create<Readable>('source', this.#sourceSpec, ctx, 'source');
+    const source = this.#source.definition.create(this.#source.options, ctx) as Readable;
     // Like the sink's: a stop that destroys the source before pipeline() joins it must not be an uncaught 'error'
     // (pipeline() and the run's abort handling report it).
     source.on('error', () => {});
@@ -513,12 +280,10 @@ class PipelineRun {
           this.#maxUpdatedAt = u;
       });
     }
-    this.#transforms = this.#config.transforms.map((t, i) =>
-      registry.create<Transform>('transform', t, ctx, `transforms[${i}]`),
-    );
+    this.#transforms = this.#plan.transforms.map((t) => t.definition.create(t.options, ctx) as Transform);
     this.#chain = [source, ...fuseTransforms(this.#transforms), sink];
     this.#watchdog = new StallWatchdog(
-      this.#opts.stallTimeoutMs ?? this.#config.stallTimeout ?? DEFAULT_STALL_TIMEOUT_MS,
+      this.#opts.stallTimeoutMs ?? this.#plan.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       this.#events,
       source,
       (err) => {
@@ -533,20 +298,20 @@ class PipelineRun {
    * so the cursor is stored and the run succeeds.
    */
   async #commit(): Promise<void> {
-    const config = this.#config;
+    const plan = this.#plan;
     this.#opts.signal?.removeEventListener('abort', this.#onAbort);
     const store = this.#stateStore;
     this.#events.emit('info', {
       code: 'outputs_committed',
-      pipeline: config.name,
-      message: `${config.name}: every output committed${store ? '; storing the cursor' : ''}`,
+      pipeline: plan.name,
+      message: `${plan.name}: every output committed${store ? '; storing the cursor' : ''}`,
     });
     if (!store) return;
-    this.#next = nextCursor(this.#startedAt, config.state!.overlapSeconds, this.#maxUpdatedAt);
+    this.#next = nextCursor(this.#startedAt, plan.state!.overlapSeconds, this.#maxUpdatedAt);
     const finishedAt = new Date();
     await store.write({
       version: 1,
-      pipeline: config.name,
+      pipeline: plan.name,
       host: this.#identity!.host,
       source: this.#identity!.source,
       cursor: this.#next,
@@ -556,7 +321,7 @@ class PipelineRun {
         startedAt: this.#startedAt.toISOString(),
         finishedAt: finishedAt.toISOString(),
         records: this.#stats.counters.recordsRead,
-        source: config.source.type,
+        source: plan.source.type,
       },
     });
     this.#stored = true;
@@ -603,133 +368,40 @@ class PipelineRun {
 
   /** What sinks write into manifests: the run, its source and filter, its cursor window. */
   #describe(): RunDescription {
-    const config = this.#config;
+    const plan = this.#plan;
     return {
       runId: this.#runId,
-      name: config.name,
+      name: plan.name,
       startedAt: this.#startedAt,
-      sourceType: config.source.type,
-      sourceFilter: this.#sourceSpec.filter,
+      sourceType: plan.source.type,
+      sourceFilter: this.#source.written.filter,
       cursor: this.#stateStore
         ? {
             previous: this.#previous?.cursor,
-            next: this.#next ?? nextCursor(this.#startedAt, config.state!.overlapSeconds, this.#maxUpdatedAt),
+            next: this.#next ?? nextCursor(this.#startedAt, plan.state!.overlapSeconds, this.#maxUpdatedAt),
           }
         : undefined,
-      ...(this.#opts.allowDeletes ? { allowDeletes: true } : {}),
     };
   }
 
   #summarize(status: RunSummary['status'], error?: unknown): RunSummary {
-    const config = this.#config;
-    const finishedAt = new Date();
-    const c = this.#stats.counters;
-    // Rows written count the pipeline's sinks; the outputs list everything committed (dead letters and manifests
-    // too) when the run succeeded, and nothing that a failed run took back.
-    const sinkOutputs = this.#sinkStream ? [...this.#sinkStream.outputs] : [];
-    const outputs = status === 'succeeded' ? [...c.outputs] : sinkOutputs;
-    const written: Record<string, number> = {};
-    for (const o of sinkOutputs) written[o.sink] = (written[o.sink] ?? 0) + o.rows;
-    // The stages' own counters (fused stages keep counting into them); invalid records are counted apart.
-    const dropped = this.#transforms.reduce(
-      (n, t) => (t instanceof RecordTransform ? n + t.stats.dropped - t.stats.invalid : n),
-      0,
-    );
-    const durationMs = finishedAt.getTime() - this.#startedAt.getTime();
-    const err = error as CatalogStreamsError | undefined;
     const store = this.#stateStore;
-    return {
-      pipeline: config.name,
-      runId: this.#runId,
+    return summarizeRun({
       status,
-      startedAt: this.#startedAt.toISOString(),
-      finishedAt: finishedAt.toISOString(),
-      durationMs,
-      source: config.source.type,
-      sourceFilter: this.#sourceSpec.filter,
-      records: {
-        read: c.recordsRead,
-        written,
-        invalid: c.invalid,
-        deadLettered: c.deadLettered,
-        skipped: c.skipped,
-        dropped,
-      },
-      requests: c.requests,
-      retries: c.retries,
-      throttles: c.throttles,
-      pages: c.pages,
-      bytes: outputs.reduce((n, o) => n + o.bytes, 0),
-      files: outputs.filter((o) => o.kind === 'file').length,
-      objects: outputs.filter((o) => o.kind === 'object').length,
-      outputs,
-      recordsPerSecond: durationMs > 0 ? Math.round((c.recordsRead * 1000) / durationMs) : 0,
+      error,
+      pipeline: this.#plan.name,
+      runId: this.#runId,
+      startedAt: this.#startedAt,
+      source: this.#plan.source.type,
+      sourceFilter: this.#source.written.filter,
+      counters: this.#stats.counters,
+      sinkOutputs: this.#sinkStream ? [...this.#sinkStream.outputs] : [],
+      transforms: this.#transforms,
       cursor: store
         ? { previous: this.#previous?.cursor, next: this.#next, stored: this.#stored, location: store.location }
         : undefined,
-      warnings: c.warnings,
-      error: err
-        ? { code: err.code ?? 'error', message: this.#loaded.redactor.redact(err.message ?? String(err)) }
-        : undefined,
-    };
-  }
-}
-
-/** The loader refuses an incremental pipeline with fixed output names; a pipeline built in code meets the same rule. */
-function checkIncrementalOutputs(loaded: LoadedPipeline, registry: StageRegistry): void {
-  const [fixed] = incrementalOutputProblems(loaded.config, registry);
-  if (!fixed) return;
-  const at = joinPath('', [...fixed.at, ...fixed.issue.path]);
-  throw new ConfigError(
-    `${loaded.file}: ${at}: ${fixed.issue.message}`,
-    { file: loaded.file, path: at },
-    { code: 'config.state_fixed_output' },
-  );
-}
-
-/**
- * Fails a run whose chain stops moving: no request, retry, page, record from the
- * source or committed output for `timeoutMs`. Its interval timer is ref'd on
- * purpose: while the chain runs it keeps the process alive, so a chain stuck on
- * a Promise that never settles (user code) cannot let the event loop empty and
- * the process exit 0 with nothing committed and no summary.
- */
-class StallWatchdog {
-  readonly #timer: NodeJS.Timeout;
-  readonly #off: () => void;
-  #last = performance.now();
-
-  constructor(timeoutMs: number, events: RunEvents, source: Readable, onStall: (err: CatalogStreamsError) => void) {
-    const touch = () => {
-      this.#last = performance.now();
-    };
-    const names = ['request', 'retry', 'page', 'output', 'total', 'info'] as const;
-    for (const n of names) events.on(n, touch);
-    source.on('data', touch);
-    this.#off = () => {
-      for (const n of names) events.off(n, touch);
-      source.off('data', touch);
-    };
-    this.#timer = setInterval(
-      () => {
-        if (performance.now() - this.#last < timeoutMs) return;
-        this.stop();
-        const seconds = Math.round(timeoutMs / 100) / 10;
-        onStall(
-          new CatalogStreamsError(
-            'run.stalled',
-            `the run made no progress for ${seconds} s (no request, record or output): a stage is stuck, e.g. a custom function whose Promise never settles; ` +
-              'outputs were discarded and the state cursor was left as it was (raise stallTimeout if a step legitimately takes longer)',
-          ),
-        );
-      },
-      Math.min(1000, Math.max(20, timeoutMs / 10)),
-    );
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#off();
+      redact: (text) => this.#loaded.redactor.redact(text),
+    });
   }
 }
 
@@ -782,14 +454,4 @@ export function fuseTransforms(stages: Transform[]): Transform[] {
   }
   flush();
   return out;
-}
-
-/** A run that did not succeed, with the summary of what it did before it stopped. */
-export class RunFailedError extends CatalogStreamsError {
-  readonly summary: RunSummary;
-  constructor(summary: RunSummary, cause: unknown) {
-    const c = cause as CatalogStreamsError;
-    super(c?.code ?? 'run.failed', c?.message ?? String(cause), { cause, exitCode: c?.exitCode ?? 1 });
-    this.summary = summary;
-  }
 }

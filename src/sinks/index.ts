@@ -37,7 +37,12 @@ export const { stage: s3SinkStage, options: s3SinkOptions } = s3;
 // Typed with the named option types so that an editor shows each option's JSDoc (generated/stage-option-docs.ts).
 /** A JSON Lines sink for code: `await pipeline(source, jsonlSink({path: 'out/products.jsonl.gz'}))`. */
 export const jsonlSink: (options: JsonlSinkOptions, ctx?: PartialStageContext) => SinkStream = jsonlLocal.sink;
-/** A Parquet sink for code; `schemaHint` (a zod schema of the records) types the columns up front. */
+/**
+ * A Parquet sink for code: `await pipeline(productsQuery(client, {...}), validate({...}), parquetSink({path}))`.
+ * Its columns come from the schema the stages piped into it declare; after a stage that declares none
+ * (`map`) they are inferred from the first 1,000 records. `schemaHint` (a zod schema of the records)
+ * or `columns` type them up front.
+ */
 export const parquetSink: (options: ParquetSinkOptions & ParquetSchemaHint, ctx?: PartialStageContext) => SinkStream =
   parquetLocal.sink;
 /** A CSV sink for code: `await pipeline(source, csvSink({path: 'out/products.csv'}))`; columns from the record contract. */
@@ -70,7 +75,7 @@ export {
   type TableVersion,
 } from './table/table-sink.js';
 export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './shared/column-schema.js';
-export { recordSchemaFromZod, RESOURCE_SCHEMAS_SERVICE, type ResourceSchemas } from '../core/zod-column-hints.js';
+export { recordSchemaFromZod, type ResourceSchemas } from '../core/zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './shared/path-template.js';
 export { stringifyJson } from './jsonl/jsonl-encoding.js';
 export type { PartialStageContext } from '../core/default-context.js';

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { type EndpointFilter, type EndpointSorting, endpoints } from '../catalog/index.js';
 import type { CatalogClient, QueryEndpointName } from '../client/index.js';
 import { ConfigError } from '../errors.js';
+import { markStage, plannedStage } from '../core/planned-stage.js';
 import { defineStage, type StageContext } from '../core/stage.js';
 import { type ChunkPlan, chunkFilter, exactMatchTest, renamedWarning } from './code-chunks.js';
 import { concurrencyOption, filterOption, pageSizeOption, sortingOption } from './options.js';
@@ -180,11 +181,12 @@ export function querySource<E extends QueryEndpointName>(
   options: QueryOptions<E> = {},
   run: SourceRunOptions = {},
 ): PagedQuerySource {
-  return createQuerySource(
-    endpoint,
-    client,
-    parseStageOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions,
-    run,
+  const parsed = parseStageOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions;
+  // Marked with its stage, so a sink piped from it knows the records' schema (core/planned-stage.ts).
+  const definition = queryStages.find((d) => d.type === endpoint)!;
+  return markStage(
+    createQuerySource(endpoint, client, parsed, run),
+    plannedStage(definition, parsed, options, 'source'),
   );
 }
 

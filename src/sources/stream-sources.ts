@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { EndpointFilter, EndpointSorting } from '../catalog/index.js';
 import type { CatalogClient, StreamEndpointName } from '../client/index.js';
+import { markStage, plannedStage } from '../core/planned-stage.js';
 import { defineStage } from '../core/stage.js';
 import { chunkFilter, exactMatchTest, renamedWarning } from './code-chunks.js';
 import { NdjsonStreamSource } from './ndjson-stream.js';
@@ -77,11 +78,12 @@ export function streamSource<E extends StreamEndpointName>(
   options: StreamOptions<E> = {},
   run: SourceRunOptions = {},
 ): NdjsonStreamSource {
-  return createStreamSource(
-    endpoint,
-    client,
-    parseStageOptions(endpoint, STREAM_OPTION_SCHEMAS[endpoint], options) as ParsedStreamOptions,
-    run,
+  const parsed = parseStageOptions(endpoint, STREAM_OPTION_SCHEMAS[endpoint], options) as ParsedStreamOptions;
+  // Marked with its stage, so a sink piped from it knows the records' schema (core/planned-stage.ts).
+  const definition = streamStages.find((d) => d.type === endpoint)!;
+  return markStage(
+    createStreamSource(endpoint, client, parsed, run),
+    plannedStage(definition, parsed, options, 'source'),
   );
 }
 

@@ -17,6 +17,7 @@ import { type FindEndpointName, findEndpoints, resourceSchemas } from '../catalo
 import { recordSchemaFromZod } from '../core/zod-column-hints.js';
 import type { CatalogClient } from '../client/index.js';
 import { ConfigError, DataError } from '../errors.js';
+import { markStage, plannedStage } from '../core/planned-stage.js';
 import { defineStage, type StageContext } from '../core/stage.js';
 import { parseStageOptions } from '../core/issues.js';
 import { InvalidRecordPolicy, SinkSpecOption } from './dead-letter.js';
@@ -165,10 +166,12 @@ export function findTransform<E extends FindEndpointName>(
   options: FindOptions<E> = {},
 ): FindTransform {
   const schema = endpoint === 'products.find' ? productsFindOptions : mediaFindOptions;
-  return new FindTransform(endpoint, client, parseStageOptions(endpoint, schema, options) as ParsedFindOptions, {
-    ...ctx,
-    client,
-  });
+  const parsed = parseStageOptions(endpoint, schema, options) as ParsedFindOptions;
+  const definition = findStages.find((d) => d.type === endpoint)!;
+  return markStage(
+    new FindTransform(endpoint, client, parsed, { ...ctx, client }),
+    plannedStage(definition, parsed, options, 'transform'),
+  );
 }
 
 function findStage(endpoint: FindEndpointName, description: string) {

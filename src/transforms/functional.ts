@@ -17,8 +17,11 @@
 // promise that never settles cannot let the event loop empty and exit 0).
 // Records are plain objects; one returned in place of its input gets the
 // input's origin if it has none. Calls run one at a time, in order.
+import { z } from 'zod';
 import { DataError } from '../errors.js';
-import type { StageContext } from '../core/stage.js';
+import { defineStage, type StageContext } from '../core/stage.js';
+import { markStage, plannedStage } from '../core/planned-stage.js';
+import type { RecordSchema } from '../core/record-schema.js';
 import { keepOrigin, originOf } from '../core/origin.js';
 import { defaultStageContext, type PartialStageContext } from '../core/default-context.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -175,17 +178,45 @@ function describeId(record: object): string {
   return id === undefined ? '(without an id)' : JSON.stringify(id);
 }
 
+/**
+ * The definitions of the code API's function stages (not registered: a pipeline file writes
+ * `custom`). A filter passes records unchanged, so the schema goes through it; a map or flat-map
+ * declares nothing about what it returns, so a sink piped from it infers its columns from the
+ * records (sinks/shared/inferred-schema.ts).
+ */
+function functionStage(kind: FunctionKind) {
+  return defineStage({
+    kind: 'transform',
+    type: kind,
+    description: `Code API: ${kind}(fn)`,
+    options: z.strictObject({ fn: z.custom<(...args: any[]) => unknown>((v) => typeof v === 'function') }),
+    create: (options, ctx) => new FunctionTransform(kind, kind, options.fn as MapFunction, ctx),
+    ...(kind === 'filter' ? { schema: (input: RecordSchema) => input } : {}),
+  });
+}
+
+export const functionStages = {
+  map: functionStage('map'),
+  filter: functionStage('filter'),
+  'flat-map': functionStage('flat-map'),
+} as const;
+
+function functionTransform(kind: FunctionKind, fn: unknown, ctx: PartialStageContext | undefined): FunctionTransform {
+  const transform = new FunctionTransform(kind, kind, fn as MapFunction, defaultStageContext(ctx));
+  return markStage(transform, plannedStage(functionStages[kind], { fn }, { fn }, 'transform'));
+}
+
 /** Code API: a stage applying `fn` to every record; null drops the record (undefined is an error). */
 export function map<In extends object = any, Out extends object = any>(
   fn: MapFunction<In, Out>,
   ctx?: PartialStageContext,
 ): FunctionTransform {
-  return new FunctionTransform('map', 'map', fn, defaultStageContext(ctx));
+  return functionTransform('map', fn, ctx);
 }
 
 /** Code API: a stage keeping the records for which `fn` returns a truthy value (or a Promise of one). */
 export function filter<In extends object = any>(fn: FilterFunction<In>, ctx?: PartialStageContext): FunctionTransform {
-  return new FunctionTransform('filter', 'filter', fn, defaultStageContext(ctx));
+  return functionTransform('filter', fn, ctx);
 }
 
 /** Code API: a stage emitting every record of the list `fn` returns (a record or null also work). */
@@ -193,5 +224,5 @@ export function flatMap<In extends object = any, Out extends object = any>(
   fn: FlatMapFunction<In, Out>,
   ctx?: PartialStageContext,
 ): FunctionTransform {
-  return new FunctionTransform('flat-map', 'flat-map', fn, defaultStageContext(ctx));
+  return functionTransform('flat-map', fn, ctx);
 }

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../src/errors.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
-import { parsePipelines, type LoadedPipeline } from '../../src/pipeline/loader.js';
+import { parsePipelines } from '../../src/pipeline/loader.js';
 import { Redactor } from '../../src/pipeline/env.js';
-import { runPipeline } from '../../src/pipeline/runner.js';
+import { runPipeline, type RunnablePipeline } from '../../src/pipeline/runner.js';
 import { defineStage, type SinkStream } from '../../src/core/stage.js';
 import { outputFormats } from '../../src/sinks/index.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -196,7 +196,7 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
   });
 
   it('runPipeline (a pipeline built in code) refuses the same shape before any request', async () => {
-    const loaded: LoadedPipeline = {
+    const loaded: RunnablePipeline = {
       file: '<code>',
       baseDir: process.cwd(),
       config: {
@@ -205,7 +205,7 @@ describe('incremental pipeline with a fixed output name', { timeout: 60_000 }, (
         transforms: [],
         sinks: [{ type: 'jsonl', path: 'out/never-written.jsonl' }],
         state: { path: '.state/never-written.json', overlapSeconds: 300 },
-      } as LoadedPipeline['config'],
+      } as RunnablePipeline['config'],
       variables: [],
       redactor: new Redactor(),
     };

@@ -15,7 +15,8 @@ export function testContext(
     baseDir?: string;
     stages?: StageDefinition[];
     source?: StageContext['source'];
-    services?: Record<string, unknown>;
+    /** Typed context fields a test sets (recordSchema, recordLookup, stdout, mode...). */
+    fields?: Partial<StageContext>;
     run?: Partial<RunDescription>;
   } = {},
 ): TestContext {
@@ -31,7 +32,8 @@ export function testContext(
     controller,
     registry,
     source: opts.source,
-    services: opts.services ?? {},
+    mode: { incremental: opts.run?.cursor?.previous !== undefined, allowDeletes: false },
+    ...opts.fields,
     createSink: (spec) => registry.create<SinkStream>('sink', spec, ctx, 'deadLetter'),
     describeRun: () => ({ runId: run.id, name: run.name, startedAt: run.startedAt, ...opts.run }),
   };

@@ -93,22 +93,22 @@ describe('record schema from a zod declaration', () => {
     }
   });
 
-  it('finds the resource schema the runner put in ctx.services', () => {
+  it('finds the resource schema the runner put in ctx.resourceSchemas', () => {
     const products = z.object({ id: z.string() });
     expect(
       resourceSchemaFromContext({
         source: { type: 'products.query', resource: 'product' },
-        services: { resourceSchemas: { product: products } },
+        resourceSchemas: { product: products },
       }),
     ).toBe(products);
     expect(
       resourceSchemaFromContext({
         source: { type: 'products.query', resource: 'product' },
-        services: { resourceSchemas: (r: string) => (r === 'product' ? products : undefined) },
+        resourceSchemas: (r: string) => (r === 'product' ? products : undefined),
       }),
     ).toBe(products);
     expect(
-      resourceSchemaFromContext({ source: { type: 'x' }, services: { resourceSchemas: { product: products } } }),
+      resourceSchemaFromContext({ source: { type: 'x' }, resourceSchemas: { product: products } }),
     ).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -123,8 +124,15 @@ describe('csv sink', () => {
     expect((await readFile(empty, 'utf8')).split('\r\n')).toEqual([expect.stringMatching(/^id,status,/), '']);
   });
 
-  it('refuses a run whose records have no known schema, naming what to do', () => {
-    expect(() => csvSink({ path: 'x.csv' }, testContext())).toThrow(/schema is unknown.*columns.*schemaHint/);
+  it('in code, records nothing declares get columns from the records themselves', async () => {
+    const dir = await tempDir('csv-inferred-');
+    const file = join(dir, 'inferred.csv');
+    const records = [
+      { id: 'a', n: 1, ok: true },
+      { id: 'b', n: null, ok: false },
+    ];
+    await pipeline(Readable.from(records), csvSink({ path: file }, testContext({ baseDir: dir })));
+    expect((await readFile(file, 'utf8')).trim().split('\r\n')).toEqual(['id,n,ok,_extra', 'a,1,true,', 'b,,false,']);
     expect(() => csvSink({ path: 'x.csv', schemaHint: z.object({ id: z.string() }) }, testContext())).not.toThrow();
     // a sanity check of the fixture the other cases rely on
     expect(productRecord(0).eanGtin13).toBe('0000000000000');

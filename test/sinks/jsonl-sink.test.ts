@@ -199,10 +199,10 @@ describe('jsonl sink', () => {
     ]);
   });
 
-  it('honours a slow stdout (ctx.services.stdout): the sink waits for it', async () => {
+  it('honours a slow stdout (ctx.stdout): the sink waits for it', async () => {
     const slow = new PassThrough({ highWaterMark: 1024 });
     const received: Buffer[] = [];
-    const ctx = testContext({ services: { stdout: slow } });
+    const ctx = testContext({ fields: { stdout: slow } });
     const records = plainRecords(3000);
     const sink = jsonlSink({ path: '-' }, ctx);
     const done = pipeline(Readable.from(records), sink);
@@ -326,7 +326,7 @@ describe('jsonl sink', () => {
         },
       ],
     };
-    const ctx = testContext({ baseDir: dir, services: { recordSchema } });
+    const ctx = testContext({ baseDir: dir, fields: { recordSchema } });
     const records = [
       {
         id: 'P1',

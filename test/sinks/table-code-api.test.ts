@@ -1,7 +1,7 @@
 // The table sink in code (tableSink with a StageContext): numeric keys, records fed in random
 // chunk sizes, `ignoreFields` (a change of those columns alone is no change, and the snapshot
 // keeps the earlier row), an incremental run (the run description's cursor) inferring no delete,
-// a full run checking its delete candidates through `ctx.services.recordLookup` (and warning
+// a full run checking its delete candidates through `ctx.recordLookup` (and warning
 // without one), and options naming what does not exist.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -119,10 +119,10 @@ describe('tableSink in code', () => {
     ]);
   });
 
-  it('a full run asks ctx.services.recordLookup for its delete candidates, in lookups of maxIds; without one it warns', async () => {
+  it('a full run asks ctx.recordLookup for its delete candidates, in lookups of maxIds; without one it warns', async () => {
     const dir = await tempDir('table-code-');
     const fullRun = async (day: string, records: Array<Record<string, unknown>>, lookup?: RecordLookup) => {
-      const ctx = testContext({ baseDir: dir, services: lookup ? { recordLookup: lookup } : {} });
+      const ctx = testContext({ baseDir: dir, fields: lookup ? { recordLookup: lookup } : {} });
       ctx.run.id = `run-${day}`;
       ctx.run.startedAt = new Date(`${day}T02:00:00Z`);
       const events: Array<{ kind: string; code: string; [k: string]: unknown }> = [];

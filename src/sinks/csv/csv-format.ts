@@ -6,7 +6,7 @@
 // guesses them (a spreadsheet, DuckDB's sniffer) turns `0065699514566` into a number; the s3
 // manifest lists the column types, and README "CSV" shows how to read with them.
 import { z } from 'zod';
-import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
+import { sinkRecordSchema } from '../../core/zod-column-hints.js';
 import { ConfigError } from '../../errors.js';
 import {
   ColumnSchema,
@@ -79,9 +79,7 @@ export interface CsvFormatOptions {
 /** The CSV format for one sink: records shaped into the contract's columns, one line each. */
 export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEncoding<string> {
   const { ctx, stage, template, schemaHint } = env;
-  const derived = ctx.services.recordSchema;
-  const zodSchema = schemaHint ?? (derived ? undefined : resourceSchemaFromContext(ctx));
-  const recordSchema = zodSchema ? recordSchemaFromZod(zodSchema) : derived;
+  const recordSchema = sinkRecordSchema(ctx, schemaHint);
   if (!recordSchema) {
     throw new ConfigError(
       `${stage}: the records' schema is unknown (the source names no resource and no schemaHint was given), so the CSV columns are unknown; ` +
@@ -145,6 +143,7 @@ export const csvSinkFormat = defineSinkFormat({
   name: 'csv',
   title: 'CSV',
   pathNote: 'A path ending in .gz is gzip-compressed',
+  needsColumns: true,
   description:
     'Writes records as CSV (RFC 4180, CRLF, header line): the lake contract as flat columns (objects flattened, lists and open values as JSON text, codes with their leading zeros, timestamps ISO 8601 UTC), _extra, gzip, Hive partitions, rotation, atomic commit',
   options: (target) => ({

@@ -116,15 +116,15 @@ function padCodes(node: CodeNode, value: unknown): unknown {
 
 /**
  * JSON Lines as a record format: every record is written as it comes, except that the codes
- * of the pipeline's derived schema (the runner's, ctx.services.recordSchema) that hold integers
+ * of the pipeline's derived schema (ctx.recordSchema) that hold integers
  * are written as padded strings. Dead-letter outputs get no derived schema: they keep a
  * rejected record exactly as the stage received it.
  */
 export function jsonlFormat(options: {
   gzip: boolean;
-  ctx?: Pick<StageContext, 'services'>;
+  ctx?: Pick<StageContext, 'recordSchema'>;
 }): RecordEncoding<Record<string, unknown>> {
-  const schema = options.ctx?.services.recordSchema;
+  const schema = options.ctx?.recordSchema;
   const codes = schema ? codeNode({ kind: 'struct', fields: schema.fields }) : undefined;
   return {
     accept: codes

@@ -8,6 +8,7 @@ export const jsonlSinkFormat = defineSinkFormat({
   name: 'jsonl',
   title: 'JSON Lines',
   pathNote: 'A path ending in .gz is gzip-compressed',
+  needsColumns: false,
   description:
     'Writes records as JSON Lines to local files or stdout: path templates, Hive partitions, gzip, rotation by rows/bytes, atomic commit',
   options: (target) => ({ gzip: gzipOption(target) }),

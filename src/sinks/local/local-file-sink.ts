@@ -1,6 +1,6 @@
 // Local files for the jsonl and parquet sinks: a path template resolved against
 // ctx.baseDir, atomic temp+rename files committed together when the sink
-// finishes, or stdout for `-` (ctx.services.stdout, if set, replaces
+// finishes, or stdout for `-` (ctx.stdout, if set, replaces
 // process.stdout; tests and embedding callers use it).
 import { join, resolve, sep } from 'node:path';
 import { ConfigError } from '../../errors.js';
@@ -43,7 +43,7 @@ export function createLocalFileSink<Item>(
   template: PathTemplate | undefined,
 ): RecordSink<Item> {
   const { ctx } = setup;
-  const stdout = ctx.services.stdout;
+  const stdout = ctx.stdout;
   let lock: RunLock | undefined;
   const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,

@@ -8,7 +8,8 @@ import type { DocumentedInput } from '../../core/stage-factory.js';
 import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
 import { createLocalFileSink, localPathTemplate } from './local-file-sink.js';
 import { PATH_DESCRIPTION, rotationOptions } from '../shared/option-schemas.js';
-import type { OutputFormat } from '../shared/output-format.js';
+import { sinkEncoding, type OutputFormat } from '../shared/output-format.js';
+import { markStage, plannedStage } from '../../core/planned-stage.js';
 
 /** Code-API extras a pipeline file cannot express (used by formats that type columns: parquet). */
 export interface SinkCodeExtras {
@@ -28,15 +29,18 @@ function build(
   format: OutputFormat,
   config: Record<string, unknown>,
   ctx: StageContext,
-  schemaHint?: z.ZodType,
+  code?: { schemaHint: z.ZodType | undefined },
 ): SinkStream {
   const { path, maxRows, maxBytes, maxOpenPartitions, ...formatOptions } = config as { path: string } & z.output<
     z.ZodObject<typeof rotationOptions>
   >;
   const rotation = { maxRows, maxBytes, maxOpenPartitions };
   const template = localPathTemplate(path, rotation, ctx);
-  const recordFormat = format.create(formatOptions, { ctx, stage: format.name, target: path, template, schemaHint });
-  return createLocalFileSink({ sinkType: format.name, ctx, path, rotation, format: recordFormat }, template);
+  const env = { ctx, stage: format.name, target: path, template, schemaHint: code?.schemaHint };
+  // Called at the sink's first record, once `sink` is set.
+  const recordFormat = sinkEncoding(format, formatOptions, env, code && { sinkOf: () => sink });
+  const sink = createLocalFileSink({ sinkType: format.name, ctx, path, rotation, format: recordFormat }, template);
+  return sink;
 }
 
 /**
@@ -59,7 +63,11 @@ export function localSink<const Name extends string, Shape extends z.ZodRawShape
     ctx?: PartialStageContext,
   ): SinkStream => {
     const { schemaHint, ...rest } = input;
-    return build(format, parseStageOptions(format.name, options, rest), defaultStageContext(ctx), schemaHint);
+    const parsed = parseStageOptions(format.name, options, rest);
+    return markStage(
+      build(format, parsed, defaultStageContext(ctx), { schemaHint }),
+      plannedStage(stage, parsed, rest, 'sink'),
+    );
   };
   return { stage, options, sink };
 }

@@ -4,7 +4,7 @@
 // and DuckDB (hive_partitioning) expect.
 import type { z } from 'zod';
 import type { StageContext } from '../../core/stage.js';
-import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
+import { sinkRecordSchema } from '../../core/zod-column-hints.js';
 import {
   ParquetFormat,
   parquetFormatOptions,
@@ -24,7 +24,7 @@ export interface ParquetSchemaHint {
 /**
  * The Parquet format for a sink writing through `template`. The records' schema: an
  * explicit zod schema, else the one the runner derived through the transforms
- * (ctx.services.recordSchema), else the source's resource schema.
+ * (ctx.recordSchema), else the source's resource schema.
  */
 export function parquetFormatFor(
   options: ParquetFormatOptions,
@@ -33,9 +33,7 @@ export function parquetFormatFor(
   template: PathTemplate | undefined,
   schemaHint?: z.ZodType,
 ): ParquetFormat {
-  const derived = ctx.services.recordSchema;
-  const zodSchema = schemaHint ?? (derived ? undefined : resourceSchemaFromContext(ctx));
-  const schema = zodSchema ? recordSchemaFromZod(zodSchema) : derived;
+  const schema = sinkRecordSchema(ctx, schemaHint);
   return new ParquetFormat({
     options,
     ctx,
@@ -49,6 +47,7 @@ export function parquetFormatFor(
 export const parquetSinkFormat = defineSinkFormat({
   name: 'parquet',
   title: 'Parquet',
+  needsColumns: true,
   description:
     'Writes records as Parquet files (snappy, row groups, statistics): columns from the resource and the transforms, LIST<STRUCT>, TIMESTAMP, _extra, Hive partitions, rotation, atomic commit',
   options: () => parquetFormatOptions,

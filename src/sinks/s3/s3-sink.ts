@@ -29,7 +29,8 @@ import { S3ObjectUpload } from './s3-object-upload.js';
 import { s3ClientConfig, s3Location, type S3ClientOptions } from '../../storage/s3-client.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
 import { loadS3Sdk, type S3Sdk } from '../../storage/s3-sdk.js';
-import { otherFormatOptions, type FormatsShape, type OutputFormat } from '../shared/output-format.js';
+import { otherFormatOptions, sinkEncoding, type FormatsShape, type OutputFormat } from '../shared/output-format.js';
+import { markStage, plannedStage } from '../../core/planned-stage.js';
 import type { SinkCodeExtras } from '../local/local-sink.js';
 
 const MIN_PART_SIZE = 5 * 1024 * 1024;
@@ -138,7 +139,7 @@ function createS3Sink(
   formats: readonly OutputFormat[],
   options: S3Settings,
   ctx: StageContext,
-  schemaHint?: z.ZodType,
+  code?: { schemaHint: z.ZodType | undefined },
 ): SinkStream {
   const { format, bucket, key, maxRows, maxBytes, maxOpenPartitions, partSize, queueSize, manifest, manifestKey } =
     options;
@@ -157,9 +158,10 @@ function createS3Sink(
   const dataset = datasetId(bucket, given);
   /** The keys the dataset's manifest listed before this run (read under the lock). */
   let previouslyListed = new Set<string>();
-  const recordFormat = objectFormat.create(options, { ctx, stage: 's3', target: key, template, schemaHint });
+  const formatEnv = { ctx, stage: 's3', target: key, template, schemaHint: code?.schemaHint };
+  const recordFormat = sinkEncoding(objectFormat, options, formatEnv, code && { sinkOf: () => sink });
   const contentType = objectFormat.contentType(options, key);
-  const env = ctx.services.env ?? process.env;
+  const env = ctx.env ?? process.env;
   // Set by prepare(), which the sink runs before its first record. The client is closed when the
   // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.
   let sdk: S3Sdk | undefined;
@@ -392,12 +394,9 @@ export function s3Sink<const Formats extends readonly [OutputFormat, ...OutputFo
     ctx?: PartialStageContext,
   ): SinkStream => {
     const { schemaHint, ...rest } = input;
-    return createS3Sink(
-      formats,
-      parseStageOptions('s3', options, rest) as S3Settings,
-      defaultStageContext(ctx),
-      schemaHint,
-    );
+    const parsed = parseStageOptions('s3', options, rest) as S3Settings;
+    const made = createS3Sink(formats, parsed, defaultStageContext(ctx), { schemaHint });
+    return markStage(made, plannedStage(stage, parsed, rest, 'sink'));
   };
   return { stage, options, sink };
 }

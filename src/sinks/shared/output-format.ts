@@ -4,10 +4,14 @@
 // records become items and bytes). Each format and each destination is one folder (jsonl/, csv/,
 // parquet/, local/, s3/) registered once in sinks/index.ts; the destinations build the registered
 // sink stages from the formats (ARCHITECTURE.md "Add a format", "Add a destination").
+import type { Writable } from 'node:stream';
 import type { z } from 'zod';
 import type { StageContext } from '../../core/stage.js';
 import type { PathTemplate } from './path-template.js';
 import type { RecordEncoding } from './record-sink.js';
+import { RunEvents } from '../../events.js';
+import { EMPTY_SCHEMA, type RecordSchema } from '../../core/record-schema.js';
+import { DeferredEncoding, upstreamSchema } from './inferred-schema.js';
 
 /** Where a destination writes: the option that names the output (`path` for files, `key` for objects). */
 export type OutputTarget = 'path' | 'key';
@@ -38,6 +42,11 @@ export interface OutputFormat<Name extends string = string, Shape extends z.ZodR
   optionsSet(options: Record<string, unknown>): string[];
   /** Added to the message when this format's options are given for another format. */
   readonly misuseHint?: string;
+  /**
+   * Whether the format writes columns (Parquet, CSV): a sink built in code whose records nothing
+   * declares infers them from a sample (inferred-schema.ts). JSON Lines writes each record as it is.
+   */
+  readonly needsColumns: boolean;
   /** The Content-Type of an object in this format. */
   contentType(options: Record<string, unknown>, target: string): string;
   create(options: Record<string, unknown>, env: FormatEnv): RecordEncoding<unknown>;
@@ -77,4 +86,33 @@ export function otherFormatOptions(
       message: `${key} applies to format: ${fs.map((f) => f.name).join(' or ')} only${hints.length ? ` (${hints.join('; ')})` : ''}`,
     };
   });
+}
+
+/**
+ * The encoding of one sink. A sink a runner makes knows its records' schema (ctx.recordSchema, or a
+ * hint): the encoding is made now, so a bad schema fails before any request. A sink built in code
+ * (`deferred`) learns it from the chain piped into it (`sinkOf()`), at its first record.
+ */
+export function sinkEncoding(
+  format: OutputFormat,
+  options: Record<string, unknown>,
+  env: FormatEnv,
+  deferred: { sinkOf(): Writable | undefined } | undefined,
+): RecordEncoding<unknown> {
+  if (!deferred || env.schemaHint || env.ctx.recordSchema) return format.create(options, env);
+  const make = (schema: RecordSchema | undefined) =>
+    format.create(options, { ...env, ctx: { ...env.ctx, recordSchema: schema } });
+  // Columns the caller declared are the sink's (with the chain's schema, when it declares one): they
+  // are checked now, as a runner's sink checks them, and nothing is inferred beside them.
+  const declared = options.columns !== undefined;
+  if (declared)
+    format.create(options, { ...env, ctx: { ...env.ctx, events: new RunEvents(), recordSchema: EMPTY_SCHEMA } });
+  return new DeferredEncoding(
+    make,
+    () => {
+      const sink = deferred.sinkOf();
+      return sink ? upstreamSchema(sink) : { hints: undefined };
+    },
+    format.needsColumns && !declared,
+  );
 }

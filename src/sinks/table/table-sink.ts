@@ -36,7 +36,7 @@ import {
 } from '../parquet/parquet-encoding.js';
 import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet/parquet-encoder.js';
 import { createS3Client } from '../../storage/s3-client.js';
-import { recordSchemaFromZod, resourceSchemaFromContext } from '../../core/zod-column-hints.js';
+import { sinkRecordSchema } from '../../core/zod-column-hints.js';
 import {
   compareKeys,
   ExternalSort,
@@ -345,7 +345,7 @@ export class TableSink extends Writable implements SinkStream {
         }
         this.#manifest = manifest;
       }
-      if (!this.#manifest && this.#ctx.describeRun().cursor?.previous !== undefined) {
+      if (!this.#manifest && this.#ctx.mode.incremental) {
         throw new SinkError(
           `table: ${this.#store.location('')} has no ${TABLE_MANIFEST}, but this run is incremental (a state cursor): its snapshot would hold only the records changed since the cursor; ` +
             'run once with --full-refresh to build the table (or point path at the table the state belongs to)',
@@ -415,13 +415,11 @@ export class TableSink extends Writable implements SinkStream {
 
   async #finalize(): Promise<void> {
     const ctx = this.#ctx;
-    const run = ctx.describeRun();
     const runId = ctx.run.id;
     const startedAt = ctx.run.startedAt;
     const date = startedAt.toISOString().slice(0, 10);
     const previous = this.#manifest?.versions.find((v) => v.runId === this.#manifest!.current);
-    const incremental = run.cursor?.previous !== undefined;
-    const mode: Mode = !previous ? 'first' : incremental ? 'incremental' : 'full';
+    const mode: Mode = !previous ? 'first' : ctx.mode.incremental ? 'incremental' : 'full';
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
     const verification = mode === 'full' ? await this.#checkDeleteCandidates(this.#manifest!.state) : undefined;
 
@@ -555,7 +553,7 @@ export class TableSink extends Writable implements SinkStream {
       mode === 'full' &&
       previousRows > 0 &&
       counts.deleted / previousRows > this.#config.deletes.maxRatio &&
-      !run.allowDeletes
+      !ctx.mode.allowDeletes
     ) {
       const share = ((100 * counts.deleted) / previousRows).toFixed(1);
       throw new SinkError(
@@ -763,9 +761,9 @@ export class TableSink extends Writable implements SinkStream {
    * cost disk and requests, not memory.
    */
   async #checkDeleteCandidates(stateRel: string): Promise<DeleteCheck> {
-    const lookup: RecordLookup = this.#ctx.services.recordLookup ?? {
+    const lookup: RecordLookup = this.#ctx.recordLookup ?? {
       available: false,
-      reason: 'the stage context has no record lookup (ctx.services.recordLookup, which the runner sets)',
+      reason: 'the stage context has no record lookup (ctx.recordLookup, which the runner sets)',
     };
     if (!lookup.available) return { unavailable: lookup.reason, checked: 0, unverifiable: 0, requests: 0 };
     const dir = this.#tempDir!;
@@ -941,9 +939,7 @@ export class TableSink extends Writable implements SinkStream {
 
 /** The snapshot's columns: the records' schema (resource through the transforms) with the sink's `columns:`. */
 function tableColumns(config: TableSinkConfig, ctx: StageContext): ColumnSchema {
-  const derived = ctx.services.recordSchema;
-  const zod = derived ? undefined : resourceSchemaFromContext(ctx);
-  const recordSchema = zod ? recordSchemaFromZod(zod) : derived;
+  const recordSchema = sinkRecordSchema(ctx);
   if (!recordSchema && !config.columns) {
     throw new ConfigError(
       "table: the records' schema is unknown (the source names no resource); declare the columns (columns: {id: string, ...})",
