@@ -3,19 +3,30 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinStages } from '../../src/pipeline/builtins.js';
 import { formatStageReference } from '../../src/pipeline/describe-options.js';
+import { formatFiltersReference } from '../../src/cli/stages-command.js';
 import { REPO } from '../cli/cli-process.js';
 import { docFiles, fencedBlocks, lineOf } from './doc-blocks.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const stagesDoc = readFileSync(new URL('../../docs/stages.md', import.meta.url), 'utf8');
+const filtersDoc = readFileSync(new URL('../../docs/filters.md', import.meta.url), 'utf8');
+
+/** What a generated reference holds between its `<!-- name:begin -->` and `<!-- name:end -->` markers. */
+function between(doc: string, marker: string): string {
+  const begin = `<!-- ${marker}:begin -->`;
+  return doc.slice(doc.indexOf(begin) + begin.length, doc.indexOf(`<!-- ${marker}:end -->`));
+}
 
 describe('README and the stage reference', () => {
   it('docs/stages.md has the stage reference generated from the schemas (run `npm run docs` after changing options)', () => {
-    const block = stagesDoc.slice(
-      stagesDoc.indexOf('<!-- stages:begin -->') + '<!-- stages:begin -->'.length,
-      stagesDoc.indexOf('<!-- stages:end -->'),
-    );
-    expect(block).toBe(`\n${formatStageReference(builtinStages)}`);
+    expect(between(stagesDoc, 'stages')).toBe(`\n${formatStageReference(builtinStages)}`);
+  });
+
+  it("docs/filters.md has every endpoint's filters generated from the schemas, every enum value spelled out", () => {
+    const block = between(filtersDoc, 'filters');
+    expect(block).toBe(`\n${formatFiltersReference()}`);
+    expect(block).not.toContain('…');
+    expect(block).toMatch(/## `products\.query`[\s\S]*\| `updatedSince` \|/);
   });
 
   it('the README names the two set-up commands and links the stage reference; docs/stages.md every stage type', () => {
