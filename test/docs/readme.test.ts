@@ -3,6 +3,7 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinStages } from '../../src/pipeline/builtins.js';
 import { formatStageReference } from '../../src/pipeline/describe-options.js';
+import { commands } from '../../src/cli/main.js';
 import { formatFiltersReference } from '../../src/cli/stages-command.js';
 import { REPO } from '../cli/cli-process.js';
 import { docFiles, fencedBlocks, lineOf } from './doc-blocks.js';
@@ -55,6 +56,12 @@ function anchorOf(heading: string): string {
 // Linked by these pages, brought by other branches of issue 25 (the error-code catalogue, the
 // orchestrator examples): a link to them is not broken, only early.
 const PENDING = new Set(['docs/errors.md', 'examples/airflow', 'examples/dagster']);
+
+it('docs/cli.md has a row for every command of the CLI', () => {
+  const cli = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+  const rows = [...cli.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
+  expect(rows).toEqual(commands.map((c) => c.name));
+});
 
 describe('links and diagrams of the README and docs/', () => {
   const docs = docFiles();
