@@ -20,7 +20,7 @@ const STAGES_USAGE = `Usage: catalog-streams stages [<type>] [--json | --markdow
 
 Lists every registered stage type with its options, types and defaults (from the
 stages' own schemas); with a type (such as parquet), that stage alone. --markdown
-prints the README's stage reference.
+prints the stage reference of docs/stages.md.
 `;
 
 async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
