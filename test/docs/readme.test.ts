@@ -60,7 +60,9 @@ const PENDING = new Set(['docs/errors.md', 'examples/airflow', 'examples/dagster
 it('docs/cli.md has a row for every command of the CLI', () => {
   const cli = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
   const rows = [...cli.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
-  expect(rows).toEqual(commands.map((c) => c.name));
+  expect(rows, 'docs/cli.md, "Commands": one row per command, in the order of `catalog-streams --help`').toEqual(
+    commands.map((c) => c.name),
+  );
 });
 
 describe('links and diagrams of the README and docs/', () => {
