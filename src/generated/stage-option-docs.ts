@@ -988,8 +988,8 @@ export interface StageOptionDocs {
     /**
      * Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part}
      * and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each
-     * run replaces the earlier runs' objects of the dataset once its manifest is written (README:
-     * Publication protocol)
+     * run replaces the earlier runs' objects of the dataset once its manifest is written
+     * (docs/publication.md)
      */
     key?: unknown;
     /**
