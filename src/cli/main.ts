@@ -11,7 +11,7 @@ import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
 import { historyCommandDefinition } from './history-command.js';
-import { type CliIO, processIO } from './io.js';
+import { type CliIO, exitWhenDone, processIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
 import { packageVersion } from './package-info.js';
 import { runCommandDefinition } from './run-command.js';
@@ -178,14 +178,10 @@ function isEntryPoint(): boolean {
 
 if (isEntryPoint()) {
   main(process.argv.slice(2), processIO()).then(
-    (code) => {
-      process.exitCode = code;
-      // The outcome is final: a signal while the process winds down must not turn it into a kill.
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => process.exit(code));
-    },
+    (code) => exitWhenDone(code),
     (err: unknown) => {
       process.stderr.write(`catalog-streams: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
+      return exitWhenDone(1);
     },
   );
 }
