@@ -71,15 +71,15 @@ interface RunFlags extends Omit<RunSessionOptions, 'registry'> {
 }
 
 async function runCommand(argv: string[], io: CliIO): Promise<number> {
-  const flags = await parseRunFlags(argv, io);
+  const { dryRun, sandbox: sandboxFlags, ...session } = await parseRunFlags(argv, io);
   const registry = createRegistry();
-  const pipelines = await loadPipelineFile(flags.file, registry, { env: io.env });
+  const pipelines = await loadPipelineFile(session.file, registry, { env: io.env });
   for (const p of pipelines) p.outputDir = installedOutputDir(p.baseDir, process.cwd());
-  const sandbox = flags.sandbox ? await startSandbox({ port: 0, ...flags.sandbox }) : undefined;
+  const sandbox = sandboxFlags ? await startSandbox({ port: 0, ...sandboxFlags }) : undefined;
   try {
-    const connection = sharedConnection(pipelines, sandboxConnection(sandbox, flags.sandbox?.rateLimit), io.env);
-    if (flags.dryRun) return await dryRun(pipelines, registry, connection, flags, io);
-    return await new RunSession(pipelines, connection, io, { ...flags, registry }).run();
+    const connection = sharedConnection(pipelines, sandboxConnection(sandbox, sandboxFlags?.rateLimit), io.env);
+    if (dryRun) return await printPlan(pipelines, registry, connection, session, io);
+    return await new RunSession(pipelines, connection, io, { ...session, registry }).run();
   } finally {
     await sandbox?.close();
   }
@@ -128,11 +128,11 @@ function sandboxConnection(sandbox: Sandbox | undefined, rateLimit: number | und
 }
 
 /** --dry-run: checks the destinations and prints the plan; writes nothing. */
-async function dryRun(
+async function printPlan(
   pipelines: LoadedPipeline[],
   registry: StageRegistry,
   connection: ResolvedConnection,
-  flags: RunFlags,
+  flags: Pick<RunFlags, 'log' | 'fullRefresh'>,
   io: CliIO,
 ): Promise<number> {
   for (const p of pipelines) await checkDestinations(p, registry, p.config.state?.path);
