@@ -87,6 +87,10 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
   if (kind === 'text-id') return { kind: 'string', code: { digits: undefined, padTo: 0 } };
   if (kind === 'timestamp') return { kind: 'timestamp' };
   if (kind === 'localized') return { kind: 'json', localized: true };
+  // Not a union of two kinds (which would be json): the column holds the number, or the flag.
+  if (kind === 'measure')
+    return typeof meta?.unit === 'string' ? { kind: 'double', unit: meta.unit } : { kind: 'double' };
+  if (kind === 'boolean-text') return { kind: 'boolean', text: true };
   const def = schema._zod.def;
   if (meta?.catalogPrimary && def.type === 'union' && def.options?.[0]) return typeOf(def.options[0], depth + 1, name);
   if (WRAPPERS.has(def.type) && def.innerType) return typeOf(def.innerType, depth + 1, name);
