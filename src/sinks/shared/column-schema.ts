@@ -193,7 +193,11 @@ export class ColumnSchema {
     // A STRUCT member's name; two members of one struct under one name is a config error naming both.
     const memberName = (path: readonly string[], key: string, siblings: readonly RecordField[]): string => {
       const name = rename(key);
-      const other = siblings.find((f) => f.name !== key && rename(f.name) === name);
+      const before = siblings.slice(
+        0,
+        siblings.findIndex((f) => f.name === key),
+      );
+      const other = before.find((f) => rename(f.name) === name);
       if (other)
         throw new ColumnNameClashError(name, [...path, other.name].join('.'), [...path, key].join('.'), settings);
       return name;

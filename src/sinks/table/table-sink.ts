@@ -310,7 +310,7 @@ export class TableSink extends Writable implements SinkStream {
     throw new SinkError(
       `table: ${this.#store.location(TABLE_MANIFEST)} was written with columnNames: ${wrote}, this sink has columnNames: ${this.#config.columnNames} ` +
         `(${renamed.slice(0, 3).join(', ')}${renamed.length > 3 ? `, and ${renamed.length - 3} more` : ''}); ` +
-        `set columnNames: ${wrote} to keep writing this table, or point path at a new folder to start a ${this.#config.columnNames} table`,
+        `set columnNames: ${wrote} to keep writing this table, or point path at a new folder to start a table with columnNames: ${this.#config.columnNames}`,
       { code: 'table.column_names_changed' },
     );
   }
