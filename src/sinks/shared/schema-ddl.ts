@@ -30,10 +30,10 @@ const RESERVED = new Set(
     'delete desc describe distinct do double drop else end escape except exchange execute exists extended external extract ' +
     'false fetch filter first float following for foreign from full function grant group grouping having if import in ' +
     'initially inner insert int intersect interval into is join last lateral leading left less like limit local localtime ' +
-    'localtimestamp macro map more natural none normalize not null of offset on only or order out outer over overlaps ' +
+    'lambda localtimestamp macro map more natural none normalize not null of offset on only or order out outer over overlaps ' +
     'partialscan partition percent pivot pivot_longer pivot_wider placing preceding prepare preserve primary procedure ' +
     'qualify range reads recursive reduce references regexp returning revoke right rlike rollup row rows select semi ' +
-    'session_user set similar smallint some symmetric table tablesample then time timestamp to trailing transform trigger ' +
+    'session_user set show similar smallint some summarize symmetric table tablesample then time timestamp to trailing transform trigger ' +
     'true truncate uescape unbounded union unique uniquejoin unnest unpivot update user using utc_timestamp values varchar ' +
     'variadic when where window with'
   ).split(' '),
