@@ -11,6 +11,7 @@
 // mapping renames; a locale key need not appear (a fallback column drops it). Columns that copy a
 // value from elsewhere (extract, select-media-format's url columns) match any path of that value.
 import { localizedFieldPaths, resourceSchemas } from '../../src/catalog/index.js';
+import { snakeCase } from '../../src/sinks/shared/column-names.js';
 
 export interface TransformSpec {
   type: string;
@@ -275,6 +276,13 @@ function found(leaf: Leaf, candidates: readonly Leaf[], plan: Plan): boolean {
     if (typeof top === 'string' && plan.copies.has(top)) return true;
     if (indexesOf(c.steps) !== indexes) return false;
     const tokens = tokensOf(c.steps, plan);
-    return required.every((k) => tokens.has(k));
+    // A column named in snake_case (columnNames) names `updatedAt` as `updated_at`.
+    return required.every(
+      (k) =>
+        tokens.has(k) ||
+        snakeCase(k)
+          .split('_')
+          .every((t) => t === '' || tokens.has(t)),
+    );
   });
 }

@@ -19,6 +19,7 @@ import { csvSink, parquetSink, tableSink } from '../../src/sinks/index.js';
 import { flattenLocales } from '../../src/transforms/index.js';
 import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
 import { liveProduct } from '../helpers/live-shapes.js';
+import { lostLeaves } from '../helpers/lossless.js';
 import { testContext } from '../helpers/stage-context.js';
 import { tempDir } from './records.js';
 
@@ -72,6 +73,16 @@ async function writeParquet(file: string, options: Rec = {}): Promise<void> {
     flattenLocales({ locales: ['en', 'nl'] }, ctx),
     parquetSink({ path: file, ...options }, ctx),
   );
+}
+
+/** A value as the records had it: BIGINT as a number, a timestamp as unix seconds. */
+function plain(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (value instanceof Date) return Math.floor(value.getTime() / 1000);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  return value;
 }
 
 const rowsOf = async (sql: string) => (await duckdbQuery(sql)).rows;
@@ -181,6 +192,14 @@ describe('columnNames: snake_case', () => {
       _extra: null,
     });
     expect(rows[1]).toMatchObject({ min_c: 2, active: false });
+    // lossless under either naming (test/helpers/lossless.ts): every value sent is in a column or in _extra
+    const all = (await rowsOf(`SELECT * FROM read_parquet(${sqlString(file)}) ORDER BY id`)).map((r) => {
+      const row = plain(r) as Rec;
+      for (const [name, type] of Object.entries(types))
+        if (type === 'JSON' && typeof row[name] === 'string') row[name] = JSON.parse(row[name] as string);
+      return row;
+    });
+    expect(lostLeaves(products(), all, [{ type: 'flatten-locales', locales: ['en', 'nl'] }])).toEqual([]);
     // `_extra` keys stay record paths: they say where the value was in the record
     expect(extraOf(rows[2]!)).toEqual({
       'conservationMin.celsius': { value: 59, unit: '°F' },
