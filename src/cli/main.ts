@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
+import { explainCommandDefinition, formatAllCodes } from './explain-command.js';
 import { historyCommandDefinition } from './history-command.js';
 import { type CliIO, processIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
@@ -27,6 +28,7 @@ export const commands: readonly Command[] = [
   stagesCommandDefinition,
   filtersCommandDefinition,
   historyCommandDefinition,
+  explainCommandDefinition,
   sandboxCommand,
 ];
 
@@ -40,7 +42,8 @@ export function usage(): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     LOG_OPTIONS_USAGE,
-    "Run 'catalog-streams <command> --help' (or 'catalog-streams help <command>') for a command's options.",
+    "Run 'catalog-streams <command> --help' (or 'catalog-streams help <command>') for a command's options,",
+    "'catalog-streams help errors' for every error code and exit code.",
     '',
   ].join('\n');
 }
@@ -90,6 +93,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     const topic = name === 'help' ? args.find((a) => !a.startsWith('-')) : undefined;
     if (topic === undefined) {
       io.stdout.write(usage());
+      return 0;
+    }
+    // Not a command: the error codes and exit codes, from the catalogue (src/error-codes.ts).
+    if (topic === 'errors') {
+      io.stdout.write(formatAllCodes());
       return 0;
     }
     const described = commands.find((c) => c.name === topic);

@@ -20,6 +20,7 @@ import {
   envResultWindow,
 } from '../client/catalog-client.js';
 import { AbortedError, CatalogStreamsError, ConfigError, StdoutClosedError } from '../errors.js';
+import { type Remedy, describeCode } from '../error-codes.js';
 import type { EventEmitter } from 'node:events';
 import { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventName } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
@@ -131,7 +132,11 @@ export interface RunSummary {
   recordsPerSecond: number;
   cursor?: { previous?: number; next?: number; stored: boolean; location: string };
   warnings: string[];
-  error?: { code: string; message: string };
+  /**
+   * Why the run did not succeed. `remedy` (from the error-code catalogue, when it knows the code):
+   * `retry` when running again unchanged may pass, `fix` when something must change first.
+   */
+  error?: { code: string; message: string; remedy?: Remedy };
 }
 
 /** Connection settings: the override, then the file's block, then the environment. */
@@ -669,10 +674,19 @@ class PipelineRun {
         : undefined,
       warnings: c.warnings,
       error: err
-        ? { code: err.code ?? 'error', message: this.#loaded.redactor.redact(err.message ?? String(err)) }
+        ? {
+            code: err.code ?? 'error',
+            message: this.#loaded.redactor.redact(err.message ?? String(err)),
+            ...remedyOf(err.code ?? 'error'),
+          }
         : undefined,
     };
   }
+}
+
+function remedyOf(code: string): { remedy?: Remedy } {
+  const remedy = describeCode(code)?.remedy;
+  return remedy ? { remedy } : {};
 }
 
 /** The loader refuses an incremental pipeline with fixed output names; a pipeline built in code meets the same rule. */
