@@ -334,10 +334,22 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'check that the state folder (or output folder) is writable; catalog-streams history will miss this run',
   ),
   runError(
+    'history.locked',
+    'retry',
+    "another run is folding the pipeline's per-run history files into its history file",
+    'nothing: the run that meets it leaves its own file for a later compaction (it never ends a run)',
+  ),
+  runError(
     'history.read_failed',
     'retry',
     'catalog-streams history could not read a run history, manifest or _table.json',
     'check the path or bucket and the credentials the message names',
+  ),
+  runError(
+    'history.s3_manifest',
+    'fix',
+    "an s3 sink's _manifest.json is not valid JSON",
+    "restore it, or rerun the pipeline to write a new one (the lake's readers trust only what a manifest lists)",
   ),
   runError(
     'history.table_manifest',

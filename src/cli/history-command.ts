@@ -1,12 +1,19 @@
 // `catalog-streams history <pipeline-file>`: the runs of a file's pipelines over time, from what the
-// runs left behind: the history file each run appends to (src/pipeline/run-history.ts) and, for a
-// table sink, the versions its `_table.json` lists (their inserted/updated/deleted counts). A table
-// version and a history line of the same run id are one row; a version older than the history
-// file (a table built before runs kept one) is a row of its own with the table's figures only.
+// runs left behind: the history each run adds to (src/pipeline/run-history.ts); for a table sink,
+// the versions its `_table.json` lists (their inserted/updated/deleted counts); for an s3 sink, the
+// `_manifest.json` files still there (objects and rows per run). A version or a manifest and a
+// history line of the same run id are one row; one older than the history (a table or lake built
+// before runs kept one) is a row of its own with its own figures only.
 import { CatalogStreamsError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile } from '../pipeline/loader.js';
-import { readHistory, readTableVersions } from '../pipeline/run-history.js';
+import {
+  COMPACT_AFTER_RUNS,
+  MAX_HISTORY_RUNS,
+  readHistory,
+  readS3Manifests,
+  readTableVersions,
+} from '../pipeline/run-history.js';
 import { type Command, integerOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 import { installedOutputDir } from './package-info.js';
@@ -19,9 +26,12 @@ const HISTORY_USAGE = `Usage: catalog-streams history <pipeline-file> [--last N]
   --last N   the last N runs of each pipeline (default ${DEFAULT_LAST})
   --json     print the rows as a JSON array on stdout instead of a table
 
-Each run appends one line to its pipeline's history file: beside the state file
-(<state folder>/history/<pipeline>.jsonl) or, without a state, in the output folder
-(.catalog-streams/history/<pipeline>.jsonl). A table sink's versions come from its _table.json.
+Each run adds a file of its own to its pipeline's history, beside the state file
+(<state folder>/history/<pipeline>/) or, without a state, in the output folder
+(.catalog-streams/history/<pipeline>/); every ${COMPACT_AFTER_RUNS} runs they are folded into <pipeline>.jsonl
+(the last ${MAX_HISTORY_RUNS} runs). A table sink's versions come from its _table.json,
+an s3 sink's objects and rows per run from its _manifest.json files (one a day with {date} in the
+key, one a run with {run}, else the latest run's only).
 `;
 
 const options = { last: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -41,12 +51,17 @@ export interface HistoryRow {
   updated: number | null;
   deleted: number | null;
   unchanged: number | null;
+  /** Data objects the run's s3 manifests list. */
+  objects: number | null;
+  /** Rows in those objects. */
+  objectRows: number | null;
 }
 
 interface PipelineHistory {
   pipeline: string;
   history: string;
   tables: string[];
+  manifests: string[];
   rows: HistoryRow[];
 }
 
@@ -57,16 +72,18 @@ async function historyCommand(argv: string[], io: CliIO): Promise<number> {
   const found: PipelineHistory[] = [];
   for (const p of pipelines) {
     p.outputDir = installedOutputDir(p.baseDir, process.cwd());
-    const [history, tables] = await Promise.all([readHistory(p, io.env), readTableVersions(p, io.env)]).catch(
-      (err: unknown) => {
-        if (err instanceof CatalogStreamsError) throw err;
-        throw new CatalogStreamsError(
-          'history.read_failed',
-          `${p.config.name}: could not read its run history: ${(err as Error).message}`,
-          { cause: err },
-        );
-      },
-    );
+    const [history, tables, manifests] = await Promise.all([
+      readHistory(p, io.env),
+      readTableVersions(p, io.env),
+      readS3Manifests(p, io.env),
+    ]).catch((err: unknown) => {
+      if (err instanceof CatalogStreamsError) throw err;
+      throw new CatalogStreamsError(
+        'history.read_failed',
+        `${p.config.name}: could not read its run history: ${(err as Error).message}`,
+        { cause: err },
+      );
+    });
     const rows = new Map<string, HistoryRow>();
     for (const e of history.entries) {
       rows.set(e.runId, {
@@ -83,6 +100,8 @@ async function historyCommand(argv: string[], io: CliIO): Promise<number> {
         updated: null,
         deleted: null,
         unchanged: null,
+        objects: null,
+        objectRows: null,
       });
     }
     for (const t of tables) {
@@ -102,6 +121,8 @@ async function historyCommand(argv: string[], io: CliIO): Promise<number> {
           updated: null,
           deleted: null,
           unchanged: null,
+          objects: null,
+          objectRows: null,
         };
         // Two table sinks in one pipeline: their counts add up, as the written rows do.
         row.inserted = (row.inserted ?? 0) + version.counts.inserted;
@@ -111,11 +132,38 @@ async function historyCommand(argv: string[], io: CliIO): Promise<number> {
         rows.set(version.runId, row);
       }
     }
+    for (const m of manifests) {
+      for (const run of m.runs) {
+        const row = rows.get(run.runId) ?? {
+          pipeline: p.config.name,
+          runId: run.runId,
+          startedAt: run.startedAt,
+          // A manifest is written only once the run's objects are complete.
+          status: 'succeeded',
+          records: null,
+          durationMs: null,
+          requests: null,
+          throttles: null,
+          invalid: null,
+          inserted: null,
+          updated: null,
+          deleted: null,
+          unchanged: null,
+          objects: null,
+          objectRows: null,
+        };
+        // Two s3 sinks in one pipeline: their objects and rows add up.
+        row.objects = (row.objects ?? 0) + run.objects;
+        row.objectRows = (row.objectRows ?? 0) + run.rows;
+        rows.set(run.runId, row);
+      }
+    }
     const sorted = [...rows.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
     found.push({
       pipeline: p.config.name,
       history: history.location,
       tables: tables.map((t) => t.location),
+      manifests: manifests.map((m) => m.location),
       rows: sorted.slice(-last),
     });
   }
@@ -153,7 +201,12 @@ const NUMERIC: Column[] = [
   { title: 'inserted', value: (r) => r.inserted },
   { title: 'updated', value: (r) => r.updated },
   { title: 'deleted', value: (r) => r.deleted },
+  { title: 'objects', value: (r) => r.objects },
+  { title: 'object rows', value: (r) => r.objectRows },
 ];
+
+const TABLE_COLUMNS = ['inserted', 'updated', 'deleted'];
+const S3_COLUMNS = ['objects', 'object rows'];
 
 /** Seconds with a decimal under a minute (a test or small run still shows its trend), else m:ss. */
 function duration(ms: number): string {
@@ -161,11 +214,15 @@ function duration(ms: number): string {
 }
 
 function formatHistory(h: PipelineHistory): string {
-  const head = `${h.pipeline}: ${h.rows.length === 1 ? '1 run' : `${h.rows.length} runs`} (history ${h.history}${h.tables.map((t) => `, table ${t}`).join('')})`;
+  const head = `${h.pipeline}: ${h.rows.length === 1 ? '1 run' : `${h.rows.length} runs`} (history ${h.history}${h.tables.map((t) => `, table ${t}`).join('')}${h.manifests.map((m) => `, s3 manifests ${m}`).join('')})`;
   if (h.rows.length === 0)
     return `${head}\n  no runs recorded yet: each 'catalog-streams run' of this pipeline adds one`;
-  // Table columns only for a pipeline that has a table.
-  const columns = NUMERIC.filter((c) => h.tables.length > 0 || !['inserted', 'updated', 'deleted'].includes(c.title));
+  // Table columns only for a pipeline that has a table, s3 columns for one that has an s3 sink.
+  const columns = NUMERIC.filter(
+    (c) =>
+      (h.tables.length > 0 || !TABLE_COLUMNS.includes(c.title)) &&
+      (h.manifests.length > 0 || !S3_COLUMNS.includes(c.title)),
+  );
   const cells = (r: HistoryRow) => [
     r.startedAt.slice(0, 16).replace('T', ' '),
     r.runId,
