@@ -336,7 +336,7 @@ export async function readS3Manifests(
           bytes: manifest.bytes ?? 0,
         });
       }
-      sinks.push({ location: store.location(where.prefix), runs });
+      sinks.push({ location: `s3://${sink.bucket}/${where.prefix}`, runs });
     } finally {
       await store.close();
     }
