@@ -102,11 +102,8 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     }
     const described = commands.find((c) => c.name === topic);
     if (!described) {
-      const hint = closestName(
-        topic,
-        commands.map((c) => c.name),
-      );
-      const message = `help: unknown command "${topic}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')})`;
+      const hint = closestName(topic, [...commands.map((c) => c.name), 'errors']);
+      const message = `help: unknown command "${topic}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')}; error and exit codes: help errors)`;
       return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams ${message}`);
     }
     io.stdout.write(described.usage);
