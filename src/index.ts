@@ -30,6 +30,19 @@ export {
   type StreamProblem,
 } from './client/errors.js';
 export { SlowBodyError } from './client/catalog-client.js';
+// What each code means and whether running again may pass (docs/errors.md is generated from it).
+export {
+  ERROR_CODES,
+  ERROR_CODE_FAMILIES,
+  EXIT_CODES,
+  describeCode,
+  describeExitCode,
+  type CodeEntry,
+  type CodeFamily,
+  type CodeKind,
+  type ExitCodeEntry,
+  type Remedy,
+} from './error-codes.js';
 
 // Run events.
 export { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventMap, type RunEventName } from './events.js';
