@@ -158,6 +158,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'define the anchor (&name) before its alias, or write the repeated parts out',
   ),
   usageError(
+    'config.column_name_clash',
+    "two fields become the same column under the sink's columnNames (snake_case)",
+    'rename or drop one of the two fields, or set columnNames: as-is',
+  ),
+  usageError(
     'config.connection',
     'no API connection: base URL, key or secret missing, or a connection option out of range',
     'set CATALOG_BASE_URL, CATALOG_API_KEY and CATALOG_API_SECRET (or a connection: block), or pass --sandbox',
@@ -247,6 +252,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'config.unknown_type',
     'a stage type does not exist',
     'use a type catalog-streams stages lists (the message suggests the closest)',
+  ),
+  usageError(
+    'config.unplanned_stream',
+    'planFromStreams was given a stream no catalog-streams factory made, or streams out of order (a source, transforms, then sinks)',
+    'make every stage with a factory of the package (productsQuery, validate, parquetSink...) and list them source first, sinks last',
   ),
   runError(
     'data.custom_contract',
@@ -682,6 +692,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'table.cleanup_refused',
     "_table.json lists a name that is not one of the table's files; it was not removed",
     'check _table.json: it was edited, or another tool writes into the table folder',
+  ),
+  runError(
+    'table.column_names_changed',
+    'fix',
+    "the table was written under the other columnNames than the sink's now",
+    'set columnNames back to what the table was written with, or point path at a new table',
   ),
   runError(
     'table.deletes_check_failed',
