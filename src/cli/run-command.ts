@@ -21,6 +21,7 @@ import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import {
   RunFailedError,
   clientOptions,
+  type ConnectionOverride,
   resolveConnection,
   runPipeline,
   type ResolvedConnection,
@@ -113,7 +114,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
     ? await startSandbox({ port: 0, products: sandboxProducts, rateLimit: sandboxRate, profile })
     : undefined;
   try {
-    const override: Partial<ResolvedConnection> = sandbox
+    const override: ConnectionOverride = sandbox
       ? {
           baseUrl: sandbox.url,
           apiKey: sandbox.credentials.apiKey,
@@ -154,7 +155,7 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
  */
 export function sharedConnection(
   pipelines: LoadedPipeline[],
-  override: Partial<ResolvedConnection>,
+  override: ConnectionOverride,
   env: NodeJS.ProcessEnv,
 ): ResolvedConnection {
   const [first, ...rest] = pipelines.map((p) => resolveConnection(p, override, env));
@@ -163,8 +164,7 @@ export function sharedConnection(
     const differs = (
       [
         'baseUrl',
-        'apiKey',
-        'apiSecret',
+        'credentials',
         'rateLimit',
         'maxAttempts',
         'maxRetryWaitMs',

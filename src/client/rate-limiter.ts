@@ -112,6 +112,22 @@ export class RateLimiter {
     return this.#queue.length;
   }
 
+  /**
+   * When a request asked for now would start (`now` from this limiter's clock): after the waiters
+   * already queued, each one interval apart. Several keys' limiters are compared by it (key-pool.ts).
+   */
+  availableAt(now = this.#now()): number {
+    if (this.unlimited) return now;
+    const interval = this.intervalMs;
+    const first = this.#queue.length === 0 && now >= this.#next ? now : Math.max(now, this.#next);
+    return first + this.#queue.length * interval;
+  }
+
+  /** The limiter's clock, ms (performance.now unless a test gave one). */
+  now(): number {
+    return this.#now();
+  }
+
   /** Resolves when this request may start; rejects with AbortedError if `signal` aborts first. */
   acquire(signal?: AbortSignal): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closed);
