@@ -218,7 +218,9 @@ async function runAll(
     level: opts.log.level,
     live: tty && !json && levelEnabled(opts.log.level, 'info'),
     redactor,
-    rateLimit: connection.rateLimit,
+    // Several keys: one budget each, the ETA paced by all of them together.
+    rateLimit: connection.rateLimit * connection.credentials.length,
+    keys: connection.credentials.length,
     logIntervalSeconds: opts.progressInterval,
     pipelines: names,
   });
@@ -271,8 +273,9 @@ async function runAll(
     pipelines: names,
     host: new URL(connection.baseUrl).host,
     rateLimit: Number.isFinite(connection.rateLimit) ? connection.rateLimit : null,
+    keys: connection.credentials.length,
     fullRefresh: opts.fullRefresh,
-    message: `running ${pipelines.map((p) => p.config.name).join(', ')} against ${new URL(connection.baseUrl).host} at ${Number.isFinite(connection.rateLimit) ? `${plural(connection.rateLimit, 'request')}/min` : 'no rate limit'}${opts.fullRefresh ? ' (full refresh)' : ''}`,
+    message: `running ${pipelines.map((p) => p.config.name).join(', ')} against ${new URL(connection.baseUrl).host} at ${Number.isFinite(connection.rateLimit) ? `${plural(connection.rateLimit, 'request')}/min` : 'no rate limit'}${connection.credentials.length > 1 ? ` per key, ${connection.credentials.length} keys` : ''}${opts.fullRefresh ? ' (full refresh)' : ''}`,
   });
   // One client for every pipeline of the file: one request budget.
   const client = new CatalogClient({ ...clientOptions(connection), events, signal: controller.signal });

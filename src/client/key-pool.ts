@@ -12,7 +12,6 @@
 // first. A request that was already queued on a held key waits for it: the service sends no
 // Retry-After, and a 429 only follows pacing that was wrong, so this is rare and bounded by the
 // hold.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AbortedError } from '../errors.js';
 import type { ApiCredential } from './credentials.js';
 import { RateLimiter, type RateLimiterOptions } from './rate-limiter.js';
@@ -72,13 +71,7 @@ export class KeyPool {
     try {
       const now = key.limiter.now();
       if (key.heldUntil > now) {
-        try {
-          await sleep(key.heldUntil - now, undefined, { signal });
-        } catch (err) {
-          throw new AbortedError('the request was aborted while its API key was held back after a 429', {
-            cause: signal?.reason ?? err,
-          });
-        }
+        await delay(key.heldUntil - now, signal);
       }
       await key.limiter.acquire(signal);
     } catch (err) {
@@ -127,4 +120,24 @@ export class KeyPool {
     this.#turn = (best!.index + 1) % n;
     return best!;
   }
+}
+
+/** Resolves after `ms` (the global timers, which a test's fake clock drives); rejects when `signal` aborts. */
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const failed = () =>
+      new AbortedError('the request was aborted while its API key was held back after a 429', {
+        cause: signal?.reason,
+      });
+    if (signal?.aborted) return reject(failed());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(failed());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
