@@ -368,7 +368,7 @@ class Bench {
       const even = Math.max(...perKey) - Math.min(...perKey) <= 1;
       const ratio = keys > 1 ? run.wallSeconds / seconds[1]! : undefined;
       this.add({
-        scenario: `keys: ${n.toLocaleString('en-US')} products paged, ${keys} key${keys > 1 ? 's' : ''} at ${KEYS_RATE}/min each`,
+        scenario: `keys: ${n.toLocaleString('en-US')} products paged, ${keys > 1 ? `${keys} keys at ${KEYS_RATE}/min each` : `1 key at ${KEYS_RATE}/min`}`,
         ...pick(run),
         ...(ratio !== undefined
           ? {
