@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run demo`: runs pipelines/demo.yml against the embedded sandbox (started
 // in-process by `--sandbox`), then reads a few rows back from the Parquet file
-// with DuckDB, so a newcomer sees what they got. The sandbox is run at 600
+// with DuckDB's Node API, so a newcomer sees what they got. The sandbox is run at 600
 // requests per minute (the client paces to the same) to keep the demo short;
 // against the real API the budget is 100 per minute.
 import { spawnSync } from 'node:child_process';
@@ -36,9 +36,13 @@ const { DuckDBInstance } = await import('@duckdb/node-api');
 const db = await DuckDBInstance.create(':memory:');
 const con = await db.connect();
 const glob = join(root, 'out/demo/products/*/products.parquet').replaceAll("'", "''");
+// This is DuckDB's Node API in this process, not the duckdb command: say so, so nobody looks for a
+// duckdb binary they do not have. The query is shown as a DuckDB shell would take it.
 const show = async (title, sql) => {
   const reader = await con.runAndReadAll(sql);
-  console.log(`\n${title}\n$ duckdb -c "${sql.replace(glob, 'out/demo/products/*/products.parquet')}"`);
+  console.log(
+    `\n${title}\nSQL run by DuckDB (its Node API, @duckdb/node-api):\n  ${sql.replace(glob, 'out/demo/products/*/products.parquet')}`,
+  );
   console.table(reader.getRowObjectsJson());
 };
 await show(
@@ -50,4 +54,4 @@ await show(
   `SELECT id, status, name, eanGtin13, photo_format, meta_updatedAt FROM read_parquet('${glob}') ORDER BY id LIMIT 5`,
 );
 con.closeSync?.();
-console.log('\nOutputs are under out/demo/. Next: README.md (pipeline files, scheduling, S3).');
+console.log('\nOutputs are under out/demo/. Next: README.md and docs/ (pipeline files, nightly runs, S3).');

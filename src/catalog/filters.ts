@@ -34,7 +34,7 @@ function codeList<T extends z.ZodType>(item: T) {
 
 /**
  * Values a code filter must never send: the live service takes `"0"` as "no value" (a public
- * client's workaround for `cipOrAcl7`, README "What the live service sends"), and `""` is no code
+ * client's workaround for `cipOrAcl7`, docs/live-service.md), and `""` is no code
  * either; a query carrying one would match products without that code, or unrelated ones.
  */
 function isBlankCode(v: unknown): boolean {

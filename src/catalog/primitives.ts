@@ -83,6 +83,26 @@ export const TextOrIntegerId = z
   .meta({ catalogKind: 'text-id' });
 
 /**
+ * A number in `unit`: bare as the spec sends it (`{"celsius": 2}`), or `{value, unit}` as the live
+ * service does (`{"celsius": {"value": 15, "unit": "°C"}}`). Typed columns hold the number (DOUBLE);
+ * an object in another unit, or with more than value and unit, is kept whole where the column
+ * cannot hold it (`_extra`).
+ */
+export function measure(unit: string) {
+  return z
+    .union([z.number(), z.looseObject({ value: z.number(), unit: z.string() })])
+    .meta({ catalogKind: 'measure', unit });
+}
+
+/**
+ * A flag the spec types as a string and the service sends as "true"/"false" (GS1 category
+ * `active`); a JSON boolean is accepted too. Typed columns are BOOLEAN: "true" and "false" are
+ * written as booleans, any other text is kept whole where the column cannot hold it (`_extra`).
+ * Validation stays as loose as the spec's string, so no record is rejected for another spelling.
+ */
+export const BooleanText = z.union([z.boolean(), z.string()]).meta({ catalogKind: 'boolean-text' });
+
+/**
  * `primary`, or one of `others`: shapes the live service sends for the same field (bare brand
  * ids beside brand objects, a list of codes beside one code). Column types and stages follow
  * `primary`; a value of another shape is kept where the primary's type cannot hold it (`_extra`).
@@ -98,6 +118,8 @@ export interface CatalogMeta {
   pad?: boolean;
   /** Width a shorter code is padded to when it is not `digits` (hsCode: 6 of at most 10). */
   padTo?: number;
+  /** The unit of a `measure`. */
+  unit?: string;
   /** A union whose first option gives the field's type (`orAlso`). */
   catalogPrimary?: boolean;
 }

@@ -5,8 +5,9 @@
 // file (a table built before runs kept one) is a row of its own with the table's figures only.
 import { CatalogStreamsError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
-import { loadPipelineFile } from '../pipeline/loader.js';
-import { readHistory, readTableVersions } from '../pipeline/run-history.js';
+import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
+import { type HistoryEntry, readHistory, readTableVersions } from '../pipeline/run-history.js';
+import type { TableVersion } from '../sinks/index.js';
 import { type Command, integerOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 import { installedOutputDir } from './package-info.js';
@@ -59,71 +60,79 @@ async function historyCommand(argv: string[], io: CliIO): Promise<number> {
   });
   const found: PipelineHistory[] = [];
   for (const p of pipelines) {
-    const [history, tables] = await Promise.all([readHistory(p, io.env), readTableVersions(p, io.env)]).catch(
-      (err: unknown) => {
-        if (err instanceof CatalogStreamsError) throw err;
-        throw new CatalogStreamsError(
-          'history.read_failed',
-          `${p.config.name}: could not read its run history: ${(err as Error).message}`,
-          { cause: err },
-        );
-      },
-    );
-    const rows = new Map<string, HistoryRow>();
-    for (const e of history.entries) {
-      rows.set(e.runId, {
-        pipeline: e.pipeline,
-        runId: e.runId,
-        startedAt: e.startedAt,
-        status: e.status,
-        records: e.read,
-        durationMs: e.durationMs,
-        requests: e.requests,
-        throttles: e.throttles,
-        invalid: e.invalid,
-        inserted: null,
-        updated: null,
-        deleted: null,
-        unchanged: null,
-      });
-    }
-    for (const t of tables) {
-      for (const version of t.versions) {
-        const row = rows.get(version.runId) ?? {
-          pipeline: p.config.name,
-          runId: version.runId,
-          startedAt: version.startedAt,
-          // A version is listed only once the run published it.
-          status: 'succeeded',
-          records: null,
-          durationMs: null,
-          requests: null,
-          throttles: null,
-          invalid: null,
-          inserted: null,
-          updated: null,
-          deleted: null,
-          unchanged: null,
-        };
-        // Two table sinks in one pipeline: their counts add up, as the written rows do.
-        row.inserted = (row.inserted ?? 0) + version.counts.inserted;
-        row.updated = (row.updated ?? 0) + version.counts.updated;
-        row.deleted = (row.deleted ?? 0) + version.counts.deleted;
-        row.unchanged = (row.unchanged ?? 0) + version.counts.unchanged;
-        rows.set(version.runId, row);
-      }
-    }
-    const sorted = [...rows.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
-    found.push({
-      pipeline: p.config.name,
-      history: history.location,
-      tables: tables.map((t) => t.location),
-      rows: sorted.slice(-last),
-    });
+    found.push(await pipelineHistory(p, io.env, last));
   }
   if (v.json) io.stdout.write(`${JSON.stringify(found.flatMap((f) => f.rows))}\n`);
   else io.stdout.write(`${found.map(formatHistory).join('\n\n')}\n`);
   return 0;
+}
+
+/** The last `last` runs of one pipeline, oldest first: its history lines joined with its table versions. */
+async function pipelineHistory(p: LoadedPipeline, env: NodeJS.ProcessEnv, last: number): Promise<PipelineHistory> {
+  const [history, tables] = await Promise.all([readHistory(p, env), readTableVersions(p, env)]).catch(
+    (err: unknown) => {
+      if (err instanceof CatalogStreamsError) throw err;
+      throw new CatalogStreamsError(
+        'history.read_failed',
+        `${p.config.name}: could not read its run history: ${(err as Error).message}`,
+        { cause: err },
+      );
+    },
+  );
+  const rows = new Map<string, HistoryRow>();
+  for (const e of history.entries) rows.set(e.runId, historyRow(e));
+  for (const t of tables) for (const version of t.versions) addTableVersion(rows, p.config.name, version);
+  const sorted = [...rows.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  return {
+    pipeline: p.config.name,
+    history: history.location,
+    tables: tables.map((t) => t.location),
+    rows: sorted.slice(-last),
+  };
+}
+
+function historyRow(e: HistoryEntry): HistoryRow {
+  return {
+    pipeline: e.pipeline,
+    runId: e.runId,
+    startedAt: e.startedAt,
+    status: e.status,
+    records: e.read,
+    durationMs: e.durationMs,
+    requests: e.requests,
+    throttles: e.throttles,
+    invalid: e.invalid,
+    inserted: null,
+    updated: null,
+    deleted: null,
+    unchanged: null,
+  };
+}
+
+/** A table version's counts on the row of its run (a row of its own for a run the history file does not list). */
+function addTableVersion(rows: Map<string, HistoryRow>, pipeline: string, version: TableVersion): void {
+  const row = rows.get(version.runId) ?? {
+    pipeline,
+    runId: version.runId,
+    startedAt: version.startedAt,
+    // A version is listed only once the run published it.
+    status: 'succeeded',
+    records: null,
+    durationMs: null,
+    requests: null,
+    throttles: null,
+    invalid: null,
+    inserted: null,
+    updated: null,
+    deleted: null,
+    unchanged: null,
+  };
+  // Two table sinks in one pipeline: their counts add up, as the written rows do.
+  row.inserted = (row.inserted ?? 0) + version.counts.inserted;
+  row.updated = (row.updated ?? 0) + version.counts.updated;
+  row.deleted = (row.deleted ?? 0) + version.counts.deleted;
+  row.unchanged = (row.unchanged ?? 0) + version.counts.unchanged;
+  rows.set(version.runId, row);
 }
 
 const fmt = new Intl.NumberFormat('en-US');

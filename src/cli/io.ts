@@ -35,3 +35,39 @@ export function processIO(): CliIO {
     exit: (code) => process.exit(code),
   };
 }
+
+/**
+ * How long the process may wind down on its own once its outcome is final. Past it, whatever keeps
+ * the event loop alive (a custom stage's timer or socket, a libuv thread stuck on a file system call)
+ * is not waited for: the run is over and reported.
+ */
+export const EXIT_GRACE_MS = 1000;
+/** How long stdout and stderr may take to drain before the grace starts regardless (a reader that stopped reading). */
+const FLUSH_LIMIT_MS = 10_000;
+
+/**
+ * Ends the process with `code` once what it wrote reached stdout and stderr: sets process.exitCode
+ * and, if something still keeps the loop alive after a short grace, exits. The timers are unref'd,
+ * so a process with nothing pending ends at once, on its own; either way the exit code is the one
+ * the summary reported.
+ */
+export async function exitWhenDone(code: number, graceMs = EXIT_GRACE_MS): Promise<void> {
+  process.exitCode = code;
+  // The outcome is final: a signal while the process winds down must not turn it into a kill.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => process.exit(code));
+  await Promise.race([Promise.all([flushed(process.stdout), flushed(process.stderr)]), unrefDelay(FLUSH_LIMIT_MS)]);
+  await unrefDelay(graceMs);
+  process.exit(code);
+}
+
+/** Resolves once everything written to `stream` so far was handed to the system (at once if it is closed). */
+function flushed(stream: NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean }): Promise<void> {
+  if (stream.destroyed || stream.writableEnded) return Promise.resolve();
+  // A write's callback comes after every write before it: an empty one marks the end of what was written.
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
+
+/** A delay that does not itself keep the process alive. */
+function unrefDelay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

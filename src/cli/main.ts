@@ -11,7 +11,7 @@ import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
 import { historyCommandDefinition } from './history-command.js';
-import { type CliIO, processIO } from './io.js';
+import { type CliIO, exitWhenDone, processIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
 import { packageVersion } from './package-info.js';
 import { runCommandDefinition } from './run-command.js';
@@ -45,27 +45,25 @@ export function usage(): string {
   ].join('\n');
 }
 
+/** Writes a failure as one line (a JSON object with the json format) and returns its exit code. */
+type Fail = (
+  command: string | undefined,
+  err: { code?: string; exitCode: number; message: string; location?: object },
+  text: string,
+) => number;
+
 export async function main(argv: string[], io: CliIO): Promise<number> {
   let log: LogSettings;
   let rest: string[];
   try {
     ({ settings: log, rest } = extractLogSettings(argv, io.stderr));
   } catch (err) {
-    const json = !(io.stderr as { isTTY?: boolean }).isTTY;
-    const message = (err as Error).message;
-    io.stderr.write(
-      `${json ? jsonLogLine('error', 'error', { code: 'usage', exitCode: 2, message }) : `catalog-streams: ${message}`}\n`,
-    );
-    return 2;
+    return badLogOptions(err as Error, io);
   }
   const [name, ...args] = rest;
   io = { ...io, log };
   // With json, every stderr line is a JSON object (config and usage errors too).
-  const fail = (
-    command: string | undefined,
-    err: { code?: string; exitCode: number; message: string; location?: object },
-    text: string,
-  ) => {
+  const fail: Fail = (command, err, text) => {
     io.stderr.write(
       `${log.format === 'json' ? jsonLogLine('error', 'error', { ...(command ? { command } : {}), code: err.code ?? 'error', exitCode: err.exitCode, ...(err.location ?? {}), message: err.message }) : text}\n`,
     );
@@ -75,42 +73,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
     io.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  if (name === undefined) {
-    if (log.format === 'json')
-      return fail(
-        undefined,
-        { code: 'usage', exitCode: 2, message: "no command given (see 'catalog-streams --help')" },
-        '',
-      );
-    io.stderr.write(usage());
-    return 2;
-  }
-  if (name === '--help' || name === '-h' || name === 'help') {
-    // `help run` reads as `run --help`: a user who typed the command's name wants its page, not the index.
-    const topic = name === 'help' ? args.find((a) => !a.startsWith('-')) : undefined;
-    if (topic === undefined) {
-      io.stdout.write(usage());
-      return 0;
-    }
-    const described = commands.find((c) => c.name === topic);
-    if (!described) {
-      const hint = closestName(
-        topic,
-        commands.map((c) => c.name),
-      );
-      const message = `help: unknown command "${topic}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')})`;
-      return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams ${message}`);
-    }
-    io.stdout.write(described.usage);
-    return 0;
-  }
+  if (name === undefined) return noCommand(io, log, fail);
+  if (name === '--help' || name === '-h' || name === 'help') return help(name, args, io, fail);
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    const hint = closestName(
-      name,
-      commands.map((c) => c.name),
-    );
-    const message = `unknown command "${name}"${hint ? `; did you mean "${hint}"?` : ''} (commands: ${commands.map((c) => c.name).join(', ')}; see 'catalog-streams --help')`;
+    const message = `unknown command "${name}"${didYouMean(name)} (commands: ${commandNames()}; see 'catalog-streams --help')`;
     return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams: ${message}`);
   }
   if (args.includes('--help') || args.includes('-h')) {
@@ -120,29 +87,82 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   try {
     return await command.run(args, io);
   } catch (err) {
-    if (
-      err instanceof CatalogStreamsError &&
-      log.format === 'json' &&
-      Array.isArray((err as { issues?: unknown }).issues)
-    ) {
-      // Every problem of a pipeline file as its own line.
-      for (const issue of (err as CatalogStreamsError & { issues: ConfigError[] }).issues)
-        fail(name, { code: issue.code, exitCode: err.exitCode, message: issue.message, location: issue.location }, '');
-      return err.exitCode;
-    }
-    if (err instanceof CatalogStreamsError) {
-      // One sentence, prefixed by the command unless the message already names it.
-      const message = err.message.startsWith(`${name}:`) ? err.message : `${name}: ${err.message}`;
-      const location = 'location' in err ? (err.location as object) : undefined;
-      return fail(
-        name,
-        { code: err.code, exitCode: err.exitCode, message: err.message, location },
-        `catalog-streams ${message}`,
-      );
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    return fail(name, { code: 'error', exitCode: 1, message }, `catalog-streams ${name}: ${message}`);
+    return commandFailed(name, err, log, fail);
   }
+}
+
+/** `--log-level`/`--log-format` themselves are wrong: said in JSON unless stderr is a terminal. */
+function badLogOptions(err: Error, io: CliIO): number {
+  const json = !(io.stderr as { isTTY?: boolean }).isTTY;
+  io.stderr.write(
+    `${json ? jsonLogLine('error', 'error', { code: 'usage', exitCode: 2, message: err.message }) : `catalog-streams: ${err.message}`}\n`,
+  );
+  return 2;
+}
+
+function noCommand(io: CliIO, log: LogSettings, fail: Fail): number {
+  if (log.format === 'json')
+    return fail(
+      undefined,
+      { code: 'usage', exitCode: 2, message: "no command given (see 'catalog-streams --help')" },
+      '',
+    );
+  io.stderr.write(usage());
+  return 2;
+}
+
+/** `--help`, `-h`, `help` and `help <command>`. */
+function help(name: string, args: string[], io: CliIO, fail: Fail): number {
+  // `help run` reads as `run --help`: a user who typed the command's name wants its page, not the index.
+  const topic = name === 'help' ? args.find((a) => !a.startsWith('-')) : undefined;
+  if (topic === undefined) {
+    io.stdout.write(usage());
+    return 0;
+  }
+  const described = commands.find((c) => c.name === topic);
+  if (!described) {
+    const message = `help: unknown command "${topic}"${didYouMean(topic)} (commands: ${commandNames()})`;
+    return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams ${message}`);
+  }
+  io.stdout.write(described.usage);
+  return 0;
+}
+
+/** A command threw: its error as one sentence (each problem of a pipeline file as its own JSON line). */
+function commandFailed(name: string, err: unknown, log: LogSettings, fail: Fail): number {
+  if (
+    err instanceof CatalogStreamsError &&
+    log.format === 'json' &&
+    Array.isArray((err as { issues?: unknown }).issues)
+  ) {
+    for (const issue of (err as CatalogStreamsError & { issues: ConfigError[] }).issues)
+      fail(name, { code: issue.code, exitCode: err.exitCode, message: issue.message, location: issue.location }, '');
+    return err.exitCode;
+  }
+  if (err instanceof CatalogStreamsError) {
+    // Prefixed by the command unless the message already names it.
+    const message = err.message.startsWith(`${name}:`) ? err.message : `${name}: ${err.message}`;
+    const location = 'location' in err ? (err.location as object) : undefined;
+    return fail(
+      name,
+      { code: err.code, exitCode: err.exitCode, message: err.message, location },
+      `catalog-streams ${message}`,
+    );
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return fail(name, { code: 'error', exitCode: 1, message }, `catalog-streams ${name}: ${message}`);
+}
+
+function commandNames(): string {
+  return commands.map((c) => c.name).join(', ');
+}
+
+function didYouMean(name: string): string {
+  const hint = closestName(
+    name,
+    commands.map((c) => c.name),
+  );
+  return hint ? `; did you mean "${hint}"?` : '';
 }
 
 /** True when this file is the process entry (the bin, possibly through a symlink), not an import. */
@@ -158,14 +178,10 @@ function isEntryPoint(): boolean {
 
 if (isEntryPoint()) {
   main(process.argv.slice(2), processIO()).then(
-    (code) => {
-      process.exitCode = code;
-      // The outcome is final: a signal while the process winds down must not turn it into a kill.
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => process.exit(code));
-    },
+    (code) => exitWhenDone(code),
     (err: unknown) => {
       process.stderr.write(`catalog-streams: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
+      return exitWhenDone(1);
     },
   );
 }

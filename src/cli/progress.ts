@@ -149,13 +149,46 @@ export function renderProgress(
   return lines.join('\n');
 }
 
+/** Where log lines go while a live display is drawn: above it, which is then redrawn. */
+interface LiveDisplay {
+  persist(text: string): void;
+  stop(): void;
+}
+
 export function attachProgress(events: RunEvents, opts: ProgressOptions): ProgressHandle {
   const startedAt = Date.now();
   const pipelines: PipelineProgress[] = [];
-  const write = (text: string) => opts.stream.write(`${opts.redactor.redact(text)}\n`);
-  let live: { persist(text: string): void; stop(): void } | undefined;
+  const live = opts.live ? liveDisplay(pipelines, opts, startedAt) : undefined;
+  let showing = live;
+  const log = logWriter(opts, () => showing);
+  const timer = live
+    ? setInterval(() => live.redraw(), 200)
+    : opts.format === 'json' && levelEnabled(opts.level, 'info')
+      ? setInterval(() => logProgressLines(pipelines, opts.rateLimit, log), (opts.logIntervalSeconds ?? 5) * 1000)
+      : undefined;
+  timer?.unref();
+  let ticking = timer;
+  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {}, log);
 
-  const log: ProgressHandle['log'] = (level, event, fields = {}) => {
+  return {
+    log,
+    add(pipeline, pipelineEvents) {
+      pipelines.push(pipeline);
+      listen(pipelineEvents, { pipeline: pipeline.name }, log);
+    },
+    stop() {
+      // Idempotent: the run command stops the display before its summary and again on the way out.
+      if (ticking) clearInterval(ticking);
+      ticking = undefined;
+      showing?.stop();
+      showing = undefined;
+    },
+  };
+}
+
+/** One log line at a time, above the live display while one is shown. */
+function logWriter(opts: ProgressOptions, live: () => LiveDisplay | undefined): ProgressHandle['log'] {
+  return (level, event, fields = {}) => {
     if (!levelEnabled(opts.level, level)) return;
     if (opts.format === 'json') {
       // value by value: a short secret never damages a JSON key
@@ -165,104 +198,90 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
     const who = typeof fields.pipeline === 'string' ? `${fields.pipeline}: ` : '';
     const detail = 'message' in fields ? String(fields.message) : JSON.stringify(fields);
     const text = `${level === 'error' ? '✗' : level === 'warn' ? '!' : '·'} ${who}${event}: ${detail}`;
-    if (live) live.persist(text);
-    else write(text);
+    const display = live();
+    if (display) display.persist(text);
+    else opts.stream.write(`${opts.redactor.redact(text)}\n`);
   };
+}
 
-  let timer: NodeJS.Timeout | undefined;
-  if (opts.live) {
-    const logUpdate = createLogUpdate(opts.stream);
-    const draw = () =>
-      logUpdate(opts.redactor.redact(renderProgress(pipelines, opts.rateLimit, startedAt, Date.now(), opts.keys)));
-    live = {
-      persist(text) {
-        logUpdate.clear();
-        opts.stream.write(`${opts.redactor.redact(text)}\n`);
-        draw();
-      },
-      stop() {
-        draw();
-        logUpdate.done();
-      },
-    };
-    timer = setInterval(draw, 200);
-  } else if (opts.format === 'json' && levelEnabled(opts.level, 'info')) {
-    timer = setInterval(
-      () => {
-        for (const p of pipelines) {
-          if (p.finished) continue;
-          const c = p.stats.counters;
-          const f = progressFigures(p, opts.rateLimit);
-          log('info', 'progress', {
-            pipeline: p.name,
-            records: c.recordsRead,
-            total: f.total,
-            totalCapped: f.capped,
-            percent: f.percent,
-            pages: c.pages,
-            requests: c.requests,
-            plannedRequests: p.plan?.requests,
-            requestsLastMinute: p.stats.requestsLastMinute(),
-            retries: c.retries,
-            throttles: c.throttles,
-            invalid: c.invalid,
-            recordsPerSecond: Math.round(p.stats.rate()),
-            etaSeconds: f.etaSeconds === undefined ? undefined : Math.round(f.etaSeconds * 10) / 10,
-          });
-        }
-      },
-      (opts.logIntervalSeconds ?? 5) * 1000,
-    );
-  }
-  timer?.unref();
-
-  const listen = (bus: RunEvents, tag: LogFields) => {
-    bus.on('retry', (e) =>
-      log('warn', 'retry', {
-        ...tag,
-        ...e,
-        message: `${e.endpoint} attempt ${e.attempt} failed (${e.reason}); retrying in ${formatDuration(e.delayMs / 1000)}`,
-      }),
-    );
-    bus.on('throttle', (e) =>
-      log('warn', 'throttle', {
-        ...tag,
-        ...e,
-        message: `${e.endpoint} answered 429; slowing down for ${(e.delayMs / 1000).toFixed(1)} s`,
-      }),
-    );
-    bus.on('output', (o) =>
-      log('info', 'committed', {
-        ...tag,
-        ...o,
-        message: `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`,
-      }),
-    );
-    bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));
-    // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
-    bus.on('info', (i) =>
-      log('info', i.code, {
-        ...tag,
-        ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')),
-      }),
-    );
-    bus.on('invalid', (e) => log('debug', 'invalid', { ...tag, ...e }));
-    bus.on('request', (e) => log('debug', 'request', { ...tag, ...e }));
-  };
-  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {});
-
+function liveDisplay(
+  pipelines: readonly PipelineProgress[],
+  opts: ProgressOptions,
+  startedAt: number,
+): LiveDisplay & { redraw(): void } {
+  const logUpdate = createLogUpdate(opts.stream);
+  const draw = () =>
+    logUpdate(opts.redactor.redact(renderProgress(pipelines, opts.rateLimit, startedAt, Date.now(), opts.keys)));
   return {
-    log,
-    add(pipeline, pipelineEvents) {
-      pipelines.push(pipeline);
-      listen(pipelineEvents, { pipeline: pipeline.name });
+    redraw: draw,
+    persist(text) {
+      logUpdate.clear();
+      opts.stream.write(`${opts.redactor.redact(text)}\n`);
+      draw();
     },
     stop() {
-      // Idempotent: the run command stops the display before its summary and again on the way out.
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      live?.stop();
-      live = undefined;
+      draw();
+      logUpdate.done();
     },
   };
+}
+
+/** The JSON `progress` line of every pipeline still running. */
+function logProgressLines(pipelines: readonly PipelineProgress[], rateLimit: number, log: ProgressHandle['log']): void {
+  for (const p of pipelines) {
+    if (p.finished) continue;
+    const c = p.stats.counters;
+    const f = progressFigures(p, rateLimit);
+    log('info', 'progress', {
+      pipeline: p.name,
+      records: c.recordsRead,
+      total: f.total,
+      totalCapped: f.capped,
+      percent: f.percent,
+      pages: c.pages,
+      requests: c.requests,
+      plannedRequests: p.plan?.requests,
+      requestsLastMinute: p.stats.requestsLastMinute(),
+      retries: c.retries,
+      throttles: c.throttles,
+      invalid: c.invalid,
+      recordsPerSecond: Math.round(p.stats.rate()),
+      etaSeconds: f.etaSeconds === undefined ? undefined : Math.round(f.etaSeconds * 10) / 10,
+    });
+  }
+}
+
+/** Log lines for what a bus reports; `tag` names its pipeline (or the run's pipelines). */
+function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): void {
+  bus.on('retry', (e) =>
+    log('warn', 'retry', {
+      ...tag,
+      ...e,
+      message: `${e.endpoint} attempt ${e.attempt} failed (${e.reason}); retrying in ${formatDuration(e.delayMs / 1000)}`,
+    }),
+  );
+  bus.on('throttle', (e) =>
+    log('warn', 'throttle', {
+      ...tag,
+      ...e,
+      message: `${e.endpoint} answered 429; slowing down for ${(e.delayMs / 1000).toFixed(1)} s`,
+    }),
+  );
+  bus.on('output', (o) =>
+    log('info', 'committed', {
+      ...tag,
+      ...o,
+      message: `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`,
+    }),
+  );
+  bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));
+  // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
+  bus.on('info', (i) =>
+    log('info', i.code, {
+      ...tag,
+      ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')),
+    }),
+  );
+  bus.on('invalid', (e) => log('debug', 'invalid', { ...tag, ...e }));
+  bus.on('request', (e) => log('debug', 'request', { ...tag, ...e }));
 }

@@ -20,7 +20,7 @@ const STAGES_USAGE = `Usage: catalog-streams stages [<type>] [--json | --markdow
 
 Lists every registered stage type with its options, types and defaults (from the
 stages' own schemas); with a type (such as parquet), that stage alone. --markdown
-prints the README's stage reference.
+prints the stage reference of docs/stages.md.
 `;
 
 async function stagesCommand(argv: string[], io: CliIO): Promise<number> {
@@ -146,6 +146,25 @@ export function describeEndpointFilters(opts: { full?: boolean } = {}): Endpoint
       })),
     };
   });
+}
+
+/**
+ * The filters reference of docs/filters.md (`npm run docs` writes it, a test compares): every
+ * endpoint's filters and sortings with every enum value, as markdown tables.
+ */
+export function formatFiltersReference(list: EndpointFilters[] = describeEndpointFilters({ full: true })): string {
+  // A `|` inside a table cell ends the cell, even in a code span.
+  const code = (s: string) => `\`${s.replaceAll('|', '\\|')}\``;
+  const lines: string[] = [];
+  for (const e of list) {
+    lines.push(`## \`${e.endpoint}\``, '');
+    lines.push(`\`POST ${e.path}\`${e.filterRequired ? '; a filter is required' : ''}.`, '');
+    lines.push('| filter | shape |', '|---|---|');
+    for (const f of e.filters)
+      lines.push(`| \`${f.name}\` | ${code(f.shape)}${f.codes ? ' (codes: up to 1000 per query)' : ''} |`);
+    lines.push('', `Sortings: ${e.sortings.map((s) => `\`${s.name}\` \`${s.shape}\``).join(', ')}.`, '');
+  }
+  return lines.join('\n');
 }
 
 function formatEndpointFilters(list: EndpointFilters[]): string {

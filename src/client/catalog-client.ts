@@ -345,7 +345,7 @@ export class CatalogClient {
       'user-agent': options.userAgent ?? defaultUserAgent(),
     };
     this.#jsonHeaders = { ...common, accept: 'application/json' };
-    // The live service's clients ask for its stream type (F1, README "What the live service sends");
+    // The live service's clients ask for its stream type (F1, docs/live-service.md);
     // the answer's Content-Type varies and is not relied on.
     this.#streamHeaders = {
       ...common,

@@ -19,7 +19,11 @@ export interface CodeInfo {
 
 export type FieldType =
   | { kind: 'string'; code?: CodeInfo }
-  | { kind: 'int32' | 'double' | 'boolean' | 'timestamp' }
+  | { kind: 'int32' | 'timestamp' }
+  /** `unit`: a measure the service may send as `{value, unit}` (the live conservation temperatures), written as its value. */
+  | { kind: 'double'; unit?: string }
+  /** `text`: a flag the service sends as "true"/"false" (GS1 category `active`), written as a boolean. */
+  | { kind: 'boolean'; text?: boolean }
   /** `price`: integer minor units (cents), written as DECIMAL on request. */
   | { kind: 'int64'; price?: boolean }
   /** Any JSON value; `localized`: an object keyed by locale code (flatten-locales turns it into strings). */

@@ -8,7 +8,9 @@
 // integer minor units); number -> double; bigint -> int64; boolean; date and fields
 // marked as timestamps -> timestamp; object -> struct of its fields (an object without
 // declared fields, a record, unknown/any -> json); a localized object -> json marked
-// localized; array -> list of its element. A union of number kinds is the widest
+// localized; a measure (a number or {value, unit}) -> double in its unit, a flag sent as text
+// ("true"/"false") -> boolean, both marked in catalog/primitives.ts so that the union they are
+// does not fall to json; array -> list of its element. A union of number kinds is the widest
 // (int + number -> double); a union of one kind is that kind; any other union is json,
 // so every value it accepts is kept. optional/nullable/default/readonly/catch/lazy are
 // looked through; a pipe uses its output side unless that is a transform.
@@ -101,6 +103,10 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
   if (kind === 'text-id') return { kind: 'string', code: { digits: undefined, padTo: 0 } };
   if (kind === 'timestamp') return { kind: 'timestamp' };
   if (kind === 'localized') return { kind: 'json', localized: true };
+  // Not a union of two kinds (which would be json): the column holds the number, or the flag.
+  if (kind === 'measure')
+    return typeof meta?.unit === 'string' ? { kind: 'double', unit: meta.unit } : { kind: 'double' };
+  if (kind === 'boolean-text') return { kind: 'boolean', text: true };
   const def = schema._zod.def;
   if (meta?.catalogPrimary && def.type === 'union' && def.options?.[0]) return typeOf(def.options[0], depth + 1, name);
   if (WRAPPERS.has(def.type) && def.innerType) return typeOf(def.innerType, depth + 1, name);

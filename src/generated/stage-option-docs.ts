@@ -852,6 +852,16 @@ export interface StageOptionDocs {
      */
     columns?: unknown;
     /**
+     * Column names: as-is keeps the record field names (meta_updatedAt, seoName_en, eanGtin13); snake_case
+     * lowercases them with an underscore at each word boundary (meta_updated_at, seo_name_en, ean_gtin13,
+     * atcCode -> atc_code, URLs -> urls), the form Athena/Glue, Postgres and Snowflake read without
+     * quotes. Field paths in other options (columns, timestampFields) stay the record names. A table
+     * written with one naming refuses the other (start a new table to switch)
+     *
+     * Default: `"as-is"`
+     */
+    columnNames?: unknown;
+    /**
      * Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value),
      * STRUCT columns, or one JSON column each
      *
@@ -953,6 +963,16 @@ export interface StageOptionDocs {
      */
     prices?: unknown;
     /**
+     * Column names: as-is keeps the record field names (meta_updatedAt, seoName_en, eanGtin13); snake_case
+     * lowercases them with an underscore at each word boundary (meta_updated_at, seo_name_en, ean_gtin13,
+     * atcCode -> atc_code, URLs -> urls), the form Athena/Glue, Postgres and Snowflake read without
+     * quotes. Field paths in other options (columns, timestampFields) stay the record names. A table
+     * written with one naming refuses the other (start a new table to switch)
+     *
+     * Default: `"as-is"`
+     */
+    columnNames?: unknown;
+    /**
      * Compress with gzip; default: when the path ends in .gz
      */
     gzip?: unknown;
@@ -988,8 +1008,8 @@ export interface StageOptionDocs {
     /**
      * Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part}
      * and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each
-     * run replaces the earlier runs' objects of the dataset once its manifest is written (README:
-     * Publication protocol)
+     * run replaces the earlier runs' objects of the dataset once its manifest is written
+     * (docs/publication.md)
      */
     key?: unknown;
     /**
@@ -999,6 +1019,16 @@ export interface StageOptionDocs {
      * int64[], ...
      */
     columns?: unknown;
+    /**
+     * Column names: as-is keeps the record field names (meta_updatedAt, seoName_en, eanGtin13); snake_case
+     * lowercases them with an underscore at each word boundary (meta_updated_at, seo_name_en, ean_gtin13,
+     * atcCode -> atc_code, URLs -> urls), the form Athena/Glue, Postgres and Snowflake read without
+     * quotes. Field paths in other options (columns, timestampFields) stay the record names. A table
+     * written with one naming refuses the other (start a new table to switch)
+     *
+     * Default: `"as-is"`
+     */
+    columnNames?: unknown;
     /**
      * Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value),
      * STRUCT columns, or one JSON column each
@@ -1157,8 +1187,8 @@ export interface StageOptionDocs {
      */
     deletes?: unknown;
     /**
-     * Columns (as written, e.g. meta_updatedAt) whose change alone is not a change: the snapshot keeps the
-     * earlier row
+     * Columns (as written, e.g. meta_updatedAt, or meta_updated_at with columnNames: snake_case) whose
+     * change alone is not a change: the snapshot keeps the earlier row
      *
      * Default: `[]`
      */
@@ -1181,6 +1211,16 @@ export interface StageOptionDocs {
      * int64[], ...
      */
     columns?: unknown;
+    /**
+     * Column names: as-is keeps the record field names (meta_updatedAt, seoName_en, eanGtin13); snake_case
+     * lowercases them with an underscore at each word boundary (meta_updated_at, seo_name_en, ean_gtin13,
+     * atcCode -> atc_code, URLs -> urls), the form Athena/Glue, Postgres and Snowflake read without
+     * quotes. Field paths in other options (columns, timestampFields) stay the record names. A table
+     * written with one naming refuses the other (start a new table to switch)
+     *
+     * Default: `"as-is"`
+     */
+    columnNames?: unknown;
     /**
      * Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value),
      * STRUCT columns, or one JSON column each

@@ -1,6 +1,6 @@
 // Describes a stage's options from its zod schema (through zod's JSON Schema
 // export): name, type, default, required, description. `catalog-streams stages`
-// prints it and the README reference is checked against it, so neither is a
+// prints it and docs/stages.md is checked against it, so neither is a
 // hand-kept copy.
 import { z } from 'zod';
 import type { StageDefinition } from '../core/stage.js';
@@ -100,7 +100,7 @@ export function formatStageList(defs: readonly StageDefinition[]): string {
   return lines.join('\n');
 }
 
-/** Markdown reference (the README's pipeline-file section embeds this). */
+/** Markdown reference (docs/stages.md embeds this). */
 export function formatStageReference(defs: readonly StageDefinition[]): string {
   const out: string[] = [];
   for (const def of defs) {
@@ -146,7 +146,7 @@ function wrapWords(line: string, width: number): string[] {
  * The TypeScript module `npm run docs` writes to src/generated/stage-option-docs.ts: every
  * stage's option keys with their description (and default) as JSDoc. The code API's option
  * types are intersected with these (`WithOptionDocs`), so an editor shows the description on
- * hover, from the same zod `.describe()` text the README and `stages` print.
+ * hover, from the same zod `.describe()` text docs/stages.md and `stages` print.
  */
 export function formatOptionDocsModule(defs: readonly StageDefinition[]): string {
   const out = [

@@ -21,7 +21,7 @@ import type { StageRegistry } from '../core/registry.js';
 import { newRunId } from '../core/run-id.js';
 import type { RunDescription, RunMode, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
-import { clientOptions, type ConnectionOverride, resolveConnection, type ResolvedConnection } from './connection.js';
+import { clientOptions, type ConnectionOverride, resolveConnection } from './connection.js';
 import { nextCursor, openPipelineState, sourceWithCursor, stateIdentity, windowUntil } from './incremental-window.js';
 import type { LoadedPipeline } from './loader.js';
 import { planOrThrow, type PipelinePlan } from './plan.js';

@@ -67,7 +67,7 @@ export interface SecondLookFacts {
 }
 
 export const BCFI_CATEGORIES = 40;
-/** The APB category codes public integrations filter on (README "What the live service sends", F2). */
+/** The APB category codes public integrations filter on (docs/live-service.md, F2). */
 export const APB_CATEGORIES = ['medical_device', 'homeopathy'] as const;
 export const VAT_RATES: Record<Exclude<SandboxProfile, 'spec'>, readonly number[]> = {
   be: [0, 6, 21],

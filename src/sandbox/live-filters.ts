@@ -1,5 +1,5 @@
-// The filters of the live service that the spec does not show (README "What the live service
-// sends", F1-F3), as the live profiles (au, be, fr) serve them; the `spec` profile refuses them
+// The filters of the live service that the spec does not show (docs/live-service.md,
+// F1-F3), as the live profiles (au, be, fr) serve them; the `spec` profile refuses them
 // as it did before they were known, and the live profiles refuse the spec's guessed `kind`.
 //
 // Where a record states the value, the filter reads it (media type, locales, target groups,

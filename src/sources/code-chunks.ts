@@ -58,7 +58,7 @@ export interface ChunkPlan {
 /**
  * For a products filter with a code the service also matches by prefix (cipOrAcl7), the test a
  * source applies to keep only records carrying a searched code exactly (a public client does the
- * same, README "What the live service sends"); undefined otherwise.
+ * same, docs/live-service.md); undefined otherwise.
  */
 export function exactMatchTest(
   endpointName: EndpointName,

@@ -25,7 +25,7 @@ export function filterOption<E extends EndpointName>(endpoint: E) {
   const required = endpoints[endpoint].filterRequired;
   const description = `Filter of ${endpoint} (spec §4): one filter name, or and/or/not of filters. Code lists longer than ${MAX_CODES_PER_FILTER} at the top level or in a top-level \`and\` are split into several queries.${required ? ' Required.' : ' Default: everything.'}`;
   // describe() last: a wrapper such as optional() does not inherit its inner schema's description.
-  // typeLabel: how `stages` and the README name this option's type (its JSON Schema is open).
+  // typeLabel: how `stages` and docs/stages.md name this option's type (its JSON Schema is open).
   const meta = { description, typeLabel: `${endpoint} filter` };
   return required ? chunkableFilterSchema(endpoint).meta(meta) : chunkableFilterSchema(endpoint).optional().meta(meta);
 }

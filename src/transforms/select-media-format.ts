@@ -30,7 +30,7 @@ export type MediaFormatName = (typeof MEDIA_FORMAT_NAMES)[number];
 
 /**
  * The default preference: for the same size webp (smallest files), then jpeg, then png (frontals
- * of the live service often have only PNG variants). See the README (select-media-format).
+ * of the live service often have only PNG variants). See docs/stages.md (select-media-format).
  */
 export const DEFAULT_MEDIA_FORMATS: MediaFormatName[] = ['largeWebp', 'large', 'largePng'];
 

@@ -1,5 +1,5 @@
 // What a new user types to read about one thing: `stages parquet` (that stage's description and
-// options, the data of the README's generated stage reference) and `help run` (that command's
+// options, the data of the generated stage reference, docs/stages.md) and `help run` (that command's
 // help, as `run --help`). A name that is not there is exit 2 with a did-you-mean.
 import { describe, expect, it } from 'vitest';
 import { builtinStages } from '../../src/pipeline/builtins.js';

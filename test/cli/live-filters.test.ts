@@ -1,4 +1,4 @@
-// Issue 24 through the CLI: the README's "products each frontal photo belongs to" pipeline (media
+// Issue 24 through the CLI: docs/reference-data.md's "products each frontal photo belongs to" pipeline (media
 // filter `type`, F1/F3) runs against the live-shaped sandboxes and writes exactly the products of
 // the frontal photos; the same pipeline written with the old `kind` still runs, with a warning
 // naming `type` (the be/fr/au sandboxes answer `kind` with 400, so it was not sent); a code
@@ -10,11 +10,11 @@ import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { REPO, cleanEnv, jsonLines, runMain, sandboxEnv, workspace } from './cli-process.js';
 
-/** The yaml block of the README that follows its "# the products each frontal photo belongs to" line. */
+/** The yaml block of docs/reference-data.md that follows its "# the products each frontal photo belongs to" line. */
 async function readmePipeline(): Promise<string> {
-  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  const readme = await readFile(join(REPO, 'docs/reference-data.md'), 'utf8');
   const at = readme.indexOf('# the products each frontal photo belongs to');
-  expect(at, 'the README keeps the frontal-products pipeline').toBeGreaterThan(0);
+  expect(at, 'docs/reference-data.md keeps the frontal-products pipeline').toBeGreaterThan(0);
   const start = readme.lastIndexOf('```yaml\n', at) + '```yaml\n'.length;
   return readme.slice(start, readme.indexOf('```', at));
 }
@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => ws?.remove());
 
-describe('the README frontal-products pipeline (media filter `type`)', () => {
+describe('the docs frontal-products pipeline (media filter `type`)', () => {
   const sandboxes: TestSandbox[] = [];
   afterAll(async () => {
     for (const sb of sandboxes) await sb.close();

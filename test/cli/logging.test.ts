@@ -36,7 +36,7 @@ describe('--version and --help', () => {
       '--summary-file FILE',
     ])
       expect(run.stdout).toContain(flag);
-    const readme = await readFile(`${REPO}/README.md`, 'utf8');
+    const doc = await readFile(`${REPO}/docs/cli.md`, 'utf8');
     for (const flag of [
       '--log-level',
       '--log-format',
@@ -46,7 +46,7 @@ describe('--version and --help', () => {
       '--progress-interval',
       '--summary-file',
     ])
-      expect(readme).toMatch(new RegExp(`[\\x60\\s]${flag}\\b`));
+      expect(doc).toMatch(new RegExp(`[\\x60\\s]${flag}\\b`));
   });
 
   it.each([

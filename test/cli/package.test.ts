@@ -52,6 +52,17 @@ describe('the installed package', () => {
     );
   });
 
+  it('ships docs/, so the README links into it resolve in node_modules too', async () => {
+    const readme = await readFile(join(installed, 'README.md'), 'utf8');
+    const linked = [...readme.matchAll(/\]\((docs\/[\w-]+\.md)/g)].map((m) => m[1]!);
+    expect(linked.length).toBeGreaterThan(10);
+    // docs/errors.md may come from another branch later; whatever the repository has, ships.
+    const pages = (await readdir(join(REPO, 'docs'))).filter((f) => f.endsWith('.md')).sort();
+    expect((await readdir(join(installed, 'docs'))).sort()).toEqual(pages);
+    for (const link of linked)
+      if (pages.includes(link.slice('docs/'.length))) expect(existsSync(join(installed, link)), link).toBe(true);
+  });
+
   it('has no install script, and npm says nothing about one', async () => {
     const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { scripts?: object };
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare'])

@@ -20,6 +20,8 @@ const SHIPPED = [
   'products-nightly.yml',
   'reference-data.yml',
   'custom-transform.yml',
+  'products-table.yml',
+  'products-csv.yml',
 ];
 const today = () => new Date().toISOString().slice(0, 10);
 

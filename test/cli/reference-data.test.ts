@@ -1,7 +1,7 @@
 // The lake's reference tables (issue 17; the regional ones of issue 24): the shipped demo.yml and
-// reference-data.yml (and the README's regional tables file) run by the real CLI against the sandbox; DuckDB then
+// reference-data.yml (and the regional tables file of docs/reference-data.md) run by the real CLI against the sandbox; DuckDB then
 // checks referential integrity between the products and every table their ids
-// point into, and runs the README's category-path join exactly as printed.
+// point into, and runs the category-path join of docs/reference-data.md exactly as printed.
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,12 +13,12 @@ import { lostLeaves } from '../helpers/lossless.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { runCli, sandboxEnv, workspace } from './cli-process.js';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../docs/reference-data.md', import.meta.url), 'utf8');
 
-/** The SQL block that follows the README's "Each product's public category path" paragraph. */
+/** The SQL block that follows docs/reference-data.md's "Each product's public category path" paragraph. */
 function readmeJoinSql(): string {
   const at = readme.indexOf("Each product's public category path");
-  expect(at, 'the README has the category-path example').toBeGreaterThan(0);
+  expect(at, 'docs/reference-data.md has the category-path example').toBeGreaterThan(0);
   const m = /```sql\n([\s\S]*?)```/.exec(readme.slice(at));
   expect(m).not.toBeNull();
   return m![1]!;
@@ -62,7 +62,7 @@ describe.each(SANDBOX_PROFILES)('reference data in the lake (%s profile)', (prof
     expect(missing.map((r) => r.id)).toEqual([]);
   });
 
-  it("the README's category-path join runs on the shipped pipelines' files and gives each product's path from the root", async () => {
+  it("the docs' category-path join runs on the shipped pipelines' files and gives each product's path from the root", async () => {
     const sql = readmeJoinSql().replaceAll("'out/", `'${ws.dir}/out/`);
     const { rows } = await duckdbQuery(sql);
     // Expected from the sandbox: each product's categories, named root first (name falls back to en).

@@ -1,4 +1,4 @@
-// The README's scheduling examples, run as written: the cron line through
+// The scheduling examples of docs/nightly-runs.md, run as written: the cron line through
 // `sh -c` with cron's bare environment, and the Kubernetes CronJob's container
 // (command, args, env) against the sandbox and a real S3-compatible server.
 // Only the host-specific parts are mapped: the install folders to this
@@ -20,11 +20,8 @@ import { startS3Server, S3RVER_CREDENTIALS, type S3TestServer } from '../helpers
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { CLI, REPO, jsonLines, listFiles, readJson, workspace } from './cli-process.js';
 
-const readme = await readFile(join(REPO, 'README.md'), 'utf8');
-const section = readme.slice(
-  readme.indexOf('## Scheduling\n'),
-  readme.indexOf('\n## ', readme.indexOf('## Scheduling\n') + 3),
-);
+const doc = await readFile(join(REPO, 'docs/nightly-runs.md'), 'utf8');
+const section = doc.slice(doc.indexOf('## Scheduling\n'), doc.indexOf('\n## ', doc.indexOf('## Scheduling\n') + 3));
 const blocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, text: m[2]! }));
 
 function exitOf(child: ReturnType<typeof spawn>): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -42,7 +39,7 @@ function gaugeValues(text: string): Record<string, number> {
   return out;
 }
 
-describe('README scheduling examples', () => {
+describe('the scheduling examples of docs/nightly-runs.md', () => {
   it('has exactly the cron and Kubernetes examples this file runs, neither through npx', () => {
     expect(blocks.map((b) => b.lang)).toEqual(['cron', 'yaml']);
     for (const b of blocks) expect(b.text).not.toMatch(/\bnpx\b|\bnpm run\b/);

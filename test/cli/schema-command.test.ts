@@ -159,12 +159,15 @@ describe('catalog-streams schema', () => {
       /^-- pipeline "products-lake", sinks\[0\]: \d+ columns, schema [0-9a-f]{16}, partitioned by dt/,
     );
     expect(stdout).toContain('optional group brands (LIST) {');
-    expect(stdout).toMatch(/CREATE TABLE products_lake \(\n {2}"id" VARCHAR,/);
-    expect(stdout).toContain('  "brands" STRUCT("id" BIGINT, "name_en" VARCHAR,');
-    expect(stdout).toMatch(/USING parquet\nPARTITIONED BY \(`dt`\)\nLOCATION 's3:\/\/my-lake\/catalog\/products\/';/);
-    expect(stdout).toContain('  `brands` array<struct<id:bigint,name_en:string,');
+    // names are quoted only where a dialect needs it: camelCase, keywords, Athena's leading underscore
+    expect(stdout).toMatch(/CREATE TABLE products_lake \(\n {2}id VARCHAR,/);
+    expect(stdout).toContain('  brands STRUCT(id BIGINT, name_en VARCHAR,');
+    expect(stdout).toContain('  "meta_updatedAt" TIMESTAMP WITH TIME ZONE,');
+    expect(stdout).toMatch(/USING parquet\nPARTITIONED BY \(dt\)\nLOCATION 's3:\/\/my-lake\/catalog\/products\/';/);
+    expect(stdout).toContain('  brands array<struct<id:bigint,name_en:string,');
+    expect(stdout).toContain('  `_extra` string COMMENT');
     expect(stdout).toMatch(
-      /PARTITIONED BY \(`dt` string\)\nSTORED AS PARQUET\nLOCATION 's3:\/\/my-lake\/catalog\/products\/'/,
+      /PARTITIONED BY \(dt string\)\nSTORED AS PARQUET\nLOCATION 's3:\/\/my-lake\/catalog\/products\/'/,
     );
     expect(stdout).toContain("`eanGtin13` STRING COMMENT 'code of 13 digits, leading zeros kept'");
     expect(stdout).toContain(
@@ -181,6 +184,58 @@ describe('catalog-streams schema', () => {
     expect(stderr).toBe(
       'catalog-streams schema: --format must be one of all, parquet, duckdb, spark, athena, json, got "csv"\n',
     );
+  });
+
+  it('columnNames: snake_case: the DDL names the columns bare, and the table it prints takes what the run wrote', async () => {
+    const file = join(ws.dir, 'snake.yml');
+    await writeFile(
+      file,
+      [
+        'name: snake',
+        'source: { type: products.query, filter: { status: active } }',
+        'transforms:',
+        '  - { type: flatten-locales, locales: [en, nl] }',
+        'sinks:',
+        '  - { type: parquet, path: "out/snake/dt={date}/products.parquet", columnNames: snake_case }',
+        '',
+      ].join('\n'),
+    );
+    const printed = await runMain(['schema', file], cleanEnv());
+    expect(printed.code, printed.stderr).toBe(0);
+    for (const line of [
+      '  meta_updated_at TIMESTAMP WITH TIME ZONE,',
+      '  seo_name_en VARCHAR,',
+      '  conservation_min_celsius DOUBLE,',
+      '  gs1_category_active BOOLEAN,',
+      '  ean_gtin13 VARCHAR,',
+      '  _extra JSON,',
+      "  ean_gtin13 STRING COMMENT 'code of 13 digits, leading zeros kept',",
+      '  `_extra` string COMMENT',
+    ])
+      expect(printed.stdout).toContain(line);
+    // the only names DuckDB's DDL quotes are keywords (publicCategories[].order)
+    const duck = printed.stdout.slice(printed.stdout.indexOf('-- DuckDB'), printed.stdout.indexOf('-- Spark'));
+    expect(new Set([...duck.matchAll(/"([^"]+)"/g)].map((m) => m[1]))).toEqual(new Set(['order']));
+
+    const run = await runCli(['run', file], { cwd: ws.dir, env: env() });
+    expect(run.code, run.stderr).toBe(0);
+    const doc = (
+      JSON.parse((await runMain(['schema', file, '--format', 'json'], cleanEnv())).stdout) as SchemaDoc[]
+    )[0]!;
+    const { rows } = await duckdbQuery(
+      `${doc.ddl.duckdb}
+       INSERT INTO ${doc.table} BY NAME SELECT * FROM read_parquet(${sqlString(doc.layout.glob)}, hive_partitioning = true, hive_types_autocast = false);
+       SELECT count(*) AS n, count(meta_updated_at) AS updated,
+              count(conservation_min_celsius) AS cold, count(gs1_category_active) AS flagged,
+              count(*) FILTER (WHERE _extra LIKE '%conservation%' OR _extra LIKE '%gs1Category%') AS aside
+       FROM ${doc.table}`,
+    );
+    expect(rows[0]!.n).toBeGreaterThan(0n);
+    expect(rows[0]!.updated).toBe(rows[0]!.n);
+    // the sandbox's temperatures and GS1 flags are in their typed columns, none kept aside
+    expect(rows[0]).toMatchObject({ cold: expect.any(BigInt), flagged: expect.any(BigInt), aside: 0n });
+    expect(rows[0]!.cold).toBeGreaterThan(0n);
+    expect(rows[0]!.flagged).toBeGreaterThan(0n);
   });
 
   it('names every sink it skips and why, on stderr, in text and in JSON', async () => {

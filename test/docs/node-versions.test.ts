@@ -1,8 +1,8 @@
-// The supported Node lines (README "Node versions"): every dependency installed here admits the
-// lowest release of each line the package's `engines` names; the README lists each runtime
+// The supported Node lines (docs/node-versions.md): every dependency installed here admits the
+// lowest release of each line the package's `engines` names; the page lists each runtime
 // dependency with the Node range it needs; `.ci/run` runs the suite on the machine's Node and on
 // Node 24, and on Node 22 only when CI_NODE22=1; and the AWS SDK's Node 20 notice behaves as the
-// README says (printed once by Node in code, silenced by the SDK's own switch).
+// page says (printed once by Node in code, silenced by the SDK's own switch).
 import { execFile } from 'node:child_process';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
-const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+const readme = await readFile(join(REPO, 'docs/node-versions.md'), 'utf8');
 
 type Version = [number, number, number];
 const parse = (v: string): Version => {
@@ -68,11 +68,8 @@ describe('Node versions', () => {
     expect(pkg.devDependencies['@types/node']).toMatch(/^\^20\./);
   });
 
-  it('the README says what each line gets and lists every runtime dependency with its Node range', () => {
-    const section = readme.slice(
-      readme.indexOf('## Node versions'),
-      readme.indexOf('\n## ', readme.indexOf('## Node versions') + 3),
-    );
+  it('docs/node-versions.md says what each line gets and lists every runtime dependency with its Node range', () => {
+    const section = readme;
     for (const line of ['| 24 ', '| 22 ', '| 20 ']) expect(section).toContain(line);
     expect(section).toContain('CI_NODE22=1');
     for (const name of Object.keys(pkg.dependencies)) expect(section, name).toContain(`\`${name}\``);

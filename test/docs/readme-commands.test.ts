@@ -1,12 +1,13 @@
-// Every command the README shows runs somewhere: in another test (the reviewed map below names
-// the test file, and the file must hold the command's argv), in a script CI runs, or here,
-// against the sandbox on loopback with its outputs in a temp folder. A command added to the
-// README that nothing runs fails the first test; so does an entry whose command left it.
+// Every command the README and the docs/ pages show runs somewhere: in another test (the reviewed
+// map below names the test file, and the file must hold the command's argv), in a script CI runs,
+// or here, against the sandbox on loopback with its outputs in a temp folder. A command added to a
+// page that nothing runs fails the first test, naming file:line; so does an entry whose command
+// left every page. Whole pipeline files in yaml blocks are validated here too.
 //
 // Commands are the lines of sh/bash/console/cron code blocks (and of unlabeled blocks, the lines
 // that start with a command), the container command + args of a Kubernetes manifest in a yaml
 // block, and inline code that starts with `npx catalog-streams ` or the bench runner.
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,9 +26,12 @@ import {
   startCommand,
   workspace,
 } from '../cli/cli-process.js';
+import { at, docFiles, fencedBlocks, lineOf } from './doc-blocks.js';
 
 interface ReadmeCommand {
   text: string;
+  /** README.md or docs/<page>.md */
+  file: string;
   line: number;
   /** sh, cron, yaml (a manifest), inline ... */
   from: string;
@@ -37,14 +41,14 @@ const SHELL_BLOCKS = new Set(['sh', 'bash', 'shell', 'console', 'cron', '']);
 const COMMAND_START = /^(npm|npx|node|catalog-streams|export|exec)\s/;
 const INLINE_COMMAND = /^(npx catalog-streams |catalog-streams --|node --expose-gc dist\/test\/bench\/run\.js)/;
 
-export function readmeCommands(readme: string): ReadmeCommand[] {
+export function readmeCommands(readme: string, file = 'README.md'): ReadmeCommand[] {
   const out: ReadmeCommand[] = [];
-  const lineOf = (index: number) => readme.slice(0, index).split('\n').length;
+  const lineAt = (index: number) => lineOf(readme, index);
   const fenced: Array<[number, number]> = [];
   for (const m of readme.matchAll(/^( *)```(\w*)\n([\s\S]*?)^\1```/gm)) {
     fenced.push([m.index, m.index + m[0].length]);
     const lang = m[2]!;
-    const bodyLine = lineOf(m.index) + 1;
+    const bodyLine = lineAt(m.index) + 1;
     if (lang === 'yaml') {
       for (const doc of parseAllDocuments(m[3]!)) {
         const manifest = doc.toJS() as { kind?: string; spec?: any } | null;
@@ -53,7 +57,7 @@ export function readmeCommands(readme: string): ReadmeCommand[] {
           command: string[];
           args?: string[];
         }>) {
-          out.push({ text: [...c.command, ...(c.args ?? [])].join(' '), line: bodyLine, from: 'yaml' });
+          out.push({ text: [...c.command, ...(c.args ?? [])].join(' '), file, line: bodyLine, from: 'yaml' });
         }
       }
       continue;
@@ -68,7 +72,7 @@ export function readmeCommands(readme: string): ReadmeCommand[] {
       text = text.replace(/\s+#\s.*$/, '').trim();
       if (text === '' || text.startsWith('#')) continue;
       if (lang === '' && !COMMAND_START.test(text)) continue;
-      out.push({ text, line: at, from: lang || 'block' });
+      out.push({ text, file, line: at, from: lang || 'block' });
     }
   }
   for (const m of readme.matchAll(/`([^`\n]+)`/g)) {
@@ -76,7 +80,7 @@ export function readmeCommands(readme: string): ReadmeCommand[] {
     const text = m[1]!.trim();
     // Placeholders (`<file>`, `...`) mark a pattern, not a command to copy.
     if (!INLINE_COMMAND.test(text) || /<|\.\.\.|…/.test(text)) continue;
-    out.push({ text, line: lineOf(m.index), from: 'inline' });
+    out.push({ text, file, line: lineAt(m.index), from: 'inline' });
   }
   return out;
 }
@@ -125,7 +129,7 @@ const COVERAGE: Record<string, Coverage> = {
   'npx catalog-streams run pipelines/reference-data.yml --sandbox': { here: true },
   'catalog-streams --version': { test: 'test/cli/logging.test.ts', contains: ["runCli(['--version']"] },
   '15 2 * * *  cd /srv/catalog && . ./catalog.env && exec node_modules/.bin/catalog-streams run pipelines/products-nightly.yml --metrics-file /var/lib/node_exporter/textfile/catalog_nightly.prom --summary-file logs/nightly-summary.json >> logs/nightly.log 2>&1':
-    { test: SCHEDULING, contains: ["readme.indexOf('## Scheduling\\n')", "spawn('/bin/sh', ['-c', command]"] },
+    { test: SCHEDULING, contains: ["doc.indexOf('## Scheduling\\n')", "spawn('/bin/sh', ['-c', command]"] },
   '/app/node_modules/.bin/catalog-streams run /app/node_modules/catalog-streams/pipelines/products-nightly-s3.yml --pushgateway http://pushgateway.monitoring:9091':
     { test: SCHEDULING, contains: ['parseYaml(blocks[1]!.text)', 'spawn(process.execPath, [CLI, ...args]'] },
   'npm run bench': { bench: [] },
@@ -140,19 +144,19 @@ const COVERAGE: Record<string, Coverage> = {
   'node --expose-gc dist/test/bench/run.js': { bench: [] },
 };
 
-const readme = await readFile(join(REPO, 'README.md'), 'utf8');
-const commands = readmeCommands(readme);
+const docs = docFiles();
+const readme = docs.find((d) => d.file === 'README.md')!.text;
+const commands = docs.flatMap((d) => readmeCommands(d.text, d.file));
 const texts = [...new Set(commands.map((c) => c.text))];
 
 /** The argv after `npx catalog-streams`, split on spaces (the README's commands quote nothing). */
 const argvOf = (text: string) => text.replace(/^npx catalog-streams /, '').split(' ');
 
-describe('README commands', () => {
-  it('every command has a reviewed entry saying who runs it, and every entry is still in the README', () => {
+describe('commands of the README and docs/', () => {
+  it('every command has a reviewed entry saying who runs it, and every entry is still in a page', () => {
     expect(commands.length).toBeGreaterThan(15);
-    expect(
-      texts.filter((t) => !(t in COVERAGE)).map((t) => `README.md:${commands.find((c) => c.text === t)!.line}: ${t}`),
-    ).toEqual([]);
+    expect(commands.filter((c) => c.file !== 'README.md').length).toBeGreaterThan(10);
+    expect(commands.filter((c) => !(c.text in COVERAGE)).map((c) => `${at(c)}: ${c.text}`)).toEqual([]);
     expect(Object.keys(COVERAGE).filter((t) => !texts.includes(t))).toEqual([]);
   });
 
@@ -172,13 +176,15 @@ describe('README commands', () => {
       'tsc -p tsconfig.json && npm run lint:deps && npm run lint && npm run format:check && vitest run',
     );
     expect(pkg.scripts.bench).toBe('tsc -p tsconfig.json && node --expose-gc dist/test/bench/run.js');
-    // The scheduling test reads both examples from the README's Scheduling section.
-    const lineOf = (index: number) => readme.slice(0, index).split('\n').length;
-    const first = lineOf(readme.indexOf('## Scheduling\n'));
-    const last = lineOf(readme.indexOf('\n## ', readme.indexOf('## Scheduling\n') + 3));
+    // The scheduling test reads both examples from the Scheduling section of docs/nightly-runs.md.
+    const nightly = docs.find((d) => d.file === 'docs/nightly-runs.md')!.text;
+    const first = lineOf(nightly, nightly.indexOf('## Scheduling\n'));
+    const last = lineOf(nightly, nightly.indexOf('\n## ', nightly.indexOf('## Scheduling\n') + 3));
     for (const [text, c] of Object.entries(COVERAGE)) {
-      if ('test' in c && c.test === SCHEDULING)
-        expect(commands.find((x) => x.text === text)!.line).toSatisfy((l: number) => l > first && l < last);
+      if (!('test' in c) || c.test !== SCHEDULING) continue;
+      const found = commands.filter((x) => x.text === text);
+      expect(found.map((x) => x.file)).toEqual(['docs/nightly-runs.md']);
+      expect(found[0]!.line).toSatisfy((l: number) => l > first && l < last);
     }
   });
 
@@ -244,7 +250,7 @@ describe('README commands', () => {
       expect((await listFiles(ws.dir)).filter((f) => f.startsWith('out/'))).toEqual([]);
     });
 
-    it('stages --markdown prints the README stage reference', async () => {
+    it('stages --markdown prints the stage reference of docs/stages.md', async () => {
       const { code, stdout } = await run('npx catalog-streams stages --markdown');
       expect(code).toBe(0);
       expect(stdout.trimEnd()).toBe(formatStageReference(builtinStages).trimEnd());
@@ -257,6 +263,31 @@ describe('README commands', () => {
       expect(summaries.map((s) => s.status)).toEqual(summaries.map(() => 'succeeded'));
       expect(summaries.length).toBe(6);
       expect((await listFiles(join(ws.dir, 'out/reference'))).filter((f) => f.endsWith('.parquet'))).toHaveLength(6);
+    });
+
+    it('every whole pipeline file in a yaml block validates; the fragments are valid YAML', async () => {
+      const files: Array<{ where: string; path: string }> = [];
+      const broken: string[] = [];
+      await mkdir(join(ws.dir, 'pipelines'), { recursive: true });
+      for (const block of docs.flatMap(fencedBlocks).filter((b) => b.lang === 'yaml')) {
+        const documents = parseAllDocuments(block.body);
+        for (const d of documents) if (d.errors.length) broken.push(`${at(block)}: ${d.errors[0]!.message}`);
+        const values = documents.map((d) => d.toJS() as Record<string, unknown> | null);
+        // A Kubernetes manifest runs in test/cli/scheduling.test.ts; a fragment (`sinks:` alone) is no file.
+        if (!values.some((v) => v && 'source' in v)) continue;
+        // In pipelines/ of the workspace, so `../out/...` lands in its out/ as in the repository.
+        const path = join(ws.dir, 'pipelines', `doc-${files.length}.yml`);
+        await writeFile(path, block.body);
+        files.push({ where: at(block), path });
+      }
+      expect(broken).toEqual([]);
+      expect(files.length).toBeGreaterThanOrEqual(4);
+      const results = await Promise.all(
+        files.map((f) => runCli(['validate', f.path], { cwd: ws.dir, env: cleanEnv() })),
+      );
+      expect(
+        results.flatMap((r, i) => (r.code === 0 ? [] : [`${files[i]!.where}: exit ${r.code}: ${r.stderr.trim()}`])),
+      ).toEqual([]);
     });
 
     it('the sandbox command serves and stops on SIGTERM (port 0 for 8787: a test must not need a fixed port)', async () => {

@@ -11,6 +11,7 @@
 // mapping renames; a locale key need not appear (a fallback column drops it). Columns that copy a
 // value from elsewhere (extract, select-media-format's url columns) match any path of that value.
 import { localizedFieldPaths, resourceSchemas } from '../../src/catalog/index.js';
+import { snakeCase } from '../../src/sinks/shared/column-names.js';
 
 export interface TransformSpec {
   type: string;
@@ -39,6 +40,9 @@ interface Leaf {
 }
 
 const LOCALE = /^[a-z]{2}$/;
+/** `{value, unit}` of a temperature scale: the resource's measures. */
+const MEASURE_PART = /^conservation(Min|Max)\.(celsius|fahrenheit|kelvin)\.(value|unit)$/;
+const SCALE_UNITS: Record<string, string> = { celsius: '°C', fahrenheit: '°F', kelvin: 'K' };
 const DIGITS = /^\d+$/;
 
 function leaves(value: unknown, steps: Step[] = [], out: Leaf[] = []): Leaf[] {
@@ -56,9 +60,11 @@ function pathSteps(path: string): Step[] {
   return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]!));
 }
 
-/** Equal values compare equal; digit codes compare without their leading zeros. */
+/** Equal values compare equal; digit codes compare without their leading zeros; a flag's text as the flag. */
 function canonical(value: unknown): string {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return `d:${value}`;
+  // A BOOLEAN column holds the service's "true"/"false" text (catalog/primitives.ts, BooleanText).
+  if (value === true || value === 'true' || value === false || value === 'false') return `b:${String(value)}`;
   if (typeof value === 'string' && DIGITS.test(value)) return `d:${value.replace(/^0+(?=\d)/, '')}`;
   return `${typeof value}:${String(value)}`;
 }
@@ -241,6 +247,13 @@ export function lostLeaves(
     for (const leaf of leaves(input)) {
       const path = generic(leaf.steps);
       if (plan.removed(path, leaf.steps, input)) continue;
+      // A measure column holds the number of `{value, unit}` in its own unit (catalog/primitives.ts,
+      // measure): the unit is the column's, and the value is found under the measure's name.
+      if (MEASURE_PART.test(path)) {
+        if (path.endsWith('.unit') && leaf.value === SCALE_UNITS[String(leaf.steps.at(-2))]) continue;
+        const measure = { steps: leaf.steps.slice(0, -1), value: leaf.value };
+        if (values && found(measure, values.get(canonical(leaf.value)) ?? [], plan)) continue;
+      }
       if (!values || !found(leaf, values.get(canonical(leaf.value)) ?? [], plan))
         lost.push({ id, path: show(leaf.steps), value: leaf.value });
     }
@@ -263,6 +276,13 @@ function found(leaf: Leaf, candidates: readonly Leaf[], plan: Plan): boolean {
     if (typeof top === 'string' && plan.copies.has(top)) return true;
     if (indexesOf(c.steps) !== indexes) return false;
     const tokens = tokensOf(c.steps, plan);
-    return required.every((k) => tokens.has(k));
+    // A column named in snake_case (columnNames) names `updatedAt` as `updated_at`.
+    return required.every(
+      (k) =>
+        tokens.has(k) ||
+        snakeCase(k)
+          .split('_')
+          .every((t) => t === '' || tokens.has(t)),
+    );
   });
 }

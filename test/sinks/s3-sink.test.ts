@@ -201,6 +201,48 @@ describe('s3 sink', () => {
     expect(footer.rows).toEqual([{ hash: schema.hash }]);
   });
 
+  it('columnNames: snake_case: the objects and the manifest name the columns in snake_case', async () => {
+    const records = [...productRecords(500)];
+    const sink = s3Sink(
+      {
+        format: 'parquet',
+        bucket: server.bucket,
+        key: 'snake/products/{run}/part-{part}.parquet',
+        columnNames: 'snake_case',
+        schemaHint: PRODUCT_HINT,
+      },
+      testContext(),
+    );
+    await pipeline(Readable.from(records), sink);
+    const dir = await tempDir();
+    const file = join(dir, 'part-00000.parquet');
+    await writeFile(file, await getObject(server.client, server.bucket, 'snake/products/test-run/part-00000.parquet'));
+    const types = await parquetColumnTypes(file);
+    expect(types).toMatchObject({
+      ean_gtin13: 'VARCHAR',
+      public_price: 'BIGINT',
+      requires_legal_text: 'BOOLEAN',
+      is_a_nutrition_supplement: 'BOOLEAN',
+      meta_created_at: 'TIMESTAMP WITH TIME ZONE',
+      _extra: 'JSON',
+    });
+    for (const name of Object.keys(types)) expect(name).toMatch(/^[a-z_][a-z0-9_]*$/);
+    const { rows } = await duckdbQuery(
+      `SELECT count(*) AS n, sum(public_price) AS price, count(*) FILTER (WHERE requires_legal_text) AS legal
+       FROM read_parquet(${sqlString(file)})`,
+    );
+    expect(rows[0]).toEqual({
+      n: 500n,
+      price: BigInt(records.reduce((n, r) => n + r.publicPrice, 0)),
+      legal: BigInt(records.filter((r) => r.requiresLegalText).length),
+    });
+    const manifest = JSON.parse(
+      (await getObject(server.client, server.bucket, 'snake/products/test-run/_manifest.json')).toString('utf8'),
+    ) as S3Manifest;
+    const columns = (manifest.schema as { columns: Array<{ name: string }> }).columns.map((c) => c.name);
+    expect(columns).toEqual(Object.keys(types));
+  });
+
   it('writes CSV objects (format: csv, gzip by the key) that DuckDB reads back, with the columns in the manifest', async () => {
     const records = [...productRecords(2500)];
     const sink = s3Sink(
@@ -450,6 +492,10 @@ describe('s3 sink', () => {
     );
     expect(() => s3Sink({ ...base, format: 'jsonl', delimiter: 'tab' })).toThrow(
       /delimiter applies to format: csv only/,
+    );
+    // columnNames names columns: JSON Lines writes records as they are
+    expect(() => s3Sink({ ...base, format: 'jsonl', columnNames: 'snake_case' })).toThrow(
+      /columnNames applies to format: parquet or csv only/,
     );
     expect(() => s3Sink({ ...base, format: 'parquet', partSize: '1MiB' })).toThrow(/at least 5MiB/);
     expect(() => s3Sink({ ...base, format: 'parquet', manifestKey: 'k/{part}/m.json' })).toThrow(

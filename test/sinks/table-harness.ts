@@ -229,15 +229,15 @@ export class TableDays {
 }
 
 const README_VIEW = (() => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Snapshots and change history'));
+  const doc = readFileSync(new URL('../../docs/tables.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('**History** (type 2)'));
   const sql = /```sql\n([\s\S]*?)```/.exec(section)![1]!;
   return sql.slice(0, sql.indexOf(';'));
 })();
 
-/** The README's DuckDB history view, as the README writes it, over `changesGlob`. */
+/** The DuckDB history view of docs/tables.md, as the page writes it, over `changesGlob`. */
 export function historyViewSql(changesGlob: string): string {
-  const placeholder = "'out/lake/products/changes/dt=*/*.parquet'";
+  const placeholder = "'out/products-table/changes/dt=*/*.parquet'";
   expect(README_VIEW).toContain(placeholder);
   return README_VIEW.replace(placeholder, sqlString(changesGlob));
 }

@@ -1,6 +1,6 @@
 // The lookup operations the spec only names (§4.9): GET /v4/products/find and
 // GET /v4/media/find. Their parameters and answers are not shown; public
-// clients of the live service (README "What the live service sends", F1) ask
+// clients of the live service (docs/live-service.md, F1) ask
 // `?id=<id>`, one record per request, and read `{product: record}` /
 // `{media: record}`; `{result: record}` and a bare record are read too, any
 // other body is invalid_response (client/catalog-client.ts foundRecord). 404

@@ -95,7 +95,7 @@ function endpoint<F extends FilterParams, S extends SortingParams>(
 }
 
 /**
- * A reference table read whole (README "Reference data"): nothing required, never capped, sorted
+ * A reference table read whole (docs/reference-data.md): nothing required, never capped, sorted
  * by id by default, and filters the spec does not show (ours, mirrored by the sandbox).
  */
 function referenceTable<F extends FilterParams, S extends SortingParams>(
@@ -254,7 +254,7 @@ export const endpoints = {
     dietaryRestrictionSortings,
   ),
   'colors.query': referenceTable('colors.query', 'color', colorFilters, colorSortings),
-  // The reference tables of the vendor's regional docs (README "Reference data"): read whole like
+  // The reference tables of the vendor's regional docs (docs/reference-data.md): read whole like
   // the taxonomy endpoints; osp-categories only exists on the French service.
   'active-ingredients.query': referenceTable(
     'active-ingredients.query',
@@ -386,7 +386,7 @@ export function notShown(spec: EndpointSpec, issues: FilterIssue[]): FilterIssue
     /^unknown (filter|sorting) /.test(i.message)
       ? {
           ...i,
-          message: `${i.message}. The API's documentation names ${spec.path} but does not show its filters or sortings, so catalog-streams accepts only \`id\` and the empty filter there (see the README, "Reference data")`,
+          message: `${i.message}. The API's documentation names ${spec.path} but does not show its filters or sortings, so catalog-streams accepts only \`id\` and the empty filter there (see the docs/reference-data.md)`,
         }
       : i,
   );

@@ -78,8 +78,8 @@ export const productFilters = {
   officialDeletionAt: TimestampFilter,
   createdAt: TimestampFilter,
   updatedSince: TimestampFilter,
-  // Filters of the live service that the spec does not list (README "What the live service
-  // sends", sources F1-F3): national codes (Belgium, France), linked media, regional fields.
+  // Filters of the live service that the spec does not list (docs/live-service.md,
+  // sources F1-F3): national codes (Belgium, France), linked media, regional fields.
   cnk: nationalCodes(7),
   cip13: nationalCodes(13),
   acl13: nationalCodes(13),

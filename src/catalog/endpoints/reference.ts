@@ -1,7 +1,7 @@
 // Filters and sortings of the reference and news endpoints (spec §4.4-4.8), and
 // of media/query and media/stream, whose filters the spec does not show: the
 // live service's, as public clients and the vendor's regional docs use them
-// (README "What the live service sends", F1, F3), plus id, product, photoType,
+// (docs/live-service.md, F1, F3), plus id, product, photoType,
 // createdAt and updatedSince (our decision, mirrored by the sandbox).
 import { z } from 'zod';
 import { Direction, TimestampFilter, codes, digitCodes, oneOrMore } from '../filters.js';

@@ -6,11 +6,13 @@ import { z } from 'zod';
 import {
   Id,
   Localized,
+  BooleanText,
   LocalizedOrText,
   RecordMeta,
   UnixTimestamp,
   gtinCode,
   hsCode,
+  measure,
   nationalCode,
   orAlso,
 } from '../primitives.js';
@@ -39,11 +41,17 @@ const MeasureWithUnit = z.looseObject({ value: z.number().nonnegative(), unit: M
 
 /**
  * One temperature of conservationMin/Max per scale: the live service sends
- * `{"celsius": {"value": 15, "unit": "°C"}}`, the sandbox's spec profile `{"celsius": 2}`.
+ * `{"celsius": {"value": 15, "unit": "°C"}}`, the sandbox's spec profile `{"celsius": 2}`. Each
+ * known scale is a measure in its unit, so its column is a number (`conservationMin_celsius`
+ * DOUBLE) whichever shape came; another scale is accepted and kept in `_extra`.
  */
 const Temperature = z.union([z.number(), z.looseObject({ value: z.number(), unit: z.string() })]);
 const ConservationTemperature = z
-  .object({ celsius: Temperature.optional(), fahrenheit: Temperature.optional(), kelvin: Temperature.optional() })
+  .object({
+    celsius: measure('°C').optional(),
+    fahrenheit: measure('°F').optional(),
+    kelvin: measure('K').optional(),
+  })
   .catchall(Temperature);
 
 export const PublicCategory = z.looseObject({
@@ -80,7 +88,8 @@ export const Gs1Category = z.looseObject({
   title: z.string().optional(),
   definition: z.string().optional(),
   definitionExcludes: z.string().optional(),
-  active: z.string().optional(),
+  /** "true"/"false" as text (spec: string); a BOOLEAN column. */
+  active: BooleanText.optional(),
   meta: RecordMeta.optional(),
 });
 

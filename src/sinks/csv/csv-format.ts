@@ -17,6 +17,7 @@ import {
 } from '../shared/column-schema.js';
 import { stringifyJson } from '../jsonl/jsonl-encoding.js';
 import { gzipFor, gzipOption, pricesOption } from '../shared/option-schemas.js';
+import { columnNamesOption, type ColumnNaming } from '../shared/column-names.js';
 import { DECIMAL_SCALE, type ParquetType } from '../parquet/parquet-encoder.js';
 import type { RecordEncoding } from '../shared/record-sink.js';
 import { defineSinkFormat, type FormatEnv } from '../shared/output-format.js';
@@ -74,6 +75,7 @@ export interface CsvFormatOptions {
   header?: boolean | undefined;
   gzip?: boolean | undefined;
   prices?: 'minor-units' | 'decimal' | undefined;
+  columnNames?: ColumnNaming | undefined;
 }
 
 /** The CSV format for one sink: records shaped into the contract's columns, one line each. */
@@ -95,6 +97,7 @@ export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEnco
     timestampInput: 'seconds',
     prices: options.prices ?? 'minor-units',
     excluded: new Set(template?.fields.map((f) => f.key) ?? []),
+    columnNames: options.columnNames,
   });
   const shaper = new RecordShaper(schema);
   shaper.onNewExtraField = (path, value) => {
@@ -156,11 +159,13 @@ export const csvSinkFormat = defineSinkFormat({
       .optional()
       .describe(`${target === 'key' ? 'format csv: ' : ''}Write the column names as the first line (default: true)`),
     prices: pricesOption,
+    columnNames: columnNamesOption,
     gzip: gzipOption(target),
   }),
   optionsSet: (options) => [
     ...['delimiter', 'header', 'gzip'].filter((key) => options[key] !== undefined),
     ...(options.prices === 'decimal' ? ['prices'] : []),
+    ...(options.columnNames === 'snake_case' ? ['columnNames'] : []),
   ],
   contentType: (options, target) => (gzipFor(options, target) ? 'application/gzip' : 'text/csv; charset=utf-8'),
   create: (options, env) => csvFormat(options as CsvFormatOptions, env) as RecordEncoding<unknown>,

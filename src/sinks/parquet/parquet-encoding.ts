@@ -18,6 +18,7 @@ import {
   type ColumnSchemaSettings,
 } from '../shared/column-schema.js';
 import { byteSize, pricesOption } from '../shared/option-schemas.js';
+import { columnNamesOption } from '../shared/column-names.js';
 import { CompressionRatio, PARQUET_COMPRESSIONS, ParquetEncoder, type ParquetRow } from './parquet-encoder.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
 import type { EmitItem, RecordEncoding } from '../shared/record-sink.js';
@@ -39,6 +40,7 @@ export const parquetFormatOptions = {
         '{cnk: string, "meta.source": string, "brands[].logo": string}; promotes fields the run summary lists in _extra. ' +
         'Types: string, int32, int64, double, boolean, timestamp, json, and lists string[], int64[], ...',
     ),
+  columnNames: columnNamesOption,
   nested: z
     .enum(['flatten', 'struct', 'json'])
     .default('flatten')
@@ -115,6 +117,7 @@ export function columnSchemaFor(
     timestampInput: options.timestampInput,
     prices: options.prices,
     excluded: excludedColumns,
+    columnNames: options.columnNames,
   };
   return new ColumnSchema(withDeclaredColumns(schema, options.columns), settings);
 }

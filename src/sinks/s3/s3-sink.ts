@@ -48,7 +48,7 @@ function s3SinkOptionsFor<const Formats extends readonly [OutputFormat, ...Outpu
         .string()
         .min(1)
         .describe(
-          "Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each run replaces the earlier runs' objects of the dataset once its manifest is written (README: Publication protocol)",
+          "Object key template, e.g. catalog/products/dt={date}/part-{part}.parquet: {name} {run} {date} {part} and key={field} as in a local path. Without {run}, -<run id> is added before the extension and each run replaces the earlier runs' objects of the dataset once its manifest is written (docs/publication.md)",
         ),
       ...formatOptions,
       ...rotationOptions,

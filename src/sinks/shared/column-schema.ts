@@ -19,6 +19,8 @@
 //   or that does not fit its column, keyed by its path (`cnk`, `brands[2].logo`), so
 //   nothing is lost and nothing undeclared fails a run.
 // Hive partition keys of the path template are left out (their values live in the path).
+// Column and STRUCT member names follow `columnNames` (column-names.ts): the record's names as
+// they are, or snake_case; record paths (`_extra` keys, `columns:`) stay the record's names.
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../../errors.js';
 import {
@@ -31,6 +33,7 @@ import {
 import { stringifyJson } from '../jsonl/jsonl-encoding.js';
 import type { ParquetColumn, ParquetRow, ParquetType } from '../parquet/parquet-encoder.js';
 import { isPlainObject } from '../../values.js';
+import { columnNamer, type ColumnNaming } from './column-names.js';
 
 export {
   DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES,
@@ -55,6 +58,8 @@ export interface ColumnSchemaSettings {
   prices: 'minor-units' | 'decimal';
   /** Column names left out of the data: Hive partition keys, whose values live in the path. */
   excluded: ReadonlySet<string>;
+  /** Column and STRUCT member names: the record's field names (default), or snake_case. */
+  columnNames?: ColumnNaming | undefined;
 }
 
 /** A top-level column: its Parquet name and type, the record path it reads and what it means. */
@@ -135,6 +140,20 @@ function setAt(
 // ---------------------------------------------------------------------------
 // The column schema
 
+/** Two fields under one column (or STRUCT member) name: a config error naming both, and the way out. */
+export class ColumnNameClashError extends ConfigError {
+  constructor(name: string, first: string, second: string, settings: Pick<ColumnSchemaSettings, 'columnNames'>) {
+    const snake = settings.columnNames === 'snake_case';
+    super(
+      `column "${name}" would hold both "${first}" and "${second}"` +
+        (snake ? ' (columnNames: snake_case maps both to that name)' : '') +
+        `; rename one of them (the rename transform)${snake ? ', or set columnNames: as-is' : ', or use nested: struct'}`,
+      { path: snake ? 'columnNames' : 'columns' },
+      { code: 'config.column_name_clash' },
+    );
+  }
+}
+
 /** How a record value becomes the physical value of its column (or MISMATCH). */
 type Converter = (value: unknown, shaper: RecordShaper) => unknown;
 
@@ -168,6 +187,20 @@ export class ColumnSchema {
       if (type.kind !== 'int64' && type.kind !== 'int32') return false;
       if (timestampPaths) return timestampPaths.has(path.join('.'));
       return /[a-z0-9]At$/.test(path[path.length - 1]!);
+    };
+
+    const rename = columnNamer(settings.columnNames);
+    // A STRUCT member's name; two members of one struct under one name is a config error naming both.
+    const memberName = (path: readonly string[], key: string, siblings: readonly RecordField[]): string => {
+      const name = rename(key);
+      const before = siblings.slice(
+        0,
+        siblings.findIndex((f) => f.name === key),
+      );
+      const other = before.find((f) => rename(f.name) === name);
+      if (other)
+        throw new ColumnNameClashError(name, [...path, other.name].join('.'), [...path, key].join('.'), settings);
+      return name;
     };
 
     const build = (
@@ -204,9 +237,21 @@ export class ColumnSchema {
           }
           return { type: { kind: 'int64' }, convert: int64Converter };
         case 'double':
-          return { type: { kind: 'double' }, convert: doubleConverter };
+          return type.unit
+            ? {
+                type: { kind: 'double' },
+                convert: measureConverter(type.unit),
+                description: `in ${type.unit} (the live service's {value, unit} written as its value)`,
+              }
+            : { type: { kind: 'double' }, convert: doubleConverter };
         case 'boolean':
-          return { type: { kind: 'boolean' }, convert: booleanConverter };
+          return type.text
+            ? {
+                type: { kind: 'boolean' },
+                convert: booleanTextConverter,
+                description: 'sent as text "true"/"false"; other text is kept in _extra',
+              }
+            : { type: { kind: 'boolean' }, convert: booleanConverter };
         case 'timestamp':
           return this.#timestamp();
         case 'json':
@@ -229,10 +274,14 @@ export class ColumnSchema {
           };
         }
         case 'struct': {
-          const members = type.fields.map((f) => ({ name: f.name, ...build(f.type, [...path, f.name]) }));
+          const members = type.fields.map((f) => ({
+            key: f.name,
+            name: memberName(path, f.name, type.fields),
+            ...build(f.type, [...path, f.name]),
+          }));
           return {
             type: { kind: 'struct', fields: members.map((m) => ({ name: m.name, type: m.type })) },
-            convert: structConverter(members.map((m) => [m.name, m.convert] as const)),
+            convert: structConverter(members.map((m) => [m.key, m.name, m.convert] as const)),
           };
         }
       }
@@ -244,18 +293,15 @@ export class ColumnSchema {
       key: string,
       built: { type: ParquetType; convert: Converter; description?: string },
     ) => {
-      const name = path.join('_');
-      if (settings.excluded.has(name)) {
+      const recordName = path.join('_');
+      const name = path.map(rename).join('_');
+      // Partition keys name the record's field (`status={status}`), whichever naming the columns have.
+      if (settings.excluded.has(recordName) || settings.excluded.has(name)) {
         node.children.set(key, { excluded: true });
         return;
       }
       const clash = columns.find((c) => c.name === name);
-      if (clash) {
-        throw new ConfigError(
-          `Parquet column "${name}" would hold both "${clash.path.join('.')}" and "${path.join('.')}"; rename one of them or use nested: struct`,
-          { path: 'columns' },
-        );
-      }
+      if (clash) throw new ColumnNameClashError(name, clash.path.join('.'), path.join('.'), settings);
       node.children.set(key, { column: columns.length, convert: built.convert });
       this.converters.push(built.convert);
       columns.push({ name, path, type: built.type, description: built.description });
@@ -363,11 +409,6 @@ const RESERVED = new Set(
   ).split(' '),
 );
 
-/** A name double-quoted for SQL (DDL quotes every name: DuckDB has more keywords than a list here would hold). */
-export function quoteAlways(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
 /** A column name as DuckDB takes it: bare when it is a plain identifier and no keyword, else double-quoted. */
 export function quoteDuckdb(name: string): string {
   return PLAIN_IDENTIFIER.test(name) && !RESERVED.has(name.toLowerCase()) ? name : `"${name.replace(/"/g, '""')}"`;
@@ -436,6 +477,27 @@ function doubleConverter(v: unknown, s: RecordShaper): unknown {
 function booleanConverter(v: unknown, s: RecordShaper): unknown {
   s.bytes += 1;
   return typeof v === 'boolean' ? v : MISMATCH;
+}
+
+/** Exactly "true" and "false" (the spec's and the service's spelling); "yes", "1", "True" stay text in `_extra`. */
+function booleanTextConverter(v: unknown, s: RecordShaper): unknown {
+  s.bytes += 1;
+  if (typeof v === 'boolean') return v;
+  return v === 'true' ? true : v === 'false' ? false : MISMATCH;
+}
+
+/**
+ * A number, or `{value, unit}` with exactly the column's unit: the unit is the column's, so only the
+ * number is written. Another unit or another member and the object is kept whole in `_extra`.
+ */
+function measureConverter(unit: string): Converter {
+  return (v, s) => {
+    if (!isPlainObject(v)) return doubleConverter(v, s);
+    let members = 0;
+    for (const _ in v) members++;
+    if (members !== 2 || v.unit !== unit || typeof v.value !== 'number') return MISMATCH;
+    return doubleConverter(v.value, s);
+  };
 }
 
 function jsonConverter(v: unknown, s: RecordShaper): unknown {
@@ -512,14 +574,17 @@ function listConverter(element: Converter): Converter {
   };
 }
 
-/** A new object with the declared members converted; undeclared members and misfits go to `_extra`. */
-function structConverter(members: ReadonlyArray<readonly [string, Converter]>): Converter {
-  const index = new Map(members.map(([name], i) => [name, i]));
+/**
+ * A new object with the declared members converted, under their column names; undeclared members
+ * and misfits go to `_extra` (keyed by the record's names). Members: [record key, member name, converter].
+ */
+function structConverter(members: ReadonlyArray<readonly [string, string, Converter]>): Converter {
+  const index = new Map(members.map(([key], i) => [key, i]));
   return (v, s) => {
     if (!isPlainObject(v)) return MISMATCH;
     s.bytes += 24 + NESTED_MEMBER_BYTES * members.length;
     const out: Record<string, unknown> = {};
-    for (let i = 0; i < members.length; i++) out[members[i]![0]] = null;
+    for (let i = 0; i < members.length; i++) out[members[i]![1]] = null;
     const path = s.path;
     for (const key in v) {
       const value = v[key];
@@ -528,9 +593,10 @@ function structConverter(members: ReadonlyArray<readonly [string, Converter]>): 
       const at = index.get(key);
       if (at === undefined) s.keepExtra(value);
       else {
-        const converted = members[at]![1](value, s);
+        const member = members[at]!;
+        const converted = member[2](value, s);
         if (converted === MISMATCH) s.keepExtra(value);
-        else out[key] = converted;
+        else out[member[1]] = converted;
       }
       path.pop();
     }

@@ -1,6 +1,6 @@
 // Output path/key templates shared by the jsonl, parquet and s3 sinks.
 //
-// Rules (the README reference repeats them):
+// Rules (the stage reference, docs/stages.md, repeats them):
 // - `{name}`  the run name (ctx.run.name).
 // - `{run}`   the run id (ctx.run.id).
 // - `{date}`  the run's start date in UTC, `YYYY-MM-DD` (ctx.run.startedAt), the same for

@@ -9,7 +9,7 @@
 //   published); held by a tee (`holdPublication`) it waits there until every sink of
 //   the run got that far; then it commits every part (renames), runs `afterCommit`
 //   (the S3 manifest), removes what this run replaces (`supersede`), releases the
-//   dataset lock and lists everything in `outputs` (README: "Publication protocol").
+//   dataset lock and lists everything in `outputs` (docs/publication.md).
 // - destroyed with an error, destroyed before finishing, or ctx.signal aborted:
 //   every uncommitted part is removed (temp files, multipart uploads) and parts
 //   committed earlier in the run are revoked.
@@ -80,7 +80,7 @@ export interface RecordSinkSpec<Item> {
   prepare?(): Promise<void>;
   /**
    * Runs after the outputs and the manifest are published, with every location this run wrote:
-   * removes the outputs of earlier runs that this run replaces (see the README's publication
+   * removes the outputs of earlier runs that this run replaces (see docs/publication.md's
    * protocol). A failure is a `sink.cleanup` warning: this run's data is published.
    */
   supersede?(written: ReadonlySet<string>): Promise<void>;

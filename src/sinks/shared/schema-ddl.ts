@@ -2,8 +2,53 @@
 // before the first run: the Parquet schema (as parquet-tools prints it), a DuckDB
 // CREATE TABLE, a Spark CREATE TABLE and an Athena/Glue CREATE EXTERNAL TABLE over
 // the sink's partition layout (`dt={date}` folders become partition columns).
+//
+// Names are quoted where they must be, per dialect, so the DDL reads like the SQL a person writes
+// and shows which names a query will have to quote: a name that is not a plain lowercase
+// identifier, or is a keyword of any of the dialects, is double-quoted for DuckDB (and Postgres,
+// Snowflake) and backticked for Spark and Athena/Hive DDL. Athena also backticks a leading
+// underscore (`_extra`), and lowercases every name (Glue stores them so; its Parquet reader
+// matches file columns case-insensitively): `columnNames: snake_case` keeps them readable there.
 import { DECIMAL_PRECISION, DECIMAL_SCALE, type ParquetType } from '../parquet/parquet-encoder.js';
-import { duckdbType, quoteAlways, quoteDuckdb, type ColumnSchema } from './column-schema.js';
+import { duckdbType, type ColumnSchema } from './column-schema.js';
+
+export type SqlDialect = 'duckdb' | 'spark' | 'athena';
+
+const PLAIN = /^[a-z_][a-z0-9_]*$/;
+const PLAIN_ATHENA = /^[a-z][a-z0-9_]*$/;
+/**
+ * Keywords a column may not bear unquoted in one of the dialects: DuckDB's reserved keywords
+ * (`SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'`, checked by
+ * test/sinks/schema-ddl.test.ts), Spark's ANSI reserved words, Hive DDL's and Athena (Trino) DML's.
+ * Quoting a word that one dialect would have taken bare is harmless; one list serves them all.
+ */
+const RESERVED = new Set(
+  (
+    'all alter analyse analyze and anti any array as asc asymmetric authorization between bigint binary boolean both by ' +
+    'case cast char check collate column commit conf constraint create cross cube current current_date current_path ' +
+    'current_role current_time current_timestamp current_user cursor database date deallocate decimal default deferrable ' +
+    'delete desc describe distinct do double drop else end escape except exchange execute exists extended external extract ' +
+    'false fetch filter first float following for foreign from full function grant group grouping having if import in ' +
+    'initially inner insert int intersect interval into is join last lateral leading left less like limit local localtime ' +
+    'lambda localtimestamp macro map more natural none normalize not null of offset on only or order out outer over overlaps ' +
+    'partialscan partition percent pivot pivot_longer pivot_wider placing preceding prepare preserve primary procedure ' +
+    'qualify range reads recursive reduce references regexp returning revoke right rlike rollup row rows select semi ' +
+    'session_user set show similar smallint some summarize symmetric table tablesample then time timestamp to trailing transform trigger ' +
+    'true truncate uescape unbounded union unique uniquejoin unnest unpivot update user using utc_timestamp values varchar ' +
+    'variadic when where window with'
+  ).split(' '),
+);
+
+/** `name` as `dialect` takes it: bare when a plain lowercase identifier and no keyword, else quoted. */
+export function quoteIdentifier(name: string, dialect: SqlDialect): string {
+  const plain = (dialect === 'athena' ? PLAIN_ATHENA : PLAIN).test(name) && !RESERVED.has(name);
+  if (plain) return name;
+  return dialect === 'duckdb' ? `"${name.replace(/"/g, '""')}"` : `\`${name.replace(/`/g, '``')}\``;
+}
+
+const quoteDuck = (name: string) => quoteIdentifier(name, 'duckdb');
+const backtick = (name: string) => quoteIdentifier(name, 'spark');
+const athenaName = (name: string) => quoteIdentifier(name.toLowerCase(), 'athena');
 
 /** Where a sink writes: the folder above the partition folders, and the partition keys in path order. */
 export interface SinkLayout {
@@ -100,18 +145,18 @@ function comment(text: string | undefined): string {
 /** DuckDB: the file's columns, then the partition columns as VARCHAR, and the INSERT that loads the files. */
 export function duckdbCreateTable(table: string, schema: ColumnSchema, layout: SinkLayout): string {
   const columns = [
-    ...schema.columns.map((c) => `  ${quoteAlways(c.name)} ${duckdbType(c.type, quoteAlways)}`),
-    ...layout.partitions.map((p) => `  ${quoteAlways(p)} VARCHAR`),
+    ...schema.columns.map((c) => `  ${quoteDuck(c.name)} ${duckdbType(c.type, quoteDuck)}`),
+    ...layout.partitions.map((p) => `  ${quoteDuck(p)} VARCHAR`),
   ];
   const hive =
     layout.partitions.length > 0
       ? ', hive_partitioning = true, hive_types_autocast = false'
       : ', hive_partitioning = false';
   return [
-    `CREATE TABLE ${quoteDuckdb(table)} (`,
+    `CREATE TABLE ${quoteDuck(table)} (`,
     columns.join(',\n'),
     ');',
-    `-- INSERT INTO ${quoteDuckdb(table)} BY NAME SELECT * FROM read_parquet('${layout.glob.replace(/'/g, "''")}'${hive});`,
+    `-- INSERT INTO ${quoteDuck(table)} BY NAME SELECT * FROM read_parquet('${layout.glob.replace(/'/g, "''")}'${hive});`,
   ].join('\n');
 }
 
@@ -137,12 +182,8 @@ function sparkType(type: ParquetType, athena: boolean): string {
     case 'list':
       return `${t('ARRAY', 'array')}<${sparkType(type.element, athena)}>`;
     case 'struct':
-      return `${t('STRUCT', 'struct')}<${type.fields.map((f) => `${athena ? f.name.toLowerCase() : backtick(f.name)}${athena ? ':' : ': '}${sparkType(f.type, athena)}`).join(athena ? ',' : ', ')}>`;
+      return `${t('STRUCT', 'struct')}<${type.fields.map((f) => `${athena ? athenaName(f.name) : backtick(f.name)}${athena ? ':' : ': '}${sparkType(f.type, athena)}`).join(athena ? ',' : ', ')}>`;
   }
-}
-
-function backtick(name: string): string {
-  return `\`${name.replace(/`/g, '``')}\``;
 }
 
 /** Spark SQL (also Databricks): a Parquet table over the sink's folder, partitioned like its paths. */
@@ -164,18 +205,18 @@ export function sparkCreateTable(table: string, schema: ColumnSchema, layout: Si
 /** Athena / Glue: an external Parquet table; partitions are added with MSCK REPAIR TABLE (or partition projection). */
 export function athenaCreateTable(table: string, schema: ColumnSchema, layout: SinkLayout): string {
   const columns = schema.columns.map(
-    (c) => `  ${backtick(c.name.toLowerCase())} ${sparkType(c.type, true)}${comment(c.description)}`,
+    (c) => `  ${athenaName(c.name)} ${sparkType(c.type, true)}${comment(c.description)}`,
   );
   return [
-    `CREATE EXTERNAL TABLE IF NOT EXISTS ${backtick(table.toLowerCase())} (`,
+    `CREATE EXTERNAL TABLE IF NOT EXISTS ${athenaName(table)} (`,
     columns.join(',\n'),
     ')',
     ...(layout.partitions.length
-      ? [`PARTITIONED BY (${layout.partitions.map((p) => `${backtick(p.toLowerCase())} string`).join(', ')})`]
+      ? [`PARTITIONED BY (${layout.partitions.map((p) => `${athenaName(p)} string`).join(', ')})`]
       : []),
     'STORED AS PARQUET',
     `LOCATION '${layout.location}'`,
     `TBLPROPERTIES ('catalog-streams.schema-hash' = '${schema.hash}');`,
-    ...(layout.partitions.length ? [`-- then: MSCK REPAIR TABLE ${backtick(table.toLowerCase())};`] : []),
+    ...(layout.partitions.length ? [`-- then: MSCK REPAIR TABLE ${athenaName(table)};`] : []),
   ].join('\n');
 }

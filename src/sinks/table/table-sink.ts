@@ -27,6 +27,7 @@ import { PublicationHold } from '../shared/publication.js';
 import { stageFactory } from '../../core/stage-factory.js';
 import { isPlainObject } from '../../values.js';
 import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../shared/column-schema.js';
+import { columnNamer, snakeCase } from '../shared/column-names.js';
 import { byteSize } from '../shared/option-schemas.js';
 import {
   columnSchemaFor,
@@ -95,7 +96,7 @@ export const tableSinkOptions = z.strictObject({
     .array(z.string().min(1))
     .default([])
     .describe(
-      'Columns (as written, e.g. meta_updatedAt) whose change alone is not a change: the snapshot keeps the earlier row',
+      'Columns (as written, e.g. meta_updatedAt, or meta_updated_at with columnNames: snake_case) whose change alone is not a change: the snapshot keeps the earlier row',
     ),
   maxRows: z
     .number()
@@ -248,8 +249,10 @@ export class TableSink extends Writable implements SinkStream {
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
     const schema = tableColumns(config, ctx);
     const names = schema.columns.map((c) => c.name);
+    const rename = columnNamer(config.columnNames);
+    // A column as written, or its record name (meta_updatedAt) under columnNames: snake_case.
     const ignored = config.ignoreFields.map((f) => {
-      const i = names.indexOf(f);
+      const i = names.includes(f) ? names.indexOf(f) : names.indexOf(rename(f));
       if (i < 0)
         throw new ConfigError(`table: ignoreFields names "${f}", which is not a column; columns: ${names.join(', ')}`, {
           path: 'ignoreFields',
@@ -284,6 +287,32 @@ export class TableSink extends Writable implements SinkStream {
       this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
     else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /**
+   * A table keeps one naming: its snapshots are read together (`dt=*`), and a column renamed
+   * from one version to the next would read as NULL from the older files. So a `columnNames`
+   * that differs from the one the current version was written with fails before anything is read.
+   */
+  #checkColumnNames(manifest: TableManifest): void {
+    const current = manifest.versions.find((v) => v.runId === manifest.current);
+    const stored = current ? manifest.schemas?.[current.schemaHash]?.map((c) => c.name) : undefined;
+    if (!stored) return;
+    const names = this.#schema.columns.map((c) => c.name);
+    const renamed = stored.flatMap((was) => {
+      if (names.includes(was)) return [];
+      const now = names.find((n) => snakeCase(n) === snakeCase(was));
+      return now === undefined ? [] : [`${was} -> ${now}`];
+    });
+    const wrote = stored.every((n) => snakeCase(n) === n) ? 'snake_case' : 'as-is';
+    // Names that differ otherwise (a field the schema renamed) are not a change of naming.
+    if (renamed.length === 0 || wrote === this.#config.columnNames) return;
+    throw new SinkError(
+      `table: ${this.#store.location(TABLE_MANIFEST)} was written with columnNames: ${wrote}, this sink has columnNames: ${this.#config.columnNames} ` +
+        `(${renamed.slice(0, 3).join(', ')}${renamed.length > 3 ? `, and ${renamed.length - 3} more` : ''}); ` +
+        `set columnNames: ${wrote} to keep writing this table, or point path at a new folder to start a table with columnNames: ${this.#config.columnNames}`,
+      { code: 'table.column_names_changed' },
+    );
   }
 
   get outputs(): readonly OutputRecord[] {
@@ -343,6 +372,7 @@ export class TableSink extends Writable implements SinkStream {
             { code: 'table.manifest' },
           );
         }
+        this.#checkColumnNames(manifest);
         this.#manifest = manifest;
       }
       if (!this.#manifest && this.#ctx.mode.incremental) {

@@ -1,0 +1,124 @@
+// What `catalog-streams run` reports once its pipelines ended: the summaries on stderr, the summary
+// file, each pipeline's run history and the metrics (textfile, Pushgateway). They report the run and
+// never change its outcome: a committed run that exits non-zero is retried and delivers its records
+// twice, so a report that cannot be written is logged as an error and the exit code stays.
+import type { LoadedPipeline } from '../pipeline/loader.js';
+import type { Redactor } from '../pipeline/env.js';
+import { appendHistory } from '../pipeline/run-history.js';
+import type { RunSummary } from '../pipeline/runner.js';
+import { writeFileAtomic } from '../storage/local-file.js';
+import type { CliIO } from './io.js';
+import { type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.js';
+import type { ProgressHandle } from './progress.js';
+import { formatSummaryText } from './summary.js';
+
+/** How a run ended, as every report tells it. */
+export interface RunOutcome {
+  summaries: RunSummary[];
+  exitCode: number;
+  /** Pipelines stopped because the reader closed stdout (`run ... | head`): not a failure of theirs. */
+  readerStopped: ReadonlySet<string>;
+}
+
+export interface RunReportOptions {
+  /** The pipeline file, as the metrics label it. */
+  file: string;
+  json: boolean;
+  summaryFile?: string;
+  metricsFile?: string;
+  pushgateway?: string;
+}
+
+export class RunReports {
+  readonly #pipelines: readonly LoadedPipeline[];
+  readonly #names: string[];
+  readonly #io: CliIO;
+  readonly #progress: ProgressHandle;
+  readonly #redactor: Redactor;
+  readonly #options: RunReportOptions;
+
+  constructor(
+    pipelines: readonly LoadedPipeline[],
+    io: CliIO,
+    progress: ProgressHandle,
+    redactor: Redactor,
+    options: RunReportOptions,
+  ) {
+    this.#pipelines = pipelines;
+    this.#names = pipelines.map((p) => p.config.name);
+    this.#io = io;
+    this.#progress = progress;
+    this.#redactor = redactor;
+    this.#options = options;
+  }
+
+  async write(outcome: RunOutcome): Promise<void> {
+    this.#printSummaries(outcome);
+    await this.#writeSummaryFile(outcome);
+    await this.#appendHistory(outcome);
+    await this.#publishMetrics(outcome);
+  }
+
+  // The summary is the run's result: written at every log level.
+  #printSummaries({ summaries, readerStopped }: RunOutcome): void {
+    for (const s of summaries) {
+      const line = this.#options.json
+        ? this.#redactor.json({
+            time: new Date().toISOString(),
+            level: s.status === 'succeeded' || readerStopped.has(s.pipeline) ? 'info' : 'error',
+            event: 'summary',
+            ...s,
+          })
+        : this.#redactor.redact(formatSummaryText(s));
+      this.#io.stderr.write(`${line}\n`);
+    }
+  }
+
+  // One shape whatever the number of pipelines, written whole (temp file and rename): a reader never
+  // sees half a summary.
+  async #writeSummaryFile({ summaries, exitCode }: RunOutcome): Promise<void> {
+    const file = this.#options.summaryFile;
+    if (!file) return;
+    const text = `${this.#redactor.json({ exitCode, pipelines: summaries }, 2)}\n`;
+    await writeFileAtomic(file, text).catch((err: unknown) =>
+      this.#progress.log('error', 'summary_file', {
+        pipelines: this.#names,
+        message: this.#redactor.redact(
+          `could not write the summary: ${(err as Error).message}; the run's outcome is the one logged above (exit ${exitCode})`,
+        ),
+      }),
+    );
+  }
+
+  async #appendHistory({ summaries, exitCode }: RunOutcome): Promise<void> {
+    for (const s of summaries) {
+      const p = this.#pipelines.find((x) => x.config.name === s.pipeline);
+      if (!p) continue;
+      await appendHistory(p, s, this.#io.env).catch((err: unknown) =>
+        this.#progress.log('error', 'history.failed', {
+          pipeline: s.pipeline,
+          message: this.#redactor.redact(
+            `could not add the run to the history (catalog-streams history): ${(err as Error).message}; the run's outcome is the one logged above (exit ${exitCode})`,
+          ),
+        }),
+      );
+    }
+  }
+
+  // A metric that could not be published is caught by an alert on a stale last success.
+  async #publishMetrics({ summaries, exitCode }: RunOutcome): Promise<void> {
+    const { file, metricsFile, pushgateway } = this.#options;
+    const metrics: RunMetricsInput = { file, summaries, pipelines: this.#names, exitCode, finishedAt: new Date() };
+    const publish: [string, () => Promise<void>][] = [];
+    if (metricsFile) publish.push([`--metrics-file ${metricsFile}`, () => writeMetricsFile(metricsFile, metrics)]);
+    if (pushgateway) publish.push(['--pushgateway', () => pushMetrics(pushgateway, metrics)]);
+    for (const [what, write] of publish) {
+      await write().catch((err: unknown) =>
+        this.#progress.log('error', 'metrics.failed', {
+          pipelines: this.#names,
+          message: this.#redactor.redact(`${what}: ${(err as Error).message}`),
+        }),
+      );
+    }
+  }
+}
