@@ -102,6 +102,24 @@ describe('several keys', () => {
     expect(plan.estimatedSeconds).toBe(Math.round((plan.requests * 60) / 360));
   });
 
+  it('a mistake inside connection.credentials is reported at its place, the value masked', async () => {
+    const file = join(shared.ws.dir, 'typo.yml');
+    await writeFile(
+      file,
+      pipeline(
+        'typo',
+        'connection: { credentials: [{ apiKey: "${K0}", apiSecret: "${S0}" }, { apiKey: 4242424242 }] }\n',
+      ),
+    );
+    const env = cleanEnv({ CATALOG_BASE_URL: shared.sandbox.url, K0: KEYS[0]!.apiKey, S0: KEYS[0]!.apiSecret });
+    const { code, stderr } = await runMain(['run', file, '--log-format', 'pretty'], env);
+    expect(code).toBe(2);
+    expect(stderr).toContain('connection.credentials[1].apiKey: expected a string, got ***');
+    expect(stderr).toContain('connection.credentials[1].apiSecret');
+    expect(stderr).not.toContain('4242424242');
+    expect(stderr).not.toMatch(VALUES);
+  });
+
   it('credentials beside apiKey in one connection block is a config error', async () => {
     const file = join(shared.ws.dir, 'both.yml');
     await writeFile(
