@@ -1,7 +1,7 @@
 // CatalogClient: one per run. It owns the undici Pool (keep-alive sockets),
 // HTTP Basic authentication, the User-Agent, the run's request budget (one
-// RateLimiter shared by every source) and the retries, and turns every failure
-// into a typed error. Sources never touch HTTP themselves.
+// RateLimiter per API key, shared by every source: key-pool.ts) and the retries,
+// and turns every failure into a typed error. Sources never touch HTTP themselves.
 //
 // Why undici's own `Pool.request` and not Node's global fetch: reading a large
 // NDJSON body through fetch with a consumer slower than the network cost ~13x

@@ -9,9 +9,9 @@
 //
 // A 429 is one key's: its limiter slows down, and the retry's wait (Retry-After, or the backoff)
 // holds that key only (`hold`); the request itself is asked again at once, on whichever key frees
-// first. A request that was already queued on a held key waits for it: the service sends no
-// Retry-After, and a 429 only follows pacing that was wrong, so this is rare and bounded by the
-// hold.
+// first. Requests already queued on the held key wait for it (its limiter is held too) rather than
+// move: a 429 only follows pacing that was wrong, and the service sends no Retry-After, so the
+// hold is a backoff of a second or so.
 import { AbortedError } from '../errors.js';
 import type { ApiCredential } from './credentials.js';
 import { RateLimiter, type RateLimiterOptions } from './rate-limiter.js';
@@ -35,10 +35,8 @@ export class KeyPool {
   /** Where the next tie starts looking: keys take turns. */
   #turn = 0;
 
-  constructor(
-    credentials: readonly ApiCredential[],
-    limiter: Omit<RateLimiterOptions, 'now'> & { now?: () => number },
-  ) {
+  /** `limiter`: the settings of every key's limiter (each key has the same budget). */
+  constructor(credentials: readonly ApiCredential[], limiter: RateLimiterOptions) {
     if (credentials.length === 0) throw new RangeError('a key pool needs at least one key');
     this.#keys = credentials.map((c, index) => ({
       index,
@@ -86,6 +84,7 @@ export class KeyPool {
     const state = this.#keys[key.index]!;
     state.limiter.penalize();
     state.heldUntil = Math.max(state.heldUntil, state.limiter.now() + ms);
+    state.limiter.holdUntil(state.heldUntil);
   }
 
   close(reason?: Error): void {

@@ -22,6 +22,8 @@
 // - 429: `penalize()` doubles the interval (up to maxSlowdown times the base)
 //   and pushes the next slot back accordingly; every `recoveryMs` without a new
 //   429 halves the slowdown again, down to the base rate.
+// - `holdUntil()`: no start before a given time (a 429's wait, which belongs to
+//   the key: key-pool.ts); waiters already queued are held too.
 // - Aborted waiters leave the queue without using a slot.
 // - `perMinute` 0 or Infinity: unlimited (benchmarks, tests).
 import { AbortedError } from '../errors.js';
@@ -166,6 +168,16 @@ export class RateLimiter {
       this.#arm();
     }
     return interval;
+  }
+
+  /** No start before `time` (this limiter's clock, ms), queued waiters included. */
+  holdUntil(time: number): void {
+    if (this.unlimited || !(time > this.#next)) return;
+    this.#next = time;
+    if (this.#timer) {
+      this.#disarm();
+      this.#arm();
+    }
   }
 
   /** Rejects every waiter and every later acquire (the client was closed). */

@@ -80,6 +80,18 @@ describe('KeyPool on a fake clock', () => {
     expect(after.map((s) => s.key).sort()).toEqual([0, 1, 2]);
   });
 
+  it('requests already waiting in a held key`s limiter wait for the hold too', async () => {
+    const p = new KeyPool([KEYS[0]!], { perMinute: 600, safetyMargin: 0, now: () => Date.now() });
+    const first = await p.acquire();
+    const waiting: number[] = [];
+    const queued = [p.acquire(), p.acquire()].map((a) => a.then(() => waiting.push(Date.now())));
+    p.hold(first, 2_000);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await Promise.all(queued);
+    // Held until 2000, then the limiter's slowed-down grid (interval 200 ms after the 429).
+    expect(waiting).toEqual([2_000, 2_200]);
+  });
+
   it('with a single key a 429 waits on it, as before', async () => {
     const p = new KeyPool([KEYS[0]!], { perMinute: 600, safetyMargin: 0, now: () => Date.now() });
     const k = await p.acquire();
