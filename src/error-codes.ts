@@ -168,6 +168,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'set CATALOG_BASE_URL, CATALOG_API_KEY and CATALOG_API_SECRET (or a connection: block), or pass --sandbox',
   ),
   usageError(
+    'config.credentials',
+    'the API keys and secrets do not pair up: lists of different lengths, an empty entry, a key listed twice, or credentials beside apiKey/apiSecret',
+    'give CATALOG_API_KEY and CATALOG_API_SECRET (or connection.credentials) the same number of entries, in the same order, each key once',
+  ),
+  usageError(
     'config.custom_export',
     "a custom stage's module has no function export of the given name",
     'set export: to one of the function exports the message lists',

@@ -86,6 +86,7 @@ export {
   type RequestOptions,
   type StreamEndpointName,
 } from './client/catalog-client.js';
+export type { ApiCredential } from './client/credentials.js';
 export { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './client/retry-policy.js';
 
 // Stages: the contract, the registry and the factories' shared context.
@@ -245,6 +246,7 @@ export { loadPipelineFile, parsePipelines, type LoadedPipeline } from './pipelin
 export {
   runPipeline,
   RunFailedError,
+  type ConnectionOverride,
   type RunnablePipeline,
   type RunOptions,
   type RunSummary,
