@@ -30,15 +30,63 @@
 // writes as they are, without its own TextEncoder pass): as JS strings a row
 // group of them would be most of the heap that survives young-generation GC, and
 // V8 lets the old generation grow to about four times what survives.
-import { gzipSync } from 'node:zlib';
-import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
+import * as zlib from 'node:zlib';
+import { ByteWriter, type SchemaElement } from 'hyparquet-writer';
+import { writeColumn } from 'hyparquet-writer/src/column.js';
 import { writeIndexes } from 'hyparquet-writer/src/indexes.js';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import type { ColumnEncoder, PageData, PageIndexes } from 'hyparquet-writer/src/types.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
+import { ConfigError } from '../../errors.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
+import { ColumnShredder } from './column-shredder.js';
 
-export type ParquetCompression = 'snappy' | 'gzip' | 'none';
-export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'none'] as const satisfies readonly ParquetCompression[];
+export type ParquetCompression = 'snappy' | 'gzip' | 'zstd' | 'none';
+export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'zstd', 'none'] as const satisfies readonly ParquetCompression[];
+
+/** The first Node releases whose zlib compresses zstd (`zlib.zstdCompressSync`). */
+export const ZSTD_NODE_VERSIONS = '22.15 or 24';
+
+/** `compression: zstd` on a Node whose zlib has no zstd. */
+export class ZstdUnavailableError extends ConfigError {
+  constructor(path = 'compression') {
+    super(
+      `compression: zstd needs Node ${ZSTD_NODE_VERSIONS} or later (its zlib compresses zstd); this is Node ${process.versions.node}. ` +
+        'Run on a newer Node, or choose snappy (the default) or gzip',
+      { path },
+      { code: 'config.zstd_unavailable' },
+    );
+  }
+}
+
+type Compress = (input: Uint8Array) => Uint8Array;
+
+/** Node's zstd compressor, where its zlib has one (Node 22.15+, 24); read at run time so Node 20 still loads this module. */
+export function zstdCompressor(): Compress | undefined {
+  const compress = (zlib as unknown as { zstdCompressSync?: (input: Uint8Array) => Buffer }).zstdCompressSync;
+  return typeof compress === 'function' ? (input) => compress(input) : undefined;
+}
+
+/** hyparquet-writer's codec name and compressors for a compression choice (snappy is built in). */
+function codecOf(compression: ParquetCompression): {
+  codec: ColumnEncoder['codec'];
+  compressors: ColumnEncoder['compressors'];
+} {
+  switch (compression) {
+    case 'snappy':
+      return { codec: 'SNAPPY', compressors: { SNAPPY: snappyCompress } };
+    case 'gzip':
+      return { codec: 'GZIP', compressors: { GZIP: (input) => zlib.gzipSync(input) } };
+    case 'zstd': {
+      const zstd = zstdCompressor();
+      if (!zstd) throw new ZstdUnavailableError();
+      return { codec: 'ZSTD', compressors: { ZSTD: zstd } };
+    }
+    case 'none':
+      return { codec: 'UNCOMPRESSED', compressors: {} };
+  }
+}
 
 /** A column's type: a scalar, a LIST of a type, or a STRUCT of named columns. */
 export type ParquetType =
@@ -99,10 +147,10 @@ export class CompressionRatio {
   }
 }
 
-/** Column arrays of a first row group are allocated for this many rows (then for the largest row group seen). */
-const INITIAL_CAPACITY = 1024;
 const CREATED_BY = 'catalog-streams (hyparquet-writer 0.17.0)';
 const PAGE_SIZE = 1024 * 1024;
+/** The magic number at both ends of a Parquet file ("PAR1", little-endian). */
+const PAR1 = 0x31524150;
 
 type ScalarKind = Exclude<ParquetType['kind'], 'list' | 'struct'>;
 
@@ -265,7 +313,7 @@ class Utf8Column {
   }
 }
 
-type RowGroup = ParquetWriter['row_groups'][number];
+type RowGroup = Parameters<typeof writeMetadata>[1]['row_groups'][number];
 /** The footer's fields but its row groups (and metadata_length, which hyparquet-writer computes). */
 type FooterFields = Omit<Parameters<typeof writeMetadata>[1], 'row_groups' | 'metadata_length'>;
 
@@ -342,15 +390,12 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   readonly #columns: readonly ParquetColumn[];
   readonly #options: ParquetEncoderOptions;
   readonly #bytes = new ByteWriter();
-  readonly #writer: ParquetWriter;
-  #buffer: unknown[][];
-  /**
-   * Rows the column arrays are allocated for: the largest row group so far. Pre-sized arrays
-   * filled by index grow no backing stores on the way (push() left the old ones as garbage,
-   * and a row group lives long enough to get them promoted to the old generation).
-   */
-  #capacity: number;
-  /** json columns buffer their text as UTF-8 here instead of in #buffer (see the top of the file). */
+  readonly #schema: SchemaElement[];
+  readonly #shredder: ColumnShredder;
+  /** One column encoder per leaf (hyparquet-writer's description of a column chunk), made once. */
+  readonly #encoders: ColumnEncoder[];
+  #numRows = 0n;
+  /** json columns buffer their text as UTF-8 here instead of in the shredder's leaves (see the top of the file). */
   readonly #utf8: Array<Utf8Column | undefined>;
   #bufferedRows = 0;
   #bufferedBytes = 0;
@@ -371,20 +416,27 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#options = options;
     this.#utf8 = columns.map((c) => (c.type.kind === 'json' ? new Utf8Column() : undefined));
     this.#noStatistics = columns.map((c) => c.type.kind === 'list' || c.type.kind === 'struct' || hasJsonLeaf(c.type));
-    this.#capacity = Math.min(options.rowGroupRows, INITIAL_CAPACITY);
-    this.#buffer = this.#newBuffers();
     this.#ratio = options.compressionRatio ?? new CompressionRatio();
-    const schema = parquetSchema(columns, this.#jsonElements);
-    this.#footer = new SerializedFooter(schema);
-    this.#writer = new ParquetWriter({
-      writer: this.#bytes,
-      schema,
-      codec: options.compression === 'gzip' ? 'GZIP' : options.compression === 'none' ? 'UNCOMPRESSED' : 'SNAPPY',
-      compressors: options.compression === 'gzip' ? { GZIP: (input) => gzipSync(input) } : {},
-      statistics: true,
-      kvMetadata: Object.entries(options.metadata ?? {}).map(([key, value]) => ({ key, value })),
-      createdBy: CREATED_BY,
-    });
+    this.#schema = parquetSchema(columns, this.#jsonElements);
+    this.#footer = new SerializedFooter(this.#schema);
+    const utf8Columns = new Set(columns.flatMap((_, c) => (this.#utf8[c] ? [c] : [])));
+    this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns);
+    const { codec, compressors } = codecOf(options.compression);
+    this.#encoders = this.#shredder.leaves.map((leaf) => ({
+      columnName: leaf.schemaPath
+        .slice(1)
+        .map((e) => e.name)
+        .join('.'),
+      element: leaf.element,
+      schemaPath: leaf.schemaPath,
+      codec,
+      compressors,
+      stats: !this.#noStatistics[leaf.column],
+      pageSize: PAGE_SIZE,
+      columnIndex: false,
+      offsetIndex: true,
+    }));
+    this.#bytes.appendUint32(PAR1);
   }
 
   /** Bytes written out plus the buffered row group, scaled by the compression seen so far. */
@@ -392,19 +444,11 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     return this.#bytes.offset + Math.round(this.#bufferedBytes * this.#ratio.value);
   }
 
-  #newBuffers(): unknown[][] {
-    return this.#columns.map((_, c) => (this.#utf8[c] ? [] : new Array<unknown>(this.#capacity)));
-  }
-
   write(row: ParquetRow): void | Promise<void> {
     const { values } = row;
     const utf8 = this.#utf8;
-    const at = this.#bufferedRows;
-    for (let c = 0; c < this.#buffer.length; c++) {
-      const column = utf8[c];
-      if (column) column.push(values[c]);
-      else this.#buffer[c]![at] = values[c];
-    }
+    for (let c = 0; c < utf8.length; c++) utf8[c]?.push(values[c]);
+    this.#shredder.shred(values);
     this.rows++;
     this.#bufferedRows++;
     this.#bufferedBytes += row.bytes;
@@ -413,48 +457,59 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     }
   }
 
+  /**
+   * Writes the buffered rows as one row group: each leaf's shredded values and levels go to
+   * hyparquet-writer's column chunk writer (what its ParquetWriter.write calls after shredding
+   * each leaf itself), the row group's footer entry is built as it builds it.
+   */
   #writeRowGroup(): void | Promise<void> {
     const rows = this.#bufferedRows;
     if (rows === 0) return;
-    // Trim to the rows written (in place), or take what index writes grew past the capacity.
-    for (let c = 0; c < this.#buffer.length; c++) {
-      const data = this.#buffer[c]!;
-      if (!this.#utf8[c] && data.length !== rows) data.length = rows;
+    const writer = this.#bytes;
+    const before = writer.offset;
+    const chunks: PageIndexes[] = [];
+    const leaves = this.#shredder.leaves;
+    for (let k = 0; k < leaves.length; k++) {
+      const leaf = leaves[k]!;
+      const utf8 = this.#utf8[leaf.column];
+      let pageData: PageData;
+      let column = this.#encoders[k]!;
+      if (utf8) {
+        const values = utf8.views();
+        const definitionLevels = new Array<number>(values.length);
+        for (let i = 0; i < values.length; i++) definitionLevels[i] = values[i] === null ? 0 : 1;
+        pageData = { values, definitionLevels, repetitionLevels: [], maxDefinitionLevel: 1 };
+        if (utf8.distinct) column = { ...column, encoding: 'PLAIN' };
+      } else {
+        pageData = {
+          values: leaf.values as PageData['values'],
+          definitionLevels: leaf.definitionLevels,
+          repetitionLevels: leaf.repetitionLevels,
+          maxDefinitionLevel: leaf.maxDefinitionLevel,
+        };
+      }
+      chunks.push(writeColumn({ writer, column, pageData }));
     }
-    this.#capacity = Math.max(this.#capacity, rows);
-    const before = this.#bytes.offset;
-    void this.#writer.write({
-      columnData: this.#columns.map((column, c) => ({
-        name: column.name,
-        data: this.#utf8[c]?.views() ?? this.#buffer[c]!,
-        statistics: !this.#noStatistics[c],
-        ...(this.#utf8[c]?.distinct ? { encoding: 'PLAIN' as const } : {}),
-      })),
-      rowGroupSize: this.#bufferedRows,
-      pageSize: PAGE_SIZE,
-    });
-    this.#closeRowGroup();
+    let totalByteSize = 0n;
+    for (const { chunk } of chunks) totalByteSize += chunk.meta_data?.total_uncompressed_size ?? 0n;
+    this.#numRows += BigInt(rows);
+    // Page indexes of multi-page chunks go right after their row group (readers find them by
+    // the offsets in the chunk metadata); the footer entry is serialized at once (SerializedFooter).
+    const group: RowGroup = {
+      columns: chunks.map((c) => c.chunk),
+      total_byte_size: totalByteSize,
+      num_rows: BigInt(rows),
+      total_compressed_size: BigInt(writer.offset - before),
+    };
+    writeIndexes(writer, chunks);
+    this.#footer.add(group);
     this.#ratio.estimated += this.#bufferedBytes;
-    this.#ratio.encoded += this.#bytes.offset - before;
-    this.#buffer = this.#newBuffers();
+    this.#ratio.encoded += writer.offset - before;
+    this.#shredder.reset();
     for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
     this.#bufferedBytes = 0;
     return this.#drainBytes();
-  }
-
-  /**
-   * Moves what hyparquet-writer keeps of the row group just written out of its arrays: the
-   * page indexes of its multi-page column chunks are written now, after the row group (readers
-   * find them by the offsets in the chunk metadata, wherever they stand), and its metadata is
-   * serialized into the footer (SerializedFooter).
-   */
-  #closeRowGroup(): void {
-    const writer = this.#writer;
-    writeIndexes(this.#bytes, writer.pendingIndexes);
-    writer.pendingIndexes = [];
-    for (const group of writer.row_groups) this.#footer.add(group);
-    writer.row_groups = [];
   }
 
   /** Hands the encoded bytes to the destination (a copy: the writer reuses its buffer). */
@@ -469,15 +524,14 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   async end(): Promise<void> {
     await this.#writeRowGroup();
     this.#annotateJson();
-    const writer = this.#writer;
     this.#footer.write(this.#bytes, {
       version: 2,
-      created_by: writer.createdBy,
-      schema: writer.schema,
-      num_rows: writer.num_rows,
-      key_value_metadata: writer.kvMetadata,
+      created_by: CREATED_BY,
+      schema: this.#schema,
+      num_rows: this.#numRows,
+      key_value_metadata: Object.entries(this.#options.metadata ?? {}).map(([key, value]) => ({ key, value })),
     });
-    this.#bytes.appendUint32(0x31524150); // PAR1
+    this.#bytes.appendUint32(PAR1);
     await this.#drainBytes();
   }
 
@@ -494,7 +548,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   }
 
   destroy(): void {
-    this.#buffer = [];
+    this.#shredder.reset();
     for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
   }
