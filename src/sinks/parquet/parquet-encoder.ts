@@ -387,7 +387,6 @@ class SerializedFooter {
 export class ParquetEncoder implements PartEncoder<ParquetRow> {
   rows = 0;
   readonly #dest: ByteDestination;
-  readonly #columns: readonly ParquetColumn[];
   readonly #options: ParquetEncoderOptions;
   readonly #bytes = new ByteWriter();
   readonly #schema: SchemaElement[];
@@ -412,7 +411,6 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
 
   constructor(dest: ByteDestination, columns: readonly ParquetColumn[], options: ParquetEncoderOptions) {
     this.#dest = dest;
-    this.#columns = columns;
     this.#options = options;
     this.#utf8 = columns.map((c) => (c.type.kind === 'json' ? new Utf8Column() : undefined));
     this.#noStatistics = columns.map((c) => c.type.kind === 'list' || c.type.kind === 'struct' || hasJsonLeaf(c.type));
