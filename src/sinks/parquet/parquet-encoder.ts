@@ -40,7 +40,7 @@ import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { ConfigError } from '../../errors.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
-import { ColumnShredder } from './column-shredder.js';
+import { ColumnShredder, leafPageData, type ShredderWalk } from './column-shredder.js';
 
 export type ParquetCompression = 'snappy' | 'gzip' | 'zstd' | 'none';
 export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'zstd', 'none'] as const satisfies readonly ParquetCompression[];
@@ -135,6 +135,8 @@ export interface ParquetEncoderOptions {
    * part sizes itself (for maxBytes) with what earlier row groups compressed to.
    */
   compressionRatio?: CompressionRatio | undefined;
+  /** @internal How the row walk is made (test/bench/shredder.ts measures both); default generated. */
+  shredderWalk?: ShredderWalk | undefined;
 }
 
 /** Running totals of estimated (in-memory) and encoded bytes of the row groups written. */
@@ -418,7 +420,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#schema = parquetSchema(columns, this.#jsonElements);
     this.#footer = new SerializedFooter(this.#schema);
     const utf8Columns = new Set(columns.flatMap((_, c) => (this.#utf8[c] ? [c] : [])));
-    this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns);
+    this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns, options.shredderWalk);
     const { codec, compressors } = codecOf(options.compression);
     this.#encoders = this.#shredder.leaves.map((leaf) => ({
       columnName: leaf.schemaPath
@@ -479,12 +481,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
         pageData = { values, definitionLevels, repetitionLevels: [], maxDefinitionLevel: 1 };
         if (utf8.distinct) column = { ...column, encoding: 'PLAIN' };
       } else {
-        pageData = {
-          values: leaf.values as PageData['values'],
-          definitionLevels: leaf.definitionLevels,
-          repetitionLevels: leaf.repetitionLevels,
-          maxDefinitionLevel: leaf.maxDefinitionLevel,
-        };
+        pageData = leafPageData(leaf) as PageData;
       }
       chunks.push(writeColumn({ writer, column, pageData }));
     }
