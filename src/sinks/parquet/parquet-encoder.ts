@@ -135,6 +135,8 @@ export interface ParquetEncoderOptions {
    * part sizes itself (for maxBytes) with what earlier row groups compressed to.
    */
   compressionRatio?: CompressionRatio | undefined;
+  /** Told of every row group as it is written (its bytes and column chunks): see ChunkCopyEncoder. */
+  rowGroupListener?: RowGroupListener | undefined;
   /** @internal How the row walk is made (test/bench/shredder.ts measures both); default generated. */
   shredderWalk?: ShredderWalk | undefined;
 }
@@ -467,6 +469,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     if (rows === 0) return;
     const writer = this.#bytes;
     const before = writer.offset;
+    const startIndex = writer.index;
     const chunks: PageIndexes[] = [];
     const leaves = this.#shredder.leaves;
     for (let k = 0; k < leaves.length; k++) {
@@ -496,6 +499,12 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
       num_rows: BigInt(rows),
       total_compressed_size: BigInt(writer.offset - before),
     };
+    const copied = this.#options.rowGroupListener?.rowGroup({
+      rows,
+      offset: before,
+      bytes: new Uint8Array(writer.buffer.slice(startIndex, writer.index)),
+      chunks: chunks.map((c) => ({ chunk: c.chunk, offsetIndex: c.offsetIndex })),
+    });
     writeIndexes(writer, chunks);
     this.#footer.add(group);
     this.#ratio.estimated += this.#bufferedBytes;
@@ -504,7 +513,9 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
     this.#bufferedBytes = 0;
-    return this.#drainBytes();
+    const drained = this.#drainBytes();
+    if (!copied) return drained;
+    return Promise.all([copied, drained]).then(() => undefined);
   }
 
   /** Hands the encoded bytes to the destination (a copy: the writer reuses its buffer). */
@@ -528,6 +539,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     });
     this.#bytes.appendUint32(PAR1);
     await this.#drainBytes();
+    await this.#options.rowGroupListener?.end();
   }
 
   /**
@@ -547,4 +559,189 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
   }
+}
+
+/** A row group as its encoder wrote it: its bytes, which began at `offset` in its file, and its column chunks. */
+export interface EncodedRowGroup {
+  rows: number;
+  offset: number;
+  bytes: Uint8Array;
+  /** Chunk metadata and offset index per leaf, offsets in the source file. */
+  chunks: ReadonlyArray<Pick<PageIndexes, 'chunk' | 'offsetIndex'>>;
+}
+
+export interface RowGroupListener {
+  rowGroup(group: EncodedRowGroup): void | Promise<void>;
+  /** The source file ended (after its last row group). */
+  end(): Promise<void>;
+}
+
+/** A column written with one value in every row (the table's `_change`, `_changed_at`, `_run_id` of a first run). */
+export interface ConstantColumn {
+  column: ParquetColumn;
+  value: string | bigint;
+}
+
+/**
+ * Writes a Parquet file whose row groups are another file's, as that file's encoder writes them,
+ * with constant columns inserted before the source's last column: the table's changes file of
+ * a first run, which holds the snapshot's rows (every one an insert) and three columns more.
+ * The source's column chunks are copied as bytes, their offsets moved to where they land, so
+ * each row is encoded once; only the constant columns are encoded here (a dictionary of one
+ * value per row group). The chunks are what encoding the same rows again would write: the same
+ * values in the same row groups give the same pages.
+ */
+export class ChunkCopyEncoder {
+  rows = 0;
+  readonly #dest: ByteDestination;
+  readonly #options: ParquetEncoderOptions;
+  readonly #bytes = new ByteWriter();
+  readonly #schema: SchemaElement[];
+  readonly #footer: SerializedFooter;
+  readonly #jsonElements: SchemaElement[] = [];
+  /** Leaves of the source copied before the constant columns (all but the source's last column's). */
+  readonly #leadingLeaves: number;
+  readonly #constants: Array<{ encoder: ColumnEncoder; value: string | bigint }>;
+  #numRows = 0n;
+
+  /**
+   * `columns`: the source's columns with the constant ones before its last (`constants`, in
+   * that order); the source's last column must be a single leaf (`_extra`).
+   */
+  constructor(
+    dest: ByteDestination,
+    columns: readonly ParquetColumn[],
+    constants: readonly ConstantColumn[],
+    options: ParquetEncoderOptions,
+  ) {
+    this.#dest = dest;
+    this.#options = options;
+    this.#schema = parquetSchema(columns, this.#jsonElements);
+    this.#footer = new SerializedFooter(this.#schema);
+    const { codec, compressors } = codecOf(options.compression);
+    const last = columns.length - 1;
+    const at = last - constants.length;
+    const shredder = new ColumnShredder(columns, this.#schema);
+    const leaves = shredder.leaves;
+    if (leaves.filter((l) => l.column === last).length !== 1 || constants.some((c, i) => columns[at + i] !== c.column))
+      throw new Error('ChunkCopyEncoder: constant columns must come right before a single-leaf last column');
+    this.#leadingLeaves = leaves.findIndex((l) => l.column === at);
+    this.#constants = constants.map((constant, i) => {
+      const leaf = leaves[this.#leadingLeaves + i]!;
+      return {
+        value: constant.value,
+        encoder: {
+          columnName: leaf.element.name,
+          element: leaf.element,
+          schemaPath: leaf.schemaPath,
+          codec,
+          compressors,
+          stats: true,
+          pageSize: PAGE_SIZE,
+          columnIndex: false,
+          offsetIndex: true,
+        },
+      };
+    });
+    this.#bytes.appendUint32(PAR1);
+  }
+
+  get bytes(): number {
+    return this.#bytes.offset;
+  }
+
+  write(): never {
+    throw new Error('ChunkCopyEncoder takes row groups (rowGroup), not rows');
+  }
+
+  rowGroup(group: EncodedRowGroup): void | Promise<void> {
+    const writer = this.#bytes;
+    const start = writer.offset;
+    const lead = this.#leadingLeaves;
+    const copy = (from: number, to: number): PageIndexes[] => {
+      if (from >= to) return [];
+      const first = Number(group.chunks[from]!.chunk.file_offset);
+      const lastChunk = group.chunks[to - 1]!.chunk;
+      const end = Number(lastChunk.file_offset) + Number(lastChunk.meta_data!.total_compressed_size);
+      const shift = BigInt(writer.offset - first);
+      writer.appendBytes(group.bytes.subarray(first - group.offset, end - group.offset));
+      return group.chunks.slice(from, to).map(({ chunk, offsetIndex }) => rebased(chunk, offsetIndex, shift));
+    };
+    const chunks = copy(0, lead);
+    const rows = group.rows;
+    for (const { encoder, value } of this.#constants) {
+      const values = new Array<string | bigint>(rows).fill(value);
+      const definitionLevels = new Array<number>(rows).fill(1);
+      chunks.push(
+        writeColumn({
+          writer,
+          column: encoder,
+          pageData: {
+            values: values as PageData['values'],
+            definitionLevels,
+            repetitionLevels: [],
+            maxDefinitionLevel: 1,
+          },
+        }),
+      );
+    }
+    chunks.push(...copy(lead, group.chunks.length));
+    let totalByteSize = 0n;
+    for (const { chunk } of chunks) totalByteSize += chunk.meta_data?.total_uncompressed_size ?? 0n;
+    this.#footer.add({
+      columns: chunks.map((c) => c.chunk),
+      total_byte_size: totalByteSize,
+      num_rows: BigInt(rows),
+      total_compressed_size: BigInt(writer.offset - start),
+    });
+    writeIndexes(writer, chunks);
+    this.#numRows += BigInt(rows);
+    this.rows += rows;
+    return this.#drain();
+  }
+
+  #drain(): void | Promise<void> {
+    const writer = this.#bytes;
+    if (writer.index === 0) return;
+    const chunk = new Uint8Array(writer.buffer.slice(0, writer.index));
+    writer.index = 0;
+    return this.#dest.write(chunk);
+  }
+
+  async end(): Promise<void> {
+    for (const element of this.#jsonElements) {
+      element.converted_type = 'JSON';
+      element.logical_type = { type: 'JSON' };
+    }
+    this.#footer.write(this.#bytes, {
+      version: 2,
+      created_by: CREATED_BY,
+      schema: this.#schema,
+      num_rows: this.#numRows,
+      key_value_metadata: Object.entries(this.#options.metadata ?? {}).map(([key, value]) => ({ key, value })),
+    });
+    this.#bytes.appendUint32(PAR1);
+    await this.#drain();
+  }
+}
+
+/** A column chunk's metadata and offset index with every file offset moved by `shift` (a new object; the source's stays). */
+function rebased(chunk: PageIndexes['chunk'], offsetIndex: PageIndexes['offsetIndex'], shift: bigint): PageIndexes {
+  const meta = chunk.meta_data!;
+  return {
+    chunk: {
+      ...chunk,
+      file_offset: chunk.file_offset + shift,
+      meta_data: {
+        ...meta,
+        data_page_offset: meta.data_page_offset + shift,
+        ...(meta.dictionary_page_offset !== undefined
+          ? { dictionary_page_offset: meta.dictionary_page_offset + shift }
+          : {}),
+      },
+    },
+    ...(offsetIndex
+      ? { offsetIndex: { page_locations: offsetIndex.page_locations.map((p) => ({ ...p, offset: p.offset + shift })) } }
+      : {}),
+  };
 }
