@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { SANDBOX_PROFILES } from '../../src/sandbox/profiles.js';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
 import {
+  ChunkCopyEncoder,
   ParquetEncoder,
   ZstdUnavailableError,
   zstdCompressor,
@@ -144,6 +145,62 @@ describe('the compiled shredder', () => {
       });
     });
   }
+
+  it("a table's first-run changes file from the snapshot's chunks: the bytes of encoding the change rows", async () => {
+    const dir = await tempDir('shredder-copy-');
+    const chain = await chainRows('be', 300, dir);
+    const columns = chain.columns;
+    const rows = chain.shape(chain.records);
+    const extraAt = columns.length - 1;
+    const changeColumns: ParquetColumn[] = [
+      ...columns.slice(0, extraAt),
+      { name: '_change', type: { kind: 'string' } },
+      { name: '_changed_at', type: { kind: 'timestamp-millis' } },
+      { name: '_run_id', type: { kind: 'string' } },
+      columns[extraAt]!,
+    ];
+    const changedAt = 1_764_000_000_000n;
+    // Row groups by count only, so the rows with three columns more fall into the same groups.
+    const options = { compression: 'snappy' as const, rowGroupRows: 64, rowGroupBytes: Number.MAX_SAFE_INTEGER };
+    const changesDest = memoryDestination();
+    const copy = new ChunkCopyEncoder(
+      changesDest,
+      changeColumns,
+      [
+        { column: changeColumns[extraAt]!, value: 'insert' },
+        { column: changeColumns[extraAt + 1]!, value: changedAt },
+        { column: changeColumns[extraAt + 2]!, value: 'run-1' },
+      ],
+      options,
+    );
+    const snapshotDest = memoryDestination();
+    const snapshot = new ParquetEncoder(snapshotDest, columns, { ...options, rowGroupListener: copy });
+    for (const row of rows) await snapshot.write(row);
+    await snapshot.end();
+    expect(copy.rows).toBe(rows.length);
+
+    const direct = memoryDestination();
+    const encoder = new ParquetEncoder(direct, changeColumns, options);
+    for (const row of rows) {
+      const values = row.values.slice(0, extraAt);
+      values.push('insert', changedAt, 'run-1', row.values[extraAt]);
+      await encoder.write({ values, bytes: row.bytes });
+    }
+    await encoder.end();
+    expect(changesDest.bytesOut().equals(direct.bytesOut())).toBe(true);
+    const plain = memoryDestination();
+    const alone = new ParquetEncoder(plain, columns, options);
+    for (const row of rows) await alone.write(row);
+    await alone.end();
+    expect(snapshotDest.bytesOut().equals(plain.bytesOut())).toBe(true);
+
+    const file = join(dir, 'changes.parquet');
+    await writeFile(file, changesDest.bytesOut());
+    const { rows: read } = await duckdbQuery(
+      `SELECT count(*) AS n, count(*) FILTER (WHERE _change = 'insert' AND _run_id = 'run-1') AS inserts FROM read_parquet(${sqlString(file)})`,
+    );
+    expect(read[0]).toEqual({ n: BigInt(rows.length), inserts: BigInt(rows.length) });
+  });
 
   // zstd comes from Node's zlib (22.15+, 24); `.ci/run` runs this file on Node 24 too.
   const zstd = zstdCompressor();
