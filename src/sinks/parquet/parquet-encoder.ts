@@ -18,9 +18,8 @@
 //   list -> standard 3-level LIST (<type>[]); struct -> group (STRUCT(...)), nested to any
 //   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded by hyparquet-writer's Dremel encoder
 //   from the JS arrays/objects of the row; every column and member is OPTIONAL (nullable).
-// Compression: snappy (built into hyparquet-writer), gzip (node:zlib), none.
-// zstd is not offered: hyparquet-writer ships only snappy, and Node 20's zlib has no
-// zstd (it needs a native/wasm dependency, or Node >= 22.15).
+// Compression: snappy (built into hyparquet-writer), gzip (node:zlib), zstd (node:zlib, where
+// Node has it: 22.15+ and 24; on Node 20 a config error, no native or wasm dependency), none.
 // Column statistics (min/max/null count) are written for top-level scalar columns except json.
 //
 // Memory: json columns (nested lists and objects as JSON text) hold most of a
@@ -66,6 +65,11 @@ type Compress = (input: Uint8Array) => Uint8Array;
 export function zstdCompressor(): Compress | undefined {
   const compress = (zlib as unknown as { zstdCompressSync?: (input: Uint8Array) => Buffer }).zstdCompressSync;
   return typeof compress === 'function' ? (input) => compress(input) : undefined;
+}
+
+/** Refuses a compression this Node cannot write (zstd before Node 22.15), when a sink is made: before any request. */
+export function checkCompression(compression: ParquetCompression): void {
+  if (compression === 'zstd' && !zstdCompressor()) throw new ZstdUnavailableError();
 }
 
 /** hyparquet-writer's codec name and compressors for a compression choice (snappy is built in). */

@@ -36,6 +36,7 @@ import {
   SCHEMA_METADATA_KEY,
 } from '../parquet/parquet-encoding.js';
 import {
+  checkCompression,
   ChunkCopyEncoder,
   CompressionRatio,
   ParquetEncoder,
@@ -286,6 +287,7 @@ export class TableSink extends Writable implements SinkStream {
 
   constructor(config: TableSinkConfig, ctx: StageContext) {
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
+    checkCompression(config.compression);
     const schema = tableColumns(config, ctx);
     const names = schema.columns.map((c) => c.name);
     const rename = columnNamer(config.columnNames);
