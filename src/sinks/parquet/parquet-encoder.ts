@@ -2,10 +2,10 @@
 // else deals in our own ParquetColumn/ParquetRow types, so swapping the writer
 // means rewriting this file only.
 //
-// Streaming: rows are buffered column by column until a row group is full
-// (`rowGroupRows` rows or about `rowGroupBytes` of values), then hyparquet's
-// ParquetWriter encodes that row group into its byte buffer, and the bytes go to
-// the destination at once (waiting when it applies backpressure). Only one row
+// Streaming: rows are shredded into leaf columns until a row group is full
+// (`rowGroupRows` rows or about `rowGroupBytes` of values), then each leaf is encoded
+// into the byte buffer as a column chunk, and the bytes go to the destination at once
+// (waiting when it applies backpressure). Only one row
 // group is ever held in memory; the footer's row groups wait as thrift bytes
 // (SerializedFooter) and the footer is written by end().
 //
@@ -16,8 +16,10 @@
 //   timestamp-millis / -micros -> INT64 TIMESTAMP(isAdjustedToUTC, MILLIS/MICROS)
 //                                (TIMESTAMP WITH TIME ZONE)
 //   list -> standard 3-level LIST (<type>[]); struct -> group (STRUCT(...)), nested to any
-//   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded by hyparquet-writer's Dremel encoder
-//   from the JS arrays/objects of the row; every column and member is OPTIONAL (nullable).
+//   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded into leaf columns as each row arrives by
+//   a walk made once per file from the columns (column-shredder.ts); each leaf's values and
+//   levels go to hyparquet-writer's column-chunk writer (writeColumn) when the row group is
+//   written; every column and member is OPTIONAL (nullable).
 // Compression: snappy (built into hyparquet-writer), gzip (node:zlib), zstd (node:zlib, where
 // Node has it: 22.15+ and 24; on Node 20 a config error, no native or wasm dependency), none.
 // Column statistics (min/max/null count) are written for top-level scalar columns except json.
