@@ -108,7 +108,7 @@ export async function shredderBench(products = 5000, repeat = 5): Promise<Record
     return {
       node: process.version,
       rows: rows.length,
-      leafColumns: columns.length,
+      columns: columns.length,
       legacyUsPerRow: fmt(legacy),
       currentUsPerRow: fmt(current),
       generatedUsPerRow: fmt(generated),
