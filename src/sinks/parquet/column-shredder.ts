@@ -21,7 +21,7 @@
 // (hyparquet-writer gives a flat column none either, and for a STRUCT's members all-zero
 // levels that write the same page).
 import type { SchemaElement } from 'hyparquet-writer';
-import type { ParquetColumn, ParquetType } from './parquet-encoder.js';
+import type { ParquetColumn, ParquetType } from './parquet-types.js';
 
 /** One leaf column's schema and the values and levels of the row group being filled. */
 export interface ShreddedLeaf {

@@ -42,6 +42,7 @@ import { ConfigError } from '../../errors.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
 import { ColumnShredder, leafPageData, type ShredderWalk } from './column-shredder.js';
+import type { ParquetColumn, ParquetType } from './parquet-types.js';
 
 export type ParquetCompression = 'snappy' | 'gzip' | 'zstd' | 'none';
 export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'zstd', 'none'] as const satisfies readonly ParquetCompression[];
@@ -94,27 +95,7 @@ function codecOf(compression: ParquetCompression): {
   }
 }
 
-/** A column's type: a scalar, a LIST of a type, or a STRUCT of named columns. */
-export type ParquetType =
-  | {
-      kind:
-        | 'string'
-        | 'json'
-        | 'int32'
-        | 'int64'
-        | 'double'
-        | 'boolean'
-        | 'timestamp-millis'
-        | 'timestamp-micros'
-        | 'decimal';
-    }
-  | { kind: 'list'; element: ParquetType }
-  | { kind: 'struct'; fields: readonly ParquetColumn[] };
-
-export interface ParquetColumn {
-  name: string;
-  type: ParquetType;
-}
+export type { ParquetColumn, ParquetType } from './parquet-types.js';
 
 /** Prices are integer minor units (cents): DECIMAL(18,2) stores the same integer with its scale. */
 export const DECIMAL_PRECISION = 18;
