@@ -24,6 +24,8 @@ import {
   CompressionRatio,
   PARQUET_COMPRESSIONS,
   ParquetEncoder,
+  ZstdUnavailableError,
+  zstdCompressor,
   type ParquetRow,
 } from './parquet-encoder.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
@@ -78,6 +80,10 @@ export const parquetFormatOptions = {
   prices: pricesOption,
   compression: z
     .enum(PARQUET_COMPRESSIONS)
+    // Refused where options are parsed (validate, the plan, code factories), naming the Node needed.
+    .refine((compression) => compression !== 'zstd' || zstdCompressor() !== undefined, {
+      message: new ZstdUnavailableError().message,
+    })
     .default('snappy')
     .describe(
       'Column compression: snappy, gzip, zstd (needs Node 22.15+ or 24: its zlib compresses zstd; a config error on Node 20) or none',
