@@ -1,7 +1,11 @@
 // Error classes shared by every layer. Each has a stable `code` (for logs, tests
 // and scripts) and an `exitCode` the CLI uses: 2 for bad usage or a bad pipeline
-// file, 1 for a run that failed (API, sink or data error). Messages say what
-// failed, where, and what to do; they never contain credentials.
+// file, 1 for a run that failed (API, sink or data error). The exit code of a code
+// the catalogue knows comes from the catalogue (error-codes.ts), so the docs, the
+// CLI's `explain` and the process agree; a class's own exit code only covers a code
+// the catalogue does not know (a custom stage's). Messages say what failed, where,
+// and what to do; they never contain credentials.
+import { exitCodeOf } from './error-codes.js';
 
 export class CatalogStreamsError extends Error {
   readonly code: string;
@@ -11,7 +15,7 @@ export class CatalogStreamsError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.exitCode = options.exitCode ?? 1;
+    this.exitCode = exitCodeOf(code) ?? options.exitCode ?? 1;
   }
 }
 

@@ -30,6 +30,19 @@ export {
   type StreamProblem,
 } from './client/errors.js';
 export { SlowBodyError } from './client/catalog-client.js';
+// What each code means and whether running again may pass (docs/errors.md is generated from it).
+export {
+  ERROR_CODES,
+  ERROR_CODE_FAMILIES,
+  EXIT_CODES,
+  describeCode,
+  describeExitCode,
+  type CodeEntry,
+  type CodeFamily,
+  type CodeKind,
+  type ExitCodeEntry,
+  type Remedy,
+} from './error-codes.js';
 
 // Run events.
 export { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventMap, type RunEventName } from './events.js';
@@ -73,6 +86,7 @@ export {
   type RequestOptions,
   type StreamEndpointName,
 } from './client/catalog-client.js';
+export type { ApiCredential } from './client/credentials.js';
 export { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './client/retry-policy.js';
 
 // Stages: the contract, the registry and the factories' shared context.
@@ -232,6 +246,7 @@ export { loadPipelineFile, parsePipelines, type LoadedPipeline } from './pipelin
 export {
   runPipeline,
   RunFailedError,
+  type ConnectionOverride,
   type RunnablePipeline,
   type RunOptions,
   type RunSummary,

@@ -1,13 +1,19 @@
 // `catalog-streams history <pipeline-file>`: the runs of a file's pipelines over time, from what the
-// runs left behind: the history file each run appends to (src/pipeline/run-history.ts) and, for a
-// table sink, the versions its `_table.json` lists (their inserted/updated/deleted counts). A table
-// version and a history line of the same run id are one row; a version older than the history
-// file (a table built before runs kept one) is a row of its own with the table's figures only.
+// runs left behind: the history each run adds to (src/pipeline/run-history.ts); for a table sink,
+// the versions its `_table.json` lists (their inserted/updated/deleted counts); for an s3 sink, the
+// `_manifest.json` files still there (objects and rows per run). A version or a manifest and a
+// history line of the same run id are one row; one older than the history (a table or lake built
+// before runs kept one) is a row of its own with its own figures only.
 import { CatalogStreamsError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import { type HistoryEntry, readHistory, readTableVersions } from '../pipeline/run-history.js';
-import type { TableVersion } from '../sinks/index.js';
+import {
+  COMPACT_AFTER_RUNS,
+  MAX_HISTORY_RUNS,
+  readHistory,
+  readS3Manifests,
+  readTableVersions,
+} from '../pipeline/run-history.js';
 import { type Command, integerOption, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 import { installedOutputDir } from './package-info.js';
@@ -20,9 +26,12 @@ const HISTORY_USAGE = `Usage: catalog-streams history <pipeline-file> [--last N]
   --last N   the last N runs of each pipeline (default ${DEFAULT_LAST})
   --json     print the rows as a JSON array on stdout instead of a table
 
-Each run appends one line to its pipeline's history file: beside the state file
-(<state folder>/history/<pipeline>.jsonl) or, without a state, in the output folder
-(.catalog-streams/history/<pipeline>.jsonl). A table sink's versions come from its _table.json.
+Each run adds a file of its own to its pipeline's history, beside the state file
+(<state folder>/history/<pipeline>/) or, without a state, in the output folder
+(.catalog-streams/history/<pipeline>/); every ${COMPACT_AFTER_RUNS} runs they are folded into <pipeline>.jsonl
+(the last ${MAX_HISTORY_RUNS} runs). A table sink's versions come from its _table.json,
+an s3 sink's objects and rows per run from its _manifest.json files (one a day with {date} in the
+key, one a run with {run}, else the latest run's only).
 `;
 
 const options = { last: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -42,12 +51,17 @@ export interface HistoryRow {
   updated: number | null;
   deleted: number | null;
   unchanged: number | null;
+  /** Data objects the run's s3 manifests list. */
+  objects: number | null;
+  /** Rows in those objects. */
+  objectRows: number | null;
 }
 
 interface PipelineHistory {
   pipeline: string;
   history: string;
   tables: string[];
+  manifests: string[];
   rows: HistoryRow[];
 }
 
@@ -59,64 +73,72 @@ async function historyCommand(argv: string[], io: CliIO): Promise<number> {
     outputDir: (dir) => installedOutputDir(dir, process.cwd()),
   });
   const found: PipelineHistory[] = [];
-  for (const p of pipelines) {
-    found.push(await pipelineHistory(p, io.env, last));
-  }
+  for (const p of pipelines) found.push(await pipelineHistory(p, io.env, last));
   if (v.json) io.stdout.write(`${JSON.stringify(found.flatMap((f) => f.rows))}\n`);
   else io.stdout.write(`${found.map(formatHistory).join('\n\n')}\n`);
   return 0;
 }
 
-/** The last `last` runs of one pipeline, oldest first: its history lines joined with its table versions. */
+/** The last `last` runs of one pipeline, oldest first: its history joined with its table versions and s3 manifests. */
 async function pipelineHistory(p: LoadedPipeline, env: NodeJS.ProcessEnv, last: number): Promise<PipelineHistory> {
-  const [history, tables] = await Promise.all([readHistory(p, env), readTableVersions(p, env)]).catch(
-    (err: unknown) => {
-      if (err instanceof CatalogStreamsError) throw err;
-      throw new CatalogStreamsError(
-        'history.read_failed',
-        `${p.config.name}: could not read its run history: ${(err as Error).message}`,
-        { cause: err },
-      );
-    },
-  );
+  const [history, tables, manifests] = await Promise.all([
+    readHistory(p, env),
+    readTableVersions(p, env),
+    readS3Manifests(p, env),
+  ]).catch((err: unknown) => {
+    if (err instanceof CatalogStreamsError) throw err;
+    throw new CatalogStreamsError(
+      'history.read_failed',
+      `${p.config.name}: could not read its run history: ${(err as Error).message}`,
+      { cause: err },
+    );
+  });
   const rows = new Map<string, HistoryRow>();
-  for (const e of history.entries) rows.set(e.runId, historyRow(e));
-  for (const t of tables) for (const version of t.versions) addTableVersion(rows, p.config.name, version);
+  for (const e of history.entries) {
+    rows.set(e.runId, {
+      ...emptyRow(e.pipeline, e.runId, e.startedAt, e.status),
+      records: e.read,
+      durationMs: e.durationMs,
+      requests: e.requests,
+      throttles: e.throttles,
+      invalid: e.invalid,
+    });
+  }
+  // A version is listed, a manifest written, only once the run published: a row of its own is a success.
+  const rowOf = (runId: string, startedAt: string) =>
+    rows.get(runId) ?? emptyRow(p.config.name, runId, startedAt, 'succeeded');
+  for (const version of tables.flatMap((t) => t.versions)) {
+    const row = rowOf(version.runId, version.startedAt);
+    // Two table sinks in one pipeline: their counts add up, as the written rows do.
+    row.inserted = (row.inserted ?? 0) + version.counts.inserted;
+    row.updated = (row.updated ?? 0) + version.counts.updated;
+    row.deleted = (row.deleted ?? 0) + version.counts.deleted;
+    row.unchanged = (row.unchanged ?? 0) + version.counts.unchanged;
+    rows.set(version.runId, row);
+  }
+  for (const run of manifests.flatMap((m) => m.runs)) {
+    const row = rowOf(run.runId, run.startedAt);
+    // Two s3 sinks in one pipeline: their objects and rows add up.
+    row.objects = (row.objects ?? 0) + run.objects;
+    row.objectRows = (row.objectRows ?? 0) + run.rows;
+    rows.set(run.runId, row);
+  }
   const sorted = [...rows.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
   return {
     pipeline: p.config.name,
     history: history.location,
     tables: tables.map((t) => t.location),
+    manifests: manifests.map((m) => m.location),
     rows: sorted.slice(-last),
   };
 }
 
-function historyRow(e: HistoryEntry): HistoryRow {
+function emptyRow(pipeline: string, runId: string, startedAt: string, status: HistoryRow['status']): HistoryRow {
   return {
-    pipeline: e.pipeline,
-    runId: e.runId,
-    startedAt: e.startedAt,
-    status: e.status,
-    records: e.read,
-    durationMs: e.durationMs,
-    requests: e.requests,
-    throttles: e.throttles,
-    invalid: e.invalid,
-    inserted: null,
-    updated: null,
-    deleted: null,
-    unchanged: null,
-  };
-}
-
-/** A table version's counts on the row of its run (a row of its own for a run the history file does not list). */
-function addTableVersion(rows: Map<string, HistoryRow>, pipeline: string, version: TableVersion): void {
-  const row = rows.get(version.runId) ?? {
     pipeline,
-    runId: version.runId,
-    startedAt: version.startedAt,
-    // A version is listed only once the run published it.
-    status: 'succeeded',
+    runId,
+    startedAt,
+    status,
     records: null,
     durationMs: null,
     requests: null,
@@ -126,13 +148,9 @@ function addTableVersion(rows: Map<string, HistoryRow>, pipeline: string, versio
     updated: null,
     deleted: null,
     unchanged: null,
+    objects: null,
+    objectRows: null,
   };
-  // Two table sinks in one pipeline: their counts add up, as the written rows do.
-  row.inserted = (row.inserted ?? 0) + version.counts.inserted;
-  row.updated = (row.updated ?? 0) + version.counts.updated;
-  row.deleted = (row.deleted ?? 0) + version.counts.deleted;
-  row.unchanged = (row.unchanged ?? 0) + version.counts.unchanged;
-  rows.set(version.runId, row);
 }
 
 const fmt = new Intl.NumberFormat('en-US');
@@ -164,7 +182,12 @@ const NUMERIC: Column[] = [
   { title: 'inserted', value: (r) => r.inserted },
   { title: 'updated', value: (r) => r.updated },
   { title: 'deleted', value: (r) => r.deleted },
+  { title: 'objects', value: (r) => r.objects },
+  { title: 'object rows', value: (r) => r.objectRows },
 ];
+
+const TABLE_COLUMNS = ['inserted', 'updated', 'deleted'];
+const S3_COLUMNS = ['objects', 'object rows'];
 
 /** Seconds with a decimal under a minute (a test or small run still shows its trend), else m:ss. */
 function duration(ms: number): string {
@@ -172,11 +195,15 @@ function duration(ms: number): string {
 }
 
 function formatHistory(h: PipelineHistory): string {
-  const head = `${h.pipeline}: ${h.rows.length === 1 ? '1 run' : `${h.rows.length} runs`} (history ${h.history}${h.tables.map((t) => `, table ${t}`).join('')})`;
+  const head = `${h.pipeline}: ${h.rows.length === 1 ? '1 run' : `${h.rows.length} runs`} (history ${h.history}${h.tables.map((t) => `, table ${t}`).join('')}${h.manifests.map((m) => `, s3 manifests ${m}`).join('')})`;
   if (h.rows.length === 0)
     return `${head}\n  no runs recorded yet: each 'catalog-streams run' of this pipeline adds one`;
-  // Table columns only for a pipeline that has a table.
-  const columns = NUMERIC.filter((c) => h.tables.length > 0 || !['inserted', 'updated', 'deleted'].includes(c.title));
+  // Table columns only for a pipeline that has a table, s3 columns for one that has an s3 sink.
+  const columns = NUMERIC.filter(
+    (c) =>
+      (h.tables.length > 0 || !TABLE_COLUMNS.includes(c.title)) &&
+      (h.manifests.length > 0 || !S3_COLUMNS.includes(c.title)),
+  );
   const cells = (r: HistoryRow) => [
     r.startedAt.slice(0, 16).replace('T', ' '),
     r.runId,

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import type { Command } from './command.js';
+import { explainCommandDefinition, formatAllCodes } from './explain-command.js';
 import { historyCommandDefinition } from './history-command.js';
 import { type CliIO, exitWhenDone, processIO } from './io.js';
 import { LOG_OPTIONS_USAGE, type LogSettings, extractLogSettings, jsonLogLine } from './log.js';
@@ -27,6 +28,7 @@ export const commands: readonly Command[] = [
   stagesCommandDefinition,
   filtersCommandDefinition,
   historyCommandDefinition,
+  explainCommandDefinition,
   sandboxCommand,
 ];
 
@@ -119,9 +121,14 @@ function help(name: string, args: string[], io: CliIO, fail: Fail): number {
     io.stdout.write(usage());
     return 0;
   }
+  // Not a command: the error codes and exit codes, from the catalogue (src/error-codes.ts).
+  if (topic === 'errors') {
+    io.stdout.write(formatAllCodes());
+    return 0;
+  }
   const described = commands.find((c) => c.name === topic);
   if (!described) {
-    const message = `help: unknown command "${topic}"${didYouMean(topic)} (commands: ${commandNames()})`;
+    const message = `help: unknown command "${topic}"${didYouMean(topic, ['errors'])} (commands: ${commandNames()}; error and exit codes: help errors)`;
     return fail(undefined, { code: 'usage', exitCode: 2, message }, `catalog-streams ${message}`);
   }
   io.stdout.write(described.usage);
@@ -157,11 +164,8 @@ function commandNames(): string {
   return commands.map((c) => c.name).join(', ');
 }
 
-function didYouMean(name: string): string {
-  const hint = closestName(
-    name,
-    commands.map((c) => c.name),
-  );
+function didYouMean(name: string, topics: readonly string[] = []): string {
+  const hint = closestName(name, [...commands.map((c) => c.name), ...topics]);
   return hint ? `; did you mean "${hint}"?` : '';
 }
 

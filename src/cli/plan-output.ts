@@ -34,8 +34,10 @@ export interface PipelinePlanReport {
   requests: number;
   estimatedSeconds: number;
   planRequests: number;
-  /** Requests per minute (null: no rate limit). */
+  /** Requests per minute of each key (null: no rate limit). */
   rateLimit: number | null;
+  /** API keys the requests are spread over; the estimate uses their budgets together. */
+  keys: number;
   transforms: string[];
   outputs: { sink: string; location: string }[];
   state?: { location: string; cursor: number | null };
@@ -44,7 +46,7 @@ export interface PipelinePlanReport {
 export interface PlanReport {
   pipelines: PipelinePlanReport[];
   /** The pipelines of a file share one budget: their requests added up. */
-  all: { requests: number; estimatedSeconds: number; rateLimit: number | null };
+  all: { requests: number; estimatedSeconds: number; rateLimit: number | null; keys: number };
 }
 
 export async function planReport(
@@ -79,6 +81,7 @@ export async function planReport(
         estimatedSeconds: Math.round(sp.estimatedMs / 1000),
         planRequests: sp.planRequests,
         rateLimit: finiteOrNull(sp.rateLimit),
+        keys: sp.keys,
         transforms: p.plan.transforms.map((t) => t.type),
         outputs: p.plan.sinks.map((s) => ({
           sink: s.type,
@@ -90,10 +93,15 @@ export async function planReport(
   } finally {
     await client.close();
   }
-  const ms = Number.isFinite(client.rateLimit) ? (requests * 60_000) / client.rateLimit : 0;
+  const ms = Number.isFinite(client.budgetPerMinute) ? (requests * 60_000) / client.budgetPerMinute : 0;
   return {
     pipelines: reports,
-    all: { requests, estimatedSeconds: Math.round(ms / 1000), rateLimit: finiteOrNull(client.rateLimit) },
+    all: {
+      requests,
+      estimatedSeconds: Math.round(ms / 1000),
+      rateLimit: finiteOrNull(client.rateLimit),
+      keys: client.keyCount,
+    },
   };
 }
 
@@ -109,7 +117,7 @@ export function formatPlanText(report: PlanReport): string {
           : '';
     lines.push(`pipeline ${r.pipeline}: ${r.source}${mode}`);
     lines.push(
-      `  ${r.total !== undefined ? `${plural(r.total, 'record')}` : 'records unknown until the stream starts'} in ${plural(r.slices.length, 'slice')}; ~${plural(r.requests, 'request')}, ~${formatDuration(r.estimatedSeconds)} at ${rateText(r.rateLimit ?? Infinity)} (planning used ${plural(r.planRequests, 'request')})`,
+      `  ${r.total !== undefined ? `${plural(r.total, 'record')}` : 'records unknown until the stream starts'} in ${plural(r.slices.length, 'slice')}; ~${plural(r.requests, 'request')}, ~${formatDuration(r.estimatedSeconds)} at ${rateText(r.rateLimit ?? Infinity, r.keys)} (planning used ${plural(r.planRequests, 'request')})`,
     );
     for (const s of r.slices.slice(0, MAX_SLICES_SHOWN)) {
       lines.push(
@@ -127,7 +135,7 @@ export function formatPlanText(report: PlanReport): string {
   }
   if (report.pipelines.length > 1) {
     lines.push(
-      `all ${report.pipelines.length} pipelines share one request budget: ~${plural(report.all.requests, 'request')}, ~${formatDuration(report.all.estimatedSeconds)} at ${rateText(report.all.rateLimit ?? Infinity)}`,
+      `all ${report.pipelines.length} pipelines share one request budget: ~${plural(report.all.requests, 'request')}, ~${formatDuration(report.all.estimatedSeconds)} at ${rateText(report.all.rateLimit ?? Infinity, report.all.keys)}`,
     );
   }
   lines.push('dry run: nothing was written');
@@ -165,8 +173,11 @@ function finiteOrNull(n: number): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-function rateText(rate: number): string {
-  return Number.isFinite(rate) ? `${plural(rate, 'request')}/min` : 'no rate limit';
+/** `100 requests/min`, or with several keys `3 keys × 120 requests/min (360/min)`. */
+function rateText(rate: number, keys = 1): string {
+  if (!Number.isFinite(rate)) return keys > 1 ? `no rate limit (${keys} keys)` : 'no rate limit';
+  const one = `${plural(rate, 'request')}/min`;
+  return keys > 1 ? `${keys} keys × ${one} (${(rate * keys).toLocaleString('en-US')}/min)` : one;
 }
 
 /** Where a sink writes: the path (absolute) or s3://bucket/key, run placeholders filled in. */

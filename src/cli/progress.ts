@@ -39,8 +39,10 @@ export interface ProgressOptions {
   /** Redraw a live display (pretty format on a TTY, level info or debug). */
   live: boolean;
   redactor: Redactor;
-  /** The request budget, requests per minute. */
+  /** The request budget, requests per minute: every key's together (what the ETA is paced by). */
   rateLimit: number;
+  /** API keys sharing the budget (default 1), shown beside it. */
+  keys?: number;
   /** Seconds between JSON progress lines. */
   logIntervalSeconds?: number;
   /** Every pipeline of the run: lines about the run as a whole (its own bus) carry them as `pipelines`. */
@@ -136,12 +138,13 @@ export function renderProgress(
   rateLimit: number,
   startedAt: number,
   now = Date.now(),
+  keys = 1,
 ): string {
   const lines = pipelines.map((p) => renderPipelineLine(p, rateLimit, now));
   const lastMinute = pipelines.reduce((n, p) => n + p.stats.requestsLastMinute(now), 0);
   const budget = Number.isFinite(rateLimit)
-    ? `${fmt.format(lastMinute)}/min of ${fmt.format(rateLimit)} requests`
-    : `${plural(lastMinute, 'request')}/min (no rate limit)`;
+    ? `${fmt.format(lastMinute)}/min of ${fmt.format(rateLimit)} requests${keys > 1 ? ` (${keys} keys)` : ''}`
+    : `${plural(lastMinute, 'request')}/min (no rate limit${keys > 1 ? `, ${keys} keys` : ''})`;
   lines.push(`budget ${budget} · ${formatDuration((now - startedAt) / 1000)} elapsed`);
   return lines.join('\n');
 }
@@ -207,7 +210,8 @@ function liveDisplay(
   startedAt: number,
 ): LiveDisplay & { redraw(): void } {
   const logUpdate = createLogUpdate(opts.stream);
-  const draw = () => logUpdate(opts.redactor.redact(renderProgress(pipelines, opts.rateLimit, startedAt)));
+  const draw = () =>
+    logUpdate(opts.redactor.redact(renderProgress(pipelines, opts.rateLimit, startedAt, Date.now(), opts.keys)));
   return {
     redraw: draw,
     persist(text) {

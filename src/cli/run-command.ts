@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
-import { resolveConnection, type ResolvedConnection } from '../pipeline/runner.js';
+import { type ConnectionOverride, resolveConnection, type ResolvedConnection } from '../pipeline/runner.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import {
   PROFILE_ENV,
@@ -117,7 +117,7 @@ async function parseRunFlags(argv: string[], io: CliIO): Promise<RunFlags> {
 }
 
 /** What the embedded sandbox changes in the pipelines' connection: its address, credentials and pace. */
-function sandboxConnection(sandbox: Sandbox | undefined, rateLimit: number | undefined): Partial<ResolvedConnection> {
+function sandboxConnection(sandbox: Sandbox | undefined, rateLimit: number | undefined): ConnectionOverride {
   if (!sandbox) return {};
   return {
     baseUrl: sandbox.url,
@@ -150,7 +150,7 @@ async function printPlan(
  */
 export function sharedConnection(
   pipelines: LoadedPipeline[],
-  override: Partial<ResolvedConnection>,
+  override: ConnectionOverride,
   env: NodeJS.ProcessEnv,
 ): ResolvedConnection {
   const [first, ...rest] = pipelines.map((p) => resolveConnection(p, override, env));
@@ -159,8 +159,7 @@ export function sharedConnection(
     const differs = (
       [
         'baseUrl',
-        'apiKey',
-        'apiSecret',
+        'credentials',
         'rateLimit',
         'maxAttempts',
         'maxRetryWaitMs',

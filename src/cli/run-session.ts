@@ -118,23 +118,27 @@ export class RunSession {
       level: log.level,
       live: tty && !this.#json && this.#showsProgress,
       redactor: this.#redactor,
-      rateLimit: this.#connection.rateLimit,
+      // Several keys: one budget each, the ETA paced by all of them together.
+      rateLimit: this.#connection.rateLimit * this.#connection.credentials.length,
+      keys: this.#connection.credentials.length,
       logIntervalSeconds: this.#options.progressInterval,
       pipelines: this.#names,
     });
   }
 
   #logStarted(): void {
-    const { baseUrl, rateLimit } = this.#connection;
+    const { baseUrl, rateLimit, credentials } = this.#connection;
     const host = new URL(baseUrl).host;
+    const keys = credentials.length;
     const limited = Number.isFinite(rateLimit);
     const { fullRefresh } = this.#options;
     this.#progress.log('info', 'started', {
       pipelines: this.#names,
       host,
       rateLimit: limited ? rateLimit : null,
+      keys,
       fullRefresh,
-      message: `running ${this.#names.join(', ')} against ${host} at ${limited ? `${plural(rateLimit, 'request')}/min` : 'no rate limit'}${fullRefresh ? ' (full refresh)' : ''}`,
+      message: `running ${this.#names.join(', ')} against ${host} at ${limited ? `${plural(rateLimit, 'request')}/min` : 'no rate limit'}${keys > 1 ? ` per key, ${keys} keys` : ''}${fullRefresh ? ' (full refresh)' : ''}`,
     });
   }
 

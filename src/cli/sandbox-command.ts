@@ -34,6 +34,7 @@ const options = {
   'retry-after': { type: 'boolean' },
   'api-key': { type: 'string' },
   'api-secret': { type: 'string' },
+  keys: { type: 'string' },
   'latency-ms': { type: 'string' },
   'error-rate': { type: 'string' },
   verbose: { type: 'boolean' },
@@ -60,6 +61,8 @@ Options:
   --retry-after       send Retry-After on 429 (the public service does not)
   --api-key K         sandbox API key (default ${DEFAULT_CREDENTIALS.apiKey})
   --api-secret S      sandbox API secret (default ${DEFAULT_CREDENTIALS.apiSecret})
+  --keys N            accept N keys, each with its own --rate-limit budget: the first as given,
+                      then <key>-2, <key>-3... with <secret>-2, <secret>-3... (default 1)
   --latency-ms N      delay every API answer by N ms
   --error-rate F      answer this fraction of API requests with 500/503 (0 to 1)
   --verbose           log one line per request on stderr
@@ -84,6 +87,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
   const bulkInstant = integerOption(NAME, 'bulk-instant', v['bulk-instant'], 0, products);
   const latencyMs = integerOption(NAME, 'latency-ms', v['latency-ms'], 0, 600_000);
   const errorRate = numberOption(NAME, 'error-rate', v['error-rate'], 0, 1);
+  const keys = integerOption(NAME, 'keys', v.keys, 1, 100) ?? 1;
   if (v['api-key'] === '' || v['api-secret'] === '')
     throw new UsageError(`${NAME}: --api-key and --api-secret cannot be empty`);
   const faults: SandboxFaults = { ...(latencyMs ? { latencyMs } : {}), ...(errorRate ? { errorRate } : {}) };
@@ -102,6 +106,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
       trueTotal: v['true-total'] ?? false,
       retryAfter: v['retry-after'] ?? false,
       credentials: { apiKey: v['api-key'], apiSecret: v['api-secret'] },
+      extraCredentials: moreKeys(v['api-key'], v['api-secret'], keys),
       faults,
       log: v.verbose ? (line) => io.stderr.write(`${line}\n`) : undefined,
     });
@@ -114,7 +119,13 @@ async function run(args: string[], io: CliIO): Promise<number> {
       );
     throw err;
   }
-  const { url, credentials } = sandbox;
+  const { url } = sandbox;
+  // Several keys print as the comma-separated lists CATALOG_API_KEY and CATALOG_API_SECRET take.
+  const all = [sandbox.credentials, ...moreKeys(v['api-key'], v['api-secret'], keys)];
+  const credentials = {
+    apiKey: all.map((c) => c.apiKey).join(','),
+    apiSecret: all.map((c) => c.apiSecret).join(','),
+  };
   // Serve until SIGINT or SIGTERM (the command's only way to end). The handlers are in place before
   // the listening line: a script that signals as soon as it reads the line must not kill the process
   // (a signal without a listener ends it at once, exit code null).
@@ -130,13 +141,21 @@ async function run(args: string[], io: CliIO): Promise<number> {
   io.stdout.write(
     `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products.toLocaleString('en-US')} products, seed ${seed}, profile ${profile})\n` +
       `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
-      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
+      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential${keys > 1 ? ` (${keys} keys)` : ''}` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
   );
   await stopped;
   const served = sandbox.stats.requests;
   await sandbox.close();
   io.stderr.write(`catalog-streams sandbox stopped after ${served} request${served === 1 ? '' : 's'}\n`);
   return 0;
+}
+
+/** Keys 2..n of `--keys n`: the first key and secret with `-2`, `-3`... appended. */
+function moreKeys(apiKey: string | undefined, apiSecret: string | undefined, n: number) {
+  return Array.from({ length: n - 1 }, (_, i) => ({
+    apiKey: `${apiKey ?? DEFAULT_CREDENTIALS.apiKey}-${i + 2}`,
+    apiSecret: `${apiSecret ?? DEFAULT_CREDENTIALS.apiSecret}-${i + 2}`,
+  }));
 }
 
 export const sandboxCommand: Command = {

@@ -1,7 +1,7 @@
 // CatalogClient: one per run. It owns the undici Pool (keep-alive sockets),
 // HTTP Basic authentication, the User-Agent, the run's request budget (one
-// RateLimiter shared by every source) and the retries, and turns every failure
-// into a typed error. Sources never touch HTTP themselves.
+// RateLimiter per API key, shared by every source: key-pool.ts) and the retries,
+// and turns every failure into a typed error. Sources never touch HTTP themselves.
 //
 // Why undici's own `Pool.request` and not Node's global fetch: reading a large
 // NDJSON body through fetch with a consumer slower than the network cost ~13x
@@ -32,9 +32,9 @@
 // that is resumed by the NDJSON source (re-request, skip emitted indexes),
 // which knows which records it already delivered.
 //
-// Credentials: the Authorization header is built once and kept in a private
-// field; errors and events are built from the endpoint, the request body, the
-// status and the server's text, and that text is scrubbed of the key and the
+// Credentials: one Authorization header per key, built once and kept in the key pool
+// (key-pool.ts: one limiter per key; each attempt takes the key that frees first); errors and events are built from the endpoint, the request body, the
+// status and the server's text, and that text is scrubbed of every key and
 // secret before use (a server or proxy that echoes a header cannot leak it).
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
@@ -71,7 +71,9 @@ import {
   truncate,
 } from './errors.js';
 import { notTheApi } from './invalid-response.js';
-import { RateLimiter } from './rate-limiter.js';
+import { type ApiCredential, checkDistinct, pairCredentialLists } from './credentials.js';
+import { KeyPool, type PooledKey } from './key-pool.js';
+import type { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
 import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
 import { defaultUserAgent } from './user-agent.js';
@@ -109,11 +111,18 @@ export interface ClientTimeouts {
 export interface CatalogClientOptions {
   /** `https://host[/prefix]`; the `/v4/...` paths are appended. */
   baseUrl: string;
-  apiKey: string;
-  apiSecret: string;
+  /**
+   * The API key; a comma-separated list (`k1,k2,k3`, with as many secrets in `apiSecret`) gives
+   * several keys, each with its own `rateLimit`. Or give `credentials` instead.
+   */
+  apiKey?: string;
+  /** The API secret, or one per key of `apiKey`, comma-separated in the same order. */
+  apiSecret?: string;
+  /** Several key/secret pairs, each with its own `rateLimit` budget (instead of apiKey and apiSecret). */
+  credentials?: readonly ApiCredential[];
   /** Where the key and secret came from, for the 401/403 message (default: CATALOG_API_KEY and CATALOG_API_SECRET). */
   credentialSource?: string;
-  /** Requests per minute for this credential (default 100); 0 or Infinity: unlimited. */
+  /** Requests per minute for each key (default 100); 0 or Infinity: unlimited. */
   rateLimit?: number;
   /** Length of the service's rolling rate-limit window, ms (default 60 000); for sandboxes with a shorter one. */
   rateLimitWindowMs?: number;
@@ -278,8 +287,10 @@ export class CatalogClient {
   readonly host: string;
   readonly #credentialSource: string | undefined;
   readonly events: RunEvents;
+  /** The first key's limiter (with one key, the run's budget); `limiters` has every key's. */
   readonly limiter: RateLimiter;
   readonly retryPolicy: RetryPolicy;
+  readonly #keys: KeyPool;
   readonly stats: ClientStats = { requests: 0, retries: 0, throttles: 0, byStatus: {} };
   readonly #pool: Pool;
   readonly #pathPrefix: string;
@@ -296,22 +307,18 @@ export class CatalogClient {
 
   constructor(options: CatalogClientOptions) {
     const url = parseBaseUrl(options.baseUrl);
-    if (!options.apiKey)
-      throw new ConfigError('the catalog client needs an API key (CATALOG_API_KEY)', { path: 'connection.apiKey' });
-    if (!options.apiSecret)
-      throw new ConfigError('the catalog client needs an API secret (CATALOG_API_SECRET)', {
-        path: 'connection.apiSecret',
-      });
+    const credentials = credentialsOf(options);
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.host = url.host;
     this.#credentialSource = options.credentialSource;
     // `{base_url}` is the service root; tolerate a base URL that already ends in /v4.
     this.#pathPrefix = url.pathname.replace(/\/+$/, '').replace(/\/v4$/, '');
     this.events = options.events ?? new RunEvents();
-    this.limiter = new RateLimiter({
+    this.#keys = new KeyPool(credentials, {
       perMinute: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
       windowMs: options.rateLimitWindowMs,
     });
+    this.limiter = this.#keys.limiters[0]!;
     this.retryPolicy = new RetryPolicy(options.retry, options.random);
     const resultWindow = options.resultWindow ?? MAX_REACHABLE_RESULTS;
     if (!Number.isInteger(resultWindow) || resultWindow < 1 || resultWindow > MAX_REACHABLE_RESULTS) {
@@ -328,10 +335,12 @@ export class CatalogClient {
       });
     this.#clock = options.clock;
     this.#signal = options.signal;
-    const token = Buffer.from(`${options.apiKey}:${options.apiSecret}`).toString('base64');
-    for (const secret of [options.apiSecret, options.apiKey, token]) this.#redactor.add(secret);
+    for (const c of credentials) {
+      const token = Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64');
+      for (const secret of [c.apiSecret, c.apiKey, token]) this.#redactor.add(secret);
+    }
+    // The Authorization header is the attempt's key's (#send).
     const common = {
-      authorization: `Basic ${token}`,
       'content-type': 'application/json',
       'user-agent': options.userAgent ?? defaultUserAgent(),
     };
@@ -368,30 +377,53 @@ export class CatalogClient {
     };
     const rateLimit = overrides.rateLimit ?? envRateLimit(env);
     const resultWindow = overrides.resultWindow ?? envResultWindow(env);
+    const { apiKey, apiSecret, credentials, ...rest } = overrides;
+    const baseUrl = pick(
+      overrides.baseUrl ?? env.CATALOG_BASE_URL,
+      'CATALOG_BASE_URL',
+      'the base URL of the catalog API (https://..., or the URL the sandbox prints)',
+    );
     return new CatalogClient({
-      ...overrides,
+      ...rest,
       ...(rateLimit !== undefined ? { rateLimit } : {}),
       ...(resultWindow !== undefined ? { resultWindow } : {}),
-      baseUrl: pick(
-        overrides.baseUrl ?? env.CATALOG_BASE_URL,
-        'CATALOG_BASE_URL',
-        'the base URL of the catalog API (https://..., or the URL the sandbox prints)',
-      ),
-      apiKey: pick(overrides.apiKey ?? env.CATALOG_API_KEY, 'CATALOG_API_KEY', 'the API key of that environment'),
-      apiSecret: pick(
-        overrides.apiSecret ?? env.CATALOG_API_SECRET,
-        'CATALOG_API_SECRET',
-        'the API secret of that environment',
-      ),
+      baseUrl,
+      credentials:
+        credentials ??
+        pairCredentialLists(
+          pick(apiKey ?? env.CATALOG_API_KEY, 'CATALOG_API_KEY', 'the API key of that environment'),
+          pick(apiSecret ?? env.CATALOG_API_SECRET, 'CATALOG_API_SECRET', 'the API secret of that environment'),
+          { keys: 'CATALOG_API_KEY', secrets: 'CATALOG_API_SECRET' },
+        ),
     });
   }
 
   /** Results one paged query reaches (10000 unless a sandbox says less). */
   readonly resultWindow: number;
 
-  /** Requests per minute the limiter allows (Infinity when unlimited). */
+  /** Requests per minute each key's limiter allows (Infinity when unlimited). */
   get rateLimit(): number {
     return this.limiter.perMinute;
+  }
+
+  /** API keys the requests are spread over. */
+  get keyCount(): number {
+    return this.#keys.size;
+  }
+
+  /** Requests per minute of every key together: what durations are estimated with (Infinity when unlimited). */
+  get budgetPerMinute(): number {
+    return this.rateLimit * this.#keys.size;
+  }
+
+  /** Each key's limiter, in the order the keys were given. */
+  get limiters(): RateLimiter[] {
+    return this.#keys.limiters;
+  }
+
+  /** Attempts made (or waiting) with each key, in key order. */
+  get requestsByKey(): number[] {
+    return this.#keys.started;
   }
 
   /** One page of a paged query endpoint: the whole body parsed as JSON. */
@@ -603,13 +635,13 @@ export class CatalogClient {
    * limiter are rejected.
    */
   close(): Promise<void> {
-    this.limiter.close();
+    this.#keys.close();
     return (this.#closing ??= this.#pool.close());
   }
 
   /** Ends everything now: requests in flight fail, waiting ones are rejected (a run being torn down). */
   destroy(reason: Error = new AbortedError('the catalog client was destroyed')): Promise<void> {
-    this.limiter.close(reason);
+    this.#keys.close(reason);
     if (this.#pool.destroyed) return this.#closing ?? Promise.resolve();
     return (this.#closing = this.#pool.destroy(reason));
   }
@@ -713,12 +745,15 @@ export class CatalogClient {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw aborted(endpoint, signal);
-      await this.limiter.acquire(signal);
+      const key = await this.#keys.acquire(signal);
       const started = performance.now();
       let failure: Failure;
       let status: number | undefined;
       try {
-        const res = await this.#pool.request(request);
+        const res = await this.#pool.request({
+          ...request,
+          headers: { ...(request.headers as Record<string, string>), authorization: key.authorization },
+        });
         status = res.statusCode;
         if (status >= 200 && status < 300) {
           const value = await consume(res, this.#guard(endpoint, res.body));
@@ -738,14 +773,20 @@ export class CatalogClient {
       }
       this.#recordAttempt(events, endpoint, failure.status ?? 'network', started, attempt);
       const delay = this.#retryDelay(failure, attempt, waited);
-      if (delay === undefined) throw this.#toError(endpoint, body, failure, attempt, waited);
+      if (delay === undefined) throw this.#toError(endpoint, body, failure, attempt, waited, key);
       this.#announceRetry(events, endpoint, failure, attempt, delay);
+      waited += delay;
+      if (failure.status === 429) {
+        // The key's budget, not the request, is what has to wait: the key is held, and the
+        // request asks again at once for whichever key frees first (the same one, if it is the only one).
+        this.#keys.hold(key, delay);
+        continue;
+      }
       try {
         await sleep(delay, undefined, { signal });
       } catch (err) {
         throw aborted(endpoint, signal, err);
       }
-      waited += delay;
     }
   }
 
@@ -783,7 +824,6 @@ export class CatalogClient {
       reason = `${failure.status}${apiCode ? ` ${this.#redact(apiCode)}` : ''}`;
       if (failure.status === 429) {
         this.stats.throttles++;
-        this.limiter.penalize();
         events.emit('throttle', {
           endpoint,
           delayMs,
@@ -813,7 +853,14 @@ export class CatalogClient {
     });
   }
 
-  #toError(endpoint: string, body: RequestBody, failure: Failure, attempts: number, waitedMs: number): Error {
+  #toError(
+    endpoint: string,
+    body: RequestBody,
+    failure: Failure,
+    attempts: number,
+    waitedMs: number,
+    key: PooledKey,
+  ): Error {
     const request = describeRequest(body);
     if (failure.status === undefined) {
       const errorCode = errorCodeOf(failure.error);
@@ -841,7 +888,13 @@ export class CatalogClient {
       violations: said.violations && this.#redactor.redactValue(said.violations),
     };
     if (failure.status === 401 || failure.status === 403)
-      return new AuthError({ ...details, host: this.host, credentialSource: this.#credentialSource });
+      return new AuthError({
+        ...details,
+        host: this.host,
+        credentialSource: this.#credentialSource,
+        keyIndex: key.index,
+        keyCount: this.#keys.size,
+      });
     if (failure.status === 429) return new RateLimitError({ ...details, waitedMs });
     return new ApiError(details);
   }
@@ -860,6 +913,44 @@ export class CatalogClient {
     if (err instanceof Error && this.#redact(err.message) !== err.message) err.message = this.#redact(err.message);
     return err;
   }
+}
+
+/** The options' key/secret pairs: `credentials`, or apiKey and apiSecret (comma-separated lists of the same length). */
+function credentialsOf(options: CatalogClientOptions): ApiCredential[] {
+  if (options.credentials !== undefined) {
+    if (options.apiKey !== undefined || options.apiSecret !== undefined)
+      throw new ConfigError(
+        'the catalog client takes either apiKey and apiSecret or credentials, not both: put every key in credentials',
+        { path: 'connection.credentials' },
+        { code: 'config.credentials' },
+      );
+    const list = [...options.credentials];
+    if (list.length === 0)
+      throw new ConfigError('credentials is an empty list: give at least one {apiKey, apiSecret}', {
+        path: 'connection.credentials',
+      });
+    for (const [i, c] of list.entries()) {
+      if (!c.apiKey || !c.apiSecret)
+        throw new ConfigError(
+          `credentials[${i}] (key ${i + 1} of ${list.length}) needs both an apiKey and an apiSecret`,
+          { path: `connection.credentials[${i}]` },
+          { code: 'config.credentials' },
+        );
+    }
+    checkDistinct(list, 'credentials', { path: 'connection.credentials' });
+    return list;
+  }
+  if (!options.apiKey)
+    throw new ConfigError('the catalog client needs an API key (CATALOG_API_KEY)', { path: 'connection.apiKey' });
+  if (!options.apiSecret)
+    throw new ConfigError('the catalog client needs an API secret (CATALOG_API_SECRET)', {
+      path: 'connection.apiSecret',
+    });
+  return pairCredentialLists(options.apiKey, options.apiSecret, {
+    keys: 'apiKey',
+    secrets: 'apiSecret',
+    location: { path: 'connection.apiKey' },
+  });
 }
 
 function parseBaseUrl(baseUrl: string): URL {

@@ -53,19 +53,40 @@ export class ApiError extends CatalogStreamsError {
   }
 }
 
-/** 401/403: the credentials were refused. Never retried. */
+/**
+ * 401/403: the credentials were refused. Never retried. With several keys the run fails at the
+ * first key refused (ARCHITECTURE.md, Several keys), named by position, never by value.
+ */
 export class AuthError extends ApiError {
-  constructor(details: ApiErrorDetails & { host: string; credentialSource?: string }) {
+  /** 1-based position of the refused key in its list (1 with a single key). */
+  readonly keyNumber: number;
+  /** Keys the client was given. */
+  readonly keyCount: number;
+
+  constructor(
+    details: ApiErrorDetails & { host: string; credentialSource?: string; keyIndex?: number; keyCount?: number },
+  ) {
+    const count = details.keyCount ?? 1;
+    const number = (details.keyIndex ?? 0) + 1;
+    const which = count > 1 ? `key ${number} of ${count}` : 'the credentials';
     const what =
       details.status === 401
-        ? `the catalog API at ${details.host} rejected the credentials (401${details.apiCode ? ` ${details.apiCode}` : ''}) for ${details.endpoint}`
-        : `the credentials are not allowed to use ${details.endpoint} at ${details.host} (403${details.apiCode ? ` ${details.apiCode}` : ''})`;
+        ? `the catalog API at ${details.host} rejected ${which} (401${details.apiCode ? ` ${details.apiCode}` : ''}) for ${details.endpoint}`
+        : `${count > 1 ? `${which} is` : 'the credentials are'} not allowed to use ${details.endpoint} at ${details.host} (403${details.apiCode ? ` ${details.apiCode}` : ''})`;
+    const source = details.credentialSource ?? 'CATALOG_API_KEY and CATALOG_API_SECRET';
+    const check = count > 1 ? `check entry ${number} of ${source}` : `check ${source}`;
+    const several =
+      count > 1
+        ? `; a run fails when any of its keys is refused: fix that key, or remove it from the list (its secret too)`
+        : '';
     super(details, {
       code: details.status === 401 ? 'auth.unauthorized' : 'auth.forbidden',
       message:
-        `${what}: check ${details.credentialSource ?? 'CATALOG_API_KEY and CATALOG_API_SECRET'}, and that they belong to the environment of ` +
-        `CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)`,
+        `${what}: ${check}, and that they belong to the environment of ` +
+        `CATALOG_BASE_URL (credentials are environment-specific: production keys do not work on the sandbox, nor the reverse)${several}`,
     });
+    this.keyNumber = number;
+    this.keyCount = count;
   }
 }
 

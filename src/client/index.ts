@@ -2,6 +2,7 @@
 export * from './catalog-client.js';
 export * from './errors.js';
 export { RateLimiter, type RateLimiterOptions } from './rate-limiter.js';
+export { type ApiCredential, pairCredentialLists } from './credentials.js';
 export {
   RetryPolicy,
   type RetryOptions,

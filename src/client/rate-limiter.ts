@@ -22,6 +22,8 @@
 // - 429: `penalize()` doubles the interval (up to maxSlowdown times the base)
 //   and pushes the next slot back accordingly; every `recoveryMs` without a new
 //   429 halves the slowdown again, down to the base rate.
+// - `holdUntil()`: no start before a given time (a 429's wait, which belongs to
+//   the key: key-pool.ts); waiters already queued are held too.
 // - Aborted waiters leave the queue without using a slot.
 // - `perMinute` 0 or Infinity: unlimited (benchmarks, tests).
 import { AbortedError } from '../errors.js';
@@ -112,6 +114,22 @@ export class RateLimiter {
     return this.#queue.length;
   }
 
+  /**
+   * When a request asked for now would start (`now` from this limiter's clock): after the waiters
+   * already queued, each one interval apart. Several keys' limiters are compared by it (key-pool.ts).
+   */
+  availableAt(now = this.#now()): number {
+    if (this.unlimited) return now;
+    const interval = this.intervalMs;
+    const first = this.#queue.length === 0 && now >= this.#next ? now : Math.max(now, this.#next);
+    return first + this.#queue.length * interval;
+  }
+
+  /** The limiter's clock, ms (performance.now unless a test gave one). */
+  now(): number {
+    return this.#now();
+  }
+
   /** Resolves when this request may start; rejects with AbortedError if `signal` aborts first. */
   acquire(signal?: AbortSignal): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closed);
@@ -150,6 +168,16 @@ export class RateLimiter {
       this.#arm();
     }
     return interval;
+  }
+
+  /** No start before `time` (this limiter's clock, ms), queued waiters included. */
+  holdUntil(time: number): void {
+    if (this.unlimited || !(time > this.#next)) return;
+    this.#next = time;
+    if (this.#timer) {
+      this.#disarm();
+      this.#arm();
+    }
   }
 
   /** Rejects every waiter and every later acquire (the client was closed). */

@@ -2,6 +2,7 @@
 // environment and by an override (`--sandbox`), resolved once per run; and the CatalogClient
 // settings it makes.
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
+import { type ApiCredential, checkDistinct, pairCredentialLists } from '../client/credentials.js';
 import {
   type CatalogClientOptions,
   type ClientTimeouts,
@@ -14,10 +15,11 @@ import type { ConnectionBlock } from './pipeline-file.js';
 
 export interface ResolvedConnection {
   baseUrl: string;
-  apiKey: string;
-  apiSecret: string;
-  /** Where the key and secret came from (named by a credentials error). */
+  /** One key/secret pair or several, in the order given: each key has its own `rateLimit` budget. */
+  credentials: ApiCredential[];
+  /** Where the keys and secrets came from (named by a credentials error). */
   credentialSource?: string;
+  /** Requests per minute of each key. */
   rateLimit: number;
   concurrency?: number;
   /** Attempts per request before it fails (default: the client's, 8). */
@@ -34,20 +36,35 @@ export interface ResolvedConnection {
   sandbox?: boolean;
 }
 
+/**
+ * What a caller puts over the file and the environment (`--sandbox`, tests): any setting, and the
+ * credentials as a list or as apiKey and apiSecret (comma-separated lists of the same length).
+ */
+export type ConnectionOverride = Partial<ResolvedConnection> & { apiKey?: string; apiSecret?: string };
+
 /** Connection settings: the override, then the file's block, then the environment. */
 export function resolveConnection(
   loaded: Pick<LoadedPipeline, 'file' | 'redactor' | 'plan'>,
-  override: Partial<ResolvedConnection> = {},
+  override: ConnectionOverride = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedConnection {
   const block: ConnectionBlock = loaded.plan.connection;
   const baseUrl = override.baseUrl ?? block.baseUrl ?? env.CATALOG_BASE_URL;
-  const apiKey = override.apiKey ?? block.apiKey ?? env.CATALOG_API_KEY;
-  const apiSecret = override.apiSecret ?? block.apiSecret ?? env.CATALOG_API_SECRET;
+  const listed = override.credentials ?? (override.apiKey === undefined ? block.credentials : undefined);
+  if (block.credentials && (block.apiKey !== undefined || block.apiSecret !== undefined)) {
+    throw new ConfigError(
+      `${loaded.file}: connection has both credentials and ${block.apiKey !== undefined ? 'apiKey' : 'apiSecret'}: ` +
+        'list every key under credentials, or give apiKey and apiSecret alone',
+      { file: loaded.file, path: 'connection.credentials' },
+      { code: 'config.credentials' },
+    );
+  }
+  const apiKey = listed ? undefined : (override.apiKey ?? block.apiKey ?? env.CATALOG_API_KEY);
+  const apiSecret = listed ? undefined : (override.apiSecret ?? block.apiSecret ?? env.CATALOG_API_SECRET);
   const missing = [
     !baseUrl && 'CATALOG_BASE_URL',
-    !apiKey && 'CATALOG_API_KEY',
-    !apiSecret && 'CATALOG_API_SECRET',
+    !listed && !apiKey && 'CATALOG_API_KEY',
+    !listed && !apiSecret && 'CATALOG_API_SECRET',
   ].filter(Boolean);
   if (missing.length > 0) {
     throw new ConfigError(
@@ -56,22 +73,27 @@ export function resolveConnection(
       { code: 'config.connection' },
     );
   }
+  const { credentials, credentialSource } = listed
+    ? {
+        credentials: listed,
+        credentialSource:
+          override.credentials !== undefined
+            ? 'the credentials given by the caller'
+            : `connection.credentials in ${loaded.file}`,
+      }
+    : pairedCredentials(loaded.file, override, block, apiKey!, apiSecret!);
+  // Every value is a secret, the lists whole and each key and secret alone.
   loaded.redactor.add(apiKey);
   loaded.redactor.add(apiSecret);
-  const from = (name: 'apiKey' | 'apiSecret', variable: string) =>
-    override[name] !== undefined
-      ? 'sandbox'
-      : block[name] !== undefined
-        ? `connection.${name} in ${loaded.file}`
-        : `${variable} in the environment`;
-  const keyFrom = from('apiKey', 'CATALOG_API_KEY');
-  const secretFrom = from('apiSecret', 'CATALOG_API_SECRET');
-  const credentialSource =
-    keyFrom === 'sandbox'
-      ? 'the sandbox credentials given by --sandbox'
-      : keyFrom.endsWith(' in the environment') && secretFrom.endsWith(' in the environment')
-        ? 'CATALOG_API_KEY and CATALOG_API_SECRET in the environment'
-        : `${keyFrom} and ${secretFrom}`;
+  for (const c of credentials) {
+    loaded.redactor.add(c.apiKey);
+    loaded.redactor.add(c.apiSecret);
+  }
+  if (listed)
+    checkDistinct(listed, `connection.credentials in ${loaded.file}`, {
+      file: loaded.file,
+      path: 'connection.credentials',
+    });
   checkBaseUrl(
     baseUrl!,
     override.baseUrl !== undefined
@@ -82,8 +104,7 @@ export function resolveConnection(
   );
   return {
     baseUrl: baseUrl!,
-    apiKey: apiKey!,
-    apiSecret: apiSecret!,
+    credentials,
     credentialSource,
     rateLimit: override.rateLimit ?? block.rateLimit ?? envRateLimit(env) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     concurrency: override.concurrency ?? block.concurrency,
@@ -94,6 +115,40 @@ export function resolveConnection(
     resultWindow: override.resultWindow ?? envResultWindow(env),
     ...(override.sandbox ? { sandbox: true } : {}),
   };
+}
+
+/** The pairs of apiKey and apiSecret (comma-separated lists), named by where each came from. */
+function pairedCredentials(
+  file: string,
+  override: ConnectionOverride,
+  block: ConnectionBlock,
+  apiKey: string,
+  apiSecret: string,
+): { credentials: ApiCredential[]; credentialSource: string } {
+  const from = (name: 'apiKey' | 'apiSecret', variable: string) =>
+    override[name] !== undefined
+      ? { name: `the --sandbox ${name}`, where: 'sandbox' }
+      : block[name] !== undefined
+        ? {
+            name: `connection.${name}`,
+            where: `connection.${name} in ${file}`,
+            location: { file, path: `connection.${name}` },
+          }
+        : { name: variable, where: `${variable} in the environment`, location: { path: variable } };
+  const key = from('apiKey', 'CATALOG_API_KEY');
+  const secret = from('apiSecret', 'CATALOG_API_SECRET');
+  const credentialSource =
+    key.where === 'sandbox'
+      ? 'the sandbox credentials given by --sandbox'
+      : key.where.endsWith(' in the environment') && secret.where.endsWith(' in the environment')
+        ? 'CATALOG_API_KEY and CATALOG_API_SECRET in the environment'
+        : `${key.where} and ${secret.where}`;
+  const credentials = pairCredentialLists(apiKey, apiSecret, {
+    keys: key.name,
+    secrets: secret.name,
+    ...(key.location ? { location: key.location } : {}),
+  });
+  return { credentials, credentialSource };
 }
 
 /** A base URL without http:// or https:// (`127.0.0.1:42911`) is a usage error naming where it was set. */
@@ -124,8 +179,7 @@ function checkBaseUrl(baseUrl: string, where: { file?: string; path: string } | 
 export function clientOptions(connection: ResolvedConnection): CatalogClientOptions {
   const {
     baseUrl,
-    apiKey,
-    apiSecret,
+    credentials,
     credentialSource,
     rateLimit,
     maxAttempts,
@@ -140,8 +194,7 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
   };
   return {
     baseUrl,
-    apiKey,
-    apiSecret,
+    credentials,
     ...(credentialSource !== undefined ? { credentialSource } : {}),
     rateLimit,
     ...(resultWindow !== undefined ? { resultWindow } : {}),

@@ -223,6 +223,12 @@ function parseDocumentPipeline(doc: Document, context: DocumentContext): LoadedP
   if (connection !== null && typeof connection === 'object') {
     redactor.add(connection.apiKey);
     redactor.add(connection.apiSecret);
+    if (Array.isArray(connection.credentials))
+      for (const c of connection.credentials as unknown[])
+        if (c !== null && typeof c === 'object') {
+          redactor.add((c as Record<string, unknown>).apiKey);
+          redactor.add((c as Record<string, unknown>).apiSecret);
+        }
   }
   const note = issueNoter(doc, raw, redactor, fail);
   const parsed = PipelineFile.safeParse(raw);
@@ -300,7 +306,7 @@ function documentValue(doc: Document, fail: Fail): unknown {
   }
 }
 
-const SECRET_PATHS = ['connection.apiKey', 'connection.apiSecret'];
+const SECRET_PATH = /^connection\.(apiKey|apiSecret|credentials\[\d+\]\.(apiKey|apiSecret))$/;
 
 /** Records an issue at its place in the document; the value a message shows (`got ...`) is masked when it is a secret, however short. */
 function issueNoter(doc: Document, raw: unknown, redactor: Redactor, fail: Fail) {
@@ -309,8 +315,7 @@ function issueNoter(doc: Document, raw: unknown, redactor: Redactor, fail: Fail)
     const at = joinPath('', full);
     const value = valueAt(raw, full);
     const shown =
-      (typeof value === 'string' || typeof value === 'number') &&
-      (redactor.isSecret(value) || SECRET_PATHS.includes(at))
+      (typeof value === 'string' || typeof value === 'number') && (redactor.isSecret(value) || SECRET_PATH.test(at))
         ? showValue(value)
         : undefined;
     const message = shown

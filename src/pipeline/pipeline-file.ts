@@ -13,12 +13,30 @@ export const ConnectionBlock = z
       .url({ message: 'must be an absolute URL such as https://api.example.com' })
       .optional()
       .describe('API base URL (default: $CATALOG_BASE_URL)'),
-    apiKey: z.string().min(1).optional().describe('API key (default: $CATALOG_API_KEY); use ${VAR}, never a literal'),
+    apiKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('API key, or several comma-separated (default: $CATALOG_API_KEY); use ${VAR}, never a literal'),
     apiSecret: z
       .string()
       .min(1)
       .optional()
-      .describe('API secret (default: $CATALOG_API_SECRET); use ${VAR}, never a literal'),
+      .describe(
+        'API secret, or one per key comma-separated in the same order (default: $CATALOG_API_SECRET); use ${VAR}, never a literal',
+      ),
+    credentials: z
+      .array(
+        z.strictObject({
+          apiKey: z.string().min(1).describe('API key; use ${VAR}, never a literal'),
+          apiSecret: z.string().min(1).describe('its API secret; use ${VAR}, never a literal'),
+        }),
+      )
+      .min(1, { message: 'needs at least one {apiKey, apiSecret}' })
+      .optional()
+      .describe(
+        'several API keys, each with its own rateLimit budget; requests are spread evenly over them (instead of apiKey and apiSecret)',
+      ),
     rateLimit: z
       .number({ message: 'expected a number of requests per minute' })
       .positive({
@@ -26,7 +44,7 @@ export const ConnectionBlock = z
           'must be above 0 (requests per minute of the credential; CATALOG_RATE_LIMIT=0 lifts the limit for a sandbox)',
       })
       .optional()
-      .describe('requests per minute for this credential (default 100)'),
+      .describe('requests per minute for each API key (default 100)'),
     concurrency: z.int().min(1).max(16).optional().describe("page requests kept in flight (default: the source's, 3)"),
     maxAttempts: z
       .int()

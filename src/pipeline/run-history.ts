@@ -1,24 +1,36 @@
-// The run history of a pipeline: one compact JSON line per finished run, so `catalog-streams
+// The run history of a pipeline: one compact JSON document per finished run, so `catalog-streams
 // history` can show runs over time (the metrics file and the Pushgateway keep only the last run,
 // and `--summary-file` is overwritten by every run).
 //
-// Where: beside the state file when the pipeline has one (`<state folder>/history/<name>.jsonl`,
-// local or on S3: the state is what a scheduled pipeline already keeps somewhere durable), else
-// `<output folder>/.catalog-streams/history/<name>.jsonl`. The file is rewritten whole through the
-// storage layer (temp file and rename locally, one PUT on S3), so a reader never sees half a line;
-// it keeps the last MAX_HISTORY_RUNS runs, so it stays a few hundred KB at most.
+// Where: beside the state file when the pipeline has one (`<state folder>/history/`, local or on
+// S3: the state is what a scheduled pipeline already keeps somewhere durable), else
+// `<output folder>/.catalog-streams/history/`. In that folder:
+//   <name>/<run id>.json   one per run, created with putIfAbsent (a run id is unique to its run)
+//   <name>.jsonl           older runs, compacted: the last MAX_HISTORY_RUNS, one line each
+//   <name>.jsonl.lock      held while a run compacts
+// Why not append to one file: "read, add a line, rewrite" loses a line when two runs of a pipeline
+// (two pipelines of one file without a state, a rerun beside a scheduled run) finish together and
+// both read before either wrote. A file per run is never rewritten, so nothing is lost whatever the
+// interleaving; a run that finds COMPACT_AFTER_RUNS of them folds them into `<name>.jsonl` under a
+// lock (two compactions at once could each drop the other's lines), then removes only the files
+// it folded in. A reader merges both, by run id, so a crash between the fold and the removal shows
+// each run once.
 import path from 'node:path';
 import { CatalogStreamsError } from '../errors.js';
 import { LocalObjectStore, type ObjectStore } from '../storage/object-store.js';
 import { createS3Client, type S3Env } from '../storage/s3-client.js';
 import { S3ObjectStore } from '../storage/s3-object-store.js';
 import type { S3Feature } from '../storage/s3-sdk.js';
-import type { TableManifest, TableVersion } from '../sinks/index.js';
+import { RunLock, storeLockBackend } from '../core/lock.js';
+import { type S3Manifest, type TableManifest, type TableVersion, manifestKeyPattern } from '../sinks/index.js';
 import type { LoadedPipeline } from './loader.js';
 import type { RunSummary } from './runner.js';
 
 /** Runs a history file keeps (about 300 bytes each). */
 export const MAX_HISTORY_RUNS = 500;
+
+/** Per-run files a run lets pile up before it folds them into the history file. */
+export const COMPACT_AFTER_RUNS = 20;
 
 /** One run, as a line of the history file. Short names: the file is meant to stay small. */
 export interface HistoryEntry {
@@ -77,18 +89,33 @@ export function folderStore(
   return new LocalObjectStore(path.resolve(baseDir, location));
 }
 
-/** Where a pipeline's history file is: a store and the name in it. */
-export function historyLocation(loaded: LoadedPipeline, env?: S3Env): { store: ObjectStore; rel: string } {
-  const name = `${safeName(loaded.config.name)}.jsonl`;
+/** Where a pipeline's history is: a store and the names in it (see the top of this file). */
+export interface HistoryFiles {
+  store: ObjectStore;
+  /** The compacted history, one line per run. */
+  file: string;
+  /** The folder of the per-run files, ending in `/`. */
+  runs: string;
+  /** The lock a compaction holds. */
+  lock: string;
+}
+
+export function historyLocation(loaded: LoadedPipeline, env?: S3Env): HistoryFiles {
+  const name = safeName(loaded.config.name);
   const baseDir = loaded.outputDir ?? loaded.baseDir;
   const state = loaded.config.state?.path;
+  let store: ObjectStore;
+  let folder: string;
   if (state) {
     const slash = state.lastIndexOf('/');
-    const folder = slash < 0 ? '.' : state.slice(0, slash + 1);
     // The history lives beside the state: on S3 when the state is.
-    return { store: folderStore(folder, baseDir, env, 's3-state'), rel: `history/${name}` };
+    store = folderStore(slash < 0 ? '.' : state.slice(0, slash + 1), baseDir, env, 's3-state');
+    folder = 'history/';
+  } else {
+    store = folderStore('.', baseDir, env, 's3-state');
+    folder = '.catalog-streams/history/';
   }
-  return { store: folderStore('.', baseDir, env, 's3-state'), rel: `.catalog-streams/history/${name}` };
+  return { store, file: `${folder}${name}.jsonl`, runs: `${folder}${name}/`, lock: `${folder}${name}.jsonl.lock` };
 }
 
 /** A pipeline name as one file name segment. */
@@ -96,44 +123,131 @@ function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_') || '_';
 }
 
-/** Adds the run to its pipeline's history file, keeping the last MAX_HISTORY_RUNS. */
+/** Adds the run to its pipeline's history; returns where the history is. */
 export async function appendHistory(loaded: LoadedPipeline, summary: RunSummary, env?: S3Env): Promise<string> {
-  const { store, rel } = historyLocation(loaded, env);
+  const files = historyLocation(loaded, env);
   try {
-    const previous = (await store.readText(rel)) ?? '';
-    const lines = previous.split('\n').filter((l) => l.trim() !== '');
-    lines.push(JSON.stringify(historyEntry(summary)));
-    await store.write(rel, `${lines.slice(-MAX_HISTORY_RUNS).join('\n')}\n`, { contentType: 'application/x-ndjson' });
-    return store.location(rel);
+    await recordRun(files, historyEntry(summary));
+    return files.store.location(files.file);
   } finally {
-    await store.close();
+    await files.store.close();
   }
 }
 
-/** The history of a pipeline, oldest first (empty when it has none); lines that do not parse are skipped. */
+/**
+ * Writes the run's own history file, then folds the per-run files into the history file when
+ * `compactAfter` of them are waiting. Safe beside any number of runs of the same pipeline.
+ */
+export async function recordRun(
+  files: HistoryFiles,
+  entry: HistoryEntry,
+  options: { compactAfter?: number } = {},
+): Promise<void> {
+  // putIfAbsent: a file per run is never overwritten; the same run recorded twice keeps its first.
+  await files.store.putIfAbsent(`${files.runs}${safeName(entry.runId)}.json`, `${JSON.stringify(entry)}\n`, {
+    contentType: 'application/json',
+  });
+  if ((await listRunFiles(files)).length >= (options.compactAfter ?? COMPACT_AFTER_RUNS))
+    await compactHistory(files, { runId: entry.runId, pipeline: entry.pipeline });
+}
+
+/**
+ * Folds the per-run files into the history file (the last MAX_HISTORY_RUNS runs) and removes the
+ * files it folded in. False when another run holds the lock: it is compacting, and the files stay
+ * until it or a later run folds them in; nothing is lost either way.
+ */
+export async function compactHistory(files: HistoryFiles, who: { runId: string; pipeline: string }): Promise<boolean> {
+  let lock: RunLock;
+  try {
+    lock = await RunLock.acquire(storeLockBackend(files.store, files.lock), who, {
+      what: `history ${files.store.location(files.file)}`,
+      code: 'history.locked',
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'history.locked') return false;
+    throw err;
+  }
+  try {
+    // Only the files listed here are removed below: a run that writes its file meanwhile keeps it.
+    const folded = await listRunFiles(files);
+    const perRun = await readRunFiles(files, folded);
+    const compacted = parseLines((await files.store.readText(files.file)) ?? '');
+    const entries = mergeEntries(compacted.entries, perRun.entries).slice(-MAX_HISTORY_RUNS);
+    await files.store.write(files.file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''), {
+      contentType: 'application/x-ndjson',
+    });
+    for (const rel of folded) await files.store.remove(rel);
+    return true;
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The per-run files waiting to be folded in (temp files of a writer in progress left out). */
+async function listRunFiles(files: HistoryFiles): Promise<string[]> {
+  const found: string[] = [];
+  const depth = files.runs.split('/').length;
+  for await (const { rel } of files.store.list(files.runs, depth)) {
+    const base = rel.slice(files.runs.length);
+    if (!base.includes('/') && !base.startsWith('.') && base.endsWith('.json')) found.push(rel);
+  }
+  return found;
+}
+
+async function readRunFiles(
+  files: HistoryFiles,
+  rels: readonly string[],
+): Promise<{ entries: HistoryEntry[]; skipped: number }> {
+  const texts = await Promise.all(rels.map((rel) => files.store.readText(rel)));
+  return parseLines(texts.filter((t): t is string => t !== undefined).join('\n'));
+}
+
+/** Entries of both sources, one per run id (a per-run file wins: it is the run's own), oldest first. */
+function mergeEntries(...lists: HistoryEntry[][]): HistoryEntry[] {
+  const byRun = new Map<string, HistoryEntry>();
+  for (const list of lists) for (const e of list) byRun.set(e.runId, e);
+  return [...byRun.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.runId.localeCompare(b.runId));
+}
+
+function parseLines(text: string): { entries: HistoryEntry[]; skipped: number } {
+  const entries: HistoryEntry[] = [];
+  let skipped = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const e = JSON.parse(line) as HistoryEntry;
+      if (typeof e.runId === 'string' && typeof e.startedAt === 'string') entries.push(e);
+      else skipped++;
+    } catch {
+      // A hand-edited or truncated line: the others still tell the history.
+      skipped++;
+    }
+  }
+  return { entries, skipped };
+}
+
+/** Every run of the history (compacted and per-run), oldest first; lines that do not parse are skipped. */
+export async function readRuns(files: HistoryFiles): Promise<{ entries: HistoryEntry[]; skipped: number }> {
+  // Per-run files first, then the history file: a compaction in between moves a run from the first
+  // to the second, where this read still finds it (the other order could miss it in both).
+  const perRun = await readRunFiles(files, await listRunFiles(files));
+  const compacted = parseLines((await files.store.readText(files.file)) ?? '');
+  return {
+    entries: mergeEntries(compacted.entries, perRun.entries),
+    skipped: compacted.skipped + perRun.skipped,
+  };
+}
+
+/** The history of a pipeline, oldest first (empty when it has none). */
 export async function readHistory(
   loaded: LoadedPipeline,
   env?: S3Env,
 ): Promise<{ location: string; entries: HistoryEntry[]; skipped: number }> {
-  const { store, rel } = historyLocation(loaded, env);
+  const files = historyLocation(loaded, env);
   try {
-    const text = (await store.readText(rel)) ?? '';
-    const entries: HistoryEntry[] = [];
-    let skipped = 0;
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        const e = JSON.parse(line) as HistoryEntry;
-        if (typeof e.runId === 'string' && typeof e.startedAt === 'string') entries.push(e);
-        else skipped++;
-      } catch {
-        // A hand-edited or truncated line: the others still tell the history.
-        skipped++;
-      }
-    }
-    return { location: store.location(rel), entries, skipped };
+    return { location: files.store.location(files.file), ...(await readRuns(files)) };
   } finally {
-    await store.close();
+    await files.store.close();
   }
 }
 
@@ -164,4 +278,68 @@ export async function readTableVersions(
     }
   }
   return tables;
+}
+
+/** One run of an s3 sink, as its `_manifest.json` tells it. */
+export interface S3ManifestRun {
+  runId: string;
+  startedAt: string;
+  /** Data objects the manifest lists. */
+  objects: number;
+  rows: number;
+  bytes: number;
+}
+
+/**
+ * The runs the manifests of every s3 sink of the pipeline still describe. A key template with
+ * `{date}` keeps a manifest per day (the day's last run), with `{run}` one per run, with neither
+ * only the latest run's: a superseded run has no manifest left to read.
+ */
+export async function readS3Manifests(
+  loaded: LoadedPipeline,
+  env?: S3Env,
+): Promise<Array<{ location: string; runs: S3ManifestRun[] }>> {
+  const sinks: Array<{ location: string; runs: S3ManifestRun[] }> = [];
+  for (const sink of loaded.config.sinks) {
+    if (sink.type !== 's3' || typeof sink.bucket !== 'string' || typeof sink.key !== 'string') continue;
+    const where = manifestKeyPattern(
+      {
+        key: sink.key,
+        manifest: typeof sink.manifest === 'boolean' ? sink.manifest : undefined,
+        manifestKey: typeof sink.manifestKey === 'string' ? sink.manifestKey : undefined,
+      },
+      loaded.config.name,
+    );
+    if (!where) continue;
+    const store = folderStore(`s3://${sink.bucket}`, loaded.baseDir, env, 's3-sink');
+    try {
+      const runs: S3ManifestRun[] = [];
+      for await (const { rel } of store.list(where.prefix)) {
+        if (!where.pattern.test(rel)) continue;
+        const text = await store.readText(rel);
+        let manifest: Partial<S3Manifest>;
+        try {
+          manifest = JSON.parse(text ?? '') as Partial<S3Manifest>;
+        } catch {
+          throw new CatalogStreamsError(
+            'history.s3_manifest',
+            `${store.location(rel)} is not valid JSON; restore it or rerun the pipeline (the lake's readers trust only what a manifest lists)`,
+          );
+        }
+        // Another dataset's manifest in a shared folder is not this sink's history.
+        if (manifest.keyTemplate !== sink.key || typeof manifest.runId !== 'string') continue;
+        runs.push({
+          runId: manifest.runId,
+          startedAt: manifest.startedAt ?? '',
+          objects: manifest.files?.length ?? 0,
+          rows: manifest.rows ?? 0,
+          bytes: manifest.bytes ?? 0,
+        });
+      }
+      sinks.push({ location: `s3://${sink.bucket}/${where.prefix}`, runs });
+    } finally {
+      await store.close();
+    }
+  }
+  return sinks;
 }

@@ -2,6 +2,7 @@
 // the error a run that did not succeed throws with it.
 import type { Transform } from 'node:stream';
 import { CatalogStreamsError } from '../errors.js';
+import { type Remedy, describeCode } from '../error-codes.js';
 import type { OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
 import type { RunCounters } from './run-stats.js';
@@ -42,7 +43,11 @@ export interface RunSummary {
   recordsPerSecond: number;
   cursor?: { previous?: number; next?: number; stored: boolean; location: string };
   warnings: string[];
-  error?: { code: string; message: string };
+  /**
+   * Why the run did not succeed. `remedy` (from the error-code catalogue, when it knows the code):
+   * `retry` when running again unchanged may pass, `fix` when something must change first.
+   */
+  error?: { code: string; message: string; remedy?: Remedy };
 }
 
 /** A run that did not succeed, with the summary of what it did before it stopped. */
@@ -117,6 +122,13 @@ export function summarizeRun(f: RunFacts): RunSummary {
     recordsPerSecond: durationMs > 0 ? Math.round((c.recordsRead * 1000) / durationMs) : 0,
     cursor: f.cursor,
     warnings: c.warnings,
-    error: err ? { code: err.code ?? 'error', message: f.redact(err.message ?? String(err)) } : undefined,
+    error: err
+      ? { code: err.code ?? 'error', message: f.redact(err.message ?? String(err)), ...remedyOf(err.code ?? 'error') }
+      : undefined,
   };
+}
+
+function remedyOf(code: string): { remedy?: Remedy } {
+  const remedy = describeCode(code)?.remedy;
+  return remedy ? { remedy } : {};
 }

@@ -21,7 +21,7 @@ import type { StageRegistry } from '../core/registry.js';
 import { newRunId } from '../core/run-id.js';
 import type { RunDescription, RunMode, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
-import { clientOptions, resolveConnection, type ResolvedConnection } from './connection.js';
+import { clientOptions, type ConnectionOverride, resolveConnection } from './connection.js';
 import { nextCursor, openPipelineState, sourceWithCursor, stateIdentity, windowUntil } from './incremental-window.js';
 import type { LoadedPipeline } from './loader.js';
 import { planOrThrow, type PipelinePlan } from './plan.js';
@@ -33,7 +33,7 @@ import type { PipelineState, StateIdentity, StateStore } from './state.js';
 import { TeeSink } from './tee.js';
 import { DEFAULT_STALL_TIMEOUT_MS, StallWatchdog } from './watchdog.js';
 
-export { clientOptions, resolveConnection, type ResolvedConnection } from './connection.js';
+export { clientOptions, type ConnectionOverride, resolveConnection, type ResolvedConnection } from './connection.js';
 export {
   nextCursor,
   openPipelineState,
@@ -49,7 +49,7 @@ export { DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
 export interface RunOptions {
   registry: StageRegistry;
   /** Overrides the file's `connection:` and the environment (the `--sandbox` flag uses it). */
-  connection?: Partial<ResolvedConnection>;
+  connection?: ConnectionOverride;
   fullRefresh?: boolean;
   /** `--allow-deletes`: table sinks publish a full run's deletes above their `deletes.maxRatio`. */
   allowDeletes?: boolean;

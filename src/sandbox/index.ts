@@ -28,10 +28,12 @@ export interface SandboxOptions extends DatasetOptions {
   host?: string;
   /** The sandbox credentials (default key `sandbox-key`, secret `sandbox-secret`). */
   credentials?: Partial<Credentials>;
-  /** More accepted credentials, each with its own rate-limit budget. */
+  /** More accepted credentials, each with its own rate-limit budget (a client with several keys). */
   extraCredentials?: Credentials[];
   /** Requests per minute per credential (default 100); 0 or Infinity switches the limit off. */
   rateLimit?: number;
+  /** Keep the arrival time of every admitted API request per credential (`requestTimes()`; tests). */
+  recordRequestTimes?: boolean;
   /** Length of the rate-limit window in ms (default 60000); shorter windows make tests fast. */
   rateLimitWindowMs?: number;
   /** Send Retry-After on rate-limit 429s (the public service does not). */
@@ -64,6 +66,11 @@ export interface Sandbox {
   dataset: Dataset;
   /** A snapshot of the request counters. */
   readonly stats: SandboxStats;
+  /**
+   * Arrival times (performance.now, ms) of the API requests admitted, one list per credential:
+   * `credentials` first, then `extraCredentials` in order. Empty lists unless `recordRequestTimes`.
+   */
+  requestTimes(): number[][];
   resetStats(): void;
   setFaults(faults: SandboxFaults): void;
   /**
@@ -100,6 +107,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     credentials: [credentials, ...(options.extraCredentials ?? [])],
     rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     rateLimitWindowMs: options.rateLimitWindowMs ?? 60_000,
+    ...(options.recordRequestTimes ? { recordRequestTimes: true } : {}),
     retryAfter: options.retryAfter ?? false,
     trueTotal: options.trueTotal ?? false,
     resultWindow,
@@ -129,6 +137,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     get stats() {
       return server.stats;
     },
+    requestTimes: () => server.requestTimes(),
     resetStats: () => server.resetStats(),
     setFaults: (faults) => server.setFaults(faults),
     touch: (target, at) => server.touch(target, at),

@@ -55,8 +55,11 @@ export const MAX_BODY_DEPTH = 64;
 
 export interface ServerSettings {
   credentials: Credentials[];
+  /** Requests per window for each credential. */
   rateLimit: number;
   rateLimitWindowMs: number;
+  /** Keep the arrival time of every admitted API request, per credential (`requestTimes`; tests). */
+  recordRequestTimes?: boolean;
   retryAfter: boolean;
   trueTotal: boolean;
   resultWindow: number;
@@ -93,6 +96,11 @@ export interface SandboxStats {
   byEndpoint: Record<string, Record<number, number>>;
   /** 429 answers from the rate limiter (injected bursts are in `faults.tooManyRequests`). */
   rateLimited: number;
+  /**
+   * Per credential, in the order they were configured (never by key): API requests the rate limit
+   * admitted, and those it answered 429.
+   */
+  byCredential: { admitted: number; rateLimited: number }[];
   faults: FaultStats;
   /** What the query cache holds. */
   cache: { entries: number; bytes: number };
@@ -160,7 +168,10 @@ export class SandboxServer {
   readonly #cache: QueryCache;
   readonly #byPath = new Map<string, EndpointSpec>(ENDPOINT_NAMES.map((n) => [getEndpoint(n)!.path, getEndpoint(n)!]));
   readonly #authorizations: Map<string, Credentials>;
-  #counters = { requests: 0, rateLimited: 0, byEndpoint: {} as Record<string, Record<number, number>> };
+  /** Position of each credential (by key) in the settings. */
+  readonly #positions: Map<string, number>;
+  #counters = this.#freshCounters();
+  #requestTimes: number[][] = [];
   #touches = 0;
 
   constructor(
@@ -175,6 +186,26 @@ export class SandboxServer {
     this.#authorizations = new Map(
       settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]),
     );
+    this.#positions = new Map(settings.credentials.map((c, i) => [c.apiKey, i]));
+    this.#counters = this.#freshCounters();
+    this.#requestTimes = settings.credentials.map(() => []);
+  }
+
+  #freshCounters() {
+    return {
+      requests: 0,
+      rateLimited: 0,
+      byEndpoint: {} as Record<string, Record<number, number>>,
+      byCredential: (this.settings?.credentials ?? []).map(() => ({ admitted: 0, rateLimited: 0 })),
+    };
+  }
+
+  /**
+   * Arrival times (performance.now, ms) of the API requests the rate limit admitted, one list per
+   * credential in configured order; empty unless `recordRequestTimes` was set.
+   */
+  requestTimes(): number[][] {
+    return this.#requestTimes.map((t) => [...t]);
   }
 
   get stats(): SandboxStats {
@@ -183,13 +214,15 @@ export class SandboxServer {
       requests: this.#counters.requests,
       byEndpoint,
       rateLimited: this.#counters.rateLimited,
+      byCredential: this.#counters.byCredential.map((c) => ({ ...c })),
       faults: { ...this.faults.stats },
       cache: this.#cache.size,
     };
   }
 
   resetStats(): void {
-    this.#counters = { requests: 0, rateLimited: 0, byEndpoint: {} };
+    this.#counters = this.#freshCounters();
+    this.#requestTimes = this.settings.credentials.map(() => []);
     Object.assign(this.faults.stats, Object.fromEntries(Object.keys(this.faults.stats).map((k) => [k, 0])));
   }
 
@@ -417,7 +450,13 @@ export class SandboxServer {
   async #admit(req: IncomingMessage, res: ServerResponse, endpoint: string): Promise<boolean> {
     const credentials = this.#authenticate(req);
     const rate = this.#limiter.take(credentials.apiKey);
-    if (!rate.allowed) {
+    const position = this.#positions.get(credentials.apiKey)!;
+    const counted = this.#counters.byCredential[position]!;
+    if (rate.allowed) {
+      counted.admitted++;
+      if (this.settings.recordRequestTimes) this.#requestTimes[position]!.push(performance.now());
+    } else {
+      counted.rateLimited++;
       this.#counters.rateLimited++;
       req.resume();
       const headers: Record<string, string> = this.settings.retryAfter

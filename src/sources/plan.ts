@@ -55,9 +55,11 @@ export interface SourcePlan {
   requests: number;
   /** Requests this plan made to learn totals. */
   planRequests: number;
-  /** Requests per minute the estimate assumes (Infinity: unlimited). */
+  /** Requests per minute of each key the estimate assumes (Infinity: unlimited). */
   rateLimit: number;
-  /** `requests` spaced at the rate limit, in ms (0 when unlimited); transfer time not included. */
+  /** API keys the requests are spread over (each with `rateLimit`). */
+  keys: number;
+  /** `requests` spaced at every key's rate limit together, in ms (0 when unlimited); transfer time not included. */
   estimatedMs: number;
   /** Whether records matching several code chunks are dropped as repeats. */
   dedupe: boolean;
@@ -131,6 +133,7 @@ export async function plan(
 
   const totals = slices.map((s) => s.total);
   const rateLimit = client.rateLimit;
+  const budget = client.budgetPerMinute;
   return {
     type,
     slices,
@@ -138,7 +141,8 @@ export async function plan(
     requests,
     planRequests,
     rateLimit,
-    estimatedMs: Number.isFinite(rateLimit) ? Math.round((requests * 60_000) / rateLimit) : 0,
+    keys: client.keyCount,
+    estimatedMs: Number.isFinite(budget) ? Math.round((requests * 60_000) / budget) : 0,
     dedupe: chunks.dedupe,
   };
 }

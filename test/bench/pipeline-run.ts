@@ -9,7 +9,7 @@
 import { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
-import { type ResolvedConnection, runPipeline } from '../../src/pipeline/runner.js';
+import { type ConnectionOverride, runPipeline } from '../../src/pipeline/runner.js';
 import { type Measurement, measure, round, scenarioMain } from './measure.js';
 
 export interface PipelineRunArgs {
@@ -17,8 +17,8 @@ export interface PipelineRunArgs {
   pipeline: string;
   /** Folder that relative output paths resolve against. */
   baseDir: string;
-  /** baseUrl and credentials; rateLimit 0 lifts the client's limit. */
-  connection: Partial<ResolvedConnection>;
+  /** baseUrl and credentials (apiKey and apiSecret may be comma-separated lists); rateLimit 0 lifts the client's limit. */
+  connection: ConnectionOverride;
 }
 
 export interface PipelineRunResult extends Measurement {

@@ -29,6 +29,10 @@
 //           (snapshot + every row an insert), then 1 % of the products touched and a full run
 //           merging them with the previous snapshot (deletes inferred). Target: peak RSS of the
 //           merge within 25 % from the small to the large size. BENCH_TABLE_SIZES=200000 runs one size.
+//   keys    (extra) the paged extract of 12,000 products (products.query -> JSONL, pages of 250) with
+//           one key, then with three, each key held to 120 requests/min by the sandbox (--keys 3) and
+//           by the client. Target (issue 26): three keys take at most 0.45 of one key's time, every
+//           product once, no 429, the keys' requests within one of each other.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +43,7 @@ import type { PipelineRunResult } from './pipeline-run.js';
 import { answered, connectionOf, type SandboxProcess, startSandboxProcess } from './sandbox-process.js';
 
 export const MAIN_SCENARIOS = ['chain', 'memory', 'jsonl', 'rate', 'stream'] as const;
-export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving', 'table'] as const;
+export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving', 'table', 'keys'] as const;
 type ScenarioName = (typeof MAIN_SCENARIOS)[number] | (typeof EXTRA_SCENARIOS)[number];
 
 export interface BenchSizes {
@@ -141,6 +145,17 @@ sinks:
 `;
 }
 
+/** Requests per minute of each key in the keys scenario (issue 26). */
+const KEYS_RATE = 120;
+
+function keysPipeline(): string {
+  return `name: bench-keys
+source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
+sinks:
+  - { type: jsonl, path: keys/products.jsonl }
+`;
+}
+
 function ratePipeline(): string {
   return `name: bench-rate
 source: { type: products.query, filter: ${FILTER}, sorting: { id: ASC }, pageSize: 250 }
@@ -177,8 +192,13 @@ class Bench {
     console.log(formatRow(row));
   }
 
-  async withSandbox<T>(products: number, rateLimit: number, work: (sandbox: SandboxProcess) => Promise<T>): Promise<T> {
-    const sandbox = await startSandboxProcess({ products, rateLimit });
+  async withSandbox<T>(
+    products: number,
+    rateLimit: number,
+    work: (sandbox: SandboxProcess) => Promise<T>,
+    keys = 1,
+  ): Promise<T> {
+    const sandbox = await startSandboxProcess({ products, rateLimit, keys });
     try {
       return await work(sandbox);
     } finally {
@@ -321,6 +341,47 @@ class Bench {
         target: 'within 5 %, 0 x 429',
         met: ratio <= 1.05 && tooMany === 0,
         notes: `${requests} requests, ${tooMany} x 429, ${run.retries} retries`,
+      });
+    }
+  }
+
+  /** One key against three, each held to KEYS_RATE by the sandbox; the time ratio is issue 26's target. */
+  async keys(): Promise<void> {
+    const n = 12_000;
+    const seconds: Record<number, number> = {};
+    for (const keys of [1, 3]) {
+      // A fresh sandbox each time: the previous run's requests would still count in its 60 s window.
+      const { run, requests, tooMany, perKey } = await this.withSandbox(
+        n,
+        KEYS_RATE,
+        async (sandbox) => {
+          const run = await this.runPipeline(sandbox, keysPipeline(), KEYS_RATE);
+          const stats = await sandbox.stats();
+          return {
+            run,
+            requests: answered(stats, 'products.query'),
+            tooMany: answered(stats, 'products.query', [429]),
+            perKey: stats.byCredential.map((c) => c.admitted),
+          };
+        },
+        keys,
+      );
+      checkRun('keys', run, n);
+      seconds[keys] = run.wallSeconds;
+      ((this.details.keys ??= []) as unknown[]).push({ keys, requests, tooMany, perKey, run });
+      const even = Math.max(...perKey) - Math.min(...perKey) <= 1;
+      const ratio = keys > 1 ? run.wallSeconds / seconds[1]! : undefined;
+      this.add({
+        scenario: `keys: ${n.toLocaleString('en-US')} products paged, ${keys > 1 ? `${keys} keys at ${KEYS_RATE}/min each` : `1 key at ${KEYS_RATE}/min`}`,
+        ...pick(run),
+        ...(ratio !== undefined
+          ? {
+              ratio: `${round(run.wallSeconds, 1)} s / ${round(seconds[1]!, 1)} s = ${round(ratio, 3)}`,
+              target: '<= 0.45, 0 x 429, even',
+              met: ratio <= 0.45 && tooMany === 0 && even,
+            }
+          : {}),
+        notes: `${requests} requests (per key ${perKey.join('/')}), ${tooMany} x 429, ${run.retries} retries`,
       });
     }
   }
@@ -520,6 +581,7 @@ export async function runBench(
     if (names.includes('stream')) await bench.stream();
     if (names.includes('rate')) await bench.rate();
     if (names.includes('table')) await bench.table();
+    if (names.includes('keys')) await bench.keys();
     if (names.includes('sources')) {
       const { benchSources, formatSourcesBench } = await import('./sources.js');
       const r = await benchSources({ products: options.quick ? 20_000 : 100_000 });

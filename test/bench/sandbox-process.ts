@@ -16,10 +16,13 @@ export interface SandboxProcessOptions {
   /** products/query reports its real total (no 10000 cap). */
   trueTotal?: boolean;
   seed?: number;
+  /** Keys the sandbox accepts, each with its own rateLimit budget (`--keys`; default 1). */
+  keys?: number;
 }
 
 export interface SandboxConnection {
   baseUrl: string;
+  /** With several keys, a comma-separated list (what CATALOG_API_KEY takes). */
   apiKey: string;
   apiSecret: string;
 }
@@ -49,6 +52,7 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
   ];
   if (options.trueTotal) args.push('--true-total');
   if (options.seed !== undefined) args.push('--seed', String(options.seed));
+  if (options.keys !== undefined) args.push('--keys', String(options.keys));
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -65,7 +69,8 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
     throw new Error(`unexpected first line from the sandbox: ${line}`);
   }
   const startupSeconds = (performance.now() - started) / 1000;
-  const authorization = `Basic ${Buffer.from(`${apiKey}:${apiSecret}`).toString('base64')}`;
+  // The admin routes take any of the keys: the first.
+  const authorization = `Basic ${Buffer.from(`${apiKey.split(',')[0]}:${apiSecret.split(',')[0]}`).toString('base64')}`;
   const admin = async (path: string, body?: unknown) => {
     const res = await request(`${baseUrl}/_sandbox/${path}`, {
       method: body === undefined ? 'GET' : 'POST',

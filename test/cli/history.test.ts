@@ -74,6 +74,8 @@ describe('catalog-streams history', () => {
         updated: null,
         deleted: null,
         unchanged: null,
+        objects: null,
+        objectRows: null,
       })),
     );
 

@@ -67,6 +67,7 @@ describe('wording of counts', () => {
           estimatedSeconds: 1,
           planRequests: 1,
           rateLimit: 1,
+          keys: 1,
           transforms: [],
           outputs: [],
         },
@@ -79,11 +80,12 @@ describe('wording of counts', () => {
           estimatedSeconds: 2_963,
           planRequests: 12,
           rateLimit: 6_000,
+          keys: 1,
           transforms: [],
           outputs: [],
         },
       ],
-      all: { requests: 4_940, estimatedSeconds: 2_964, rateLimit: 6_000 },
+      all: { requests: 4_940, estimatedSeconds: 2_964, rateLimit: 6_000, keys: 1 },
     };
     const lines = formatPlanText(report).split('\n');
     expect(lines).toContain('  1 record in 1 slice; ~1 request, ~0:01 at 1 request/min (planning used 1 request)');
@@ -93,5 +95,29 @@ describe('wording of counts', () => {
     );
     expect(lines).toContain('    createdAt 1970-01-01T00:00:01Z..1970-01-01T00:00:02Z: 12,000 records, 1,200 requests');
     expect(lines).toContain('all 2 pipelines share one request budget: ~4,940 requests, ~49:24 at 6,000 requests/min');
+  });
+
+  it('the dry-run plan with several keys: the keys, the rate of each and of all together', () => {
+    const report: PlanReport = {
+      pipelines: [
+        {
+          pipeline: 'p',
+          source: 'products.query',
+          total: 12_000,
+          slices: [{ total: 12_000, requests: 48 }],
+          requests: 49,
+          estimatedSeconds: 8,
+          planRequests: 1,
+          rateLimit: 120,
+          keys: 3,
+          transforms: [],
+          outputs: [],
+        },
+      ],
+      all: { requests: 49, estimatedSeconds: 8, rateLimit: 120, keys: 3 },
+    };
+    expect(formatPlanText(report).split('\n')).toContain(
+      '  12,000 records in 1 slice; ~49 requests, ~0:08 at 3 keys × 120 requests/min (360/min) (planning used 1 request)',
+    );
   });
 });

@@ -13,7 +13,7 @@ import { recordSchemaFromZod } from '../../src/core/zod-column-hints.js';
 import type { RecordSchema } from '../../src/core/record-schema.js';
 import { CatalogStreamsError, ConfigError } from '../../src/errors.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
-import { planPipeline } from '../../src/pipeline/plan.js';
+import { planOrThrow } from '../../src/pipeline/plan.js';
 import { columnSchemaFor } from '../../src/sinks/parquet/parquet-encoding.js';
 import { csvSink, parquetSink, tableSink } from '../../src/sinks/index.js';
 import { flattenLocales } from '../../src/transforms/index.js';
@@ -26,16 +26,16 @@ import { tempDir } from './records.js';
 type Rec = Record<string, any>;
 
 /** The product records after flatten-locales [en, nl], as `products.query` + that transform declare them. */
-const FLAT_SCHEMA: RecordSchema = planPipeline(
+const FLAT_SCHEMA: RecordSchema = planOrThrow(
   {
     name: 'flat',
-    source: { type: 'products.query' },
+    source: { type: 'products.query', filter: { status: 'active' } },
     transforms: [{ type: 'flatten-locales', locales: ['en', 'nl'] }],
     sinks: [{ type: 'jsonl', path: '-' }],
   },
   createRegistry(),
   { file: '<test>', baseDir: process.cwd() },
-).plan!.recordSchema;
+).recordSchema;
 
 /**
  * Five products: the live service's shapes (temperatures as {value, unit}, GS1 active as text),

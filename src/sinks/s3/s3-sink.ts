@@ -23,7 +23,7 @@ import type { SinkStream, StageContext } from '../../core/stage.js';
 import { defineStage } from '../../core/stage.js';
 import { ConfigError } from '../../errors.js';
 import { byteSize, rotationOptions } from '../shared/option-schemas.js';
-import { PathTemplate } from '../shared/path-template.js';
+import { PathTemplate, RUN_ID_PATTERN, escapePathValue, escapeRegExp } from '../shared/path-template.js';
 import { RecordSink, type CommittedOutput } from '../shared/record-sink.js';
 import { S3ObjectUpload } from './s3-object-upload.js';
 import { s3ClientConfig, s3Location, type S3ClientOptions } from '../../storage/s3-client.js';
@@ -314,6 +314,40 @@ function manifestKeyFor(manifestKey: string | undefined, template: PathTemplate,
     );
   }
   return parsed.render([], 0);
+}
+
+/**
+ * Where the manifests of every run of an s3 sink are, for readers of its history
+ * (`catalog-streams history`): the literal key prefix to list and a pattern every such manifest key
+ * matches, whatever its run's date and id. The same rule as `manifestKeyFor`, with `{date}` and
+ * `{run}` left open: a key template with `{date}` keeps a manifest a day, one with `{run}` a
+ * manifest a run, one with neither only the latest run's. Undefined when the sink writes none.
+ */
+export function manifestKeyPattern(
+  settings: { key: string; manifest?: boolean | undefined; manifestKey?: string | undefined },
+  pipelineName: string,
+): { prefix: string; pattern: RegExp } | undefined {
+  if (settings.manifest === false) return undefined;
+  let source = settings.manifestKey;
+  if (source === undefined) {
+    // The folder shared by all keys of a run: up to the first placeholder that is not a run value.
+    const dynamic = /\{\s*(?!(?:name|run|date)\s*\})[^}]*\}/.exec(settings.key);
+    const fixed = dynamic ? settings.key.slice(0, dynamic.index) : settings.key;
+    source = `${fixed.slice(0, fixed.lastIndexOf('/') + 1)}_manifest.json`;
+  }
+  const open = source.indexOf('{');
+  const literal = open < 0 ? source : source.slice(0, open);
+  const pattern = source
+    .split(/(\{\s*(?:name|run|date)\s*\})/)
+    .map((part) => {
+      const placeholder = /^\{\s*(name|run|date)\s*\}$/.exec(part)?.[1];
+      if (placeholder === 'name') return escapeRegExp(escapePathValue(pipelineName));
+      if (placeholder === 'run') return RUN_ID_PATTERN;
+      if (placeholder === 'date') return '\\d{4}-\\d{2}-\\d{2}';
+      return escapeRegExp(part);
+    })
+    .join('');
+  return { prefix: literal.slice(0, literal.lastIndexOf('/') + 1), pattern: new RegExp(`^${pattern}$`) };
 }
 
 /** The manifest document, written as the run's last object. */

@@ -44,7 +44,7 @@ export interface PartitionField {
 }
 
 /** A run id as newRunId() makes it (`20260102T030405Z-a1b2c3`). */
-const RUN_ID_PATTERN = '\\d{8}T\\d{6}Z-[0-9a-f]{6}';
+export const RUN_ID_PATTERN = '\\d{8}T\\d{6}Z-[0-9a-f]{6}';
 
 export class PathTemplate {
   readonly source: string;
@@ -200,7 +200,7 @@ export class PathTemplate {
   }
 }
 
-function escapeRegExp(text: string): string {
+export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
