@@ -263,6 +263,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'planFromStreams was given a stream no catalog-streams factory made, or streams out of order (a source, transforms, then sinks)',
     'make every stage with a factory of the package (productsQuery, validate, parquetSink...) and list them source first, sinks last',
   ),
+  usageError(
+    'config.zstd_unavailable',
+    'compression: zstd on a Node whose zlib has no zstd (before 22.15): the message names the Node running',
+    'run on Node 22.15+ or 24, or choose compression: snappy (the default) or gzip',
+  ),
   runError(
     'data.custom_contract',
     'fix',

@@ -901,8 +901,8 @@ export interface StageOptionDocs {
      */
     prices?: unknown;
     /**
-     * Column compression: snappy, gzip or none (zstd is not available: hyparquet-writer has no zstd and
-     * Node 20 zlib neither)
+     * Column compression: snappy, gzip, zstd (needs Node 22.15+ or 24: its zlib compresses zstd; a config
+     * error on Node 20) or none
      *
      * Default: `"snappy"`
      */
@@ -1069,8 +1069,8 @@ export interface StageOptionDocs {
      */
     prices?: unknown;
     /**
-     * Column compression: snappy, gzip or none (zstd is not available: hyparquet-writer has no zstd and
-     * Node 20 zlib neither)
+     * Column compression: snappy, gzip, zstd (needs Node 22.15+ or 24: its zlib compresses zstd; a config
+     * error on Node 20) or none
      *
      * Default: `"snappy"`
      */
@@ -1261,8 +1261,8 @@ export interface StageOptionDocs {
      */
     prices?: unknown;
     /**
-     * Column compression: snappy, gzip or none (zstd is not available: hyparquet-writer has no zstd and
-     * Node 20 zlib neither)
+     * Column compression: snappy, gzip, zstd (needs Node 22.15+ or 24: its zlib compresses zstd; a config
+     * error on Node 20) or none
      *
      * Default: `"snappy"`
      */

@@ -67,13 +67,26 @@ export function scenarioMain<A, R>(moduleUrl: string, main: (args: A) => Promise
   );
 }
 
+/**
+ * `BENCH_CPU_PROF_DIR=folder`: every scenario process writes a `--cpu-prof` profile there (Node refuses
+ * `--cpu-prof` in NODE_OPTIONS, so the flag has to be given to each child).
+ */
+function profileFlags(): string[] {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** Runs a compiled scenario script (`dist/test/bench/<file>.js`) in its own `node --expose-gc` process. */
 export function runScenario<R>(file: string, args: unknown, nodeFlags: string[] = []): Promise<R> {
   const script = fileURLToPath(new URL(`./${file}.js`, import.meta.url));
   return new Promise((resolveResult, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, script, JSON.stringify(args)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--expose-gc', ...profileFlags(), ...nodeFlags, script, JSON.stringify(args)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);

@@ -2,10 +2,10 @@
 // else deals in our own ParquetColumn/ParquetRow types, so swapping the writer
 // means rewriting this file only.
 //
-// Streaming: rows are buffered column by column until a row group is full
-// (`rowGroupRows` rows or about `rowGroupBytes` of values), then hyparquet's
-// ParquetWriter encodes that row group into its byte buffer, and the bytes go to
-// the destination at once (waiting when it applies backpressure). Only one row
+// Streaming: rows are shredded into leaf columns until a row group is full
+// (`rowGroupRows` rows or about `rowGroupBytes` of values), then each leaf is encoded
+// into the byte buffer as a column chunk, and the bytes go to the destination at once
+// (waiting when it applies backpressure). Only one row
 // group is ever held in memory; the footer's row groups wait as thrift bytes
 // (SerializedFooter) and the footer is written by end().
 //
@@ -16,11 +16,12 @@
 //   timestamp-millis / -micros -> INT64 TIMESTAMP(isAdjustedToUTC, MILLIS/MICROS)
 //                                (TIMESTAMP WITH TIME ZONE)
 //   list -> standard 3-level LIST (<type>[]); struct -> group (STRUCT(...)), nested to any
-//   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded by hyparquet-writer's Dremel encoder
-//   from the JS arrays/objects of the row; every column and member is OPTIONAL (nullable).
-// Compression: snappy (built into hyparquet-writer), gzip (node:zlib), none.
-// zstd is not offered: hyparquet-writer ships only snappy, and Node 20's zlib has no
-// zstd (it needs a native/wasm dependency, or Node >= 22.15).
+//   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded into leaf columns as each row arrives by
+//   a walk made once per file from the columns (column-shredder.ts); each leaf's values and
+//   levels go to hyparquet-writer's column-chunk writer (writeColumn) when the row group is
+//   written; every column and member is OPTIONAL (nullable).
+// Compression: snappy (built into hyparquet-writer), gzip (node:zlib), zstd (node:zlib, where
+// Node has it: 22.15+ and 24; on Node 20 a config error, no native or wasm dependency), none.
 // Column statistics (min/max/null count) are written for top-level scalar columns except json.
 //
 // Memory: json columns (nested lists and objects as JSON text) hold most of a
@@ -30,37 +31,71 @@
 // writes as they are, without its own TextEncoder pass): as JS strings a row
 // group of them would be most of the heap that survives young-generation GC, and
 // V8 lets the old generation grow to about four times what survives.
-import { gzipSync } from 'node:zlib';
-import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
+import * as zlib from 'node:zlib';
+import { ByteWriter, type SchemaElement } from 'hyparquet-writer';
+import { writeColumn } from 'hyparquet-writer/src/column.js';
 import { writeIndexes } from 'hyparquet-writer/src/indexes.js';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import type { ColumnEncoder, PageData, PageIndexes } from 'hyparquet-writer/src/types.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
+import { ConfigError } from '../../errors.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
+import { ColumnShredder, leafPageData, type ShredderWalk } from './column-shredder.js';
+import type { ParquetColumn, ParquetType } from './parquet-types.js';
 
-export type ParquetCompression = 'snappy' | 'gzip' | 'none';
-export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'none'] as const satisfies readonly ParquetCompression[];
+export type ParquetCompression = 'snappy' | 'gzip' | 'zstd' | 'none';
+export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'zstd', 'none'] as const satisfies readonly ParquetCompression[];
 
-/** A column's type: a scalar, a LIST of a type, or a STRUCT of named columns. */
-export type ParquetType =
-  | {
-      kind:
-        | 'string'
-        | 'json'
-        | 'int32'
-        | 'int64'
-        | 'double'
-        | 'boolean'
-        | 'timestamp-millis'
-        | 'timestamp-micros'
-        | 'decimal';
-    }
-  | { kind: 'list'; element: ParquetType }
-  | { kind: 'struct'; fields: readonly ParquetColumn[] };
+/** The first Node releases whose zlib compresses zstd (`zlib.zstdCompressSync`). */
+export const ZSTD_NODE_VERSIONS = '22.15 or 24';
 
-export interface ParquetColumn {
-  name: string;
-  type: ParquetType;
+/** `compression: zstd` on a Node whose zlib has no zstd. */
+export class ZstdUnavailableError extends ConfigError {
+  constructor(path = 'compression') {
+    super(
+      `compression: zstd needs Node ${ZSTD_NODE_VERSIONS} or later (its zlib compresses zstd); this is Node ${process.versions.node}. ` +
+        'Run on a newer Node, or choose snappy (the default) or gzip',
+      { path },
+      { code: 'config.zstd_unavailable' },
+    );
+  }
 }
+
+type Compress = (input: Uint8Array) => Uint8Array;
+
+/** Node's zstd compressor, where its zlib has one (Node 22.15+, 24); read at run time so Node 20 still loads this module. */
+export function zstdCompressor(): Compress | undefined {
+  const compress = (zlib as unknown as { zstdCompressSync?: (input: Uint8Array) => Buffer }).zstdCompressSync;
+  return typeof compress === 'function' ? (input) => compress(input) : undefined;
+}
+
+/** Refuses a compression this Node cannot write (zstd before Node 22.15), when a sink is made: before any request. */
+export function checkCompression(compression: ParquetCompression): void {
+  if (compression === 'zstd' && !zstdCompressor()) throw new ZstdUnavailableError();
+}
+
+/** hyparquet-writer's codec name and compressors for a compression choice (snappy is built in). */
+function codecOf(compression: ParquetCompression): {
+  codec: ColumnEncoder['codec'];
+  compressors: ColumnEncoder['compressors'];
+} {
+  switch (compression) {
+    case 'snappy':
+      return { codec: 'SNAPPY', compressors: { SNAPPY: snappyCompress } };
+    case 'gzip':
+      return { codec: 'GZIP', compressors: { GZIP: (input) => zlib.gzipSync(input) } };
+    case 'zstd': {
+      const zstd = zstdCompressor();
+      if (!zstd) throw new ZstdUnavailableError();
+      return { codec: 'ZSTD', compressors: { ZSTD: zstd } };
+    }
+    case 'none':
+      return { codec: 'UNCOMPRESSED', compressors: {} };
+  }
+}
+
+export type { ParquetColumn, ParquetType } from './parquet-types.js';
 
 /** Prices are integer minor units (cents): DECIMAL(18,2) stores the same integer with its scale. */
 export const DECIMAL_PRECISION = 18;
@@ -87,6 +122,10 @@ export interface ParquetEncoderOptions {
    * part sizes itself (for maxBytes) with what earlier row groups compressed to.
    */
   compressionRatio?: CompressionRatio | undefined;
+  /** Told of every row group as it is written (its bytes and column chunks): see ChunkCopyEncoder. */
+  rowGroupListener?: RowGroupListener | undefined;
+  /** @internal How the row walk is made (test/bench/shredder.ts measures both); default generated. */
+  shredderWalk?: ShredderWalk | undefined;
 }
 
 /** Running totals of estimated (in-memory) and encoded bytes of the row groups written. */
@@ -99,10 +138,10 @@ export class CompressionRatio {
   }
 }
 
-/** Column arrays of a first row group are allocated for this many rows (then for the largest row group seen). */
-const INITIAL_CAPACITY = 1024;
 const CREATED_BY = 'catalog-streams (hyparquet-writer 0.17.0)';
 const PAGE_SIZE = 1024 * 1024;
+/** The magic number at both ends of a Parquet file ("PAR1", little-endian). */
+const PAR1 = 0x31524150;
 
 type ScalarKind = Exclude<ParquetType['kind'], 'list' | 'struct'>;
 
@@ -265,7 +304,7 @@ class Utf8Column {
   }
 }
 
-type RowGroup = ParquetWriter['row_groups'][number];
+type RowGroup = Parameters<typeof writeMetadata>[1]['row_groups'][number];
 /** The footer's fields but its row groups (and metadata_length, which hyparquet-writer computes). */
 type FooterFields = Omit<Parameters<typeof writeMetadata>[1], 'row_groups' | 'metadata_length'>;
 
@@ -339,18 +378,14 @@ class SerializedFooter {
 export class ParquetEncoder implements PartEncoder<ParquetRow> {
   rows = 0;
   readonly #dest: ByteDestination;
-  readonly #columns: readonly ParquetColumn[];
   readonly #options: ParquetEncoderOptions;
   readonly #bytes = new ByteWriter();
-  readonly #writer: ParquetWriter;
-  #buffer: unknown[][];
-  /**
-   * Rows the column arrays are allocated for: the largest row group so far. Pre-sized arrays
-   * filled by index grow no backing stores on the way (push() left the old ones as garbage,
-   * and a row group lives long enough to get them promoted to the old generation).
-   */
-  #capacity: number;
-  /** json columns buffer their text as UTF-8 here instead of in #buffer (see the top of the file). */
+  readonly #schema: SchemaElement[];
+  readonly #shredder: ColumnShredder;
+  /** One column encoder per leaf (hyparquet-writer's description of a column chunk), made once. */
+  readonly #encoders: ColumnEncoder[];
+  #numRows = 0n;
+  /** json columns buffer their text as UTF-8 here instead of in the shredder's leaves (see the top of the file). */
   readonly #utf8: Array<Utf8Column | undefined>;
   #bufferedRows = 0;
   #bufferedBytes = 0;
@@ -367,24 +402,30 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
 
   constructor(dest: ByteDestination, columns: readonly ParquetColumn[], options: ParquetEncoderOptions) {
     this.#dest = dest;
-    this.#columns = columns;
     this.#options = options;
     this.#utf8 = columns.map((c) => (c.type.kind === 'json' ? new Utf8Column() : undefined));
     this.#noStatistics = columns.map((c) => c.type.kind === 'list' || c.type.kind === 'struct' || hasJsonLeaf(c.type));
-    this.#capacity = Math.min(options.rowGroupRows, INITIAL_CAPACITY);
-    this.#buffer = this.#newBuffers();
     this.#ratio = options.compressionRatio ?? new CompressionRatio();
-    const schema = parquetSchema(columns, this.#jsonElements);
-    this.#footer = new SerializedFooter(schema);
-    this.#writer = new ParquetWriter({
-      writer: this.#bytes,
-      schema,
-      codec: options.compression === 'gzip' ? 'GZIP' : options.compression === 'none' ? 'UNCOMPRESSED' : 'SNAPPY',
-      compressors: options.compression === 'gzip' ? { GZIP: (input) => gzipSync(input) } : {},
-      statistics: true,
-      kvMetadata: Object.entries(options.metadata ?? {}).map(([key, value]) => ({ key, value })),
-      createdBy: CREATED_BY,
-    });
+    this.#schema = parquetSchema(columns, this.#jsonElements);
+    this.#footer = new SerializedFooter(this.#schema);
+    const utf8Columns = new Set(columns.flatMap((_, c) => (this.#utf8[c] ? [c] : [])));
+    this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns, options.shredderWalk);
+    const { codec, compressors } = codecOf(options.compression);
+    this.#encoders = this.#shredder.leaves.map((leaf) => ({
+      columnName: leaf.schemaPath
+        .slice(1)
+        .map((e) => e.name)
+        .join('.'),
+      element: leaf.element,
+      schemaPath: leaf.schemaPath,
+      codec,
+      compressors,
+      stats: !this.#noStatistics[leaf.column],
+      pageSize: PAGE_SIZE,
+      columnIndex: false,
+      offsetIndex: true,
+    }));
+    this.#bytes.appendUint32(PAR1);
   }
 
   /** Bytes written out plus the buffered row group, scaled by the compression seen so far. */
@@ -392,19 +433,11 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     return this.#bytes.offset + Math.round(this.#bufferedBytes * this.#ratio.value);
   }
 
-  #newBuffers(): unknown[][] {
-    return this.#columns.map((_, c) => (this.#utf8[c] ? [] : new Array<unknown>(this.#capacity)));
-  }
-
   write(row: ParquetRow): void | Promise<void> {
     const { values } = row;
     const utf8 = this.#utf8;
-    const at = this.#bufferedRows;
-    for (let c = 0; c < this.#buffer.length; c++) {
-      const column = utf8[c];
-      if (column) column.push(values[c]);
-      else this.#buffer[c]![at] = values[c];
-    }
+    for (let c = 0; c < utf8.length; c++) utf8[c]?.push(values[c]);
+    this.#shredder.shred(values);
     this.rows++;
     this.#bufferedRows++;
     this.#bufferedBytes += row.bytes;
@@ -413,48 +446,63 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     }
   }
 
+  /**
+   * Writes the buffered rows as one row group: each leaf's shredded values and levels go to
+   * hyparquet-writer's column chunk writer (what its ParquetWriter.write calls after shredding
+   * each leaf itself), the row group's footer entry is built as it builds it.
+   */
   #writeRowGroup(): void | Promise<void> {
     const rows = this.#bufferedRows;
     if (rows === 0) return;
-    // Trim to the rows written (in place), or take what index writes grew past the capacity.
-    for (let c = 0; c < this.#buffer.length; c++) {
-      const data = this.#buffer[c]!;
-      if (!this.#utf8[c] && data.length !== rows) data.length = rows;
+    const writer = this.#bytes;
+    const before = writer.offset;
+    const startIndex = writer.index;
+    const chunks: PageIndexes[] = [];
+    const leaves = this.#shredder.leaves;
+    for (let k = 0; k < leaves.length; k++) {
+      const leaf = leaves[k]!;
+      const utf8 = this.#utf8[leaf.column];
+      let pageData: PageData;
+      let column = this.#encoders[k]!;
+      if (utf8) {
+        const values = utf8.views();
+        const definitionLevels = new Array<number>(values.length);
+        for (let i = 0; i < values.length; i++) definitionLevels[i] = values[i] === null ? 0 : 1;
+        pageData = { values, definitionLevels, repetitionLevels: [], maxDefinitionLevel: 1 };
+        if (utf8.distinct) column = { ...column, encoding: 'PLAIN' };
+      } else {
+        pageData = leafPageData(leaf) as PageData;
+      }
+      chunks.push(writeColumn({ writer, column, pageData }));
     }
-    this.#capacity = Math.max(this.#capacity, rows);
-    const before = this.#bytes.offset;
-    void this.#writer.write({
-      columnData: this.#columns.map((column, c) => ({
-        name: column.name,
-        data: this.#utf8[c]?.views() ?? this.#buffer[c]!,
-        statistics: !this.#noStatistics[c],
-        ...(this.#utf8[c]?.distinct ? { encoding: 'PLAIN' as const } : {}),
-      })),
-      rowGroupSize: this.#bufferedRows,
-      pageSize: PAGE_SIZE,
+    let totalByteSize = 0n;
+    for (const { chunk } of chunks) totalByteSize += chunk.meta_data?.total_uncompressed_size ?? 0n;
+    this.#numRows += BigInt(rows);
+    // Page indexes of multi-page chunks go right after their row group (readers find them by
+    // the offsets in the chunk metadata); the footer entry is serialized at once (SerializedFooter).
+    const group: RowGroup = {
+      columns: chunks.map((c) => c.chunk),
+      total_byte_size: totalByteSize,
+      num_rows: BigInt(rows),
+      total_compressed_size: BigInt(writer.offset - before),
+    };
+    const copied = this.#options.rowGroupListener?.rowGroup({
+      rows,
+      offset: before,
+      bytes: new Uint8Array(writer.buffer.slice(startIndex, writer.index)),
+      chunks: chunks.map((c) => ({ chunk: c.chunk, offsetIndex: c.offsetIndex })),
     });
-    this.#closeRowGroup();
+    writeIndexes(writer, chunks);
+    this.#footer.add(group);
     this.#ratio.estimated += this.#bufferedBytes;
-    this.#ratio.encoded += this.#bytes.offset - before;
-    this.#buffer = this.#newBuffers();
+    this.#ratio.encoded += writer.offset - before;
+    this.#shredder.reset();
     for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
     this.#bufferedBytes = 0;
-    return this.#drainBytes();
-  }
-
-  /**
-   * Moves what hyparquet-writer keeps of the row group just written out of its arrays: the
-   * page indexes of its multi-page column chunks are written now, after the row group (readers
-   * find them by the offsets in the chunk metadata, wherever they stand), and its metadata is
-   * serialized into the footer (SerializedFooter).
-   */
-  #closeRowGroup(): void {
-    const writer = this.#writer;
-    writeIndexes(this.#bytes, writer.pendingIndexes);
-    writer.pendingIndexes = [];
-    for (const group of writer.row_groups) this.#footer.add(group);
-    writer.row_groups = [];
+    const drained = this.#drainBytes();
+    if (!copied) return drained;
+    return Promise.all([copied, drained]).then(() => undefined);
   }
 
   /** Hands the encoded bytes to the destination (a copy: the writer reuses its buffer). */
@@ -469,16 +517,16 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   async end(): Promise<void> {
     await this.#writeRowGroup();
     this.#annotateJson();
-    const writer = this.#writer;
     this.#footer.write(this.#bytes, {
       version: 2,
-      created_by: writer.createdBy,
-      schema: writer.schema,
-      num_rows: writer.num_rows,
-      key_value_metadata: writer.kvMetadata,
+      created_by: CREATED_BY,
+      schema: this.#schema,
+      num_rows: this.#numRows,
+      key_value_metadata: Object.entries(this.#options.metadata ?? {}).map(([key, value]) => ({ key, value })),
     });
-    this.#bytes.appendUint32(0x31524150); // PAR1
+    this.#bytes.appendUint32(PAR1);
     await this.#drainBytes();
+    await this.#options.rowGroupListener?.end();
   }
 
   /**
@@ -494,8 +542,193 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   }
 
   destroy(): void {
-    this.#buffer = [];
+    this.#shredder.reset();
     for (const column of this.#utf8) column?.reset();
     this.#bufferedRows = 0;
   }
+}
+
+/** A row group as its encoder wrote it: its bytes, which began at `offset` in its file, and its column chunks. */
+export interface EncodedRowGroup {
+  rows: number;
+  offset: number;
+  bytes: Uint8Array;
+  /** Chunk metadata and offset index per leaf, offsets in the source file. */
+  chunks: ReadonlyArray<Pick<PageIndexes, 'chunk' | 'offsetIndex'>>;
+}
+
+export interface RowGroupListener {
+  rowGroup(group: EncodedRowGroup): void | Promise<void>;
+  /** The source file ended (after its last row group). */
+  end(): Promise<void>;
+}
+
+/** A column written with one value in every row (the table's `_change`, `_changed_at`, `_run_id` of a first run). */
+export interface ConstantColumn {
+  column: ParquetColumn;
+  value: string | bigint;
+}
+
+/**
+ * Writes a Parquet file whose row groups are another file's, as that file's encoder writes them,
+ * with constant columns inserted before the source's last column: the table's changes file of
+ * a first run, which holds the snapshot's rows (every one an insert) and three columns more.
+ * The source's column chunks are copied as bytes, their offsets moved to where they land, so
+ * each row is encoded once; only the constant columns are encoded here (a dictionary of one
+ * value per row group). The chunks are what encoding the same rows again would write: the same
+ * values in the same row groups give the same pages.
+ */
+export class ChunkCopyEncoder {
+  rows = 0;
+  readonly #dest: ByteDestination;
+  readonly #options: ParquetEncoderOptions;
+  readonly #bytes = new ByteWriter();
+  readonly #schema: SchemaElement[];
+  readonly #footer: SerializedFooter;
+  readonly #jsonElements: SchemaElement[] = [];
+  /** Leaves of the source copied before the constant columns (all but the source's last column's). */
+  readonly #leadingLeaves: number;
+  readonly #constants: Array<{ encoder: ColumnEncoder; value: string | bigint }>;
+  #numRows = 0n;
+
+  /**
+   * `columns`: the source's columns with the constant ones before its last (`constants`, in
+   * that order); the source's last column must be a single leaf (`_extra`).
+   */
+  constructor(
+    dest: ByteDestination,
+    columns: readonly ParquetColumn[],
+    constants: readonly ConstantColumn[],
+    options: ParquetEncoderOptions,
+  ) {
+    this.#dest = dest;
+    this.#options = options;
+    this.#schema = parquetSchema(columns, this.#jsonElements);
+    this.#footer = new SerializedFooter(this.#schema);
+    const { codec, compressors } = codecOf(options.compression);
+    const last = columns.length - 1;
+    const at = last - constants.length;
+    const shredder = new ColumnShredder(columns, this.#schema);
+    const leaves = shredder.leaves;
+    if (leaves.filter((l) => l.column === last).length !== 1 || constants.some((c, i) => columns[at + i] !== c.column))
+      throw new Error('ChunkCopyEncoder: constant columns must come right before a single-leaf last column');
+    this.#leadingLeaves = leaves.findIndex((l) => l.column === at);
+    this.#constants = constants.map((constant, i) => {
+      const leaf = leaves[this.#leadingLeaves + i]!;
+      return {
+        value: constant.value,
+        encoder: {
+          columnName: leaf.element.name,
+          element: leaf.element,
+          schemaPath: leaf.schemaPath,
+          codec,
+          compressors,
+          stats: true,
+          pageSize: PAGE_SIZE,
+          columnIndex: false,
+          offsetIndex: true,
+        },
+      };
+    });
+    this.#bytes.appendUint32(PAR1);
+  }
+
+  get bytes(): number {
+    return this.#bytes.offset;
+  }
+
+  write(): never {
+    throw new Error('ChunkCopyEncoder takes row groups (rowGroup), not rows');
+  }
+
+  rowGroup(group: EncodedRowGroup): void | Promise<void> {
+    const writer = this.#bytes;
+    const start = writer.offset;
+    const lead = this.#leadingLeaves;
+    const copy = (from: number, to: number): PageIndexes[] => {
+      if (from >= to) return [];
+      const first = Number(group.chunks[from]!.chunk.file_offset);
+      const lastChunk = group.chunks[to - 1]!.chunk;
+      const end = Number(lastChunk.file_offset) + Number(lastChunk.meta_data!.total_compressed_size);
+      const shift = BigInt(writer.offset - first);
+      writer.appendBytes(group.bytes.subarray(first - group.offset, end - group.offset));
+      return group.chunks.slice(from, to).map(({ chunk, offsetIndex }) => rebased(chunk, offsetIndex, shift));
+    };
+    const chunks = copy(0, lead);
+    const rows = group.rows;
+    for (const { encoder, value } of this.#constants) {
+      const values = new Array<string | bigint>(rows).fill(value);
+      const definitionLevels = new Array<number>(rows).fill(1);
+      chunks.push(
+        writeColumn({
+          writer,
+          column: encoder,
+          pageData: {
+            values: values as PageData['values'],
+            definitionLevels,
+            repetitionLevels: [],
+            maxDefinitionLevel: 1,
+          },
+        }),
+      );
+    }
+    chunks.push(...copy(lead, group.chunks.length));
+    let totalByteSize = 0n;
+    for (const { chunk } of chunks) totalByteSize += chunk.meta_data?.total_uncompressed_size ?? 0n;
+    this.#footer.add({
+      columns: chunks.map((c) => c.chunk),
+      total_byte_size: totalByteSize,
+      num_rows: BigInt(rows),
+      total_compressed_size: BigInt(writer.offset - start),
+    });
+    writeIndexes(writer, chunks);
+    this.#numRows += BigInt(rows);
+    this.rows += rows;
+    return this.#drain();
+  }
+
+  #drain(): void | Promise<void> {
+    const writer = this.#bytes;
+    if (writer.index === 0) return;
+    const chunk = new Uint8Array(writer.buffer.slice(0, writer.index));
+    writer.index = 0;
+    return this.#dest.write(chunk);
+  }
+
+  async end(): Promise<void> {
+    for (const element of this.#jsonElements) {
+      element.converted_type = 'JSON';
+      element.logical_type = { type: 'JSON' };
+    }
+    this.#footer.write(this.#bytes, {
+      version: 2,
+      created_by: CREATED_BY,
+      schema: this.#schema,
+      num_rows: this.#numRows,
+      key_value_metadata: Object.entries(this.#options.metadata ?? {}).map(([key, value]) => ({ key, value })),
+    });
+    this.#bytes.appendUint32(PAR1);
+    await this.#drain();
+  }
+}
+
+/** A column chunk's metadata and offset index with every file offset moved by `shift` (a new object; the source's stays). */
+function rebased(chunk: PageIndexes['chunk'], offsetIndex: PageIndexes['offsetIndex'], shift: bigint): PageIndexes {
+  const meta = chunk.meta_data!;
+  return {
+    chunk: {
+      ...chunk,
+      file_offset: chunk.file_offset + shift,
+      meta_data: {
+        ...meta,
+        data_page_offset: meta.data_page_offset + shift,
+        ...(meta.dictionary_page_offset !== undefined
+          ? { dictionary_page_offset: meta.dictionary_page_offset + shift }
+          : {}),
+      },
+    },
+    ...(offsetIndex
+      ? { offsetIndex: { page_locations: offsetIndex.page_locations.map((p) => ({ ...p, offset: p.offset + shift })) } }
+      : {}),
+  };
 }

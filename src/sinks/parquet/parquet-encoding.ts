@@ -19,7 +19,15 @@ import {
 } from '../shared/column-schema.js';
 import { byteSize, pricesOption } from '../shared/option-schemas.js';
 import { columnNamesOption } from '../shared/column-names.js';
-import { CompressionRatio, PARQUET_COMPRESSIONS, ParquetEncoder, type ParquetRow } from './parquet-encoder.js';
+import {
+  checkCompression,
+  CompressionRatio,
+  PARQUET_COMPRESSIONS,
+  ParquetEncoder,
+  ZstdUnavailableError,
+  zstdCompressor,
+  type ParquetRow,
+} from './parquet-encoder.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
 import type { EmitItem, RecordEncoding } from '../shared/record-sink.js';
 
@@ -72,9 +80,13 @@ export const parquetFormatOptions = {
   prices: pricesOption,
   compression: z
     .enum(PARQUET_COMPRESSIONS)
+    // Refused where options are parsed (validate, the plan, code factories), naming the Node needed.
+    .refine((compression) => compression !== 'zstd' || zstdCompressor() !== undefined, {
+      message: new ZstdUnavailableError().message,
+    })
     .default('snappy')
     .describe(
-      'Column compression: snappy, gzip or none (zstd is not available: hyparquet-writer has no zstd and Node 20 zlib neither)',
+      'Column compression: snappy, gzip, zstd (needs Node 22.15+ or 24: its zlib compresses zstd; a config error on Node 20) or none',
     ),
   rowGroupRows: z
     .number()
@@ -152,6 +164,7 @@ export class ParquetFormat implements RecordEncoding<ParquetRow> {
         { code: 'config.schema_unknown' },
       );
     }
+    checkCompression(options.compression);
     const schema = columnSchemaFor(setup.schema ?? { fields: [] }, options, setup.excludedColumns);
     this.#shaper = new RecordShaper(schema);
     this.#shaper.onNewExtraField = (path, value) => {

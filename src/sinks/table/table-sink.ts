@@ -35,7 +35,15 @@ import {
   SCHEMA_HASH_METADATA_KEY,
   SCHEMA_METADATA_KEY,
 } from '../parquet/parquet-encoding.js';
-import { CompressionRatio, ParquetEncoder, type ParquetColumn, type ParquetRow } from '../parquet/parquet-encoder.js';
+import {
+  checkCompression,
+  ChunkCopyEncoder,
+  CompressionRatio,
+  ParquetEncoder,
+  type ParquetColumn,
+  type ParquetRow,
+  type RowGroupListener,
+} from '../parquet/parquet-encoder.js';
 import { createS3Client } from '../../storage/s3-client.js';
 import { sinkRecordSchema } from '../../core/zod-column-hints.js';
 import {
@@ -218,6 +226,38 @@ class ParquetParts {
   }
 }
 
+/**
+ * The changes files of a first run: every row is an insert, so each changes part is its snapshot
+ * part's row groups with `_change`, `_changed_at` and `_run_id` added (ChunkCopyEncoder): the
+ * rows are encoded once. A part is opened at its snapshot part's first row group, so an empty
+ * snapshot (a run without records) has no changes file, as before.
+ */
+class FirstRunChanges {
+  readonly files: Array<{ staged: StagedFile; encoder: ChunkCopyEncoder }> = [];
+  readonly #open: (part: number) => Promise<{ staged: StagedFile; encoder: ChunkCopyEncoder }>;
+
+  constructor(open: (part: number) => Promise<{ staged: StagedFile; encoder: ChunkCopyEncoder }>) {
+    this.#open = open;
+  }
+
+  /** What the snapshot part numbered `part` tells of its row groups. */
+  listener(part: number): RowGroupListener {
+    let current: { staged: StagedFile; encoder: ChunkCopyEncoder } | undefined;
+    return {
+      rowGroup: async (group) => {
+        if (!current) {
+          current = await this.#open(part);
+          this.files.push(current);
+        }
+        await current.encoder.rowGroup(group);
+      },
+      end: async () => {
+        await current?.encoder.end();
+      },
+    };
+  }
+}
+
 export class TableSink extends Writable implements SinkStream {
   readonly #config: TableSinkConfig;
   readonly #ctx: StageContext;
@@ -247,6 +287,7 @@ export class TableSink extends Writable implements SinkStream {
 
   constructor(config: TableSinkConfig, ctx: StageContext) {
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
+    checkCompression(config.compression);
     const schema = tableColumns(config, ctx);
     const names = schema.columns.map((c) => c.name);
     const rename = columnNamer(config.columnNames);
@@ -465,7 +506,8 @@ export class TableSink extends Writable implements SinkStream {
       columns[extraAt]!,
     ];
     const ratio = new CompressionRatio();
-    const encoderOptions = (cols: readonly ParquetColumn[]) => ({
+    const encoderOptions = (cols: readonly ParquetColumn[], rowGroupListener?: RowGroupListener) => ({
+      rowGroupListener,
       compression: this.#config.compression,
       rowGroupRows: this.#config.rowGroupRows,
       rowGroupBytes: this.#config.rowGroupBytes,
@@ -479,10 +521,29 @@ export class TableSink extends Writable implements SinkStream {
         ),
       },
     });
-    const opener = (folder: string, cols: readonly ParquetColumn[]) => async (part: number) => {
+    const stage = (folder: string, part: number) => {
       this.#checkStopped();
-      const staged = await this.#stage(`${folder}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`);
-      return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(cols)) };
+      return this.#stage(`${folder}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`);
+    };
+    const copiedChanges =
+      mode === 'first'
+        ? new FirstRunChanges(async (part) => {
+            const staged = await stage('changes', part);
+            const constants = [
+              { column: changeColumns[extraAt]!, value: 'insert' },
+              { column: changeColumns[extraAt + 1]!, value: changedAt },
+              { column: changeColumns[extraAt + 2]!, value: runId },
+            ];
+            return {
+              staged,
+              encoder: new ChunkCopyEncoder(staged.file, changeColumns, constants, encoderOptions(changeColumns)),
+            };
+          })
+        : undefined;
+    const opener = (folder: string, cols: readonly ParquetColumn[]) => async (part: number) => {
+      const staged = await stage(folder, part);
+      const listener = folder === 'snapshot' ? copiedChanges?.listener(part) : undefined;
+      return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(cols, listener)) };
     };
     const snapshot = new ParquetParts(opener('snapshot', columns), this.#config.maxRows);
     const changes = new ParquetParts(opener('changes', changeColumns), this.#config.maxRows);
@@ -538,7 +599,8 @@ export class TableSink extends Writable implements SinkStream {
         const next = n.value!.next;
         const row = this.#shaper.shape(next.record);
         await snapshot.write(row);
-        await changes.write(changeRow(row, 'insert'));
+        // A first run's change rows are its snapshot's (FirstRunChanges).
+        if (!copiedChanges) await changes.write(changeRow(row, 'insert'));
         await state.write(next.body);
         rows++;
         counts.inserted++;
@@ -605,7 +667,7 @@ export class TableSink extends Writable implements SinkStream {
     // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
     for (const staged of this.#staged) await staged.commit();
     this.#published = true;
-    const fileEntry = (staged: StagedFile, encoder: ParquetEncoder): TableFile => ({
+    const fileEntry = (staged: StagedFile, encoder: { rows: number }): TableFile => ({
       path: staged.rel,
       rows: encoder.rows,
       bytes: staged.file.bytes,
@@ -621,7 +683,7 @@ export class TableSink extends Writable implements SinkStream {
       counts,
       ...(shared.count() > 0 ? { sharedKeys: shared.count() } : {}),
       snapshot: snapshot.files.map((f) => fileEntry(f.staged, f.encoder)),
-      changes: changes.files.map((f) => fileEntry(f.staged, f.encoder)),
+      changes: (copiedChanges ?? changes).files.map((f) => fileEntry(f.staged, f.encoder)),
     };
     const replaced: string[] = [];
     const versions = (this.#manifest?.versions ?? []).map((v) => {
