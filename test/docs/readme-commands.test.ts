@@ -142,6 +142,8 @@ const COVERAGE: Record<string, Coverage> = {
   'node --expose-gc dist/test/bench/run.js chain --repeat 1': { bench: ['chain', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js table': { bench: ['table'] },
   'node --expose-gc dist/test/bench/run.js keys': { bench: ['keys'] },
+  'node --expose-gc dist/test/bench/run.js chain --quick --repeat 1': { bench: ['chain', '--quick', '--repeat', '1'] },
+  'node --expose-gc dist/test/bench/run.js jsonl --quick --repeat 1': { bench: ['jsonl', '--quick', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js': { bench: [] },
 };
 
