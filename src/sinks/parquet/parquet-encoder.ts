@@ -374,6 +374,14 @@ class SerializedFooter {
   }
 }
 
+/** Hands what `writer` holds to the destination (a copy: the writer reuses its buffer) and empties it. */
+function drainTo(writer: ByteWriter, dest: ByteDestination): void | Promise<void> {
+  if (writer.index === 0) return;
+  const chunk = new Uint8Array(writer.buffer.slice(0, writer.index));
+  writer.index = 0;
+  return dest.write(chunk);
+}
+
 /** Writes one Parquet file, a row group at a time, into a destination. */
 export class ParquetEncoder implements PartEncoder<ParquetRow> {
   rows = 0;
@@ -505,13 +513,8 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     return Promise.all([copied, drained]).then(() => undefined);
   }
 
-  /** Hands the encoded bytes to the destination (a copy: the writer reuses its buffer). */
   #drainBytes(): void | Promise<void> {
-    const writer = this.#bytes;
-    if (writer.index === 0) return;
-    const chunk = new Uint8Array(writer.buffer.slice(0, writer.index));
-    writer.index = 0;
-    return this.#dest.write(chunk);
+    return drainTo(this.#bytes, this.#dest);
   }
 
   async end(): Promise<void> {
@@ -688,11 +691,7 @@ export class ChunkCopyEncoder {
   }
 
   #drain(): void | Promise<void> {
-    const writer = this.#bytes;
-    if (writer.index === 0) return;
-    const chunk = new Uint8Array(writer.buffer.slice(0, writer.index));
-    writer.index = 0;
-    return this.#dest.write(chunk);
+    return drainTo(this.#bytes, this.#dest);
   }
 
   async end(): Promise<void> {
