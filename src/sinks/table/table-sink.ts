@@ -57,9 +57,12 @@ import {
 } from './sorted-records.js';
 import { LocalObjectStore } from '../../storage/object-store.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
-import { isTableFile, TableStore, type StagedFile } from './table-store.js';
+import { TableStore, type StagedFile } from './table-store.js';
+import { HiveLayout, TABLE_MANIFEST } from './hive-layout.js';
+import type { NewVersion, PreviousVersion, TableLayout, TableMode } from './table-layout.js';
 
-export const TABLE_MANIFEST = '_table.json';
+export { TABLE_MANIFEST, type TableFile, type TableManifest, type TableVersion } from './hive-layout.js';
+
 /**
  * Row-group budget of the snapshot and changes files: half the Parquet sinks' default. What the
  * merge keeps alive is mostly the open row group, and V8 lets the heap grow to about four times
@@ -140,45 +143,7 @@ export const tableSinkOptions = z.strictObject({
 export type TableSinkOptions = WithOptionDocs<'table', z.input<typeof tableSinkOptions>>;
 export type TableSinkConfig = z.output<typeof tableSinkOptions>;
 
-export interface TableFile {
-  /** Relative to the table's root. */
-  path: string;
-  rows: number;
-  bytes: number;
-}
-
-export interface TableVersion {
-  runId: string;
-  /** The `dt=` partition: the run's start date (UTC). */
-  date: string;
-  mode: 'first' | 'incremental' | 'full';
-  startedAt: string;
-  committedAt: string;
-  schemaHash: string;
-  /** Snapshot rows. */
-  rows: number;
-  counts: { inserted: number; updated: number; deleted: number; unchanged: number };
-  /** Records of another id whose key an earlier record of the run had (a key that is a shared code); only the last was kept. */
-  sharedKeys?: number;
-  /** Empty once a later run of the same day replaced this snapshot (`replacedBy`). */
-  snapshot: TableFile[];
-  changes: TableFile[];
-  replacedBy?: string;
-}
-
-export interface TableManifest {
-  format: 'catalog-streams.table';
-  version: 1;
-  key: string;
-  /** The current version's run id. */
-  current: string;
-  /** The current version's merge state (relative path). */
-  state: string;
-  schemas: Record<string, Array<{ name: string; type: string }>>;
-  versions: TableVersion[];
-}
-
-type Mode = TableVersion['mode'];
+type Mode = TableMode;
 
 /** Splits `s3://bucket/prefix` (prefix ends with `/` unless empty); undefined for a local path. */
 function s3Path(p: string): { bucket: string; prefix: string } | undefined {
@@ -274,15 +239,14 @@ export class TableSink extends Writable implements SinkStream {
   #stateCopy: string | undefined;
   #state: StateWriter | undefined;
   #progressAt = performance.now();
-  #manifestText: string | undefined;
-  #manifest: TableManifest | undefined;
+  readonly #layout: TableLayout;
+  readonly #timestamps: TableSinkConfig['timestamps'];
+  #previous: PreviousVersion | undefined;
   readonly #staged: StagedFile[] = [];
   #published = false;
   readonly #outputs: OutputRecord[] = [];
   readonly #onAbort: () => void;
   #hold: PublicationHold | undefined;
-  /** What the published `_table.json` no longer lists (a same-day snapshot, the older state): removed by the settle. */
-  #superseded: string[] = [];
   #settling: Promise<void> | undefined;
 
   constructor(config: TableSinkConfig, ctx: StageContext) {
@@ -313,6 +277,7 @@ export class TableSink extends Writable implements SinkStream {
           }),
         )
       : new TableStore(new LocalObjectStore(path.resolve(ctx.baseDir, config.path)));
+    this.#layout = new HiveLayout(this.#store, config.key);
     this.#keySteps = config.key.split('.');
     this.#schema = schema;
     this.#shaper = new RecordShaper(schema);
@@ -324,6 +289,7 @@ export class TableSink extends Writable implements SinkStream {
     };
     this.#previousShaper = new RecordShaper(schema);
     this.#ignored = ignored;
+    this.#timestamps = config.timestamps;
     this.#onAbort = () =>
       this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
@@ -335,9 +301,8 @@ export class TableSink extends Writable implements SinkStream {
    * from one version to the next would read as NULL from the older files. So a `columnNames`
    * that differs from the one the current version was written with fails before anything is read.
    */
-  #checkColumnNames(manifest: TableManifest): void {
-    const current = manifest.versions.find((v) => v.runId === manifest.current);
-    const stored = current ? manifest.schemas?.[current.schemaHash]?.map((c) => c.name) : undefined;
+  #checkColumnNames(previous: PreviousVersion): void {
+    const stored = previous.columnNames;
     if (!stored) return;
     const names = this.#schema.columns.map((c) => c.name);
     const renamed = stored.flatMap((was) => {
@@ -349,7 +314,7 @@ export class TableSink extends Writable implements SinkStream {
     // Names that differ otherwise (a field the schema renamed) are not a change of naming.
     if (renamed.length === 0 || wrote === this.#config.columnNames) return;
     throw new SinkError(
-      `table: ${this.#store.location(TABLE_MANIFEST)} was written with columnNames: ${wrote}, this sink has columnNames: ${this.#config.columnNames} ` +
+      `table: ${this.#layout.commitPoint} was written with columnNames: ${wrote}, this sink has columnNames: ${this.#config.columnNames} ` +
         `(${renamed.slice(0, 3).join(', ')}${renamed.length > 3 ? `, and ${renamed.length - 3} more` : ''}); ` +
         `set columnNames: ${wrote} to keep writing this table, or point path at a new folder to start a table with columnNames: ${this.#config.columnNames}`,
       { code: 'table.column_names_changed' },
@@ -375,63 +340,16 @@ export class TableSink extends Writable implements SinkStream {
         { runId: this.#ctx.run.id, pipeline: this.#ctx.run.name },
         { what: `table ${this.#store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
       );
-      this.#manifestText = await this.#store.objects.readText(TABLE_MANIFEST);
-      if (this.#manifestText !== undefined) {
-        let manifest: TableManifest;
-        try {
-          manifest = JSON.parse(this.#manifestText) as TableManifest;
-        } catch (err) {
-          throw new SinkError(
-            `table: ${this.#store.location(TABLE_MANIFEST)} is not valid JSON (${(err as Error).message}); restore it from a backup or move the table away`,
-            {
-              code: 'table.manifest',
-            },
-          );
-        }
-        if (manifest.format !== 'catalog-streams.table' || !Array.isArray(manifest.versions)) {
-          throw new SinkError(
-            `table: ${this.#store.location(TABLE_MANIFEST)} is not a table manifest (format catalog-streams.table); point path at a table's folder`,
-            {
-              code: 'table.manifest',
-            },
-          );
-        }
-        if (manifest.key !== this.#config.key) {
-          throw new SinkError(
-            `table: ${this.#store.location(TABLE_MANIFEST)} is keyed by "${manifest.key}", the sink by "${this.#config.key}"; keep key: ${manifest.key} or write to a new path`,
-            { code: 'table.key_changed' },
-          );
-        }
-        // The merge reads the state it names: only the table's own state file, never a path elsewhere.
-        if (
-          typeof manifest.state !== 'string' ||
-          !isTableFile(manifest.state) ||
-          !manifest.state.startsWith('_table/')
-        ) {
-          throw new SinkError(
-            `table: ${this.#store.location(TABLE_MANIFEST)} names the state ${JSON.stringify(manifest.state)}, which is not a state file of this table (_table/state-<run>.v8.gz); restore _table.json from a backup or move the table away`,
-            { code: 'table.manifest' },
-          );
-        }
-        this.#checkColumnNames(manifest);
-        this.#manifest = manifest;
-      }
-      if (!this.#manifest && this.#ctx.mode.incremental) {
+      const { previous, removed } = await this.#layout.open();
+      if (previous) this.#checkColumnNames(previous);
+      this.#previous = previous;
+      if (!previous && this.#ctx.mode.incremental) {
         throw new SinkError(
-          `table: ${this.#store.location('')} has no ${TABLE_MANIFEST}, but this run is incremental (a state cursor): its snapshot would hold only the records changed since the cursor; ` +
+          `table: ${this.#store.location('')} has no ${this.#layout.name === 'hive' ? TABLE_MANIFEST : `Iceberg version (${this.#layout.commitPoint})`}, but this run is incremental (a state cursor): its snapshot would hold only the records changed since the cursor; ` +
             'run once with --full-refresh to build the table (or point path at the table the state belongs to)',
           { code: 'table.needs_full' },
         );
       }
-      const listed = new Set<string>(
-        this.#manifest
-          ? [
-              this.#manifest.state,
-              ...this.#manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path)),
-            ]
-          : [],
-      );
-      const removed = await this.#store.removeLeftovers(listed);
       if (removed.length > 0) {
         this.#ctx.events.emit('info', {
           code: 'stale_temp_removed',
@@ -489,22 +407,25 @@ export class TableSink extends Writable implements SinkStream {
     const runId = ctx.run.id;
     const startedAt = ctx.run.startedAt;
     const date = startedAt.toISOString().slice(0, 10);
-    const previous = this.#manifest?.versions.find((v) => v.runId === this.#manifest!.current);
+    const previous = this.#previous;
     const mode: Mode = !previous ? 'first' : ctx.mode.incremental ? 'incremental' : 'full';
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
-    const verification = mode === 'full' ? await this.#checkDeleteCandidates(this.#manifest!.state) : undefined;
+    const verification = mode === 'full' ? await this.#checkDeleteCandidates(previous!.state) : undefined;
 
-    const timestampKind = this.#config.timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
+    const timestampKind = this.#timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
     const changedAt = BigInt(startedAt.getTime()) * (timestampKind === 'timestamp-micros' ? 1000n : 1n);
-    const columns = this.#schema.parquetColumns();
-    const extraAt = columns.length - 1;
-    const changeColumns: ParquetColumn[] = [
-      ...columns.slice(0, extraAt),
-      { name: '_change', type: { kind: 'string' } },
-      { name: '_changed_at', type: { kind: timestampKind } },
-      { name: '_run_id', type: { kind: 'string' } },
-      columns[extraAt]!,
-    ];
+    const planned = this.#schema.parquetColumns();
+    const extraAt = planned.length - 1;
+    const { snapshot: columns, changes: changeColumns } = this.#layout.columns({
+      snapshot: planned,
+      changes: [
+        ...planned.slice(0, extraAt),
+        { name: '_change', type: { kind: 'string' } },
+        { name: '_changed_at', type: { kind: timestampKind } },
+        { name: '_run_id', type: { kind: 'string' } },
+        planned[extraAt]!,
+      ],
+    });
     const ratio = new CompressionRatio();
     const encoderOptions = (cols: readonly ParquetColumn[], rowGroupListener?: RowGroupListener) => ({
       rowGroupListener,
@@ -519,11 +440,12 @@ export class TableSink extends Writable implements SinkStream {
         [SCHEMA_METADATA_KEY]: JSON.stringify(
           cols === columns ? this.#schema.describe() : changeColumnsDescription(this.#schema),
         ),
+        ...this.#layout.fileMetadata(cols === columns ? 'snapshot' : 'changes'),
       },
     });
-    const stage = (folder: string, part: number) => {
+    const stage = (folder: 'snapshot' | 'changes', part: number) => {
       this.#checkStopped();
-      return this.#stage(`${folder}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`);
+      return this.#stage(this.#layout.dataFile(folder, date, part, runId));
     };
     const copiedChanges =
       mode === 'first'
@@ -540,7 +462,7 @@ export class TableSink extends Writable implements SinkStream {
             };
           })
         : undefined;
-    const opener = (folder: string, cols: readonly ParquetColumn[]) => async (part: number) => {
+    const opener = (folder: 'snapshot' | 'changes', cols: readonly ParquetColumn[]) => async (part: number) => {
       const staged = await stage(folder, part);
       const listener = folder === 'snapshot' ? copiedChanges?.listener(part) : undefined;
       return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(cols, listener)) };
@@ -566,7 +488,7 @@ export class TableSink extends Writable implements SinkStream {
     const counts = { inserted: 0, updated: 0, deleted: 0, unchanged: 0 };
     let rows = 0;
     let previousRows = 0;
-    const prevIt = (previous ? this.#readState(this.#manifest!.state) : emptyState())[Symbol.asyncIterator]();
+    const prevIt = (previous ? this.#readState(previous.state) : emptyState())[Symbol.asyncIterator]();
     // The records found by the check join this run's as later arrivals: current versions read after the extract.
     const shared = this.#sharedKeyCheck();
     const nextIt = mergeSorted(this.#sort!.sorted(shared.onReplaced), verification?.found?.sorted())[
@@ -667,47 +589,33 @@ export class TableSink extends Writable implements SinkStream {
     // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
     for (const staged of this.#staged) await staged.commit();
     this.#published = true;
-    const fileEntry = (staged: StagedFile, encoder: { rows: number }): TableFile => ({
+    const fileEntry = (staged: StagedFile, encoder: { rows: number }) => ({
       path: staged.rel,
       rows: encoder.rows,
       bytes: staged.file.bytes,
     });
-    const version: TableVersion = {
+    const version: NewVersion = {
       runId,
+      runName: ctx.run.name,
       date,
       mode,
-      startedAt: startedAt.toISOString(),
-      committedAt: new Date().toISOString(),
-      schemaHash: this.#schema.hash,
+      startedAt,
+      schema: this.#schema,
       rows,
       counts,
       ...(shared.count() > 0 ? { sharedKeys: shared.count() } : {}),
       snapshot: snapshot.files.map((f) => fileEntry(f.staged, f.encoder)),
       changes: (copiedChanges ?? changes).files.map((f) => fileEntry(f.staged, f.encoder)),
-    };
-    const replaced: string[] = [];
-    const versions = (this.#manifest?.versions ?? []).map((v) => {
-      if (v.date !== date || v.snapshot.length === 0) return v;
-      replaced.push(...v.snapshot.map((f) => f.path));
-      return { ...v, snapshot: [], replacedBy: runId };
-    });
-    const manifest: TableManifest = {
-      format: 'catalog-streams.table',
-      version: 1,
-      key: this.#config.key,
-      current: runId,
       state: stateRel,
-      schemas: { ...this.#manifest?.schemas, [this.#schema.hash]: this.#schema.describe() },
-      versions: [...versions, version],
     };
     this.#checkStopped();
-    await this.#store.objects.write(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+    const metadata = await this.#layout.publish(version);
     const sink = 'table';
     const kind = this.#store.kind;
     for (const f of [...version.snapshot, ...version.changes])
       this.#emitOutput({ kind, location: this.#store.location(f.path), rows: f.rows, bytes: f.bytes, sink });
     this.#emitOutput({ kind, location: stateFile.location, rows: 0, bytes: stateFile.file.bytes, sink });
-    this.#emitOutput({ kind, location: this.#store.location(TABLE_MANIFEST), rows: 0, bytes: 0, sink });
+    for (const location of metadata) this.#emitOutput({ kind, location, rows: 0, bytes: 0, sink });
     ctx.events.emit('info', {
       code: 'table.version',
       message: `table ${this.#store.location('')}: ${mode} run ${runId} for ${date}: ${rows} rows; ${counts.inserted} inserted, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`,
@@ -715,7 +623,6 @@ export class TableSink extends Writable implements SinkStream {
       counts,
       rows,
     });
-    this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
     // Held: a sibling may still fail and revoke this version to the earlier `_table.json`, whose
     // files must then be there; the tee settles every sink once all published.
     if (!this.#hold) await this.#settle();
@@ -725,23 +632,7 @@ export class TableSink extends Writable implements SinkStream {
   #settle(): Promise<void> {
     return (this.#settling ??= (async () => {
       const ctx = this.#ctx;
-      for (const rel of this.#superseded) {
-        if (typeof rel !== 'string' || !isTableFile(rel)) {
-          // An entry of _table.json that is not one of the table's own names (a path outside its
-          // root, another file): the table did not write it, so it is not the table's to remove.
-          ctx.events.emit('warning', {
-            code: 'table.cleanup_refused',
-            message: `table sink did not remove ${JSON.stringify(rel)}, which ${this.#store.location(TABLE_MANIFEST)} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
-          });
-          continue;
-        }
-        await this.#store.objects.remove(rel).catch((err: unknown) =>
-          ctx.events.emit('warning', {
-            code: 'sink.cleanup',
-            message: `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}; the next run of the table removes it`,
-          }),
-        );
-      }
+      await this.#layout.settle((code, message) => ctx.events.emit('warning', { code, message }));
       await this.#release();
       if (this.closed) await this.#store.objects.close();
     })());
@@ -1004,11 +895,7 @@ export class TableSink extends Writable implements SinkStream {
    */
   async revoke(): Promise<void> {
     if (!this.#published) return;
-    const restore =
-      this.#manifestText === undefined
-        ? this.#store.objects.remove(TABLE_MANIFEST)
-        : this.#store.objects.write(TABLE_MANIFEST, this.#manifestText);
-    await restore.catch((err: unknown) => this.#cleanupWarning(err));
+    await this.#layout.revoke((code, message) => this.#ctx.events.emit('warning', { code, message }));
     for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
     this.#outputs.length = 0;
     this.#settling ??= Promise.resolve();

@@ -1,0 +1,203 @@
+// The `hive` layout (the default): Hive-style `dt=` folders of Parquet and `_table.json`, which
+// lists every version and is written last, in one atomic write (the commit point).
+// ARCHITECTURE.md, "The table sink".
+import { SinkError } from '../../errors.js';
+import { isTableFile, type TableStore } from './table-store.js';
+import type {
+  CleanupWarning,
+  NewVersion,
+  PreviousVersion,
+  TableColumns,
+  TableFile,
+  TableLayout,
+  TableMode,
+} from './table-layout.js';
+
+export const TABLE_MANIFEST = '_table.json';
+
+export type { TableFile };
+
+export interface TableVersion {
+  runId: string;
+  /** The `dt=` partition: the run's start date (UTC). */
+  date: string;
+  mode: TableMode;
+  startedAt: string;
+  committedAt: string;
+  schemaHash: string;
+  /** Snapshot rows. */
+  rows: number;
+  counts: { inserted: number; updated: number; deleted: number; unchanged: number };
+  /** Records of another id whose key an earlier record of the run had (a key that is a shared code); only the last was kept. */
+  sharedKeys?: number;
+  /** Empty once a later run of the same day replaced this snapshot (`replacedBy`). */
+  snapshot: TableFile[];
+  changes: TableFile[];
+  replacedBy?: string;
+}
+
+export interface TableManifest {
+  format: 'catalog-streams.table';
+  version: 1;
+  key: string;
+  /** The current version's run id. */
+  current: string;
+  /** The current version's merge state (relative path). */
+  state: string;
+  schemas: Record<string, Array<{ name: string; type: string }>>;
+  versions: TableVersion[];
+}
+
+export class HiveLayout implements TableLayout {
+  readonly name = 'hive' as const;
+  readonly #store: TableStore;
+  readonly #key: string;
+  #manifestText: string | undefined;
+  #manifest: TableManifest | undefined;
+  #published = false;
+  /** What the published `_table.json` no longer lists (a same-day snapshot, the older state): removed by the settle. */
+  #superseded: string[] = [];
+
+  constructor(store: TableStore, key: string) {
+    this.#store = store;
+    this.#key = key;
+  }
+
+  get commitPoint(): string {
+    return this.#store.location(TABLE_MANIFEST);
+  }
+
+  async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[] }> {
+    this.#manifestText = await this.#store.objects.readText(TABLE_MANIFEST);
+    if (this.#manifestText !== undefined) this.#manifest = this.#parse(this.#manifestText);
+    const manifest = this.#manifest;
+    const listed = new Set<string>(
+      manifest
+        ? [manifest.state, ...manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path))]
+        : [],
+    );
+    const removed = await this.#store.removeLeftovers(listed);
+    if (!manifest) return { previous: undefined, removed };
+    const current = manifest.versions.find((v) => v.runId === manifest.current);
+    if (!current) return { previous: undefined, removed };
+    const columnNames = manifest.schemas?.[current.schemaHash]?.map((c) => c.name);
+    return { previous: { runId: current.runId, state: manifest.state, columnNames }, removed };
+  }
+
+  #parse(text: string): TableManifest {
+    let manifest: TableManifest;
+    try {
+      manifest = JSON.parse(text) as TableManifest;
+    } catch (err) {
+      throw new SinkError(
+        `table: ${this.commitPoint} is not valid JSON (${(err as Error).message}); restore it from a backup or move the table away`,
+        { code: 'table.manifest' },
+      );
+    }
+    if (manifest.format !== 'catalog-streams.table' || !Array.isArray(manifest.versions)) {
+      throw new SinkError(
+        `table: ${this.commitPoint} is not a table manifest (format catalog-streams.table); point path at a table's folder`,
+        { code: 'table.manifest' },
+      );
+    }
+    if (manifest.key !== this.#key) {
+      throw new SinkError(
+        `table: ${this.commitPoint} is keyed by "${manifest.key}", the sink by "${this.#key}"; keep key: ${manifest.key} or write to a new path`,
+        { code: 'table.key_changed' },
+      );
+    }
+    // The merge reads the state it names: only the table's own state file, never a path elsewhere.
+    if (typeof manifest.state !== 'string' || !isTableFile(manifest.state) || !manifest.state.startsWith('_table/')) {
+      throw new SinkError(
+        `table: ${this.commitPoint} names the state ${JSON.stringify(manifest.state)}, which is not a state file of this table (_table/state-<run>.v8.gz); restore _table.json from a backup or move the table away`,
+        { code: 'table.manifest' },
+      );
+    }
+    return manifest;
+  }
+
+  dataFile(kind: 'snapshot' | 'changes', date: string, part: number, runId: string): string {
+    return `${kind}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`;
+  }
+
+  columns(planned: TableColumns): TableColumns {
+    return planned;
+  }
+
+  fileMetadata(): Record<string, string> {
+    return {};
+  }
+
+  async publish(version: NewVersion): Promise<string[]> {
+    const entry: TableVersion = {
+      runId: version.runId,
+      date: version.date,
+      mode: version.mode,
+      startedAt: version.startedAt.toISOString(),
+      committedAt: new Date().toISOString(),
+      schemaHash: version.schema.hash,
+      rows: version.rows,
+      counts: version.counts,
+      ...(version.sharedKeys ? { sharedKeys: version.sharedKeys } : {}),
+      snapshot: version.snapshot,
+      changes: version.changes,
+    };
+    const replaced: string[] = [];
+    const versions = (this.#manifest?.versions ?? []).map((v) => {
+      if (v.date !== version.date || v.snapshot.length === 0) return v;
+      replaced.push(...v.snapshot.map((f) => f.path));
+      return { ...v, snapshot: [], replacedBy: version.runId };
+    });
+    const manifest: TableManifest = {
+      format: 'catalog-streams.table',
+      version: 1,
+      key: this.#key,
+      current: version.runId,
+      state: version.state,
+      schemas: { ...this.#manifest?.schemas, [version.schema.hash]: version.schema.describe() },
+      versions: [...versions, entry],
+    };
+    this.#published = true;
+    await this.#store.objects.write(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+    this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
+    return [this.#store.location(TABLE_MANIFEST)];
+  }
+
+  async settle(warn: CleanupWarning): Promise<void> {
+    for (const rel of this.#superseded) {
+      if (typeof rel !== 'string' || !isTableFile(rel)) {
+        // An entry of _table.json that is not one of the table's own names (a path outside its
+        // root, another file): the table did not write it, so it is not the table's to remove.
+        warn(
+          'table.cleanup_refused',
+          `table sink did not remove ${JSON.stringify(rel)}, which ${this.commitPoint} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
+        );
+        continue;
+      }
+      await this.#store.objects
+        .remove(rel)
+        .catch((err: unknown) =>
+          warn(
+            'sink.cleanup',
+            `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}; the next run of the table removes it`,
+          ),
+        );
+    }
+  }
+
+  /**
+   * The earlier `_table.json` comes back (or goes, on a first run) before the sink removes this
+   * run's files, so the manifest never lists a missing file. Nothing it listed was removed yet
+   * (that waits for the settle), so the earlier version is whole.
+   */
+  async revoke(warn: CleanupWarning): Promise<void> {
+    if (!this.#published) return;
+    const restore =
+      this.#manifestText === undefined
+        ? this.#store.objects.remove(TABLE_MANIFEST)
+        : this.#store.objects.write(TABLE_MANIFEST, this.#manifestText);
+    await restore.catch((err: unknown) =>
+      warn('sink.cleanup', `table sink could not restore ${this.commitPoint}: ${(err as Error).message}`),
+    );
+  }
+}

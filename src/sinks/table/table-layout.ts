@@ -1,0 +1,80 @@
+// What a table's layout decides, apart from its merge: where the previous version is read from,
+// what the data files are named, how their columns are identified, and how a version is
+// committed, settled or revoked. The merge (table-sink.ts) is the same for every layout; the
+// layouts are `hive` (folders and `_table.json`, hive-layout.ts) and `iceberg` (two Iceberg tables,
+// iceberg-layout.ts). ARCHITECTURE.md, "The table sink".
+import type { ParquetColumn } from '../parquet/parquet-encoder.js';
+import type { ColumnSchema } from '../shared/column-schema.js';
+
+export interface TableFile {
+  /** Relative to the table's root. */
+  path: string;
+  rows: number;
+  bytes: number;
+}
+
+/** The version a run merges into. */
+export interface PreviousVersion {
+  runId: string;
+  /** Its merge state, relative to the table's root (`_table/state-<run>.v8.gz`), already checked to be one. */
+  state: string;
+  /** The column names it was written with, when the layout records them. */
+  columnNames?: readonly string[];
+}
+
+export type TableMode = 'first' | 'incremental' | 'full';
+
+/** A version the merge wrote, ready to be committed (its files are in place under their final names). */
+export interface NewVersion {
+  runId: string;
+  runName: string;
+  /** The run's start date (UTC), YYYY-MM-DD. */
+  date: string;
+  mode: TableMode;
+  startedAt: Date;
+  schema: ColumnSchema;
+  /** Snapshot rows. */
+  rows: number;
+  counts: { inserted: number; updated: number; deleted: number; unchanged: number };
+  sharedKeys?: number;
+  snapshot: TableFile[];
+  changes: TableFile[];
+  /** The new merge state, relative to the table's root. */
+  state: string;
+}
+
+/** The columns of the two kinds of data file, as the encoder writes them. */
+export interface TableColumns {
+  snapshot: readonly ParquetColumn[];
+  changes: readonly ParquetColumn[];
+}
+
+export interface CleanupWarning {
+  (code: 'table.cleanup_refused' | 'sink.cleanup', message: string): void;
+}
+
+export interface TableLayout {
+  readonly name: 'hive' | 'iceberg';
+  /** Where the commit point is, for messages (`…/_table.json`, `…/current/metadata/version-hint.text`). */
+  readonly commitPoint: string;
+  /**
+   * Reads the current version under the table's lock (undefined for a new table), checks that it
+   * is this table's and keyed by `key`, and removes what killed runs left. Returns what it removed.
+   */
+  open(): Promise<{ previous: PreviousVersion | undefined; removed: string[] }>;
+  /** The relative name of a data file of this run. */
+  dataFile(kind: 'snapshot' | 'changes', date: string, part: number, runId: string): string;
+  /** The columns the data files are written with (a layout may add field ids); after open. */
+  columns(planned: TableColumns): TableColumns;
+  /** Key-value metadata for every data file's footer, beside the sink's own. */
+  fileMetadata(kind: 'snapshot' | 'changes'): Record<string, string>;
+  /**
+   * The commit point: after it, readers see the new version. Returns the locations of the metadata
+   * files it wrote (for the run's output records).
+   */
+  publish(version: NewVersion): Promise<string[]>;
+  /** After every sink of the run published: removes what the new version superseded. */
+  settle(warn: CleanupWarning): Promise<void>;
+  /** A sibling failed after this version was published: the earlier version becomes current again. */
+  revoke(warn: CleanupWarning): Promise<void>;
+}
