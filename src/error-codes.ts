@@ -377,6 +377,29 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     "a table's _table.json is not valid JSON",
     'restore it from a backup: the table readers need it too',
   ),
+  runError(
+    'iceberg.commit_conflict',
+    'retry',
+    'another writer committed to an Iceberg table since this run loaded it, or a killed run left its next metadata file',
+    'run again: the run reloads the table, removes what a killed run left, and commits on the new version',
+  ),
+  runError(
+    'iceberg.metadata_invalid',
+    'fix',
+    "an Iceberg table's version hint, metadata JSON or manifest cannot be read",
+    'restore the file from a backup, or remove the table folder to start the table again',
+  ),
+  usageError(
+    'iceberg.timestamp_millis',
+    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
+    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
+  ),
+  runError(
+    'iceberg.update_invalid',
+    'fix',
+    'an Iceberg commit held an update the table cannot take (a schema, ref or snapshot it does not have)',
+    'report it: the commit was built wrong; nothing of it is visible',
+  ),
   info('incremental', 'the run is incremental: the updatedSince window it reads, from the stored cursor'),
   warning(
     'metrics.failed',
