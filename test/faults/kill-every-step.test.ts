@@ -19,6 +19,7 @@ import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { listFiles, runCli, sandboxEnv, workspace } from '../cli/cli-process.js';
+import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
 
 const PRODUCTS = 250;
 const TOUCHED = 7;
@@ -220,6 +221,64 @@ function tableCheck(storage: Storage) {
   };
 }
 
+/**
+ * The Iceberg layout's invariants, read by icebird through the version hints as an engine would:
+ * current/ is always a whole snapshot, one row per product; changes/ holds each committed run's
+ * rows once. A kill between the two tables' commits may leave changes/ one run ahead of current/
+ * (its rows are this run's pending ids); the next good run rolls it back and writes them again
+ * under its own run id, so after a good run every run in changes/ is one current/ committed.
+ */
+function icebergCheck(root: string) {
+  const checkedRuns = new Map<string, string[]>();
+  const committedRuns: string[] = [];
+  return async (after: 'kill' | 'good', pending: ReadonlySet<string>) => {
+    if (!existsSync(join(root, 'current/metadata/version-hint.text'))) {
+      expect(after, 'a good run leaves current/').toBe('kill');
+      return { committed: [] };
+    }
+    const current = await readIceberg(join(root, 'current'));
+    expect(current.map((r) => String(r.id)).sort()).toEqual(ids);
+    const runIds = [...new Set(current.map((r) => String(r._run_id ?? '')))];
+    expect(runIds).toEqual(['']);
+    const head = await icebergReferences(join(root, 'current'));
+    const runId = head.currentRunId!;
+    if (!committedRuns.includes(runId)) committedRuns.push(runId);
+    const changes = await readIceberg(join(root, 'changes'));
+    const byRun = new Map<string, string[]>();
+    for (const r of changes) {
+      const run = String(r._run_id);
+      byRun.set(run, [...(byRun.get(run) ?? []), `${String(r._change)} ${String(r.id)}`]);
+    }
+    for (const [run, rows] of byRun) {
+      rows.sort();
+      const known = checkedRuns.get(run);
+      if (known) {
+        expect(rows, `run ${run}'s changes are unchanged`).toEqual(known);
+        continue;
+      }
+      const first = checkedRuns.size === 0;
+      const expected = [...pending].map((id) => `${first ? 'insert' : 'update'} ${id}`).sort();
+      expect(rows, `run ${run}'s change rows`).toEqual(expected);
+      if (committedRuns.includes(run)) checkedRuns.set(run, rows);
+      else expect(after, `changes/ ahead of current/ (run ${run}) only after a kill`).toBe('kill');
+    }
+    if (after === 'good') {
+      expect([...byRun.keys()].every((run) => committedRuns.includes(run))).toBe(true);
+      const referenced = new Set<string>([head.state!]);
+      for (const table of ['current', 'changes']) {
+        const refs = await icebergReferences(join(root, table));
+        for (const rel of refs.files) referenced.add(`${table}/${rel}`);
+      }
+      const present = await listFiles(root);
+      expect(
+        present,
+        `nothing the tables do not reference; also: ${present.filter((p) => !referenced.has(p)).join(', ')}`,
+      ).toEqual([...referenced].sort());
+    }
+    return { committed: [runId] };
+  };
+}
+
 function s3Env(): NodeJS.ProcessEnv {
   return sandboxEnv(sandbox, {
     AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
@@ -241,6 +300,22 @@ describe('kill -9 at every storage step, then a good run', () => {
         check: tableCheck(localStorage(root)),
       });
       expect(killed).toBeGreaterThanOrEqual(8);
+    } finally {
+      await ws.remove();
+    }
+  });
+
+  it('table sink, format: iceberg, local folder', { timeout: 600_000 }, async () => {
+    const ws = await workspace('catalog-streams-kill-iceberg-');
+    try {
+      const root = join(ws.dir, 'lake/products');
+      const killed = await killAtEveryStep({
+        dir: ws.dir,
+        pipeline: `name: kill-iceberg\n${SOURCE}\nsinks:\n  - { type: table, format: iceberg, keepSnapshots: 3, path: lake/products, key: id, maxRows: 100 }\n`,
+        env: sandboxEnv(sandbox),
+        check: icebergCheck(root),
+      });
+      expect(killed).toBeGreaterThanOrEqual(10);
     } finally {
       await ws.remove();
     }

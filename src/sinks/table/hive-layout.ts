@@ -116,6 +116,8 @@ export class HiveLayout implements TableLayout {
     return manifest;
   }
 
+  async close(): Promise<void> {}
+
   dataFile(kind: 'snapshot' | 'changes', date: string, part: number, runId: string): string {
     return `${kind}/dt=${date}/part-${String(part).padStart(5, '0')}-${runId}.parquet`;
   }

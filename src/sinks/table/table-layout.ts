@@ -75,6 +75,8 @@ export interface TableLayout {
   publish(version: NewVersion): Promise<string[]>;
   /** After every sink of the run published: removes what the new version superseded. */
   settle(warn: CleanupWarning): Promise<void>;
+  /** Releases what the layout holds beside the table's store (its tables' stores, a catalog's connections). */
+  close(): Promise<void>;
   /** A sibling failed after this version was published: the earlier version becomes current again. */
   revoke(warn: CleanupWarning): Promise<void>;
 }

@@ -59,6 +59,9 @@ import { LocalObjectStore } from '../../storage/object-store.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
 import { TableStore, type StagedFile } from './table-store.js';
 import { HiveLayout, TABLE_MANIFEST } from './hive-layout.js';
+import { IcebergLayout } from './iceberg-layout.js';
+import { icebergCatalog } from './iceberg-catalog-option.js';
+import type { ObjectStore } from '../../storage/object-store.js';
 import type { NewVersion, PreviousVersion, TableLayout, TableMode } from './table-layout.js';
 
 export { TABLE_MANIFEST, type TableFile, type TableManifest, type TableVersion } from './hive-layout.js';
@@ -79,7 +82,21 @@ export const tableSinkOptions = z.strictObject({
     .string()
     .min(1)
     .describe(
-      "The table's folder (relative to the pipeline file's folder) or s3://bucket/prefix; snapshot/, changes/ and _table.json go under it",
+      "The table's folder (relative to the pipeline file's folder) or s3://bucket/prefix; snapshot/, changes/ and _table.json (format: hive) or the Iceberg tables current/ and changes/ (format: iceberg) go under it",
+    ),
+  format: z
+    .enum(['hive', 'iceberg'])
+    .default('hive')
+    .describe(
+      'hive: snapshot/ and changes/ folders of Parquet by dt= and _table.json, the commit point; iceberg: two Iceberg format-version 2 tables, current/ (one row per key, a snapshot per run) and changes/ (append-only change rows), that Athena, Trino, Spark, Snowflake, BigQuery, DuckDB and S3 Tables open',
+    ),
+  keepSnapshots: z
+    .number()
+    .int()
+    .min(1)
+    .default(30)
+    .describe(
+      'format: iceberg: the snapshots each table keeps (time travel reaches back this many runs); files that only older snapshots reference are removed',
     ),
   key: z
     .string()
@@ -121,6 +138,12 @@ export const tableSinkOptions = z.strictObject({
       'Incoming records held (serialized) before a sorted run is spilled to the temp folder; bounds the merge memory',
     ),
   ...parquetFormatOptions,
+  timestamps: z
+    .enum(['millis', 'micros', 'raw'])
+    .optional()
+    .describe(
+      'Timestamp columns: TIMESTAMP (UTC) in millisecond or microsecond precision, or raw: keep the integers as given (INT64); default millis, and micros with format: iceberg (Iceberg timestamps are microseconds)',
+    ),
   rowGroupBytes: byteSize()
     .default(TABLE_ROW_GROUP_BYTES)
     .describe(
@@ -224,7 +247,7 @@ class FirstRunChanges {
 }
 
 export class TableSink extends Writable implements SinkStream {
-  readonly #config: TableSinkConfig;
+  readonly #config: ResolvedConfig;
   readonly #ctx: StageContext;
   readonly #store: TableStore;
   readonly #keySteps: string[];
@@ -240,7 +263,6 @@ export class TableSink extends Writable implements SinkStream {
   #state: StateWriter | undefined;
   #progressAt = performance.now();
   readonly #layout: TableLayout;
-  readonly #timestamps: TableSinkConfig['timestamps'];
   #previous: PreviousVersion | undefined;
   readonly #staged: StagedFile[] = [];
   #published = false;
@@ -249,7 +271,8 @@ export class TableSink extends Writable implements SinkStream {
   #hold: PublicationHold | undefined;
   #settling: Promise<void> | undefined;
 
-  constructor(config: TableSinkConfig, ctx: StageContext) {
+  constructor(options: TableSinkConfig, ctx: StageContext) {
+    const config = withTimestamps(options);
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
     checkCompression(config.compression);
     const schema = tableColumns(config, ctx);
@@ -268,16 +291,26 @@ export class TableSink extends Writable implements SinkStream {
     this.#config = config;
     this.#ctx = ctx;
     const s3 = s3Path(config.path);
-    this.#store = s3
-      ? new TableStore(
-          new S3ObjectStore({
-            ...s3,
+    // The table's root, and for an Iceberg layout each table's root (Iceberg locations are per table).
+    const storeAt = (sub: string): ObjectStore =>
+      s3
+        ? new S3ObjectStore({
+            bucket: s3.bucket,
+            prefix: `${s3.prefix}${sub ? `${sub}/` : ''}`,
             client: () => createS3Client(config, process.env, 's3-table'),
             feature: 's3-table',
-          }),
-        )
-      : new TableStore(new LocalObjectStore(path.resolve(ctx.baseDir, config.path)));
-    this.#layout = new HiveLayout(this.#store, config.key);
+          })
+        : new LocalObjectStore(path.resolve(ctx.baseDir, config.path, sub));
+    this.#store = new TableStore(storeAt(''));
+    this.#layout =
+      config.format === 'iceberg'
+        ? new IcebergLayout(this.#store, {
+            key: config.key,
+            keepSnapshots: config.keepSnapshots,
+            catalog: icebergCatalog(config, ctx),
+            stores: { current: storeAt('current'), changes: storeAt('changes') },
+          })
+        : new HiveLayout(this.#store, config.key);
     this.#keySteps = config.key.split('.');
     this.#schema = schema;
     this.#shaper = new RecordShaper(schema);
@@ -289,7 +322,6 @@ export class TableSink extends Writable implements SinkStream {
     };
     this.#previousShaper = new RecordShaper(schema);
     this.#ignored = ignored;
-    this.#timestamps = config.timestamps;
     this.#onAbort = () =>
       this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
@@ -412,7 +444,7 @@ export class TableSink extends Writable implements SinkStream {
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
     const verification = mode === 'full' ? await this.#checkDeleteCandidates(previous!.state) : undefined;
 
-    const timestampKind = this.#timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
+    const timestampKind = this.#config.timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
     const changedAt = BigInt(startedAt.getTime()) * (timestampKind === 'timestamp-micros' ? 1000n : 1n);
     const planned = this.#schema.parquetColumns();
     const extraAt = planned.length - 1;
@@ -634,8 +666,13 @@ export class TableSink extends Writable implements SinkStream {
       const ctx = this.#ctx;
       await this.#layout.settle((code, message) => ctx.events.emit('warning', { code, message }));
       await this.#release();
-      if (this.closed) await this.#store.objects.close();
+      if (this.closed) await this.#closeStores();
     })());
+  }
+
+  async #closeStores(): Promise<void> {
+    await this.#store.objects.close();
+    await this.#layout.close();
   }
 
   async #release(): Promise<void> {
@@ -884,7 +921,7 @@ export class TableSink extends Writable implements SinkStream {
       this.#state?.destroy();
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
       if (!awaitingTee || error) await this.#release();
-      await this.#store.objects.close();
+      await this.#closeStores();
     })().finally(() => callback(error));
   }
 
@@ -900,7 +937,7 @@ export class TableSink extends Writable implements SinkStream {
     this.#outputs.length = 0;
     this.#settling ??= Promise.resolve();
     await this.#release();
-    await this.#store.objects.close();
+    await this.#closeStores();
   }
 
   #cleanupWarning(err: unknown): void {
@@ -916,8 +953,22 @@ export class TableSink extends Writable implements SinkStream {
   }
 }
 
+type ResolvedConfig = TableSinkConfig & { timestamps: 'millis' | 'micros' | 'raw' };
+
+/** The timestamps option resolved: Iceberg has only microsecond timestamps. */
+function withTimestamps(config: TableSinkConfig): ResolvedConfig {
+  if (config.format === 'iceberg' && config.timestamps === 'millis') {
+    throw new ConfigError(
+      'table: format: iceberg writes timestamps in microseconds (Iceberg has no millisecond timestamp); remove timestamps: millis, or set micros or raw',
+      { path: 'timestamps' },
+      { code: 'config.invalid' },
+    );
+  }
+  return { ...config, timestamps: config.timestamps ?? (config.format === 'iceberg' ? 'micros' : 'millis') };
+}
+
 /** The snapshot's columns: the records' schema (resource through the transforms) with the sink's `columns:`. */
-function tableColumns(config: TableSinkConfig, ctx: StageContext): ColumnSchema {
+function tableColumns(config: ResolvedConfig, ctx: StageContext): ColumnSchema {
   const recordSchema = sinkRecordSchema(ctx);
   if (!recordSchema && !config.columns) {
     throw new ConfigError(

@@ -1,0 +1,283 @@
+// The `iceberg` layout: under the table's path, two Iceberg format-version 2 tables, `current/`
+// (one row per key; every run an `overwrite` snapshot whose files replace all earlier ones) and
+// `changes/` (append-only change rows), plus the merge state `_table/state-<run>.v8.gz`, which the
+// current snapshot's summary names. ARCHITECTURE.md, "The table sink: Iceberg".
+//
+// One run is one commit of each table, `changes/` first and `current/` last: the current
+// snapshot of `current/` is the table's commit point (its summary names the run and the state
+// the next run merges into). A kill between the two leaves `changes/` one run ahead; the next
+// run finds its current snapshot's run id differs from `current/`'s and rolls `changes/` back
+// before anything else, so no change row is ever counted twice. A REST catalog commits both in
+// one transaction.
+import { pathToFileURL } from 'node:url';
+import { SinkError } from '../../errors.js';
+import type { ObjectStore } from '../../storage/object-store.js';
+import type { ParquetColumn } from '../parquet/parquet-types.js';
+import { isTableFile, type TableStore } from './table-store.js';
+import { TABLE_MANIFEST } from './hive-layout.js';
+import type {
+  CleanupWarning,
+  NewVersion,
+  PreviousVersion,
+  TableColumns,
+  TableLayout,
+} from './table-layout.js';
+import type { IcebergCatalog, IcebergTableRef, LoadedTable } from './iceberg/iceberg-catalog.js';
+import { icebergSchema, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
+import { prepareCommit, rollbackTo } from './iceberg/iceberg-commit.js';
+import { unreferenced } from './iceberg/iceberg-garbage.js';
+import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
+
+/** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
+const RUN_ID = 'catalog-streams.run-id';
+const STATE = 'catalog-streams.state';
+const KEY = 'catalog-streams.key';
+
+const TABLES = ['current', 'changes'] as const;
+type TableName = (typeof TABLES)[number];
+
+/** A data file of this layout: `current/data/part-NNNNN-<run>.parquet`, `changes/data/...`. */
+const DATA_FILE = /^(?:current|changes)\/data\/part-(?:\d{5}|[1-9]\d{5,})-[A-Za-z0-9][\w.-]*\.parquet$/;
+
+export function isIcebergDataFile(rel: string): boolean {
+  return DATA_FILE.test(rel);
+}
+
+export interface IcebergLayoutOptions {
+  key: string;
+  keepSnapshots: number;
+  catalog: IcebergCatalog;
+  /** The stores rooted at `<path>/current` and `<path>/changes`. */
+  stores: Record<TableName, ObjectStore>;
+}
+
+/** The URI of a store's root as Iceberg metadata writes locations: file:///abs/path or s3://bucket/prefix. */
+export function storeUri(store: ObjectStore): string {
+  const location = store.location('').replace(/\/+$/, '');
+  return store.kind === 'file' ? pathToFileURL(location).href : location;
+}
+
+function currentSnapshot(loaded: LoadedTable | undefined): Snapshot | undefined {
+  const metadata = loaded?.metadata;
+  const id = metadata?.refs?.main?.['snapshot-id'] ?? metadata?.['current-snapshot-id'];
+  if (id === undefined || id === null || id < 0) return undefined;
+  return metadata!.snapshots?.find((s) => s['snapshot-id'] === id);
+}
+
+export class IcebergLayout implements TableLayout {
+  readonly name = 'iceberg' as const;
+  readonly #store: TableStore;
+  readonly #options: IcebergLayoutOptions;
+  readonly #tables: Record<TableName, IcebergTableRef>;
+  readonly #loaded: Partial<Record<TableName, LoadedTable>> = {};
+  readonly #schemas: Partial<Record<TableName, IcebergSchemaResult>> = {};
+  #previous: PreviousVersion | undefined;
+  /** The tables as this run committed them, for the settle (expired files) and a revoke. */
+  #committed: Partial<Record<TableName, LoadedTable>> | undefined;
+
+  constructor(store: TableStore, options: IcebergLayoutOptions) {
+    this.#store = store;
+    this.#options = options;
+    const ref = (name: TableName): IcebergTableRef => ({
+      name,
+      location: storeUri(options.stores[name]),
+      store: options.stores[name],
+    });
+    this.#tables = { current: ref('current'), changes: ref('changes') };
+  }
+
+  get commitPoint(): string {
+    return this.#options.catalog.kind === 'files'
+      ? this.#store.location('current/metadata/version-hint.text')
+      : `the REST catalog's table for ${this.#store.location('current')}`;
+  }
+
+  async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[] }> {
+    if ((await this.#store.objects.readText(TABLE_MANIFEST)) !== undefined) {
+      throw new SinkError(
+        `table: ${this.#store.location('')} holds a table of the hive layout (${TABLE_MANIFEST}); format: iceberg writes two Iceberg tables beside no other layout. ` +
+          'Point path at a new folder for the Iceberg tables (the hive table stays readable where it is), or keep format: hive',
+        { code: 'table.layout_mismatch' },
+      );
+    }
+    const catalog = this.#options.catalog;
+    for (const name of TABLES) this.#loaded[name] = await catalog.load(this.#tables[name]);
+    const current = this.#loaded.current;
+    const key = current?.metadata.properties?.[KEY];
+    if (current && key !== undefined && key !== this.#options.key) {
+      throw new SinkError(
+        `table: ${this.#tables.current.location} is keyed by "${key}" (table property ${KEY}), the sink by "${this.#options.key}"; keep key: ${key} or write to a new path`,
+        { code: 'table.key_changed' },
+      );
+    }
+    const snapshot = currentSnapshot(current);
+    this.#previous = snapshot ? this.#previousOf(snapshot, current!.metadata) : undefined;
+    await this.#repairChanges();
+    return { previous: this.#previous, removed: await this.#removeGarbage() };
+  }
+
+  #previousOf(snapshot: Snapshot, metadata: TableMetadata): PreviousVersion {
+    const runId = snapshot.summary[RUN_ID];
+    const state = snapshot.summary[STATE];
+    if (typeof runId !== 'string' || typeof state !== 'string' || !isTableFile(state) || !state.startsWith('_table/')) {
+      throw new SinkError(
+        `table: the current snapshot ${snapshot['snapshot-id']} of ${this.#tables.current.location} names no state of this table (summary ${STATE}: ${JSON.stringify(state)}); ` +
+          'it was not written by the table sink: point path at a new folder',
+        { code: 'table.manifest' },
+      );
+    }
+    const schema = metadata.schemas.find((s) => s['schema-id'] === metadata['current-schema-id']);
+    return { runId, state, columnNames: schema?.fields.map((f) => f.name) };
+  }
+
+  /**
+   * `changes/` is ahead of `current/` when a run was killed (or failed) between its two commits:
+   * its change rows would be written again by the next run. Rolled back to the snapshot of the
+   * run `current/` names (or to none), before this run reads anything.
+   */
+  async #repairChanges(): Promise<void> {
+    const changes = this.#loaded.changes;
+    const head = currentSnapshot(changes);
+    const runId = this.#previous?.runId;
+    if (!changes || !head || head.summary[RUN_ID] === runId) return;
+    const snapshots = new Map((changes.metadata.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
+    let target: Snapshot | undefined = head;
+    while (target && target.summary[RUN_ID] !== runId) {
+      const parent = target['parent-snapshot-id'];
+      target = parent === undefined ? undefined : snapshots.get(parent);
+    }
+    const commit = rollbackTo(this.#tables.changes, changes, target?.['snapshot-id']);
+    const [rolled] = await this.#options.catalog.commit([commit]);
+    this.#loaded.changes = rolled;
+  }
+
+  /** Files of both tables no kept snapshot or metadata version references, and the root's stale states and temp files. */
+  async #removeGarbage(): Promise<string[]> {
+    const removed = await this.#store.objects.removeAbandoned('', (rel) => isIcebergDataFile(rel) || isTableFile(rel), 3);
+    for (const name of TABLES) {
+      const table = this.#tables[name];
+      for (const rel of await unreferenced(table, this.#loaded[name])) {
+        await table.store.remove(rel);
+        removed.push(table.store.location(rel));
+      }
+    }
+    for await (const { rel } of this.#store.objects.list('_table/', 2)) {
+      if (rel === this.#previous?.state || !isTableFile(rel)) continue;
+      await this.#store.objects.remove(rel);
+      removed.push(this.#store.location(rel));
+    }
+    return removed;
+  }
+
+  async close(): Promise<void> {
+    await this.#options.catalog.close();
+    for (const name of TABLES) await this.#options.stores[name].close();
+  }
+
+  dataFile(kind: 'snapshot' | 'changes', _date: string, part: number, runId: string): string {
+    return `${kind === 'snapshot' ? 'current' : 'changes'}/data/part-${String(part).padStart(5, '0')}-${runId}.parquet`;
+  }
+
+  columns(planned: TableColumns): TableColumns {
+    const ids = (name: TableName, columns: readonly ParquetColumn[]) => {
+      const metadata = this.#loaded[name]?.metadata;
+      const previous = metadata?.schemas.find((s) => s['schema-id'] === metadata['current-schema-id']);
+      const nextId = metadata ? Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1 : 0;
+      const result = icebergSchema(columns, previous, metadata?.['last-column-id'] ?? 0, nextId);
+      this.#schemas[name] = result;
+      return result.columns;
+    };
+    return { snapshot: ids('current', planned.snapshot), changes: ids('changes', planned.changes) };
+  }
+
+  fileMetadata(kind: 'snapshot' | 'changes'): Record<string, string> {
+    const schema = this.#schemas[kind === 'snapshot' ? 'current' : 'changes']?.schema;
+    // Iceberg's own writers put the schema in every data file's footer; readers may use it when a file is read alone.
+    return schema ? { 'iceberg.schema': JSON.stringify(schema) } : {};
+  }
+
+  async publish(version: NewVersion): Promise<string[]> {
+    const now = new Date();
+    const summary = {
+      [RUN_ID]: version.runId,
+      'catalog-streams.run-name': version.runName,
+      'catalog-streams.mode': version.mode,
+      'catalog-streams.date': version.date,
+      'catalog-streams.started-at': version.startedAt.toISOString(),
+      'catalog-streams.schema-hash': version.schema.hash,
+      'catalog-streams.rows': String(version.rows),
+      'catalog-streams.inserted': String(version.counts.inserted),
+      'catalog-streams.updated': String(version.counts.updated),
+      'catalog-streams.deleted': String(version.counts.deleted),
+      'catalog-streams.unchanged': String(version.counts.unchanged),
+      ...(version.sharedKeys ? { 'catalog-streams.shared-keys': String(version.sharedKeys) } : {}),
+    };
+    const commit = (name: TableName, files: NewVersion['snapshot'], extra: Record<string, string>) =>
+      prepareCommit({
+        table: this.#tables[name],
+        base: this.#loaded[name],
+        operation: name === 'current' ? 'overwrite' : 'append',
+        added: files.map((f) => ({
+          location: `${storeUri(this.#store.objects)}/${f.path}`,
+          rows: f.rows,
+          bytes: f.bytes,
+        })),
+        schema: this.#schemas[name]!,
+        summary: { ...summary, ...extra },
+        properties: { [KEY]: this.#options.key },
+        runId: version.runId,
+        keepSnapshots: this.#options.keepSnapshots,
+        now,
+      });
+    const changes = await commit('changes', version.changes, {});
+    const current = await commit('current', version.snapshot, { [STATE]: version.state });
+    const [changed, currented] = await this.#options.catalog.commit([changes, current]);
+    this.#committed = { changes: changed, current: currented };
+    return [changed!.metadataLocation, currented!.metadataLocation];
+  }
+
+  /** Removes what the new versions no longer reference (expired snapshots' files) and the earlier state. */
+  async settle(warn: CleanupWarning): Promise<void> {
+    const committed = this.#committed;
+    if (!committed) return;
+    for (const name of TABLES) {
+      const table = this.#tables[name];
+      try {
+        for (const rel of await unreferenced(table, committed[name])) await table.store.remove(rel);
+      } catch (err) {
+        warn(
+          'sink.cleanup',
+          `table sink could not remove the files of expired snapshots of ${table.location}: ${(err as Error).message}; the next run of the table removes them`,
+        );
+      }
+    }
+    const state = this.#previous?.state;
+    if (state)
+      await this.#store.objects
+        .remove(state)
+        .catch((err: unknown) =>
+          warn(
+            'sink.cleanup',
+            `table sink could not remove ${this.#store.location(state)}, the earlier merge state: ${(err as Error).message}; the next run of the table removes it`,
+          ),
+        );
+  }
+
+  /** Both tables back to the snapshots they had before this run; this run's files are then garbage. */
+  async revoke(warn: CleanupWarning): Promise<void> {
+    const committed = this.#committed;
+    if (!committed) return;
+    this.#committed = undefined;
+    const commits = TABLES.flatMap((name) => {
+      const now = committed[name];
+      if (!now) return [];
+      return [rollbackTo(this.#tables[name], now, currentSnapshot(this.#loaded[name])?.['snapshot-id'])];
+    });
+    await this.#options.catalog.commit(commits).catch((err: unknown) =>
+      warn(
+        'sink.cleanup',
+        `table sink could not roll ${this.#store.location('')} back to its earlier snapshots: ${(err as Error).message}; the next run of the table rolls changes/ back to the snapshot current/ names`,
+      ),
+    );
+  }
+}
