@@ -231,7 +231,8 @@ function tableCheck(storage: Storage) {
 function icebergCheck(root: string) {
   const checkedRuns = new Map<string, string[]>();
   const committedRuns: string[] = [];
-  return async (after: 'kill' | 'good', pending: ReadonlySet<string>) => {
+  const seen = { ahead: 0 };
+  const check = async (after: 'kill' | 'good', pending: ReadonlySet<string>) => {
     if (!existsSync(join(root, 'current/metadata/version-hint.text'))) {
       expect(after, 'a good run leaves current/').toBe('kill');
       return { committed: [] };
@@ -260,7 +261,10 @@ function icebergCheck(root: string) {
       const expected = [...pending].map((id) => `${first ? 'insert' : 'update'} ${id}`).sort();
       expect(rows, `run ${run}'s change rows`).toEqual(expected);
       if (committedRuns.includes(run)) checkedRuns.set(run, rows);
-      else expect(after, `changes/ ahead of current/ (run ${run}) only after a kill`).toBe('kill');
+      else {
+        expect(after, `changes/ ahead of current/ (run ${run}) only after a kill`).toBe('kill');
+        seen.ahead++;
+      }
     }
     if (after === 'good') {
       expect([...byRun.keys()].every((run) => committedRuns.includes(run))).toBe(true);
@@ -277,6 +281,7 @@ function icebergCheck(root: string) {
     }
     return { committed: [runId] };
   };
+  return Object.assign(check, { seen });
 }
 
 function s3Env(): NodeJS.ProcessEnv {
@@ -309,13 +314,17 @@ describe('kill -9 at every storage step, then a good run', () => {
     const ws = await workspace('catalog-streams-kill-iceberg-');
     try {
       const root = join(ws.dir, 'lake/products');
+      const check = icebergCheck(root);
       const killed = await killAtEveryStep({
         dir: ws.dir,
         pipeline: `name: kill-iceberg\n${SOURCE}\nsinks:\n  - { type: table, format: iceberg, keepSnapshots: 3, path: lake/products, key: id, maxRows: 100 }\n`,
         env: sandboxEnv(sandbox),
-        check: icebergCheck(root),
+        check,
       });
       expect(killed).toBeGreaterThanOrEqual(10);
+      // The kills between the two tables' commits (before current/'s metadata file, before its
+      // version hint) left changes/ ahead twice, and the next good run repaired it each time.
+      expect(check.seen.ahead).toBe(2);
     } finally {
       await ws.remove();
     }

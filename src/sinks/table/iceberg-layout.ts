@@ -22,9 +22,9 @@ import type {
   TableColumns,
   TableLayout,
 } from './table-layout.js';
-import type { IcebergCatalog, IcebergTableRef, LoadedTable } from './iceberg/iceberg-catalog.js';
-import { icebergSchema, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
-import { prepareCommit, rollbackTo } from './iceberg/iceberg-commit.js';
+import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
+import type { IcebergSchemaResult } from './iceberg/iceberg-schema.js';
+import { prepareCommit, rollbackTo, tableSchema } from './iceberg/iceberg-commit.js';
 import { unreferenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
@@ -71,6 +71,7 @@ export class IcebergLayout implements TableLayout {
   readonly #tables: Record<TableName, IcebergTableRef>;
   readonly #loaded: Partial<Record<TableName, LoadedTable>> = {};
   readonly #schemas: Partial<Record<TableName, IcebergSchemaResult>> = {};
+  readonly #columns: Partial<Record<TableName, readonly ParquetColumn[]>> = {};
   #previous: PreviousVersion | undefined;
   /** The tables as this run committed them, for the settle (expired files) and a revoke. */
   #committed: Partial<Record<TableName, LoadedTable>> | undefined;
@@ -143,10 +144,10 @@ export class IcebergLayout implements TableLayout {
     const snapshots = new Map((changes.metadata.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
     let target: Snapshot | undefined = head;
     while (target && target.summary[RUN_ID] !== runId) {
-      const parent = target['parent-snapshot-id'];
+      const parent: number | undefined = target['parent-snapshot-id'];
       target = parent === undefined ? undefined : snapshots.get(parent);
     }
-    const commit = rollbackTo(this.#tables.changes, changes, target?.['snapshot-id']);
+    const commit = this.#rollback('changes', changes, target?.['snapshot-id']);
     const [rolled] = await this.#options.catalog.commit([commit]);
     this.#loaded.changes = rolled;
   }
@@ -174,17 +175,31 @@ export class IcebergLayout implements TableLayout {
     for (const name of TABLES) await this.#options.stores[name].close();
   }
 
+  /** Back to `snapshotId`, or to no snapshot at all (a table whose only runs are undone). */
+  #rollback(name: TableName, base: LoadedTable, snapshotId: number | undefined): TableCommit {
+    const table = this.#tables[name];
+    if (snapshotId !== undefined) return rollbackTo(table, base, snapshotId);
+    const all = (base.metadata.snapshots ?? []).map((s) => s['snapshot-id']);
+    return {
+      table,
+      base,
+      requirements: [{ type: 'assert-table-uuid', uuid: base.metadata['table-uuid'] }],
+      updates: [
+        { action: 'remove-snapshot-ref', 'ref-name': 'main' },
+        ...(all.length > 0 ? [{ action: 'remove-snapshots' as const, 'snapshot-ids': all }] : []),
+      ],
+    };
+  }
+
   dataFile(kind: 'snapshot' | 'changes', _date: string, part: number, runId: string): string {
     return `${kind === 'snapshot' ? 'current' : 'changes'}/data/part-${String(part).padStart(5, '0')}-${runId}.parquet`;
   }
 
   columns(planned: TableColumns): TableColumns {
     const ids = (name: TableName, columns: readonly ParquetColumn[]) => {
-      const metadata = this.#loaded[name]?.metadata;
-      const previous = metadata?.schemas.find((s) => s['schema-id'] === metadata['current-schema-id']);
-      const nextId = metadata ? Math.max(...metadata.schemas.map((s) => s['schema-id'])) + 1 : 0;
-      const result = icebergSchema(columns, previous, metadata?.['last-column-id'] ?? 0, nextId);
+      const result = tableSchema(this.#loaded[name]?.metadata, columns);
       this.#schemas[name] = result;
+      this.#columns[name] = columns;
       return result.columns;
     };
     return { snapshot: ids('current', planned.snapshot), changes: ids('changes', planned.changes) };
@@ -212,23 +227,27 @@ export class IcebergLayout implements TableLayout {
       'catalog-streams.unchanged': String(version.counts.unchanged),
       ...(version.sharedKeys ? { 'catalog-streams.shared-keys': String(version.sharedKeys) } : {}),
     };
-    const commit = (name: TableName, files: NewVersion['snapshot'], extra: Record<string, string>) =>
-      prepareCommit({
+    const commit = async (name: TableName, files: NewVersion['snapshot'], extra: Record<string, string>) => {
+      const prepared = await prepareCommit({
         table: this.#tables[name],
         base: this.#loaded[name],
         operation: name === 'current' ? 'overwrite' : 'append',
-        added: files.map((f) => ({
+        files: files.map((f) => ({
           location: `${storeUri(this.#store.objects)}/${f.path}`,
           rows: f.rows,
           bytes: f.bytes,
         })),
-        schema: this.#schemas[name]!,
+        columns: this.#columns[name]!,
         summary: { ...summary, ...extra },
-        properties: { [KEY]: this.#options.key },
         runId: version.runId,
         keepSnapshots: this.#options.keepSnapshots,
         now,
       });
+      const commit = prepared.commit;
+      if (this.#loaded[name]?.metadata.properties?.[KEY] !== this.#options.key)
+        commit.updates.push({ action: 'set-properties', updates: { [KEY]: this.#options.key } });
+      return commit;
+    };
     const changes = await commit('changes', version.changes, {});
     const current = await commit('current', version.snapshot, { [STATE]: version.state });
     const [changed, currented] = await this.#options.catalog.commit([changes, current]);
@@ -271,7 +290,7 @@ export class IcebergLayout implements TableLayout {
     const commits = TABLES.flatMap((name) => {
       const now = committed[name];
       if (!now) return [];
-      return [rollbackTo(this.#tables[name], now, currentSnapshot(this.#loaded[name])?.['snapshot-id'])];
+      return [this.#rollback(name, now, currentSnapshot(this.#loaded[name])?.['snapshot-id'])];
     });
     await this.#options.catalog.commit(commits).catch((err: unknown) =>
       warn(

@@ -60,7 +60,7 @@ import { S3ObjectStore } from '../../storage/s3-object-store.js';
 import { TableStore, type StagedFile } from './table-store.js';
 import { HiveLayout, TABLE_MANIFEST } from './hive-layout.js';
 import { IcebergLayout } from './iceberg-layout.js';
-import { icebergCatalog } from './iceberg-catalog-option.js';
+import { icebergCatalog, icebergCatalogOption } from './iceberg-catalog-option.js';
 import type { ObjectStore } from '../../storage/object-store.js';
 import type { NewVersion, PreviousVersion, TableLayout, TableMode } from './table-layout.js';
 
@@ -98,6 +98,7 @@ export const tableSinkOptions = z.strictObject({
     .describe(
       'format: iceberg: the snapshots each table keeps (time travel reaches back this many runs); files that only older snapshots reference are removed',
     ),
+  catalog: icebergCatalogOption.optional(),
   key: z
     .string()
     .min(1)
@@ -957,6 +958,11 @@ type ResolvedConfig = TableSinkConfig & { timestamps: 'millis' | 'micros' | 'raw
 
 /** The timestamps option resolved: Iceberg has only microsecond timestamps. */
 function withTimestamps(config: TableSinkConfig): ResolvedConfig {
+  if (config.catalog && config.format !== 'iceberg') {
+    throw new ConfigError('table: catalog: is an option of format: iceberg; add format: iceberg or remove catalog:', {
+      path: 'catalog',
+    });
+  }
   if (config.format === 'iceberg' && config.timestamps === 'millis') {
     throw new ConfigError(
       'table: format: iceberg writes timestamps in microseconds (Iceberg has no millisecond timestamp); remove timestamps: millis, or set micros or raw',
