@@ -764,6 +764,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'keep the key of _table.json, or write to a new path',
   ),
   runError(
+    'table.layout_mismatch',
+    'fix',
+    "the table's folder holds the other layout's table (_table.json for hive, current/metadata for iceberg)",
+    'set the format the folder was written with, or point path at a new folder',
+  ),
+  runError(
     'table.manifest',
     'fix',
     "the table's _table.json is not valid",

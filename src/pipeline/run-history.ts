@@ -22,7 +22,13 @@ import { createS3Client, type S3Env } from '../storage/s3-client.js';
 import { S3ObjectStore } from '../storage/s3-object-store.js';
 import type { S3Feature } from '../storage/s3-sdk.js';
 import { RunLock, storeLockBackend } from '../core/lock.js';
-import { type S3Manifest, type TableManifest, type TableVersion, manifestKeyPattern } from '../sinks/index.js';
+import {
+  type S3Manifest,
+  type TableManifest,
+  type TableVersion,
+  icebergTableVersions,
+  manifestKeyPattern,
+} from '../sinks/index.js';
 import type { LoadedPipeline } from './loader.js';
 import type { RunSummary } from './runner.js';
 
@@ -262,7 +268,21 @@ export async function readTableVersions(
     const store = folderStore(sink.path, loaded.outputDir ?? loaded.baseDir, env, 's3-table');
     try {
       const text = await store.readText('_table.json');
-      if (text === undefined) continue;
+      if (text === undefined) {
+        const current = folderStore(
+          `${sink.path.replace(/\/+$/, '')}/current`,
+          loaded.outputDir ?? loaded.baseDir,
+          env,
+          's3-table',
+        );
+        try {
+          const versions = await icebergTableVersions(current);
+          if (versions) tables.push({ location: current.location('metadata/version-hint.text'), versions });
+        } finally {
+          await current.close();
+        }
+        continue;
+      }
       let manifest: TableManifest;
       try {
         manifest = JSON.parse(text) as TableManifest;

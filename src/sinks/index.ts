@@ -74,6 +74,7 @@ export {
   type TableSinkOptions,
   type TableVersion,
 } from './table/table-sink.js';
+export { icebergTableVersions } from './table/iceberg-layout.js';
 export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './shared/column-schema.js';
 export { recordSchemaFromZod, type ResourceSchemas } from '../core/zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './shared/path-template.js';

@@ -9,14 +9,30 @@ import { icebergManifests, icebergMetadata, icebergRead } from 'icebird';
 let depth = 0;
 let original: typeof fetch | undefined;
 
-async function withFileFetch<T>(read: () => Promise<T>): Promise<T> {
+/** Reads an object of a bucket for the reader (an S3 test server's client). */
+export type ObjectReader = (bucket: string, key: string) => Promise<Uint8Array | undefined>;
+let objects: ObjectReader | undefined;
+
+/**
+ * icebird turns s3://bucket/key into https://bucket.s3.amazonaws.com/key before fetching; with
+ * an object reader given, those are answered from the test's S3 server instead of AWS.
+ */
+async function fetched(url: string): Promise<Uint8Array | undefined> {
+  if (url.startsWith('file:')) return readFile(fileURLToPath(url)).catch(() => undefined);
+  const s3 = /^https:\/\/([^/]+)\.s3\.amazonaws\.com\/(.*)$/.exec(url);
+  if (s3 && objects) return objects(s3[1]!, decodeURIComponent(s3[2]!));
+  return undefined;
+}
+
+async function withFileFetch<T>(read: () => Promise<T>, reader?: ObjectReader): Promise<T> {
+  objects = reader;
   if (depth++ === 0) {
     original = globalThis.fetch;
     const next = original;
     globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
       const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-      if (!url.startsWith('file:')) return next(input, init);
-      const bytes = await readFile(fileURLToPath(url)).catch(() => undefined);
+      if (!url.startsWith('file:') && !/\.s3\.amazonaws\.com\//.test(url)) return next(input, init);
+      const bytes = await fetched(url);
       if (!bytes) return new Response('not found', { status: 404 });
       const body = init?.method === 'HEAD' ? null : new Uint8Array(bytes);
       return new Response(body, { status: 200, headers: { 'content-length': String(bytes.length) } });
@@ -29,14 +45,19 @@ async function withFileFetch<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The table's rows as icebird reads them; `metadataFileName` (`v3.metadata.json`) reads that version. */
+/**
+ * The table's rows as icebird reads them; `table` is a folder or an s3:// URL (read through
+ * `options.objects`); `metadataFileName` (`v3.metadata.json`) reads that version.
+ */
 export async function readIceberg(
-  tableDir: string,
-  options: { metadataFileName?: string } = {},
+  table: string,
+  options: { metadataFileName?: string; objects?: ObjectReader } = {},
 ): Promise<Array<Record<string, unknown>>> {
-  const tableUrl = pathToFileURL(tableDir).href;
-  return withFileFetch(() =>
-    icebergRead({ tableUrl, ...(options.metadataFileName ? { metadataFileName: options.metadataFileName } : {}) }),
+  const tableUrl = table.startsWith('s3://') ? table : pathToFileURL(table).href;
+  return withFileFetch(
+    () =>
+      icebergRead({ tableUrl, ...(options.metadataFileName ? { metadataFileName: options.metadataFileName } : {}) }),
+    options.objects,
   );
 }
 

@@ -119,7 +119,10 @@ class IcebergDays {
     // current/data holds the files of the kept snapshots only; changes/data every run's.
     const kept = new Set(this.runs.slice(-KEEP).map((r) => r.runId));
     for (const name of await readdir(join(current, 'data')))
-      expect([...kept].some((id) => name.endsWith(`-${id}.parquet`)), name).toBe(true);
+      expect(
+        [...kept].some((id) => name.endsWith(`-${id}.parquet`)),
+        name,
+      ).toBe(true);
     expect((await readdir(join(this.root, '_table'))).sort()).toEqual([`state-${summary.runId}.v8.gz`]);
   }
 }
@@ -158,7 +161,9 @@ describe('table sink, format: iceberg: 20 days of history', () => {
       if (d > 0) await mutateDay(d, 1);
       const at = dayTime(d);
       if (d === FAILED_DAY) {
-        const hints = await Promise.all(['current', 'changes'].map((t) => text(root, `${t}/metadata/version-hint.text`)));
+        const hints = await Promise.all(
+          ['current', 'changes'].map((t) => text(root, `${t}/metadata/version-hint.text`)),
+        );
         const files = await Promise.all(['current', 'changes'].map((t) => readdir(join(root, t, 'data'))));
         await sandbox.post('/_sandbox/faults', { invalidRecordRate: 0.025 });
         const failed = await days.run(at, { full: true }).then(
@@ -169,9 +174,9 @@ describe('table sink, format: iceberg: 20 days of history', () => {
         expect(failed).toBeInstanceOf(RunFailedError);
         expect((failed as RunFailedError).code).toBe('data.invalid');
         // Nothing committed, no data file left behind.
-        expect(await Promise.all(['current', 'changes'].map((t) => text(root, `${t}/metadata/version-hint.text`)))).toEqual(
-          hints,
-        );
+        expect(
+          await Promise.all(['current', 'changes'].map((t) => text(root, `${t}/metadata/version-hint.text`))),
+        ).toEqual(hints);
         expect(await Promise.all(['current', 'changes'].map((t) => readdir(join(root, t, 'data'))))).toEqual(files);
         continue;
       }

@@ -15,6 +15,9 @@ import type {
 
 export const TABLE_MANIFEST = '_table.json';
 
+/** What marks a folder as the Iceberg layout's (iceberg-layout.ts), which this layout must not take for its own. */
+const ICEBERG_HINT = 'current/metadata/version-hint.text';
+
 export type { TableFile };
 
 export interface TableVersion {
@@ -69,6 +72,12 @@ export class HiveLayout implements TableLayout {
 
   async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[] }> {
     this.#manifestText = await this.#store.objects.readText(TABLE_MANIFEST);
+    if (this.#manifestText === undefined && (await this.#store.objects.readText(ICEBERG_HINT)) !== undefined) {
+      throw new SinkError(
+        `table: ${this.#store.location('')} holds Iceberg tables (${ICEBERG_HINT}), written with format: iceberg; set format: iceberg to keep writing them, or point path at a new folder for a table of the hive layout`,
+        { code: 'table.layout_mismatch' },
+      );
+    }
     if (this.#manifestText !== undefined) this.#manifest = this.#parse(this.#manifestText);
     const manifest = this.#manifest;
     const listed = new Set<string>(

@@ -27,7 +27,7 @@ export const icebergCatalogOption = z
       .describe('The namespace of both tables: a name, or its levels as a list ([lake, catalog]); created when absent'),
     tables: z
       .strictObject({
-        current: z.string().min(1).optional().describe('The current table\'s name; default: the path\'s last folder'),
+        current: z.string().min(1).optional().describe("The current table's name; default: the path's last folder"),
         changes: z
           .string()
           .min(1)

@@ -14,14 +14,9 @@ import { SinkError } from '../../errors.js';
 import type { ObjectStore } from '../../storage/object-store.js';
 import type { ParquetColumn } from '../parquet/parquet-types.js';
 import { isTableFile, type TableStore } from './table-store.js';
-import { TABLE_MANIFEST } from './hive-layout.js';
-import type {
-  CleanupWarning,
-  NewVersion,
-  PreviousVersion,
-  TableColumns,
-  TableLayout,
-} from './table-layout.js';
+import { TABLE_MANIFEST, type TableVersion } from './hive-layout.js';
+import { FilesCatalog } from './iceberg/files-catalog.js';
+import type { CleanupWarning, NewVersion, PreviousVersion, TableColumns, TableLayout } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import type { IcebergSchemaResult } from './iceberg/iceberg-schema.js';
 import { prepareCommit, rollbackTo, tableSchema } from './iceberg/iceberg-commit.js';
@@ -154,7 +149,11 @@ export class IcebergLayout implements TableLayout {
 
   /** Files of both tables no kept snapshot or metadata version references, and the root's stale states and temp files. */
   async #removeGarbage(): Promise<string[]> {
-    const removed = await this.#store.objects.removeAbandoned('', (rel) => isIcebergDataFile(rel) || isTableFile(rel), 3);
+    const removed = await this.#store.objects.removeAbandoned(
+      '',
+      (rel) => isIcebergDataFile(rel) || isTableFile(rel),
+      3,
+    );
     for (const name of TABLES) {
       const table = this.#tables[name];
       for (const rel of await unreferenced(table, this.#loaded[name])) {
@@ -292,11 +291,46 @@ export class IcebergLayout implements TableLayout {
       if (!now) return [];
       return [this.#rollback(name, now, currentSnapshot(this.#loaded[name])?.['snapshot-id'])];
     });
-    await this.#options.catalog.commit(commits).catch((err: unknown) =>
-      warn(
-        'sink.cleanup',
-        `table sink could not roll ${this.#store.location('')} back to its earlier snapshots: ${(err as Error).message}; the next run of the table rolls changes/ back to the snapshot current/ names`,
-      ),
-    );
+    await this.#options.catalog
+      .commit(commits)
+      .catch((err: unknown) =>
+        warn(
+          'sink.cleanup',
+          `table sink could not roll ${this.#store.location('')} back to its earlier snapshots: ${(err as Error).message}; the next run of the table rolls changes/ back to the snapshot current/ names`,
+        ),
+      );
   }
+}
+
+/**
+ * The versions of a files-only Iceberg layout, from the snapshots `current/` keeps (oldest
+ * first), as `catalog-streams history` shows them; undefined when `current` holds no table.
+ * The data files are not listed: engines read them through the table.
+ */
+export async function icebergTableVersions(current: ObjectStore): Promise<TableVersion[] | undefined> {
+  const loaded = await new FilesCatalog().load({ name: 'current', location: storeUri(current), store: current });
+  if (!loaded) return undefined;
+  return (loaded.metadata.snapshots ?? []).map((snapshot) => {
+    const summary = snapshot.summary;
+    const count = (name: string) => Number(summary[`catalog-streams.${name}`] ?? 0);
+    const mode = summary['catalog-streams.mode'];
+    return {
+      runId: summary[RUN_ID] ?? String(snapshot['snapshot-id']),
+      date: summary['catalog-streams.date'] ?? new Date(snapshot['timestamp-ms']).toISOString().slice(0, 10),
+      mode: mode === 'first' || mode === 'incremental' ? mode : 'full',
+      startedAt: summary['catalog-streams.started-at'] ?? new Date(snapshot['timestamp-ms']).toISOString(),
+      committedAt: new Date(snapshot['timestamp-ms']).toISOString(),
+      schemaHash: summary['catalog-streams.schema-hash'] ?? '',
+      rows: count('rows'),
+      counts: {
+        inserted: count('inserted'),
+        updated: count('updated'),
+        deleted: count('deleted'),
+        unchanged: count('unchanged'),
+      },
+      ...(summary['catalog-streams.shared-keys'] ? { sharedKeys: count('shared-keys') } : {}),
+      snapshot: [],
+      changes: [],
+    };
+  });
 }
