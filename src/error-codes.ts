@@ -395,6 +395,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     "an Iceberg table's version hint, metadata JSON or manifest cannot be read",
     'restore the file from a backup, or remove the table folder to start the table again',
   ),
+  usageError(
+    'iceberg.timestamp_millis',
+    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
+    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
+  ),
   runError(
     'iceberg.rest_auth',
     'fix',

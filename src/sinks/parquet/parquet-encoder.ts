@@ -184,20 +184,35 @@ function leafElement(name: string, type: ScalarKind): SchemaElement {
   }
 }
 
+/** `element` with the Iceberg field id when there is one (a file without ids keeps its bytes). */
+function withId(element: SchemaElement, fieldId: number | undefined): SchemaElement {
+  return fieldId === undefined ? element : { ...element, field_id: fieldId };
+}
+
 /** Appends the elements of one column (depth first, as Parquet lists them); JSON leaves are collected in `json`. */
-function appendElements(schema: SchemaElement[], name: string, type: ParquetType, json: SchemaElement[]): void {
+function appendElements(
+  schema: SchemaElement[],
+  name: string,
+  type: ParquetType,
+  json: SchemaElement[],
+  fieldId: number | undefined,
+): void {
   if (type.kind === 'list') {
-    // The standard 3-level LIST: optional group (LIST) > repeated group list > element.
+    // The standard 3-level LIST: optional group (LIST) > repeated group list > element. Iceberg
+    // ids the outer group (the column) and the element; the repeated group is structure only.
     schema.push(
-      { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', logical_type: { type: 'LIST' }, num_children: 1 },
+      withId(
+        { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', logical_type: { type: 'LIST' }, num_children: 1 },
+        fieldId,
+      ),
       { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
     );
-    appendElements(schema, 'element', type.element, json);
+    appendElements(schema, 'element', type.element, json, type.elementId);
   } else if (type.kind === 'struct') {
-    schema.push({ name, repetition_type: 'OPTIONAL', num_children: type.fields.length });
-    for (const f of type.fields) appendElements(schema, f.name, f.type, json);
+    schema.push(withId({ name, repetition_type: 'OPTIONAL', num_children: type.fields.length }, fieldId));
+    for (const f of type.fields) appendElements(schema, f.name, f.type, json, f.fieldId);
   } else {
-    const element = leafElement(name, type.kind);
+    const element = withId(leafElement(name, type.kind), fieldId);
     if (type.kind === 'json') json.push(element);
     schema.push(element);
   }
@@ -205,7 +220,7 @@ function appendElements(schema: SchemaElement[], name: string, type: ParquetType
 
 export function parquetSchema(columns: readonly ParquetColumn[], json: SchemaElement[] = []): SchemaElement[] {
   const schema: SchemaElement[] = [{ name: 'root', num_children: columns.length }];
-  for (const column of columns) appendElements(schema, column.name, column.type, json);
+  for (const column of columns) appendElements(schema, column.name, column.type, json, column.fieldId);
   return schema;
 }
 

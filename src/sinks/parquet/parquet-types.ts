@@ -15,10 +15,16 @@ export type ParquetType =
         | 'timestamp-micros'
         | 'decimal';
     }
-  | { kind: 'list'; element: ParquetType }
+  /** `elementId`: the Iceberg field id of the list's element (written as the element node's field_id). */
+  | { kind: 'list'; element: ParquetType; elementId?: number }
   | { kind: 'struct'; fields: readonly ParquetColumn[] };
 
 export interface ParquetColumn {
   name: string;
   type: ParquetType;
+  /**
+   * The Iceberg field id (the SchemaElement's field_id), by which Iceberg readers match a file's
+   * columns to the table schema; without it a file is written exactly as before.
+   */
+  fieldId?: number;
 }
