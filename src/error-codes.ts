@@ -395,11 +395,6 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     "an Iceberg table's version hint, metadata JSON or manifest cannot be read",
     'restore the file from a backup, or remove the table folder to start the table again',
   ),
-  usageError(
-    'iceberg.timestamp_millis',
-    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
-    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
-  ),
   runError(
     'iceberg.rest_auth',
     'fix',
@@ -423,6 +418,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'retry',
     'the Iceberg REST catalog could not be reached or kept failing (5xx, 429) on a request other than a commit',
     'run again later; check the uri and the network if it repeats',
+  ),
+  usageError(
+    'iceberg.timestamp_millis',
+    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
+    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
   ),
   runError(
     'iceberg.update_invalid',

@@ -22,7 +22,7 @@
 // `failNextRequest` does the same for the next request whose path matches.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +45,10 @@ export interface IcebergRestServerOptions {
   idempotencyKeyLifetime?: string;
   /** A hostile server: every error message repeats the request's Authorization header. */
   echoAuthorization?: boolean;
+  /** Where the token route is (default `/v1/oauth/tokens`, the spec's deprecated one); the old one then answers 404. */
+  tokenPath?: string;
+  /** `/v1/config` answers without a token (so a client can learn `oauth2-server-uri` from it). */
+  anonymousConfig?: boolean;
   /** Whether a child namespace needs its parent (default true, as several catalogs do). */
   requireParentNamespace?: boolean;
 }
@@ -65,6 +69,7 @@ export interface LoggedRequest {
   body: unknown;
   authorization: string | undefined;
   idempotencyKey: string | undefined;
+  headers: IncomingHttpHeaders;
   status: number;
 }
 
@@ -578,8 +583,10 @@ export async function startIcebergRestServer(options: IcebergRestServerOptions =
   }
 
   async function route(method: string, path: string, query: URLSearchParams, req: IncomingMessage, text: string) {
-    if (method === 'POST' && path === '/v1/oauth/tokens') return issueToken(text, req);
-    if (!authorized(req)) throw new Reply(401, 'NotAuthorizedException', 'Not authorized to make this request');
+    if (method === 'POST' && path === (options.tokenPath ?? '/v1/oauth/tokens')) return issueToken(text, req);
+    const anonymous = options.anonymousConfig && method === 'GET' && path === '/v1/config';
+    if (!anonymous && !authorized(req))
+      throw new Reply(401, 'NotAuthorizedException', 'Not authorized to make this request');
     if (method === 'GET' && path === '/v1/config') {
       const warehouse = query.get('warehouse');
       if (options.warehouse !== undefined && warehouse !== options.warehouse)
@@ -677,6 +684,7 @@ export async function startIcebergRestServer(options: IcebergRestServerOptions =
       body: safeParse(text, req.headers['content-type']),
       authorization: req.headers.authorization,
       idempotencyKey: key,
+      headers: req.headers,
       status: 0,
     };
     requests.push(entry);

@@ -303,13 +303,15 @@ describe('RestCatalog', () => {
     const c = catalog({ credential: 'sink-client:client-secret-value-42' });
     const current = ref('current');
     await c.commit([createCommit(current)]);
-    expect(s.requests[0]).toMatchObject({
+    // The config is asked without a token first (it may name the token endpoint); this server wants one.
+    expect(s.requests[0]).toMatchObject({ path: '/v1/config', authorization: undefined, status: 401 });
+    expect(s.requests[1]).toMatchObject({
       method: 'POST',
       path: '/v1/oauth/tokens',
       body: { grant_type: 'client_credentials', client_id: 'sink-client', scope: 'catalog' },
     });
     expect(s.issuedTokens).toHaveLength(1);
-    expect(s.requests.slice(1).every((r) => r.authorization === `Bearer ${s.issuedTokens[0]}`)).toBe(true);
+    expect(s.requests.slice(2).every((r) => r.authorization === `Bearer ${s.issuedTokens[0]}`)).toBe(true);
 
     s.expireTokens();
     expect((await c.load(current))!.version).toBe(1);
@@ -320,6 +322,21 @@ describe('RestCatalog', () => {
     expect(wrong.code).toBe('iceberg.rest_auth');
     expect(wrong.message).toContain('invalid_client');
     expect(wrong.message).not.toContain('not-the-secret-77');
+  });
+
+  it('takes the token endpoint and extra headers from the config when it answers without a token', async () => {
+    const s = await start({
+      clients: { 'sink-client': 'client-secret-value-42' },
+      tokenPath: '/idp/token',
+      anonymousConfig: true,
+      overrides: { 'oauth2-server-uri': 'idp/token', 'header.X-Tenant': 'acme' },
+    });
+    const c = catalog({ credential: 'sink-client:client-secret-value-42' });
+    await c.commit([createCommit(ref('current'))]);
+    expect(s.requests[0]).toMatchObject({ path: '/v1/config', authorization: undefined });
+    expect(s.requests[1]).toMatchObject({ method: 'POST', path: '/idp/token', status: 200 });
+    expect(s.requests.slice(2).every((r) => r.headers['x-tenant'] === 'acme')).toBe(true);
+    expect(s.table(NAMESPACE, 'current')?.version).toBe(1);
   });
 
   it('keeps tokens and secrets out of every error message, even when the server echoes them', async () => {

@@ -170,6 +170,8 @@ interface Call {
    * fails after the request may have reached the server leaves its outcome unknown.
    */
   commit?: boolean;
+  /** Sent first without a token; a 401 or 419 then fetches one and sends it again. */
+  anonymousFirst?: boolean;
 }
 
 interface Session {
@@ -308,6 +310,11 @@ export class RestCatalog implements IcebergCatalog {
       url: `${this.#base}/v1/config${query}`,
       what: 'read the catalog config',
       idempotent: true,
+      // The config may name the token endpoint (`oauth2-server-uri`, which the spec asks servers to
+      // set now that /v1/oauth/tokens is deprecated): ask it first without a token, unless the
+      // options name the endpoint already. A server that wants a token for it answers 401, and the
+      // token then comes from the default endpoint, as the Java client's does.
+      anonymousFirst: this.#options.credential !== undefined && this.#options.oauth2ServerUri === undefined,
     });
     if (answer.status !== 200) throw this.#failure(answer, 'read the catalog config');
     const config = this.#parse(CatalogConfigSchema, answer, 'read the catalog config');
@@ -508,7 +515,7 @@ export class RestCatalog implements IcebergCatalog {
         ...session?.headers,
         ...this.#options.headers,
       };
-      const authorization = await this.#authorization(false);
+      const authorization = call.anonymousFirst && !renewed ? undefined : await this.#authorization(false);
       if (authorization) headers.authorization = authorization;
       if (key) headers['idempotency-key'] = key;
       let body: string | undefined;
