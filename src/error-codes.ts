@@ -188,6 +188,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix the field path at the option the message names',
   ),
   usageError(
+    'config.iceberg_timestamps',
+    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
+    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
+  ),
+  usageError(
     'config.invalid',
     'an option of a stage or of the pipeline file does not fit its schema',
     'fix the value at the path the message names (catalog-streams stages <type> lists the options)',
@@ -388,11 +393,6 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix',
     "an Iceberg table's version hint, metadata JSON or manifest cannot be read",
     'restore the file from a backup, or remove the table folder to start the table again',
-  ),
-  usageError(
-    'iceberg.timestamp_millis',
-    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
-    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
   ),
   runError(
     'iceberg.update_invalid',
