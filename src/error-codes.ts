@@ -188,6 +188,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix the field path at the option the message names',
   ),
   usageError(
+    'config.iceberg_timestamps',
+    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
+    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
+  ),
+  usageError(
     'config.invalid',
     'an option of a stage or of the pipeline file does not fit its schema',
     'fix the value at the path the message names (catalog-streams stages <type> lists the options)',
@@ -418,11 +423,6 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'retry',
     'the Iceberg REST catalog could not be reached or kept failing (5xx, 429) on a request other than a commit',
     'run again later; check the uri and the network if it repeats',
-  ),
-  usageError(
-    'iceberg.timestamp_millis',
-    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
-    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
   ),
   runError(
     'iceberg.update_invalid',
