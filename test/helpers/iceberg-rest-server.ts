@@ -59,6 +59,8 @@ export interface RestFault {
   applied?: boolean;
   /** Sent as Retry-After (503). */
   retryAfterSeconds?: number;
+  /** Close the connection without an answer instead (after applying, with `applied`). */
+  drop?: boolean;
 }
 
 export interface LoggedRequest {
@@ -694,6 +696,11 @@ export async function startIcebergRestServer(options: IcebergRestServerOptions =
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
     const fail = (fault: RestFault) => {
+      if (fault.drop) {
+        entry.status = -1;
+        req.socket.destroy();
+        return;
+      }
       const type =
         fault.status === 409
           ? 'CommitFailedException'

@@ -263,6 +263,14 @@ describe('RestCatalog', () => {
     const v2 = (await c.load(current))!;
     s.failNextCommit({ status: 503 });
     expect((await failure(c.commit([appendCommit(current, v2, 'run-4')]))).code).toBe('iceberg.commit_unknown');
+
+    // A connection closed once the request was sent: unknown too, and not sent again.
+    s.failNextCommit({ status: 0, drop: true });
+    const dropped = await failure(c.commit([appendCommit(current, v2, 'run-5')]));
+    expect(dropped.code).toBe('iceberg.commit_unknown');
+    expect(dropped.message).toContain('the connection failed');
+    expect(commitsSent(s).at(-1)!.status).toBe(-1);
+    expect(s.table(NAMESPACE, 'current')!.version).toBe(2);
   });
 
   it('retries a commit after 503 with Retry-After, and reads after a 5xx', async () => {
@@ -322,6 +330,20 @@ describe('RestCatalog', () => {
     expect(wrong.code).toBe('iceberg.rest_auth');
     expect(wrong.message).toContain('invalid_client');
     expect(wrong.message).not.toContain('not-the-secret-77');
+  });
+
+  it('renews a token before it expires, without waiting for a 401', async () => {
+    const s = await start({ clients: { 'sink-client': 'client-secret-value-42' }, tokenLifetimeSeconds: 1 });
+    const c = catalog({ credential: 'sink-client:client-secret-value-42' });
+    const current = ref('current');
+    expect(await c.load(current)).toBeUndefined();
+    expect(s.issuedTokens).toHaveLength(1);
+    // Renewed at half its lifetime (the 60 s margin is more than a 1 s token has).
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await c.load(current)).toBeUndefined();
+    expect(s.issuedTokens).toHaveLength(2);
+    expect(s.requests.filter((r) => r.status === 401)).toHaveLength(1);
+    expect(s.requests.at(-1)!.authorization).toBe(`Bearer ${s.issuedTokens[1]}`);
   });
 
   it('takes the token endpoint and extra headers from the config when it answers without a token', async () => {

@@ -184,7 +184,10 @@ interface Session {
 }
 
 const DEFAULT_RETRY: RetryOptions = { maxAttempts: 4, maxWaitMs: 60_000, minTimeout: 500, maxTimeout: 10_000 };
-/** A token is renewed this long before the server says it expires, so no request carries a stale one. */
+/**
+ * A token is renewed this long before the server says it expires (at most half its lifetime), so
+ * no request carries a stale one.
+ */
 const TOKEN_MARGIN_MS = 60_000;
 const MAX_SERVER_TEXT = 300;
 /** Connection failures that happen before a byte of the request is sent: a commit that meets one did not happen. */
@@ -378,7 +381,7 @@ export class RestCatalog implements IcebergCatalog {
     const token = this.#parse(TokenResponseSchema, answer, 'obtain an OAuth2 token');
     this.#redactor.add(token.access_token);
     const lifetime = token.expires_in ? token.expires_in * 1000 : Infinity;
-    return { value: token.access_token, expiresAt: Date.now() + Math.max(0, lifetime - TOKEN_MARGIN_MS) };
+    return { value: token.access_token, expiresAt: Date.now() + lifetime - Math.min(TOKEN_MARGIN_MS, lifetime / 2) };
   }
 
   // ---- Namespace and tables ----
