@@ -9,10 +9,11 @@
 //   levels (default 0x1F, sent as %1F), `header.<name>` properties become request headers.
 // - A table the commit creates (no base): `POST .../tables` with `stage-create: true` (nothing is
 //   created yet), then `POST .../tables/{table}` with `assert-create` and every update that
-//   initialises the table. The spec commits create transactions on the table route only, and the
-//   reference server (CatalogHandlers.commitTransaction) loads every table of a multi-table
-//   transaction, so creates are never put into `transactions/commit`: several new tables are
-//   created one after another, each atomically.
+//   initialises the table. The spec commits create transactions on the table route only, and
+//   apache/iceberg's reference adapter (RESTCatalogAdapter.commitTransaction) loads every table of
+//   a multi-table transaction, so creates are never put into `transactions/commit`: several new
+//   tables are created one after another, each atomically, before the existing ones commit. Only
+//   the first commit of a pair of tables is therefore not all or nothing.
 // - Existing tables: one -> `POST .../tables/{table}`; several -> `POST /v1/{prefix}/transactions/commit`
 //   (all or nothing). The transaction answers 204 without metadata, so the tables are loaded again.
 //
@@ -23,6 +24,10 @@
 // replays a finalized answer instead of committing twice). A 409 of a commit is never retried
 // here: the requirements were computed from the base the sink loaded, so only the sink can build a
 // commit against the newer metadata.
+//
+// OAuth2: `credential` is exchanged (client_credentials grant) at `oauth2ServerUri`, else at the
+// config's `oauth2-server-uri` (the config is asked without a token first for that reason), else at
+// the deprecated `/v1/oauth/tokens`; the token is renewed before `expires_in` runs out.
 //
 // Credentials: the client secret, the static token and every token obtained are redacted from
 // every message, including the server's own text (a server or proxy that echoes headers cannot
