@@ -188,6 +188,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix the field path at the option the message names',
   ),
   usageError(
+    'config.iceberg_timestamps',
+    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
+    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
+  ),
+  usageError(
     'config.invalid',
     'an option of a stage or of the pipeline file does not fit its schema',
     'fix the value at the path the message names (catalog-streams stages <type> lists the options)',
@@ -384,15 +389,40 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'run again: the run reloads the table, removes what a killed run left, and commits on the new version',
   ),
   runError(
+    'iceberg.commit_unknown',
+    'fix',
+    'an Iceberg REST catalog failed (5xx) or the connection broke while it had a commit: the commit may or may not have happened',
+    "load the table and check whether its current snapshot carries the run's id (summary catalog-streams.run-id) before running again",
+  ),
+  runError(
     'iceberg.metadata_invalid',
     'fix',
     "an Iceberg table's version hint, metadata JSON or manifest cannot be read",
     'restore the file from a backup, or remove the table folder to start the table again',
   ),
-  usageError(
-    'iceberg.timestamp_millis',
-    'a column of an Iceberg table is a millisecond timestamp; Iceberg timestamps are microseconds',
-    "set the sink's timestamps option to micros (the table sink does so for format: iceberg)",
+  runError(
+    'iceberg.rest_auth',
+    'fix',
+    'the Iceberg REST catalog refused the credential or token (401, 403, 419), or the OAuth2 token request failed',
+    'check the credential (client_id:client_secret) or token, its scope and its permissions on the namespace',
+  ),
+  runError(
+    'iceberg.rest_request',
+    'fix',
+    'the Iceberg REST catalog refused a request (400, 404, 406): an unknown warehouse, a bad name or an update it does not support',
+    "read the server's message in the error; check uri, warehouse, namespace and table names",
+  ),
+  runError(
+    'iceberg.rest_response',
+    'fix',
+    'an answer of the Iceberg REST catalog does not follow the REST spec (or the table is not format-version 2)',
+    'check that uri names an Iceberg REST catalog (without /v1); report it if it does',
+  ),
+  runError(
+    'iceberg.rest_unavailable',
+    'retry',
+    'the Iceberg REST catalog could not be reached or kept failing (5xx, 429) on a request other than a commit',
+    'run again later; check the uri and the network if it repeats',
   ),
   runError(
     'iceberg.update_invalid',

@@ -55,7 +55,7 @@ function primitiveOf(kind: Exclude<ParquetType['kind'], 'list' | 'struct'>, path
       throw new ConfigError(
         `column ${path.join('.')} is a millisecond timestamp; Iceberg timestamps are microseconds: set the sink's timestamps option to micros`,
         { path: 'timestamps' },
-        { code: 'iceberg.timestamp_millis' },
+        { code: 'config.iceberg_timestamps' },
       );
   }
 }

