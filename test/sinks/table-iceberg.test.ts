@@ -13,6 +13,7 @@ import { parsePipelines } from '../../src/pipeline/loader.js';
 import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { readIceberg, readIcebergMetadata } from '../helpers/iceberg-reader.js';
+import { startIcebergRestServer, type IcebergRestServer } from '../helpers/iceberg-rest-server.js';
 import { tempDir } from './records.js';
 import { dayTime, pipelineYaml, TableDays } from './table-harness.js';
 
@@ -99,6 +100,72 @@ describe('table sink, format: iceberg on S3 (s3rver)', () => {
     expect(keys.filter((k) => !/^ice\/products\/(current|changes)\/(data|metadata)\//.test(k)).sort()).toEqual([
       `ice/products/_table/state-${second.runId}.v8.gz`,
     ]);
+  }, 120_000);
+});
+
+describe('table sink, format: iceberg with a REST catalog (spec-following test server)', () => {
+  let catalog: IcebergRestServer;
+  let restoreEnv: () => void;
+  beforeAll(async () => {
+    catalog = await startIcebergRestServer({ clients: { 'lake-writer': 'writer-secret-1234' } });
+    const saved = process.env.ICEBERG_REST_CREDENTIAL;
+    process.env.ICEBERG_REST_CREDENTIAL = 'lake-writer:writer-secret-1234';
+    restoreEnv = () => {
+      if (saved === undefined) delete process.env.ICEBERG_REST_CREDENTIAL;
+      else process.env.ICEBERG_REST_CREDENTIAL = saved;
+    };
+  });
+  afterAll(async () => {
+    restoreEnv?.();
+    await catalog?.close();
+  });
+
+  /** A table as the catalog holds it, read by icebird from the metadata file the catalog names. */
+  const read = (dir: string, name: string) => {
+    const stored = catalog.table(['lake', 'nightly'], name)!;
+    expect(stored, `the catalog has lake.nightly.${name}`).toBeDefined();
+    const table = join(dir, 'lake/products', name === 'products' ? 'current' : 'changes');
+    return readIceberg(table, { metadataFileName: stored.metadataLocation.split('/').at(-1)! });
+  };
+
+  it('commits both tables through the catalog; a failed commit publishes nothing and the next run catches up', async () => {
+    const dir = await tempDir('table-iceberg-rest-');
+    const days = new TableDays(
+      sandbox,
+      dir,
+      icebergYaml('lake/products', `    catalog: { type: rest, uri: "${catalog.url}", namespace: [lake, nightly] }\n`),
+    );
+    await days.write();
+    const first = await days.run(dayTime(4));
+    expect(first.status).toBe('succeeded');
+    expect((await read(dir, 'products')).map((r) => String(r.id)).sort()).toEqual(ids);
+    expect(await read(dir, 'products_changes')).toHaveLength(ids.length);
+    // The files-only pointer is not written: the catalog is the commit point.
+    await expect(readFile(join(dir, 'lake/products/current/metadata/version-hint.text'))).rejects.toThrow();
+
+    // The catalog refuses the next run's transaction: nothing moves, the run fails with the code.
+    const touched = await days.mutate('touch', { count: 4, at: Math.floor(dayTime(5, 1).getTime() / 1000) });
+    const versions = () => ['products', 'products_changes'].map((n) => catalog.table(['lake', 'nightly'], n)!.version);
+    const before = versions();
+    catalog.failNextCommit({ status: 409 });
+    const refused = await failure(days.run(dayTime(5)));
+    expect(refused.code).toBe('iceberg.commit_conflict');
+    expect(versions()).toEqual(before);
+    const transactions = catalog.requests.filter((r) => r.path.endsWith('/transactions/commit'));
+    expect(transactions.at(-1)!.status).toBe(409);
+
+    // The next run (the cursor was kept) brings the touched products as updates, once.
+    const next = await days.run(dayTime(6));
+    expect(next.status).toBe('succeeded');
+    const changes = await read(dir, 'products_changes');
+    expect(
+      changes
+        .filter((r) => r._run_id === next.runId)
+        .map((r) => `${String(r._change)} ${String(r.id)}`)
+        .sort(),
+    ).toEqual(touched.map((id) => `update ${id}`).sort());
+    expect(changes.filter((r) => r._run_id === refused.summary.runId)).toEqual([]);
+    expect(versions().map((v, i) => v - before[i]!)).toEqual([1, 1]);
   }, 120_000);
 });
 
