@@ -22,6 +22,7 @@ const SHIPPED = [
   'custom-transform.yml',
   'products-table.yml',
   'products-csv.yml',
+  'products-iceberg.yml',
 ];
 const today = () => new Date().toISOString().slice(0, 10);
 
