@@ -38,7 +38,7 @@ export async function writeDataFile(
   await encoder.end();
   await staged.finish();
   await staged.commit();
-  const bytes = (await readFile(table.store.location(rel))).length;
+  const bytes = staged.file.bytes;
   return { location: `${table.location}/${rel}`, rows: rows.length, bytes };
 }
 
