@@ -6,7 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ParquetEncoder, type ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
-import type { IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
+import type { IcebergTableRef, LoadedTable } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
+import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import type { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { IcebergSchema } from '../../../src/sinks/table/iceberg/iceberg-types.js';
 import { LocalObjectStore } from '../../../src/storage/object-store.js';
 
@@ -40,6 +42,45 @@ export async function writeDataFile(
   await staged.commit();
   const bytes = staged.file.bytes;
   return { location: `${table.location}/${rel}`, rows: rows.length, bytes };
+}
+
+export const T0 = Date.parse('2026-11-01T00:00:00Z');
+
+/** One run of the sink against one table: data file, manifests, commit. */
+export async function run(
+  catalog: FilesCatalog,
+  table: IcebergTableRef,
+  args: {
+    runId: string;
+    operation: 'append' | 'overwrite';
+    columns: ParquetColumn[];
+    rows: unknown[][];
+    keepSnapshots?: number;
+    minute: number;
+  },
+): Promise<LoadedTable> {
+  const base = await catalog.load(table);
+  const schema = tableSchema(base?.metadata, args.columns);
+  const file = await writeDataFile(
+    table,
+    `data/part-00000-${args.runId}.parquet`,
+    schema.columns,
+    schema.schema,
+    args.rows,
+  );
+  const prepared = await prepareCommit({
+    table,
+    base,
+    files: [file],
+    operation: args.operation,
+    columns: args.columns,
+    summary: { 'catalog-streams.run-id': args.runId },
+    runId: args.runId,
+    keepSnapshots: args.keepSnapshots ?? 10,
+    now: new Date(T0 + args.minute * 60_000),
+  });
+  const [loaded] = await catalog.commit([prepared.commit]);
+  return loaded!;
 }
 
 /** A fetch for icebird that reads `file://` URLs from disk and refuses anything else. */
