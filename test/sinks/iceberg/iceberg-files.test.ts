@@ -407,6 +407,22 @@ describe('Iceberg tables through the files-only catalog', () => {
       keepSnapshots: 5,
       now: new Date(T0),
     });
+    // Prepared again by the same run (as after a commit it could not confirm): nothing is replaced.
+    const again = await prepareCommit({
+      table: current,
+      base: v1,
+      files: [],
+      operation: 'overwrite',
+      columns: BASE_COLUMNS,
+      summary: {},
+      runId: 'r3',
+      keepSnapshots: 5,
+      now: new Date(T0),
+    });
+    expect(next.written[0]).toBe('metadata/r3-m0.avro');
+    expect(again.written[0]).toBe('metadata/r3-m1.avro');
+    await current.store.remove(again.written[0]!);
+    await current.store.remove(again.written[1]!);
     const conflict = await catalog.commit([next.commit]).catch((err: unknown) => err);
     expect(conflict).toBeInstanceOf(IcebergCommitConflictError);
     expect((conflict as IcebergCommitConflictError).code).toBe('iceberg.commit_conflict');
