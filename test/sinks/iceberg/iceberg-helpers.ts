@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ParquetEncoder, type ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
 import type { IcebergTableRef, LoadedTable } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { parquetFooterMetadata } from '../../../src/sinks/table/iceberg/iceberg-schema.js';
 import type { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { IcebergSchema } from '../../../src/sinks/table/iceberg/iceberg-types.js';
 import { LocalObjectStore } from '../../../src/storage/object-store.js';
@@ -18,8 +19,8 @@ export function localTable(root: string, name: 'current' | 'changes'): IcebergTa
 }
 
 /**
- * Writes `rows` (physical values in column order) as `rel` under the table, with the footer key
- * Iceberg's writers add (`iceberg.schema`, which icebird reads to map columns by id); returns what
+ * Writes `rows` (physical values in column order) as `rel` under the table, with the footer entry
+ * Iceberg's writers add (parquetFooterMetadata: icebird maps columns by id with it); returns what
  * the manifest lists of it.
  */
 export async function writeDataFile(
@@ -34,7 +35,7 @@ export async function writeDataFile(
     compression: 'snappy',
     rowGroupRows: 1000,
     rowGroupBytes: 1 << 20,
-    metadata: { 'iceberg.schema': JSON.stringify(schema) },
+    metadata: parquetFooterMetadata(schema),
   });
   for (const values of rows) await encoder.write({ values, bytes: 100 });
   await encoder.end();

@@ -162,3 +162,12 @@ export function icebergSchema(
   const schema: IcebergSchema = !changed && previous ? previous : { type: 'struct', 'schema-id': nextSchemaId, fields };
   return { schema, columns: built.map((b) => b.column), lastColumnId: assigner.lastColumnId, changed };
 }
+
+/**
+ * The Parquet footer entry Iceberg's own writers add to every data file: the schema it was
+ * written with, by which readers such as icebird map a file's columns to the table's by id (an
+ * older file lacks a column added since: it reads as null). For ParquetEncoderOptions.metadata.
+ */
+export function parquetFooterMetadata(schema: IcebergSchema): Record<string, string> {
+  return { [`iceberg.schema`]: JSON.stringify(schema) };
+}
