@@ -14,7 +14,6 @@ import {
   applyUpdates,
   IcebergCommitConflictError,
   type IcebergTableRef,
-  type LoadedTable,
 } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import { prepareCommit, rollbackTo, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
 import { unreferenced } from '../../../src/sinks/table/iceberg/iceberg-garbage.js';
@@ -28,6 +27,8 @@ import {
   localTable,
   SPEC_MANIFEST_ENTRY,
   SPEC_MANIFEST_FILE,
+  run,
+  T0,
   writeDataFile,
 } from './iceberg-helpers.js';
 
@@ -52,45 +53,6 @@ const CHANGE_COLUMNS: ParquetColumn[] = [
   { name: 'id', type: { kind: 'string' } },
   { name: 'qty', type: { kind: 'int64' } },
 ];
-
-const T0 = Date.parse('2026-11-01T00:00:00Z');
-
-/** One run of the sink against one table: data file, manifests, commit. */
-async function run(
-  catalog: FilesCatalog,
-  table: IcebergTableRef,
-  args: {
-    runId: string;
-    operation: 'append' | 'overwrite';
-    columns: ParquetColumn[];
-    rows: unknown[][];
-    keepSnapshots?: number;
-    minute: number;
-  },
-): Promise<LoadedTable> {
-  const base = await catalog.load(table);
-  const schema = tableSchema(base?.metadata, args.columns);
-  const file = await writeDataFile(
-    table,
-    `data/part-00000-${args.runId}.parquet`,
-    schema.columns,
-    schema.schema,
-    args.rows,
-  );
-  const prepared = await prepareCommit({
-    table,
-    base,
-    files: [file],
-    operation: args.operation,
-    columns: args.columns,
-    summary: { 'catalog-streams.run-id': args.runId },
-    runId: args.runId,
-    keepSnapshots: args.keepSnapshots ?? 10,
-    now: new Date(T0 + args.minute * 60_000),
-  });
-  const [loaded] = await catalog.commit([prepared.commit]);
-  return loaded!;
-}
 
 async function read(table: IcebergTableRef, version?: number): Promise<Record<string, unknown>[]> {
   const rows = await icebergRead({
@@ -445,6 +407,22 @@ describe('Iceberg tables through the files-only catalog', () => {
       keepSnapshots: 5,
       now: new Date(T0),
     });
+    // Prepared again by the same run (as after a commit it could not confirm): nothing is replaced.
+    const again = await prepareCommit({
+      table: current,
+      base: v1,
+      files: [],
+      operation: 'overwrite',
+      columns: BASE_COLUMNS,
+      summary: {},
+      runId: 'r3',
+      keepSnapshots: 5,
+      now: new Date(T0),
+    });
+    expect(next.written[0]).toBe('metadata/r3-m0.avro');
+    expect(again.written[0]).toBe('metadata/r3-m1.avro');
+    await current.store.remove(again.written[0]!);
+    await current.store.remove(again.written[1]!);
     const conflict = await catalog.commit([next.commit]).catch((err: unknown) => err);
     expect(conflict).toBeInstanceOf(IcebergCommitConflictError);
     expect((conflict as IcebergCommitConflictError).code).toBe('iceberg.commit_conflict');

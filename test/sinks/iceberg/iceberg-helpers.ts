@@ -6,7 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ParquetEncoder, type ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
-import type { IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
+import type { IcebergTableRef, LoadedTable } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
+import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { parquetFooterMetadata } from '../../../src/sinks/table/iceberg/iceberg-schema.js';
+import type { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { IcebergSchema } from '../../../src/sinks/table/iceberg/iceberg-types.js';
 import { LocalObjectStore } from '../../../src/storage/object-store.js';
 
@@ -16,8 +19,8 @@ export function localTable(root: string, name: 'current' | 'changes'): IcebergTa
 }
 
 /**
- * Writes `rows` (physical values in column order) as `rel` under the table, with the footer key
- * Iceberg's writers add (`iceberg.schema`, which icebird reads to map columns by id); returns what
+ * Writes `rows` (physical values in column order) as `rel` under the table, with the footer entry
+ * Iceberg's writers add (parquetFooterMetadata: icebird maps columns by id with it); returns what
  * the manifest lists of it.
  */
 export async function writeDataFile(
@@ -32,14 +35,53 @@ export async function writeDataFile(
     compression: 'snappy',
     rowGroupRows: 1000,
     rowGroupBytes: 1 << 20,
-    metadata: { 'iceberg.schema': JSON.stringify(schema) },
+    metadata: parquetFooterMetadata(schema),
   });
   for (const values of rows) await encoder.write({ values, bytes: 100 });
   await encoder.end();
   await staged.finish();
   await staged.commit();
-  const bytes = (await readFile(table.store.location(rel))).length;
+  const bytes = staged.file.bytes;
   return { location: `${table.location}/${rel}`, rows: rows.length, bytes };
+}
+
+export const T0 = Date.parse('2026-11-01T00:00:00Z');
+
+/** One run of the sink against one table: data file, manifests, commit. */
+export async function run(
+  catalog: FilesCatalog,
+  table: IcebergTableRef,
+  args: {
+    runId: string;
+    operation: 'append' | 'overwrite';
+    columns: ParquetColumn[];
+    rows: unknown[][];
+    keepSnapshots?: number;
+    minute: number;
+  },
+): Promise<LoadedTable> {
+  const base = await catalog.load(table);
+  const schema = tableSchema(base?.metadata, args.columns);
+  const file = await writeDataFile(
+    table,
+    `data/part-00000-${args.runId}.parquet`,
+    schema.columns,
+    schema.schema,
+    args.rows,
+  );
+  const prepared = await prepareCommit({
+    table,
+    base,
+    files: [file],
+    operation: args.operation,
+    columns: args.columns,
+    summary: { 'catalog-streams.run-id': args.runId },
+    runId: args.runId,
+    keepSnapshots: args.keepSnapshots ?? 10,
+    now: new Date(T0 + args.minute * 60_000),
+  });
+  const [loaded] = await catalog.commit([prepared.commit]);
+  return loaded!;
 }
 
 /** A fetch for icebird that reads `file://` URLs from disk and refuses anything else. */

@@ -118,6 +118,22 @@ describe('icebergSchema', () => {
     expect(second.lastColumnId).toBe(10);
   });
 
+  it('takes a schema sent back in another key order, with docs, as unchanged', () => {
+    const first = icebergSchema(COLUMNS, undefined, 0);
+    const reordered = JSON.parse(
+      JSON.stringify(first.schema, (_key, value: unknown) =>
+        value && typeof value === 'object' && !Array.isArray(value)
+          ? Object.fromEntries(
+              Object.entries(value)
+                .reverse()
+                .concat('id' in value ? [['doc', 'x']] : []),
+            )
+          : value,
+      ),
+    ) as typeof first.schema;
+    expect(icebergSchema(COLUMNS, reordered, 8)).toMatchObject({ changed: false, schema: reordered });
+  });
+
   it('refuses millisecond timestamps', () => {
     expect(() => icebergSchema([{ name: 'at', type: { kind: 'timestamp-millis' } }], undefined, 0)).toThrow(
       expect.objectContaining({ code: 'config.iceberg_timestamps', message: expect.stringContaining('micros') }),

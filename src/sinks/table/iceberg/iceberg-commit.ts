@@ -24,6 +24,7 @@ import {
   EXISTING,
   encodeManifest,
   encodeManifestList,
+  readManifestList,
   readSnapshotManifests,
   type ManifestEntry,
   type ManifestFile,
@@ -157,9 +158,6 @@ export async function prepareCommit(args: PrepareCommitArgs): Promise<PreparedCo
   const sequenceNumber = (metadata?.['last-sequence-number'] ?? 0) + 1;
   const parentId = metadata?.refs?.main?.['snapshot-id'] ?? metadata?.['current-snapshot-id'] ?? undefined;
   const parent = metadata?.snapshots?.find((s) => s['snapshot-id'] === parentId);
-  const parentManifests = parent
-    ? await readSnapshotManifests(table.store, table.location, parent['manifest-list'])
-    : [];
 
   const manifestMeta = {
     schemaJson: JSON.stringify(schema.schema),
@@ -169,10 +167,14 @@ export async function prepareCommit(args: PrepareCommitArgs): Promise<PreparedCo
   };
   const written: string[] = [];
   const listed: ManifestFile[] = [];
+  // Never replaces a file: a run that prepares again after a commit it could not confirm (a REST
+  // timeout) may find its first manifests committed, so it takes the next free number instead.
+  let next = 0;
   const writeManifest = async (entries: ManifestEntry[]): Promise<void> => {
-    const rel = `metadata/${runId}-m${written.length}.avro`;
     const bytes = encodeManifest(entries, manifestMeta);
-    await table.store.write(rel, bytes, { contentType: 'application/octet-stream' });
+    let rel: string;
+    do rel = `metadata/${runId}-m${next++}.avro`;
+    while (!(await table.store.putIfAbsent(rel, bytes, { contentType: 'application/octet-stream' })));
     written.push(rel);
     listed.push(manifestFile(`${table.location}/${rel}`, bytes.length, entries, snapshotId, sequenceNumber));
   };
@@ -195,9 +197,10 @@ export async function prepareCommit(args: PrepareCommitArgs): Promise<PreparedCo
   }));
   if (added.length > 0) await writeManifest(added);
 
-  const liveOfParent = parentManifests.flatMap((m) => m.entries.filter((e) => e.status !== DELETED));
   let deleted: ManifestEntry[] = [];
-  if (operation === 'overwrite') {
+  if (operation === 'overwrite' && parent) {
+    const parentManifests = await readSnapshotManifests(table.store, table.location, parent['manifest-list']);
+    const liveOfParent = parentManifests.flatMap((m) => m.entries.filter((e) => e.status !== DELETED));
     deleted = liveOfParent.map((e) => ({
       status: DELETED,
       snapshot_id: snapshotId,
@@ -206,18 +209,20 @@ export async function prepareCommit(args: PrepareCommitArgs): Promise<PreparedCo
       data_file: e.data_file,
     }));
     if (deleted.length > 0) await writeManifest(deleted);
-  } else {
-    // The parent's manifests, listed again unchanged: their entries keep the parent's snapshot
-    // ids and sequence numbers (inherited from these same manifest_file records).
-    for (const m of parentManifests) if (m.entries.some((e) => e.status !== DELETED)) listed.push(m.file);
+  } else if (operation === 'append' && parent) {
+    // The parent's manifests, listed again unchanged (only the list is read: an append never
+    // opens the manifests, however many runs they hold); their entries keep the parent's
+    // snapshot ids and sequence numbers, inherited from these same manifest_file records. A
+    // manifest of DELETED entries only has nothing left to read.
+    for (const m of await readManifestList(table.store, table.location, parent['manifest-list']))
+      if (m.added_files_count + m.existing_files_count > 0) listed.push(m);
   }
 
   const listRel = `metadata/snap-${snapshotId}-${runId}.avro`;
-  await table.store.write(
-    listRel,
-    encodeManifestList(listed, { snapshotId, parentSnapshotId: parent?.['snapshot-id'], sequenceNumber }),
-    { contentType: 'application/octet-stream' },
-  );
+  const list = encodeManifestList(listed, { snapshotId, parentSnapshotId: parent?.['snapshot-id'], sequenceNumber });
+  // The snapshot id is fresh and random: a name already taken is a broken store, not a retry.
+  if (!(await table.store.putIfAbsent(listRel, list, { contentType: 'application/octet-stream' })))
+    throw new IcebergMetadataError(`${table.store.location(listRel)} exists already; nothing was committed`);
   written.push(listRel);
 
   const addedRecords = sum(files.map((f) => f.rows));

@@ -6,12 +6,12 @@
 // Kept: `version-hint.text`, the current metadata file and those its metadata-log names, and for
 // every snapshot the current metadata keeps: its manifest list, the manifests it lists, and the
 // data files those list as live (ADDED or EXISTING; a DELETED entry records a file the snapshot
-// no longer reads). A file the metadata names but that cannot be read stops the walk with an
-// error: on a broken table nothing is called garbage.
+// no longer reads). Locally, a killed writer's hidden temp files are in the set too. A file the
+// metadata names but that cannot be read stops the walk with an error: on a broken table nothing
+// is called garbage.
 import type { IcebergTableRef, LoadedTable } from './iceberg-catalog.js';
 import { VERSION_HINT } from './files-catalog.js';
-import { IcebergMetadataError } from './iceberg-catalog.js';
-import { DELETED, readAvro, relativeName, type ManifestEntry, type ManifestFile } from './manifests.js';
+import { DELETED, ownName, readAvro, relativeName, type ManifestEntry, type ManifestFile } from './manifests.js';
 
 /** The folders of the table root that Iceberg files live in (anything else there is not ours to judge). */
 const FOLDERS = ['metadata/', 'data/'];
@@ -30,14 +30,7 @@ export async function unreferenced(table: IcebergTableRef, loaded: LoadedTable |
     kept.add(VERSION_HINT);
     keep(loaded.metadataLocation);
     for (const entry of loaded.metadata['metadata-log'] ?? []) keep(entry['metadata-file']);
-    const own = (uri: string): string => {
-      const rel = relativeName(table.location, uri);
-      if (rel === undefined)
-        throw new IcebergMetadataError(
-          `${uri} is outside the table at ${table.location}; this toolkit reads only its own tables`,
-        );
-      return rel;
-    };
+    const own = (uri: string): string => ownName(table.location, uri);
     // An append's manifest list names every earlier manifest again: each is read once.
     const manifestsRead = new Set<string>();
     for (const snapshot of loaded.metadata.snapshots ?? []) {

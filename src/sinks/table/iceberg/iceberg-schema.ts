@@ -128,6 +128,20 @@ function scalar(
 }
 
 /**
+ * The fields as text, keys in one order and without what we never write (docs, defaults): a
+ * schema a REST catalog sends back in its own key order compares equal to the one we built.
+ */
+function canonical(fields: readonly IcebergField[]): string {
+  const type = (t: IcebergType): unknown =>
+    typeof t === 'string'
+      ? t.replace(/\s+/g, '')
+      : t.type === 'list'
+        ? ['list', t['element-id'], t['element-required'], type(t.element)]
+        : ['struct', t.fields.map((f) => [f.id, f.name, f.required, type(f.type)])];
+  return JSON.stringify(type({ type: 'struct', fields: [...fields] }));
+}
+
+/**
  * The Iceberg schema of `columns`, ids stable by name path against `previous` (the table's
  * current schema) and `lastColumnId` (the table's `last-column-id`; 0 for a new table). Every
  * field is optional: the sink's columns are all nullable. `nextSchemaId`: the id a changed schema
@@ -144,7 +158,16 @@ export function icebergSchema(
   const assigner = new Assigner(ids, lastColumnId);
   const built = columns.map((c) => assigner.column(c, [c.name]));
   const fields = built.map((b) => b.field);
-  const changed = !previous || JSON.stringify(previous.fields) !== JSON.stringify(fields);
+  const changed = !previous || canonical(previous.fields) !== canonical(fields);
   const schema: IcebergSchema = !changed && previous ? previous : { type: 'struct', 'schema-id': nextSchemaId, fields };
   return { schema, columns: built.map((b) => b.column), lastColumnId: assigner.lastColumnId, changed };
+}
+
+/**
+ * The Parquet footer entry Iceberg's own writers add to every data file: the schema it was
+ * written with, by which readers such as icebird map a file's columns to the table's by id (an
+ * older file lacks a column added since: it reads as null). For ParquetEncoderOptions.metadata.
+ */
+export function parquetFooterMetadata(schema: IcebergSchema): Record<string, string> {
+  return { [`iceberg.schema`]: JSON.stringify(schema) };
 }

@@ -334,25 +334,36 @@ export interface SnapshotManifest {
   entries: ManifestEntry[];
 }
 
+/** `relativeName`, or an error for a location outside the table (metadata we would have to trust blindly). */
+export function ownName(tableLocation: string, uri: string): string {
+  const name = relativeName(tableLocation, uri);
+  if (name === undefined)
+    throw new IcebergMetadataError(
+      `${uri} is outside the table at ${tableLocation}; this toolkit reads only its own tables`,
+    );
+  return name;
+}
+
+type ReadableStore = { readStream(rel: string): Promise<AsyncIterable<Buffer>>; location(rel: string): string };
+
+/** A snapshot's manifest list: its manifest_file records. */
+export async function readManifestList(
+  store: ReadableStore,
+  tableLocation: string,
+  manifestList: string,
+): Promise<ManifestFile[]> {
+  return (await readAvro(store, ownName(tableLocation, manifestList))).records as unknown as ManifestFile[];
+}
+
 /** The manifests of a snapshot (its manifest list's), read whole. */
 export async function readSnapshotManifests(
-  store: { readStream(rel: string): Promise<AsyncIterable<Buffer>>; location(rel: string): string },
+  store: ReadableStore,
   tableLocation: string,
   manifestList: string,
 ): Promise<SnapshotManifest[]> {
-  const rel = (uri: string): string => {
-    const name = relativeName(tableLocation, uri);
-    if (name === undefined)
-      throw new IcebergMetadataError(
-        `${uri} is outside the table at ${tableLocation}; this toolkit reads only its own tables`,
-      );
-    return name;
-  };
-  const list = await readAvro(store, rel(manifestList));
   const out: SnapshotManifest[] = [];
-  for (const record of list.records) {
-    const file = record as unknown as ManifestFile;
-    const manifest = await readAvro(store, rel(file.manifest_path));
+  for (const file of await readManifestList(store, tableLocation, manifestList)) {
+    const manifest = await readAvro(store, ownName(tableLocation, file.manifest_path));
     const entries = (manifest.records as unknown as ManifestEntry[]).map((e) => ({
       ...e,
       // Spec: null snapshot id and sequence numbers of ADDED entries come from the manifest list.

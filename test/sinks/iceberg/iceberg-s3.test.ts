@@ -1,0 +1,121 @@
+// The same tables on an S3 prefix (s3rver): the version hint replaced by a plain PUT, the next
+// metadata file created by a conditional PUT (If-None-Match), data files staged and uploaded.
+// icebird reads them as it reads S3 tables (it turns s3://bucket/key into
+// https://bucket.s3.amazonaws.com/key); the test's fetch answers those URLs from the S3 store.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { icebergRead } from 'icebird';
+import { IcebergCommitConflictError, type IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
+import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { unreferenced } from '../../../src/sinks/table/iceberg/iceberg-garbage.js';
+import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
+import { createS3Client } from '../../../src/storage/s3-client.js';
+import { S3ObjectStore } from '../../../src/storage/s3-object-store.js';
+import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../../helpers/s3-server.js';
+import { run, T0, writeDataFile } from './iceberg-helpers.js';
+
+let s3: S3TestServer;
+let restoreEnv: () => void;
+beforeAll(async () => {
+  s3 = await startS3Server();
+  restoreEnv = useS3rverEnvironment(s3.endpoint);
+});
+afterAll(async () => {
+  vi.unstubAllGlobals();
+  restoreEnv?.();
+  await s3?.stop();
+});
+
+function s3Table(prefix: string): IcebergTableRef & { store: S3ObjectStore } {
+  return {
+    name: 'current',
+    location: `s3://${s3.bucket}/${prefix}`,
+    store: new S3ObjectStore({
+      bucket: s3.bucket,
+      prefix: `${prefix}/`,
+      client: () => createS3Client({}),
+      feature: 's3-table',
+    }),
+  };
+}
+
+/** Serves icebird's https://bucket.s3.amazonaws.com/key requests from the table's S3 store. */
+function s3Fetch(table: IcebergTableRef & { store: S3ObjectStore }): typeof fetch {
+  const base = `https://${s3.bucket}.s3.amazonaws.com/${table.store.prefix}`;
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith(base)) throw new Error(`the test fetch serves ${base}... only, not ${url}`);
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of await table.store.readStream(url.slice(base.length))) chunks.push(chunk);
+    } catch {
+      return new Response(null, { status: 404 });
+    }
+    const body = Buffer.concat(chunks);
+    const m = /^bytes=(\d+)-(\d*)$/.exec(new Headers(init?.headers).get('Range') ?? '');
+    if (!m) return new Response(body, { status: 200 });
+    const end = m[2] ? Number(m[2]) + 1 : body.length;
+    return new Response(body.subarray(Number(m[1]), end), { status: 206 });
+  };
+}
+
+const COLUMNS = [
+  { name: 'id', type: { kind: 'string' } },
+  { name: 'qty', type: { kind: 'int64' } },
+] as const;
+
+describe('Iceberg tables on S3 (s3rver)', () => {
+  it('commits, reads back by version, refuses a taken version, and finds a killed commit', async () => {
+    const table = s3Table('lake-1/current');
+    vi.stubGlobal('fetch', s3Fetch(table));
+    const catalog = new FilesCatalog();
+    const columns = COLUMNS.map((c) => ({ ...c, type: { ...c.type } }));
+    await run(catalog, table, { runId: 'r1', operation: 'overwrite', columns, rows: [['a', 1n]], minute: 1 });
+    const v2 = await run(catalog, table, {
+      runId: 'r2',
+      operation: 'overwrite',
+      columns,
+      rows: [
+        ['a', 2n],
+        ['b', 3n],
+      ],
+      minute: 2,
+    });
+    expect(v2.metadataLocation).toBe(`s3://${s3.bucket}/lake-1/current/metadata/v2.metadata.json`);
+    expect(v2.metadata.snapshots![1]!['manifest-list']).toMatch(
+      /^s3:\/\/.*\/lake-1\/current\/metadata\/snap-\d+-r2\.avro$/,
+    );
+    const read = async (version?: number): Promise<unknown[]> =>
+      icebergRead({
+        tableUrl: table.location,
+        ...(version !== undefined && { metadataFileName: `v${version}.metadata.json` }),
+      });
+    expect(await read()).toEqual([
+      { id: 'a', qty: 2n },
+      { id: 'b', qty: 3n },
+    ]);
+    expect(await read(1)).toEqual([{ id: 'a', qty: 1n }]);
+
+    // A killed run: its data file and manifests are written, its commit is not.
+    const schema = tableSchema(v2.metadata, columns);
+    const file = await writeDataFile(table, 'data/part-00000-r3.parquet', schema.columns, schema.schema, [['c', 4n]]);
+    const killed = await prepareCommit({
+      table,
+      base: v2,
+      files: [file],
+      operation: 'overwrite',
+      columns,
+      summary: {},
+      runId: 'r3',
+      keepSnapshots: 5,
+      now: new Date(T0),
+    });
+    expect(await unreferenced(table, await catalog.load(table))).toEqual(
+      ['data/part-00000-r3.parquet', ...killed.written].sort(),
+    );
+    // Another writer's v3 holds the name: the conditional PUT refuses the second.
+    await table.store.putIfAbsent('metadata/v3.metadata.json', '{}');
+    await expect(catalog.commit([killed.commit])).rejects.toBeInstanceOf(IcebergCommitConflictError);
+    expect((await catalog.load(table))!.version).toBe(2);
+    await table.store.close();
+  });
+});
