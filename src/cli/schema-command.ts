@@ -120,7 +120,7 @@ function skipReason(type: string, format: string | undefined, file: string | und
   if (type === 'csv' || (type === 's3' && format === 'csv'))
     return 'CSV has no column types to declare: its header names the columns';
   if (type === 'table')
-    return 'its snapshots and change rows are Parquet read through its _table.json manifest, not a folder of files: this command prints no DDL for them yet';
+    return 'its snapshots and change rows are read through its _table.json manifest (format: hive) or as Iceberg tables (format: iceberg, docs/iceberg.md), not as a folder of files: this command prints no DDL for them';
   return `the schema command describes Parquet outputs only (parquet sinks, s3 sinks with format: parquet), not ${type}${format ? ` with format: ${format}` : ''}`;
 }
 

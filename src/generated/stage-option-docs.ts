@@ -1168,9 +1168,31 @@ export interface StageOptionDocs {
   "table": {
     /**
      * The table's folder (relative to the pipeline file's folder) or s3://bucket/prefix; snapshot/,
-     * changes/ and _table.json go under it
+     * changes/ and _table.json (format: hive) or the Iceberg tables current/ and changes/ (format:
+     * iceberg) go under it
      */
     path?: unknown;
+    /**
+     * hive: snapshot/ and changes/ folders of Parquet by dt= and _table.json, the commit point; iceberg:
+     * two Iceberg format-version 2 tables, current/ (one row per key, a snapshot per run) and changes/
+     * (append-only change rows), that Athena, Trino, Spark, Snowflake, BigQuery, DuckDB and S3 Tables open
+     *
+     * Default: `"hive"`
+     */
+    format?: unknown;
+    /**
+     * format: iceberg: the snapshots each table keeps (time travel reaches back this many runs); files
+     * that only older snapshots reference are removed
+     *
+     * Default: `30`
+     */
+    keepSnapshots?: unknown;
+    /**
+     * format: iceberg: commit through an Iceberg REST catalog; credentials from env
+     * ICEBERG_REST_CREDENTIAL (client_id:client_secret, OAuth2) or ICEBERG_REST_TOKEN (a bearer token).
+     * Default: no catalog, each table's metadata/version-hint.text is the commit point
+     */
+    catalog?: unknown;
     /**
      * The field (dotted path) that identifies a record; one snapshot row per key. Keep id for products: a
      * code (eanGtin14) can be on several products, and records of another id sharing a key are warned
@@ -1242,9 +1264,8 @@ export interface StageOptionDocs {
     timestampFields?: unknown;
     /**
      * Timestamp columns: TIMESTAMP (UTC) in millisecond or microsecond precision, or raw: keep the
-     * integers as given (INT64)
-     *
-     * Default: `"millis"`
+     * integers as given (INT64); default millis, and micros with format: iceberg (Iceberg timestamps are
+     * microseconds)
      */
     timestamps?: unknown;
     /**

@@ -77,8 +77,22 @@ describe('links and diagrams of the README and docs/', () => {
   it('every code block is of a language some test runs or checks', () => {
     // sh, cron and unlabeled: readme-commands (and scheduling); yaml: validated there, a CronJob run by
     // scheduling; sql, sparksql: sql-blocks; js: code-blocks; json: changing-catalog; mermaid: below;
-    // text: sample output, shown as printed.
-    const known = new Set(['sh', 'cron', '', 'yaml', 'sql', 'sparksql', 'js', 'mjs', 'json', 'mermaid', 'text']);
+    // icebergsql (Spark, Trino, Athena over the Iceberg tables): checked in sql-blocks; text: sample
+    // output, shown as printed.
+    const known = new Set([
+      'sh',
+      'cron',
+      '',
+      'yaml',
+      'sql',
+      'sparksql',
+      'icebergsql',
+      'js',
+      'mjs',
+      'json',
+      'mermaid',
+      'text',
+    ]);
     const blocks = docs.flatMap(fencedBlocks);
     expect(blocks.filter((b) => !known.has(b.lang)).map((b) => `${b.file}:${b.line}: ${b.lang}`)).toEqual([]);
   });

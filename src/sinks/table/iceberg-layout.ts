@@ -18,7 +18,7 @@ import { TABLE_MANIFEST, type TableVersion } from './hive-layout.js';
 import { FilesCatalog } from './iceberg/files-catalog.js';
 import type { CleanupWarning, NewVersion, PreviousVersion, TableColumns, TableLayout } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
-import type { IcebergSchemaResult } from './iceberg/iceberg-schema.js';
+import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
 import { prepareCommit, rollbackTo, tableSchema } from './iceberg/iceberg-commit.js';
 import { unreferenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
@@ -206,8 +206,9 @@ export class IcebergLayout implements TableLayout {
 
   fileMetadata(kind: 'snapshot' | 'changes'): Record<string, string> {
     const schema = this.#schemas[kind === 'snapshot' ? 'current' : 'changes']?.schema;
-    // Iceberg's own writers put the schema in every data file's footer; readers may use it when a file is read alone.
-    return schema ? { 'iceberg.schema': JSON.stringify(schema) } : {};
+    // Iceberg's own writers put the schema in every data file's footer; some readers (icebird)
+    // map a file's columns by it rather than by the Parquet field ids.
+    return schema ? parquetFooterMetadata(schema) : {};
   }
 
   async publish(version: NewVersion): Promise<string[]> {

@@ -1107,7 +1107,7 @@ export const tableSinkStage = defineStage({
   kind: 'sink',
   type: 'table',
   description:
-    'Keeps the catalog as a table with history: per run a full snapshot (one row per key), the change rows (insert/update/delete) and _table.json, locally or on S3; full runs infer deletes',
+    'Keeps the catalog as a table with history: per run a full snapshot (one row per key) and the change rows (insert/update/delete), as Parquet folders with _table.json or as two Iceberg tables (format: iceberg), locally or on S3; full runs infer deletes',
   options: tableSinkOptions,
   create: (options, ctx): SinkStream => new TableSink(options, ctx),
 });
