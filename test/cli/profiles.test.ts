@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATE_FIELDS } from '../../src/sandbox/profiles.js';
 import { PRODUCT_STATUSES, SANDBOX_PROFILES, type SandboxProfile, productIdOf } from '../../src/sandbox/index.js';
 import { parseAllDocuments } from 'yaml';
+import { readIceberg, readIcebergMetadata } from '../helpers/iceberg-reader.js';
 import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
 import { type LosslessOptions, type LostLeaf, type TransformSpec, lostLeaves } from '../helpers/lossless.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
@@ -277,6 +278,42 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))(
         ['first', selectable.length, selectable.length, 0, 0, 1],
         ['incremental', selectable.length, 0, 0, 0, 0],
       ]);
+    });
+
+    it('products-iceberg.yml: current/ (read by icebird) holds every selectable product once with its codes; a rerun adds an empty change snapshot', async () => {
+      const env = sandboxEnv(sandbox, {
+        ICEBERG_PATH: join(ws.dir, 'out/iceberg'),
+        ICEBERG_STATE: join(ws.dir, '.state/iceberg.json'),
+      });
+      const { code, stderr } = await runCli(['run', 'pipelines/products-iceberg.yml', '--quiet'], { cwd: ws.dir, env });
+      expect(code, stderr).toBe(0);
+      const base = join(ws.dir, 'out/iceberg');
+      const rows = await readIceberg(join(base, 'current'));
+      expect(rows.map((r) => String(r.id))).toEqual(selectable);
+      const rowOf = new Map(rows.map((r) => [String(r.id), r]));
+      for (const p of raw.filter((q) => selectable.includes(q.id))) {
+        const row = rowOf.get(p.id)!;
+        expect(row.status, p.id).toBe(p.status);
+        // issue 24: a code keeps its leading zeros, whatever the profile sent
+        if (p.hsCode === 30211) expect(row.hsCode, p.id).toBe('030211');
+      }
+      const changes = await readIceberg(join(base, 'changes'));
+      expect(changes.map((r) => `${String(r._change)} ${String(r.id)}`).sort()).toEqual(
+        selectable.map((id) => `insert ${id}`).sort(),
+      );
+      const again = await runCli(['run', 'pipelines/products-iceberg.yml', '--quiet'], { cwd: ws.dir, env });
+      expect(again.code, again.stderr).toBe(0);
+      const metadata = await readIcebergMetadata(join(base, 'changes'));
+      expect(
+        (metadata.snapshots as Array<{ summary: Rec }>).map((s) => [
+          s.summary['catalog-streams.mode'],
+          s.summary['added-records'] ?? '0',
+        ]),
+      ).toEqual([
+        ['first', String(selectable.length)],
+        ['incremental', '0'],
+      ]);
+      expect(await readIceberg(join(base, 'changes'))).toHaveLength(selectable.length);
     });
 
     it('products-lake-s3.yml into s3rver: no dead letters, every selectable product once, values kept', async () => {
