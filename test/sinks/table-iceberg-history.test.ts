@@ -2,8 +2,9 @@
 // a failed run, a same-day rerun, deletes. After every run icebird (an independent Iceberg
 // reader) reads current/ and changes/ and finds exactly the model's rows (computed from the
 // sandbox's records, not from the sink's files), one snapshot per successful run, and every
-// kept earlier version of current/ still reads as its day's model (time travel). keepSnapshots: 4,
-// so snapshots expire along the way: files only expired snapshots referenced are gone.
+// earlier version of current/ still reads as its day's model (time travel). Expiry
+// (keepSnapshots) and the removal of what only expired snapshots referenced are held by the
+// kill-every-step test and test/sinks/iceberg.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +37,8 @@ function random(seed: number): () => number {
 const FULL_DAYS = new Set([4, 9, 14, 19]);
 const FAILED_DAY = 7;
 const RERUN_DAY = 12;
-const KEEP = 4;
+/** The sink's default keepSnapshots: every run of the 20 days stays. */
+const KEEP = 30;
 
 type Model = Map<string, ReturnType<typeof modelRow>>;
 
@@ -132,7 +134,7 @@ describe('table sink, format: iceberg: 20 days of history', () => {
     const dir = await tempDir('table-iceberg-days-');
     const yaml = pipelineYaml('lake/products', { maxRatio: 0.05 }).replace(
       '    path: "lake/products"\n',
-      `    path: "lake/products"\n    format: iceberg\n    keepSnapshots: ${KEEP}\n`,
+      `    path: "lake/products"\n    format: iceberg\n`,
     );
     expect(yaml).toContain('format: iceberg');
     const days = new TableDays(sandbox, dir, yaml);

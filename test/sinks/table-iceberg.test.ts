@@ -178,12 +178,12 @@ describe('table sink, format: iceberg: schema, layouts and options', () => {
     );
     const days = new TableDays(sandbox, dir, narrow);
     await days.write();
-    expect((await days.run(dayTime(2))).status).toBe('succeeded');
+    expect((await days.run(dayTime(10))).status).toBe('succeeded');
     const root = join(dir, 'lake/products/current');
     const before = await readIcebergMetadata(root);
     const wide = new TableDays(sandbox, dir, icebergYaml('lake/products'));
     await wide.write();
-    expect((await wide.run(dayTime(3), { full: true })).status).toBe('succeeded');
+    expect((await wide.run(dayTime(11), { full: true })).status).toBe('succeeded');
     const after = await readIcebergMetadata(root);
 
     type Field = { id: number; name: string };
@@ -227,19 +227,34 @@ describe('table sink, format: iceberg: schema, layouts and options', () => {
       return days;
     };
     const hive = await at('hive', (p) => pipelineYaml(p));
-    expect((await hive.run(dayTime(2))).status).toBe('succeeded');
+    expect((await hive.run(dayTime(12))).status).toBe('succeeded');
     const onHive = await at('hive', (p) => icebergYaml(p));
-    const refused = await failure(onHive.run(dayTime(3)));
+    const refused = await failure(onHive.run(dayTime(13)));
     expect(refused.code).toBe('table.layout_mismatch');
     expect(refused.message).toContain('_table.json');
 
     const ice = await at('ice', (p) => icebergYaml(p));
-    expect((await ice.run(dayTime(2))).status).toBe('succeeded');
+    expect((await ice.run(dayTime(12))).status).toBe('succeeded');
     const onIce = await at('ice', (p) => pipelineYaml(p));
-    const refused2 = await failure(onIce.run(dayTime(3)));
+    const refused2 = await failure(onIce.run(dayTime(13)));
     expect(refused2.code).toBe('table.layout_mismatch');
     expect(refused2.message).toContain('format: iceberg');
   }, 120_000);
+
+  it('timestamps: raw keeps the record timestamps as longs; _changed_at is still a timestamptz', async () => {
+    const dir = await tempDir('table-iceberg-raw-');
+    const days = new TableDays(sandbox, dir, icebergYaml('lake/raw', '    timestamps: raw\n'));
+    await days.write();
+    const summary = await days.run(dayTime(14));
+    expect(summary.status).toBe('succeeded');
+    const metadata = await readIcebergMetadata(join(dir, 'lake/raw/changes'));
+    const types = new Map(
+      (metadata.schemas.at(-1).fields as Array<{ name: string; type: unknown }>).map((f) => [f.name, f.type]),
+    );
+    expect([types.get('meta_updatedAt'), types.get('_changed_at')]).toEqual(['long', 'timestamptz']);
+    const [row] = await readIceberg(join(dir, 'lake/raw/changes'));
+    expect(row!._changed_at).toEqual(dayTime(14));
+  }, 60_000);
 
   it('millisecond timestamps and a catalog without format: iceberg are refused', async () => {
     const dir = await tempDir('table-iceberg-options-');

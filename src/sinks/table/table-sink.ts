@@ -445,7 +445,11 @@ export class TableSink extends Writable implements SinkStream {
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
     const verification = mode === 'full' ? await this.#checkDeleteCandidates(previous!.state) : undefined;
 
-    const timestampKind = this.#config.timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis';
+    // Iceberg has only microsecond timestamps, whatever the record columns keep (timestamps: raw).
+    const timestampKind =
+      this.#config.timestamps === 'micros' || this.#config.format === 'iceberg'
+        ? 'timestamp-micros'
+        : 'timestamp-millis';
     const changedAt = BigInt(startedAt.getTime()) * (timestampKind === 'timestamp-micros' ? 1000n : 1n);
     const planned = this.#schema.parquetColumns();
     const extraAt = planned.length - 1;
