@@ -88,6 +88,21 @@ export class TableDays {
     return ids;
   }
 
+  /** Day d's changes at `hour`: touches, reveals, status changes (some deleted) and hides, drawn from `rnd`. */
+  async mutateDay(d: number, hour: number, rnd: () => number): Promise<void> {
+    const at = Math.floor(dayTime(d, hour).getTime() / 1000);
+    await this.mutate('touch', { count: 1 + Math.floor(rnd() * 6), at });
+    await this.mutate('reveal', { count: Math.floor(rnd() * 5), at });
+    const statuses = ['active', 'inactive', 'replaced', 'no_selection'];
+    await this.mutate('status', {
+      count: Math.floor(rnd() * 4),
+      status: statuses[Math.floor(rnd() * 4)],
+      ...(rnd() < 0.3 ? { deleted: true } : {}),
+      at,
+    });
+    await this.mutate('hide', { count: Math.floor(rnd() * 4), at });
+  }
+
   async visible(ids?: string[]): Promise<Array<Record<string, any>>> {
     const out: Array<Record<string, any>> = [];
     for (let no = 0; ; no++) {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunFailedError } from '../../src/pipeline/runner.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { seededRandom } from '../helpers/random-records.js';
 import { tempDir } from './records.js';
 import { dayTime, pipelineYaml, TableDays } from './table-harness.js';
 
@@ -21,18 +22,6 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-/** A small deterministic generator (mulberry32) for the day's choices. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const FULL_DAYS = new Set([4, 9, 14, 19]);
 const FAILED_DAY = 7;
 const RERUN_DAY = 12;
@@ -43,27 +32,13 @@ describe('table sink: 20 days of history', () => {
     const days = new TableDays(sandbox, dir, pipelineYaml('lake/products', { maxRatio: 0.05 }));
     await days.write();
     const root = join(dir, 'lake/products');
-    const rnd = random(7);
+    const rnd = seededRandom(7);
     // A pool of products not yet in the catalog, revealed later as inserts.
     await sandbox.post('/_sandbox/hide', { count: 80, at: Math.floor(dayTime(-1).getTime() / 1000) });
     days.pending.clear();
 
-    const mutateDay = async (d: number, hour: number) => {
-      const at = Math.floor(dayTime(d, hour).getTime() / 1000);
-      await days.mutate('touch', { count: 1 + Math.floor(rnd() * 6), at });
-      await days.mutate('reveal', { count: Math.floor(rnd() * 5), at });
-      const statuses = ['active', 'inactive', 'replaced', 'no_selection'];
-      await days.mutate('status', {
-        count: Math.floor(rnd() * 4),
-        status: statuses[Math.floor(rnd() * 4)],
-        ...(rnd() < 0.3 ? { deleted: true } : {}),
-        at,
-      });
-      await days.mutate('hide', { count: Math.floor(rnd() * 4), at });
-    };
-
     for (let d = 0; d < 20; d++) {
-      if (d > 0) await mutateDay(d, 1);
+      if (d > 0) await days.mutateDay(d, 1, rnd);
       const at = dayTime(d);
       if (d === FAILED_DAY) {
         const before = await readFile(join(root, '_table.json'), 'utf8');
@@ -94,7 +69,7 @@ describe('table sink: 20 days of history', () => {
       await days.check(root, summary, at, next);
       if (d === RERUN_DAY) {
         // A rerun the same day, after more changes: the day's snapshot is replaced.
-        await mutateDay(d, 4);
+        await days.mutateDay(d, 4, rnd);
         const later = dayTime(d, 5);
         const expected = await days.expectedAfter('incremental');
         const rerun = await days.run(later);

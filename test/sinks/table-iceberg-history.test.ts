@@ -12,6 +12,7 @@ import { RunFailedError } from '../../src/pipeline/runner.js';
 import type { RunSummary } from '../../src/pipeline/runner.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { readIceberg, readIcebergMetadata } from '../helpers/iceberg-reader.js';
+import { seededRandom } from '../helpers/random-records.js';
 import { tempDir } from './records.js';
 import { dayTime, pipelineYaml, TableDays, type modelRow } from './table-harness.js';
 
@@ -22,17 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.close();
 });
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FULL_DAYS = new Set([4, 9, 14, 19]);
 const FAILED_DAY = 7;
@@ -141,26 +131,12 @@ describe('table sink, format: iceberg: 20 days of history', () => {
     await days.write();
     const root = join(dir, 'lake/products');
     const ice = new IcebergDays(days, root);
-    const rnd = random(11);
+    const rnd = seededRandom(11);
     await sandbox.post('/_sandbox/hide', { count: 60, at: Math.floor(dayTime(-1).getTime() / 1000) });
     days.pending.clear();
 
-    const mutateDay = async (d: number, hour: number) => {
-      const at = Math.floor(dayTime(d, hour).getTime() / 1000);
-      await days.mutate('touch', { count: 1 + Math.floor(rnd() * 6), at });
-      await days.mutate('reveal', { count: Math.floor(rnd() * 5), at });
-      const statuses = ['active', 'inactive', 'replaced', 'no_selection'];
-      await days.mutate('status', {
-        count: Math.floor(rnd() * 4),
-        status: statuses[Math.floor(rnd() * 4)],
-        ...(rnd() < 0.3 ? { deleted: true } : {}),
-        at,
-      });
-      await days.mutate('hide', { count: Math.floor(rnd() * 4), at });
-    };
-
     for (let d = 0; d < 20; d++) {
-      if (d > 0) await mutateDay(d, 1);
+      if (d > 0) await days.mutateDay(d, 1, rnd);
       const at = dayTime(d);
       if (d === FAILED_DAY) {
         const hints = await Promise.all(
@@ -188,7 +164,7 @@ describe('table sink, format: iceberg: 20 days of history', () => {
       const summary = await days.run(at, { full });
       await ice.check(summary, at, next);
       if (d === RERUN_DAY) {
-        await mutateDay(d, 4);
+        await days.mutateDay(d, 4, rnd);
         const later = dayTime(d, 5);
         const expected = await days.expectedAfter('incremental');
         const rerun = await days.run(later);
