@@ -41,7 +41,8 @@ import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { ConfigError } from '../../errors.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
-import { ColumnShredder, leafPageData, type ShredderWalk } from './column-shredder.js';
+import { ColumnShredder, type ShredderWalk } from './column-shredder.js';
+import { snappyCompressInto, writeLeafChunk, type LeafWriter } from './column-writer.js';
 import type { ParquetColumn, ParquetType } from './parquet-types.js';
 
 export type ParquetCompression = 'snappy' | 'gzip' | 'zstd' | 'none';
@@ -390,8 +391,8 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   readonly #bytes = new ByteWriter();
   readonly #schema: SchemaElement[];
   readonly #shredder: ColumnShredder;
-  /** One column encoder per leaf (hyparquet-writer's description of a column chunk), made once. */
-  readonly #encoders: ColumnEncoder[];
+  /** How each leaf's chunks are written, made once. */
+  readonly #leafWriters: LeafWriter[];
   #numRows = 0n;
   /** json columns buffer their text as UTF-8 here instead of in the shredder's leaves (see the top of the file). */
   readonly #utf8: Array<Utf8Column | undefined>;
@@ -419,20 +420,32 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     const utf8Columns = new Set(columns.flatMap((_, c) => (this.#utf8[c] ? [c] : [])));
     this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns, options.shredderWalk);
     const { codec, compressors } = codecOf(options.compression);
-    this.#encoders = this.#shredder.leaves.map((leaf) => ({
-      columnName: leaf.schemaPath
-        .slice(1)
-        .map((e) => e.name)
-        .join('.'),
-      element: leaf.element,
-      schemaPath: leaf.schemaPath,
-      codec,
-      compressors,
-      stats: !this.#noStatistics[leaf.column],
-      pageSize: PAGE_SIZE,
-      columnIndex: false,
-      offsetIndex: true,
-    }));
+    // The same bytes as hyparquet-writer's snappy, written without its per-byte DataView calls.
+    const compress = codec === 'SNAPPY' ? snappyCompressInto : codec ? compressors[codec] : undefined;
+    this.#leafWriters = this.#shredder.leaves.map((leaf) => {
+      const pathInSchema = leaf.schemaPath.slice(1).map((e) => e.name);
+      const stats = !this.#noStatistics[leaf.column];
+      return {
+        element: leaf.element,
+        pathInSchema,
+        maxDefinitionLevel: leaf.maxDefinitionLevel,
+        maxRepetitionLevel: leaf.maxRepetitionLevel,
+        stats,
+        codec: codec ?? 'UNCOMPRESSED',
+        compress,
+        encoder: {
+          columnName: pathInSchema.join('.'),
+          element: leaf.element,
+          schemaPath: leaf.schemaPath,
+          codec,
+          compressors,
+          stats,
+          pageSize: PAGE_SIZE,
+          columnIndex: false,
+          offsetIndex: true,
+        },
+      };
+    });
     this.#bytes.appendUint32(PAR1);
   }
 
@@ -470,18 +483,25 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     for (let k = 0; k < leaves.length; k++) {
       const leaf = leaves[k]!;
       const utf8 = this.#utf8[leaf.column];
-      let pageData: PageData;
-      let column = this.#encoders[k]!;
+      const leafWriter = this.#leafWriters[k]!;
       if (utf8) {
         const values = utf8.views();
         const definitionLevels = new Array<number>(values.length);
         for (let i = 0; i < values.length; i++) definitionLevels[i] = values[i] === null ? 0 : 1;
-        pageData = { values, definitionLevels, repetitionLevels: [], maxDefinitionLevel: 1 };
-        if (utf8.distinct) column = { ...column, encoding: 'PLAIN' };
+        chunks.push(writeLeafChunk(writer, leafWriter, values, definitionLevels, [], values.length, utf8.distinct));
       } else {
-        pageData = leafPageData(leaf) as PageData;
+        chunks.push(
+          writeLeafChunk(
+            writer,
+            leafWriter,
+            leaf.values,
+            leaf.definitionLevels,
+            leaf.repetitionLevels,
+            leaf.count,
+            false,
+          ),
+        );
       }
-      chunks.push(writeColumn({ writer, column, pageData }));
     }
     let totalByteSize = 0n;
     for (const { chunk } of chunks) totalByteSize += chunk.meta_data?.total_uncompressed_size ?? 0n;
