@@ -172,6 +172,48 @@ function equals32(a: Uint8Array, p: number, q: number): boolean {
   return a[p] === a[q] && a[p + 1] === a[q + 1] && a[p + 2] === a[q + 2] && a[p + 3] === a[q + 3];
 }
 
+/** A literal of `length` bytes from `input` at `ip`, written at `o`; returns the new end. */
+function emitLiteral(out: Uint8Array, o: number, input: Uint8Array, ip: number, length: number): number {
+  if (length <= 60) out[o++] = (length - 1) << 2;
+  else {
+    const value = length - 1;
+    const bytes = value < 0x100 ? 1 : value < 0x10000 ? 2 : value < 0x1000000 ? 3 : 4;
+    out[o++] = (59 + bytes) << 2;
+    for (let i = 0; i < bytes; i++) out[o++] = (value >>> (i * 8)) & 0xff;
+  }
+  if (length < 16) for (let i = 0; i < length; i++) out[o++] = input[ip + i]!;
+  else {
+    out.set(input.subarray(ip, ip + length), o);
+    o += length;
+  }
+  return o;
+}
+
+/** A copy of `length` bytes from `offset` back, as copies of at most 64 bytes; returns the new end. */
+function emitCopy(out: Uint8Array, o: number, offset: number, length: number): number {
+  while (length >= 68) {
+    out[o++] = 2 + ((64 - 1) << 2);
+    out[o++] = offset & 0xff;
+    out[o++] = (offset >>> 8) & 0xff;
+    length -= 64;
+  }
+  if (length > 64) {
+    out[o++] = 2 + ((60 - 1) << 2);
+    out[o++] = offset & 0xff;
+    out[o++] = (offset >>> 8) & 0xff;
+    length -= 60;
+  }
+  if (length < 12 && offset < 2048) {
+    out[o++] = 1 + ((length - 4) << 2) + ((offset >>> 8) << 5);
+    out[o++] = offset & 0xff;
+  } else {
+    out[o++] = 2 + ((length - 1) << 2);
+    out[o++] = offset & 0xff;
+    out[o++] = (offset >>> 8) & 0xff;
+  }
+  return o;
+}
+
 /** Snappy-compressed `input`, valid until the next call. */
 export function snappyCompressInto(input: Uint8Array): Uint8Array {
   const n = input.length;
@@ -186,53 +228,19 @@ export function snappyCompressInto(input: Uint8Array): Uint8Array {
   }
   out[o++] = len;
 
-  const literal = (ip: number, length: number): void => {
-    if (length <= 60) out[o++] = (length - 1) << 2;
-    else {
-      const value = length - 1;
-      const bytes = value < 0x100 ? 1 : value < 0x10000 ? 2 : value < 0x1000000 ? 3 : 4;
-      out[o++] = (59 + bytes) << 2;
-      for (let i = 0; i < bytes; i++) out[o++] = (value >>> (i * 8)) & 0xff;
-    }
-    out.set(input.subarray(ip, ip + length), o);
-    o += length;
-  };
-  const copyLessThan64 = (offset: number, length: number): void => {
-    if (length < 12 && offset < 2048) {
-      out[o++] = 1 + ((length - 4) << 2) + ((offset >>> 8) << 5);
-      out[o++] = offset & 0xff;
-    } else {
-      out[o++] = 2 + ((length - 1) << 2);
-      out[o++] = offset & 0xff;
-      out[o++] = (offset >>> 8) & 0xff;
-    }
-  };
-  const copy = (offset: number, length: number): void => {
-    while (length >= 68) {
-      copyLessThan64(offset, 64);
-      length -= 64;
-    }
-    if (length > 64) {
-      copyLessThan64(offset, 60);
-      length -= 60;
-    }
-    copyLessThan64(offset, length);
-  };
-
   let bits = 1;
   while (1 << bits <= n && bits <= MAX_HASH_TABLE_BITS) bits++;
   bits--;
   const shift = 32 - bits;
   const table = (hashTables[bits] ??= new Uint32Array(1 << bits));
   table.fill(0);
-  const hash = (key: number): number => Math.imul(key, 0x1e35a7bd) >>> shift;
 
   let nextEmit = 0;
   const INPUT_MARGIN = 15;
   if (n >= INPUT_MARGIN) {
     const ipLimit = n - INPUT_MARGIN;
     let ip = 1;
-    let nextHash = hash(load32(input, ip));
+    let nextHash = Math.imul(load32(input, ip), 0x1e35a7bd) >>> shift;
     let candidate = 0;
     outer: for (;;) {
       let skip = 32;
@@ -244,30 +252,30 @@ export function snappyCompressInto(input: Uint8Array): Uint8Array {
         skip++;
         nextIp = ip + between;
         if (ip > ipLimit) break outer;
-        nextHash = hash(load32(input, nextIp));
+        nextHash = Math.imul(load32(input, nextIp), 0x1e35a7bd) >>> shift;
         candidate = table[h]!;
         table[h] = ip;
       } while (ip - candidate > MAX_OFFSET || !equals32(input, ip, candidate));
 
-      literal(nextEmit, ip - nextEmit);
+      o = emitLiteral(out, o, input, nextEmit, ip - nextEmit);
       do {
         const base = ip;
         let matched = 4;
         while (ip + matched < n && input[ip + matched] === input[candidate + matched]) matched++;
         ip += matched;
-        copy(base - candidate, matched);
+        o = emitCopy(out, o, base - candidate, matched);
         nextEmit = ip;
         if (ip >= ipLimit) break outer;
-        table[hash(load32(input, ip - 1))] = ip - 1;
-        const h = hash(load32(input, ip));
+        table[Math.imul(load32(input, ip - 1), 0x1e35a7bd) >>> shift] = ip - 1;
+        const h = Math.imul(load32(input, ip), 0x1e35a7bd) >>> shift;
         candidate = table[h]!;
         table[h] = ip;
       } while (ip - candidate <= MAX_OFFSET && equals32(input, ip, candidate));
       ip++;
-      nextHash = hash(load32(input, ip));
+      nextHash = Math.imul(load32(input, ip), 0x1e35a7bd) >>> shift;
     }
   }
-  if (nextEmit < n) literal(nextEmit, n - nextEmit);
+  if (nextEmit < n) o = emitLiteral(out, o, input, nextEmit, n - nextEmit);
   return out.subarray(0, o);
 }
 
