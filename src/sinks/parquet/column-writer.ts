@@ -1,16 +1,16 @@
 // Column chunks of the leaf kinds the encoder writes, byte for byte as hyparquet-writer's
 // `writeColumn` writes them (test/sinks/parquet-shredder.test.ts compares whole files).
 //
-// Why not its writer: for a product row group (268 leaves) its generic code was about a quarter
+// Why not its writer: for a product row group (268 leaves) its generic code was about a fifth
 // of the chain's CPU. It slices the values and levels of every page, unconverts every value,
 // writes every byte through a DataView with a bounds check (levels, pages, its snappy output),
-// makes a TextEncoder per string value of a PLAIN page, and compares strings for statistics by
-// code points. Here the same decisions are taken on the leaf's arrays as the shredder filled
-// them: the same dictionary sample and win check, the same page boundaries, levels and pages
-// written into scratch buffers reused from chunk to chunk, strings written as UTF-8 straight into
-// the page (Buffer#write: lone surrogates become U+FFFD as with TextEncoder), and snappy as the
-// same algorithm writing into a preallocated array. Page headers and the footer stay
-// hyparquet-writer's own thrift.
+// and makes a TextEncoder per string value of a PLAIN page. Here the same decisions are taken on
+// the leaf's arrays as the shredder filled them: the same dictionary sample and win check, the
+// same page boundaries and statistics (strings in code point order, compared by code unit until
+// a surrogate is involved), levels and pages written into scratch buffers reused from chunk to
+// chunk, strings written as UTF-8 straight into the page (Buffer#write: lone surrogates become
+// U+FFFD as with TextEncoder), and snappy as the same algorithm writing into a preallocated
+// array. Page headers and the footer stay hyparquet-writer's own thrift.
 //
 // Anything else (a value of an unexpected type, an INT64 out of range) goes to `writeColumn`,
 // which writes or rejects it as it always did.

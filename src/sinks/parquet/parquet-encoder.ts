@@ -1,6 +1,6 @@
-// The one module that talks to hyparquet-writer (pinned: it is 0.x). Everything
-// else deals in our own ParquetColumn/ParquetRow types, so swapping the writer
-// means rewriting this file only.
+// With column-writer.ts, the only modules that talk to hyparquet-writer (pinned: it is 0.x).
+// Everything else deals in our own ParquetColumn/ParquetRow types, so swapping the writer
+// means rewriting these two files only.
 //
 // Streaming: rows are shredded into leaf columns until a row group is full
 // (`rowGroupRows` rows or about `rowGroupBytes` of values), then each leaf is encoded
@@ -18,17 +18,18 @@
 //   list -> standard 3-level LIST (<type>[]); struct -> group (STRUCT(...)), nested to any
 //   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded into leaf columns as each row arrives by
 //   a walk made once per file from the columns (column-shredder.ts); each leaf's values and
-//   levels go to hyparquet-writer's column-chunk writer (writeColumn) when the row group is
-//   written; every column and member is OPTIONAL (nullable).
-// Compression: snappy (built into hyparquet-writer), gzip (node:zlib), zstd (node:zlib, where
+//   levels go to our column-chunk writer (column-writer.ts: the bytes hyparquet-writer's
+//   writeColumn writes) when the row group is written; every column and member is OPTIONAL
+//   (nullable).
+// Compression: snappy (hyparquet-writer's, as column-writer.ts ports it), gzip (node:zlib), zstd (node:zlib, where
 // Node has it: 22.15+ and 24; on Node 20 a config error, no native or wasm dependency), none.
 // Column statistics (min/max/null count) are written for top-level scalar columns except json.
 //
 // Memory: json columns (nested lists and objects as JSON text) hold most of a
 // product's bytes (photos, organizations, descriptions...). Their values wait
 // for the row group as UTF-8 in one reusable buffer per column (Utf8Column),
-// outside the JS heap, and reach hyparquet-writer as byte views (which it
-// writes as they are, without its own TextEncoder pass): as JS strings a row
+// outside the JS heap, and reach the column writer as byte views (written as
+// they are, without a UTF-8 pass of their own): as JS strings a row
 // group of them would be most of the heap that survives young-generation GC, and
 // V8 lets the old generation grow to about four times what survives.
 import * as zlib from 'node:zlib';
@@ -468,9 +469,9 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   }
 
   /**
-   * Writes the buffered rows as one row group: each leaf's shredded values and levels go to
-   * hyparquet-writer's column chunk writer (what its ParquetWriter.write calls after shredding
-   * each leaf itself), the row group's footer entry is built as it builds it.
+   * Writes the buffered rows as one row group: each leaf's shredded values and levels go to the
+   * column chunk writer (the chunks hyparquet-writer's ParquetWriter.write would write after
+   * shredding each leaf itself), the row group's footer entry is built as it builds it.
    */
   #writeRowGroup(): void | Promise<void> {
     const rows = this.#bufferedRows;
