@@ -79,18 +79,29 @@ function hasUnknown(shape: KnownShape, value: unknown): boolean {
   return false;
 }
 
+/**
+ * The paths of the undeclared fields of `value`, in field order. Only subtrees that hold one are
+ * walked (hasUnknown), so paths are built for those alone: a product that reports one unknown
+ * field used to cost a path string per field of the whole record.
+ */
 function collectUnknown(shape: KnownShape, value: unknown, path: string, out: string[]): void {
   if (typeof value !== 'object' || value === null) return;
   if (shape.fields) {
     if (Array.isArray(value)) return;
-    for (const [k, v] of Object.entries(value)) {
-      const p = path ? `${path}.${k}` : k;
-      const f = shape.fields[k];
-      if (f === undefined) out.push(p);
-      else collectUnknown(f, v, p, out);
+    const fields = shape.fields;
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const f = fields[k];
+      if (f === undefined) out.push(path ? `${path}.${k}` : k);
+      else if (f.fields || f.element) {
+        const v = (value as Record<string, unknown>)[k];
+        if (hasUnknown(f, v)) collectUnknown(f, v, path ? `${path}.${k}` : k, out);
+      }
     }
   } else if (shape.element && Array.isArray(value)) {
-    value.forEach((el, i) => collectUnknown(shape.element!, el, `${path}[${i}]`, out));
+    for (let i = 0; i < value.length; i++)
+      if (hasUnknown(shape.element, value[i])) collectUnknown(shape.element, value[i], `${path}[${i}]`, out);
   }
 }
 

@@ -1,0 +1,145 @@
+// The column-chunk writer (src/sinks/parquet/column-writer.ts) against hyparquet-writer's own
+// writeColumn, on what the live-shaped products of parquet-shredder.test.ts rarely hold: strings
+// whose UTF-16 and UTF-8 orders differ (U+FFFF against U+10000), lone surrogates (written as
+// U+FFFD, and ordered so in statistics), chunks of several pages, mostly distinct and mostly
+// repeated strings, -0 and NaN, booleans past 16 values (RLE), in every compression: the
+// encoder before the column writer (legacy-parquet-encoder.ts) writes the same bytes, and its
+// snappy port compresses as hyparquet-writer's does.
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import { describe, expect, it } from 'vitest';
+import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
+import { snappyCompressInto } from '../../src/sinks/parquet/column-writer.js';
+import {
+  ParquetEncoder,
+  type ParquetColumn,
+  type ParquetCompression,
+  type ParquetRow,
+} from '../../src/sinks/parquet/parquet-encoder.js';
+import { ParquetEncoder as LegacyParquetEncoder } from './legacy-parquet-encoder.js';
+
+function memoryDestination(): ByteDestination & { bytesOut(): Buffer } {
+  const chunks: Uint8Array[] = [];
+  return {
+    kind: 'file',
+    location: 'memory',
+    get bytes() {
+      return chunks.reduce((n, c) => n + c.length, 0);
+    },
+    write(chunk) {
+      chunks.push(chunk);
+    },
+    async commit() {},
+    async abort() {},
+    bytesOut: () => Buffer.concat(chunks),
+  };
+}
+
+/** A repeatable pseudo-random sequence in [0, 1). */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (Math.imul(s, 1103515245) + 12345) & 0x7fffffff;
+    return s / 0x80000000;
+  };
+}
+
+const COLUMNS: ParquetColumn[] = [
+  { name: 's', type: { kind: 'string' } },
+  { name: 'l', type: { kind: 'list', element: { kind: 'string' } } },
+  {
+    name: 'st',
+    type: {
+      kind: 'struct',
+      fields: [
+        { name: 'a', type: { kind: 'string' } },
+        { name: 'b', type: { kind: 'int64' } },
+      ],
+    },
+  },
+  { name: 'd', type: { kind: 'double' } },
+  { name: 'bo', type: { kind: 'boolean' } },
+  { name: 'i', type: { kind: 'int32' } },
+  { name: 'j', type: { kind: 'json' } },
+];
+
+const STRINGS = [
+  '\uFFFF',
+  '\u{10000}',
+  '\uD800',
+  '\uDBFF',
+  'a\uD800',
+  'a\uDC00b',
+  '\uE000',
+  'é',
+  '日本',
+  '',
+  '😀',
+  '\uD83D',
+];
+
+function rows(count: number, distinct: boolean, long: boolean): ParquetRow[] {
+  const next = random(count + (distinct ? 1 : 0) + (long ? 2 : 0));
+  const pick = (r: number) => {
+    const s = STRINGS[Math.floor(next() * STRINGS.length)]!;
+    return (long ? 'y'.repeat(20) : '') + (distinct ? `${s}${r}` : s);
+  };
+  const maybe = <T>(value: () => T): T | null => (next() < 0.1 ? null : value());
+  const out: ParquetRow[] = [];
+  for (let r = 0; r < count; r++) {
+    out.push({
+      values: [
+        maybe(() => pick(r)),
+        maybe(() => Array.from({ length: Math.floor(next() * 4) }, () => (next() < 0.2 ? null : pick(r)))),
+        maybe(() => ({ a: next() < 0.2 ? null : pick(r), b: next() < 0.2 ? null : BigInt(Math.floor(next() * 10)) })),
+        maybe(() => (next() < 0.05 ? NaN : next() < 0.1 ? -0 : next())),
+        maybe(() => next() < 0.5),
+        maybe(() => Math.floor(next() * 100)),
+        maybe(() => JSON.stringify({ k: pick(r) })),
+      ],
+      bytes: 100,
+    });
+  }
+  return out;
+}
+
+async function encode(
+  Encoder: typeof ParquetEncoder | typeof LegacyParquetEncoder,
+  data: readonly ParquetRow[],
+  compression: Exclude<ParquetCompression, 'zstd'>,
+): Promise<Buffer> {
+  const dest = memoryDestination();
+  const encoder = new Encoder(dest, COLUMNS, { compression, rowGroupRows: 25_000, rowGroupBytes: 1e12 });
+  for (const row of data) await encoder.write(row);
+  await encoder.end();
+  return dest.bytesOut();
+}
+
+describe('the column writer writes what hyparquet-writer writes', () => {
+  for (const [count, distinct, long] of [
+    [3000, false, false],
+    [3000, true, false],
+    [60_000, true, true],
+  ] as const) {
+    it(`${count.toLocaleString('en-US')} rows, ${distinct ? 'mostly distinct' : 'repeated'} strings${long ? ', several pages per chunk' : ''}`, async () => {
+      const data = rows(count, distinct, long);
+      for (const compression of ['snappy', 'none', 'gzip'] as const) {
+        const legacy = await encode(LegacyParquetEncoder, data, compression);
+        const current = await encode(ParquetEncoder, data, compression);
+        expect(current.equals(legacy), compression).toBe(true);
+      }
+    });
+  }
+
+  it('compresses snappy as hyparquet-writer does', () => {
+    const next = random(7);
+    for (let t = 0; t < 400; t++) {
+      const n = t < 100 ? t : Math.floor(next() ** 3 * 300_000);
+      const input = new Uint8Array(n);
+      const alphabet = 1 + Math.floor(next() * 255);
+      for (let i = 0; i < n; i++)
+        input[i] = next() < 0.3 && i > 70 ? input[i - 1 - Math.floor(next() * 70)]! : Math.floor(next() * alphabet);
+      if (next() < 0.2) input.fill(5, 0, n >> 1);
+      expect(Buffer.from(snappyCompressInto(input)).equals(Buffer.from(snappyCompress(input)))).toBe(true);
+    }
+  });
+});
