@@ -391,6 +391,32 @@ class SerializedFooter {
   }
 }
 
+/** Marks JSON leaves as JSON in the footer's schema (their values are written as UTF8 byte arrays). */
+function annotateJson(elements: readonly SchemaElement[]): void {
+  for (const element of elements) {
+    element.converted_type = 'JSON';
+    element.logical_type = { type: 'JSON' };
+  }
+}
+
+/** The end of a file, after its last row group: the footer, its length and `PAR1`. */
+function finishFile(
+  bytes: ByteWriter,
+  footer: SerializedFooter,
+  schema: SchemaElement[],
+  numRows: bigint,
+  metadata: Readonly<Record<string, string>> | undefined,
+): void {
+  footer.write(bytes, {
+    version: 2,
+    created_by: CREATED_BY,
+    schema,
+    num_rows: numRows,
+    key_value_metadata: Object.entries(metadata ?? {}).map(([key, value]) => ({ key, value })),
+  });
+  bytes.appendUint32(PAR1);
+}
+
 /** Hands what `writer` holds to the destination (a copy: the writer reuses its buffer) and empties it. */
 function drainTo(writer: ByteWriter, dest: ByteDestination): void | Promise<void> {
   if (writer.index === 0) return;
@@ -560,29 +586,10 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
 
   async end(): Promise<void> {
     await this.#writeRowGroup();
-    this.#annotateJson();
-    this.#footer.write(this.#bytes, {
-      version: 2,
-      created_by: CREATED_BY,
-      schema: this.#schema,
-      num_rows: this.#numRows,
-      key_value_metadata: Object.entries(this.#options.metadata ?? {}).map(([key, value]) => ({ key, value })),
-    });
-    this.#bytes.appendUint32(PAR1);
+    annotateJson(this.#jsonElements);
+    finishFile(this.#bytes, this.#footer, this.#schema, this.#numRows, this.#options.metadata);
     await this.#drainBytes();
     await this.#options.rowGroupListener?.end();
-  }
-
-  /**
-   * JSON leaves are encoded as UTF8 byte arrays (the same bytes: hyparquet-writer would
-   * JSON.stringify the values of a JSON-annotated column once more) and get their JSON
-   * annotation in the footer, which is written from this schema.
-   */
-  #annotateJson(): void {
-    for (const element of this.#jsonElements) {
-      element.converted_type = 'JSON';
-      element.logical_type = { type: 'JSON' };
-    }
   }
 
   destroy(): void {
@@ -736,18 +743,8 @@ export class ChunkCopyEncoder {
   }
 
   async end(): Promise<void> {
-    for (const element of this.#jsonElements) {
-      element.converted_type = 'JSON';
-      element.logical_type = { type: 'JSON' };
-    }
-    this.#footer.write(this.#bytes, {
-      version: 2,
-      created_by: CREATED_BY,
-      schema: this.#schema,
-      num_rows: this.#numRows,
-      key_value_metadata: Object.entries(this.#options.metadata ?? {}).map(([key, value]) => ({ key, value })),
-    });
-    this.#bytes.appendUint32(PAR1);
+    annotateJson(this.#jsonElements);
+    finishFile(this.#bytes, this.#footer, this.#schema, this.#numRows, this.#options.metadata);
     await this.#drain();
   }
 }
