@@ -151,7 +151,7 @@ function leafElement(name: string, type: ScalarKind): SchemaElement {
   const repetition_type = 'OPTIONAL';
   switch (type) {
     case 'string':
-    // falls through: JSON leaves are written as UTF8 and annotated JSON when the file is finished (see #annotateJson).
+    // falls through: JSON leaves are written as UTF8 and annotated JSON when the file is finished (see annotateJson).
     case 'json':
       return { name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type };
     case 'int32':
