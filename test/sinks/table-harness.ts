@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
-import { runPipeline, type RunSummary } from '../../src/pipeline/runner.js';
+import { RunFailedError, runPipeline, type RunSummary } from '../../src/pipeline/runner.js';
 import type { TableManifest } from '../../src/sinks/table/table-sink.js';
 import { GENERATION_EPOCH } from '../../src/sandbox/index.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
@@ -59,6 +59,61 @@ ${options.extraSink ?? ''}state: { path: .state/products-table.json, overlapSeco
 /** Day d's run time (02:00 UTC by default), well after every generated timestamp. */
 export function dayTime(d: number, hour = 2): Date {
   return new Date((GENERATION_EPOCH + 40 * 86_400 + d * 86_400 + hour * 3600) * 1000);
+}
+
+/** The 20 days' schedule: full runs (deletes inferred), the failed run, the same-day rerun. */
+export const FULL_DAYS = new Set([4, 9, 14, 19]);
+export const FAILED_DAY = 7;
+export const RERUN_DAY = 12;
+
+export type Model = Map<string, ReturnType<typeof modelRow>>;
+
+/** What a layout checks of the 20 days (table-history.test.ts, table-iceberg-history.test.ts). */
+export interface DayChecks<Before> {
+  /** What the failed run must leave as it was, read before it. */
+  before(at: Date): Promise<Before>;
+  /** After the failed run: nothing published (`before` is what was read before it). */
+  unchanged(before: Before, at: Date): Promise<void>;
+  /** After a successful run: its version is exactly `next`; `rerunOf` is the same day's earlier run. */
+  published(summary: RunSummary, at: Date, next: Model, rerunOf?: RunSummary): Promise<void>;
+}
+
+/**
+ * Issue 13's 20 simulated days over `days`: each day the sandbox's changes (drawn from `rnd`),
+ * then a run: incremental, full on FULL_DAYS, a full run failed by invalid records on FAILED_DAY
+ * (nothing published, the cursor kept: the next day brings its changes), and on RERUN_DAY a
+ * second run after more changes.
+ */
+export async function twentyDays<Before>(days: TableDays, rnd: () => number, checks: DayChecks<Before>): Promise<void> {
+  for (let d = 0; d < 20; d++) {
+    if (d > 0) await days.mutateDay(d, 1, rnd);
+    const at = dayTime(d);
+    if (d === FAILED_DAY) {
+      const before = await checks.before(at);
+      // A full run in which one record in 40 is served schema-invalid: validate fails it part-way through.
+      await days.sandbox.post('/_sandbox/faults', { invalidRecordRate: 0.025 });
+      const failed = await days.run(at, { full: true }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await days.sandbox.post('/_sandbox/faults', {});
+      expect(failed).toBeInstanceOf(RunFailedError);
+      expect((failed as RunFailedError).exitCode).toBe(1);
+      expect((failed as RunFailedError).code).toBe('data.invalid');
+      await checks.unchanged(before, at);
+      continue;
+    }
+    const full = FULL_DAYS.has(d);
+    const next = await days.expectedAfter(d === 0 ? 'first' : full ? 'full' : 'incremental');
+    const summary = await days.run(at, { full });
+    await checks.published(summary, at, next);
+    if (d === RERUN_DAY) {
+      await days.mutateDay(d, 4, rnd);
+      const later = dayTime(d, 5);
+      const expected = await days.expectedAfter('incremental');
+      await checks.published(await days.run(later), later, expected, summary);
+    }
+  }
 }
 
 export class TableDays {

@@ -8,11 +8,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunFailedError } from '../../src/pipeline/runner.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { seededRandom } from '../helpers/random-records.js';
 import { tempDir } from './records.js';
-import { dayTime, pipelineYaml, TableDays } from './table-harness.js';
+import { FAILED_DAY, FULL_DAYS, RERUN_DAY, dayTime, pipelineYaml, TableDays, twentyDays } from './table-harness.js';
 
 let sandbox: TestSandbox;
 beforeAll(async () => {
@@ -21,10 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.close();
 });
-
-const FULL_DAYS = new Set([4, 9, 14, 19]);
-const FAILED_DAY = 7;
-const RERUN_DAY = 12;
 
 describe('table sink: 20 days of history', () => {
   it('snapshot, change rows and the history view are exact after every run', async () => {
@@ -37,49 +32,31 @@ describe('table sink: 20 days of history', () => {
     await sandbox.post('/_sandbox/hide', { count: 80, at: Math.floor(dayTime(-1).getTime() / 1000) });
     days.pending.clear();
 
-    for (let d = 0; d < 20; d++) {
-      if (d > 0) await days.mutateDay(d, 1, rnd);
-      const at = dayTime(d);
-      if (d === FAILED_DAY) {
-        const before = await readFile(join(root, '_table.json'), 'utf8');
-        const state = await readFile(join(dir, '.state/products-table.json'), 'utf8');
-        // A full run in which one record in 40 is served schema-invalid: validate fails it part-way through.
-        await sandbox.post('/_sandbox/faults', { invalidRecordRate: 0.025 });
-        const failed = await days.run(at, { full: true }).then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-        await sandbox.post('/_sandbox/faults', {});
-        expect(failed).toBeInstanceOf(RunFailedError);
-        expect((failed as RunFailedError).exitCode).toBe(1);
-        expect((failed as RunFailedError).code).toBe('data.invalid');
+    const state = join(dir, '.state/products-table.json');
+    await twentyDays(days, rnd, {
+      before: async () => ({
+        manifest: await readFile(join(root, '_table.json'), 'utf8'),
+        state: await readFile(state, 'utf8'),
+      }),
+      async unchanged(before, at) {
         // Nothing published: the manifest byte for byte, no folder for the day, no temp file, the cursor kept.
-        expect(await readFile(join(root, '_table.json'), 'utf8')).toBe(before);
-        expect(await readFile(join(dir, '.state/products-table.json'), 'utf8')).toBe(state);
+        expect(await readFile(join(root, '_table.json'), 'utf8')).toBe(before.manifest);
+        expect(await readFile(state, 'utf8')).toBe(before.state);
         const date = at.toISOString().slice(0, 10);
         expect(await readdir(join(root, `snapshot/dt=${date}`)).catch(() => [])).toEqual([]);
         expect(await readdir(join(root, `changes/dt=${date}`)).catch(() => [])).toEqual([]);
         expect((await readdir(join(root, '_table'))).filter((n) => n.endsWith('.tmp'))).toEqual([]);
-        continue;
-      }
-      const full = FULL_DAYS.has(d);
-      const mode = d === 0 ? 'first' : full ? 'full' : 'incremental';
-      const next = await days.expectedAfter(mode);
-      const summary = await days.run(at, { full });
-      await days.check(root, summary, at, next);
-      if (d === RERUN_DAY) {
+      },
+      async published(summary, at, next, rerunOf) {
+        await days.check(root, summary, at, next);
+        if (!rerunOf) return;
         // A rerun the same day, after more changes: the day's snapshot is replaced.
-        await days.mutateDay(d, 4, rnd);
-        const later = dayTime(d, 5);
-        const expected = await days.expectedAfter('incremental');
-        const rerun = await days.run(later);
-        await days.check(root, rerun, later, expected);
         const manifest = JSON.parse(await readFile(join(root, '_table.json'), 'utf8'));
-        const first = manifest.versions.find((v: { runId: string }) => v.runId === summary.runId);
-        expect(first).toMatchObject({ snapshot: [], replacedBy: rerun.runId });
+        const first = manifest.versions.find((v: { runId: string }) => v.runId === rerunOf.runId);
+        expect(first).toMatchObject({ snapshot: [], replacedBy: summary.runId });
         expect(first.changes.length).toBeGreaterThan(0);
-      }
-    }
+      },
+    });
     const manifest = JSON.parse(await readFile(join(root, '_table.json'), 'utf8'));
     expect(manifest.versions.map((v: { mode: string }) => v.mode)).toEqual([
       'first',

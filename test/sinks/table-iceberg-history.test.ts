@@ -8,13 +8,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunFailedError } from '../../src/pipeline/runner.js';
 import type { RunSummary } from '../../src/pipeline/runner.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { readIceberg, readIcebergMetadata } from '../helpers/iceberg-reader.js';
 import { seededRandom } from '../helpers/random-records.js';
 import { tempDir } from './records.js';
-import { dayTime, pipelineYaml, TableDays, type modelRow } from './table-harness.js';
+import { dayTime, pipelineYaml, TableDays, twentyDays, type Model } from './table-harness.js';
 
 let sandbox: TestSandbox;
 beforeAll(async () => {
@@ -24,13 +23,8 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-const FULL_DAYS = new Set([4, 9, 14, 19]);
-const FAILED_DAY = 7;
-const RERUN_DAY = 12;
 /** The sink's default keepSnapshots: every run of the 20 days stays. */
 const KEEP = 30;
-
-type Model = Map<string, ReturnType<typeof modelRow>>;
 
 const text = (root: string, rel: string) => readFile(join(root, rel), 'utf8');
 
@@ -135,42 +129,18 @@ describe('table sink, format: iceberg: 20 days of history', () => {
     await sandbox.post('/_sandbox/hide', { count: 60, at: Math.floor(dayTime(-1).getTime() / 1000) });
     days.pending.clear();
 
-    for (let d = 0; d < 20; d++) {
-      if (d > 0) await days.mutateDay(d, 1, rnd);
-      const at = dayTime(d);
-      if (d === FAILED_DAY) {
-        const hints = await Promise.all(
-          ['current', 'changes'].map((t) => text(root, `${t}/metadata/version-hint.text`)),
-        );
-        const files = await Promise.all(['current', 'changes'].map((t) => readdir(join(root, t, 'data'))));
-        await sandbox.post('/_sandbox/faults', { invalidRecordRate: 0.025 });
-        const failed = await days.run(at, { full: true }).then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-        await sandbox.post('/_sandbox/faults', {});
-        expect(failed).toBeInstanceOf(RunFailedError);
-        expect((failed as RunFailedError).code).toBe('data.invalid');
+    const tables = ['current', 'changes'];
+    const hints = () => Promise.all(tables.map((t) => text(root, `${t}/metadata/version-hint.text`)));
+    const dataFiles = () => Promise.all(tables.map((t) => readdir(join(root, t, 'data'))));
+    await twentyDays(days, rnd, {
+      before: async () => ({ hints: await hints(), files: await dataFiles() }),
+      async unchanged(before) {
         // Nothing committed, no data file left behind.
-        expect(
-          await Promise.all(['current', 'changes'].map((t) => text(root, `${t}/metadata/version-hint.text`))),
-        ).toEqual(hints);
-        expect(await Promise.all(['current', 'changes'].map((t) => readdir(join(root, t, 'data'))))).toEqual(files);
-        continue;
-      }
-      const full = FULL_DAYS.has(d);
-      const mode = d === 0 ? 'first' : full ? 'full' : 'incremental';
-      const next = await days.expectedAfter(mode);
-      const summary = await days.run(at, { full });
-      await ice.check(summary, at, next);
-      if (d === RERUN_DAY) {
-        await days.mutateDay(d, 4, rnd);
-        const later = dayTime(d, 5);
-        const expected = await days.expectedAfter('incremental');
-        const rerun = await days.run(later);
-        await ice.check(rerun, later, expected);
-      }
-    }
+        expect(await hints()).toEqual(before.hints);
+        expect(await dataFiles()).toEqual(before.files);
+      },
+      published: (summary, at, next) => ice.check(summary, at, next),
+    });
     // 19 days and a rerun succeeded; full days saw disappearances as deletes.
     expect(ice.runs).toHaveLength(20);
     expect(ice.allChanges.some((c) => c.endsWith(' delete'))).toBe(true);
