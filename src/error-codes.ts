@@ -812,6 +812,10 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'an incremental run found no table to merge into',
     'run once with --full-refresh to build the table',
   ),
+  info(
+    'table.repaired',
+    'an Iceberg changes/ table a stopped run left one run ahead of current/ was rolled back; this run writes those changes again',
+  ),
   warning(
     'table.shared_key',
     'two different records share the table key; the snapshot keeps one',

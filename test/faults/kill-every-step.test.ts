@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { listFiles, runCli, sandboxEnv, workspace } from '../cli/cli-process.js';
+import { jsonLines, listFiles, runCli, sandboxEnv, workspace } from '../cli/cli-process.js';
 import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
 
 const PRODUCTS = 250;
@@ -120,15 +120,15 @@ async function killAtEveryStep(opts: {
   pipeline: string;
   env: NodeJS.ProcessEnv;
   /** Checks what a reader sees after a kill or a good run; returns the runs now visible. */
-  check(after: 'kill' | 'good', pending: ReadonlySet<string>): Promise<{ committed: string[] }>;
+  check(after: 'kill' | 'good', pending: ReadonlySet<string>, stderr: string): Promise<{ committed: string[] }>;
 }): Promise<number> {
   const file = join(opts.dir, 'pipeline.yml');
   await writeFile(file, opts.pipeline);
   const run = (env: NodeJS.ProcessEnv) => runCli(['run', file, '--log-format', 'json'], { cwd: opts.dir, env });
   let pending = new Set(ids);
   const seen = new Set<string>();
-  const settle = async (after: 'kill' | 'good') => {
-    const { committed } = await opts.check(after, pending);
+  const settle = async (after: 'kill' | 'good', stderr = '') => {
+    const { committed } = await opts.check(after, pending, stderr);
     if (committed.some((r) => !seen.has(r))) pending = new Set();
     for (const r of committed) seen.add(r);
   };
@@ -151,7 +151,7 @@ async function killAtEveryStep(opts: {
     if (killed.signal !== 'SIGKILL') {
       // The run had fewer steps than `step`: every step was tried.
       expect(killed.code, killed.stderr).toBe(0);
-      await settle('good');
+      await settle('good', killed.stderr);
       return killedRuns;
     }
     killedRuns++;
@@ -162,7 +162,7 @@ async function killAtEveryStep(opts: {
     touch();
     const good = await run(opts.env);
     expect(good.code, `the good run after a kill before step ${step} (${at}): ${good.stderr}`).toBe(0);
-    await settle('good').catch((err: Error) => {
+    await settle('good', good.stderr).catch((err: Error) => {
       throw new Error(`after the good run following a kill before step ${step} (${at}): ${err.message}`);
     });
   }
@@ -231,8 +231,16 @@ function tableCheck(storage: Storage) {
 function icebergCheck(root: string) {
   const checkedRuns = new Map<string, string[]>();
   const committedRuns: string[] = [];
-  const seen = { ahead: 0 };
-  const check = async (after: 'kill' | 'good', pending: ReadonlySet<string>) => {
+  const seen = { ahead: 0, repaired: 0 };
+  let aheadLeft = false;
+  const check = async (after: 'kill' | 'good', pending: ReadonlySet<string>, stderr: string) => {
+    if (after === 'good') {
+      // The run after a kill that left changes/ ahead says that it rolled it back.
+      const said = jsonLines(stderr).some((l) => l.event === 'table.repaired');
+      expect(said, 'table.repaired told exactly when changes/ was ahead').toBe(aheadLeft);
+      if (said) seen.repaired++;
+      aheadLeft = false;
+    }
     if (!existsSync(join(root, 'current/metadata/version-hint.text'))) {
       expect(after, 'a good run leaves current/').toBe('kill');
       return { committed: [] };
@@ -264,6 +272,7 @@ function icebergCheck(root: string) {
       else {
         expect(after, `changes/ ahead of current/ (run ${run}) only after a kill`).toBe('kill');
         seen.ahead++;
+        aheadLeft = true;
       }
     }
     if (after === 'good') {
@@ -324,7 +333,7 @@ describe('kill -9 at every storage step, then a good run', () => {
       expect(killed).toBeGreaterThanOrEqual(10);
       // The kills between the two tables' commits (before current/'s metadata file, before its
       // version hint) left changes/ ahead twice, and the next good run repaired it each time.
-      expect(check.seen.ahead).toBe(2);
+      expect(check.seen).toEqual({ ahead: 2, repaired: 2 });
     } finally {
       await ws.remove();
     }

@@ -88,7 +88,7 @@ export class IcebergLayout implements TableLayout {
       : `the REST catalog's table for ${this.#store.location('current')}`;
   }
 
-  async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[] }> {
+  async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[]; repaired?: string }> {
     if ((await this.#store.objects.readText(TABLE_MANIFEST)) !== undefined) {
       throw new SinkError(
         `table: ${this.#store.location('')} holds a table of the hive layout (${TABLE_MANIFEST}); format: iceberg writes two Iceberg tables beside no other layout. ` +
@@ -108,8 +108,8 @@ export class IcebergLayout implements TableLayout {
     }
     const snapshot = currentSnapshot(current);
     this.#previous = snapshot ? this.#previousOf(snapshot, current!.metadata) : undefined;
-    await this.#repairChanges();
-    return { previous: this.#previous, removed: await this.#removeGarbage() };
+    const repaired = await this.#repairChanges();
+    return { previous: this.#previous, removed: await this.#removeGarbage(), ...(repaired ? { repaired } : {}) };
   }
 
   #previousOf(snapshot: Snapshot, metadata: TableMetadata): PreviousVersion {
@@ -131,11 +131,11 @@ export class IcebergLayout implements TableLayout {
    * its change rows would be written again by the next run. Rolled back to the snapshot of the
    * run `current/` names (or to none), before this run reads anything.
    */
-  async #repairChanges(): Promise<void> {
+  async #repairChanges(): Promise<string | undefined> {
     const changes = this.#loaded.changes;
     const head = currentSnapshot(changes);
     const runId = this.#previous?.runId;
-    if (!changes || !head || head.summary[RUN_ID] === runId) return;
+    if (!changes || !head || head.summary[RUN_ID] === runId) return undefined;
     const snapshots = new Map((changes.metadata.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
     let target: Snapshot | undefined = head;
     while (target && target.summary[RUN_ID] !== runId) {
@@ -145,6 +145,10 @@ export class IcebergLayout implements TableLayout {
     const commit = this.#rollback('changes', changes, target?.['snapshot-id']);
     const [rolled] = await this.#options.catalog.commit([commit]);
     this.#loaded.changes = rolled;
+    return (
+      `${this.#tables.changes.location} held the change rows of run ${head.summary[RUN_ID] ?? head['snapshot-id']}, which ${this.#tables.current.location} never committed (a run stopped between the two commits); ` +
+      `rolled back to ${target ? `run ${runId}'s snapshot` : 'no snapshot'}: this run writes those changes again`
+    );
   }
 
   /** Files of both tables no kept snapshot or metadata version references, and the root's stale states and temp files. */

@@ -373,7 +373,8 @@ export class TableSink extends Writable implements SinkStream {
         { runId: this.#ctx.run.id, pipeline: this.#ctx.run.name },
         { what: `table ${this.#store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
       );
-      const { previous, removed } = await this.#layout.open();
+      const { previous, removed, repaired } = await this.#layout.open();
+      if (repaired) this.#ctx.events.emit('info', { code: 'table.repaired', message: `table: ${repaired}` });
       if (previous) this.#checkColumnNames(previous);
       this.#previous = previous;
       if (!previous && this.#ctx.mode.incremental) {
