@@ -1,43 +1,52 @@
 // Reads Iceberg tables with icebird, an independent reader (its own Avro decoder, hyparquet for
 // the Parquet), as an engine would: from `metadata/version-hint.text` or a named metadata file.
-// icebird fetches URLs; Node's fetch has no file: scheme, so while a read runs, file: URLs are
-// answered from disk (whole files, status 200, as a server without range requests answers).
+// icebird fetches URLs. Node's fetch has no file: scheme, and icebird turns s3://bucket/key into
+// https://bucket.s3.amazonaws.com/key; `icebirdFetch` answers both from the test's own files and
+// S3 server (Range requests with 206, as S3 does), so a read never leaves the machine.
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { icebergManifests, icebergMetadata, icebergRead } from 'icebird';
 
+/** Reads an object of a bucket for the reader (an S3 test server's client or store). */
+export type ObjectReader = (bucket: string, key: string) => Promise<Uint8Array | undefined>;
+
+const S3_URL = /^https:\/\/([^/]+)\.s3\.amazonaws\.com\/(.*)$/;
+
+/**
+ * A fetch for icebird: file: URLs from disk, S3 URLs through `objects`; any other URL goes to
+ * `otherwise`, or is refused when none is given.
+ */
+export function icebirdFetch(objects?: ObjectReader, otherwise?: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const s3 = S3_URL.exec(url);
+    if (!url.startsWith('file:') && !(s3 && objects)) {
+      if (otherwise) return otherwise(input, init);
+      throw new Error(`the test fetch serves file: and S3 URLs only, not ${url}`);
+    }
+    const bytes = s3
+      ? await objects!(s3[1]!, decodeURIComponent(s3[2]!))
+      : await readFile(fileURLToPath(url)).catch(() => undefined);
+    if (!bytes) return new Response(null, { status: 404 });
+    if (init?.method === 'HEAD') return new Response(null, { headers: { 'content-length': String(bytes.length) } });
+    const m = /^bytes=(\d+)-(\d*)$/.exec(new Headers(init?.headers).get('Range') ?? '');
+    if (!m) return new Response(new Uint8Array(bytes), { status: 200 });
+    const start = Number(m[1]);
+    const end = m[2] ? Number(m[2]) + 1 : bytes.length;
+    return new Response(new Uint8Array(bytes.subarray(start, end)), {
+      status: 206,
+      headers: { 'content-range': `bytes ${start}-${end - 1}/${bytes.length}` },
+    });
+  };
+}
+
 let depth = 0;
 let original: typeof fetch | undefined;
 
-/** Reads an object of a bucket for the reader (an S3 test server's client). */
-export type ObjectReader = (bucket: string, key: string) => Promise<Uint8Array | undefined>;
-let objects: ObjectReader | undefined;
-
-/**
- * icebird turns s3://bucket/key into https://bucket.s3.amazonaws.com/key before fetching; with
- * an object reader given, those are answered from the test's S3 server instead of AWS.
- */
-async function fetched(url: string): Promise<Uint8Array | undefined> {
-  if (url.startsWith('file:')) return readFile(fileURLToPath(url)).catch(() => undefined);
-  const s3 = /^https:\/\/([^/]+)\.s3\.amazonaws\.com\/(.*)$/.exec(url);
-  if (s3 && objects) return objects(s3[1]!, decodeURIComponent(s3[2]!));
-  return undefined;
-}
-
+/** Runs `read` with icebirdFetch as the global fetch (other URLs still reach the network stack). */
 async function withFileFetch<T>(read: () => Promise<T>, reader?: ObjectReader): Promise<T> {
-  objects = reader;
-  if (depth++ === 0) {
-    original = globalThis.fetch;
-    const next = original;
-    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-      if (!url.startsWith('file:') && !/\.s3\.amazonaws\.com\//.test(url)) return next(input, init);
-      const bytes = await fetched(url);
-      if (!bytes) return new Response('not found', { status: 404 });
-      const body = init?.method === 'HEAD' ? null : new Uint8Array(bytes);
-      return new Response(body, { status: 200, headers: { 'content-length': String(bytes.length) } });
-    }) as typeof fetch;
-  }
+  if (depth++ === 0) original = globalThis.fetch;
+  globalThis.fetch = icebirdFetch(reader, original);
   try {
     return await read();
   } finally {

@@ -23,7 +23,6 @@ import { duckdbQuery, sqlString } from '../../helpers/duckdb.js';
 import { tempDir } from '../records.js';
 import {
   avroIds,
-  fileFetch,
   localTable,
   SPEC_MANIFEST_ENTRY,
   SPEC_MANIFEST_FILE,
@@ -31,9 +30,10 @@ import {
   T0,
   writeDataFile,
 } from './iceberg-helpers.js';
+import { icebirdFetch } from '../../helpers/iceberg-reader.js';
 
 beforeAll(() => {
-  vi.stubGlobal('fetch', fileFetch);
+  vi.stubGlobal('fetch', icebirdFetch());
 });
 afterAll(() => {
   vi.unstubAllGlobals();

@@ -1,10 +1,8 @@
 // What the Iceberg tests share: Parquet data files written by our ParquetEncoder (as the table
-// sink writes them: staged, then committed under their final name), a `fetch` that serves
-// `file://` URLs from disk for icebird (Node's fetch does not; Range requests answered 206 as an
-// object store would), and the spec's Avro schemas, written out here from the Iceberg spec
+// sink writes them: staged, then committed under their final name), and the spec's Avro
+// schemas, written out here from the Iceberg spec
 // (format/spec.md: Manifest Entry Fields, Data File Fields, Manifest Lists) independently of src.
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { ParquetEncoder, type ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
 import type { IcebergTableRef, LoadedTable } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
@@ -83,27 +81,6 @@ export async function run(
   const [loaded] = await catalog.commit([prepared.commit]);
   return loaded!;
 }
-
-/** A fetch for icebird that reads `file://` URLs from disk and refuses anything else. */
-export const fileFetch: typeof fetch = async (input, init) => {
-  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-  if (!url.startsWith('file://')) throw new Error(`the test fetch serves file:// URLs only, not ${url}`);
-  let body: Buffer;
-  try {
-    body = await readFile(fileURLToPath(url));
-  } catch {
-    return new Response(null, { status: 404, statusText: 'Not Found' });
-  }
-  const range = new Headers(init?.headers).get('Range');
-  const m = range ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
-  if (!m) return new Response(body, { status: 200 });
-  const start = Number(m[1]);
-  const end = m[2] ? Number(m[2]) + 1 : body.length;
-  return new Response(body.subarray(start, end), {
-    status: 206,
-    headers: { 'Content-Range': `bytes ${start}-${end - 1}/${body.length}` },
-  });
-};
 
 // The spec's v2 schemas (format/spec.md), as Avro with the spec's field ids. Only the fields a v2
 // writer may write are here; each optional one is a union with null, default null (spec:

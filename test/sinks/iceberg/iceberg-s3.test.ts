@@ -12,6 +12,7 @@ import { createS3Client } from '../../../src/storage/s3-client.js';
 import { S3ObjectStore } from '../../../src/storage/s3-object-store.js';
 import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../../helpers/s3-server.js';
 import { run, T0, writeDataFile } from './iceberg-helpers.js';
+import { icebirdFetch } from '../../helpers/iceberg-reader.js';
 
 let s3: S3TestServer;
 let restoreEnv: () => void;
@@ -38,24 +39,19 @@ function s3Table(prefix: string): IcebergTableRef & { store: S3ObjectStore } {
   };
 }
 
-/** Serves icebird's https://bucket.s3.amazonaws.com/key requests from the table's S3 store. */
+/** icebird's https://bucket.s3.amazonaws.com/key requests, answered from the table's S3 store. */
 function s3Fetch(table: IcebergTableRef & { store: S3ObjectStore }): typeof fetch {
-  const base = `https://${s3.bucket}.s3.amazonaws.com/${table.store.prefix}`;
-  return async (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (!url.startsWith(base)) throw new Error(`the test fetch serves ${base}... only, not ${url}`);
+  return icebirdFetch(async (bucket, key) => {
+    if (bucket !== s3.bucket || !key.startsWith(table.store.prefix))
+      throw new Error(`the test fetch serves s3://${s3.bucket}/${table.store.prefix}... only, not ${bucket}/${key}`);
     const chunks: Buffer[] = [];
     try {
-      for await (const chunk of await table.store.readStream(url.slice(base.length))) chunks.push(chunk);
+      for await (const chunk of await table.store.readStream(key.slice(table.store.prefix.length))) chunks.push(chunk);
     } catch {
-      return new Response(null, { status: 404 });
+      return undefined;
     }
-    const body = Buffer.concat(chunks);
-    const m = /^bytes=(\d+)-(\d*)$/.exec(new Headers(init?.headers).get('Range') ?? '');
-    if (!m) return new Response(body, { status: 200 });
-    const end = m[2] ? Number(m[2]) + 1 : body.length;
-    return new Response(body.subarray(Number(m[1]), end), { status: 206 });
-  };
+    return Buffer.concat(chunks);
+  });
 }
 
 const COLUMNS = [

@@ -21,7 +21,8 @@ import { prepareCommit, rollbackTo, tableSchema } from '../../../src/sinks/table
 import type { TableMetadata } from '../../../src/sinks/table/iceberg/iceberg-types.js';
 import { RestCatalog } from '../../../src/sinks/table/iceberg/rest-catalog.js';
 import { type IcebergRestServer, startIcebergRestServer } from '../../helpers/iceberg-rest-server.js';
-import { fileFetch, localTable, writeDataFile } from './iceberg-helpers.js';
+import { localTable, writeDataFile } from './iceberg-helpers.js';
+import { icebirdFetch } from '../../helpers/iceberg-reader.js';
 
 const NAMESPACE = ['lake', 'products'];
 const COLUMNS: ParquetColumn[] = [
@@ -36,7 +37,7 @@ let server: IcebergRestServer;
 let catalog: RestCatalog;
 
 beforeAll(() => {
-  vi.stubGlobal('fetch', fileFetch);
+  vi.stubGlobal('fetch', icebirdFetch());
 });
 afterAll(() => {
   vi.unstubAllGlobals();
