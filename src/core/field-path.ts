@@ -307,26 +307,45 @@ export function replaceAtPaths<L>(value: object, node: PathNode<L>, replace: Lea
   const keys = node.keys;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
-    const v = src[key];
-    if (v === undefined) continue;
-    const entry = node.entries[key]!;
-    if (entry.leaf !== undefined) {
-      out[key] = replace(v, entry.leaf);
-      continue;
-    }
-    const child = entry.child!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (!child.each) {
-      if (!Array.isArray(v)) out[key] = replaceAtPaths(v, child.node, replace);
-    } else if (Array.isArray(v)) {
-      const list = new Array<unknown>(v.length);
-      for (let j = 0; j < v.length; j++) {
-        const el: unknown = v[j];
-        list[j] =
-          typeof el === 'object' && el !== null && !Array.isArray(el) ? replaceAtPaths(el, child.node, replace) : el;
-      }
-      out[key] = list;
-    }
+    const v = replacementOf(src[key], node.entries[key]!, replace);
+    if (v !== UNCHANGED) out[key] = v;
   }
   return out;
+}
+
+const UNCHANGED: unique symbol = Symbol('unchanged');
+
+/**
+ * `replaceAtPaths` for a record its caller owns (`RecordTransform`'s `owned`): the new values of
+ * `node`'s top-level keys, computed without touching `value`, and a function that assigns them to
+ * `value` itself. The caller assigns only once it keeps the result, so a record it rejects halfway
+ * (a bad code) goes to the dead letter as it came. Nested containers are still copied: they may
+ * be shared with the source's record.
+ */
+export function replaceInPlace<L>(value: object, node: PathNode<L>, replace: LeafReplacer<L>): () => object {
+  const src = value as Record<string, unknown>;
+  const keys = node.keys;
+  const values = new Array<unknown>(keys.length);
+  for (let i = 0; i < keys.length; i++) values[i] = replacementOf(src[keys[i]!], node.entries[keys[i]!]!, replace);
+  return () => {
+    for (let i = 0; i < keys.length; i++) if (values[i] !== UNCHANGED) src[keys[i]!] = values[i];
+    return src;
+  };
+}
+
+/** The new value of one key of a container: `UNCHANGED`, a replaced leaf, or a rewritten copy. */
+function replacementOf<L>(v: unknown, entry: PathEntry<L>, replace: LeafReplacer<L>): unknown {
+  if (v === undefined) return UNCHANGED;
+  if (entry.leaf !== undefined) return replace(v, entry.leaf);
+  const child = entry.child!;
+  if (typeof v !== 'object' || v === null) return UNCHANGED;
+  if (!child.each) return Array.isArray(v) ? UNCHANGED : replaceAtPaths(v, child.node, replace);
+  if (!Array.isArray(v)) return UNCHANGED;
+  const list = new Array<unknown>(v.length);
+  for (let j = 0; j < v.length; j++) {
+    const el: unknown = v[j];
+    list[j] =
+      typeof el === 'object' && el !== null && !Array.isArray(el) ? replaceAtPaths(el, child.node, replace) : el;
+  }
+  return list;
 }

@@ -240,6 +240,10 @@ export class FlattenLocalesTransform extends RecordTransform {
     );
   }
 
+  protected override get returnsOwnedRecords(): boolean {
+    return true;
+  }
+
   processRecord(record: object): RecordOutput {
     return keepOrigin(record, rewriteAtPaths(record, this.#tree, writeColumns, true));
   }

@@ -18,7 +18,7 @@ import { defineStage, type StageContext } from '../core/stage.js';
 import { stageFactory } from '../core/stage-factory.js';
 import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
 import { describeValue } from '../values.js';
-import { buildPathTree, parseFieldPath, replaceAtPaths, type PathNode } from '../core/field-path.js';
+import { buildPathTree, parseFieldPath, replaceAtPaths, replaceInPlace, type PathNode } from '../core/field-path.js';
 import type { RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource, type StageResource } from './resource.js';
 import { rewriteContainer, type FieldType, type RecordSchema, type SchemaEnv } from '../core/record-schema.js';
@@ -195,14 +195,20 @@ export class NormalizeCodesTransform extends CheckingTransform {
     );
   }
 
-  processRecord(record: object): RecordOutput {
-    const out = replaceAtPaths(record, this.#tree, this.#replace);
+  processRecord(record: object, owned?: boolean): RecordOutput {
+    const out = owned
+      ? replaceInPlace(record, this.#tree, this.#replace)
+      : replaceAtPaths(record, this.#tree, this.#replace);
     if (this.#issues.length > 0) {
       const issues = this.#issues;
       this.#issues = [];
       return this.policy.reject(record, issues);
     }
-    return out;
+    return typeof out === 'function' ? out() : out;
+  }
+
+  protected override get returnsOwnedRecords(): boolean {
+    return true;
   }
 
   readonly #replace = (value: unknown, plan: CodePlan): unknown => {

@@ -60,8 +60,27 @@ export abstract class RecordTransform extends Transform {
     this.#host = this;
   }
 
-  /** Turns one record into zero, one or several. Throwing fails the run with that error. */
-  abstract processRecord(record: object): RecordOutput | Promise<RecordOutput>;
+  /**
+   * Turns one record into zero, one or several. Throwing fails the run with that error.
+   *
+   * `owned` is true when the record was made by the stage before this one in the same fused chain
+   * (`returnsOwnedRecords`) and nothing else holds it: this stage may then set its top-level keys
+   * in place instead of copying it. Nested values may still be shared with the source's record, so
+   * they are never changed in place. A record from a stream (another stage, a source, user code)
+   * is never owned.
+   */
+  abstract processRecord(record: object, owned?: boolean): RecordOutput | Promise<RecordOutput>;
+
+  /**
+   * True when the stage keeps no reference to the records it returns, and each is either the
+   * record it received or a new top-level object. Its new objects then reach the next fused stage
+   * as owned, and an owned record it passes on stays owned. Copies cost a key-by-key loop per
+   * record (~5 µs on a 70-key product), so a chain of stages that each add or replace columns
+   * copies once instead of once per stage. User code may keep what it returns, so it never does.
+   */
+  protected get returnsOwnedRecords(): boolean {
+    return false;
+  }
 
   /** Async set-up before the first record (loading a user module). Runs once. */
   protected prepare(): Promise<void> | void {}
@@ -186,10 +205,11 @@ export abstract class RecordTransform extends Transform {
   /** Runs `record` through the chain from stage `i`; pushes what comes out of the last stage. */
   #run(i: number, record: object): void | Promise<void> {
     const chain = this.#chain;
+    let owned = false;
     for (; i < chain.length; i++) {
       const stage = chain[i]!;
       stage.stats.in++;
-      const result = stage.processRecord(record);
+      const result = stage.processRecord(record, owned);
       if (result instanceof Promise) {
         const next = i + 1;
         return result.then((value) => this.#continue(next, RecordTransform.#count(stage.stats, value)));
@@ -201,6 +221,7 @@ export abstract class RecordTransform extends Transform {
       if (Array.isArray(result))
         return this.#runMany(i + 1, RecordTransform.#count(stage.stats, result) as readonly object[], 0);
       stage.stats.out++;
+      owned = stage.returnsOwnedRecords && (result !== record || owned);
       record = result;
     }
     this.push(record);

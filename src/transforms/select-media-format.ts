@@ -211,6 +211,8 @@ export class SelectMediaFormatTransform extends RecordTransform {
   readonly #keepOriginal: boolean;
   /** Reused by `#resolve`; a stage handles one record at a time. */
   #chosenName: string | undefined = undefined;
+  /** The record being handled is the chain's own (`processRecord`'s `owned`). */
+  #owned = false;
 
   constructor(options: z.output<typeof SelectMediaFormatOptionsSchema>, ctx: StageContext) {
     super('select-media-format', ctx);
@@ -243,15 +245,24 @@ export class SelectMediaFormatTransform extends RecordTransform {
     });
   }
 
-  processRecord(record: object): RecordOutput {
+  processRecord(record: object, owned?: boolean): RecordOutput {
+    this.#owned = owned === true;
     return this.#media
       ? this.#mediaRecord(record as MediaItem & { url?: unknown })
       : this.#product(record as Record<string, unknown>);
   }
 
-  /** A copy of the record to add columns to, without the media lists unless they are kept. */
+  protected override get returnsOwnedRecords(): boolean {
+    return true;
+  }
+
+  /**
+   * The record to add columns to, without the media lists unless they are kept: a copy, or the
+   * record itself when the chain owns it and nothing is removed (`delete` would turn it into a
+   * slow dictionary object).
+   */
   #copy(record: Record<string, unknown>): Record<string, unknown> {
-    if (this.#keepOriginal) return shallowCopy(record);
+    if (this.#keepOriginal) return this.#owned ? record : shallowCopy(record);
     const out: Record<string, unknown> = {};
     const removed = this.#removed;
     for (const key in record) if (!removed.has(key)) out[key] = record[key];

@@ -191,6 +191,10 @@ export class ValidateTransform extends CheckingTransform {
     this.stats.unknownFields = {};
   }
 
+  protected override get returnsOwnedRecords(): boolean {
+    return true;
+  }
+
   processRecord(record: object): RecordOutput {
     const deep = tooDeepFields(record);
     if (deep.length > 0) return this.#tooDeep(record, deep);

@@ -142,6 +142,58 @@ describe('RecordTransform', () => {
     expect(stages[1]!.stats.in).toBe(49);
   });
 
+  it('copies a record once in a fused chain, and never changes a record it does not own', async () => {
+    const input = page();
+    const before = input.map(plain);
+    // A user stage keeps what it returns: the stages after it must copy again.
+    const kept: any[] = [];
+    const keeping = (sinks: ReturnType<typeof memorySinks>) => {
+      const [v, f, s, n] = chain(sinks);
+      const ctx = context({ stages: [sinks.def] });
+      return [v!, f!, map((r: any) => (kept.push(r), r), ctx), s!, n!];
+    };
+    const pipedSinks = memorySinks();
+    const expected = await run(page(), ...keeping(pipedSinks));
+    const keptPiped = kept.splice(0).map(plain);
+    const sinks = memorySinks();
+    const actual = await run(input, RecordTransform.fuse(keeping(sinks) as RecordTransform[]));
+
+    expect(actual.map(plain)).toEqual(expected.map(plain));
+    expect(input.map(plain)).toEqual(before);
+    // What the user stage returned is what it still holds: no photo or code columns added later.
+    expect(kept.map(plain)).toEqual(keptPiped);
+    expect(kept.some((r) => 'photo_url' in r)).toBe(false);
+    // normalize-codes' dead letters hold the records as they reached it, bad code and all.
+    expect(letters(sinks)).toEqual(letters(pipedSinks));
+    expect(letters(sinks)[1]!.records).toHaveLength(2);
+  });
+
+  it('owned records are changed in place; others are copied; a rejected one is left as it came', () => {
+    const ctx = context({ stages: [memorySinks().def] });
+    const product = () => ({
+      ...fixture<any[]>('products.json')[0],
+      id: 'P1',
+      eanGtin13: 4006381333931,
+    });
+    const media = selectMediaFormat({ formats: ['largeWebp', 'large'] }, ctx);
+    const own = product();
+    expect(media.processRecord(own, true)).toBe(own);
+    expect(own).toHaveProperty('photo_url');
+    const shared = product();
+    const copied = media.processRecord(shared, false) as any;
+    expect(copied).not.toBe(shared);
+    expect(shared).not.toHaveProperty('photo_url');
+    expect(plain(copied)).toEqual(plain(own));
+
+    const codes = normalizeCodes({ fields: ['eanGtin13'], checkDigit: true, onInvalid: 'skip' }, ctx);
+    const good = product();
+    expect(codes.processRecord(good, true)).toBe(good);
+    expect(good.eanGtin13).toBe('4006381333931');
+    const bad = { ...product(), eanGtin13: 4006381333932 };
+    expect(codes.processRecord(bad, true)).toBeNull();
+    expect(bad.eanGtin13).toBe(4006381333932);
+  });
+
   it('refuses to fuse a stage twice or one already in use', async () => {
     const a = pick({ fields: ['id'] }, context());
     const b = pick({ fields: ['id'] }, context());
