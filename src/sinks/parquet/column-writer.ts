@@ -411,10 +411,12 @@ function dictionaryOf(kind: Kind, values: readonly unknown[], n: number): unknow
   sampleSizes.clear();
   for (let i = 0; i < sampleSize; i++) {
     const value = values[sampleSize === 1 ? 0 : Math.floor((i * (n - 1)) / (sampleSize - 1))];
+    // A null weighs nothing in either sum; most leaves of a product are mostly null.
+    if (value == null) continue;
     const key = value instanceof Uint8Array ? hashBytes(value) : value;
     let size = sampleSizes.get(key);
     if (size === undefined) {
-      size = value == null ? 0 : valueSize(kind, value) + prefix;
+      size = valueSize(kind, value) + prefix;
       sampleSizes.set(key, size);
       sampleDictionary += size;
     }
@@ -628,7 +630,8 @@ export function writeLeafChunk(
   const encodings: Encoding[] = [];
   const compress = leaf.compress;
   let dictionary_page_offset: bigint | undefined;
-  const dictionary = plain ? undefined : dictionaryOf(kind!, values, n);
+  // An all-null chunk has no dictionary (dictionaryOf would sample 1,000 nulls to say so).
+  const dictionary = plain || nulls === n ? undefined : dictionaryOf(kind!, values, n);
   let encoding: Encoding;
   if (dictionary) {
     dictionary_page_offset = BigInt(writer.offset);
