@@ -24,7 +24,7 @@ export function tooDeepFields(record: object, limit = MAX_RECORD_DEPTH): string[
 }
 
 /** Whether `value` (an object or array, level 1) has more than `levels` levels. Recursion stops at `levels`. */
-function deeperThan(value: object, levels: number): boolean {
+export function deeperThan(value: object, levels: number): boolean {
   if (levels <= 0) return true;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

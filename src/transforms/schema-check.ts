@@ -42,7 +42,7 @@ interface ZodCheck {
   _zod: { def: { check?: string; when?: (payload: Payload) => boolean }; check?: (payload: Payload) => unknown };
 }
 interface ZodSchema extends ZodCheck {
-  _zod: ZodCheck['_zod'] & { def: Def; values?: Set<unknown>; traits?: Set<string> };
+  _zod: ZodCheck['_zod'] & { def: Def; values?: Set<unknown>; traits?: Set<string>; optin?: string };
 }
 interface Payload {
   value: unknown;
@@ -50,6 +50,8 @@ interface Payload {
 }
 
 const never: SchemaCheck = () => false;
+/** The check of a schema compiled to "don't know": it always answers false. */
+export const DONT_KNOW = never;
 const always: SchemaCheck = () => true;
 
 const compiled = new WeakMap<object, SchemaCheck>();
@@ -64,14 +66,19 @@ function compile(schema: ZodSchema): SchemaCheck {
   if (!check) {
     // A placeholder while compiling guards against cycles (lazy schemas are not supported anyway).
     compiled.set(schema, never);
-    check = withChecks(schema, typeCheck(schema));
+    check = withChecks(schema as unknown as z.ZodType, typeCheck(schema));
     compiled.set(schema, check);
   }
   return check;
 }
 
-/** The zod checks of a schema (its own, when it is a check itself such as z.int(), then def.checks), run in zod's order. */
-function withChecks(schema: ZodSchema, base: SchemaCheck): SchemaCheck {
+/**
+ * The zod checks of a schema (its own, when it is a check itself such as z.int(), then def.checks),
+ * run in zod's order. Extra arguments reach `base` (record-check.ts passes the nesting level).
+ */
+export function withChecks<C extends (value: unknown, ...rest: never[]) => boolean>(schema: z.ZodType, base: C): C;
+export function withChecks(zodSchema: z.ZodType, base: (value: unknown, level: number) => boolean) {
+  const schema = zodSchema as unknown as ZodSchema;
   if (base === never) return never;
   const checks: ZodCheck[] = [];
   if (schema._zod.traits?.has('$ZodCheck')) checks.push(schema);
@@ -80,9 +87,14 @@ function withChecks(schema: ZodSchema, base: SchemaCheck): SchemaCheck {
   for (const c of checks) if (typeof c._zod.check !== 'function') return never;
   const fns = checks.map((c) => c._zod.check!);
   const whens = checks.map((c) => c._zod.def.when);
-  return (value) => {
-    if (!base(value)) return false;
-    const payload: Payload = { value, issues: [] };
+  // One payload per check, reused rather than two allocations per value checked. No call nests in
+  // another of the same check (that needs a recursive schema, which compiles to "don't know"), and
+  // an async check's late issues land after the synchronous walk, which never reads them.
+  const payload: Payload = { value: undefined, issues: [] };
+  return (value: unknown, level: number) => {
+    if (!base(value, level)) return false;
+    payload.value = value;
+    if (payload.issues.length > 0) payload.issues = [];
     for (let i = 0; i < fns.length; i++) {
       const when = whens[i];
       if (when !== undefined && !when(payload)) continue;
@@ -172,9 +184,12 @@ function objectCheck(def: Def): SchemaCheck {
     if (extra === never) return never;
     strictKeys = new Set(keys);
   }
+  // zod refuses an absent key whose schema is not optional even where it takes undefined (z.unknown()).
+  const present = keys.filter((k, i) => def.shape![k]!._zod.optin === undefined && fields[i]!(undefined));
   return (v) => {
     if (!isObject(v)) return false;
     for (let i = 0; i < keys.length; i++) if (!fields[i]!(v[keys[i]!])) return false;
+    for (let i = 0; i < present.length; i++) if (!(present[i]! in v)) return false;
     if (strictKeys) {
       for (const k of Object.keys(v)) {
         if (strictKeys.has(k)) continue;

@@ -19,6 +19,15 @@ import { MAX_RECORD_DEPTH, depthOf, tooDeepFields, withFieldsAsText } from '../c
 import type { RecordOutput, StageStats } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
 import { compileSchemaCheck, type SchemaCheck } from './schema-check.js';
+import {
+  PASS,
+  UNSURE,
+  compileRecordCheck,
+  hasUnknown,
+  knownShapeOf,
+  type KnownShape,
+  type RecordCheck,
+} from './record-check.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
 export const ValidateOptionsSchema = z
@@ -40,43 +49,6 @@ export type ValidateOptions = WithOptionDocs<'validate', z.input<typeof Validate
 export interface ValidateStats extends StageStats {
   /** Undeclared field paths seen (`photos[].shiny`), with the number of records carrying them. */
   unknownFields: Record<string, number>;
-}
-
-/** The fields a schema declares, with null-prototype maps; `open` objects take any key. */
-interface KnownShape {
-  fields?: Record<string, KnownShape>;
-  element?: KnownShape;
-}
-
-function knownShapeOf(info: FieldInfo): KnownShape | undefined {
-  if (info.kind === 'object' && info.fields && Object.keys(info.fields).length > 0) {
-    const fields = Object.create(null) as Record<string, KnownShape>;
-    for (const [k, v] of Object.entries(info.fields)) fields[k] = knownShapeOf(v) ?? {};
-    return { fields };
-  }
-  if (info.kind === 'array' && info.element) {
-    const element = knownShapeOf(info.element);
-    return element ? { element } : undefined;
-  }
-  return undefined;
-}
-
-function hasUnknown(shape: KnownShape, value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (shape.fields) {
-    if (Array.isArray(value)) return false;
-    const fields = shape.fields;
-    for (const k in value as Record<string, unknown>) {
-      const f = fields[k];
-      if (f === undefined) return true;
-      if ((f.fields || f.element) && hasUnknown(f, (value as Record<string, unknown>)[k])) return true;
-    }
-    return false;
-  }
-  if (shape.element && Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (hasUnknown(shape.element, value[i])) return true;
-  }
-  return false;
 }
 
 /**
@@ -175,6 +147,8 @@ export class ValidateTransform extends CheckingTransform {
   readonly #schema: z.ZodType;
   /** Answers "valid" without zod's deep copy; zod decides (and explains) the rest. */
   readonly #quickCheck: SchemaCheck;
+  /** The common case in one walk (valid, not too deep, and whether a field is undeclared); zod for the rest. */
+  readonly #passes: RecordCheck;
   readonly #info: FieldInfo;
   readonly #unknownMode: 'allow' | 'report' | 'reject';
   readonly #known: KnownShape | undefined;
@@ -188,6 +162,7 @@ export class ValidateTransform extends CheckingTransform {
     this.#info = resource.info;
     this.#unknownMode = options.unknownFields;
     this.#known = knownShapeOf(resource.info);
+    this.#passes = compileRecordCheck(resource.schema, this.#unknownMode === 'allow' ? undefined : this.#known);
     this.stats.unknownFields = {};
   }
 
@@ -196,6 +171,9 @@ export class ValidateTransform extends CheckingTransform {
   }
 
   processRecord(record: object): RecordOutput {
+    const verdict = this.#passes(record);
+    if (verdict === PASS) return record;
+    if (verdict !== UNSURE) return this.#undeclared(record, this.#unknownPaths(record, this.#known!));
     const deep = tooDeepFields(record);
     if (deep.length > 0) return this.#tooDeep(record, deep);
     const result = this.#quickCheck(record) ? undefined : this.#schema.safeParse(record);
@@ -204,20 +182,23 @@ export class ValidateTransform extends CheckingTransform {
       this.#unknownMode !== 'allow' && known !== undefined && hasUnknown(known, record)
         ? this.#unknownPaths(record, known)
         : undefined;
-    if (result === undefined || result.success) {
-      if (unknown === undefined) return record;
-      if (this.#unknownMode === 'report') {
-        this.#report(record, unknown);
-        return record;
-      }
-      return this.policy.reject(record, unknown.map(unknownIssue));
-    }
+    if (result === undefined || result.success)
+      return unknown === undefined ? record : this.#undeclared(record, unknown);
     const issues = result.error.issues
       .flatMap((issue) => this.#closestBranch(issue))
       .map((i) => this.#toIssue(record, i));
     if (unknown && this.#unknownMode === 'reject') issues.push(...unknown.map(unknownIssue));
     else if (unknown) this.#report(record, unknown);
     return this.policy.reject(record, issues);
+  }
+
+  /** A valid record with fields the schema does not declare (`unknown`: their paths). */
+  #undeclared(record: object, unknown: string[]): RecordOutput {
+    if (this.#unknownMode === 'report') {
+      this.#report(record, unknown);
+      return record;
+    }
+    return this.policy.reject(record, unknown.map(unknownIssue));
   }
 
   /**

@@ -119,6 +119,9 @@ describe('compileSchemaCheck', () => {
       z.strictObject({ a: z.string() }),
       z.object({ a: z.string() }),
       z.looseObject({ a: z.string().optional() }),
+      // zod wants `a` present though its schema takes undefined
+      z.object({ a: z.unknown() }),
+      z.object({ a: z.union([z.string(), z.any()]) }),
       z.object({ a: z.string() }).catchall(z.number()),
       z.record(z.string(), z.int()),
       z.record(z.enum(['en', 'nl']), z.string()),
@@ -159,6 +162,7 @@ describe('compileSchemaCheck', () => {
       [1, 'a'],
       {},
       { a: 'x' },
+      { a: undefined },
       { a: 'x', b: 1 },
       { a: 'x', b: 'y' },
       { a: 2 },

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
 import { setOrigin } from '../../src/core/origin.js';
+import { MAX_RECORD_DEPTH } from '../../src/core/record-depth.js';
 import { InvalidRecordError, validate, validateStage } from '../../src/transforms/index.js';
 import { context, fixture, memorySinks, run } from './support.js';
 
@@ -313,6 +314,40 @@ describe('validate', () => {
         validate({ unknownFields: 'reject' }, context()),
       ),
     ).toHaveLength(1);
+  });
+
+  it('dead-letters a record nested too deep wherever the deep value is: an undeclared field, an open one', async () => {
+    const levels = MAX_RECORD_DEPTH;
+    const deep = () => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`);
+    const [a, b, c] = products();
+    const records = [
+      { ...a, futureField: deep() },
+      { ...b, apbCategory: deep() },
+      { ...c, attributes: [1, deep()] },
+    ];
+    for (const unknownFields of ['report', 'reject', 'allow'] as const) {
+      const sinks = memorySinks();
+      const options = { onInvalid: 'dead-letter', maxInvalid: 'none', unknownFields } as const;
+      const stage = validate(options, context({ stages: [sinks.def], run: {} }));
+      expect(await run(records, stage)).toEqual([]);
+      const letters = sinks.made[0]!.records;
+      expect(letters.map((l) => l.issues.map((i: any) => [i.path, i.message.split(',')[0]]))).toEqual([
+        [['futureField', `nested ${levels + 1} levels deep`]],
+        [['apbCategory', `nested ${levels + 1} levels deep`]],
+        [['attributes', `nested ${levels + 2} levels deep`]],
+      ]);
+      expect(letters[0].record.futureField).toBe(`${'['.repeat(levels)}${']'.repeat(levels)}`);
+      expect(stage.stats.unknownFields).toEqual({});
+    }
+  });
+
+  it('reports a __proto__ key JSON.parse made an own field, and passes the record', async () => {
+    const record = JSON.parse(`{"__proto__":{"x":1},${JSON.stringify(products()[0]).slice(1)}`);
+    const report = validate({}, context());
+    expect(await run([record], report)).toEqual([record]);
+    expect(report.stats.unknownFields).toEqual({ __proto__: 1 });
+    const allow = validate({ unknownFields: 'allow' }, context());
+    expect(await run([record], allow)).toHaveLength(1);
   });
 
   it('takes the resource from the options or the source, and refuses to guess', () => {
