@@ -14,9 +14,9 @@
 // through its withChecks, so the zod semantics are the ones test/transforms/schema-check.test.ts
 // holds to; test/transforms/record-check.test.ts compares this walk with validate's three.
 //
-// Only plain objects (prototype Object.prototype or null) take the key loop, and it sees what
-// for-in sees: an optional declared field defined as a non-enumerable own property (never so from
-// JSON.parse, spread or structuredClone) is not read, where zod would read and check it.
+// Only plain objects (prototype Object.prototype or null) take the key loop: for-in yields the own
+// enumerable keys there, and an object with other own keys (non-enumerable, which zod would read
+// for a declared field) is left to zod.
 import type { z } from 'zod';
 import type { FieldInfo } from '../catalog/index.js';
 import { MAX_RECORD_DEPTH, deeperThan } from '../core/record-depth.js';
@@ -230,13 +230,17 @@ class Compiler {
 
   keyLoop(table: Record<string, Field>, required: number, extra: ExtraCheck, reported: boolean): Check {
     const limit = this.limit;
+    const size = Object.keys(table).length;
     return (v, level) => {
       if (typeof v !== 'object' || v === null || Array.isArray(v) || level > limit) return false;
       // for-in also yields inherited keys, which zod reads otherwise: plain records only.
       const proto = Object.getPrototypeOf(v) as unknown;
       if (proto !== Object.prototype && proto !== null) return false;
+      let own = 0;
+      let present = 0;
       let seen = 0;
       for (const k in v) {
+        own++;
         const value = (v as Record<string, unknown>)[k];
         const f = table[k];
         if (f === undefined) {
@@ -245,10 +249,12 @@ class Compiler {
         } else {
           if (f.undeclared) this.undeclared = true;
           if (!f.check(value, level + 1)) return false;
+          present++;
           seen += f.required;
         }
       }
-      return seen === required;
+      // zod reads a declared field for-in does not yield when it is a non-enumerable own property.
+      return seen === required && (present === size || Object.getOwnPropertyNames(v).length === own);
     };
   }
 

@@ -219,7 +219,9 @@ describe('compileRecordCheck', () => {
       Object.assign(Object.create({ a: 'x' }), { b: 1 }),
       { toString: 'x' },
       new Date(0),
-      // zod reads `a` through the prototype, where for-in does not see it
+      // zod reads `a` where for-in does not see it: non-enumerable, or through the prototype
+      Object.defineProperty({ a: 'x' }, 'b', { value: 'y', enumerable: false }),
+      Object.defineProperty({}, 'a', { value: 5, enumerable: false }),
       new (class {
         get a() {
           return 5;
