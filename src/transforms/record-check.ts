@@ -20,7 +20,7 @@
 import type { z } from 'zod';
 import type { FieldInfo } from '../catalog/index.js';
 import { MAX_RECORD_DEPTH, deeperThan } from '../core/record-depth.js';
-import { DONT_KNOW, compileSchemaCheck, withChecks } from './schema-check.js';
+import { DONT_KNOW, compileSchemaCheck, passesUndefined, withChecks } from './schema-check.js';
 
 /** The fields a schema declares, with null-prototype maps; `open` objects take any key. */
 export interface KnownShape {
@@ -87,7 +87,8 @@ interface Def {
   inclusive?: boolean;
 }
 interface Internals {
-  def: Def;
+  def: Def & { checks?: unknown[] };
+  traits?: Set<string>;
   optin?: string;
   optout?: string;
 }
@@ -121,6 +122,29 @@ interface Field {
   required: number;
   /** A key zod declares and hasUnknown does not. */
   undeclared: boolean;
+  /** The field's optional and nullable wrappers, which `check` is inside of. */
+  undefinedOk: boolean;
+  nullOk: boolean;
+}
+
+function hasChecks(schema: z.ZodType): boolean {
+  const zod = internals(schema);
+  return (zod.def.checks?.length ?? 0) > 0 || zod.traits?.has('$ZodCheck') === true;
+}
+
+/** The schema inside optional and nullable wrappers (down to one with checks of its own), and what they let through. */
+function unwrap(schema: z.ZodType): { inner: z.ZodType; undefinedOk: boolean; nullOk: boolean } {
+  let inner = schema;
+  let undefinedOk = false;
+  let nullOk = false;
+  for (;;) {
+    const def = internals(inner).def;
+    if (def.type === 'optional') undefinedOk ||= passesUndefined(inner);
+    else if (def.type === 'nullable') nullOk = true;
+    else return { inner, undefinedOk, nullOk };
+    inner = def.innerType!;
+    if (hasChecks(inner)) return { inner, undefinedOk, nullOk };
+  }
 }
 
 class Compiler {
@@ -164,9 +188,9 @@ class Compiler {
         return (v, level) => this.fits(v, level) && this.noteUnknown(known, v);
       case 'optional':
       case 'nullable': {
-        const inner = this.compile(def.innerType!, known);
-        const empty = def.type === 'optional' ? undefined : null;
-        return (v, level) => v === empty || inner(v, level);
+        const { inner, undefinedOk, nullOk } = unwrap(schema);
+        const check = this.compile(inner, known);
+        return (v, level) => (v === undefined ? undefinedOk : v === null && nullOk) || check(v, level);
       }
       case 'array':
         return this.arrayCheck(def, known);
@@ -222,7 +246,11 @@ class Compiler {
       const { optin, optout } = internals(field);
       const must = optin === 'optional' && optout === 'optional' ? 0 : 1;
       const undeclared = fields !== undefined && fields[k] === undefined;
-      table[k] = { check: this.compile(field, fields?.[k]), required: must, undeclared };
+      // Most fields are `.nullable().optional()`: the loop answers null and undefined itself.
+      const { inner, undefinedOk, nullOk } = hasChecks(field)
+        ? { inner: field, undefinedOk: false, nullOk: false }
+        : unwrap(field);
+      table[k] = { check: this.compile(inner, fields?.[k]), required: must, undeclared, undefinedOk, nullOk };
       required += must;
     }
     return this.keyLoop(table, required, this.extraCheck(def), fields !== undefined);
@@ -248,7 +276,8 @@ class Compiler {
           if (!extra(value, level + 1, k)) return false;
         } else {
           if (f.undeclared) this.undeclared = true;
-          if (!f.check(value, level + 1)) return false;
+          const empty = value === undefined ? f.undefinedOk : value === null && f.nullOk;
+          if (!empty && !f.check(value, level + 1)) return false;
           present++;
           seen += f.required;
         }

@@ -132,6 +132,8 @@ function typeCheck(schema: ZodSchema): SchemaCheck {
     }
     case 'optional': {
       const inner = compile(def.innerType!);
+      // z.exactOptional() hands undefined to its inner schema; optional() over a default fills it in.
+      if (!passesUndefined(schema)) return inner;
       return inner === never ? (v) => v === undefined : (v) => v === undefined || inner(v);
     }
     case 'nullable': {
@@ -164,6 +166,12 @@ function typeCheck(schema: ZodSchema): SchemaCheck {
     default:
       return never;
   }
+}
+
+/** Whether an optional schema lets undefined through without asking its inner schema, as zod's optional() does. */
+export function passesUndefined(schema: { _zod: unknown }): boolean {
+  const zod = schema._zod as ZodSchema['_zod'];
+  return !zod.traits?.has('$ZodExactOptional') && zod.def.innerType?._zod.optin !== 'defaulted';
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -185,6 +185,10 @@ describe('compileRecordCheck', () => {
       z.strictObject({ a: z.string().nullable() }),
       z.object({ a: z.any() }),
       z.object({ a: z.union([z.string(), z.unknown()]) }),
+      // undefined goes to the inner schema: exactOptional, and optional over a default
+      z.object({ a: z.exactOptional(z.string()) }),
+      z.object({ a: z.exactOptional(z.string().nullable()).nullable() }),
+      z.object({ a: z.string().default('x').optional() }),
       z.object({ a: z.string() }).catchall(z.number()),
       z.object({ a: z.array(z.looseObject({ b: z.int() })) }),
       z.object({ a: z.record(z.string(), z.int()) }),

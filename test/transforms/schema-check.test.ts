@@ -122,6 +122,10 @@ describe('compileSchemaCheck', () => {
       // zod wants `a` present though its schema takes undefined
       z.object({ a: z.unknown() }),
       z.object({ a: z.union([z.string(), z.any()]) }),
+      // undefined goes to the inner schema: exactOptional, and optional over a default
+      z.object({ a: z.exactOptional(z.string()) }),
+      z.object({ a: z.exactOptional(z.string().nullable()).nullable() }),
+      z.object({ a: z.string().default('x').optional() }),
       z.object({ a: z.string() }).catchall(z.number()),
       z.record(z.string(), z.int()),
       z.record(z.enum(['en', 'nl']), z.string()),
@@ -163,6 +167,7 @@ describe('compileSchemaCheck', () => {
       {},
       { a: 'x' },
       { a: undefined },
+      { a: null },
       { a: 'x', b: 1 },
       { a: 'x', b: 'y' },
       { a: 2 },
