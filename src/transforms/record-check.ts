@@ -14,6 +14,10 @@
 // through its withChecks, so the zod semantics are the ones test/transforms/schema-check.test.ts
 // holds to; test/transforms/record-check.test.ts compares this walk with validate's three.
 //
+// Closures, not source generated with new Function: a generated key loop per object (a switch on
+// the key's index, a call site per field) measured slower in the bench chain (validate 20-21 µs
+// per product against 15-19 µs), and needs no eval.
+//
 // Only plain objects (prototype Object.prototype or null) take the key loop: for-in yields the own
 // enumerable keys there, and an object with other own keys (non-enumerable, which zod would read
 // for a declared field) is left to zod.
