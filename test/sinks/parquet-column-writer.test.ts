@@ -106,9 +106,10 @@ async function encode(
   Encoder: typeof ParquetEncoder | typeof LegacyParquetEncoder,
   data: readonly ParquetRow[],
   compression: Exclude<ParquetCompression, 'zstd'>,
+  rowGroupRows = 25_000,
 ): Promise<Buffer> {
   const dest = memoryDestination();
-  const encoder = new Encoder(dest, COLUMNS, { compression, rowGroupRows: 25_000, rowGroupBytes: 1e12 });
+  const encoder = new Encoder(dest, COLUMNS, { compression, rowGroupRows, rowGroupBytes: 1e12 });
   for (const row of data) await encoder.write(row);
   await encoder.end();
   return dest.bytesOut();
@@ -129,6 +130,61 @@ describe('the column writer writes what hyparquet-writer writes', () => {
       }
     });
   }
+
+  it('decides each chunk as hyparquet-writer does whatever the chunk before it decided', async () => {
+    // Row groups of 400 rows whose strings are by turns repeated (dictionary kept), all distinct
+    // (rejected by the sample), about two thirds distinct (passes the sample, rejected by the
+    // full check), all null, and 1,500 rows (a sample of 1,000 of them): the column writer reads
+    // a leaf's last decision to choose which check runs first.
+    const kinds = ['repeated', 'distinct', 'repeated', 'mostly', 'repeated', 'null', 'repeated', 'distinct', 'mostly'];
+    const data: ParquetRow[] = [];
+    const next = random(11);
+    kinds.forEach((kind, block) => {
+      const size = block === 6 ? 1500 : 400;
+      for (let r = 0; r < size; r++) {
+        const text =
+          kind === 'null'
+            ? null
+            : kind === 'repeated'
+              ? STRINGS[r % 5]!
+              : kind === 'distinct'
+                ? `${STRINGS[r % STRINGS.length]}${block}-${r}`
+                : next() < 0.66
+                  ? `m${block}-${r}`
+                  : 'same';
+        const number = kind === 'null' ? null : kind === 'repeated' ? r % 3 : r + block * 1000;
+        data.push({
+          values: [
+            text,
+            text === null ? null : [text, text],
+            { a: text, b: number === null ? null : BigInt(number) },
+            number,
+            null,
+            number,
+            null,
+          ],
+          bytes: 100,
+        });
+      }
+    });
+    for (const rowGroupRows of [400, 1500]) {
+      const legacy = await encode(LegacyParquetEncoder, data, 'snappy', rowGroupRows);
+      const current = await encode(ParquetEncoder, data, 'snappy', rowGroupRows);
+      expect(current.equals(legacy), `row groups of ${rowGroupRows}`).toBe(true);
+    }
+    // 10,000 rows: the sample (1,000 of them) sees only distinct strings and rejects a dictionary
+    // the whole chunk would keep (9,000 rows of one string), after a chunk that kept one.
+    const sampled = (r: number) => Math.floor((Math.round((r * 999) / 9999) * 9999) / 999) === r;
+    const wide: ParquetRow[] = [];
+    for (const block of ['repeated', 'sampled', 'repeated']) {
+      for (let r = 0; r < 10_000; r++) {
+        const text = block === 'repeated' ? STRINGS[r % 5]! : sampled(r) ? `s${r}` : 'same';
+        wide.push({ values: [text, null, null, null, null, null, null], bytes: 100 });
+      }
+    }
+    const legacy = await encode(LegacyParquetEncoder, wide, 'snappy', 10_000);
+    expect((await encode(ParquetEncoder, wide, 'snappy', 10_000)).equals(legacy)).toBe(true);
+  });
 
   it('compresses snappy as hyparquet-writer does', () => {
     const next = random(7);
