@@ -140,6 +140,7 @@ const COVERAGE: Record<string, Coverage> = {
   'node --expose-gc dist/test/bench/run.js chain memory': { bench: ['chain', 'memory'] },
   'node --expose-gc dist/test/bench/run.js memory --repeat 1': { bench: ['memory', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js chain --repeat 1': { bench: ['chain', '--repeat', '1'] },
+  'node --expose-gc dist/test/bench/run.js chain': { bench: ['chain'] },
   'node --expose-gc dist/test/bench/run.js table': { bench: ['table'] },
   'node --expose-gc dist/test/bench/run.js keys': { bench: ['keys'] },
   'node --expose-gc dist/test/bench/run.js chain --quick --repeat 1': { bench: ['chain', '--quick', '--repeat', '1'] },
