@@ -8,24 +8,15 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newRunId } from '../../src/core/run-id.js';
 import type { SinkStream } from '../../src/core/stage.js';
 import { jsonlSink, s3Sink, tableSink } from '../../src/sinks/index.js';
-import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../helpers/s3-server.js';
+import { s3ServerForFile } from '../helpers/s3-server.js';
 import { testContext, type TestContext } from '../helpers/stage-context.js';
 import { tempDir } from '../sinks/records.js';
 
-let s3: S3TestServer;
-let restoreEnv: () => void;
-beforeAll(async () => {
-  s3 = await startS3Server();
-  restoreEnv = useS3rverEnvironment(s3.endpoint);
-});
-afterAll(async () => {
-  restoreEnv?.();
-  await s3?.stop();
-});
+const s3 = s3ServerForFile();
 
 type Warning = { code: string; message: string };
 

@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll } from 'vitest';
 
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
@@ -301,4 +302,28 @@ export function useS3rverEnvironment(
       else process.env[name] = value;
     }
   };
+}
+
+/**
+ * s3rver for every test of the calling file: started before them with the SDK's environment pointed
+ * at it, stopped and the environment restored after. The returned object reads through to the
+ * server once it has started (`s3.bucket`, `s3.client` inside a test).
+ */
+export function s3ServerForFile(options: S3TestServerOptions = {}): S3TestServer {
+  let server: S3TestServer | undefined;
+  let restoreEnv: (() => void) | undefined;
+  beforeAll(async () => {
+    server = await startS3Server(options);
+    restoreEnv = useS3rverEnvironment(server.endpoint);
+  });
+  afterAll(async () => {
+    restoreEnv?.();
+    await server?.stop();
+  });
+  return new Proxy({} as S3TestServer, {
+    get(_target, key) {
+      if (!server) throw new Error('s3ServerForFile: the server starts in beforeAll; read it inside a test');
+      return Reflect.get(server, key) as unknown;
+    },
+  });
 }

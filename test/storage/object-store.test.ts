@@ -4,25 +4,16 @@
 import { existsSync, symlinkSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { storeLockBackend } from '../../src/core/lock.js';
 import { StorageError } from '../../src/errors.js';
 import { LocalObjectStore, type ObjectStore } from '../../src/storage/object-store.js';
 import { createS3Client } from '../../src/storage/s3-client.js';
 import { S3ObjectStore } from '../../src/storage/s3-object-store.js';
-import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../helpers/s3-server.js';
+import { s3ServerForFile } from '../helpers/s3-server.js';
 import { tempDir } from '../sinks/records.js';
 
-let s3: S3TestServer;
-let restoreEnv: () => void;
-beforeAll(async () => {
-  s3 = await startS3Server();
-  restoreEnv = useS3rverEnvironment(s3.endpoint);
-});
-afterAll(async () => {
-  restoreEnv?.();
-  await s3?.stop();
-});
+const s3 = s3ServerForFile();
 
 let counter = 0;
 const implementations: Array<[string, () => Promise<ObjectStore>]> = [

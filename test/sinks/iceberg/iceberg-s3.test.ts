@@ -2,7 +2,7 @@
 // metadata file created by a conditional PUT (If-None-Match), data files staged and uploaded.
 // icebird reads them as it reads S3 tables (it turns s3://bucket/key into
 // https://bucket.s3.amazonaws.com/key); the test's fetch answers those URLs from the S3 store.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { icebergRead } from 'icebird';
 import { IcebergCommitConflictError, type IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
@@ -10,20 +10,13 @@ import { unreferenced } from '../../../src/sinks/table/iceberg/iceberg-garbage.j
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import { createS3Client } from '../../../src/storage/s3-client.js';
 import { S3ObjectStore } from '../../../src/storage/s3-object-store.js';
-import { startS3Server, useS3rverEnvironment, type S3TestServer } from '../../helpers/s3-server.js';
+import { s3ServerForFile } from '../../helpers/s3-server.js';
 import { run, T0, writeDataFile } from './iceberg-helpers.js';
 import { icebirdFetch } from '../../helpers/iceberg-reader.js';
 
-let s3: S3TestServer;
-let restoreEnv: () => void;
-beforeAll(async () => {
-  s3 = await startS3Server();
-  restoreEnv = useS3rverEnvironment(s3.endpoint);
-});
-afterAll(async () => {
+const s3 = s3ServerForFile();
+afterAll(() => {
   vi.unstubAllGlobals();
-  restoreEnv?.();
-  await s3?.stop();
 });
 
 function s3Table(prefix: string): IcebergTableRef & { store: S3ObjectStore } {
