@@ -63,9 +63,10 @@ describe('history of S3 pipelines (s3rver)', () => {
     expect(second.records.read).toBeLessThan(first.records.read);
 
     const all = await keys();
-    // The history is on S3 (a file per run), nothing of it on local disk.
+    // The history is on S3 (a file per run), nothing of it on local disk. Two runs in the same
+    // second list in the order of their ids' random suffixes, so compare the sorted keys.
     expect(all.filter((k) => k.startsWith('catalog/state/history/'))).toEqual(
-      [first, second].map((s) => `catalog/state/history/products-nightly-s3/${s.runId}.json`),
+      [first, second].map((s) => `catalog/state/history/products-nightly-s3/${s.runId}.json`).sort(),
     );
     const rows = await history(file);
     expect(rows.map((r) => r.runId)).toEqual([first.runId, second.runId]);
