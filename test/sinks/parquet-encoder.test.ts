@@ -11,7 +11,7 @@ import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { tempDir } from './records.js';
 
 /** A destination that keeps every chunk, in random-sized writes as the encoder gives them. */
-function memoryDestination(): ByteDestination & { bytesOut(): Buffer } {
+function memoryDestination(): ByteDestination & { bytesOut(): Buffer; chunkSizes(): number[] } {
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   return {
@@ -27,6 +27,7 @@ function memoryDestination(): ByteDestination & { bytesOut(): Buffer } {
     async commit() {},
     async abort() {},
     bytesOut: () => Buffer.concat(chunks),
+    chunkSizes: () => chunks.map((c) => c.length),
   };
 }
 
@@ -72,6 +73,7 @@ describe('parquet encoder footer', () => {
       metadata: { 'catalog-streams.schema': '{"v":1}' },
     });
     for (let i = 0; i < total; i++) await encoder.write({ values: row(i), bytes: 100 });
+    const beforeEnd = dest.chunkSizes().length;
     await encoder.end();
 
     // The reference: the same row groups given to hyparquet-writer, which keeps the footer as objects.
@@ -102,6 +104,13 @@ describe('parquet encoder footer', () => {
     const actual = dest.bytesOut();
     expect(actual.length).toBe(expected.length);
     expect(actual.equals(expected)).toBe(true);
+    // The footer reaches the destination a row group at a time, never joined in one buffer
+    // (a file of a million rows has a footer of megabytes).
+    const footerLength = actual.readUInt32LE(actual.length - 8);
+    const footer = dest.chunkSizes().slice(beforeEnd + 1); // after the last, partial row group
+    expect(footer.reduce((a, b) => a + b)).toBe(footerLength + 8);
+    expect(footer.length).toBeGreaterThan(37);
+    expect(Math.max(...footer)).toBeLessThan(footerLength / 10);
 
     const dir = await tempDir();
     const file = join(dir, 'groups.parquet');

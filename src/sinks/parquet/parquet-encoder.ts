@@ -363,6 +363,7 @@ const NO_ROW_GROUP: RowGroup = { columns: [], total_byte_size: 0n, num_rows: 0n 
  */
 class SerializedFooter {
   readonly #schema: SchemaElement[];
+  /** Each row group's bytes, deflated: repeated paths and type tags compress well, and a file of a million rows holds hundreds of row groups until its end. */
   readonly #groups: Uint8Array[] = [];
   #empty: Uint8Array | undefined;
 
@@ -375,19 +376,34 @@ class SerializedFooter {
     const empty = (this.#empty ??= footerBytes(fields, []));
     const one = footerBytes(fields, [group]);
     const at = rowGroupListAt(empty, one) + 1;
-    this.#groups.push(one.slice(at, at + one.length - empty.length));
+    // A copy of exact size: zlib's result can be a view of its whole 16 KiB output chunk.
+    this.#groups.push(
+      new Uint8Array(zlib.deflateRawSync(one.subarray(at, at + one.length - empty.length), { level: 1 })),
+    );
   }
 
-  /** Writes the footer (thrift FileMetaData, its length) with the row groups added so far. */
-  write(out: ByteWriter, fields: FooterFields): void {
+  /**
+   * Writes the footer (thrift FileMetaData, its length) with the row groups added so far. The
+   * row groups go to `dest` one at a time, inflated as they are written, never joined in `out`:
+   * joined, the footer of a large file was its size three times over at the file's end (`out`
+   * growing to hold it, and the copy handed to `dest`).
+   */
+  async writeTo(out: ByteWriter, dest: ByteDestination, fields: FooterFields): Promise<void> {
     const empty = footerBytes(fields, []);
     const at = rowGroupListAt(empty, footerBytes(fields, [NO_ROW_GROUP]));
     const start = out.offset;
     out.appendBytes(empty.subarray(0, at));
     structListHeader(out, this.#groups.length);
-    for (const group of this.#groups) out.appendBytes(group);
-    out.appendBytes(empty.subarray(at + 1, empty.length - 4));
-    out.appendUint32(out.offset - start);
+    let length = out.offset - start;
+    await drainTo(out, dest);
+    for (const deflated of this.#groups) {
+      const group = zlib.inflateRawSync(deflated);
+      length += group.length;
+      await dest.write(group);
+    }
+    const tail = empty.subarray(at + 1, empty.length - 4);
+    out.appendBytes(tail);
+    out.appendUint32(length + tail.length);
   }
 }
 
@@ -400,14 +416,15 @@ function annotateJson(elements: readonly SchemaElement[]): void {
 }
 
 /** The end of a file, after its last row group: the footer, its length and `PAR1`. */
-function finishFile(
+async function finishFile(
   bytes: ByteWriter,
+  dest: ByteDestination,
   footer: SerializedFooter,
   schema: SchemaElement[],
   numRows: bigint,
   metadata: Readonly<Record<string, string>> | undefined,
-): void {
-  footer.write(bytes, {
+): Promise<void> {
+  await footer.writeTo(bytes, dest, {
     version: 2,
     created_by: CREATED_BY,
     schema,
@@ -587,7 +604,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   async end(): Promise<void> {
     await this.#writeRowGroup();
     annotateJson(this.#jsonElements);
-    finishFile(this.#bytes, this.#footer, this.#schema, this.#numRows, this.#options.metadata);
+    await finishFile(this.#bytes, this.#dest, this.#footer, this.#schema, this.#numRows, this.#options.metadata);
     await this.#drainBytes();
     await this.#options.rowGroupListener?.end();
   }
@@ -744,7 +761,7 @@ export class ChunkCopyEncoder {
 
   async end(): Promise<void> {
     annotateJson(this.#jsonElements);
-    finishFile(this.#bytes, this.#footer, this.#schema, this.#numRows, this.#options.metadata);
+    await finishFile(this.#bytes, this.#dest, this.#footer, this.#schema, this.#numRows, this.#options.metadata);
     await this.#drain();
   }
 }
