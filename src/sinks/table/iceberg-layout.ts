@@ -20,7 +20,7 @@ import type { CleanupWarning, NewVersion, PreviousVersion, TableColumns, TableLa
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
 import { prepareCommit, rollbackTo, tableSchema } from './iceberg/iceberg-commit.js';
-import { unreferenced } from './iceberg/iceberg-garbage.js';
+import { ManifestNames, unreferenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
@@ -64,6 +64,11 @@ export class IcebergLayout implements TableLayout {
   readonly #store: TableStore;
   readonly #options: IcebergLayoutOptions;
   readonly #tables: Record<TableName, IcebergTableRef>;
+  /** What this run's garbage walks have read of each table's manifests (immutable files). */
+  readonly #manifestNames: Record<TableName, ManifestNames> = {
+    current: new ManifestNames(),
+    changes: new ManifestNames(),
+  };
   readonly #loaded: Partial<Record<TableName, LoadedTable>> = {};
   readonly #schemas: Partial<Record<TableName, IcebergSchemaResult>> = {};
   readonly #columns: Partial<Record<TableName, readonly ParquetColumn[]>> = {};
@@ -160,7 +165,7 @@ export class IcebergLayout implements TableLayout {
     );
     for (const name of TABLES) {
       const table = this.#tables[name];
-      for (const rel of await unreferenced(table, this.#loaded[name])) {
+      for (const rel of await unreferenced(table, this.#loaded[name], this.#manifestNames[name])) {
         await table.store.remove(rel);
         removed.push(table.store.location(rel));
       }
@@ -266,7 +271,8 @@ export class IcebergLayout implements TableLayout {
     for (const name of TABLES) {
       const table = this.#tables[name];
       try {
-        for (const rel of await unreferenced(table, committed[name])) await table.store.remove(rel);
+        for (const rel of await unreferenced(table, committed[name], this.#manifestNames[name]))
+          await table.store.remove(rel);
       } catch (err) {
         warn(
           'sink.cleanup',

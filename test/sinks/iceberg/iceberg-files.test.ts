@@ -16,7 +16,7 @@ import {
   type IcebergTableRef,
 } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import { prepareCommit, rollbackTo, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
-import { unreferenced } from '../../../src/sinks/table/iceberg/iceberg-garbage.js';
+import { ManifestNames, unreferenced } from '../../../src/sinks/table/iceberg/iceberg-garbage.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { TableMetadata } from '../../../src/sinks/table/iceberg/iceberg-types.js';
 import { duckdbQuery, sqlString } from '../../helpers/duckdb.js';
@@ -434,6 +434,56 @@ describe('Iceberg tables through the files-only catalog', () => {
     expect(await unreferenced(current, v2)).toEqual([]);
     // An overwrite with no files: the table is empty, and icebird says so.
     await expect(read(current)).rejects.toThrow(/No data manifest files/);
+  });
+
+  it("walks each manifest list and manifest once per run: a walk after a commit reads only the new snapshot's", async () => {
+    const root = await tempDir('iceberg-');
+    const catalog = new FilesCatalog();
+    const changes = localTable(root, 'changes');
+    const row = (k: number): unknown[] => ['insert', BigInt(T0 + k) * 1000n, `r${k}`, `id${k}`, BigInt(k)];
+    for (let k = 1; k <= 4; k++)
+      await run(catalog, changes, {
+        runId: `r${k}`,
+        operation: 'append',
+        columns: CHANGE_COLUMNS,
+        rows: [row(k)],
+        minute: k,
+      });
+    const reads: string[] = [];
+    const store = changes.store;
+    // What the walk calls of a store: reads counted, the rest passed on.
+    const counted = {
+      ...changes,
+      store: {
+        readStream: (rel: string) => (reads.push(rel), store.readStream(rel)),
+        location: (rel: string) => store.location(rel),
+        list: (prefix: string) => store.list(prefix),
+      } as unknown as typeof store,
+    };
+    const names = new ManifestNames();
+    // A stray file a killed run left, and the four snapshots' files kept.
+    await store.putIfAbsent('metadata/r9-m0.avro', Buffer.from('left by a killed run'));
+    expect(await unreferenced(counted, await catalog.load(changes), names)).toEqual(['metadata/r9-m0.avro']);
+    // Four lists, four manifests (each list names every earlier manifest again: read once each).
+    expect(reads.filter((r) => r.includes('/snap-'))).toHaveLength(4);
+    expect(reads.filter((r) => /\/r\d-m\d\.avro$/.test(r))).toHaveLength(4);
+
+    reads.length = 0;
+    await run(catalog, changes, {
+      runId: 'r5',
+      operation: 'append',
+      columns: CHANGE_COLUMNS,
+      rows: [row(5)],
+      minute: 5,
+    });
+    const loaded = (await catalog.load(changes))!;
+    expect(await unreferenced(counted, loaded, names)).toEqual(['metadata/r9-m0.avro']);
+    expect(reads.map((r) => r.replace(/snap-\d+-/, 'snap-N-'))).toEqual([
+      'metadata/snap-N-r5.avro',
+      'metadata/r5-m0.avro',
+    ]);
+    // The same answer as a walk that remembers nothing.
+    expect(await unreferenced(changes, loaded)).toEqual(['metadata/r9-m0.avro']);
   });
 
   it('refuses a commit whose base is stale (another writer moved main)', async () => {

@@ -17,10 +17,54 @@ import { DELETED, ownName, readAvro, relativeName, type ManifestEntry, type Mani
 const FOLDERS = ['metadata/', 'data/'];
 
 /**
- * Store-relative names of every file under the table's `metadata/` and `data/` that `loaded`
- * (the table as the catalog has it now; undefined: no table yet) does not keep, sorted.
+ * What a table's manifest lists and manifests name, remembered across walks of one run: both are
+ * written once under names of their own and never replaced, so the walk after a commit reads only
+ * the new snapshot's files instead of every kept snapshot's again (a changes table keeps one
+ * snapshot per run, and on S3 each is a GET). What is kept is the names the walk needs, not the
+ * decoded records.
  */
-export async function unreferenced(table: IcebergTableRef, loaded: LoadedTable | undefined): Promise<string[]> {
+export class ManifestNames {
+  /** manifest list -> its manifests' own names */
+  readonly #lists = new Map<string, string[]>();
+  /** manifest -> the table-relative names of the data files it holds live (outside the table root: left out) */
+  readonly #manifests = new Map<string, string[]>();
+
+  async manifestsOf(table: IcebergTableRef, list: string): Promise<string[]> {
+    let names = this.#lists.get(list);
+    if (!names) {
+      names = (await readAvro(table.store, list)).records.map((record) =>
+        ownName(table.location, (record as unknown as ManifestFile).manifest_path),
+      );
+      this.#lists.set(list, names);
+    }
+    return names;
+  }
+
+  async liveFilesOf(table: IcebergTableRef, manifest: string): Promise<string[]> {
+    let names = this.#manifests.get(manifest);
+    if (!names) {
+      names = [];
+      for (const e of (await readAvro(table.store, manifest)).records as unknown as ManifestEntry[]) {
+        if (e.status === DELETED) continue;
+        const rel = relativeName(table.location, e.data_file.file_path);
+        if (rel !== undefined) names.push(rel);
+      }
+      this.#manifests.set(manifest, names);
+    }
+    return names;
+  }
+}
+
+/**
+ * Store-relative names of every file under the table's `metadata/` and `data/` that `loaded`
+ * (the table as the catalog has it now; undefined: no table yet) does not keep, sorted. `names`:
+ * what earlier walks of the same table in this run read (a new one reads everything).
+ */
+export async function unreferenced(
+  table: IcebergTableRef,
+  loaded: LoadedTable | undefined,
+  names: ManifestNames = new ManifestNames(),
+): Promise<string[]> {
   const kept = new Set<string>();
   if (loaded) {
     const keep = (uri: string): void => {
@@ -30,19 +74,16 @@ export async function unreferenced(table: IcebergTableRef, loaded: LoadedTable |
     kept.add(VERSION_HINT);
     keep(loaded.metadataLocation);
     for (const entry of loaded.metadata['metadata-log'] ?? []) keep(entry['metadata-file']);
-    const own = (uri: string): string => ownName(table.location, uri);
-    // An append's manifest list names every earlier manifest again: each is read once.
-    const manifestsRead = new Set<string>();
+    // An append's manifest list names every earlier manifest again: each is walked once.
+    const manifestsWalked = new Set<string>();
     for (const snapshot of loaded.metadata.snapshots ?? []) {
-      const list = own(snapshot['manifest-list']);
+      const list = ownName(table.location, snapshot['manifest-list']);
       kept.add(list);
-      for (const record of (await readAvro(table.store, list)).records) {
-        const manifest = own((record as unknown as ManifestFile).manifest_path);
+      for (const manifest of await names.manifestsOf(table, list)) {
         kept.add(manifest);
-        if (manifestsRead.has(manifest)) continue;
-        manifestsRead.add(manifest);
-        for (const e of (await readAvro(table.store, manifest)).records as unknown as ManifestEntry[])
-          if (e.status !== DELETED) keep(e.data_file.file_path);
+        if (manifestsWalked.has(manifest)) continue;
+        manifestsWalked.add(manifest);
+        for (const rel of await names.liveFilesOf(table, manifest)) kept.add(rel);
       }
     }
   }
