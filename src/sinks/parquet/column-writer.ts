@@ -413,13 +413,14 @@ const hashBuckets = new Map<number, number[]>();
  */
 function dictionaryOf(kind: Kind, values: readonly unknown[], n: number, likely: boolean): unknown[] | undefined {
   if (kind === 'boolean') return undefined;
+  let full: FullDictionary;
   if (likely && kind !== 'bytes') {
-    const full = fullDictionary(kind, values, n);
+    full = fullDictionary(kind, values, n);
     if (!sampleAccepts(indexSample(kind, n, full.sizes))) return undefined;
-    return fullAccepts(full) ? full.dictionary : undefined;
+  } else {
+    if (!sampleAccepts(valueSample(kind, values, n))) return undefined;
+    full = fullDictionary(kind, values, n);
   }
-  if (!sampleAccepts(valueSample(kind, values, n))) return undefined;
-  const full = fullDictionary(kind, values, n);
   return fullAccepts(full) ? full.dictionary : undefined;
 }
 
