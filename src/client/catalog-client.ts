@@ -77,6 +77,7 @@ import type { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
 import { type RetryOptions, RetryPolicy, TRUNCATED_BODY, errorCodeOf } from './retry-policy.js';
 import { defaultUserAgent } from './user-agent.js';
+import { ServerClock } from './server-clock.js';
 
 /** The paged endpoints of the endpoint table (catalog/endpoints): `products.query`, `brands.query`, ... */
 export type QueryEndpointName = Extract<EndpointName, `${string}.query`>;
@@ -303,6 +304,8 @@ export class CatalogClient {
   readonly #signal: AbortSignal | undefined;
   /** Released page buffers: a page's bytes are outside the JS heap, and reusing them keeps dead ones from piling up until a full GC. */
   readonly #pageBuffers: Buffer[] = [];
+  /** The API's clock as its answers' `Date` headers tell it (server-clock.ts). */
+  readonly serverClock = new ServerClock();
   #closing: Promise<void> | undefined;
 
   constructor(options: CatalogClientOptions) {
@@ -755,6 +758,7 @@ export class CatalogClient {
           headers: { ...(request.headers as Record<string, string>), authorization: key.authorization },
         });
         status = res.statusCode;
+        this.serverClock.observe(res.headers.date);
         if (status >= 200 && status < 300) {
           const value = await consume(res, this.#guard(endpoint, res.body));
           this.#recordAttempt(events, endpoint, status, started, attempt);

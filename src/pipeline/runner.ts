@@ -307,7 +307,7 @@ class PipelineRun {
       message: `${plan.name}: every output committed${store ? '; storing the cursor' : ''}`,
     });
     if (!store) return;
-    this.#next = nextCursor(this.#startedAt, plan.state!.overlapSeconds, this.#maxUpdatedAt);
+    this.#next = this.#nextCursor();
     const finishedAt = new Date();
     await store.write({
       version: 1,
@@ -367,6 +367,17 @@ class PipelineRun {
   }
 
   /** What sinks write into manifests: the run, its source and filter, its cursor window. */
+  /**
+   * The cursor the next run starts from: the run's start on the API's clock when that was earlier
+   * than this machine's (server-clock.ts), so a clock running ahead here never skips what the API
+   * changed in the run's first seconds.
+   */
+  #nextCursor(): number {
+    const onApi = this.#client?.serverClock.toServer(this.#startedAt) ?? this.#startedAt;
+    const start = onApi < this.#startedAt ? onApi : this.#startedAt;
+    return nextCursor(start, this.#plan.state!.overlapSeconds, this.#maxUpdatedAt);
+  }
+
   #describe(): RunDescription {
     const plan = this.#plan;
     return {
@@ -378,7 +389,7 @@ class PipelineRun {
       cursor: this.#stateStore
         ? {
             previous: this.#previous?.cursor,
-            next: this.#next ?? nextCursor(this.#startedAt, plan.state!.overlapSeconds, this.#maxUpdatedAt),
+            next: this.#next ?? this.#nextCursor(),
           }
         : undefined,
     };

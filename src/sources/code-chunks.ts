@@ -85,7 +85,7 @@ interface Conjunct {
 }
 
 /** Splits a filter's long code lists into sub-queries of at most 1000 codes each. */
-export function chunkFilter(endpointName: EndpointName, given: unknown): ChunkPlan {
+export function chunkFilter(endpointName: EndpointName, given: unknown, maxCodes = MAX_CODES_PER_FILTER): ChunkPlan {
   const issues = longListsOutOfReach(endpointName, given);
   if (issues.length) throw new RequestValidationError(endpointName, formatPath(issues[0]!.path), issues[0]!.message);
   const spec = getEndpoint(endpointName)!;
@@ -97,8 +97,8 @@ export function chunkFilter(endpointName: EndpointName, given: unknown): ChunkPl
   const codeFilters = codeFiltersOf(endpointName);
   const long: { at: number; name: string; chunks: unknown[][] }[] = [];
   conjuncts.forEach((c, at) => {
-    const list = longCodeList(codeFilters, c.filter);
-    if (list) long.push({ at, name: list.name, chunks: chunksOf(uniqueCodes(list.codes), MAX_CODES_PER_FILTER) });
+    const list = longCodeList(codeFilters, c.filter, maxCodes);
+    if (list) long.push({ at, name: list.name, chunks: chunksOf(uniqueCodes(list.codes), maxCodes) });
   });
   if (long.length === 0) return { chunks: [{ filter: filter as AnyFilter }], dedupe: false, split: [], renamed };
 
@@ -137,7 +137,7 @@ export function checkChunkableFilter(endpointName: EndpointName, filter: unknown
   const codeFilters = codeFiltersOf(endpointName);
   const issues: FilterIssue[] = [];
   for (const c of topLevelConjuncts(filter as AnyFilter, [])) {
-    const list = longCodeList(codeFilters, c.filter);
+    const list = longCodeList(codeFilters, c.filter, MAX_CODES_PER_FILTER);
     if (list) {
       const { name } = list;
       for (const [k, chunk] of chunksOf(list.codes, MAX_CODES_PER_FILTER).entries()) {
@@ -203,7 +203,7 @@ function longListsOutOfReach(endpointName: EndpointName, filter: unknown, root: 
     if (key === 'and' && Array.isArray(value)) value.forEach((g, i) => walk(g, [...path, 'and', i], splittable));
     else if (key === 'or' && Array.isArray(value)) value.forEach((g, i) => walk(g, [...path, 'or', i], false));
     else if (key === 'not') walk(value, [...path, 'not'], false);
-    else if (!splittable && longCodeList(codeFilters, f as AnyFilter)) {
+    else if (!splittable && longCodeList(codeFilters, f as AnyFilter, MAX_CODES_PER_FILTER)) {
       issues.push({
         path: [...path, key!],
         message: `lists ${(value as unknown[]).length} codes inside \`or\`/\`not\`, more than the ${MAX_CODES_PER_FILTER} a query accepts; lists that long can only be split when they are at the top level of the filter or inside a top-level \`and\`: restructure the filter, or run one pipeline per part`,
@@ -227,9 +227,10 @@ function codeFiltersOf(endpointName: EndpointName): ReadonlySet<string> {
 function longCodeList(
   codeFilters: ReadonlySet<string>,
   filter: AnyFilter,
+  maxCodes: number,
 ): { name: string; codes: unknown[] } | undefined {
   const [name, value] = leafOf(filter);
-  return name !== undefined && codeFilters.has(name) && Array.isArray(value) && value.length > MAX_CODES_PER_FILTER
+  return name !== undefined && codeFilters.has(name) && Array.isArray(value) && value.length > maxCodes
     ? { name, codes: value }
     : undefined;
 }

@@ -53,6 +53,7 @@ export { plan, type PlannedSlice, type SourcePlan, type SourceType } from './pla
 export { chunkFilter, checkChunkableFilter, type ChunkPlan, type FilterChunk } from './code-chunks.js';
 export { CatalogSource, type SourceMeta, type SourceRunOptions } from './source-stream.js';
 export { PagedQuerySource, type Segment } from './paged-query.js';
+export { CreatedAtQuerySource } from './createdat-query.js';
 export { readWindow, secondBefore, type ReadWindow } from './read-window.js';
 export { NdjsonStreamSource, type StreamSegment } from './ndjson-stream.js';
 export { ORIGIN, originOf, setOrigin, keepOrigin, type RecordOrigin } from '../core/origin.js';

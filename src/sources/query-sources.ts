@@ -21,6 +21,8 @@ import { parseStageOptions } from '../core/issues.js';
 import { PagedQuerySource, type SegmentProducer, type SourceBody } from './paged-query.js';
 import { createdAtWindows, isCapped } from './sliced-products-query.js';
 import type { SourceRunOptions } from './source-stream.js';
+import { CreatedAtQuerySource } from './createdat-query.js';
+import type { Direction } from './createdat-lane.js';
 import { readWindow, secondBefore } from './read-window.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
 
@@ -152,13 +154,27 @@ function createQuerySource(
   client: CatalogClient,
   options: ParsedQueryOptions,
   run: SourceRunOptions,
-): PagedQuerySource {
-  const chunks = chunkFilter(endpoint, options.filter);
+): PagedQuerySource | CreatedAtQuerySource {
+  // Read by createdAt, a code list is cut to a page's worth: each chunk's matches then fit about
+  // one page, and its codes leave room in the request for the ids excluded at the frontier.
+  const byCreatedAt = readByCreatedAt(endpoint);
+  const chunks = chunkFilter(endpoint, options.filter, byCreatedAt ? options.pageSize : undefined);
   const sorting = options.sorting ?? defaultSorting(endpoint);
   const events = run.events ?? client.events;
   const warning = renamedWarning(endpoint, chunks.renamed);
   if (warning) events.emit('warning', warning);
   const keep = exactMatchTest(endpoint, options.filter);
+  if (byCreatedAt) {
+    const parts = chunks.chunks.map((c) => ({ body: requestBody(c.filter, undefined), label: c.label }));
+    return new CreatedAtQuerySource(client, endpoint, parts, directionOf(sorting), {
+      pageSize: options.pageSize,
+      concurrency: options.concurrency,
+      dedupe: chunks.dedupe,
+      ...(keep ? { keep } : {}),
+      events,
+      signal: run.signal,
+    });
+  }
   return new PagedQuerySource(
     client,
     endpoint,
@@ -174,13 +190,29 @@ function createQuerySource(
   );
 }
 
+/**
+ * Whether a query is read by createdAt, page 0 of what is left at each request (createdat-query.ts):
+ * the capped endpoints, which filter and sort by createdAt. The others are reference tables read
+ * whole, or small queries paged with checks (paged-query.ts).
+ */
+export function readByCreatedAt(endpoint: QueryEndpointName): boolean {
+  const spec = endpoints[endpoint];
+  return spec.capped && 'createdAt' in spec.filters && 'createdAt' in spec.sortings;
+}
+
+/** createdAt DESC is read from the newest; every other sorting is delivered in createdAt ASC order. */
+function directionOf(sorting: unknown): Direction {
+  const by = (sorting as { createdAt?: unknown } | undefined)?.createdAt;
+  return by === 'DESC' ? 'DESC' : 'ASC';
+}
+
 /** A query source for code: options are validated and defaulted like a pipeline file's. */
 export function querySource<E extends QueryEndpointName>(
   endpoint: E,
   client: CatalogClient,
   options: QueryOptions<E> = {},
   run: SourceRunOptions = {},
-): PagedQuerySource {
+): PagedQuerySource | CreatedAtQuerySource {
   const parsed = parseStageOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions;
   // Marked with its stage, so a sink piped from it knows the records' schema (core/planned-stage.ts).
   const definition = queryStages.find((d) => d.type === endpoint)!;

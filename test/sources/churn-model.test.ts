@@ -17,6 +17,7 @@ import { PRODUCT_STATUSES, type Sandbox } from '../../src/sandbox/index.js';
 import {
   type NdjsonStreamSource,
   type PagedQuerySource,
+  type CreatedAtQuerySource,
   productsQuery,
   productsStream,
 } from '../../src/sources/index.js';
@@ -163,6 +164,7 @@ async function runSeed(
   const atStart = new Set<number>();
   for (let i = 0; i < ds.productCount; i++) if (matches(i) && inWindow(i)) atStart.add(i);
   const changed = new Set<number>();
+  const created = new Set<number>();
   const everIn = new Set<number>(atStart);
   function change(batch: { add: number; remove: number; touch: number; status: number }) {
     const pool = (eligible: (i: number) => boolean) => {
@@ -183,7 +185,9 @@ async function runSeed(
       }
       return out;
     };
-    const added = choose((i) => ds.hidden.has(i) && i >= PRODUCTS - PENDING, batch.add);
+    // A product is created once: the sandbox's add gives a product a new createdAt, which a real id never gets twice.
+    const added = choose((i) => ds.hidden.has(i) && i >= PRODUCTS - PENDING && !created.has(i), batch.add);
+    for (const id of added) created.add(ds.productIndex(id));
     if (added.length) sb.add({ ids: added });
     const removed = choose(visible, batch.remove);
     if (removed.length) sb.hide({ ids: removed });
@@ -211,7 +215,7 @@ async function runSeed(
     ...(s.resultWindow ? { resultWindow: s.resultWindow } : {}),
   });
   const run = { startedAt: new Date((until + 1) * 1000) };
-  const source: PagedQuerySource | NdjsonStreamSource =
+  const source: PagedQuerySource | CreatedAtQuerySource | NdjsonStreamSource =
     s.kind === 'stream'
       ? productsStream(client, { filter: filter as never, sorting: s.sorting as never }, run)
       : productsQuery(
