@@ -6,6 +6,7 @@
 // source.* or stream.* code, where the test allows it. Cases are those of issue 35 (1-5, 9).
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../src/client/index.js';
+import { Product } from '../../src/catalog/resources/index.js';
 import { CatalogStreamsError } from '../../src/errors.js';
 import { RunEvents } from '../../src/events.js';
 import { productsQuery, productsStream } from '../../src/sources/index.js';
@@ -126,6 +127,25 @@ describe('the adversarial API answers as the spec allows', () => {
     expect(noPage.status).toBe(422);
     const empty = await post(s, '/v4/products/stream', { filter: { id: 'MNOPE' }, sorting: { id: 'ASC' } });
     expect(empty.status).toBe(204);
+  });
+
+  it("sends products the project's product schema accepts, replaced ones with their successor", async () => {
+    const s = await start({ seed: 5, catalog: { products: 100, activeShare: 0.2 } });
+    const answer = await post(s, '/v4/products/query', {
+      filter: { status: [...ALL_STATUSES] },
+      sorting: { status: 'DESC' },
+      page: { no: 0, size: 100 },
+    });
+    const { results } = (await answer.json()) as { results: { status: string }[] };
+    expect(new Set(results.map((r) => r.status))).toEqual(new Set(ALL_STATUSES));
+    expect(results.map((r) => r.status)).toEqual(
+      results
+        .map((r) => r.status)
+        .sort()
+        .reverse(),
+    );
+    const invalid = results.filter((r) => !Product.safeParse(r).success);
+    expect(invalid).toEqual([]);
   });
 
   it('orders ties anew on each request, never the id sorting, and caps meta.total at the result window', async () => {
