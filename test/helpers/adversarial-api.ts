@@ -13,7 +13,7 @@
 // - churn at any moment: before each answer, the `schedule`'s changes for that request number,
 //   `beforeAnswer`'s, and `touchEvery`'s (products touched every X ms of the server's clock);
 //   creations, touches, status changes, removals (many at once), restores (old createdAt);
-// - `lyingTotal`: meta.total lower by k on one page number's first answer(s);
+// - `lyingTotal`: meta.total lower by k on one page number's (or one request number's) first answer(s);
 // - `streamDuplicate`: a stream sends record N twice, the second in place of record N+1.
 // Every change and every answer goes to `log` (adversarial-state.ts); adversarial-oracle.ts
 // tells from it what a run must have delivered.
@@ -47,7 +47,7 @@ export interface AdversarialApiOptions {
   /** `count` products touched every `ms` of the server's clock (applied before each answer). */
   touchEvery?: { ms: number; count: number };
   /** meta.total `by` lower than the truth on the first `times` (default 1) answers for page `pageNo`. */
-  lyingTotal?: { pageNo: number; by: number; times?: number };
+  lyingTotal?: { pageNo?: number; request?: number; by: number; times?: number };
   /** The first `times` (default 1) streams send record `index` twice, the second at index + 1. */
   streamDuplicate?: { index: number; times?: number };
   /** Whether a restore sets updatedAt to now (default false: it comes back as it was). */
@@ -187,7 +187,8 @@ class Handler {
     let reported = Math.min(sorted.length, window);
     const lie = this.o.lyingTotal;
     let lied: string | undefined;
-    if (lie && page.no === lie.pageNo && this.#lies < (lie.times ?? 1)) {
+    const lying = lie && (lie.pageNo !== undefined ? page.no === lie.pageNo : n === lie.request);
+    if (lie && lying && this.#lies < (lie.times ?? 1)) {
       this.#lies++;
       reported = Math.max(0, reported - lie.by);
       lied = `meta.total ${lie.by} lower`;

@@ -1,6 +1,8 @@
 // The paged reader against a precise node:http server: order under uneven
 // latency, the in-flight bound, backpressure from a slow consumer, the
 // consistency checks, abort, and the stage wiring (ctx.client, options).
+// updates.query is paged by number (paged-query.ts); products and media are read by createdAt
+// (createdat-query.test.ts).
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../src/client/index.js';
 import { AbortedError, ConfigError, DataError, RequestValidationError } from '../../src/errors.js';
@@ -12,6 +14,7 @@ import {
   originOf,
   productsQuery,
   sourceStages,
+  updatesQuery,
 } from '../../src/sources/index.js';
 import { testContext } from '../helpers/stage-context.js';
 import { type TestServer, rng, sendJson, sleep, startTestServer } from '../client/http-test-server.js';
@@ -81,7 +84,7 @@ describe('paged query source', () => {
   it('emits every record once, in page order, although later pages answer first', async () => {
     const random = rng(7);
     const state = await pagedServer(1234, { latency: (no) => (no === 0 ? 0 : Math.floor(random() * 40)) });
-    const src = mediaQuery(client!, { pageSize: 100, concurrency: 4 });
+    const src = updatesQuery(client!, { pageSize: 100, concurrency: 4 });
     const metas: unknown[] = [];
     src.on('meta', (m) => metas.push(m));
     const records = await src.toArray();
@@ -93,13 +96,13 @@ describe('paged query source', () => {
     // 13 pages, no request past the end.
     expect(server!.requests.map((r) => r.body.page.no as number).sort((a, b) => a - b)).toEqual(range(0, 12));
     expect(server!.requests.every((r) => JSON.stringify(r.body.sorting) === '{"id":"ASC"}')).toBe(true);
-    expect(originOf(records[150])).toEqual({ endpoint: 'media.query', page: 1, index: 150 });
+    expect(originOf(records[150])).toEqual({ endpoint: 'updates.query', page: 1, index: 150 });
   });
 
   it('a slow consumer holds back requests: at most concurrency pages ahead of what it read', async () => {
     await pagedServer(5000, {});
     const concurrency = 3;
-    const src = mediaQuery(client!, { pageSize: 50, concurrency });
+    const src = updatesQuery(client!, { pageSize: 50, concurrency });
     let read = 0;
     const aheadSeen: number[] = [];
     for await (const _ of src) {
@@ -124,19 +127,19 @@ describe('paged query source', () => {
     const events: [string, unknown][] = [];
     ctx.events.on('total', (e) => events.push(['total', e]));
     ctx.events.on('page', (e) => events.push(['page', e]));
-    const src = mediaQuery(client!, { pageSize: 100 }, { events: ctx.events });
+    const src = updatesQuery(client!, { pageSize: 100 }, { events: ctx.events });
     expect((await src.toArray()).length).toBe(260);
     expect(events).toEqual([
-      ['total', { endpoint: 'media.query', total: 260, capped: false }],
-      ['page', { endpoint: 'media.query', records: 100, page: 0 }],
-      ['page', { endpoint: 'media.query', records: 100, page: 1 }],
-      ['page', { endpoint: 'media.query', records: 60, page: 2 }],
+      ['total', { endpoint: 'updates.query', total: 260, capped: false }],
+      ['page', { endpoint: 'updates.query', records: 100, page: 0 }],
+      ['page', { endpoint: 'updates.query', records: 100, page: 1 }],
+      ['page', { endpoint: 'updates.query', records: 60, page: 2 }],
     ]);
   });
 
   it('an empty result ends at once after one request', async () => {
     await pagedServer(0, {});
-    const src = mediaQuery(client!, {});
+    const src = updatesQuery(client!, {});
     expect(await src.toArray()).toEqual([]);
     expect(src.total).toBe(0);
     expect(server!.requests).toHaveLength(1);
@@ -146,14 +149,14 @@ describe('paged query source', () => {
     await pagedServer(700, {
       tamper: (no, page) => (no === 2 ? { ...page, meta: { ...page.meta, total: 699 } } : page),
     });
-    await expect(mediaQuery(client!, { pageSize: 250 }).toArray()).rejects.toMatchObject({
+    await expect(updatesQuery(client!, { pageSize: 250 }).toArray()).rejects.toMatchObject({
       code: 'source.total_mismatch',
       constructor: DataError,
     });
     await client!.close();
     await server!.close();
     await pagedServer(700, { tamper: (no, page) => (no === 1 ? { ...page, results: page.results.slice(1) } : page) });
-    const err = await mediaQuery(client!, { pageSize: 250 })
+    const err = await updatesQuery(client!, { pageSize: 250 })
       .toArray()
       .catch((e) => e);
     expect(err).toBeInstanceOf(DataError);
