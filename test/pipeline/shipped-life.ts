@@ -80,6 +80,7 @@ export function shippedPipelinesLife(profile: SandboxProfile): void {
     });
     afterAll(async () => {
       restoreEnv?.();
+      if (STEP_LOG) await rm(STEP_LOG, { force: true });
       await Promise.all([sandbox?.close(), ws?.remove(), s3?.stop()]);
     });
 
