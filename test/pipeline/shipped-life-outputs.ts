@@ -33,6 +33,10 @@ export interface ProductOutput {
   read(): Promise<Versions>;
   /** The ids in this run's dead letters. */
   deadLetters?(runId: string): Promise<string[]>;
+  /** Whether those are this run's alone (a name with {run}); else a later run without any leaves them. */
+  lettersPerRun?: boolean;
+  /** A table's `delete` change rows of this run: their ids. */
+  deleted?(runId: string): Promise<string[]>;
 }
 
 export interface Env {
@@ -121,14 +125,37 @@ class S3Reader {
   }
 }
 
+interface HiveManifest {
+  current: string;
+  versions: Array<{ runId: string; snapshot: Array<{ path: string }>; changes: Array<{ path: string }> }>;
+}
+
+/** The ids of the `delete` rows of run `runId` in a local hive-layout table. */
+async function tableDeletes(root: string, runId: string): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(root, '_table.json'), 'utf8')) as HiveManifest;
+  const version = manifest.versions.find((v) => v.runId === runId)!;
+  if (version.changes.length === 0) return [];
+  const files = version.changes.map((f) => sqlString(join(root, f.path))).join(', ');
+  const { rows } = await duckdbQuery(
+    `SELECT id FROM read_parquet([${files}], hive_partitioning = false) WHERE _change = 'delete' ORDER BY id`,
+  );
+  return rows.map((r) => String(r.id));
+}
+
+/** The ids of the `delete` rows of run `runId` in an Iceberg table's changes/. */
+async function icebergDeletes(root: string, runId: string): Promise<string[]> {
+  const rows = await readIceberg(join(root, 'changes'));
+  return rows
+    .filter((r) => r._run_id === runId && r._change === 'delete')
+    .map((r) => String(r.id))
+    .sort();
+}
+
 /** The local table's current snapshot (through `_table.json`). */
 async function tableSnapshot(root: string): Promise<Versions> {
   const file = join(root, '_table.json');
   if (!existsSync(file)) return new Map();
-  const manifest = JSON.parse(await readFile(file, 'utf8')) as {
-    current: string;
-    versions: Array<{ runId: string; snapshot: Array<{ path: string }> }>;
-  };
+  const manifest = JSON.parse(await readFile(file, 'utf8')) as HiveManifest;
   const version = manifest.versions.find((v) => v.runId === manifest.current)!;
   return parquetVersions(version.snapshot.map((f) => join(root, f.path)));
 }
@@ -197,6 +224,8 @@ export function productOutputs(env: Env): Record<string, ProductOutput[]> {
         validates: true,
         read: () => icebergCurrent(out('products-iceberg')),
         deadLetters: (run) => localLetters(out(`products-iceberg/rejected/dt=${today()}/rejected-${run}.jsonl`)),
+        lettersPerRun: true,
+        deleted: (run) => icebergDeletes(out('products-iceberg'), run),
       },
     ],
     'products-lake-s3.yml': [
@@ -207,6 +236,7 @@ export function productOutputs(env: Env): Record<string, ProductOutput[]> {
         validates: true,
         read: async () => parquetVersions(await s3.manifestParts(`${p}/products/dt=${today()}/`)),
         deadLetters: (run) => s3.letters(`${p}/rejected/products/dt=${today()}/rejected-${run}.jsonl.gz`),
+        lettersPerRun: true,
       },
     ],
     'products-nightly-s3.yml': [
@@ -217,6 +247,7 @@ export function productOutputs(env: Env): Record<string, ProductOutput[]> {
         validates: true,
         read: async () => parquetVersions(await s3.manifestParts(`${p}/products-nightly/dt=`), true),
         deadLetters: (run) => s3.letters(`${p}/products-nightly/rejected/dt=${today()}/run=${run}/rejected.jsonl.gz`),
+        lettersPerRun: true,
       },
     ],
     'products-nightly.yml': [
@@ -234,6 +265,7 @@ export function productOutputs(env: Env): Record<string, ProductOutput[]> {
           );
         },
         deadLetters: (run) => localLetters(out(`products-nightly/rejected/dt=${today()}/rejected-${run}.jsonl`)),
+        lettersPerRun: true,
       },
     ],
     'products-table.yml': [
@@ -244,6 +276,8 @@ export function productOutputs(env: Env): Record<string, ProductOutput[]> {
         validates: true,
         read: () => tableSnapshot(out('products-table')),
         deadLetters: (run) => localLetters(out(`products-table/rejected/dt=${today()}/rejected-${run}.jsonl`)),
+        lettersPerRun: true,
+        deleted: (run) => tableDeletes(out('products-table'), run),
       },
     ],
     'reference-data.yml': [],

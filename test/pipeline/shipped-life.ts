@@ -143,15 +143,18 @@ export function shippedPipelinesLife(profile: SandboxProfile): void {
       const products = await catalog();
       for (const o of outputs[file]!) {
         const summary = summaries.find((s) => s.pipeline === o.pipeline)!;
+        const runId = String(summary.runId);
         const want = expected(o, mode, products);
         expect(sorted(await o.read()), `${file} ${o.pipeline} after a ${mode} run`).toEqual(sorted(want));
+        // A table's delete rows: exactly the keys it no longer holds (the hidden product, one that left the filter).
+        const before = models.get(o.pipeline) ?? new Map<string, number>();
+        const gone = [...before.keys()].filter((id) => !want.has(id)).sort();
+        if (o.deleted) expect(await o.deleted(runId), `${o.pipeline}: delete rows`).toEqual(gone);
         models.set(o.pipeline, want);
         const rejected = o.validates ? products.filter((p) => invalid.has(p.id) && matches(o, p)).map((p) => p.id) : [];
         expect(summary.records.invalid ?? 0, `${o.pipeline}: invalid records`).toBe(rejected.length);
-        if (o.deadLetters && rejected.length > 0)
-          expect(await o.deadLetters(String(summary.runId)), `${o.pipeline}: its dead letters`).toEqual(
-            rejected.sort(),
-          );
+        if (o.deadLetters && (rejected.length > 0 || o.lettersPerRun))
+          expect(await o.deadLetters(runId), `${o.pipeline}: its dead letters`).toEqual(rejected.sort());
       }
       await checkOthers(file, summaries);
     }
@@ -206,6 +209,14 @@ export function shippedPipelinesLife(profile: SandboxProfile): void {
       expect(sandbox.invalidate({ ids: bad }, now()).products).toEqual(bad);
       for (const id of bad) invalid.add(id);
       await all('full', { full: true });
+      // The scenario as intended: the tables deleted the hidden product and kept the invalid ones
+      // (their last valid row), the lakes keep every version, the extracts hold neither.
+      for (const o of Object.values(outputs).flat()) {
+        const held = models.get(o.pipeline)!;
+        expect([o.pipeline, held.has(hidden)]).toEqual([o.pipeline, o.kind === 'lake']);
+        if (o.validates)
+          for (const id of bad) expect([o.pipeline, id, held.has(id)]).toEqual([o.pipeline, id, o.kind !== 'snapshot']);
+      }
 
       // Repaired; the rerun the same day counts its storage steps for the kill below.
       sandbox.touch(bad, now());
