@@ -80,6 +80,8 @@ export function shippedPipelinesLife(profile: SandboxProfile): void {
     });
     afterAll(async () => {
       restoreEnv?.();
+      // A fork runs further test files: their step hooks must not log.
+      delete process.env.CATALOG_STREAMS_TEST_STEP_LOG;
       if (STEP_LOG) await rm(STEP_LOG, { force: true });
       await Promise.all([sandbox?.close(), ws?.remove(), s3?.stop()]);
     });
