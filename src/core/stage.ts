@@ -137,12 +137,14 @@ export type RecordLookup =
        * The records with these ids that exist now and match the source's own filter (without the
        * updatedSince window of a state run), as the sinks receive them: through the run's transforms.
        * An id with no record does not exist or left the filter. `onRecord` is awaited for each.
-       * Rejects when a request or a transform fails. Resolves with the requests it made.
+       * Rejects when a request or a transform fails. Resolves with the requests it made and the
+       * ids of the records that exist but a transform rejected as invalid (`onInvalid: skip` or
+       * `dead-letter`; no dead letter is written for them: the extract wrote it).
        */
       read(
         ids: ReadonlyArray<string | number>,
         onRecord: (record: Record<string, unknown>) => Promise<void> | void,
-      ): Promise<{ requests: number }>;
+      ): Promise<{ requests: number; rejected?: ReadonlyArray<string | number> }>;
     }
   | {
       readonly available: false;

@@ -10,9 +10,11 @@
 // of the run's transforms.
 //
 // Transforms with an invalid-record policy (validate, normalize-codes) skip invalid records here
-// without a limit: such a record went to the dead letters (or failed the run) in the extract, so
-// it is not in the table, and a lookup of a few records must not trip a percentage meant for an
-// extract; `onInvalid: fail` stays fail, as in the extract.
+// without a limit, and the lookup reports their ids as `rejected`: such a record exists (the sink
+// keeps its last valid row rather than deleting it), and the extract already counted it and
+// wrote its dead letter, so the lookup writes none and does not count it again (its `invalid`
+// events are not forwarded); a lookup of a few records must not trip a percentage meant for an
+// extract either. `onInvalid: fail` stays fail, as in the extract.
 import { Writable, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EventEmitter } from 'node:events';
@@ -23,8 +25,11 @@ import { RunEvents, type RunEventName } from '../events.js';
 import { andFilter } from '../sources/sliced-products-query.js';
 import type { PipelinePlan } from './plan.js';
 
-/** What a lookup's stages report to the run: the requests (budget, watchdog), problems and notes; not pages and totals, which would count as the extract's. */
-const FORWARDED: readonly RunEventName[] = ['request', 'retry', 'throttle', 'invalid', 'warning', 'info'];
+/**
+ * What a lookup's stages report to the run: the requests (budget, watchdog), problems and notes;
+ * not pages and totals, which would count as the extract's, nor `invalid` (see the head of this file).
+ */
+const FORWARDED: readonly RunEventName[] = ['request', 'retry', 'throttle', 'warning', 'info'];
 
 /** Page size of a lookup, and the ids it asks for at once: each lookup is one page. */
 const LOOKUP_PAGE_SIZE = 250;
@@ -51,13 +56,17 @@ export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
     endpoint: type,
     maxIds: LOOKUP_PAGE_SIZE,
     async read(ids, onRecord) {
-      if (ids.length === 0) return { requests: 0 };
+      if (ids.length === 0) return { requests: 0, rejected: [] };
       if (ids.length > LOOKUP_PAGE_SIZE)
         throw new RangeError(`a lookup takes at most ${LOOKUP_PAGE_SIZE} ids, got ${ids.length}`);
       const ctx = o.ctx();
       const events = new RunEvents();
       let requests = 0;
       events.on('request', () => requests++);
+      const rejected: Array<string | number> = [];
+      events.on('invalid', (e) => {
+        if (e.id !== undefined) rejected.push(e.id);
+      });
       const off = FORWARDED.map((name) => {
         const h = (...args: unknown[]) => (ctx.events as EventEmitter).emit(name, ...args);
         (events as EventEmitter).on(name, h);
@@ -77,7 +86,7 @@ export function createRecordLookup(o: RecordLookupOptions): RecordLookup {
         });
         const chain = [source.definition.create(source.options, stageCtx) as Readable, ...stages, collect];
         await pipeline(chain as [Readable, ...Transform[], Writable], { signal: ctx.signal });
-        return { requests };
+        return { requests, rejected };
       } finally {
         for (const f of off) f();
       }
@@ -106,9 +115,12 @@ function lookupSource(
   return { ...source, written, options: source.definition.options.parse(written) as Record<string, unknown> };
 }
 
-/** A transform as a lookup runs it: invalid records skipped without a limit (see the head of this file). */
+/**
+ * A transform as a lookup runs it: invalid records skipped without a limit (see the head of this
+ * file). The dead-letter spec stays as parsed (the policy reads it; with skip it creates no sink).
+ */
 function lookupTransform(stage: PlannedStage<'transform'>): PlannedStage<'transform'> {
   const { onInvalid } = stage.options;
   if (onInvalid !== 'skip' && onInvalid !== 'dead-letter') return stage;
-  return { ...stage, options: { ...stage.options, deadLetter: undefined, onInvalid: 'skip', maxInvalid: 'none' } };
+  return { ...stage, options: { ...stage.options, onInvalid: 'skip', maxInvalid: 'none' } };
 }

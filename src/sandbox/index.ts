@@ -89,6 +89,11 @@ export interface Sandbox {
     target: { ids?: string[]; count?: number; status: (typeof PRODUCT_STATUSES)[number]; deleted?: boolean },
     at?: number,
   ): MutationResult;
+  /**
+   * Products get a new version (updatedAt = `at`) that fails the schema, served so until they
+   * change again (touch, status, reveal).
+   */
+  invalidate(target: { ids?: string[]; count?: number }, at?: number): MutationResult;
   setChanges(changes: SandboxChanges): void;
   close(): Promise<void>;
 }
@@ -145,6 +150,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     hide: (target) => server.hide(target),
     reveal: (target, at) => server.reveal(target, at),
     setStatus: (target, at) => server.setStatus(target, at),
+    invalidate: (target, at) => server.invalidate(target, at),
     setChanges: (changes) => server.setChanges(changes),
     close: () =>
       (closing ??= new Promise<void>((resolve, reject) => {

@@ -173,6 +173,8 @@ export class SandboxServer {
   #counters = this.#freshCounters();
   #requestTimes: number[][] = [];
   #touches = 0;
+  /** Products whose current version fails the schema (`invalidate`), until they change again. */
+  readonly #broken = new Set<number>();
 
   constructor(
     readonly dataset: Dataset,
@@ -277,6 +279,7 @@ export class SandboxServer {
       if (!Number.isInteger(id) || id < 1 || id > ds.mediaCount) throw new RangeError(`touch: no media ${id}`);
     this.#touches++;
     const sorted = [...indexes].sort((a, b) => a - b);
+    this.#repair(sorted);
     ds.touchProducts(sorted, at);
     ds.touchMedia(
       media.map((id) => id - 1),
@@ -327,6 +330,7 @@ export class SandboxServer {
   reveal(request: { ids?: string[]; count?: number }, at = Math.floor(Date.now() / 1000)): MutationResult {
     const ds = this.dataset;
     const indexes = this.#pick('reveal', request, (i) => ds.hidden.has(i));
+    this.#repair(indexes);
     ds.revealProducts(indexes, at);
     return { products: indexes.map((i) => ds.productId(i)), at };
   }
@@ -346,8 +350,27 @@ export class SandboxServer {
   ): MutationResult {
     const ds = this.dataset;
     const indexes = this.#pick('status', request, (i) => !ds.hidden.has(i));
+    this.#repair(indexes);
     ds.setProductStatus(indexes, PRODUCT_STATUSES.indexOf(request.status), request.deleted, at);
     return { products: indexes.map((i) => ds.productId(i)), at };
+  }
+
+  /**
+   * Products get a new version, updated at `at`, that fails the schema (served broken as
+   * `faults.corrupt` breaks a record: status "bogus" or a 14-digit eanGtin13) until they change
+   * again (touch, status, reveal): a supplier's bad edit, for dead-letter tests of given products.
+   */
+  invalidate(request: { ids?: string[]; count?: number }, at = Math.floor(Date.now() / 1000)): MutationResult {
+    const ds = this.dataset;
+    const indexes = this.#pick('invalidate', request, (i) => !ds.hidden.has(i));
+    ds.touchProducts(indexes, at);
+    for (const i of indexes) this.#broken.add(i);
+    return { products: indexes.map((i) => ds.productId(i)), at };
+  }
+
+  /** Their next version is valid again. */
+  #repair(indexes: Iterable<number>): void {
+    for (const i of indexes) this.#broken.delete(i);
   }
 
   #count(endpoint: string, status: number): void {
@@ -523,7 +546,8 @@ export class SandboxServer {
     const resource = spec.resource === 'product' ? 'product' : spec.resource === 'media' ? 'media' : undefined;
     const recordJson = (i: number) => {
       const json = collection.json(i);
-      return resource && this.faults.isInvalid(resource, i) ? this.faults.corrupt(resource, i, json) : json;
+      const broken = resource === 'product' ? this.#broken.has(i) : false;
+      return resource && (broken || this.faults.isInvalid(resource, i)) ? this.faults.corrupt(resource, i, json) : json;
     };
     if (spec.mode === 'stream') {
       if (matches.length === 0) {
@@ -590,7 +614,8 @@ export class SandboxServer {
       }
       case 'POST /_sandbox/add':
       case 'POST /_sandbox/hide':
-      case 'POST /_sandbox/reveal': {
+      case 'POST /_sandbox/reveal':
+      case 'POST /_sandbox/invalidate': {
         const verb = path.slice('/_sandbox/'.length);
         const parsed = MutationBody.safeParse(
           await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
@@ -603,7 +628,13 @@ export class SandboxServer {
         const { at, ...target } = parsed.data;
         try {
           const result =
-            verb === 'hide' ? this.hide(target, at) : verb === 'add' ? this.add(target, at) : this.reveal(target, at);
+            verb === 'hide'
+              ? this.hide(target, at)
+              : verb === 'add'
+                ? this.add(target, at)
+                : verb === 'invalidate'
+                  ? this.invalidate(target, at)
+                  : this.reveal(target, at);
           return sendJson(res, 200, result);
         } catch (err) {
           throw apiError(400, err instanceof Error ? err.message : String(err));
@@ -641,7 +672,7 @@ export class SandboxServer {
         req.resume();
         throw apiError(
           404,
-          `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/add, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/status, POST /_sandbox/faults, POST /_sandbox/changes`,
+          `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/add, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/invalidate, POST /_sandbox/status, POST /_sandbox/faults, POST /_sandbox/changes`,
         );
     }
   }

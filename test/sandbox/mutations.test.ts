@@ -1,7 +1,9 @@
 // The admin routes that change the catalog the way the live service does between two runs:
 // reveal (hidden products appear, updated at `at`: inserts), status (status and deleted flag
-// change, updated at `at`), hide (products disappear from every result, with no event).
+// change, updated at `at`), hide (products disappear from every result, with no event),
+// invalidate (a new version, updated at `at`, that fails the schema until the product changes again).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Product } from '../../src/catalog/index.js';
 import { GENERATION_EPOCH } from '../../src/sandbox/index.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -63,6 +65,30 @@ describe('sandbox mutation routes', () => {
     expect(replaced.status).toBe('replaced');
     expect(typeof replaced.replacement).toBe('string');
     expect((await sb.post('/_sandbox/status', { ids: ['P0000010'], status: 'gone' })).status).toBe(400);
+  });
+
+  it('invalidate serves a new version that fails the schema, in every answer, until the product changes again', async () => {
+    const at = GENERATION_EPOCH + 12000;
+    const bad = (await sb.post('/_sandbox/invalidate', { ids: ['P0000020', 'P0000021'], count: 1, at })).json();
+    expect(bad.products).toHaveLength(3);
+    expect(bad.at).toBe(at);
+    const byId = new Map((await all()).map((p) => [p.id as string, p]));
+    for (const [id, p] of byId) {
+      expect(Product.safeParse(p).success, id).toBe(!bad.products.includes(id));
+      if (bad.products.includes(id)) expect(p.meta.updatedAt).toBe(at);
+    }
+    const page = await sb.query('/v4/products/query', {
+      filter: { id: bad.products },
+      sorting: { id: 'ASC' },
+      page: { no: 0, size: 10 },
+    });
+    expect(page.results.map((p) => Product.safeParse(p).success)).toEqual([false, false, false]);
+    // Touched again: valid again.
+    sb.touch(['P0000020'], at + 1);
+    const again = (await all()).filter((p) => bad.products.includes(p.id));
+    expect(again.map((p) => [p.id, Product.safeParse(p).success])).toEqual(
+      bad.products.map((id: string) => [id, id === 'P0000020']),
+    );
   });
 
   it('{count} draws are deterministic for a seed and a sequence of calls', async () => {

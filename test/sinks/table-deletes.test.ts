@@ -263,3 +263,68 @@ describe('table sink: a full refresh over a catalog that changes while it reads'
     expect(snap.map((r) => r.id)).toEqual([...visibleNow(sandbox, statuses).keys()].sort());
   }, 120_000);
 });
+
+// Issue 35, case 6: the shipped table pipelines validate with `onInvalid: dead-letter` (or skip).
+// A full refresh after a product was hidden, or after products the table holds got a version that
+// fails validation, crashed in the delete check (the lookup's validate had no dead-letter spec).
+// A product that exists but is now invalid is not deleted: its last valid row stays (unchanged),
+// as an incremental run keeps it, and the invalid version is in the extract's dead letters only.
+describe.each(['dead-letter', 'skip'] as const)('table sink: a full refresh with validate onInvalid: %s', (action) => {
+  it('deletes the hidden product, keeps the products now invalid in their last valid row, one dead letter each', async () => {
+    sandbox = await startTestSandbox({ products: 300, seed: 26 });
+    const dir = await tempDir('table-deletes-');
+    const policy =
+      action === 'dead-letter'
+        ? '{ type: validate, onInvalid: dead-letter, maxInvalid: "2%", deadLetter: { type: jsonl, path: "rejected/rejected-{run}.jsonl" } }'
+        : '{ type: validate, onInvalid: skip, maxInvalid: "2%" }';
+    const yaml = pipelineYaml('lake/products').replace('{ type: validate, onInvalid: fail }', policy);
+    expect(yaml).toContain(`onInvalid: ${action}`);
+    const days = new TableDays(sandbox, dir, yaml);
+    await days.write();
+    const root = join(dir, 'lake/products');
+    const first = await days.run(dayTime(0));
+    await days.check(root, first, dayTime(0), await days.expectedAfter('first'));
+    const before = new Map(days.model);
+
+    // Between the runs: one product hidden, three get a version that fails validation.
+    const at = dayTime(1);
+    const ids = [...before.keys()];
+    const hidden = await days.mutate('hide', { ids: [ids[10]!] });
+    const invalid = (
+      await sandbox.post('/_sandbox/invalidate', { ids: ids.slice(20, 23), at: seconds(at) - 3600 })
+    ).json().products as string[];
+    const events = new RunEvents();
+    const checked = infoEvents(events, 'table.deletes_checked');
+    const summary = await days
+      .runWith(at, { full: true, events })
+      .catch((e: { summary?: unknown; message?: string }) => (e.summary ?? e) as never);
+    expect(summary.status, JSON.stringify(summary)).toBe('succeeded');
+    // Invalid once: the extract's three, not again by the check's lookup.
+    expect(summary.records).toMatchObject({
+      invalid: 3,
+      ...(action === 'dead-letter' ? { deadLettered: 3, skipped: 0 } : { deadLettered: 0, skipped: 3 }),
+    });
+    expect(checked).toEqual([expect.objectContaining({ checked: 4, kept: 3, invalid: 3, deleted: 1 })]);
+
+    const manifest = await readManifest(root);
+    expect(manifest.versions.at(-1)!.counts).toEqual({
+      inserted: 0,
+      updated: 0,
+      deleted: 1,
+      unchanged: before.size - 1,
+    });
+    const changes = await changeRows(root, manifest);
+    expect(changes).toEqual([{ id: hidden[0], change: 'delete', u: before.get(hidden[0]!)!.u }]);
+    // The invalid products' rows as the first run wrote them.
+    const snap = await snapshotRows(root, manifest);
+    expect(snap.map((r) => r.id)).toEqual(ids.filter((id) => id !== hidden[0]));
+    for (const id of invalid) expect(snap.find((r) => r.id === id)!.u).toBe(before.get(id)!.u);
+    if (action === 'dead-letter') {
+      const letters = (await readFile(join(dir, `rejected/rejected-${summary.runId}.jsonl`), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { id: string });
+      expect(letters.map((l) => l.id)).toEqual(invalid);
+    }
+  }, 60_000);
+});

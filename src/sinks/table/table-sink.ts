@@ -537,6 +537,8 @@ export class TableSink extends Writable implements SinkStream {
     let keys = 0;
     /** Keys missing from the extract that the check found: updated or unchanged, not deleted. */
     let kept = 0;
+    /** Of those, the ones whose current version a transform rejected as invalid: their previous row stays. */
+    let keptInvalid = 0;
     while (!p.done || !n.done) {
       this.#checkStopped();
       if (++keys % 1024 === 0) this.#progress(`merging: ${keys} keys`, { keys, rows, ...counts });
@@ -545,11 +547,17 @@ export class TableSink extends Writable implements SinkStream {
         const { body, record } = p.value!;
         previousRows++;
         const row = this.#previousShaper.shape(record);
-        if (mode === 'incremental') {
+        // A candidate the check found invalid now exists: its last valid row stays, as in an incremental run.
+        const invalidNow = verification?.invalid.has(this.#config.key === 'id' ? p.value.key : record.id) ?? false;
+        if (mode === 'incremental' || invalidNow) {
           await snapshot.write(row);
           await state.write(body);
           rows++;
           counts.unchanged++;
+          if (invalidNow) {
+            kept++;
+            keptInvalid++;
+          }
         } else {
           await changes.write(changeRow(row, 'delete'));
           counts.deleted++;
@@ -600,7 +608,7 @@ export class TableSink extends Writable implements SinkStream {
         n = await nextIt.next();
       }
     }
-    if (verification) this.#reportCheck(verification, kept, counts.deleted);
+    if (verification) this.#reportCheck(verification, kept, keptInvalid, counts.deleted);
     if (
       mode === 'full' &&
       previousRows > 0 &&
@@ -791,7 +799,8 @@ export class TableSink extends Writable implements SinkStream {
       available: false,
       reason: 'the stage context has no record lookup (ctx.recordLookup, which the runner sets)',
     };
-    if (!lookup.available) return { unavailable: lookup.reason, checked: 0, unverifiable: 0, requests: 0 };
+    const invalid = new Set<string | number>();
+    if (!lookup.available) return { unavailable: lookup.reason, checked: 0, unverifiable: 0, requests: 0, invalid };
     const dir = this.#tempDir!;
     if (this.#store.kind === 'object') {
       // Read twice: fetched once.
@@ -840,7 +849,7 @@ export class TableSink extends Writable implements SinkStream {
       await nextIt.return(undefined);
     }
     await written;
-    if (checked === 0) return { endpoint: lookup.endpoint, checked, unverifiable, requests: 0 };
+    if (checked === 0) return { endpoint: lookup.endpoint, checked, unverifiable, requests: 0, invalid };
 
     const foundDir = path.join(dir, 'found');
     await mkdir(foundDir);
@@ -868,9 +877,11 @@ export class TableSink extends Writable implements SinkStream {
           return found.add(key, record);
         });
         requests += answer.requests;
+        for (const id of answer.rejected ?? []) invalid.add(id);
       } catch (err) {
         if (err instanceof AbortedError || (err as Error).name === 'AbortError' || this.#ctx.signal.aborted) throw err;
-        if (err instanceof DataError && err.code === 'table.key') throw err;
+        // An invalid record with onInvalid: fail fails the run as it would in the extract (a retry does not help).
+        if (err instanceof DataError && (err.code === 'table.key' || err.code === 'data.invalid')) throw err;
         const code = err instanceof CatalogStreamsError && err.code ? ` (${err.code})` : '';
         throw new SinkError(
           `table: checking ${checked} delete candidate(s) of ${this.#store.location('')} against ${lookup.endpoint} failed${code}: ${(err as Error).message}; ` +
@@ -884,11 +895,11 @@ export class TableSink extends Writable implements SinkStream {
       if (batch.size >= lookup.maxIds) await flush();
     }
     if (batch.size > 0) await flush();
-    return { endpoint: lookup.endpoint, checked, unverifiable, requests, found };
+    return { endpoint: lookup.endpoint, checked, unverifiable, requests, found, invalid };
   }
 
   /** What the check did, or why it could not: an info event, and a warning for deletes nobody checked. */
-  #reportCheck(check: DeleteCheck, kept: number, deleted: number): void {
+  #reportCheck(check: DeleteCheck, kept: number, invalid: number, deleted: number): void {
     const where = this.#store.location('');
     if (check.unavailable !== undefined) {
       if (deleted > 0)
@@ -905,9 +916,14 @@ export class TableSink extends Writable implements SinkStream {
       });
     this.#ctx.events.emit('info', {
       code: 'table.deletes_checked',
-      message: `table ${where}: ${check.checked} delete candidate(s) checked against ${check.endpoint} (${check.requests} request(s)): ${kept} still exist and stay, ${deleted} deleted`,
+      message:
+        `table ${where}: ${check.checked} delete candidate(s) checked against ${check.endpoint} (${check.requests} request(s)): ${kept} still exist and stay, ${deleted} deleted` +
+        (invalid > 0
+          ? `; ${invalid} of those that stay fail validation now and keep their last valid row (the extract rejected their current version)`
+          : ''),
       checked: check.checked,
       kept,
+      invalid,
       deleted,
       requests: check.requests,
     });
@@ -1034,6 +1050,12 @@ interface DeleteCheck {
   requests: number;
   /** The records the lookups returned, by key. */
   found?: ExternalSort;
+  /**
+   * Ids of candidates that exist but whose current version a transform rejected (invalid, in the
+   * extract's dead letters): kept in their last valid row, not deleted. Few (the extract's
+   * maxInvalid bounds them), so held in memory.
+   */
+  invalid: Set<string | number>;
 }
 
 /** Bytes of frames gathered before zlib takes them. */
