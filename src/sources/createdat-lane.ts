@@ -13,8 +13,8 @@
 //
 // Where the frontier's ids do not fit in one request (spec §4.1: 1000 codes, less the codes the
 // filter lists already), they are skipped as they come back instead; that moves on as long as
-// the ties of one second fit a page. A second whose ties fill whole pages past that is read on
-// its own, by id (createdat-bulk.ts).
+// the ties of one second fit a page. A second whose ties fill a whole page is read on its own,
+// by id (createdat-bulk.ts).
 import type { CatalogRecord } from '../client/index.js';
 import { DataError } from '../errors.js';
 import { andFilter } from './sliced-products-query.js';
@@ -70,6 +70,8 @@ export class CreatedAtLane {
     until: number | undefined,
     /** Codes the base filter lists already (they count against the request's limit). */
     readonly baseCodes: number,
+    /** Records the filter can match at most (an id list: one each), past which nothing is asked for. */
+    readonly maxRecords = Infinity,
   ) {
     this.from = from;
     this.until = until;
@@ -109,7 +111,7 @@ export class CreatedAtLane {
   advance(length: number, size: number, total: number, tail: PageTail | undefined, where: string): void {
     this.records += length;
     if (this.#bulk) return this.#advanceBulk(length, size, total, tail, where);
-    if (length < size || !tail) {
+    if (length < size || !tail || this.records >= this.maxRecords) {
       this.done = true;
       return;
     }
@@ -118,8 +120,9 @@ export class CreatedAtLane {
     for (const id of tail.ids) this.#frontier.add(id);
     this.#start ??= frontier ?? tail.createdAt;
     this.#moveTo(tail.createdAt);
-    // A page all of one second, whose ids no longer fit in a request: read that second by id.
-    if (tail.ids.length >= length && this.#frontier.size > this.#room()) this.#bulk = new BulkSecond(tail.createdAt);
+    // A whole page of one second: a bulk import, likely more than a request can exclude by id;
+    // read that second on its own, by id (what this page delivered is skipped there).
+    if (tail.ids.length >= length) this.#bulk = new BulkSecond(tail.createdAt);
   }
 
   #advanceBulk(length: number, size: number, total: number, tail: PageTail | undefined, where: string): void {
@@ -194,7 +197,8 @@ export class CreatedAtLane {
 
 /** How many codes a filter lists (every array in it: code and id lists), an upper bound of what it sends. */
 export function listedCodes(filter: unknown): number {
-  if (Array.isArray(filter)) return filter.reduce((n: number, v) => n + (typeof v === 'object' ? listedCodes(v) : 1), 0);
+  if (Array.isArray(filter))
+    return filter.reduce((n: number, v) => n + (typeof v === 'object' ? listedCodes(v) : 1), 0);
   if (!filter || typeof filter !== 'object') return 0;
   return Object.values(filter as Record<string, unknown>).reduce((n: number, v) => n + listedCodes(v), 0);
 }
@@ -208,4 +212,3 @@ export function createdAtOf(record: CatalogRecord, where: string): number {
     { code: 'source.unsliceable' },
   );
 }
-

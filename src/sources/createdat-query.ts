@@ -19,6 +19,8 @@ import { CatalogSource } from './source-stream.js';
 import { type PagedQueryOptions, type SourceBody, pageRequest } from './paged-query.js';
 import { CreatedAtLane, type Direction, type LaneStep, createdAtOf, listedCodes } from './createdat-lane.js';
 import { estimateFarEnd, rebalance } from './createdat-split.js';
+import { listedIds } from './read-window.js';
+import { PROBE_PAGE_SIZE, isCapped } from './sliced-products-query.js';
 
 export interface QueryChunk {
   body: SourceBody;
@@ -63,6 +65,8 @@ export class CreatedAtQuerySource extends CatalogSource {
   #rereads = 0;
   /** Records per createdAt second the chunk's first page showed (what a lane not read yet is judged by). */
   #density = 0;
+  /** The far end of a capped chunk is being asked for (createdAt in the other direction). */
+  #probing = false;
   /** The sum of the chunks' first totals, as announced (corrected to what was delivered at the end). */
   #announced = 0;
 
@@ -111,8 +115,8 @@ export class CreatedAtQuerySource extends CatalogSource {
   /** Starts the next chunk with one lane over its whole range; false when none is left. */
   #nextChunk(): boolean {
     if (++this.#chunk >= this.#chunks.length) return false;
-    const codes = listedCodes(this.#chunks[this.#chunk]!.body.filter);
-    const lane = new CreatedAtLane(this.#direction, undefined, undefined, codes);
+    const { filter } = this.#chunks[this.#chunk]!.body;
+    const lane = new CreatedAtLane(this.#direction, undefined, undefined, listedCodes(filter), listedIds(filter));
     this.#lanes = [lane];
     this.#pages.set(lane, []);
     return true;
@@ -176,17 +180,48 @@ export class CreatedAtQuerySource extends CatalogSource {
         { code: 'source.inconsistent_page' },
       );
     }
-    if (process.env.DEBUG_CA) {
-      const ids = Array.from({ length: page.length }, (_, i) => { const r = page.record(i) as CatalogRecord; return `${String(r.id)}@${(r.meta as any).createdAt}`; });
-      console.log('ACCEPT', this.#lanes.indexOf(lane), step.from, step.until, [...step.skip], 'lane', lane.from, lane.until, 'total', total, ids.join(' '));
-    }
     const first = lane.requests === 1 && this.#lanes.length === 1 && lane === this.#lanes[0];
     if (first) this.#announce(total);
     lane.advance(page.length, this.#size, total, tailOf(page, where), where);
     if (first && !lane.done) this.#density = estimateFarEnd(lane, page, total, where);
     this.#pages.get(lane)!.push({ step, page });
-    if (this.#concurrency === 1) return;
+    if (first && !lane.done && this.#concurrency > 1 && isCapped(total, this.#client.resultWindow)) this.#probeFarEnd(lane);
+    this.#rebalance();
+  }
+
+  /** Splits lanes (none while the far end is being asked for) until `concurrency` are being read. */
+  #rebalance(): void {
+    if (this.#concurrency === 1 || this.#probing) return;
     for (const l of rebalance(this.#lanes, this.#concurrency, this.#size, this.#density)) this.#pages.set(l, []);
+  }
+
+  /**
+   * A total at the cap says nothing of how far the matches reach: one small request from the
+   * other end tells where the open lane ends, so the lanes share the whole range, not a guess.
+   */
+  #probeFarEnd(lane: CreatedAtLane): void {
+    const chunk = this.#chunks[this.#chunk]!;
+    const sorting = { createdAt: this.#direction === 'ASC' ? 'DESC' : 'ASC' };
+    const request = pageRequest<QueryEndpointName>({ ...chunk.body, sorting }, 0, PROBE_PAGE_SIZE);
+    this.#probing = true;
+    this.#inFlight++;
+    this.#client.queryLazy(this.#endpoint, request, { signal: this.signal, events: this.events }).then(
+      (page) => {
+        this.#inFlight--;
+        this.#probing = false;
+        try {
+          if (page.length > 0) lane.hint = createdAtOf(page.record(0) as CatalogRecord, this.#label());
+        } catch (err) {
+          this.destroy(err as Error);
+        } finally {
+          page.release();
+        }
+        if (this.destroyed) return;
+        this.#rebalance();
+        this.#drain();
+      },
+      (err: unknown) => this.destroy(err as Error),
+    );
   }
 
   #announce(total: number): void {
@@ -260,7 +295,8 @@ export class CreatedAtQuerySource extends CatalogSource {
   /** A record outside the range asked for, or out of createdAt order, means the answer cannot be trusted. */
   #checkOrder(open: OpenPage, step: LaneStep, createdAt: number, i: number): void {
     const asc = this.#direction === 'ASC';
-    const outside = (step.from !== undefined && createdAt < step.from) || (step.until !== undefined && createdAt > step.until);
+    const outside =
+      (step.from !== undefined && createdAt < step.from) || (step.until !== undefined && createdAt > step.until);
     const unordered = open.previous !== undefined && (asc ? createdAt < open.previous : createdAt > open.previous);
     if (!outside && !unordered) return;
     throw new DataError(

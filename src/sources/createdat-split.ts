@@ -6,6 +6,9 @@
 import type { CatalogRecord, LazyPage } from '../client/index.js';
 import { type CreatedAtLane, createdAtOf } from './createdat-lane.js';
 
+/** Pages a lane must be expected to hold still before it is split. */
+const SPLIT_PAGES = 4;
+
 /**
  * After the first page of a lane over the whole range: where its open far end is likely to be,
  * at the density that page showed (records per second of createdAt), which it returns.
@@ -22,7 +25,8 @@ export function estimateFarEnd(lane: CreatedAtLane, page: LazyPage, total: numbe
 
 /**
  * Splits the lanes with the most records left until `lanes` are being read, or none is expected
- * to hold two pages more (a split that finds nothing costs a request); the new lanes go right
+ * to hold SPLIT_PAGES pages more (each lane ends on a page that is not full: a split costs about
+ * one request, worth it only where it shares several); the new lanes go right
  * after the lane they came from, so the order of the records stays createdAt's.
  */
 export function rebalance(order: CreatedAtLane[], lanes: number, pageSize: number, density: number): CreatedAtLane[] {
@@ -30,7 +34,7 @@ export function rebalance(order: CreatedAtLane[], lanes: number, pageSize: numbe
   while (order.filter((l) => !l.done).length < lanes) {
     let widest: CreatedAtLane | undefined;
     for (const l of order) if (!widest || l.expected(density) > widest.expected(density)) widest = l;
-    if (!widest || widest.expected(density) < 2 * pageSize) break;
+    if (!widest || widest.expected(density) < SPLIT_PAGES * pageSize) break;
     const lane = widest.split();
     if (!lane) break;
     order.splice(order.indexOf(widest) + 1, 0, lane);

@@ -3,10 +3,10 @@
 // will make and how long they take at the client's rate limit.
 //
 // Planning a query source asks the service for totals: one probe of 10
-// records per code chunk, and for a products.query chunk past the 10000 cap
-// the same createdAt walk the extract does (probes of 10 records), so the
-// windows planned are the windows extracted if the data does not change. These
-// probes count against the budget like any request (`planRequests`). Stream
+// records per code chunk, and for a products.query or media.query chunk past
+// the 10000 cap a walk over createdAt windows (probes of 10 records) to count
+// what lies past it. These probes count against the budget like any request
+// (`planRequests`). Stream
 // sources are planned without a request: one request per chunk, totals unknown
 // until the stream starts.
 import type { z } from 'zod';
@@ -23,7 +23,7 @@ import type { RunEvents } from '../events.js';
 import { pageRequest, type SourceBody } from './paged-query.js';
 import { chunkFilter } from './code-chunks.js';
 import { parseStageOptions } from '../core/issues.js';
-import { QUERY_OPTION_SCHEMAS, defaultSorting, requestBody } from './query-sources.js';
+import { QUERY_OPTION_SCHEMAS, defaultSorting, readByCreatedAt, requestBody } from './query-sources.js';
 import { readWindow, secondBefore } from './read-window.js';
 import { PROBE_PAGE_SIZE, type SliceStats, createdAtWindows, isCapped } from './sliced-products-query.js';
 import { STREAM_OPTION_SCHEMAS } from './stream-sources.js';
@@ -78,7 +78,8 @@ export async function plan(
     sorting?: unknown;
     pageSize?: PageSize;
   };
-  const chunks = chunkFilter(type, parsed.filter);
+  const byCreatedAt = !isStreamEndpoint(type) && readByCreatedAt(type);
+  const chunks = chunkFilter(type, parsed.filter, byCreatedAt ? parsed.pageSize : undefined);
   const sorting = parsed.sorting ?? defaultSorting(type);
   const slices: PlannedSlice[] = [];
   let planRequests = 0;
@@ -96,6 +97,12 @@ export async function plan(
     const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
     const until = secondBefore(run.startedAt ?? new Date());
     for (const c of chunks.chunks) {
+      if (byCreatedAt) {
+        const planned = await createdAtPlan(type, c, probe, pageSize, client.resultWindow);
+        slices.push(...planned);
+        for (const p of planned) requests += p.requests;
+        continue;
+      }
       const window = readWindow(type, c.filter, sorting, until, pageSize);
       const body = requestBody(window.filter, sorting);
       // Planning needs the totals only: each probe page is released at once.
@@ -145,4 +152,42 @@ export async function plan(
     estimatedMs: Number.isFinite(budget) ? Math.round((requests * 60_000) / budget) : 0,
     dedupe: chunks.dedupe,
   };
+}
+
+/**
+ * A chunk read by createdAt (createdat-query.ts): its total from one probe, or past the cap the
+ * totals of the createdAt windows the planner walks (the extract itself needs no windows: it reads
+ * page 0 of what is left, about as many requests as the matches fill pages).
+ */
+async function createdAtPlan(
+  type: QueryEndpointName,
+  chunk: { filter?: unknown; label?: string },
+  probe: (body: SourceBody, no: number, size: number) => Promise<LazyPage>,
+  pageSize: number,
+  resultWindow: number,
+): Promise<PlannedSlice[]> {
+  const body = requestBody(chunk.filter, { createdAt: 'ASC' });
+  const first = await probe(body, 0, PROBE_PAGE_SIZE);
+  first.release();
+  const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
+  if (!isCapped(first.meta.total, resultWindow)) {
+    const total = first.meta.total;
+    return [{ label: chunk.label, filter: chunk.filter, total, requests: pagesOf(total) }];
+  }
+  const windows: PlannedSlice[] = [];
+  for await (const w of createdAtWindows({
+    body,
+    probeSize: PROBE_PAGE_SIZE,
+    fetchPage: probe,
+    endpoint: type,
+    labelPrefix: chunk.label,
+    resultWindow,
+  })) {
+    w.firstPage.release();
+    windows.push({ label: w.label, filter: w.body.filter, total: w.firstPage.meta.total, requests: 0 });
+  }
+  // Pages run across windows: the requests are those of the whole chunk.
+  const total = windows.reduce((n, w) => n + w.total!, 0);
+  if (windows.length > 0) windows[0]!.requests = pagesOf(total);
+  return windows;
 }

@@ -88,7 +88,7 @@ function updatedUntil(filter: unknown, until: number): boolean {
 }
 
 /** How many ids an `id` list at the top of the filter (or in a top-level `and`) allows, if it has one. */
-function listedIds(filter: unknown): number | undefined {
+export function listedIds(filter: unknown): number | undefined {
   if (!filter || typeof filter !== 'object') return undefined;
   const f = filter as Record<string, unknown>;
   if ('id' in f) return Array.isArray(f.id) ? f.id.length : 1;
