@@ -737,6 +737,18 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   runError('stream.malformed_line', 'retry', 'a stream line is not JSON', STREAM_ACTION),
   runError(
+    'stream.out_of_order',
+    'fix',
+    'a stream sorted by id or createdAt sent a record out of that order, so a repeat or a missing record cannot be ruled out',
+    'sort by createdAt if the service orders ids differently from the toolkit (integers by value, strings by UTF-16 code unit); else run again, and if it repeats, report it with the index named',
+  ),
+  runError(
+    'stream.repeated_id',
+    'retry',
+    'a stream sorted by id or createdAt sent a record twice, in the place of another one that would be missing',
+    STREAM_ACTION,
+  ),
+  runError(
     'stream.resume_exhausted',
     'retry',
     'a cut stream could not be resumed within the retries',

@@ -65,12 +65,14 @@ export function nationalCode(digits: number | undefined, pad: boolean) {
 }
 
 /**
- * A Harmonised System code: 6 digits (HS), 8 (CN) or 10 (TARIC). Chapters 01-09 start with a zero
- * that an integer loses (the vendor's own example is `"010203"`; the live service sends `"030211"`
- * or 30211), so a shorter code is padded to 6; longer ones keep the digits they were sent with.
+ * A Harmonised System code: a chapter (2 digits), heading (4), subheading (6), CN (8) or TARIC (10)
+ * code: always an even digit count, and never `00...` (chapters are 01-97). Chapters 01-09 start
+ * with a zero that an integer loses (the vendor's own example is `"010203"`; the live service
+ * sends `"030211"` or 30211, and 4-digit headings such as `"0402"`), so an integer of an odd digit
+ * count gets that one zero back (`evenDigits`); a string is kept as sent.
  */
 export function hsCode() {
-  return digitCode(10, { catalogKind: 'code', digits: 10, padTo: 6 });
+  return digitCode(10, { catalogKind: 'code', digits: 10, evenDigits: true });
 }
 
 /**
@@ -116,8 +118,8 @@ export interface CatalogMeta {
   catalogKind?: string;
   digits?: number;
   pad?: boolean;
-  /** Width a shorter code is padded to when it is not `digits` (hsCode: 6 of at most 10). */
-  padTo?: number;
+  /** An integer of an odd digit count lost one leading zero (hsCode): it gets that one back. */
+  evenDigits?: boolean;
   /** The unit of a `measure`. */
   unit?: string;
   /** A union whose first option gives the field's type (`orAlso`). */

@@ -28,8 +28,8 @@ export interface FieldInfo {
   digits?: number;
   /** A national code of fixed length: lost leading zeros are restored to `digits`. */
   pad?: boolean;
-  /** Width lost leading zeros are restored to when it is not `digits` (hsCode: 6). */
-  padTo?: number;
+  /** An integer of an odd digit count lost one leading zero (hsCode), restored; never padded further. */
+  evenDigits?: boolean;
   /** Other shapes an `orAlso` field accepts besides the one described (a list beside one code). */
   alternatives?: FieldInfo[];
   /** Known fields of an object (loose objects accept more). */
@@ -56,7 +56,7 @@ export function describeSchema(schema: z.ZodType): FieldInfo {
         optional,
         ...(meta?.digits ? { digits: meta.digits } : {}),
         ...(meta?.pad !== undefined ? { pad: meta.pad } : {}),
-        ...(meta?.padTo !== undefined ? { padTo: meta.padTo } : {}),
+        ...(meta?.evenDigits === true ? { evenDigits: true } : {}),
       };
     }
     if (meta?.catalogPrimary) {

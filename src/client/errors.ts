@@ -144,11 +144,14 @@ export type StreamProblem =
   | 'total_changed'
   | 'empty'
   | 'resume_exhausted'
-  | 'resume_not_exact';
+  | 'resume_not_exact'
+  | 'out_of_order'
+  | 'repeated_id';
 
 /**
- * An NDJSON stream broke its contract (bad line, index gap, too few lines, an error line), or a cut
- * stream could not be resumed (resume_exhausted; resume_not_exact: not without risking a gap).
+ * An NDJSON stream broke its contract (bad line, index gap, too few lines, an error line, a record
+ * out of its sorting's order or sent twice), or a cut stream could not be resumed
+ * (resume_exhausted; resume_not_exact: not without risking a gap).
  */
 export class StreamProtocolError extends CatalogStreamsError {
   readonly endpoint: string;

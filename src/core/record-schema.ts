@@ -10,11 +10,17 @@
 import { ConfigError } from '../errors.js';
 import type { FieldPath, PathStep } from './field-path.js';
 
-/** A code (EAN/GTIN, CNK...): a string; an integer is zero-padded to `padTo` digits when written (0: as sent). */
+/**
+ * A code (EAN/GTIN, CNK...): a string column. A string is written as sent; an integer gets back the
+ * leading zeros JSON dropped (core/integer-code.ts): zero-padded to `padTo` digits (0: none), or
+ * to an even digit count (`evenDigits`, HS codes).
+ */
 export interface CodeInfo {
   /** Most digits, when the code has a limit. */
   digits?: number | undefined;
   padTo: number;
+  /** HS codes: an integer of an odd digit count lost one leading zero (chapters 01-09), never more. */
+  evenDigits?: boolean | undefined;
 }
 
 export type FieldType =

@@ -94,10 +94,12 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
   const meta = catalogMetaOf(schema as unknown as z.ZodType);
   const kind = meta?.catalogKind;
   if (kind === 'gtin' || kind === 'code') {
-    // GTINs and fixed-length national codes (pad) lost their leading zeros as integers; others are kept as sent.
+    // GTINs and fixed-length national codes (pad) lost their leading zeros as integers, an HS code
+    // at most one (evenDigits); others are kept as sent. Strings are always kept as sent.
     const digits = meta?.digits ?? (kind === 'gtin' ? 14 : undefined);
     const pad = kind === 'gtin' || (meta?.pad === true && digits !== undefined);
-    return { kind: 'string', code: { digits, padTo: meta?.padTo ?? (pad ? digits! : 0) } };
+    const code = { digits, padTo: pad ? digits! : 0 };
+    return { kind: 'string', code: meta?.evenDigits === true ? { ...code, evenDigits: true } : code };
   }
   // A string column; an integer is written as its digits (codeConverter with nothing to pad).
   if (kind === 'text-id') return { kind: 'string', code: { digits: undefined, padTo: 0 } };

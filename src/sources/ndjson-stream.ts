@@ -38,12 +38,10 @@
 //   id in the stream's order is skipped. The ids are compared as integers by
 //   value and strings by UTF-16 code unit, and the stream itself must agree:
 //   every line's id has to sort after the previous one (before, for DESC).
-//   When a stream contradicts the comparison, a resume by id could skip the
-//   wrong records: a cut after that fails. The last record skipped in the
-//   resumed request must also be one delivered before the cut (one of the last
-//   RECENT_IDS), or none: when the last delivered records left and an id nobody
-//   delivered stands where they were, nothing shows which side of the cut it
-//   belongs to, and the source fails.
+//   The last record skipped in the resumed request must also be one delivered
+//   before the cut (one of the last RECENT_IDS), or none: when the last
+//   delivered records left and an id nobody delivered stands where they were,
+//   nothing shows which side of the cut it belongs to, and the source fails.
 // - createdAt order is checked the same way (non-decreasing, an integer
 //   meta.createdAt on every record).
 // - Any other sorting (touchedAt, status, name...) orders by values that change:
@@ -56,6 +54,19 @@
 //   would still have to be the same in both requests, which nothing checks.)
 // A stream cut before any record was delivered is asked for again as it was,
 // whatever the sorting.
+// The order is checked on every request, cut or not (issue 35, item 5; it used
+// to be checked for a resume only, so such a stream was read whole when not cut):
+// under id or createdAt, a record out of order (out_of_order) or sent twice
+// (repeated_id: the same id again among the records at the same id or createdAt;
+// a media record is an id and a type, since one item is listed as a photo and
+// as a frontal) fails the source before it is delivered. A stream that repeats
+// a record has left another one out in its place (its indexes still run on),
+// and one out of order can hide either: read whole, it would deliver a duplicate
+// and lose a record with nothing said. A record whose order cannot be judged (no
+// integer createdAt, ids that cannot be compared, a media item at the same id
+// under another type) is read, but a cut after it fails (resume_not_exact),
+// since a resume by content could then skip the wrong records. Under any other
+// sorting nothing is checked: a repeat could only be told by keeping every id.
 // The resumed request's `total` is its own: records that left or arrived while
 // the stream was cut change it legitimately. Once the resumed request is past
 // the records delivered before the cut, the segment's count is known again
@@ -116,6 +127,12 @@ type ResumeRule = { by: 'id' | 'createdAt'; desc: boolean } | { by: 'none'; sort
 type ResumePoint =
   { by: 'id'; id: unknown; desc: boolean } | { by: 'createdAt'; createdAt: number; ids: ReadonlySet<unknown> };
 
+/** How a line contradicts the order (`problem`: the stream fails), or why its order cannot be judged. */
+interface Disorder {
+  problem?: 'out_of_order' | 'repeated_id';
+  text: string;
+}
+
 /** The last delivered ids kept per segment: the anchors a resume by id checks its skipping against. */
 const RECENT_IDS = 256;
 
@@ -146,6 +163,8 @@ interface SegmentState {
   resumed: boolean;
   /** The order key (id or createdAt) of the previous line of the current request. */
   previousKey?: unknown;
+  /** The records (identity -> index) of the current request at `previousKey`: a repeat is among them. */
+  atPreviousKey: Map<unknown, number>;
   /** Why a resume after the delivered records would not be exact (the stream contradicted the rule). */
   inexact?: string;
   /** `delivered` when the last resume started, to tell progress from none. */
@@ -269,6 +288,7 @@ export class NdjsonStreamSource extends CatalogSource {
       resumesWithoutProgress: 0,
       recentIds: [],
       idsAtLastCreatedAt: new Set(),
+      atPreviousKey: new Map(),
     };
   }
 
@@ -397,8 +417,9 @@ export class NdjsonStreamSource extends CatalogSource {
       if (disorder) {
         // Skipping by content is only as good as the order it relies on.
         if (state.resumed)
-          return this.#fail('resume_not_exact', `the resumed stream ${disorder}; ${this.#notExact(state)}`);
-        state.inexact ??= disorder;
+          return this.#fail('resume_not_exact', `the resumed stream ${disorder.text}; ${this.#notExact(state)}`);
+        if (disorder.problem) return this.#failOrder(state, disorder.problem, disorder.text, at);
+        state.inexact ??= disorder.text;
       }
       if (state.from) {
         const before = this.#deliveredBefore(state, state.from, record);
@@ -440,33 +461,97 @@ export class NdjsonStreamSource extends CatalogSource {
   }
 
   /**
-   * Checks that the line sorts after the previous one of this request under the resume rule, as a
-   * resume by content assumes; says how it does not.
+   * Checks that the line sorts after the previous one of this request under the resume rule and
+   * is not one it sent already; says how it does not. `problem`: the stream is wrong (it fails at
+   * once); without it, the order cannot be judged here (a resume after it would not be exact).
    */
-  #checkOrder(state: SegmentState, record: CatalogRecord, index: number): string | undefined {
+  #checkOrder(state: SegmentState, record: CatalogRecord, index: number): Disorder | undefined {
     const rule = state.rule;
     if (rule.by === 'none') return undefined;
     const key = rule.by === 'id' ? record.id : createdAtOf(record);
     const previous = state.previousKey;
     state.previousKey = key;
-    if (rule.by === 'createdAt') {
-      if (!Number.isSafeInteger(key))
-        return `has a record without an integer meta.createdAt at index ${index} (${describeValue(key)})`;
-      if (previous === undefined) return undefined;
-      const step = (key as number) - (previous as number);
-      return (rule.desc ? step > 0 : step < 0)
-        ? `is not in createdAt ${rule.desc ? 'DESC' : 'ASC'} order: createdAt ${String(key)} at index ${index} after ${String(previous)}`
-        : undefined;
-    }
-    if (compareIds(key, key) === undefined)
-      return `has a record whose id is neither a string nor a safe integer at index ${index} (${describeValue(key)})`;
-    if (previous === undefined) return undefined;
-    const c = compareIds(previous, key);
+    if (rule.by === 'createdAt' && !Number.isSafeInteger(key))
+      return { text: `has a record without an integer meta.createdAt at index ${index} (${describeValue(key)})` };
+    if (rule.by === 'id' && compareIds(key, key) === undefined)
+      return {
+        text: `has a record whose id is neither a string nor a safe integer at index ${index} (${describeValue(key)})`,
+      };
+    // The first line, or the first after one whose createdAt could not be judged.
+    if (previous === undefined || (rule.by === 'createdAt' && !Number.isSafeInteger(previous)))
+      return this.#firstAtKey(state, record, index);
+    const c = rule.by === 'id' ? compareIds(previous, key) : (previous as number) - (key as number);
     if (c === undefined)
-      return `mixes id types: ${showId(key)} at index ${index} after ${showId(previous)}, which cannot be compared`;
-    return (rule.desc ? c <= 0 : c >= 0)
-      ? `is not in the order the toolkit compares ids in (integers by value, strings by UTF-16 code unit): id ${showId(key)} at index ${index} came after ${showId(previous)} under sorting {id: ${rule.desc ? 'DESC' : 'ASC'}}`
-      : undefined;
+      return {
+        text: `mixes id types: ${showId(key)} at index ${index} after ${showId(previous)}, which cannot be compared`,
+      };
+    if (c === 0) return this.#sameKey(state, record, index);
+    if (rule.desc ? c > 0 : c < 0) return this.#firstAtKey(state, record, index);
+    const order = `${rule.by} ${rule.desc ? 'DESC' : 'ASC'}`;
+    return {
+      problem: 'out_of_order',
+      text:
+        rule.by === 'id'
+          ? `is not in the order the toolkit compares ids in (integers by value, strings by UTF-16 code unit): id ${showId(key)} at index ${index} came after ${showId(previous)} under sorting {id: ${rule.desc ? 'DESC' : 'ASC'}}`
+          : `is not in ${order} order: createdAt ${String(key)} at index ${index} after ${String(previous)}`,
+    };
+  }
+
+  /** The line starts a new order key: the records at the previous one are forgotten. */
+  #firstAtKey(state: SegmentState, record: CatalogRecord, index: number): undefined {
+    state.atPreviousKey.clear();
+    state.atPreviousKey.set(this.#identity(record), index);
+    return undefined;
+  }
+
+  /**
+   * The line has the previous line's order key: a repeat when its identity is among the records
+   * at that key; under id, another record at the same id (a media item as photo and as frontal)
+   * cannot be ordered against its sibling, so a resume by id would not be exact.
+   */
+  #sameKey(state: SegmentState, record: CatalogRecord, index: number): Disorder | undefined {
+    const identity = this.#identity(record);
+    const first = state.atPreviousKey.get(identity);
+    if (first !== undefined) {
+      const what =
+        this.endpoint === 'media.stream'
+          ? `media item ${showId(record.id)} (${String(identity)})`
+          : `id ${showId(record.id)}`;
+      return { problem: 'repeated_id', text: `sent ${what} twice, at index ${first} and again at index ${index}` };
+    }
+    state.atPreviousKey.set(identity, index);
+    if (state.rule.by === 'id')
+      return {
+        text: `has two records with id ${showId(record.id)} (at index ${index}), which a resume by id cannot tell apart`,
+      };
+    return undefined;
+  }
+
+  /** What makes a record one: its id; a media item's id and type (one item is listed as a photo and as a frontal). */
+  #identity(record: CatalogRecord): unknown {
+    if (this.endpoint !== 'media.stream') return record.id;
+    const { type, kind } = record as { type?: unknown; kind?: unknown };
+    return `${showId(record.id)}/${String(type ?? kind)}`;
+  }
+
+  /** A stream whose order rules out checking it for repeats and gaps: fails before the record is delivered. */
+  #failOrder(state: SegmentState, problem: 'out_of_order' | 'repeated_id', text: string, index: number): void {
+    const rule = state.rule as { by: 'id' | 'createdAt'; desc: boolean }; // 'none' checks no order
+    const sorting = `sorting {${rule.by}: ${rule.desc ? 'DESC' : 'ASC'}}`;
+    const why =
+      problem === 'repeated_id'
+        ? `a record sent twice stands in the place of another, which would be missing (its indexes still run on)`
+        : `out of order, a record sent twice or left out cannot be told`;
+    const action =
+      problem === 'repeated_id' || rule.by === 'createdAt'
+        ? 'run again, and if it repeats, report it with the index named'
+        : 'sort by createdAt if the service orders ids differently; else run again, and if it repeats, report it with the index named';
+    this.#fail(
+      problem,
+      `the stream ${text} (${sorting}, ${state.delivered} records delivered); ${why}, so the stream is not read on: ${action}`,
+      undefined,
+      index,
+    );
   }
 
   /**
@@ -679,6 +764,7 @@ export class NdjsonStreamSource extends CatalogSource {
     state.skipped = 0;
     state.lastSkippedId = undefined;
     state.previousKey = undefined;
+    state.atPreviousKey = new Map();
     state.resumed = state.from !== undefined;
     this.events.emit('retry', {
       endpoint: this.endpoint,
@@ -710,9 +796,12 @@ export class NdjsonStreamSource extends CatalogSource {
     this.#sincePageEvent = 0;
   }
 
-  #fail(problem: StreamProblem, message: string, apiError?: ReturnType<typeof fromJson>): void {
+  #fail(problem: StreamProblem, message: string, apiError?: ReturnType<typeof fromJson>, index?: number): void {
     this.destroy(
-      new StreamProtocolError({ endpoint: this.endpoint, problem, index: this.#state.next, apiError }, message),
+      new StreamProtocolError(
+        { endpoint: this.endpoint, problem, index: index ?? this.#state.next, apiError },
+        message,
+      ),
     );
   }
 }

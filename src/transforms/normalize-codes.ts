@@ -1,11 +1,12 @@
 // normalize-codes: product codes become strings of digits with their leading
-// zeros (ARCHITECTURE.md, API rules), whether the service sent an integer (JSON dropped the
-// zeros) or a digit string (the live service). EAN/GTIN: eanGtin8/12/13/14 are
-// padded to their declared length, a list of codes (ean[]) to 13 digits (14 for
-// a 14-digit code). National codes of fixed length (CNK 7, CIP13/ACL13 13,
-// cip(7)OrAcl7 7, PZN 8, upc11 11, upc10 10) are padded to it; hsCode to 6 (an
-// 8- or 10-digit code keeps its digits); codes of varying length (artgId,
-// snomed*) keep their digits. A field that also accepts a list of codes
+// zeros (ARCHITECTURE.md, API rules). A digit string (the live service) is kept exactly as
+// sent: the service sent its zeros, and a shorter string is another code, not one to pad
+// (hsCode "0402" is a heading, "000402" no code at all). An integer (JSON dropped the zeros)
+// gets them back (core/integer-code.ts): EAN/GTIN eanGtin8/12/13/14 to their declared length,
+// a list of codes (ean[]) to 13 digits (14 for a 14-digit code); national codes of fixed
+// length (CNK 7, CIP13/ACL13 13, cip(7)OrAcl7 7, PZN 8, upc11 11, upc10 10) to it; hsCode
+// the one zero it lost when its digit count is odd (HS codes have 2, 4, 6, 8 or 10 digits);
+// codes of varying length (artgId, snomed*) keep their digits. A field that also accepts a list of codes
 // (eanGtin13/14 as one client receives them) keeps the list, each code normalized. A code with more digits than declared, a
 // negative, fractional or unsafe (> 2^53) number, or a string that is not all
 // digits makes the record invalid, handled by the same policy as validate
@@ -18,6 +19,7 @@ import { defineStage, type StageContext } from '../core/stage.js';
 import { stageFactory } from '../core/stage-factory.js';
 import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
 import { describeValue } from '../values.js';
+import { integerCode } from '../core/integer-code.js';
 import { buildPathTree, parseFieldPath, replaceAtPaths, replaceInPlace, type PathNode } from '../core/field-path.js';
 import type { RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource, type StageResource } from './resource.js';
@@ -47,8 +49,10 @@ interface CodePlan {
   path: string;
   /** Most digits a code may have (Infinity: no limit). */
   digits: number;
-  /** Length codes are padded to: `digits`, or 13 for a list (a 14-digit code stays 14); 0 for codes kept as sent. */
+  /** Length integer codes are padded to: `digits`, or 13 for a list (a 14-digit code stays 14); 0: none. */
   padTo: number;
+  /** hsCode: an integer of an odd digit count gets its one lost zero back. */
+  evenDigits: boolean;
   list: boolean;
   /** One code that may also come as a list of codes (`orAlso`): a list keeps its elements, each normalized. */
   orList: boolean;
@@ -61,22 +65,26 @@ interface CodeField {
   digits: number;
   list: boolean;
   orList: boolean;
-  /** Width a shorter code is padded to (GTINs, CNK, CIP...: `digits`; hsCode 6); 0: kept as sent. */
+  /** Width a shorter integer code is padded to (GTINs, CNK, CIP...: `digits`); 0: none. */
   padTo: number;
+  evenDigits: boolean;
   gs1: boolean;
 }
 
-const codeOf = (field: FieldInfo): { digits: number; padTo: number; gs1: boolean; orList: boolean } | undefined => {
+type CodeOf = Omit<CodeField, 'path' | 'list'>;
+
+const codeOf = (field: FieldInfo): CodeOf | undefined => {
   const orList = (field.alternatives ?? []).some((a) => a.kind === 'array' && a.element && codeOf(a.element));
   if (field.kind === 'gtin') {
     const digits = field.digits ?? 14;
-    return { digits, padTo: digits, gs1: true, orList };
+    return { digits, padTo: digits, evenDigits: false, gs1: true, orList };
   }
   if (field.kind === 'code') {
     const fixed = field.pad === true && field.digits !== undefined;
     return {
       digits: field.digits ?? Number.POSITIVE_INFINITY,
-      padTo: field.padTo ?? (fixed ? field.digits! : 0),
+      padTo: fixed ? field.digits! : 0,
+      evenDigits: field.evenDigits === true,
       gs1: false,
       orList,
     };
@@ -99,8 +107,6 @@ function codeFields(info: FieldInfo, path = '', out: CodeField[] = []) {
   }
   return out;
 }
-
-const ZEROS = '00000000000000';
 
 /** GS1 mod-10: weights 3,1,3,... from the right, excluding the check digit. */
 function checkDigitOk(code: string): boolean {
@@ -152,7 +158,7 @@ function normalizeCodesSchema(
     const digits = Number.isFinite(c.digits) ? c.digits : undefined;
     const code: FieldType = {
       kind: 'string',
-      code: { digits, padTo: padOf(c) },
+      code: { digits, padTo: padOf(c), ...(c.evenDigits ? { evenDigits: true } : {}) },
     };
     const type: FieldType = c.list ? { kind: 'list', element: code } : code;
     out = rewriteContainer(
@@ -189,6 +195,7 @@ export class NormalizeCodesTransform extends CheckingTransform {
               orList: c.orList,
               gs1: c.gs1,
               padTo: padOf(c),
+              evenDigits: c.evenDigits,
             },
           ] as const,
       ),
@@ -220,7 +227,7 @@ export class NormalizeCodesTransform extends CheckingTransform {
 
   /** The normalized code, or the value unchanged after recording an issue. */
   #code(value: unknown, plan: CodePlan, path: string): unknown {
-    let digits: string;
+    let code: string;
     if (typeof value === 'number') {
       if (!Number.isSafeInteger(value) || value < 0)
         return this.#bad(
@@ -229,15 +236,15 @@ export class NormalizeCodesTransform extends CheckingTransform {
           path,
           Number.isInteger(value) && value > 0 ? 'beyond 2^53, so JSON already lost digits' : undefined,
         );
-      digits = String(value);
+      const digits = String(value);
+      if (digits.length > plan.digits) return this.#bad(value, plan, path);
+      code = integerCode(digits, plan);
     } else if (typeof value === 'string') {
-      if (!isDigits(value)) return this.#bad(value, plan, path);
-      digits = value;
+      // Kept exactly: the service sent the zeros it has (docs/lake-contract.md, "Codes").
+      if (!isDigits(value) || value.length > plan.digits) return this.#bad(value, plan, path);
+      code = value;
     } else if (value === null || value === undefined) return value;
     else return this.#bad(value, plan, path);
-    if (digits.length > plan.digits) return this.#bad(value, plan, path);
-    const width = digits.length > plan.padTo ? digits.length : plan.padTo;
-    const code = digits.length < width ? ZEROS.slice(0, width - digits.length) + digits : digits;
     if (this.#checkDigit && plan.gs1 && !checkDigitOk(code)) {
       this.#issues.push({
         path,
@@ -267,7 +274,7 @@ export const normalizeCodesStage = defineStage({
   kind: 'transform',
   type: 'normalize-codes',
   description:
-    'Product codes to digit strings with their leading zeros, from integers or strings: eanGtin8/12/13/14, gtin and upc12 padded to their length, ean[] to 13 digits (14 for 14-digit codes), cnk/cip13/acl13/pzn/upc10/upc11 to theirs, hsCode to 6 (8 or 10 digits kept), artgId/snomed* as sent; a list where one code is declared (eanGtin13: [...]) keeps every code; a malformed code is invalid (fail, skip or dead-letter)',
+    'Product codes to digit strings with their leading zeros: a digit string is kept as sent; an integer gets back the zeros it lost: eanGtin8/12/13/14, gtin and upc12 padded to their length, ean[] to 13 digits (14 for 14-digit codes), cnk/cip13/acl13/pzn/upc10/upc11 to theirs, hsCode one zero when its digit count is odd (402 -> 0402), artgId/snomed* as sent; a list where one code is declared (eanGtin13: [...]) keeps every code; a malformed code is invalid (fail, skip or dead-letter)',
   options: NormalizeCodesOptionsSchema,
   schema: normalizeCodesSchema,
   create: (options, ctx) => new NormalizeCodesTransform(options, ctx),

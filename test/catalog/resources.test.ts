@@ -88,7 +88,7 @@ describe('resource schemas: the live service, second look', () => {
     ok({ hsCode: '0901210000' });
     for (const bad of [3021.1, 'HS030211', '12345678901'])
       expect(Product.safeParse({ ...minimal, hsCode: bad }).success, String(bad)).toBe(false);
-    expect(describeSchema(Product).fields!.hsCode).toMatchObject({ kind: 'code', digits: 10, padTo: 6 });
+    expect(describeSchema(Product).fields!.hsCode).toMatchObject({ kind: 'code', digits: 10, evenDigits: true });
   });
 
   it('weight (deprecated) is a decimal, and a DOUBLE column', () => {
@@ -96,7 +96,7 @@ describe('resource schemas: the live service, second look', () => {
     const weight = recordSchemaFromZod(Product).fields.find((f) => f.name === 'weight');
     expect(weight?.type).toEqual({ kind: 'double' });
     const hs = recordSchemaFromZod(Product).fields.find((f) => f.name === 'hsCode');
-    expect(hs?.type).toEqual({ kind: 'string', code: { digits: 10, padTo: 6 } });
+    expect(hs?.type).toEqual({ kind: 'string', code: { digits: 10, padTo: 0, evenDigits: true } });
   });
 
   it('a replaced product with its codes nulled keeps its replacement', () => {

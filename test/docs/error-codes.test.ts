@@ -39,6 +39,8 @@ const STREAM_PROBLEMS: Record<StreamProblem, true> = {
   empty: true,
   resume_exhausted: true,
   resume_not_exact: true,
+  out_of_order: true,
+  repeated_id: true,
 };
 /** `state.${action}`: the actions its one caller passes, read from the source like the codes. */
 const stateActions = [

@@ -221,26 +221,41 @@ describe('NDJSON stream source', () => {
     expect(records.map((r) => r.id)).toEqual([50, 40, 30, 20, 10]);
   });
 
-  it('a stream whose ids contradict the comparison: read whole when not cut, resume_not_exact when cut after it', async () => {
+  // Issue 35, item 5: a stream out of order is no longer read whole when it is not cut.
+  it('a stream whose ids contradict the comparison fails with stream.out_of_order before the record out of order', async () => {
     // Digit strings in numeric order: "10" after "9" is not UTF-16 order.
     const lines = idLines(range(1, 20).map(String));
     await ndjsonServer(() => lines);
-    expect((await mediaStream(client!, {}).toArray()).map((r) => r.id)).toEqual(range(1, 20).map(String));
-    await client!.close();
-    await server!.close();
-
-    await ndjsonServer(() => lines, { cut: (n) => (n === 1 ? bytesOf(lines, 12) : undefined) });
     const got: string[] = [];
     const src = mediaStream(client!, {});
     src.on('data', (r) => got.push(r.id));
     const err = await failure(new Promise((resolve, reject) => src.on('error', reject).on('end', resolve)));
     expect(err).toBeInstanceOf(StreamProtocolError);
-    expect(err.code).toBe('stream.resume_not_exact');
-    expect(err.message).toContain('after 12 records were delivered');
+    expect(err.code).toBe('stream.out_of_order');
+    expect(err.index).toBe(9);
     expect(err.message).toContain('id "10" at index 9 came after "9"');
     expect(err.message).toContain('sort by createdAt');
-    expect(got).toEqual(range(1, 12).map(String));
+    expect(got).toEqual(range(1, 9).map(String));
     expect(server!.requests).toHaveLength(1);
+  });
+
+  it('a media item listed as a photo and as a frontal is two records; the same item twice is stream.repeated_id', async () => {
+    const item = (id: number, type: string) => ({ id, type, caption: `m ${id}` });
+    const asLines = (items: object[]) =>
+      items.map((result, index) => JSON.stringify({ meta: { total: items.length, index }, result }));
+    const good = asLines([item(1, 'photo'), item(2, 'photo'), item(2, 'frontal'), item(3, 'photo')]);
+    await ndjsonServer(() => good);
+    const records = await mediaStream(client!, {}).toArray();
+    expect(records.map((r) => `${r.id}/${r.type}`)).toEqual(['1/photo', '2/photo', '2/frontal', '3/photo']);
+    await client!.close();
+    await server!.close();
+
+    const bad = asLines([item(1, 'photo'), item(2, 'frontal'), item(2, 'photo'), item(2, 'frontal'), item(4, 'photo')]);
+    await ndjsonServer(() => bad);
+    const err = await failure(mediaStream(client!, {}).toArray());
+    expect(err.code).toBe('stream.repeated_id');
+    expect(err.index).toBe(3);
+    expect(err.message).toContain('sent media item 2 (2/frontal) twice, at index 1 and again at index 3');
   });
 
   it('a resumed request that contradicts the comparison fails at once', async () => {
@@ -280,8 +295,8 @@ describe('NDJSON stream source', () => {
       res.writeHead(200, { 'content-type': 'application/x-json-stream' });
       res.on('close', () => connectionClosed());
       for (let i = 0; !res.destroyed && i < 100_000; i++) {
-        if (!res.write(`${mediaLines(1, 100_000)[0]!.replace('"index":0', `"index":${i}`)}\n`))
-          await new Promise((r) => res.once('drain', r));
+        const line = { meta: { total: 100_000, index: i }, result: { id: i + 1, caption: `m ${i}` } };
+        if (!res.write(`${JSON.stringify(line)}\n`)) await new Promise((r) => res.once('drain', r));
         if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
       }
       bodyEnded = !res.destroyed;

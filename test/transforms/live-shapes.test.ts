@@ -68,7 +68,8 @@ describe('the observed product (issue 11)', () => {
       normalizeCodes({ onInvalid: 'dead-letter' }, ctx),
     );
     expect(p).toMatchObject({
-      ean: ['0609500004711', '0609500004711'],
+      // Strings as sent (issue 35): the 12-digit UPC stays beside its 13-digit form.
+      ean: ['609500004711', '0609500004711'],
       eanGtin12: '609500004711',
       eanGtin13: '0609500004711',
       artgId: '123456',

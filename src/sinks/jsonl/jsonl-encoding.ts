@@ -6,7 +6,8 @@
 import type { ByteDestination } from '../shared/byte-destination.js';
 import { TextLinesEncoder } from '../shared/text-lines-encoder.js';
 import type { RecordEncoding } from '../shared/record-sink.js';
-import type { FieldType } from '../../core/record-schema.js';
+import type { CodeInfo, FieldType } from '../../core/record-schema.js';
+import { integerCode, restoresZeros } from '../../core/integer-code.js';
 import type { StageContext } from '../../core/stage.js';
 import { isPlainObject } from '../../values.js';
 
@@ -65,10 +66,10 @@ export class JsonlEncoder extends TextLinesEncoder<Record<string, unknown>> {
 // Codes padded like Parquet does: only the code fields of the schema are looked at,
 // and a record is copied (along the path) only when one of them holds an integer.
 
-type CodeNode = { padTo: number } | { element: CodeNode } | { fields: Map<string, CodeNode> };
+type CodeNode = { code: CodeInfo } | { element: CodeNode } | { fields: Map<string, CodeNode> };
 
 function codeNode(type: FieldType): CodeNode | undefined {
-  if (type.kind === 'string') return type.code?.padTo ? { padTo: type.code.padTo } : undefined;
+  if (type.kind === 'string') return type.code && restoresZeros(type.code) ? { code: type.code } : undefined;
   if (type.kind === 'list') {
     const element = codeNode(type.element);
     return element ? { element } : undefined;
@@ -84,15 +85,13 @@ function codeNode(type: FieldType): CodeNode | undefined {
   return undefined;
 }
 
-const ZEROS = '0000000000000000000000000';
-
 function padCodes(node: CodeNode, value: unknown): unknown {
-  if ('padTo' in node) {
+  if ('code' in node) {
     let digits: string;
     if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) digits = String(value);
     else if (typeof value === 'bigint' && value >= 0n) digits = value.toString();
     else return value;
-    return digits.length < node.padTo ? ZEROS.slice(0, node.padTo - digits.length) + digits : digits;
+    return integerCode(digits, node.code);
   }
   if ('element' in node) {
     if (!Array.isArray(value)) return value;

@@ -25,11 +25,13 @@ import { createHash } from 'node:crypto';
 import { ConfigError } from '../../errors.js';
 import {
   declaredType,
+  type CodeInfo,
   type DeclaredTypeName,
   type FieldType,
   type RecordField,
   type RecordSchema,
 } from '../../core/record-schema.js';
+import { integerCode } from '../../core/integer-code.js';
 import { stringifyJson } from '../jsonl/jsonl-encoding.js';
 import type { ParquetColumn, ParquetRow, ParquetType } from '../parquet/parquet-encoder.js';
 import { isPlainObject } from '../../values.js';
@@ -213,10 +215,8 @@ export class ColumnSchema {
           return type.code
             ? {
                 type: { kind: 'string' },
-                convert: codeConverter(type.code.padTo),
-                description: type.code.padTo
-                  ? `code of ${type.code.padTo} digits, leading zeros kept`
-                  : 'code, digits as sent',
+                convert: codeConverter(type.code),
+                description: codeDescription(type.code),
               }
             : { type: { kind: 'string' }, convert: stringConverter };
         case 'int32':
@@ -423,24 +423,23 @@ function stringConverter(v: unknown, s: RecordShaper): unknown {
   return v;
 }
 
-const ZEROS = '0000000000000000000000000';
-function isDigits(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return value.length > 0;
+/** The column comment: what a reader may assume of the code's digits. */
+function codeDescription(code: CodeInfo): string {
+  if (code.padTo) return `code of ${code.padTo} digits, leading zeros kept`;
+  if (code.evenDigits) return 'HS code: an even number of digits, leading zero kept';
+  return 'code, digits as sent';
 }
 
-function codeConverter(padTo: number): Converter {
+/**
+ * A string is written exactly as sent (the service sent its zeros: a shorter string is another
+ * code, not one to pad); an integer gets back the zeros JSON dropped (core/integer-code.ts).
+ */
+function codeConverter(code: CodeInfo): Converter {
   return (v, s) => {
     let digits: string;
     if (typeof v === 'string') {
-      if (v.length >= padTo || !isDigits(v)) {
-        s.bytes += v.length + 4;
-        return v;
-      }
-      digits = v;
+      s.bytes += v.length + 4;
+      return v;
     } else if (typeof v === 'number') {
       if (!Number.isSafeInteger(v) || v < 0) return MISMATCH;
       digits = String(v);
@@ -448,8 +447,9 @@ function codeConverter(padTo: number): Converter {
       if (v < 0n) return MISMATCH;
       digits = v.toString();
     } else return MISMATCH;
-    s.bytes += padTo + 4;
-    return digits.length < padTo ? ZEROS.slice(0, padTo - digits.length) + digits : digits;
+    const out = integerCode(digits, code);
+    s.bytes += out.length + 4;
+    return out;
   };
 }
 
