@@ -18,11 +18,16 @@ export class BulkSecond {
   #total: number | undefined;
   #restarts = 0;
 
-  constructor(readonly second: number) {}
+  constructor(
+    readonly second: number,
+    /** Ids of the second delivered before, left out of every page (the same list each time, so offsets hold). */
+    readonly excluded: unknown[],
+  ) {}
 
   /** The second alone, sorted by id, at the page to read next. */
   request(base: SourceBody): { body: SourceBody; page: number } {
-    const filter = andFilter(base.filter, { createdAt: { from: this.second, until: this.second } });
+    let filter = andFilter(base.filter, { createdAt: { from: this.second, until: this.second } });
+    if (this.excluded.length > 0) filter = andFilter(filter, { not: { id: this.excluded } });
     return { body: { ...base, filter, sorting: { id: 'ASC' } }, page: this.#no };
   }
 

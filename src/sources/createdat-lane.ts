@@ -13,8 +13,8 @@
 //
 // Where the frontier's ids do not fit in one request (spec §4.1: 1000 codes, less the codes the
 // filter lists already), they are skipped as they come back instead; that moves on as long as
-// the ties of one second fit a page. A second whose ties fill a whole page is read on its own,
-// by id (createdat-bulk.ts).
+// the ties of one second fit a page. A second whose ties fill whole pages past that is read on
+// its own, by id (createdat-bulk.ts).
 import type { CatalogRecord } from '../client/index.js';
 import { DataError } from '../errors.js';
 import { andFilter } from './sliced-products-query.js';
@@ -116,13 +116,17 @@ export class CreatedAtLane {
       return;
     }
     const frontier = this.direction === 'ASC' ? this.from : this.until;
+    const known = this.#frontier.size;
     if (frontier !== tail.createdAt) this.#frontier.clear();
     for (const id of tail.ids) this.#frontier.add(id);
+    // A full page of the frontier second and nothing new on it: the service ignored the exclusion.
+    if (frontier === tail.createdAt && this.#frontier.size === known) throw ignoredExclusion(where, tail.createdAt);
     this.#start ??= frontier ?? tail.createdAt;
     this.#moveTo(tail.createdAt);
-    // A whole page of one second: a bulk import, likely more than a request can exclude by id;
-    // read that second on its own, by id (what this page delivered is skipped there).
-    if (tail.ids.length >= length) this.#bulk = new BulkSecond(tail.createdAt);
+    // A whole page of one second whose ids no longer fit in a request (a bulk import): read that
+    // second on its own, by id (what was delivered of it is skipped there).
+    if (tail.ids.length >= length && this.#frontier.size > this.#room())
+      this.#bulk = new BulkSecond(tail.createdAt, [...this.#frontier].slice(0, this.#room()));
   }
 
   #advanceBulk(length: number, size: number, total: number, tail: PageTail | undefined, where: string): void {
@@ -209,6 +213,14 @@ export function createdAtOf(record: CatalogRecord, where: string): number {
   if (Number.isSafeInteger(createdAt)) return createdAt as number;
   throw new DataError(
     `${where}: a record (${JSON.stringify(record.id)}) has no integer meta.createdAt, so the query cannot be read by createdAt; use the stream endpoint`,
+    { code: 'source.unsliceable' },
+  );
+}
+
+function ignoredExclusion(where: string, second: number): DataError {
+  return new DataError(
+    `${where}: the service answered a full page of records already delivered at createdAt ${second}, although the ` +
+      'request excluded them by id; it does not apply `not: {id: [...]}`, so the query cannot be read exactly; use the stream endpoint',
     { code: 'source.unsliceable' },
   );
 }

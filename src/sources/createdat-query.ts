@@ -14,6 +14,7 @@
 // Code chunks (code-chunks.ts) are read one after the other, each by its own lanes.
 import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName } from '../client/index.js';
 import { DataError } from '../errors.js';
+import { ApiError } from '../client/errors.js';
 import { setOrigin } from '../core/origin.js';
 import { CatalogSource } from './source-stream.js';
 import { type PagedQueryOptions, type SourceBody, pageRequest } from './paged-query.js';
@@ -153,7 +154,7 @@ export class CreatedAtQuerySource extends CatalogSource {
         }
         this.#drain();
       },
-      (err: unknown) => this.destroy(err as Error),
+      (err: unknown) => this.destroy(refused(this.endpoint, err)),
     );
   }
 
@@ -340,4 +341,18 @@ function tailOf(page: LazyPage, where: string): { createdAt: number; ids: unknow
     ids.push(record.id);
   }
   return { createdAt: last, ids };
+}
+
+/**
+ * A service that refuses the createdAt filter or sorting (400/422: the media filters are not in
+ * the spec) cannot be read exactly by createdAt: say so and point at the stream, rather than
+ * surface a bare API error.
+ */
+function refused(endpoint: string, err: unknown): Error {
+  if (!(err instanceof ApiError) || (err.status !== 400 && err.status !== 422)) return err as Error;
+  return new DataError(
+    `${endpoint}: the service refused the createdAt filter or sorting an exact read needs (${err.status}: ${err.message}); ` +
+      `use ${endpoint.replace(/\.query$/, '.stream')} (no limit) or check the filter`,
+    { code: 'source.unsliceable', cause: err },
+  );
 }

@@ -7,7 +7,7 @@ import type { CatalogRecord, LazyPage } from '../client/index.js';
 import { type CreatedAtLane, createdAtOf } from './createdat-lane.js';
 
 /** Pages a lane must be expected to hold still before it is split. */
-const SPLIT_PAGES = 4;
+const SPLIT_PAGES = 8;
 
 /**
  * After the first page of a lane over the whole range: where its open far end is likely to be,

@@ -107,13 +107,26 @@ describe('chunked queries over HTTP', () => {
 
   it('a product whose two EANs fall in different chunks is delivered once', async () => {
     // Product k has EANs 1000+k and 3000+k: with 2400 EANs asked, P0..P399 match chunk 1 and chunk 3.
-    const products = Array.from({ length: 2000 }, (_, k) => ({ id: `P${k}`, ean: [1000 + k, 3000 + k] }));
+    const products = Array.from({ length: 2000 }, (_, k) => ({
+      id: `P${k}`,
+      ean: [1000 + k, 3000 + k],
+      meta: { createdAt: 1_600_000_000 + k, updatedAt: 1_600_000_000 + k },
+    }));
     server = await startTestServer((req, res) => {
-      // The chunk's filter comes AND-ed with the run's updatedSince bound (ean is a value that can change).
-      const [chunk, bound] = req.body.filter.and;
-      expect(bound).toEqual({ updatedSince: { until: expect.any(Number) } });
-      const wanted = new Set<number>(chunk.ean);
-      const matches = products.filter((p) => p.ean.some((e) => wanted.has(e)));
+      // Read by createdAt (createdat-query.ts): the chunk's codes, AND-ed with the createdAt range left and
+      // the ids delivered at its first second.
+      const parts: any[] = req.body.filter.and ?? [req.body.filter];
+      const wanted = new Set<number>(parts.find((f) => f.ean).ean);
+      const range = parts.find((f) => f.createdAt)?.createdAt ?? {};
+      const excluded = new Set<string>(parts.find((f) => f.not)?.not.id ?? []);
+      expect(req.body.sorting).toEqual({ createdAt: 'ASC' });
+      const matches = products.filter(
+        (p) =>
+          p.ean.some((e) => wanted.has(e)) &&
+          p.meta.createdAt >= (range.from ?? 0) &&
+          p.meta.createdAt <= (range.until ?? Infinity) &&
+          !excluded.has(p.id),
+      );
       const { no, size } = req.body.page;
       sendJson(res, 200, {
         meta: { total: matches.length, page: { no, offset: no * size, size } },

@@ -62,13 +62,20 @@ describe('reference sources: paged through a pipeline into Parquet, equal to the
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l));
-      // media pages (it has a createdAt filter to bound the read); a reference table is read whole,
-      // in one request, whatever the page size (read-window.ts).
-      expect(summary.pages).toBe(type === 'media.query' ? Math.ceil(unpaged.results.length / pageSize) : 1);
+      // media is read by createdAt, page 0 of what is left (createdat-query.ts): the pages its records
+      // fill, and one more for each lane but the first at most; a reference table is read whole, in one
+      // request, whatever the page size (read-window.ts).
+      const pages = Math.ceil(unpaged.results.length / pageSize);
+      if (type === 'media.query') {
+        expect(summary.pages).toBeGreaterThanOrEqual(pages);
+        expect(summary.pages).toBeLessThanOrEqual(Math.ceil(pages * 1.1) + 3);
+      } else expect(summary.pages).toBe(1);
 
-      // The unpaged answer is in the default id order; so is the paged extract, row for row.
+      // The unpaged answer is in the default id order; so is the extract of a reference table, row for
+      // row; media comes in createdAt order, the same records.
       const { rows } = await duckdbQuery(`SELECT id FROM read_parquet(${sqlString(out)})`);
-      expect(rows.map((r) => String(r.id))).toEqual(unpaged.results.map((r) => String(r.id)));
+      const order = (ids: string[]) => (type === 'media.query' ? [...ids].sort() : ids);
+      expect(order(rows.map((r) => String(r.id)))).toEqual(order(unpaged.results.map((r) => String(r.id))));
     },
   );
 
@@ -102,7 +109,7 @@ describe('reference sources in code', () => {
   });
   afterAll(() => h?.close());
 
-  it('media.query past the result window slices by createdAt and yields every media record exactly once', async () => {
+  it('media.query past the result window reads by createdAt and yields every media record exactly once', async () => {
     const all = h.sandbox.dataset.mediaCount;
     expect(all).toBeGreaterThan(1500);
     h.seen.length = 0;
@@ -110,11 +117,6 @@ describe('reference sources in code', () => {
     const ids = records.map((r) => Number(r.id));
     expect(new Set(ids).size).toBe(all);
     expect(ids.length).toBe(all);
-    expect(
-      h.seen.some(
-        (e) => e.name === 'info' && e.payload.code === 'source.slicing' && /^media\.query/.test(e.payload.message),
-      ),
-    ).toBe(true);
   });
 
   it('media.query with a filter under the window pages without slicing, like the stream', async () => {
@@ -215,7 +217,7 @@ describe('media.query against a service that refuses slicing', () => {
       expect(error).toBeInstanceOf(DataError);
       expect((error as Error & { code: string }).code).toBe('source.unsliceable');
       expect((error as Error).message).toMatch(
-        /^media\.query: 10000 or more matches.*refused the createdAt sorting.*\(422: .*use media\.stream/,
+        /^media\.query: the service refused the createdAt filter or sorting an exact read needs \(422: .*use media\.stream/,
       );
     } finally {
       await client.close();

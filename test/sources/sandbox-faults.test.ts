@@ -3,7 +3,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StreamProtocolError } from '../../src/client/index.js';
 import { mediaStream, productsQuery, productsStream } from '../../src/sources/index.js';
-import { type SandboxHarness, expectSameSequence, productIdsWithStatus, sandboxHarness } from './sandbox-harness.js';
+import {
+  type SandboxHarness,
+  expectCreatedAtRead,
+  expectSameSequence,
+  productIdsWithStatus,
+  sandboxHarness,
+} from './sandbox-harness.js';
 
 let h: SandboxHarness;
 let active: string[];
@@ -22,17 +28,17 @@ const ids = (records: any[]) => records.map((r) => r.id);
 const count = (name: string) => h.seen.filter((e) => e.name === name).length;
 
 describe('products.query under faults', () => {
-  it('baseline: exactly the active products, in id order', async () => {
+  it('baseline: exactly the active products, in createdAt order', async () => {
     expect(active.length).toBeGreaterThan(1000);
     const records = await productsQuery(h.client, { filter: { status: 'active' } }).toArray();
-    expectSameSequence(ids(records), active);
+    expectCreatedAtRead(records, active);
     expect(count('retry')).toBe(0);
   });
 
   it('a 429 burst: throttled, retried, nothing lost or repeated', async () => {
     h.sandbox.setFaults({ tooManyRequests: { after: 2, count: 4 } });
     const records = await productsQuery(h.client, { filter: { status: 'active' }, concurrency: 3 }).toArray();
-    expectSameSequence(ids(records), active);
+    expectCreatedAtRead(records, active);
     expect(h.sandbox.stats.faults.tooManyRequests).toBe(4);
     expect(count('throttle')).toBe(4);
   });
@@ -40,7 +46,7 @@ describe('products.query under faults', () => {
   it('503s: retried, exact ids', async () => {
     h.sandbox.setFaults({ errorRate: 0.3, errorStatuses: [503] });
     const records = await productsQuery(h.client, { filter: { status: 'active' }, pageSize: 100 }).toArray();
-    expectSameSequence(ids(records), active);
+    expectCreatedAtRead(records, active);
     expect(h.sandbox.stats.faults.errors).toBeGreaterThan(0);
     expect(count('retry')).toBe(h.sandbox.stats.faults.errors);
   });
@@ -52,13 +58,13 @@ describe('products.query under faults', () => {
       pageSize: 50,
       concurrency: 4,
     }).toArray();
-    expectSameSequence(ids(records), active);
+    expectCreatedAtRead(records, active);
   });
 
   it('reset connections: retried, exact ids', async () => {
     h.sandbox.setFaults({ resetRate: 0.25 });
     const records = await productsQuery(h.client, { filter: { status: 'active' }, pageSize: 100 }).toArray();
-    expectSameSequence(ids(records), active);
+    expectCreatedAtRead(records, active);
     expect(h.sandbox.stats.faults.resets).toBeGreaterThan(0);
   });
 });

@@ -73,3 +73,15 @@ export function expectSameSequence(actual: unknown[], expected: unknown[]): void
       throw new Error(`record ${i}: expected ${String(expected[i])}, got ${String(actual[i])}`);
   }
 }
+
+/**
+ * What a products.query or media.query source delivered (createdat-query.ts): exactly the expected
+ * ids, each once, in createdAt order (ties in whatever order the service gave them).
+ */
+export function expectCreatedAtRead(records: { id?: unknown; meta?: { createdAt?: unknown } }[], expected: unknown[]): void {
+  const createdAt = records.map((r) => Number(r.meta?.createdAt));
+  const back = createdAt.findIndex((t, i) => i > 0 && t < createdAt[i - 1]!);
+  if (back >= 0) throw new Error(`record ${back} has createdAt ${createdAt[back]}, before the one delivered before it`);
+  const sort = (ids: unknown[]) => ids.map(String).sort();
+  expectSameSequence(sort(records.map((r) => r.id)), sort(expected));
+}
