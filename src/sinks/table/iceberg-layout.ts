@@ -250,6 +250,7 @@ export class IcebergLayout implements TableLayout {
         summary: { ...summary, ...extra },
         runId: version.runId,
         keepSnapshots: this.#options.keepSnapshots,
+        keep: this.#rollbackTarget(name),
         now,
       });
       const commit = prepared.commit;
@@ -262,6 +263,19 @@ export class IcebergLayout implements TableLayout {
     const [changed, currented] = await this.#options.catalog.commit([changes, current]);
     this.#committed = { changes: changed, current: currented };
     return [changed!.metadataLocation, currented!.metadataLocation];
+  }
+
+  /**
+   * The snapshot each table had when the run started (after the repair: the run `current/` names,
+   * in both tables), kept by this run's commit whatever `keepSnapshots` says. Until both tables
+   * have moved past it, it is what a repair (a kill between the two commits: `changes/` goes
+   * back to it) and a revoke (a sibling failing after the commit: both go back) roll back to;
+   * expired, the repair would find no snapshot of that run and drop the whole change history.
+   * The next run's commit expires it.
+   */
+  #rollbackTarget(name: TableName): number[] {
+    const id = currentSnapshot(this.#loaded[name])?.['snapshot-id'];
+    return id === undefined ? [] : [id];
   }
 
   /** Removes what the new versions no longer reference (expired snapshots' files) and the earlier state. */

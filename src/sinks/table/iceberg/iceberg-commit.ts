@@ -9,8 +9,9 @@
 // - `overwrite` (the current table): a manifest of the run's files (ADDED) and one of every
 //   live file of the parent (DELETED, sequence numbers explicit as the spec requires of them),
 //   so readers and expiry tools see what the snapshot replaced.
-// Expiry: snapshots beyond the newest `keepSnapshots` are removed in the same commit, and the
-// metadata log is bounded to match (files it still names stay readable for time travel).
+// Expiry: snapshots beyond the newest `keepSnapshots` are removed in the same commit, except
+// those the caller names in `keep` (what a rollback may need), and the metadata log is bounded to
+// match (files it still names stay readable for time travel).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ParquetColumn } from '../../parquet/parquet-types.js';
 import { IcebergMetadataError } from './iceberg-catalog.js';
@@ -50,6 +51,11 @@ export interface PrepareCommitArgs {
   runId: string;
   /** Snapshots kept after this one is added (at least 1). */
   keepSnapshots: number;
+  /**
+   * Snapshots kept whatever `keepSnapshots` says: the sink's repair and revoke roll back to them
+   * (the one each table had when the run started), so expiry must not take them yet.
+   */
+  keep?: readonly number[];
   now: Date;
 }
 
@@ -291,7 +297,8 @@ export async function prepareCommit(args: PrepareCommitArgs): Promise<PreparedCo
   const kept = [...(metadata?.snapshots ?? []), snapshot]
     .sort((a, b) => b['sequence-number'] - a['sequence-number'])
     .slice(0, args.keepSnapshots)
-    .map((s) => s['snapshot-id']);
+    .map((s) => s['snapshot-id'])
+    .concat(args.keep ?? []);
   const expired = (metadata?.snapshots ?? []).map((s) => s['snapshot-id']).filter((id) => !kept.includes(id));
   if (expired.length > 0) updates.push({ action: 'remove-snapshots', 'snapshot-ids': expired });
 
