@@ -513,6 +513,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'the run made no progress (no request, record or output) for stallTimeout',
     'find the stuck stage (often a custom function whose Promise never settles), or raise stallTimeout',
   ),
+  warning(
+    'run.after_commit',
+    'a stop or a failure came after every output of the pipeline was published: the outputs stay, the cursor is stored and the run counts as done',
+    'nothing: the exit code and the summary say the run published',
+  ),
   info(
     'schema.skipped',
     'catalog-streams schema skipped a sink that has no column schema (jsonl)',
@@ -594,8 +599,8 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   warning(
     'sink.revoke',
-    'a sink failed after another had published; the published objects could not be removed',
-    'delete the objects the message names (the cursor did not move: the next run writes them again)',
+    'a sink failed (or the run was stopped) after another had published; what it published could not be taken back and stays, listed in the summary',
+    'delete the objects the message names, or keep the table version it names (the cursor did not move: the next run writes them again)',
   ),
   runError(
     'sink.s3.auth',

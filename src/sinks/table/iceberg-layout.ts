@@ -307,23 +307,32 @@ export class IcebergLayout implements TableLayout {
   }
 
   /** Both tables back to the snapshots they had before this run; this run's files are then garbage. */
-  async revoke(warn: CleanupWarning): Promise<void> {
+  async revoke(warn: CleanupWarning): Promise<boolean> {
     const committed = this.#committed;
-    if (!committed) return;
-    this.#committed = undefined;
-    const commits = TABLES.flatMap((name) => {
-      const now = committed[name];
-      if (!now) return [];
-      return [this.#rollback(name, now, currentSnapshot(this.#loaded[name])?.['snapshot-id'])];
-    });
-    await this.#options.catalog
-      .commit(commits)
-      .catch((err: unknown) =>
-        warn(
-          'sink.cleanup',
-          `table sink could not roll ${this.#store.location('')} back to its earlier snapshots: ${(err as Error).message}; the next run of the table rolls changes/ back to the snapshot current/ names`,
-        ),
+    if (!committed) return true;
+    // current/ first, on its own: it is the commit point. Once it names the earlier run again the
+    // run is taken back; changes/ left one run ahead is what the next run's repair rolls back.
+    const back = (name: TableName) =>
+      this.#options.catalog.commit([
+        this.#rollback(name, committed[name]!, currentSnapshot(this.#loaded[name])?.['snapshot-id']),
+      ]);
+    try {
+      await back('current');
+    } catch (err) {
+      warn(
+        'sink.cleanup',
+        `table sink could not roll ${this.#tables.current.location} back to its earlier snapshot: ${(err as Error).message}`,
       );
+      return false;
+    }
+    this.#committed = undefined;
+    await back('changes').catch((err: unknown) =>
+      warn(
+        'sink.cleanup',
+        `table sink could not roll ${this.#tables.changes.location} back to its earlier snapshot: ${(err as Error).message}; the next run of the table rolls it back to the snapshot current/ names`,
+      ),
+    );
+    return true;
   }
 }
 
