@@ -353,10 +353,11 @@ class PipelineRun {
 
   /** The chain failed after the commit point: the run is one that published; the cursor is stored as after any. */
   async #committedBefore(error: unknown): Promise<RunSummary> {
-    const reason = this.#controller.signal.aborted ? describeReason(this.#controller.signal.reason) : String(error);
+    const signal = this.#controller.signal;
+    const reason = signal.aborted ? describeReason(signal.reason) : describeReason(error);
     this.#events.emit('warning', {
       code: 'run.after_commit',
-      message: `${this.#plan.name}: ${reason} came after every output was published; the outputs stay and the run counts as done`,
+      message: `${this.#plan.name}: ${reason} after every output was published: the outputs stay, the cursor is stored and the run counts as done`,
     });
     try {
       this.#phase = 'committing';
