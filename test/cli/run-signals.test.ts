@@ -69,7 +69,9 @@ describe('RunSignals', () => {
     expect(exits).toEqual([143]);
     expect(stops()).toBe(1);
     expect(lines[1]).toMatchObject({ level: 'error', event: 'signal', fields: { signal: 'SIGINT' } });
-    expect(lines[1]!.fields.message).toMatch(/^second SIGINT: exiting now \(exit 143\) without waiting for the clean-up/);
+    expect(lines[1]!.fields.message).toMatch(
+      /^second SIGINT: exiting now \(exit 143\) without waiting for the clean-up/,
+    );
   });
 
   it('a second signal once every pipeline committed ends the process with 0: the outputs stand', () => {

@@ -67,9 +67,7 @@ describe('SIGTERM at an exact moment: the exit code says what was committed', ()
       expect({ code: r.code, signal: r.signal }, r.stderr).toEqual({ code: 0, signal: null });
       // (Whether the signal's line is written before the process ends is up to the event loop: not asserted.)
       expect(summaryOf(r.stderr)).toMatchObject({ status: 'succeeded' });
-      expect((await readFile(join(ws.dir, 'out/products.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(
-        ids.length,
-      );
+      expect((await readFile(join(ws.dir, 'out/products.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(ids.length);
     } finally {
       await ws.remove();
     }

@@ -96,7 +96,7 @@ export const tableSinkOptions = z.strictObject({
     .min(1)
     .default(30)
     .describe(
-      'format: iceberg: the snapshots each table keeps (time travel reaches back this many runs); files that only older snapshots reference are removed',
+      'format: iceberg: the snapshots each table keeps (time travel reaches back this many runs), plus the one before the newest run until the next run commits (what a repair or a rollback needs); files that only older snapshots reference are removed',
     ),
   catalog: icebergCatalogOption.optional(),
   key: z
