@@ -19,7 +19,7 @@ import { FilesCatalog } from './iceberg/files-catalog.js';
 import type { CleanupWarning, NewVersion, PreviousVersion, TableColumns, TableLayout } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
-import { prepareCommit, rollbackTo, tableSchema } from './iceberg/iceberg-commit.js';
+import { prepareCommit, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
 import { ManifestNames, unreferenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
@@ -142,18 +142,33 @@ export class IcebergLayout implements TableLayout {
     const runId = this.#previous?.runId;
     if (!changes || !head || head.summary[RUN_ID] === runId) return undefined;
     const snapshots = new Map((changes.metadata.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
+    const ahead: number[] = [];
     let target: Snapshot | undefined = head;
     while (target && target.summary[RUN_ID] !== runId) {
+      ahead.push(target['snapshot-id']);
       const parent: number | undefined = target['parent-snapshot-id'];
       target = parent === undefined ? undefined : snapshots.get(parent);
+    }
+    const said = `${this.#tables.changes.location} held the change rows of run ${head.summary[RUN_ID] ?? head['snapshot-id']}, which ${this.#tables.current.location} never committed (a run stopped between the two commits)`;
+    if (!target && runId !== undefined) {
+      // current/ names a run whose snapshot of changes/ is gone (expired by a version that did not
+      // keep it): a rollback to no snapshot would drop every earlier run's rows. Only the rows the
+      // runs ahead added go.
+      const prepared = await withoutSnapshots({
+        table: this.#tables.changes,
+        base: changes,
+        head,
+        undone: ahead,
+        summary: { [RUN_ID]: runId },
+        now: new Date(),
+      });
+      [this.#loaded.changes] = await this.#options.catalog.commit([prepared.commit]);
+      return `${said}; run ${runId}'s snapshot had expired: a new snapshot holds every earlier run's change rows without that run's, which this run writes again`;
     }
     const commit = this.#rollback('changes', changes, target?.['snapshot-id']);
     const [rolled] = await this.#options.catalog.commit([commit]);
     this.#loaded.changes = rolled;
-    return (
-      `${this.#tables.changes.location} held the change rows of run ${head.summary[RUN_ID] ?? head['snapshot-id']}, which ${this.#tables.current.location} never committed (a run stopped between the two commits); ` +
-      `rolled back to ${target ? `run ${runId}'s snapshot` : 'no snapshot'}: this run writes those changes again`
-    );
+    return `${said}; rolled back to ${target ? `run ${runId}'s snapshot` : 'no snapshot'}: this run writes those changes again`;
   }
 
   /** Files of both tables no kept snapshot or metadata version references, and the root's stale states and temp files. */

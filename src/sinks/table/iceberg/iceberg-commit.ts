@@ -328,3 +328,45 @@ export function rollbackTo(table: IcebergTableRef, base: LoadedTable, snapshotId
   if (later.length > 0) updates.push({ action: 'remove-snapshots', 'snapshot-ids': later });
   return { table, base, requirements: mainRequirements(base), updates };
 }
+
+/**
+ * An append-only table back to what it held before the snapshots `undone` (the newest ones, whose
+ * parent is gone: expired by a writer that did not keep it), as a new snapshot: `head`'s manifests
+ * without those the undone snapshots added, every undone snapshot removed. The repair of a
+ * `changes/` table that a kill left ahead of `current/` when the snapshot to roll back to is no
+ * longer there: every earlier run's rows stay (a rollback to no snapshot would lose them all).
+ */
+export async function withoutSnapshots(args: {
+  table: IcebergTableRef;
+  base: LoadedTable;
+  head: Snapshot;
+  undone: readonly number[];
+  summary: Record<string, string>;
+  now: Date;
+}): Promise<PreparedCommit> {
+  const { table, base, head, undone } = args;
+  const metadata = base.metadata;
+  const kept = (await readManifestList(table.store, table.location, head['manifest-list'])).filter(
+    (m) => !undone.includes(m.added_snapshot_id),
+  );
+  const snapshotId = newSnapshotId(metadata);
+  const sequenceNumber = metadata['last-sequence-number'] + 1;
+  const listRel = `metadata/snap-${snapshotId}-repair.avro`;
+  const list = encodeManifestList(kept, { snapshotId, parentSnapshotId: undefined, sequenceNumber });
+  if (!(await table.store.putIfAbsent(listRel, list, { contentType: 'application/octet-stream' })))
+    throw new IcebergMetadataError(`${table.store.location(listRel)} exists already; nothing was committed`);
+  const snapshot: Snapshot = {
+    'snapshot-id': snapshotId,
+    'sequence-number': sequenceNumber,
+    'timestamp-ms': args.now.getTime(),
+    'manifest-list': `${table.location}/${listRel}`,
+    summary: { ...args.summary, operation: 'delete' },
+    'schema-id': metadata['current-schema-id'],
+  };
+  const updates: TableUpdate[] = [
+    { action: 'add-snapshot', snapshot },
+    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
+    { action: 'remove-snapshots', 'snapshot-ids': [...undone] },
+  ];
+  return { commit: { table, base, requirements: mainRequirements(base), updates }, snapshot, written: [listRel] };
+}
