@@ -351,6 +351,11 @@ class PipelineRun {
     return sink.published ?? sink.writableFinished;
   }
 
+  /** Outputs a sink could not take back after a stop or a failure before the commit point (`sink.revoke` said which). */
+  #leftPublished(): boolean {
+    return (this.#sinkStream?.outputs.length ?? 0) > 0;
+  }
+
   /** The chain failed after the commit point: the run is one that published; the cursor is stored as after any. */
   async #committedBefore(error: unknown): Promise<RunSummary> {
     const signal = this.#controller.signal;
@@ -381,7 +386,7 @@ class PipelineRun {
       this.#stalled ??
       (stopped
         ? new AbortedError(
-            `the run was stopped (${describeReason(signal.reason)}); outputs were discarded and the state cursor was left as it was`,
+            `the run was stopped (${describeReason(signal.reason)}); ${this.#leftPublished() ? 'outputs that could not be taken back stay published (the summary lists them), the others were discarded' : 'outputs were discarded'} and the state cursor was left as it was`,
             { cause: error },
           )
         : error);

@@ -3,6 +3,8 @@
 // one each table had before it, whatever keepSnapshots says), so both tables name the earlier run
 // again and the tee lists no output. The sibling fails at the moment the table reports its new
 // version (`table.version`, emitted once the commit landed): no timing guess. Read back by icebird.
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -26,13 +28,14 @@ class FailsAfterTableCommit extends Writable implements SinkStream {
   readonly #published = new Promise<void>((resolve) => (this.#publish = resolve));
   readonly #tableCommitted: Promise<void>;
 
-  constructor(ctx: TestContext) {
+  /** `beforeFailing`: what the test does at that moment (takes the name a rollback would write). */
+  constructor(ctx: TestContext, beforeFailing: () => Promise<void> = async () => {}) {
     super({ objectMode: true });
-    this.#tableCommitted = new Promise((resolve) =>
+    this.#tableCommitted = new Promise<void>((resolve) =>
       ctx.events.on('info', (info: { code: string }) => {
         if (info.code === 'table.version') resolve();
       }),
-    );
+    ).then(beforeFailing);
   }
   holdPublication(): HeldPublication {
     return { ready: this.#readyPromise, publish: () => this.#publish(), settle: async () => {} };
@@ -91,5 +94,30 @@ describe('format: iceberg, keepSnapshots: 1, a sibling failing after the commit'
       'P3 3',
     ]);
     expect(await readIceberg(join(root, 'changes'))).toEqual(before);
+  });
+
+  it('a rollback the catalog refuses: the table stays published, said, and its outputs stay listed', async () => {
+    const dir = await tempDir('iceberg-revoke-refused-');
+    const root = join(dir, 'table');
+    await pipeline(Readable.from([{ id: 'P1', price: 1 }]), sink(context(dir, 'run-1')));
+
+    const ctx = context(dir, 'run-2');
+    const warnings: Array<{ code: string; message: string }> = [];
+    ctx.events.on('warning', (w: { code: string; message: string }) => warnings.push(w));
+    // Another writer takes the metadata file name the rollback of current/ would write (v3).
+    const takeName = () => writeFile(join(root, 'current/metadata/v3.metadata.json'), '{}');
+    const tee = new TeeSink([sink(ctx), new FailsAfterTableCommit(ctx, takeName)], ctx.events);
+    await expect(pipeline(Readable.from([{ id: 'P1', price: 2 }]), tee)).rejects.toThrow(/could not publish/);
+
+    expect(warnings.map((w) => w.code)).toEqual(['sink.cleanup', 'sink.revoke']);
+    expect(warnings[1]!.message).toMatch(/run run-2 stays published/);
+    expect((await icebergReferences(join(root, 'current'))).currentRunId).toBe('run-2');
+    expect(tee.published).toBe(false);
+    const listed = tee.outputs.map((o) => o.location);
+    expect(listed.some((l) => l.endsWith('current/metadata/v2.metadata.json'))).toBe(true);
+    // Its data files stay: the version readers see is whole.
+    for (const o of tee.outputs.filter((o) => o.location.endsWith('.parquet')))
+      expect(existsSync(o.location), o.location).toBe(true);
+    expect((await readIceberg(join(root, 'current'))).map((r) => Number(r.price))).toEqual([2]);
   });
 });
