@@ -501,6 +501,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'a request would break the API spec (page size, too many codes, a filter the endpoint lacks); caught before sending',
     'fix the filter or option at the path the message names',
   ),
+  warning(
+    'run.after_commit',
+    'a stop or a failure came after every output of the pipeline was published: the outputs stay, the cursor is stored and the run counts as done',
+    'nothing: the exit code and the summary say the run published',
+  ),
   runError(
     'run.failed',
     'retry',
@@ -512,11 +517,6 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix',
     'the run made no progress (no request, record or output) for stallTimeout',
     'find the stuck stage (often a custom function whose Promise never settles), or raise stallTimeout',
-  ),
-  warning(
-    'run.after_commit',
-    'a stop or a failure came after every output of the pipeline was published: the outputs stay, the cursor is stored and the run counts as done',
-    'nothing: the exit code and the summary say the run published',
   ),
   info(
     'schema.skipped',
