@@ -6,6 +6,7 @@
 // - during the Iceberg commit (before current/'s metadata file): the commit is waited for and
 //   taken back: exit 143, summary aborted with no output, both tables name the earlier run, the
 //   cursor unchanged; the next run writes the changes once;
+// - while a hive table writes its `_table.json` (its commit point): the same, `_table.json` as before;
 // - after the Iceberg commit, while the sink settles: the run published: exit 0, summary
 //   succeeded with the table's outputs, the cursor stored.
 import { readFile, writeFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
-import { jsonLines, runCli, sandboxEnv, summaryRunId, workspace } from '../cli/cli-process.js';
+import { jsonLines, listFiles, runCli, sandboxEnv, summaryRunId, workspace } from '../cli/cli-process.js';
 
 let sandbox: TestSandbox;
 let ids: string[];
@@ -96,6 +97,29 @@ describe('SIGTERM at an exact moment: the exit code says what was committed', ()
       expect(next.code, next.stderr).toBe(0);
       const run3 = summaryRunId(next.stderr);
       expect(await changeRows(root)).toEqual([...history, ...touched.map((id) => `${run3} update ${id}`)].sort());
+    } finally {
+      await ws.remove();
+    }
+  }, 60_000);
+
+  it('while a hive table writes its _table.json: taken back, exit 143, _table.json as before, the cursor unchanged', async () => {
+    const { ws, run } = await setUp(
+      ICEBERG.replace('format: iceberg, keepSnapshots: 1, ', '').replace('lake/products', 'lake/hive'),
+    );
+    try {
+      const first = await run();
+      expect(first.code, first.stderr).toBe(0);
+      const manifest = await readFile(join(ws.dir, 'lake/hive/_table.json'), 'utf8');
+      const state = await readFile(join(ws.dir, '.state/ice.json'), 'utf8');
+      sandbox.touch(ids.slice(10, 12));
+
+      const stopped = await run('rename:/_table.json:1');
+      expect({ code: stopped.code, signal: stopped.signal }, stopped.stderr).toEqual({ code: 143, signal: null });
+      expect(summaryOf(stopped.stderr)).toMatchObject({ status: 'aborted', outputs: [], cursor: { stored: false } });
+      expect(await readFile(join(ws.dir, 'lake/hive/_table.json'), 'utf8')).toBe(manifest);
+      expect(await readFile(join(ws.dir, '.state/ice.json'), 'utf8')).toBe(state);
+      const runId = summaryRunId(stopped.stderr);
+      expect((await listFiles(join(ws.dir, 'lake/hive'))).filter((f) => f.includes(runId))).toEqual([]);
     } finally {
       await ws.remove();
     }
