@@ -501,6 +501,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'a request would break the API spec (page size, too many codes, a filter the endpoint lacks); caught before sending',
     'fix the filter or option at the path the message names',
   ),
+  warning(
+    'run.after_commit',
+    'a stop or a failure came after every output of the pipeline was published: the outputs stay, the cursor is stored and the run counts as done',
+    'nothing: the exit code and the summary say the run published',
+  ),
   runError(
     'run.failed',
     'retry',
@@ -594,8 +599,8 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   warning(
     'sink.revoke',
-    'a sink failed after another had published; the published objects could not be removed',
-    'delete the objects the message names (the cursor did not move: the next run writes them again)',
+    'a sink failed (or the run was stopped) after another had published; what it published could not be taken back and stays, listed in the summary',
+    'delete the objects the message names, or keep the table version it names (the cursor did not move: the next run writes them again)',
   ),
   runError(
     'sink.s3.auth',

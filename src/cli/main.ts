@@ -20,6 +20,7 @@ import { sandboxCommand } from './sandbox-command.js';
 import { schemaCommandDefinition } from './schema-command.js';
 import { filtersCommandDefinition, stagesCommandDefinition } from './stages-command.js';
 import { validateCommandDefinition } from './validate-command.js';
+import { processStep } from '../storage/step-hook.js';
 
 export const commands: readonly Command[] = [
   runCommandDefinition,
@@ -182,7 +183,11 @@ function isEntryPoint(): boolean {
 
 if (isEntryPoint()) {
   main(process.argv.slice(2), processIO()).then(
-    (code) => exitWhenDone(code),
+    (code) => {
+      // The outcome is final here: a test may signal at this moment (a run's handlers still hold).
+      processStep('exit', 'catalog-streams');
+      return exitWhenDone(code);
+    },
     (err: unknown) => {
       process.stderr.write(`catalog-streams: ${err instanceof Error ? err.message : String(err)}\n`);
       return exitWhenDone(1);

@@ -89,6 +89,8 @@ export class RunSession {
     try {
       this.#logStarted();
       const outcome = this.#judge(await this.#runPipelines());
+      // From here a signal changes nothing: the outputs and the cursor are what they are.
+      this.#signals.conclude(outcome.exitCode);
       // Drawn last, so the summary lines stand below the live display.
       this.#progress.stop();
       await this.#reports.write(outcome);
@@ -96,7 +98,7 @@ export class RunSession {
     } finally {
       this.#progress.stop();
       await this.#client.close();
-      this.#signals.uninstall();
+      // The signal handlers stay until the process exits (run-signals.ts says why).
       restoreWarnings();
     }
   }

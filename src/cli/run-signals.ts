@@ -1,6 +1,12 @@
 // SIGINT, SIGTERM and SIGHUP during `catalog-streams run`. The first stops every pipeline not yet past
 // its commit point (sources stop, temporary outputs go, the cursor stays); pipelines that committed
-// keep their outputs and cursor. The second ends the process at once, with the first one's exit code.
+// keep their outputs and cursor. The second ends the process at once: with the first one's exit code
+// while a pipeline may still discard its outputs, else with the code the outputs stand for.
+//
+// The handlers stay installed until the process exits. Node restores a signal's default action (the
+// process killed outright, the shell seeing 143) as soon as its last listener goes, so a run that
+// removed them while it wound down (closing the client, the sandbox, flushing stderr) would die of
+// a late SIGTERM after it published. Once the outcome is concluded a signal changes nothing.
 import type { RunEvents } from '../events.js';
 import type { CliIO } from './io.js';
 import type { ProgressHandle } from './progress.js';
@@ -16,7 +22,11 @@ export class RunSignals {
   readonly #progress: ProgressHandle;
   readonly #io: CliIO;
   readonly #handlers: Array<readonly [string, () => void]>;
+  /** Pipelines past their commit point (every output published). */
+  readonly #committed = new Set<string>();
   #received: string | undefined;
+  /** The run's exit code once judged: what every later signal leaves as it is. */
+  #concluded: number | undefined;
 
   constructor(names: readonly string[], progress: ProgressHandle, io: CliIO) {
     this.#names = names;
@@ -45,7 +55,15 @@ export class RunSignals {
     for (const [name, h] of this.#handlers) this.#io.signals?.on(name, h);
   }
 
-  // Handlers stay until the outcome is final, so a late signal cannot kill the process mid-way.
+  /**
+   * The run's outcome is judged: a signal from now on (while the reports are written, the client
+   * and the sandbox close, the process exits) is logged and leaves the exit code as it is.
+   */
+  conclude(exitCode: number): void {
+    this.#concluded = exitCode;
+  }
+
+  /** For an embedding that outlives the run; the CLI keeps the handlers until the process exits. */
   uninstall(): void {
     for (const [name, h] of this.#handlers) this.#io.signals?.off(name, h);
   }
@@ -56,7 +74,9 @@ export class RunSignals {
    */
   watchCommit(events: RunEvents): void {
     events.on('info', (info: { code: string; pipeline?: unknown }) => {
-      if (info.code === 'outputs_committed') this.#uncommitted.delete(String(info.pipeline));
+      if (info.code !== 'outputs_committed') return;
+      this.#uncommitted.delete(String(info.pipeline));
+      this.#committed.add(String(info.pipeline));
     });
   }
 
@@ -66,6 +86,10 @@ export class RunSignals {
   }
 
   #onSignal(name: string): void {
+    if (this.#concluded !== undefined) {
+      this.#afterConclusion(name);
+      return;
+    }
     if (this.#received) {
       this.#force(name, this.#received);
       return;
@@ -76,14 +100,28 @@ export class RunSignals {
     this.#controller.abort(`received ${name}`);
   }
 
+  #afterConclusion(name: string): void {
+    const first = this.#received === undefined;
+    this.#received ??= name;
+    this.#progress.log('warn', 'signal', {
+      pipelines: this.#names,
+      signal: name,
+      message: `${name} received after the run ended: it changes nothing, the exit code stays ${this.#concluded}`,
+    });
+    // A second one asks to go at once: with the code the run reported.
+    if (!first) this.#io.exit?.(this.#concluded!);
+  }
+
   #force(name: string, first: string): void {
+    // Every pipeline past its commit point: its outputs stand, whatever the signals say.
+    const code = this.#committed.size === this.#names.length ? 0 : SIGNAL_EXIT[first]!;
     this.#progress.log('error', 'signal', {
       pipelines: this.#names,
       signal: name,
-      message: `second ${name}: exiting now without waiting for the clean-up; hidden .tmp files may remain`,
+      message: `second ${name}: exiting now (exit ${code}) without waiting for the clean-up; hidden .tmp files may remain`,
     });
     this.#progress.stop();
-    this.#io.exit?.(SIGNAL_EXIT[first]!);
+    this.#io.exit?.(code);
   }
 
   #stopMessage(name: string): string {

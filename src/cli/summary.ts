@@ -14,8 +14,10 @@ export function formatSummaryText(s: RunSummary): string {
       `  invalid ${fmt.format(s.records.invalid)} (dead-lettered ${fmt.format(s.records.deadLettered)}, skipped ${fmt.format(s.records.skipped)}) · dropped by transforms ${fmt.format(s.records.dropped)}`,
     );
   }
+  // A run that did not succeed lists only what it could not take back: say that it stays.
+  const verb = s.status === 'succeeded' ? 'wrote' : 'left published';
   for (const o of s.outputs)
-    lines.push(`  wrote ${o.location} (${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`);
+    lines.push(`  ${verb} ${o.location} (${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`);
   if (s.cursor) {
     lines.push(
       s.cursor.stored

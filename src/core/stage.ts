@@ -22,6 +22,13 @@ export interface SinkStream extends Writable {
    */
   revoke?(): Promise<void>;
   /**
+   * Optional: true once the sink's outputs (a tee's: every sink's) are published and no longer
+   * taken back. The runner reads it after a stop or a failure destroyed the chain: a sink past its
+   * commit point makes the run one that published, whatever arrived after. Absent: a sink that
+   * finished counts as published.
+   */
+  readonly published?: boolean;
+  /**
    * Optional: makes the sink wait, its data complete but unpublished, until `publish()`; the tee
    * publishes every sink of a run only once all of them got there, and settles them once all
    * published (sinks/publication.ts).

@@ -1181,8 +1181,9 @@ export interface StageOptionDocs {
      */
     format?: unknown;
     /**
-     * format: iceberg: the snapshots each table keeps (time travel reaches back this many runs); files
-     * that only older snapshots reference are removed
+     * format: iceberg: the snapshots each table keeps (time travel reaches back this many runs), plus the
+     * one before the newest run until the next run commits (what a repair or a rollback needs); files that
+     * only older snapshots reference are removed
      *
      * Default: `30`
      */

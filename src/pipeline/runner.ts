@@ -160,7 +160,9 @@ class PipelineRun {
       this.#phase = 'done';
       return this.#summarize('succeeded');
     } catch (error) {
-      throw await this.#failed(error);
+      await this.#closeChain(error);
+      if (this.#phase === 'streaming' && this.#pastCommitPoint()) return await this.#committedBefore(error);
+      throw this.#failed(error);
     } finally {
       await this.#release();
     }
@@ -328,13 +330,53 @@ class PipelineRun {
     this.#events.emit('info', { code: 'state_saved', message: `cursor ${this.#next} saved to ${store.location}` });
   }
 
-  /** The error a failed run throws, once its streams have cleaned up. */
-  async #failed(error: unknown): Promise<RunFailedError> {
+  /** Waits for the streams' clean-up after a failure (destroying them first when nothing owns the chain yet). */
+  async #closeChain(error: unknown): Promise<void> {
     // stream.pipeline rejects as soon as one stream fails, before the destroyed sinks have finished removing temp
-    // files or aborting uploads: wait for them. Before streaming, nothing owns the chain: destroy what was made.
+    // files, aborting uploads or taking back a commit under way: wait for them. Before streaming, nothing owns the
+    // chain: destroy what was made.
     if (this.#phase === 'preflight' || this.#phase === 'assembling')
       for (const s of this.#chain) if (!s.destroyed) s.destroy(error instanceof Error ? error : undefined);
     await whenClosed(this.#chain);
+  }
+
+  /**
+   * Whether the sinks, once closed, are past the commit point: every output published and none taken back. A stop
+   * (or any failure) that came while a sink settled, or while a commit that could not be taken back landed, finds
+   * the run published; its outcome must say so.
+   */
+  #pastCommitPoint(): boolean {
+    const sink = this.#sinkStream;
+    if (!sink) return false;
+    return sink.published ?? sink.writableFinished;
+  }
+
+  /** Outputs a sink could not take back after a stop or a failure before the commit point (`sink.revoke` said which). */
+  #leftPublished(): boolean {
+    return (this.#sinkStream?.outputs.length ?? 0) > 0;
+  }
+
+  /** The chain failed after the commit point: the run is one that published; the cursor is stored as after any. */
+  async #committedBefore(error: unknown): Promise<RunSummary> {
+    const signal = this.#controller.signal;
+    const reason = signal.aborted ? describeReason(signal.reason) : describeReason(error);
+    this.#events.emit('warning', {
+      code: 'run.after_commit',
+      message: `${this.#plan.name}: ${reason} after every output was published: the outputs stay, the cursor is stored and the run counts as done`,
+    });
+    try {
+      this.#phase = 'committing';
+      await this.#commit();
+      this.#phase = 'done';
+      return this.#summarize('succeeded');
+    } catch (err) {
+      // The outputs are published, the cursor could not be stored: a failure, not a stop.
+      throw new RunFailedError(this.#summarize('failed', err), err);
+    }
+  }
+
+  /** The error a failed run throws, once its streams have cleaned up. */
+  #failed(error: unknown): RunFailedError {
     const signal = this.#controller.signal;
     const aborted = !this.#stalled && (signal.aborted || (error as Error)?.name === 'AbortError');
     // Which error pipeline() reports after an abort depends on Node: up to 22 its own AbortError, on 24 the
@@ -344,7 +386,7 @@ class PipelineRun {
       this.#stalled ??
       (stopped
         ? new AbortedError(
-            `the run was stopped (${describeReason(signal.reason)}); outputs were discarded and the state cursor was left as it was`,
+            `the run was stopped (${describeReason(signal.reason)}); ${this.#leftPublished() ? 'outputs that could not be taken back stay published (the summary lists them), the others were discarded' : 'outputs were discarded'} and the state cursor was left as it was`,
             { cause: error },
           )
         : error);

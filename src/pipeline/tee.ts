@@ -27,9 +27,15 @@ export class TeeSink extends Writable implements SinkStream {
   readonly #events: RunEvents | undefined;
   readonly #held: HeldPublication[];
   readonly #ready: Promise<void>[];
-  /** Outputs removed again after a sibling failed: not outputs of the run. */
-  #revoked = false;
+  /** Sinks without `revoke` whose local files the tee removed again after a sibling failed. */
+  readonly #unlinked = new Set<SinkStream>();
   #revoking: Promise<void> | undefined;
+  /**
+   * Every sink published: the run's commit point. From here nothing is taken back, whatever stops
+   * the run (the settle that follows only removes what the new versions superseded).
+   */
+  #committed = false;
+  #settling: Promise<void> | undefined;
 
   /** `events` hears a warning about outputs that could not be removed. */
   constructor(sinks: SinkStream[], events?: RunEvents) {
@@ -60,8 +66,17 @@ export class TeeSink extends Writable implements SinkStream {
     return Promise.all(this.#sinks.map((s) => s.prepared?.())).then(() => undefined);
   }
 
+  /** What the sinks have published and not taken back (a sink that revoked clears its own). */
   get outputs(): readonly OutputRecord[] {
-    return this.#revoked ? [] : this.#sinks.flatMap((s) => s.outputs ?? []);
+    // Of a sink whose files the tee removed, only the objects it could not remove are left.
+    return this.#sinks.flatMap((s) =>
+      this.#unlinked.has(s) ? s.outputs.filter((o) => o.kind === 'object') : (s.outputs ?? []),
+    );
+  }
+
+  /** Every sink published and none was taken back: the run is past its commit point. */
+  get published(): boolean {
+    return this.#committed;
   }
 
   override _write(chunk: unknown, _enc: BufferEncoding, callback: (err?: Error | null) => void): void {
@@ -97,7 +112,9 @@ export class TeeSink extends Writable implements SinkStream {
           );
         } else if (--pending === 0) {
           // Every sink published: now what they superseded may go (a settle never fails the run).
-          Promise.all(this.#held.map((h) => h.settle().catch(() => {}))).then(() => callback());
+          this.#committed = true;
+          this.#settling = Promise.all(this.#held.map((h) => h.settle().catch(() => {}))).then(() => undefined);
+          this.#settling.then(() => callback());
         }
       });
       sink.end();
@@ -119,6 +136,11 @@ export class TeeSink extends Writable implements SinkStream {
       callback(null);
       return;
     }
+    // Stopped past the commit point (while settling): the outputs stand; the settle is waited for.
+    if (this.#committed) {
+      this.#settling!.then(() => callback(err));
+      return;
+    }
     for (const sink of this.#sinks) if (!sink.destroyed) sink.destroy(err ?? undefined);
     // The tee closes only once every sink has closed, i.e. finished its own
     // clean-up (temp files removed, uploads aborted): whoever waits for the tee
@@ -137,10 +159,10 @@ export class TeeSink extends Writable implements SinkStream {
   async #revokeAll(): Promise<void> {
     const done = this.#sinks.filter((s) => s.writableFinished && s.outputs.length > 0);
     if (done.length === 0) return;
-    this.#revoked = true;
     await Promise.all(
       done.map(async (sink) => {
         if (sink.revoke) return sink.revoke();
+        this.#unlinked.add(sink);
         await Promise.all(sink.outputs.filter((o) => o.kind === 'file').map((o) => unlink(o.location).catch(() => {})));
         const left = sink.outputs.filter((o) => o.kind === 'object').map((o) => o.location);
         if (left.length > 0) {

@@ -1,5 +1,6 @@
-// RunSignals in-process: what the first signal says and stops, and that a second one ends the process
-// with the first one's code (signals.test.ts stops real processes; the forced exit has no clean-up to check).
+// RunSignals in-process: what the first signal says and stops, that a second one ends the process
+// with the first one's code (0 once every pipeline committed), and that after the run's conclusion a
+// signal changes nothing (signals.test.ts stops real processes; the forced exit has no clean-up to check).
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { RunEvents } from '../../src/events.js';
@@ -68,7 +69,41 @@ describe('RunSignals', () => {
     expect(exits).toEqual([143]);
     expect(stops()).toBe(1);
     expect(lines[1]).toMatchObject({ level: 'error', event: 'signal', fields: { signal: 'SIGINT' } });
-    expect(lines[1]!.fields.message).toMatch(/^second SIGINT: exiting now without waiting for the clean-up/);
+    expect(lines[1]!.fields.message).toMatch(
+      /^second SIGINT: exiting now \(exit 143\) without waiting for the clean-up/,
+    );
+  });
+
+  it('a second signal once every pipeline committed ends the process with 0: the outputs stand', () => {
+    const { run, signals, exits } = setup();
+    const events = new RunEvents();
+    run.watchCommit(events);
+    for (const pipeline of ['a', 'b'])
+      events.emit('info', { code: 'outputs_committed', message: 'committed', pipeline });
+    signals.emit('SIGTERM');
+    signals.emit('SIGTERM');
+    expect(exits).toEqual([0]);
+  });
+
+  it('once the run is concluded a signal changes nothing; a second ends the process with the concluded code', () => {
+    const { run, signals, lines, exits } = setup();
+    run.conclude(0);
+    signals.emit('SIGTERM');
+    expect(run.signal.aborted).toBe(false);
+    expect(exits).toEqual([]);
+    expect(lines[0]!.fields.message).toBe(
+      'SIGTERM received after the run ended: it changes nothing, the exit code stays 0',
+    );
+    signals.emit('SIGTERM');
+    expect(exits).toEqual([0]);
+  });
+
+  it('a stop, then the conclusion (exit 143), then a signal: exits with 143 at once', () => {
+    const { run, signals, exits } = setup();
+    signals.emit('SIGINT');
+    run.conclude(130);
+    signals.emit('SIGTERM');
+    expect(exits).toEqual([130]);
   });
 
   it('once uninstalled, signals are not its business', () => {

@@ -105,6 +105,7 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   readonly #emit: EmitItem<Item>;
   #ordinal = 0;
   #finished = false;
+  #revoked = false;
   /** Set when the sink is being destroyed: `_final`, still running, must not publish anything more. */
   #destroying = false;
   /** `_final` writing the side objects (the manifest); the destroy waits for it before disposing. */
@@ -165,6 +166,11 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   /** Every output committed under its final name (files, objects, the manifest), with rows and bytes. */
   get outputs(): readonly OutputRecord[] {
     return this.#committed.map((c) => c.output);
+  }
+
+  /** Finished (its manifest written) and not taken back: past its commit point. */
+  get published(): boolean {
+    return this.#finished && !this.#revoked;
   }
 
   #writeOne(record: unknown): void | Promise<void> {
@@ -316,7 +322,9 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     const release = () => this.#release();
     if (this.#finished) {
       // Destroyed after finishing (autoDestroy): a held sink keeps its lock until the tee settles or revokes it.
-      (this.#awaitingTee() && !error ? Promise.resolve() : release()).finally(() => {
+      // Stopped while it settled alone: the settle finishes (the outputs stand), then the lock goes.
+      const settled = this.#settling?.catch(() => {}) ?? Promise.resolve();
+      (this.#awaitingTee() && !error ? Promise.resolve() : settled.then(release)).finally(() => {
         this.#spec.dispose?.();
         callback(error);
       });
@@ -346,6 +354,7 @@ export class RecordSink<Item> extends Writable implements SinkStream {
    * What cannot be removed becomes a `sink.cleanup` warning naming it.
    */
   async revoke(): Promise<void> {
+    this.#revoked = true;
     const committed = this.#committed.splice(0);
     const remove = (c: CommittedOutput) =>
       (c.revoke ? c.revoke() : (c.destination?.revoke?.() ?? Promise.resolve())).catch((err: unknown) =>

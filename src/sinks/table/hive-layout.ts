@@ -201,14 +201,18 @@ export class HiveLayout implements TableLayout {
    * run's files, so the manifest never lists a missing file. Nothing it listed was removed yet
    * (that waits for the settle), so the earlier version is whole.
    */
-  async revoke(warn: CleanupWarning): Promise<void> {
-    if (!this.#published) return;
+  async revoke(warn: CleanupWarning): Promise<boolean> {
+    if (!this.#published) return true;
     const restore =
       this.#manifestText === undefined
         ? this.#store.objects.remove(TABLE_MANIFEST)
         : this.#store.objects.write(TABLE_MANIFEST, this.#manifestText);
-    await restore.catch((err: unknown) =>
-      warn('sink.cleanup', `table sink could not restore ${this.commitPoint}: ${(err as Error).message}`),
+    return restore.then(
+      () => true,
+      (err: unknown) => {
+        warn('sink.cleanup', `table sink could not restore ${this.commitPoint}: ${(err as Error).message}`);
+        return false;
+      },
     );
   }
 }

@@ -19,7 +19,7 @@ import { FilesCatalog } from './iceberg/files-catalog.js';
 import type { CleanupWarning, NewVersion, PreviousVersion, TableColumns, TableLayout } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
-import { prepareCommit, rollbackTo, tableSchema } from './iceberg/iceberg-commit.js';
+import { prepareCommit, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
 import { ManifestNames, unreferenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
@@ -142,18 +142,33 @@ export class IcebergLayout implements TableLayout {
     const runId = this.#previous?.runId;
     if (!changes || !head || head.summary[RUN_ID] === runId) return undefined;
     const snapshots = new Map((changes.metadata.snapshots ?? []).map((s) => [s['snapshot-id'], s]));
+    const ahead: number[] = [];
     let target: Snapshot | undefined = head;
     while (target && target.summary[RUN_ID] !== runId) {
+      ahead.push(target['snapshot-id']);
       const parent: number | undefined = target['parent-snapshot-id'];
       target = parent === undefined ? undefined : snapshots.get(parent);
+    }
+    const said = `${this.#tables.changes.location} held the change rows of run ${head.summary[RUN_ID] ?? head['snapshot-id']}, which ${this.#tables.current.location} never committed (a run stopped between the two commits)`;
+    if (!target && runId !== undefined) {
+      // current/ names a run whose snapshot of changes/ is gone (expired by a version that did not
+      // keep it): a rollback to no snapshot would drop every earlier run's rows. Only the rows the
+      // runs ahead added go.
+      const prepared = await withoutSnapshots({
+        table: this.#tables.changes,
+        base: changes,
+        head,
+        undone: ahead,
+        summary: { [RUN_ID]: runId },
+        now: new Date(),
+      });
+      [this.#loaded.changes] = await this.#options.catalog.commit([prepared.commit]);
+      return `${said}; run ${runId}'s snapshot had expired: a new snapshot holds every earlier run's change rows without that run's, which this run writes again`;
     }
     const commit = this.#rollback('changes', changes, target?.['snapshot-id']);
     const [rolled] = await this.#options.catalog.commit([commit]);
     this.#loaded.changes = rolled;
-    return (
-      `${this.#tables.changes.location} held the change rows of run ${head.summary[RUN_ID] ?? head['snapshot-id']}, which ${this.#tables.current.location} never committed (a run stopped between the two commits); ` +
-      `rolled back to ${target ? `run ${runId}'s snapshot` : 'no snapshot'}: this run writes those changes again`
-    );
+    return `${said}; rolled back to ${target ? `run ${runId}'s snapshot` : 'no snapshot'}: this run writes those changes again`;
   }
 
   /** Files of both tables no kept snapshot or metadata version references, and the root's stale states and temp files. */
@@ -250,6 +265,7 @@ export class IcebergLayout implements TableLayout {
         summary: { ...summary, ...extra },
         runId: version.runId,
         keepSnapshots: this.#options.keepSnapshots,
+        keep: this.#rollbackTarget(name),
         now,
       });
       const commit = prepared.commit;
@@ -262,6 +278,19 @@ export class IcebergLayout implements TableLayout {
     const [changed, currented] = await this.#options.catalog.commit([changes, current]);
     this.#committed = { changes: changed, current: currented };
     return [changed!.metadataLocation, currented!.metadataLocation];
+  }
+
+  /**
+   * The snapshot each table had when the run started (after the repair: the run `current/` names,
+   * in both tables), kept by this run's commit whatever `keepSnapshots` says. Until both tables
+   * have moved past it, it is what a repair (a kill between the two commits: `changes/` goes
+   * back to it) and a revoke (a sibling failing after the commit: both go back) roll back to;
+   * expired, the repair would find no snapshot of that run and drop the whole change history.
+   * The next run's commit expires it.
+   */
+  #rollbackTarget(name: TableName): number[] {
+    const id = currentSnapshot(this.#loaded[name])?.['snapshot-id'];
+    return id === undefined ? [] : [id];
   }
 
   /** Removes what the new versions no longer reference (expired snapshots' files) and the earlier state. */
@@ -293,23 +322,32 @@ export class IcebergLayout implements TableLayout {
   }
 
   /** Both tables back to the snapshots they had before this run; this run's files are then garbage. */
-  async revoke(warn: CleanupWarning): Promise<void> {
+  async revoke(warn: CleanupWarning): Promise<boolean> {
     const committed = this.#committed;
-    if (!committed) return;
-    this.#committed = undefined;
-    const commits = TABLES.flatMap((name) => {
-      const now = committed[name];
-      if (!now) return [];
-      return [this.#rollback(name, now, currentSnapshot(this.#loaded[name])?.['snapshot-id'])];
-    });
-    await this.#options.catalog
-      .commit(commits)
-      .catch((err: unknown) =>
-        warn(
-          'sink.cleanup',
-          `table sink could not roll ${this.#store.location('')} back to its earlier snapshots: ${(err as Error).message}; the next run of the table rolls changes/ back to the snapshot current/ names`,
-        ),
+    if (!committed) return true;
+    // current/ first, on its own: it is the commit point. Once it names the earlier run again the
+    // run is taken back; changes/ left one run ahead is what the next run's repair rolls back.
+    const back = (name: TableName) =>
+      this.#options.catalog.commit([
+        this.#rollback(name, committed[name]!, currentSnapshot(this.#loaded[name])?.['snapshot-id']),
+      ]);
+    try {
+      await back('current');
+    } catch (err) {
+      warn(
+        'sink.cleanup',
+        `table sink could not roll ${this.#tables.current.location} back to its earlier snapshot: ${(err as Error).message}`,
       );
+      return false;
+    }
+    this.#committed = undefined;
+    await back('changes').catch((err: unknown) =>
+      warn(
+        'sink.cleanup',
+        `table sink could not roll ${this.#tables.changes.location} back to its earlier snapshot: ${(err as Error).message}; the next run of the table rolls it back to the snapshot current/ names`,
+      ),
+    );
+    return true;
   }
 }
 

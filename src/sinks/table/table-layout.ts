@@ -78,6 +78,10 @@ export interface TableLayout {
   settle(warn: CleanupWarning): Promise<void>;
   /** Releases what the layout holds beside the table's store (its tables' stores, a catalog's connections). */
   close(): Promise<void>;
-  /** A sibling failed after this version was published: the earlier version becomes current again. */
-  revoke(warn: CleanupWarning): Promise<void>;
+  /**
+   * A sibling failed (or the run was stopped) after this version was published: the earlier
+   * version becomes current again. False when it could not be restored (warned): this run's
+   * version stays the table's, and its files must stay.
+   */
+  revoke(warn: CleanupWarning): Promise<boolean>;
 }

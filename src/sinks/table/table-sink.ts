@@ -96,7 +96,7 @@ export const tableSinkOptions = z.strictObject({
     .min(1)
     .default(30)
     .describe(
-      'format: iceberg: the snapshots each table keeps (time travel reaches back this many runs); files that only older snapshots reference are removed',
+      'format: iceberg: the snapshots each table keeps (time travel reaches back this many runs), plus the one before the newest run until the next run commits (what a repair or a rollback needs); files that only older snapshots reference are removed',
     ),
   catalog: icebergCatalogOption.optional(),
   key: z
@@ -266,7 +266,13 @@ export class TableSink extends Writable implements SinkStream {
   readonly #layout: TableLayout;
   #previous: PreviousVersion | undefined;
   readonly #staged: StagedFile[] = [];
-  #published = false;
+  /** The data files are under their final names (this run's, removed again unless the version stays). */
+  #filesCommitted = false;
+  /** The layout's commit, once started: a stop while it runs waits for it, then takes it back. */
+  #publication: Promise<string[]> | undefined;
+  /** The commit point passed: readers see this run's version (until a revoke takes it back). */
+  #landed = false;
+  #revoked = false;
   readonly #outputs: OutputRecord[] = [];
   readonly #onAbort: () => void;
   #hold: PublicationHold | undefined;
@@ -356,6 +362,11 @@ export class TableSink extends Writable implements SinkStream {
 
   get outputs(): readonly OutputRecord[] {
     return this.#outputs;
+  }
+
+  /** This run's version is the table's and stays so: past its commit point, not taken back. */
+  get published(): boolean {
+    return this.#landed && !this.#revoked;
   }
 
   /** Held by the tee: publishes on its word, and removes what it superseded only once settled (sinks/publication.ts). */
@@ -633,8 +644,8 @@ export class TableSink extends Writable implements SinkStream {
 
     // Publication: data files under their final names, then the manifest (the commit point),
     // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
+    this.#filesCommitted = true;
     for (const staged of this.#staged) await staged.commit();
-    this.#published = true;
     const fileEntry = (staged: StagedFile, encoder: { rows: number }) => ({
       path: staged.rel,
       rows: encoder.rows,
@@ -655,7 +666,11 @@ export class TableSink extends Writable implements SinkStream {
       state: stateRel,
     };
     this.#checkStopped();
-    const metadata = await this.#layout.publish(version);
+    this.#publication = this.#layout.publish(version);
+    const metadata = await this.#publication;
+    this.#landed = true;
+    // Stopped while the commit ran: the destroy takes the version back (it waited for this commit).
+    this.#checkStopped();
     const sink = 'table';
     const kind = this.#store.kind;
     for (const f of [...version.snapshot, ...version.changes])
@@ -936,13 +951,15 @@ export class TableSink extends Writable implements SinkStream {
       new SinkError('table sink was destroyed before it finished; nothing was published', { code: 'sink.aborted' });
     this.#hold?.fail(reason);
     // Destroyed after publishing (autoDestroy) while held: the lock waits for the tee's settle or revoke.
-    const awaitingTee = this.#published && !!this.#hold && !this.#hold.settled && this.#settling === undefined;
+    const awaitingTee = this.#landed && !!this.#hold && !this.#hold.settled && this.#settling === undefined;
+    // Destroyed before `_final` finished (a stop, a failure, a sibling's): not published.
+    const stopped = error !== null || !this.writableFinished;
     (async () => {
-      if (!this.#published)
-        for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
+      if (stopped) await this.#stopPublication();
+      if (!this.#filesCommitted) await this.#discardStaged();
       this.#state?.destroy();
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
-      if (!awaitingTee || error) await this.#release();
+      if (!awaitingTee || stopped) await this.#release();
       await this.#closeStores();
     })().finally(() => callback(error));
   }
@@ -953,13 +970,55 @@ export class TableSink extends Writable implements SinkStream {
    * Nothing it listed was removed yet (that waits for the settle), so the earlier version is whole.
    */
   async revoke(): Promise<void> {
-    if (!this.#published) return;
-    await this.#layout.revoke((code, message) => this.#ctx.events.emit('warning', { code, message }));
-    for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
-    this.#outputs.length = 0;
+    await this.#takeBack();
     this.#settling ??= Promise.resolve();
     await this.#release();
     await this.#closeStores();
+  }
+
+  /**
+   * Destroyed by a stop or a failure before the run's commit point. A layout commit under way is
+   * waited for (it cannot be interrupted half-way: a REST transaction, or two tables one after the
+   * other), and a version that landed is taken back, so the run's outcome ("outputs discarded")
+   * is what the table shows. Once this sink settled (alone, past its own commit point) the
+   * version stands: the settle is waited for and nothing is undone.
+   */
+  async #stopPublication(): Promise<void> {
+    const landed = await this.#publication?.then(
+      () => true,
+      () => false,
+    );
+    if (this.#settling) {
+      await this.#settling.catch(() => {});
+      return;
+    }
+    if (landed) this.#landed = true;
+    if (this.#landed) await this.#takeBack();
+    else if (this.#filesCommitted) await this.#discardStaged();
+  }
+
+  /**
+   * The earlier version comes back (or none, on a first run), then this run's files go. When the
+   * layout cannot restore it, this run's version stays published: its files and outputs stay,
+   * and the run's summary lists them.
+   */
+  async #takeBack(): Promise<void> {
+    if (!this.#landed || this.#revoked) return;
+    const restored = await this.#layout.revoke((code, message) => this.#ctx.events.emit('warning', { code, message }));
+    if (!restored) {
+      this.#ctx.events.emit('warning', {
+        code: 'sink.revoke',
+        message: `table ${this.#store.location('')}: run ${this.#ctx.run.id} stays published (${this.#layout.commitPoint} could not be restored to the earlier version); its files are kept and listed as the run's outputs`,
+      });
+      return;
+    }
+    this.#revoked = true;
+    await this.#discardStaged();
+    this.#outputs.length = 0;
+  }
+
+  async #discardStaged(): Promise<void> {
+    for (const staged of this.#staged) await staged.discard().catch((err: unknown) => this.#cleanupWarning(err));
   }
 
   #cleanupWarning(err: unknown): void {

@@ -9,8 +9,9 @@
 // - `overwrite` (the current table): a manifest of the run's files (ADDED) and one of every
 //   live file of the parent (DELETED, sequence numbers explicit as the spec requires of them),
 //   so readers and expiry tools see what the snapshot replaced.
-// Expiry: snapshots beyond the newest `keepSnapshots` are removed in the same commit, and the
-// metadata log is bounded to match (files it still names stay readable for time travel).
+// Expiry: snapshots beyond the newest `keepSnapshots` are removed in the same commit, except
+// those the caller names in `keep` (what a rollback may need), and the metadata log is bounded to
+// match (files it still names stay readable for time travel).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ParquetColumn } from '../../parquet/parquet-types.js';
 import { IcebergMetadataError } from './iceberg-catalog.js';
@@ -50,6 +51,11 @@ export interface PrepareCommitArgs {
   runId: string;
   /** Snapshots kept after this one is added (at least 1). */
   keepSnapshots: number;
+  /**
+   * Snapshots kept whatever `keepSnapshots` says: the sink's repair and revoke roll back to them
+   * (the one each table had when the run started), so expiry must not take them yet.
+   */
+  keep?: readonly number[];
   now: Date;
 }
 
@@ -291,7 +297,8 @@ export async function prepareCommit(args: PrepareCommitArgs): Promise<PreparedCo
   const kept = [...(metadata?.snapshots ?? []), snapshot]
     .sort((a, b) => b['sequence-number'] - a['sequence-number'])
     .slice(0, args.keepSnapshots)
-    .map((s) => s['snapshot-id']);
+    .map((s) => s['snapshot-id'])
+    .concat(args.keep ?? []);
   const expired = (metadata?.snapshots ?? []).map((s) => s['snapshot-id']).filter((id) => !kept.includes(id));
   if (expired.length > 0) updates.push({ action: 'remove-snapshots', 'snapshot-ids': expired });
 
@@ -320,4 +327,46 @@ export function rollbackTo(table: IcebergTableRef, base: LoadedTable, snapshotId
   ];
   if (later.length > 0) updates.push({ action: 'remove-snapshots', 'snapshot-ids': later });
   return { table, base, requirements: mainRequirements(base), updates };
+}
+
+/**
+ * An append-only table back to what it held before the snapshots `undone` (the newest ones, whose
+ * parent is gone: expired by a writer that did not keep it), as a new snapshot: `head`'s manifests
+ * without those the undone snapshots added, every undone snapshot removed. The repair of a
+ * `changes/` table that a kill left ahead of `current/` when the snapshot to roll back to is no
+ * longer there: every earlier run's rows stay (a rollback to no snapshot would lose them all).
+ */
+export async function withoutSnapshots(args: {
+  table: IcebergTableRef;
+  base: LoadedTable;
+  head: Snapshot;
+  undone: readonly number[];
+  summary: Record<string, string>;
+  now: Date;
+}): Promise<PreparedCommit> {
+  const { table, base, head, undone } = args;
+  const metadata = base.metadata;
+  const kept = (await readManifestList(table.store, table.location, head['manifest-list'])).filter(
+    (m) => !undone.includes(m.added_snapshot_id),
+  );
+  const snapshotId = newSnapshotId(metadata);
+  const sequenceNumber = metadata['last-sequence-number'] + 1;
+  const listRel = `metadata/snap-${snapshotId}-repair.avro`;
+  const list = encodeManifestList(kept, { snapshotId, parentSnapshotId: undefined, sequenceNumber });
+  if (!(await table.store.putIfAbsent(listRel, list, { contentType: 'application/octet-stream' })))
+    throw new IcebergMetadataError(`${table.store.location(listRel)} exists already; nothing was committed`);
+  const snapshot: Snapshot = {
+    'snapshot-id': snapshotId,
+    'sequence-number': sequenceNumber,
+    'timestamp-ms': args.now.getTime(),
+    'manifest-list': `${table.location}/${listRel}`,
+    summary: { ...args.summary, operation: 'delete' },
+    'schema-id': metadata['current-schema-id'],
+  };
+  const updates: TableUpdate[] = [
+    { action: 'add-snapshot', snapshot },
+    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
+    { action: 'remove-snapshots', 'snapshot-ids': [...undone] },
+  ];
+  return { commit: { table, base, requirements: mainRequirements(base), updates }, snapshot, written: [listRel] };
 }
