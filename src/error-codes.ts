@@ -627,9 +627,15 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   info('source.duplicates_dropped', 'records that matched more than one code chunk were delivered once'),
   runError(
+    'source.inconsistent_page',
+    'retry',
+    'an answer contradicted itself twice (fewer records than its own total says are left), so the query cannot be read exactly',
+    'run again later; if it persists, report the request to the service',
+  ),
+  runError(
     'source.instant_over_cap',
     'fix',
-    'more records than one query reaches were created in the same second, so createdAt slicing cannot split them',
+    'more records than one query reaches were created in the same second, so reading by createdAt cannot get past them',
     'use the stream source (products.stream) or narrow the filter',
   ),
   warning(
@@ -637,7 +643,10 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'a record had bytes that are not valid UTF-8; they were replaced by U+FFFD and the record kept',
     'report the record id to the data owner',
   ),
-  info('source.reread', 'records left the result while it was read; the positions they moved from are read again'),
+  info(
+    'source.reread',
+    'records left the result while it was read, or an answer contradicted itself: what it covered is asked for again',
+  ),
   info('source.slicing', 'the query has more matches than one query reaches; it is sliced by createdAt windows'),
   info('source.stream_resumed', 'a cut stream was resumed after the last record it delivered'),
   runError(

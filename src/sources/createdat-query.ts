@@ -186,7 +186,8 @@ export class CreatedAtQuerySource extends CatalogSource {
     lane.advance(page.length, this.#size, total, tailOf(page, where), where);
     if (first && !lane.done) this.#density = estimateFarEnd(lane, page, total, where);
     this.#pages.get(lane)!.push({ step, page });
-    if (first && !lane.done && this.#concurrency > 1 && isCapped(total, this.#client.resultWindow)) this.#probeFarEnd(lane);
+    if (first && !lane.done && this.#concurrency > 1 && isCapped(total, this.#client.resultWindow))
+      this.#probeFarEnd(lane);
     this.#rebalance();
   }
 

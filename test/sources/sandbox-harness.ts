@@ -78,7 +78,10 @@ export function expectSameSequence(actual: unknown[], expected: unknown[]): void
  * What a products.query or media.query source delivered (createdat-query.ts): exactly the expected
  * ids, each once, in createdAt order (ties in whatever order the service gave them).
  */
-export function expectCreatedAtRead(records: { id?: unknown; meta?: { createdAt?: unknown } }[], expected: unknown[]): void {
+export function expectCreatedAtRead(
+  records: { id?: unknown; meta?: { createdAt?: unknown } }[],
+  expected: unknown[],
+): void {
   const createdAt = records.map((r) => Number(r.meta?.createdAt));
   const back = createdAt.findIndex((t, i) => i > 0 && t < createdAt[i - 1]!);
   if (back >= 0) throw new Error(`record ${back} has createdAt ${createdAt[back]}, before the one delivered before it`);
