@@ -31,12 +31,13 @@ export function filterOption<E extends EndpointName>(endpoint: E) {
 }
 
 export function sortingOption<E extends EndpointName>(endpoint: E, fallback: unknown) {
-  const sliced = endpoints[endpoint].capped
-    ? ' Past 10000 matches the sorting holds within each createdAt window, windows coming in createdAt order.'
+  const byCreatedAt = endpoints[endpoint].capped;
+  const sliced = byCreatedAt
+    ? ' Read by createdAt, page 0 of what is left each time (exact under churn): records come in createdAt order, newest first for createdAt DESC, whatever sorting is given.'
     : '';
   const mutable = Object.keys(endpoints[endpoint].sortings).filter((k) => k !== 'id' && k !== 'createdAt');
   const stable =
-    endpoints[endpoint].mode === 'paged' && mutable.length > 0
+    endpoints[endpoint].mode === 'paged' && mutable.length > 0 && !byCreatedAt
       ? endpoints[endpoint].incremental
         ? ` Over several pages, ${mutable.join(', ')} (values that change) need a bounded updatedSince window (a pipeline with state:).`
         : ` ${mutable.join(', ')} (values that change) are refused for a query of several pages: sort by id.`

@@ -1,14 +1,10 @@
 // The `*.query` sources: products, media, organizations, corrections, updates,
 // brands, catalog-categories, public-categories, dietary-restrictions, colors,
 // and the regional reference tables active-ingredients, product-families,
-// atc-categories and osp-categories. Each is the paged reader over the segments of its filter: code-list
-// chunks, and for the capped endpoints (products.query, media.query) past the
-// 10000 cap, createdAt windows inside each chunk.
-//
-// Sorting: products default to `{id: ASC}` (stable, unique, so pages do not
-// overlap); the other endpoints send their documented default (`{id: ASC}`)
-// explicitly, catalog-categories takes none. Paging assumes the data does not
-// change during the extract; the reader's per-page checks fail the run if it does.
+// atc-categories and osp-categories. products.query and media.query are read by
+// createdAt, page 0 of what is left each time (createdat-query.ts); the others
+// page by number over the segments of their filter (paged-query.ts), or are read
+// whole in one request. Code lists over what one request takes are split into chunks.
 import { z } from 'zod';
 import { type EndpointFilter, type EndpointSorting, endpoints } from '../catalog/index.js';
 import type { CatalogClient, QueryEndpointName } from '../client/index.js';
@@ -19,7 +15,6 @@ import { type ChunkPlan, chunkFilter, exactMatchTest, renamedWarning } from './c
 import { concurrencyOption, filterOption, pageSizeOption, sortingOption } from './options.js';
 import { parseStageOptions } from '../core/issues.js';
 import { PagedQuerySource, type SegmentProducer, type SourceBody } from './paged-query.js';
-import { createdAtWindows, isCapped } from './sliced-products-query.js';
 import type { SourceRunOptions } from './source-stream.js';
 import { CreatedAtQuerySource } from './createdat-query.js';
 import type { Direction } from './createdat-lane.js';
@@ -97,10 +92,8 @@ interface ParsedQueryOptions {
 }
 
 /**
- * The segments of a query: one per code chunk, and, where the endpoint is
- * capped (products.query) and a chunk's page 0 says 10000 or more, that
- * chunk's createdAt windows. Page 0 of a capped endpoint is fetched here (it
- * decides between paging and slicing) and handed on, never asked twice.
+ * The segments of a query paged by number (paged-query.ts): one per code chunk, each read inside
+ * its window (read-window.ts), or whole in one request where the endpoint answers every result.
  */
 export function querySegments(
   endpoint: QueryEndpointName,
@@ -108,35 +101,14 @@ export function querySegments(
   sorting: unknown,
   pageSize: number,
   run: SourceRunOptions = {},
-  resultWindow?: number,
 ): SegmentProducer {
-  const capped = endpoints[endpoint].capped;
   const until = secondBefore(run.startedAt ?? new Date());
-  return async function* (fetchPage) {
+  return async function* () {
     for (let i = 0; i < chunks.chunks.length; i++) {
       const chunk = chunks.chunks[i]!;
-      const lastChunk = i === chunks.chunks.length - 1;
       const window = readWindow(endpoint, chunk.filter, sorting, until, pageSize);
       const body = requestBody(window.filter, sorting);
-      if (!capped || window.whole) {
-        yield { body, label: chunk.label, last: lastChunk, whole: window.whole };
-        continue;
-      }
-      const first = await fetchPage(body, 0, pageSize);
-      if (!isCapped(first.meta.total, resultWindow)) {
-        yield { body, label: chunk.label, firstPage: first, last: lastChunk };
-        continue;
-      }
-      const windows = createdAtWindows({
-        body,
-        probeSize: pageSize,
-        fetchPage,
-        events: run.events,
-        endpoint,
-        labelPrefix: chunk.label,
-        resultWindow,
-      });
-      for await (const w of windows) yield { ...w, last: lastChunk && w.last };
+      yield { body, label: chunk.label, last: i === chunks.chunks.length - 1, whole: window.whole };
     }
   };
 }
@@ -178,7 +150,7 @@ function createQuerySource(
   return new PagedQuerySource(
     client,
     endpoint,
-    querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }, client.resultWindow),
+    querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }),
     {
       pageSize: options.pageSize,
       concurrency: options.concurrency,
@@ -195,9 +167,9 @@ function createQuerySource(
  * the capped endpoints, which filter and sort by createdAt. The others are reference tables read
  * whole, or small queries paged with checks (paged-query.ts).
  */
-export function readByCreatedAt(endpoint: QueryEndpointName): boolean {
-  const spec = endpoints[endpoint];
-  return spec.capped && 'createdAt' in spec.filters && 'createdAt' in spec.sortings;
+export function readByCreatedAt(endpoint: string): boolean {
+  const spec = (endpoints as Partial<Record<string, (typeof endpoints)[QueryEndpointName]>>)[endpoint];
+  return !!spec && spec.capped && 'createdAt' in spec.filters && 'createdAt' in spec.sortings;
 }
 
 /** createdAt DESC is read from the newest; every other sorting is delivered in createdAt ASC order. */
@@ -293,13 +265,14 @@ export function clientOf(ctx: StageContext, type: string): CatalogClient {
 
 const DESCRIPTIONS: Record<QueryEndpointName, string> = {
   'products.query':
-    'Products by filter, paged; past 10000 matches it slices by createdAt, code lists over 1000 are split.',
+    'Products by filter, read by createdAt (page 0 of what is left each time, in createdAt order), exact under churn; code lists are split.',
   'organizations.query': 'Organizations by filter, paged.',
   'corrections.query': 'Corrections (feedback on products) by filter, paged.',
   'updates.query': 'News items by filter, paged (incremental with updatedSince).',
   'brands.query': 'Brands by filter, paged.',
   'catalog-categories.query': 'Catalog categories by filter, paged.',
-  'media.query': 'Media records by filter, paged; past 10000 matches it slices by createdAt (media.stream has no cap).',
+  'media.query':
+    'Media records by filter, read by createdAt (page 0 of what is left each time, in createdAt order), exact under churn.',
   'public-categories.query':
     'Public categories (the tree products point into with publicCategories[].id), paged; filter: id only.',
   'dietary-restrictions.query':

@@ -1,36 +1,19 @@
-// products.query and media.query past the 10000 reachable results (spec §8; the service caps
-// `meta.total` at 10000 too, so a total of 10000 or more means "maybe more").
+// Counting products.query and media.query matches past the 10000 a query reaches (spec §8; the
+// service caps `meta.total` at 10000 too, so a total of 10000 or more means "maybe more"), for
+// planning (`--dry-run`, plan.ts). The extract itself needs no windows: it reads page 0 of what
+// is left each time (createdat-query.ts).
 //
-// The query is sliced into `createdAt` windows `{from, until}` (inclusive unix
-// seconds, ARCHITECTURE.md, API rules), each AND-ed with the user's filter (so a createdAt the
-// user gave is intersected, whatever its form), until every window holds
-// fewer than 10000 matches. Windows are disjoint integer ranges that cover the
-// whole span, so every product falls in exactly one window: products sharing
-// one createdAt at a window boundary are in the window that contains that
-// second, never in two. The paged reader checks that each window delivers
-// exactly the total its probe reported.
+// The query is sliced into `createdAt` windows `{from, until}` (inclusive unix seconds), each
+// AND-ed with the user's filter, until every window holds fewer than 10000 matches. Windows are
+// disjoint integer ranges that cover the whole span, so every product falls in exactly one.
 //
-// Probe cost (each probe is a request against the budget):
-// - 2 probes of 10 records (sorted createdAt ASC, then DESC) find the first and
-//   last createdAt of the matches: the span to cover, with no empty windows
-//   before or after it. Products created after that probe are not part of
-//   this extract (the next incremental run finds them).
-// - Windows are then walked in ascending order. A window is probed with the
-//   page size and sorting of the extract, so when it fits, the probe IS its
-//   page 0 and costs nothing extra. The next window's width comes from the
-//   density just seen (aiming at 80 % of the cap, growing at most 4x per step),
-//   so on evenly spread data nearly every probe fits; a probe that comes back
-//   capped is the only waste, and halves the window.
-// - So an extract of N matches costs ~N/250 pages + 3 + a few wasted probes
-//   (about log2(N/10000) at the start, and one per sudden burst of density).
-// - Planning (--dry-run) runs the same walk with probes of 10 records.
+// Probe cost (each probe is a request against the budget): 2 probes of 10 records (createdAt
+// ASC, then DESC) find the span; windows are then walked in ascending order, each probed once,
+// the next one's width from the density just seen (aiming at 80 % of the cap, growing at most 4x
+// per step); a probe that comes back capped halves the window.
 //
-// Order: windows come in ascending createdAt; within a window the user's
-// sorting applies. Sliced output is thus ordered by window first.
-//
-// A single second holding 10000 or more matches cannot be sliced further
-// (`id` ranges are not filterable): that fails with a DataError naming the
-// instant and pointing at products.stream, never with a silent truncation.
+// A single second holding 10000 or more matches cannot be sliced further: that fails with a
+// DataError naming the instant and pointing at the stream endpoint.
 import { MAX_REACHABLE_RESULTS, isoSeconds } from '../catalog/index.js';
 import type { CatalogRecord, LazyPage } from '../client/index.js';
 import { ApiError } from '../client/errors.js';
