@@ -136,30 +136,20 @@ function createQuerySource(
   const warning = renamedWarning(endpoint, chunks.renamed);
   if (warning) events.emit('warning', warning);
   const keep = exactMatchTest(endpoint, options.filter);
+  const reading = {
+    pageSize: options.pageSize,
+    concurrency: options.concurrency,
+    dedupe: chunks.dedupe,
+    ...(keep ? { keep } : {}),
+    events,
+    signal: run.signal,
+  };
   if (byCreatedAt) {
     const parts = chunks.chunks.map((c) => ({ body: requestBody(c.filter, undefined), label: c.label }));
-    return new CreatedAtQuerySource(client, endpoint, parts, directionOf(sorting), {
-      pageSize: options.pageSize,
-      concurrency: options.concurrency,
-      dedupe: chunks.dedupe,
-      ...(keep ? { keep } : {}),
-      events,
-      signal: run.signal,
-    });
+    return new CreatedAtQuerySource(client, endpoint, parts, directionOf(sorting), reading);
   }
-  return new PagedQuerySource(
-    client,
-    endpoint,
-    querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events }),
-    {
-      pageSize: options.pageSize,
-      concurrency: options.concurrency,
-      dedupe: chunks.dedupe,
-      ...(keep ? { keep } : {}),
-      events,
-      signal: run.signal,
-    },
-  );
+  const segments = querySegments(endpoint, chunks, sorting, options.pageSize, { ...run, events });
+  return new PagedQuerySource(client, endpoint, segments, reading);
 }
 
 /**

@@ -22,27 +22,11 @@ import {
   productsStream,
 } from '../../src/sources/index.js';
 import { startTestSandbox } from '../helpers/sandbox.js';
+import { prng } from '../helpers/adversarial-catalog.js';
 
 const SEEDS = 200;
 const PRODUCTS = 360;
 const PENDING = 40;
-
-/** mulberry32: the test's own draws, independent of the sandbox's. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!,
-  };
-}
 
 type Sorting = Record<string, 'ASC' | 'DESC'>;
 
