@@ -11,9 +11,8 @@ export interface StageOptionDocs {
     filter?: unknown;
     /**
      * Sorting: one of id, name, pbs, createdAt, touchedAt, statusTouchedAt, status, with ASC or DESC
-     * (default {id: ASC}). Past 10000 matches the sorting holds within each createdAt window, windows
-     * coming in createdAt order. Over several pages, name, pbs, touchedAt, statusTouchedAt, status (values
-     * that change) need a bounded updatedSince window (a pipeline with state:).
+     * (default {id: ASC}). Read by createdAt, page 0 of what is left each time (exact under churn):
+     * records come in createdAt order, newest first for createdAt DESC, whatever sorting is given.
      */
     sorting?: unknown;
     /**
@@ -166,9 +165,9 @@ export interface StageOptionDocs {
      */
     filter?: unknown;
     /**
-     * Sorting: one of id, createdAt, touchedAt, with ASC or DESC (default {id: ASC}). Past 10000 matches
-     * the sorting holds within each createdAt window, windows coming in createdAt order. Over several
-     * pages, touchedAt (values that change) need a bounded updatedSince window (a pipeline with state:).
+     * Sorting: one of id, createdAt, touchedAt, with ASC or DESC (default {id: ASC}). Read by createdAt,
+     * page 0 of what is left each time (exact under churn): records come in createdAt order, newest first
+     * for createdAt DESC, whatever sorting is given.
      */
     sorting?: unknown;
     /**
