@@ -2,7 +2,7 @@
 // reads what changed from the stored cursor up to the second before the run started, and stores
 // the next cursor once every output is committed. The window is applied to the source's parsed
 // options, once, before the source is made.
-import { readByCreatedAt, secondBefore } from '../sources/index.js';
+import { secondBefore } from '../sources/index.js';
 import type { PlannedStage } from '../core/planned-stage.js';
 import type { PipelinePlan } from './plan.js';
 import {
@@ -62,7 +62,7 @@ export function openPipelineState(plan: Pick<PipelinePlan, 'state' | 'baseDir'>)
 export function windowedSource(
   source: PlannedStage<'source'>,
   cursor: number | undefined,
-  until: number | undefined,
+  until: number,
 ): PlannedStage<'source'> {
   return {
     ...source,
@@ -85,17 +85,7 @@ export async function sourceWithCursor(
 ): Promise<{ source: PlannedStage<'source'>; previous: PipelineState | undefined }> {
   const previous = store && !fullRefresh ? await store.read() : undefined;
   if (previous && identity) checkStateIdentity(previous, identity, store!.location);
-  const until = windowEnd(source.type, startedAt);
-  return { source: store ? windowedSource(source, previous?.cursor, until) : source, previous };
-}
-
-/**
- * Where a run's window ends: the second before it started, for the sources that page by number
- * inside a window nothing can enter; none for products.query and media.query, whose reads check
- * themselves (createdat-query.ts): a product updated during the run is delivered, not held back.
- */
-export function windowEnd(type: string, startedAt: Date): number | undefined {
-  return readByCreatedAt(type) ? undefined : windowUntil(startedAt);
+  return { source: store ? windowedSource(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
 }
 
 /** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source as written. */

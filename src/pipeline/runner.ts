@@ -22,7 +22,7 @@ import { newRunId } from '../core/run-id.js';
 import type { RunDescription, RunMode, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
 import { clientOptions, type ConnectionOverride, resolveConnection } from './connection.js';
-import { nextCursor, openPipelineState, sourceWithCursor, stateIdentity, windowEnd } from './incremental-window.js';
+import { nextCursor, openPipelineState, sourceWithCursor, stateIdentity, windowUntil } from './incremental-window.js';
 import type { LoadedPipeline } from './loader.js';
 import { planOrThrow, type PipelinePlan } from './plan.js';
 import { checkDestinations } from './preflight.js';
@@ -214,11 +214,10 @@ class PipelineRun {
     ));
     if (this.#previous) {
       const cursor = this.#previous.cursor;
-      const until = windowEnd(plan.source.type, this.#startedAt);
-      const to = until === undefined ? '' : ` until ${isoSeconds(until)}`;
+      const until = windowUntil(this.#startedAt);
       this.#events.emit('info', {
         code: 'incremental',
-        message: `incremental run: updatedSince ${isoSeconds(cursor)}${to} (unix ${cursor}..${until ?? ''}) from ${this.#stateStore!.location}`,
+        message: `incremental run: updatedSince ${isoSeconds(cursor)} until ${isoSeconds(until)} (unix ${cursor}..${until}) from ${this.#stateStore!.location}`,
       });
     }
     const concurrency = this.#opts.connection?.concurrency ?? plan.connection.concurrency;

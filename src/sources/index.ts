@@ -39,7 +39,6 @@ export {
   updatesQueryOptions,
   type ProductsQueryOptions,
   type QueryOptions,
-  readByCreatedAt,
 } from './query-sources.js';
 export {
   mediaStream,
