@@ -45,7 +45,7 @@ export function notRegularFile(file: string, info: Stats): StorageError {
 }
 
 export function tooLarge(file: string, limit: number, size?: number): StorageError {
-  const what = size === undefined ? 'it is larger' : `it is ${size} bytes`;
+  const what = size === undefined ? 'it is larger' : `it is ${size} bytes, larger`;
   return new StorageError(
     'read',
     file,

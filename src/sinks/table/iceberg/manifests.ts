@@ -264,7 +264,12 @@ export interface AvroFile {
  * records a block may announce. Without them an 80-byte file planted in `metadata/` (schema
  * `"null"`, a block of 2^40 records) makes every later run allocate until V8 aborts.
  */
-export const AVRO_LIMITS = { fileBytes: 256 * 1024 * 1024, inflatedBytes: 256 * 1024 * 1024 } as const;
+export const AVRO_LIMITS: AvroLimits = { fileBytes: 256 * 1024 * 1024, inflatedBytes: 256 * 1024 * 1024 };
+
+export interface AvroLimits {
+  fileBytes: number;
+  inflatedBytes: number;
+}
 
 /** An Avro file over one of AVRO_LIMITS. */
 export class AvroLimitError extends IcebergMetadataError {
@@ -315,14 +320,14 @@ function minEncodedBytes(type: avro.Type, seen = new Set<avro.Type>()): number {
 }
 
 /** A block's bytes, inflated within what is left of the file's budget. */
-function blockBytes(block: Buffer, codec: string, budget: { left: number }, name: string): Buffer {
+function blockBytes(block: Buffer, codec: string, budget: { left: number; limit: number }, name: string): Buffer {
   if (codec !== 'deflate') return block;
   let out: Buffer;
   try {
     out = inflateRawSync(block, { maxOutputLength: Math.max(1, budget.left) });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
-      throw new AvroLimitError(name, `its deflate blocks inflate to more than ${AVRO_LIMITS.inflatedBytes} bytes`);
+      throw new AvroLimitError(name, `its deflate blocks inflate to more than ${budget.limit} bytes`);
     throw err;
   }
   budget.left -= out.length;
@@ -330,7 +335,7 @@ function blockBytes(block: Buffer, codec: string, budget: { left: number }, name
 }
 
 /** Any Avro object container file, decoded with the schema it carries; `name` is for messages. */
-export function decodeAvroFile(bytes: Uint8Array, name: string): AvroFile {
+export function decodeAvroFile(bytes: Uint8Array, name: string, limits: AvroLimits = AVRO_LIMITS): AvroFile {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const fail = (why: string, cause?: unknown): IcebergMetadataError =>
     new IcebergMetadataError(`${name} is not an Avro file Iceberg can read: ${why}`, cause ? { cause } : {});
@@ -344,7 +349,7 @@ export function decodeAvroFile(bytes: Uint8Array, name: string): AvroFile {
     if (codec !== 'null' && codec !== 'deflate') throw fail(`its codec ${codec} is not null or deflate`);
     const type = avro.Type.forSchema(JSON.parse(metadata[AVRO_SCHEMA] ?? 'null') as avro.Schema);
     const minRecord = Math.max(1, minEncodedBytes(type));
-    const budget = { left: AVRO_LIMITS.inflatedBytes };
+    const budget = { left: limits.inflatedBytes, limit: limits.inflatedBytes };
     const sync = buf.subarray(header.offset, header.offset + 16);
     let pos = header.offset + 16;
     const records: Array<Record<string, unknown>> = [];
@@ -386,20 +391,21 @@ export function decodeAvroFile(bytes: Uint8Array, name: string): AvroFile {
 export async function readAvro(
   store: { readStream(rel: string): Promise<AsyncIterable<Buffer>>; location(rel: string): string },
   rel: string,
+  limits: AvroLimits = AVRO_LIMITS,
 ): Promise<AvroFile> {
   const chunks: Buffer[] = [];
   try {
-    for await (const chunk of limitBytes(await store.readStream(rel), AVRO_LIMITS.fileBytes, store.location(rel)))
+    for await (const chunk of limitBytes(await store.readStream(rel), limits.fileBytes, store.location(rel)))
       chunks.push(chunk);
   } catch (err) {
     if ((err as { code?: string }).code === 'storage.too_large')
-      throw new AvroLimitError(store.location(rel), `it is larger than the limit of ${AVRO_LIMITS.fileBytes} bytes`);
+      throw new AvroLimitError(store.location(rel), `it is larger than the limit of ${limits.fileBytes} bytes`);
     throw new IcebergMetadataError(
       `cannot read ${store.location(rel)}, which the table's metadata names: ${(err as Error).message}`,
       { cause: err },
     );
   }
-  return decodeAvroFile(Buffer.concat(chunks), store.location(rel));
+  return decodeAvroFile(Buffer.concat(chunks), store.location(rel), limits);
 }
 
 /**
