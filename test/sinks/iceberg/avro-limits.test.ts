@@ -40,6 +40,13 @@ describe('Avro files of an Iceberg table, read within limits', () => {
     );
   });
 
+  it('refuses a header announcing 2^40 entries before reading one', () => {
+    const planted = Buffer.concat([Buffer.from('Obj\x01', 'latin1'), longType.toBuffer(2 ** 40), Buffer.alloc(40)]);
+    expect(() => decodeAvroFile(planted, 'metadata/planted.avro')).toThrow(
+      expect.objectContaining({ code: 'iceberg.avro_limit', message: expect.stringContaining(`${2 ** 40} entries`) }),
+    );
+  });
+
   it('refuses a block announcing more records than its bytes can hold (count x minimum record size)', () => {
     const planted = avroFile(RECORD, 'null', [{ count: 1_000_000, data: records(3) }]);
     expect(() => decodeAvroFile(planted, 'm.avro')).toThrow(

@@ -334,6 +334,45 @@ function blockBytes(block: Buffer, codec: string, budget: { left: number; limit:
   return out;
 }
 
+/**
+ * The file's header map (`map<bytes>`), decoded by hand: avsc would loop over any count a block
+ * announces (2^40 entries of a planted header take forever). Each entry takes at least 2 bytes (two
+ * lengths), so a count over half the bytes left is refused before any entry is read.
+ */
+function decodeHeader(buf: Buffer, name: string): { value: Record<string, Buffer>; offset: number } {
+  const value: Record<string, Buffer> = {};
+  const readLong = (at: number) => longType.decode(buf, at) as { value: number; offset: number };
+  const readBytes = (at: number) => {
+    const length = readLong(at);
+    if (length.offset < 0 || length.value < 0 || length.offset + length.value > buf.length) return undefined;
+    return { bytes: buf.subarray(length.offset, length.offset + length.value), offset: length.offset + length.value };
+  };
+  let pos = 4;
+  for (;;) {
+    const block = readLong(pos);
+    if (block.offset < 0) return { value, offset: -1 };
+    pos = block.offset;
+    if (block.value === 0) return { value, offset: pos };
+    let count = block.value;
+    if (count < 0) {
+      // A negative count is followed by the block's size in bytes (Avro spec); the size is not needed.
+      count = -count;
+      const size = readLong(pos);
+      if (size.offset < 0) return { value, offset: -1 };
+      pos = size.offset;
+    }
+    if (count * 2 > buf.length - pos)
+      throw new AvroLimitError(name, `its header announces ${count} entries in ${buf.length - pos} bytes`);
+    for (let i = 0; i < count; i++) {
+      const key = readBytes(pos);
+      const entry = key && readBytes(key.offset);
+      if (!key || !entry) return { value, offset: -1 };
+      value[key.bytes.toString('utf8')] = entry.bytes;
+      pos = entry.offset;
+    }
+  }
+}
+
 /** Any Avro object container file, decoded with the schema it carries; `name` is for messages. */
 export function decodeAvroFile(bytes: Uint8Array, name: string, limits: AvroLimits = AVRO_LIMITS): AvroFile {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -341,7 +380,7 @@ export function decodeAvroFile(bytes: Uint8Array, name: string, limits: AvroLimi
     new IcebergMetadataError(`${name} is not an Avro file Iceberg can read: ${why}`, cause ? { cause } : {});
   if (buf.length < 4 || !buf.subarray(0, 4).equals(MAGIC)) throw fail('it does not start with Obj\\x01');
   try {
-    const header = metadataType.decode(buf, 4) as { value: Record<string, Buffer>; offset: number };
+    const header = decodeHeader(buf, name);
     if (header.offset < 0) throw fail('its header is cut short');
     const metadata: Record<string, string> = {};
     for (const [k, v] of Object.entries(header.value)) metadata[k] = v.toString('utf8');
