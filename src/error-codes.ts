@@ -358,6 +358,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     "the run's line could not be added to the run history; the run's outcome is unchanged",
     'check that the state folder (or output folder) is writable; catalog-streams history will miss this run',
   ),
+  info(
+    'history.foreign_files',
+    "the run history folder holds files that are not this pipeline's run files (another tool's, a person's, or unreadable); they were left alone",
+    'nothing, or move them out of the history folder to silence this',
+  ),
   runError(
     'history.locked',
     'retry',
@@ -381,6 +386,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix',
     "a table's _table.json is not valid JSON",
     'restore it from a backup: the table readers need it too',
+  ),
+  runError(
+    'iceberg.avro_limit',
+    'fix',
+    "an Iceberg manifest or manifest list is over a limit: the file's bytes, its inflated deflate blocks, or a block's record count for its bytes (docs/security.md)",
+    "remove the file if it is not the table's (someone planted it), else restore the table's metadata from a backup",
   ),
   runError(
     'iceberg.commit_conflict',
@@ -722,6 +733,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'nothing when intended; else let the reader read everything',
   ),
   runError(
+    'storage.not_regular_file',
+    'fix',
+    'a file the toolkit reads back (_table.json, a state, a lock, a history or Iceberg file) is a FIFO, a device, a socket or a folder; it was not read',
+    'remove what is at that path (the toolkit writes only regular files there) and run again',
+  ),
+  runError(
     'storage.outside_root',
     'fix',
     'a name in a manifest or record would leave its dataset folder; nothing was read, written or removed',
@@ -729,6 +746,18 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   runError('storage.read_failed', 'retry', 'a file could not be read', 'check the path and its permissions'),
   runError('storage.remove_failed', 'retry', 'a file could not be removed', 'check the folder permissions'),
+  runError(
+    'storage.symlink',
+    'fix',
+    'a symbolic link is where the toolkit keeps a folder or file of its own; it is never followed',
+    'replace the link with the folder or file itself, or point the configuration at the real location',
+  ),
+  runError(
+    'storage.too_large',
+    'fix',
+    'a file the toolkit reads back whole is over its byte limit (docs/security.md); it was not read',
+    'check who wrote it; remove it or restore the one the toolkit wrote',
+  ),
   runError(
     'storage.write_failed',
     'fix',
@@ -852,6 +881,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix',
     "the previous version's state file cannot be read",
     'restore it, or move the table away and start a new one',
+  ),
+  runError(
+    'table.state_limit',
+    'fix',
+    "a frame of the previous version's state file announces a record over the limit (64 MiB): the file is damaged or not the table's",
+    'restore the state file from a backup, or move the table away and start a new one',
   ),
   info('table.version', 'a table version was published: rows, inserted, updated, deleted, unchanged'),
   warning(

@@ -94,7 +94,15 @@ export class RunReports {
     for (const s of summaries) {
       const p = this.#pipelines.find((x) => x.config.name === s.pipeline);
       if (!p) continue;
-      await appendHistory(p, s, this.#io.env).catch((err: unknown) =>
+      // Files of others in the history folder stay; said once per compaction that met them.
+      const onForeign = (locations: string[]) =>
+        this.#progress.log('info', 'history.foreign_files', {
+          pipeline: s.pipeline,
+          message: this.#redactor.redact(
+            `left ${locations.length} file(s) in the run history folder that are not this pipeline's run files alone (never removed): ${locations.slice(0, 5).join(', ')}${locations.length > 5 ? ', ...' : ''}`,
+          ),
+        });
+      await appendHistory(p, s, this.#io.env, onForeign).catch((err: unknown) =>
         this.#progress.log('error', 'history.failed', {
           pipeline: s.pipeline,
           message: this.#redactor.redact(

@@ -15,8 +15,17 @@
 // lock (two compactions at once could each drop the other's lines), then removes only the files
 // it folded in. A reader merges both, by run id, so a crash between the fold and the removal shows
 // each run once.
+//
+// A history folder can hold files of others (a config someone keeps there, a copy of another
+// tool's output): a compaction removes only a file it can show is a run file of this pipeline, by
+// its name (`<run id>.json`, the form newRunId makes) and its content (one entry whose run id is
+// that name and whose pipeline is this one). Anything else stays and is reported (info
+// `history.foreign_files`). A symbolic link where the history folder or file should be fails
+// (`storage.symlink`); every file is read bounded (READ_LIMITS), a few at a time.
 import path from 'node:path';
 import { CatalogStreamsError } from '../errors.js';
+import { READ_LIMITS } from '../storage/bounded-read.js';
+import { assertNoSymlinks } from '../storage/no-symlink.js';
 import { LocalObjectStore, type ObjectStore } from '../storage/object-store.js';
 import { createS3Client, type S3Env } from '../storage/s3-client.js';
 import { S3ObjectStore } from '../storage/s3-object-store.js';
@@ -37,6 +46,12 @@ export const MAX_HISTORY_RUNS = 500;
 
 /** Per-run files a run lets pile up before it folds them into the history file. */
 export const COMPACT_AFTER_RUNS = 20;
+
+/** Per-run files read at once: enough to be quick, few enough for any open-file limit. */
+const READ_CONCURRENCY = 16;
+
+/** A per-run file's name: a run id as newRunId makes it (`20260101T000000Z-0a1b2c`), `.json`. */
+const RUN_FILE = /^\d{8}T\d{6}Z-[0-9a-f]{6}\.json$/;
 
 /** One run, as a line of the history file. Short names: the file is meant to stay small. */
 export interface HistoryEntry {
@@ -130,10 +145,15 @@ function safeName(name: string): string {
 }
 
 /** Adds the run to its pipeline's history; returns where the history is. */
-export async function appendHistory(loaded: LoadedPipeline, summary: RunSummary, env?: S3Env): Promise<string> {
+export async function appendHistory(
+  loaded: LoadedPipeline,
+  summary: RunSummary,
+  env?: S3Env,
+  onForeign?: (locations: string[]) => void,
+): Promise<string> {
   const files = historyLocation(loaded, env);
   try {
-    await recordRun(files, historyEntry(summary));
+    await recordRun(files, historyEntry(summary), { onForeign });
     return files.store.location(files.file);
   } finally {
     await files.store.close();
@@ -147,14 +167,28 @@ export async function appendHistory(loaded: LoadedPipeline, summary: RunSummary,
 export async function recordRun(
   files: HistoryFiles,
   entry: HistoryEntry,
-  options: { compactAfter?: number } = {},
+  options: { compactAfter?: number } & CompactOptions = {},
 ): Promise<void> {
+  await checkNoLinks(files);
   // putIfAbsent: a file per run is never overwritten; the same run recorded twice keeps its first.
   await files.store.putIfAbsent(`${files.runs}${safeName(entry.runId)}.json`, `${JSON.stringify(entry)}\n`, {
     contentType: 'application/json',
   });
-  if ((await listRunFiles(files)).length >= (options.compactAfter ?? COMPACT_AFTER_RUNS))
-    await compactHistory(files, { runId: entry.runId, pipeline: entry.pipeline });
+  if ((await listRunFiles(files)).own.length >= (options.compactAfter ?? COMPACT_AFTER_RUNS))
+    await compactHistory(files, { runId: entry.runId, pipeline: entry.pipeline }, options);
+}
+
+export interface CompactOptions {
+  /** Told the locations of files in the per-run folder that are not this pipeline's run files (left alone). */
+  onForeign?: (locations: string[]) => void;
+}
+
+/** A local history reached through a symbolic link fails (`storage.symlink`) before any I/O in it. */
+async function checkNoLinks(files: HistoryFiles): Promise<void> {
+  if (!(files.store instanceof LocalObjectStore)) return;
+  await assertNoSymlinks(files.store.root, files.runs);
+  await assertNoSymlinks(files.store.root, files.file);
+  await assertNoSymlinks(files.store.root, files.lock);
 }
 
 /**
@@ -162,7 +196,12 @@ export async function recordRun(
  * files it folded in. False when another run holds the lock: it is compacting, and the files stay
  * until it or a later run folds them in; nothing is lost either way.
  */
-export async function compactHistory(files: HistoryFiles, who: { runId: string; pipeline: string }): Promise<boolean> {
+export async function compactHistory(
+  files: HistoryFiles,
+  who: { runId: string; pipeline: string },
+  options: CompactOptions = {},
+): Promise<boolean> {
+  await checkNoLinks(files);
   let lock: RunLock;
   try {
     lock = await RunLock.acquire(storeLockBackend(files.store, files.lock), who, {
@@ -174,38 +213,83 @@ export async function compactHistory(files: HistoryFiles, who: { runId: string; 
     throw err;
   }
   try {
-    // Only the files listed here are removed below: a run that writes its file meanwhile keeps it.
-    const folded = await listRunFiles(files);
-    const perRun = await readRunFiles(files, folded);
-    const compacted = parseLines((await files.store.readText(files.file)) ?? '');
+    // Only the files read here as this pipeline's runs are removed below: a run that writes its
+    // file meanwhile keeps it, and a file of someone else is never removed.
+    const listed = await listRunFiles(files);
+    const perRun = await readRunFiles(files, listed.own);
+    const compacted = parseLines((await readHistoryFile(files)) ?? '');
     const entries = mergeEntries(compacted.entries, perRun.entries).slice(-MAX_HISTORY_RUNS);
     await files.store.write(files.file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''), {
       contentType: 'application/x-ndjson',
     });
-    for (const rel of folded) await files.store.remove(rel);
+    for (const rel of perRun.folded) await files.store.remove(rel);
+    const foreign = [...listed.foreign, ...perRun.foreign];
+    if (foreign.length > 0) options.onForeign?.(foreign.map((rel) => files.store.location(rel)));
     return true;
   } finally {
     await lock.release();
   }
 }
 
-/** The per-run files waiting to be folded in (temp files of a writer in progress left out). */
-async function listRunFiles(files: HistoryFiles): Promise<string[]> {
-  const found: string[] = [];
+/**
+ * The per-run files waiting to be folded in, by name: `own` named as a run file, `foreign` any
+ * other file (temp files of a writer in progress left out).
+ */
+async function listRunFiles(files: HistoryFiles): Promise<{ own: string[]; foreign: string[] }> {
+  const own: string[] = [];
+  const foreign: string[] = [];
   const depth = files.runs.split('/').length;
   for await (const { rel } of files.store.list(files.runs, depth)) {
     const base = rel.slice(files.runs.length);
-    if (!base.includes('/') && !base.startsWith('.') && base.endsWith('.json')) found.push(rel);
+    if (base.includes('/') || base.startsWith('.')) continue;
+    (RUN_FILE.test(base) ? own : foreign).push(rel);
   }
-  return found;
+  return { own, foreign };
 }
 
+/** The compacted history file's text (bounded), or undefined when there is none. */
+function readHistoryFile(files: HistoryFiles): Promise<string | undefined> {
+  return files.store.readText(files.file, { maxBytes: READ_LIMITS.historyFile });
+}
+
+/**
+ * The entries of per-run files, read a few at a time and bounded. `folded`: the files shown to be
+ * this pipeline's runs (one entry whose run id names the file); `foreign`: the others, which stay.
+ */
 async function readRunFiles(
   files: HistoryFiles,
   rels: readonly string[],
-): Promise<{ entries: HistoryEntry[]; skipped: number }> {
-  const texts = await Promise.all(rels.map((rel) => files.store.readText(rel)));
-  return parseLines(texts.filter((t): t is string => t !== undefined).join('\n'));
+): Promise<{ entries: HistoryEntry[]; skipped: number; folded: string[]; foreign: string[] }> {
+  const out = { entries: [] as HistoryEntry[], skipped: 0, folded: [] as string[], foreign: [] as string[] };
+  const pipeline = files.runs.split('/').at(-2);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < rels.length) {
+      const rel = rels[next++]!;
+      const entry = await readRunFile(files, rel).catch(() => undefined);
+      const base = rel.slice(files.runs.length);
+      if (entry && `${safeName(entry.runId)}.json` === base && safeName(entry.pipeline) === pipeline) {
+        out.entries.push(entry);
+        out.folded.push(rel);
+      } else if (entry !== null) {
+        // Not one of ours (or unreadable: too large, not a regular file): never removed.
+        out.foreign.push(rel);
+        out.skipped++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, rels.length) }, worker));
+  return out;
+}
+
+/** A per-run file's one entry; undefined when it holds something else, null when it is gone. */
+async function readRunFile(files: HistoryFiles, rel: string): Promise<HistoryEntry | undefined | null> {
+  const text = await files.store.readText(rel, { maxBytes: READ_LIMITS.historyRun });
+  if (text === undefined) return null;
+  const parsed = parseLines(text);
+  return parsed.entries.length === 1 && parsed.skipped === 0 && typeof parsed.entries[0]!.pipeline === 'string'
+    ? parsed.entries[0]
+    : undefined;
 }
 
 /** Entries of both sources, one per run id (a per-run file wins: it is the run's own), oldest first. */
@@ -236,8 +320,9 @@ function parseLines(text: string): { entries: HistoryEntry[]; skipped: number } 
 export async function readRuns(files: HistoryFiles): Promise<{ entries: HistoryEntry[]; skipped: number }> {
   // Per-run files first, then the history file: a compaction in between moves a run from the first
   // to the second, where this read still finds it (the other order could miss it in both).
-  const perRun = await readRunFiles(files, await listRunFiles(files));
-  const compacted = parseLines((await files.store.readText(files.file)) ?? '');
+  await checkNoLinks(files);
+  const perRun = await readRunFiles(files, (await listRunFiles(files)).own);
+  const compacted = parseLines((await readHistoryFile(files)) ?? '');
   return {
     entries: mergeEntries(compacted.entries, perRun.entries),
     skipped: compacted.skipped + perRun.skipped,

@@ -6,11 +6,11 @@
 // Names are relative to the store's root, with `/`. A name that would resolve outside the root
 // (`../x`, an absolute path, an empty segment) is refused before any I/O: a manifest or a record
 // that names something elsewhere can never make the toolkit read, write or delete it.
-import { createReadStream } from 'node:fs';
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StorageError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
+import { openRegularFileStream, READ_LIMITS, readBoundedRegularFile } from './bounded-read.js';
 import { createFileExclusive, isStaleTemp, parseTempName, writeFileAtomic } from './local-file.js';
 import { storageStep } from './step-hook.js';
 
@@ -47,12 +47,22 @@ export interface StagedObject {
   discard(): Promise<void>;
 }
 
+export interface ReadTextOptions {
+  /** The most bytes the object may have (READ_LIMITS.text when absent). */
+  maxBytes?: number;
+}
+
 export interface ObjectStore {
   readonly kind: 'file' | 'object';
   /** A path or `s3://bucket/key`, for messages and outputs. */
   location(rel: string): string;
-  /** The object as text, or undefined when there is none. */
-  readText(rel: string): Promise<string | undefined>;
+  /**
+   * The object as text, or undefined when there is none. Bounded: more than `maxBytes`
+   * (READ_LIMITS.text by default) fails with `storage.too_large`; locally, anything but a regular
+   * file fails with `storage.not_regular_file` (storage/bounded-read.ts).
+   */
+  readText(rel: string, options?: ReadTextOptions): Promise<string | undefined>;
+  /** The object's bytes; locally, anything but a regular file fails with `storage.not_regular_file`. */
   readStream(rel: string): Promise<AsyncIterable<Buffer>>;
   /** Replaces the object atomically: a reader sees the old or the new content, never a part. */
   write(rel: string, body: string | Uint8Array, options?: ObjectWriteOptions): Promise<void>;
@@ -104,18 +114,25 @@ export class LocalObjectStore implements ObjectStore {
     return path.join(this.root, ...checkedSegments(rel, this.root, true));
   }
 
-  async readText(rel: string): Promise<string | undefined> {
+  async readText(rel: string, options: ReadTextOptions = {}): Promise<string | undefined> {
     const file = this.location(rel);
     try {
-      return await readFile(file, 'utf8');
+      return (await readBoundedRegularFile(file, options.maxBytes ?? READ_LIMITS.text)).toString('utf8');
     } catch (err) {
+      if (err instanceof StorageError) throw err;
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw new StorageError('read', file, (err as Error).message, { code: 'storage.read_failed', cause: err });
     }
   }
 
   async readStream(rel: string): Promise<AsyncIterable<Buffer>> {
-    return createReadStream(this.location(rel), { highWaterMark: 256 * 1024 });
+    const file = this.location(rel);
+    try {
+      return await openRegularFileStream(file);
+    } catch (err) {
+      if (err instanceof StorageError) throw err;
+      throw new StorageError('read', file, (err as Error).message, { code: 'storage.read_failed', cause: err });
+    }
   }
 
   async write(rel: string, body: string | Uint8Array): Promise<void> {

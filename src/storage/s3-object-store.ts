@@ -6,11 +6,14 @@ import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { StorageError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
+import { limitBytes, READ_LIMITS, tooLarge } from './bounded-read.js';
 import {
   checkedSegments,
   type ObjectStore,
   type ObjectWriteOptions,
+  type ReadTextOptions,
   type StagedObject,
   type StoredObject,
 } from './object-store.js';
@@ -68,13 +71,23 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async readText(rel: string): Promise<string | undefined> {
+  async readText(rel: string, options: ReadTextOptions = {}): Promise<string | undefined> {
     const Key = this.key(rel);
+    const maxBytes = options.maxBytes ?? READ_LIMITS.text;
     const { sdk, client } = await this.s3();
     try {
       const out = await client.send(new sdk.s3.GetObjectCommand({ Bucket: this.bucket, Key }));
-      return await out.Body!.transformToString('utf8');
+      // Bounded like a local file: by the size the store announces, and by what actually comes.
+      if (out.ContentLength !== undefined && out.ContentLength > maxBytes) {
+        (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
+        throw tooLarge(this.location(rel), maxBytes, out.ContentLength);
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of limitBytes(out.Body as AsyncIterable<Buffer>, maxBytes, this.location(rel)))
+        chunks.push(Buffer.from(chunk));
+      return Buffer.concat(chunks).toString('utf8');
     } catch (err) {
+      if (err instanceof StorageError) throw err;
       if (isS3NotFound(err)) return undefined;
       throw s3Error(err, 'read', this.location(rel));
     }

@@ -15,9 +15,10 @@
 // that no record lists (another pipeline's, or a dataset published before records existed) stay,
 // named in a `sink.cleanup_unlisted` warning.
 import { createHash } from 'node:crypto';
-import { readFile, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunEvents } from '../../events.js';
+import { READ_LIMITS, readBoundedRegularFile } from '../../storage/bounded-read.js';
 import { writeFileAtomic } from '../../storage/local-file.js';
 import { LocalObjectStore } from '../../storage/object-store.js';
 import type { PathTemplate } from '../shared/path-template.js';
@@ -152,7 +153,7 @@ function isInside(root: string, file: string): boolean {
 async function readDatasetRecord(file: string, events: RunEvents): Promise<string[]> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = (await readBoundedRegularFile(file, READ_LIMITS.text)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;

@@ -31,6 +31,21 @@ export function compareKeys(a: Key, b: Key): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * The largest frame body a reader accepts (one record's serialization; a product is a few KB).
+ * A length beyond it is a damaged or planted file: without the limit a reader would buffer up to
+ * 4 GiB waiting for the frame's end, copying what it has at every chunk.
+ */
+export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+/** A frame announces a body longer than MAX_FRAME_BYTES. */
+export class FrameLimitError extends Error {
+  readonly code = 'table.state_limit';
+  constructor(length: number, limit: number) {
+    super(`a frame announces ${length} bytes, over the limit of ${limit} bytes per record`);
+  }
+}
+
 /** The frame of an already serialized value. */
 export function frameBody(body: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(4 + body.length);
@@ -55,7 +70,9 @@ async function* splitFrames<T>(
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     let offset = 0;
     while (pending.length - offset >= header) {
-      const end = offset + header + length(pending, offset);
+      const bodyLength = length(pending, offset);
+      if (bodyLength > MAX_FRAME_BYTES) throw new FrameLimitError(bodyLength, MAX_FRAME_BYTES);
+      const end = offset + header + bodyLength;
       if (end > pending.length) break;
       yield decode(pending, offset, end);
       offset = end;

@@ -52,6 +52,7 @@ import {
   frameBody,
   keyOfBody,
   mergeSorted,
+  FrameLimitError,
   readFrameBodies,
   type Key,
 } from './sorted-records.js';
@@ -776,15 +777,19 @@ export class TableSink extends Writable implements SinkStream {
   /** The previous version's state file, gunzipped, as frame bodies (`v8.serialize([key, record])`), not decoded. */
   async *#stateBodies(rel: string): AsyncGenerator<Buffer> {
     const gunzip = createGunzip();
-    const bytes = this.#stateCopy ? createReadStream(this.#stateCopy) : await this.#store.objects.readStream(rel);
-    const piping = pipeline(Readable.from(bytes), gunzip);
-    piping.catch(() => {});
+    let piping: Promise<void> | undefined;
     try {
+      const bytes = this.#stateCopy ? createReadStream(this.#stateCopy) : await this.#store.objects.readStream(rel);
+      piping = pipeline(Readable.from(bytes), gunzip);
+      piping.catch(() => {});
       yield* readFrameBodies(gunzip);
     } catch (err) {
+      gunzip.destroy();
+      // A frame over the limit has a code of its own: the file is damaged or planted, not cut short.
+      const code = err instanceof FrameLimitError ? err.code : 'table.state';
       throw new SinkError(
         `table: cannot read the previous version's state ${this.#store.location(rel)} (${(err as Error).message}); restore it, or move the table away and start a new one`,
-        { code: 'table.state', cause: err },
+        { code, cause: err },
       );
     }
     await piping;

@@ -62,7 +62,9 @@ export class IcebergCommitConflictError extends SinkError {
 export class IcebergMetadataError extends SinkError {
   constructor(
     message: string,
-    options: ErrorOptions & { code?: 'iceberg.metadata_invalid' | 'iceberg.update_invalid' } = {},
+    options: ErrorOptions & {
+      code?: 'iceberg.metadata_invalid' | 'iceberg.update_invalid' | 'iceberg.avro_limit';
+    } = {},
   ) {
     super(message, { ...options, code: options.code ?? 'iceberg.metadata_invalid' });
   }

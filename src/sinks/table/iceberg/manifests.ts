@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
+import { limitBytes } from '../../../storage/bounded-read.js';
 import { IcebergMetadataError } from './iceberg-catalog.js';
 
 /** Manifest entry status (spec: Manifest Entry Fields). */
@@ -257,32 +258,154 @@ export interface AvroFile {
   records: Array<Record<string, unknown>>;
 }
 
+/**
+ * Limits of an Avro file read back (a manifest list or manifest this toolkit wrote, a few KB to a
+ * few MB): the file, the bytes its deflate blocks inflate to (all blocks together), and the
+ * records a block may announce. Without them an 80-byte file planted in `metadata/` (schema
+ * `"null"`, a block of 2^40 records) makes every later run allocate until V8 aborts.
+ */
+export const AVRO_LIMITS: AvroLimits = { fileBytes: 256 * 1024 * 1024, inflatedBytes: 256 * 1024 * 1024 };
+
+export interface AvroLimits {
+  fileBytes: number;
+  inflatedBytes: number;
+}
+
+/** An Avro file over one of AVRO_LIMITS. */
+export class AvroLimitError extends IcebergMetadataError {
+  constructor(name: string, why: string) {
+    super(`${name} is not read: ${why}; check who wrote it, and remove it if it is not the table's`, {
+      code: 'iceberg.avro_limit',
+    });
+  }
+}
+
+/**
+ * The fewest bytes one value of `type` encodes to (a record: its fields'); a block of `count`
+ * records needs at least `count` times this many bytes. At least 1 for a file we read: a schema
+ * whose records take no bytes (`"null"`) is none of Iceberg's, and would let a count be anything.
+ */
+function minEncodedBytes(type: avro.Type, seen = new Set<avro.Type>()): number {
+  const t = type as avro.Type & {
+    underlyingType?: avro.Type;
+    fields?: Array<{ type: avro.Type }>;
+    types?: avro.Type[];
+    size?: number;
+  };
+  if (t.underlyingType) return minEncodedBytes(t.underlyingType, seen);
+  if (seen.has(type)) return 0;
+  switch (type.typeName) {
+    case 'null':
+      return 0;
+    case 'float':
+      return 4;
+    case 'double':
+      return 8;
+    case 'fixed':
+      return t.size ?? 0;
+    case 'record':
+    case 'error': {
+      seen.add(type);
+      const sum = (t.fields ?? []).reduce((n, f) => n + minEncodedBytes(f.type, seen), 0);
+      seen.delete(type);
+      return sum;
+    }
+    case 'union:unwrapped':
+    case 'union:wrapped':
+      return 1 + Math.min(...(t.types ?? []).map((b) => minEncodedBytes(b, seen)));
+    default:
+      // boolean, int, long, enum, string, bytes, array, map: one byte at least.
+      return 1;
+  }
+}
+
+/** A block's bytes, inflated within what is left of the file's budget. */
+function blockBytes(block: Buffer, codec: string, budget: { left: number; limit: number }, name: string): Buffer {
+  if (codec !== 'deflate') return block;
+  let out: Buffer;
+  try {
+    out = inflateRawSync(block, { maxOutputLength: Math.max(1, budget.left) });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new AvroLimitError(name, `its deflate blocks inflate to more than ${budget.limit} bytes`);
+    throw err;
+  }
+  budget.left -= out.length;
+  return out;
+}
+
+/**
+ * The file's header map (`map<bytes>`), decoded by hand: avsc would loop over any count a block
+ * announces (2^40 entries of a planted header take forever). Each entry takes at least 2 bytes (two
+ * lengths), so a count over half the bytes left is refused before any entry is read.
+ */
+function decodeHeader(buf: Buffer, name: string): { value: Record<string, Buffer>; offset: number } {
+  const value: Record<string, Buffer> = {};
+  const readLong = (at: number) => longType.decode(buf, at) as { value: number; offset: number };
+  const readBytes = (at: number) => {
+    const length = readLong(at);
+    if (length.offset < 0 || length.value < 0 || length.offset + length.value > buf.length) return undefined;
+    return { bytes: buf.subarray(length.offset, length.offset + length.value), offset: length.offset + length.value };
+  };
+  let pos = 4;
+  for (;;) {
+    const block = readLong(pos);
+    if (block.offset < 0) return { value, offset: -1 };
+    pos = block.offset;
+    if (block.value === 0) return { value, offset: pos };
+    let count = block.value;
+    if (count < 0) {
+      // A negative count is followed by the block's size in bytes (Avro spec); the size is not needed.
+      count = -count;
+      const size = readLong(pos);
+      if (size.offset < 0) return { value, offset: -1 };
+      pos = size.offset;
+    }
+    if (count * 2 > buf.length - pos)
+      throw new AvroLimitError(name, `its header announces ${count} entries in ${buf.length - pos} bytes`);
+    for (let i = 0; i < count; i++) {
+      const key = readBytes(pos);
+      const entry = key && readBytes(key.offset);
+      if (!key || !entry) return { value, offset: -1 };
+      value[key.bytes.toString('utf8')] = entry.bytes;
+      pos = entry.offset;
+    }
+  }
+}
+
 /** Any Avro object container file, decoded with the schema it carries; `name` is for messages. */
-export function decodeAvroFile(bytes: Uint8Array, name: string): AvroFile {
+export function decodeAvroFile(bytes: Uint8Array, name: string, limits: AvroLimits = AVRO_LIMITS): AvroFile {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const fail = (why: string, cause?: unknown): IcebergMetadataError =>
     new IcebergMetadataError(`${name} is not an Avro file Iceberg can read: ${why}`, cause ? { cause } : {});
   if (buf.length < 4 || !buf.subarray(0, 4).equals(MAGIC)) throw fail('it does not start with Obj\\x01');
   try {
-    const header = metadataType.decode(buf, 4) as { value: Record<string, Buffer>; offset: number };
+    const header = decodeHeader(buf, name);
     if (header.offset < 0) throw fail('its header is cut short');
     const metadata: Record<string, string> = {};
     for (const [k, v] of Object.entries(header.value)) metadata[k] = v.toString('utf8');
     const codec = metadata[AVRO_CODEC] ?? 'null';
     if (codec !== 'null' && codec !== 'deflate') throw fail(`its codec ${codec} is not null or deflate`);
     const type = avro.Type.forSchema(JSON.parse(metadata[AVRO_SCHEMA] ?? 'null') as avro.Schema);
+    const minRecord = Math.max(1, minEncodedBytes(type));
+    const budget = { left: limits.inflatedBytes, limit: limits.inflatedBytes };
     const sync = buf.subarray(header.offset, header.offset + 16);
     let pos = header.offset + 16;
     const records: Array<Record<string, unknown>> = [];
     while (pos < buf.length) {
       const count = longType.decode(buf, pos) as { value: number; offset: number };
       const size = longType.decode(buf, count.offset) as { value: number; offset: number };
-      if (count.offset < 0 || size.offset < 0 || size.offset + size.value + 16 > buf.length)
+      if (count.offset < 0 || size.offset < 0 || size.value < 0 || size.offset + size.value + 16 > buf.length)
         throw fail('a block is cut short');
-      let block = buf.subarray(size.offset, size.offset + size.value);
-      if (codec === 'deflate') block = inflateRawSync(block);
       if (!buf.subarray(size.offset + size.value, size.offset + size.value + 16).equals(sync))
         throw fail('a block does not end with the sync marker');
+      const block = blockBytes(buf.subarray(size.offset, size.offset + size.value), codec, budget, name);
+      // Checked before decoding: each record takes at least minRecord bytes of the block.
+      if (count.value < 0 || count.value * minRecord > block.length)
+        throw new AvroLimitError(
+          name,
+          `a block announces ${count.value} records of at least ${minRecord} byte(s) each in ${block.length} bytes (count x minimum record size must fit the block)`,
+        );
       let at = 0;
       for (let i = 0; i < count.value; i++) {
         const r = type.decode(block, at) as { value: Record<string, unknown>; offset: number };
@@ -300,23 +423,28 @@ export function decodeAvroFile(bytes: Uint8Array, name: string): AvroFile {
 }
 
 /**
- * An Avro file of the table, read whole. A missing one is an error: it is named by metadata or a
- * manifest list, so the table is broken (and nothing may be collected as garbage on its word).
+ * An Avro file of the table, read whole (at most AVRO_LIMITS.fileBytes). A missing one is an
+ * error: it is named by metadata or a manifest list, so the table is broken (and nothing may be
+ * collected as garbage on its word).
  */
 export async function readAvro(
   store: { readStream(rel: string): Promise<AsyncIterable<Buffer>>; location(rel: string): string },
   rel: string,
+  limits: AvroLimits = AVRO_LIMITS,
 ): Promise<AvroFile> {
   const chunks: Buffer[] = [];
   try {
-    for await (const chunk of await store.readStream(rel)) chunks.push(chunk);
+    for await (const chunk of limitBytes(await store.readStream(rel), limits.fileBytes, store.location(rel)))
+      chunks.push(chunk);
   } catch (err) {
+    if ((err as { code?: string }).code === 'storage.too_large')
+      throw new AvroLimitError(store.location(rel), `it is larger than the limit of ${limits.fileBytes} bytes`);
     throw new IcebergMetadataError(
       `cannot read ${store.location(rel)}, which the table's metadata names: ${(err as Error).message}`,
       { cause: err },
     );
   }
-  return decodeAvroFile(Buffer.concat(chunks), store.location(rel));
+  return decodeAvroFile(Buffer.concat(chunks), store.location(rel), limits);
 }
 
 /**
