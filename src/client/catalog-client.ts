@@ -231,7 +231,11 @@ export interface LazyPage<T = CatalogRecord> {
   meta: PageMeta;
   /** Records in the page. */
   readonly length: number;
-  /** Record `i`, parsed now (each call parses again); an ApiError when its JSON is not valid. */
+  /**
+   * Record `i` (an ApiError when its JSON is not valid). Parsed when asked for; a record asked for
+   * ahead of its turn (after a later one, or before the first) is kept and is the very object its
+   * next call returns, so whoever reads ahead must not change it; other calls parse again.
+   */
   record(i: number): T;
   /** Done with the page: its bytes may be reused for another page (record() must not be called after). */
   release(): void;
@@ -555,18 +559,33 @@ export class CatalogClient {
     }
     const { starts, ends } = scanned;
     let released = false;
+    // Records read ahead of their turn (a reader looks at a page's last records before emitting
+    // the page from its start): kept until their turn comes, so each is parsed once. Records read
+    // in turn are not kept, so they die young (the reason the page is parsed lazily at all).
+    const ahead = new Map<number, T>();
+    let next = 0;
     return {
       meta: skeleton.meta,
       length: starts.length,
       release: () => {
         if (!released) release();
         released = true;
+        ahead.clear();
       },
       invalidUtf8: (i) => !valid && !released && !isUtf8(b.subarray(starts[i], ends[i])),
       record: (i) => {
         if (released) throw new Error('LazyPage.record() after release()');
+        const kept = ahead.get(i);
+        if (kept !== undefined) {
+          ahead.delete(i);
+          next = i + 1;
+          return kept;
+        }
         try {
-          return parseJson(b.toString('utf8', starts[i], ends[i])) as T;
+          const record = parseJson(b.toString('utf8', starts[i], ends[i])) as T;
+          if (i === next) next = i + 1;
+          else ahead.set(i, record);
+          return record;
         } catch (err) {
           throw this.#invalidResponse(
             endpoint,

@@ -1,11 +1,11 @@
 // The reader behind `products.stream` and `media.stream`: one POST per
 // segment (the whole query, or one code chunk), whose NDJSON body is split into
-// lines by split2 (with a maximum line length) and parsed line by line
+// lines by NdjsonLines (with a maximum line length) and parsed line by line
 // (`{meta: {total, index}, result}`, ARCHITECTURE.md, API rules).
 //
 // Contract checks, each a StreamProtocolError naming the index:
 // - a line that is not JSON, or not of that shape (malformed_line);
-// - a line longer than maxLineLength (line_too_long) — split2 only bounds the
+// - a line longer than maxLineLength (line_too_long) — the splitter only bounds the
 //   unfinished tail of its buffer, so complete lines are measured here too;
 // - `{"error": {...}}` (error_line), with what the line said;
 // - `meta.index` not the next one (index_gap), or `meta.total` changing within
@@ -78,9 +78,8 @@
 //
 // Backpressure: when `push` says the buffer is full, the line splitter is
 // paused, which pauses the HTTP body and the socket; `_read` resumes it.
-import { PassThrough, pipeline, type Readable, type Transform } from 'node:stream';
+import { pipeline, type Readable, type Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import split2 from 'split2';
 import { EXTRACT_PAGE_SIZE, type QueryRequest } from '../catalog/index.js';
 import type { SourceBody } from './paged-query.js';
 import { andFilter } from './sliced-products-query.js';
@@ -103,6 +102,7 @@ import { truncate } from '../client/errors.js';
 import { describeValue } from '../values.js';
 import { setOrigin } from '../core/origin.js';
 import { CatalogSource, type SourceRunOptions } from './source-stream.js';
+import { LINE_OVERFLOW, NdjsonLines } from './ndjson-lines.js';
 
 export interface StreamSegment {
   body: SourceBody;
@@ -215,7 +215,6 @@ function lineRecords(message: unknown): CatalogRecord[] | undefined {
 }
 const showId = (id: unknown): string => (typeof id === 'string' ? JSON.stringify(id) : String(id));
 
-const SPLIT2_OVERFLOW = 'maximum buffer reached';
 const NEWLINE = 0x0a;
 
 export class NdjsonStreamSource extends CatalogSource {
@@ -311,19 +310,20 @@ export class NdjsonStreamSource extends CatalogSource {
   }
 
   #attach(body: Readable, status: number, attempt: number): void {
-    const lines = split2({ maxLength: this.#maxLineLength });
-    // Notes the last byte that went by: a body that ends without a newline ended mid-line.
-    const tap = new PassThrough();
     const utf8 = this.#utf8;
-    tap.on('data', (chunk: Buffer) => {
-      if (attempt === this.#attempt && chunk.length > 0) this.#lastByte = chunk[chunk.length - 1];
-      utf8.write(chunk);
+    const lines = new NdjsonLines({
+      maxLength: this.#maxLineLength,
+      // Notes the last byte that went by: a body that ends without a newline ended mid-line.
+      onChunk: (chunk) => {
+        if (attempt === this.#attempt && chunk.length > 0) this.#lastByte = chunk[chunk.length - 1];
+        utf8.write(chunk);
+      },
+      onEnd: () => utf8.end(),
     });
-    tap.on('end', () => utf8.end());
     this.#status = status;
     this.#body = body;
     this.#lines = lines;
-    pipeline(body, tap, lines, (err) => {
+    pipeline(body, lines, (err) => {
       if (err && attempt === this.#attempt && !this.destroyed) this.#onBroken(err);
     });
     lines.on('data', (line: string) => {
@@ -684,7 +684,7 @@ export class NdjsonStreamSource extends CatalogSource {
 
   #onBroken(err: Error): void {
     if (this.signal.aborted) return;
-    if (err.message === SPLIT2_OVERFLOW) {
+    if (err.message === LINE_OVERFLOW) {
       return this.#fail(
         'line_too_long',
         `the line at index ${this.#state.next} is longer than maxLineLength ${this.#maxLineLength}`,

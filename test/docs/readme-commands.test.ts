@@ -145,6 +145,7 @@ const COVERAGE: Record<string, Coverage> = {
   'node --expose-gc dist/test/bench/run.js keys': { bench: ['keys'] },
   'node --expose-gc dist/test/bench/run.js chain --quick --repeat 1': { bench: ['chain', '--quick', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js jsonl --quick --repeat 1': { bench: ['jsonl', '--quick', '--repeat', '1'] },
+  'node --expose-gc dist/test/bench/run.js jsonl': { bench: ['jsonl'] },
   'node --expose-gc dist/test/bench/run.js': { bench: [] },
 };
 

@@ -65,52 +65,65 @@ export class JsonlEncoder extends TextLinesEncoder<Record<string, unknown>> {
 // ---------------------------------------------------------------------------
 // Codes padded like Parquet does: only the code fields of the schema are looked at,
 // and a record is copied (along the path) only when one of them holds an integer.
+// The schema is turned once into a function per level (which keys to look at, and
+// what to do with each), so a record costs a few property reads, not a walk of a tree.
 
-type CodeNode = { code: CodeInfo } | { element: CodeNode } | { fields: Map<string, CodeNode> };
+type Pad = (value: unknown) => unknown;
 
-function codeNode(type: FieldType): CodeNode | undefined {
-  if (type.kind === 'string') return type.code && restoresZeros(type.code) ? { code: type.code } : undefined;
-  if (type.kind === 'list') {
-    const element = codeNode(type.element);
-    return element ? { element } : undefined;
-  }
-  if (type.kind === 'struct') {
-    const fields = new Map<string, CodeNode>();
-    for (const f of type.fields) {
-      const node = codeNode(f.type);
-      if (node) fields.set(f.name, node);
-    }
-    return fields.size ? { fields } : undefined;
-  }
-  return undefined;
+function padCode(code: CodeInfo): Pad {
+  return (value) => {
+    if (typeof value === 'number')
+      return Number.isSafeInteger(value) && value >= 0 ? integerCode(String(value), code) : value;
+    if (typeof value === 'bigint') return value >= 0n ? integerCode(value.toString(), code) : value;
+    return value;
+  };
 }
 
-function padCodes(node: CodeNode, value: unknown): unknown {
-  if ('code' in node) {
-    let digits: string;
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) digits = String(value);
-    else if (typeof value === 'bigint' && value >= 0n) digits = value.toString();
-    else return value;
-    return integerCode(digits, node.code);
-  }
-  if ('element' in node) {
+function padList(element: Pad): Pad {
+  return (value) => {
     if (!Array.isArray(value)) return value;
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
-      const fixed = padCodes(node.element, value[i]);
+      const fixed = element(value[i]);
       if (fixed !== value[i]) (out ??= [...value])[i] = fixed;
     }
     return out ?? value;
+  };
+}
+
+function padStruct(keys: string[], pads: Pad[]): Pad {
+  return (value) => {
+    if (!isPlainObject(value)) return value;
+    let out: Record<string, unknown> | undefined;
+    for (let k = 0; k < keys.length; k++) {
+      const v = value[keys[k]!];
+      if (v === undefined || v === null) continue;
+      const fixed = pads[k]!(v);
+      if (fixed !== v) (out ??= { ...value })[keys[k]!] = fixed;
+    }
+    return out ?? value;
+  };
+}
+
+/** What pads the codes of a value of this type; undefined when it holds none that get zeros back. */
+function codePad(type: FieldType): Pad | undefined {
+  if (type.kind === 'string') return type.code && restoresZeros(type.code) ? padCode(type.code) : undefined;
+  if (type.kind === 'list') {
+    const element = codePad(type.element);
+    return element ? padList(element) : undefined;
   }
-  if (!isPlainObject(value)) return value;
-  let out: Record<string, unknown> | undefined;
-  for (const [key, child] of node.fields) {
-    const v = value[key];
-    if (v === undefined || v === null) continue;
-    const fixed = padCodes(child, v);
-    if (fixed !== v) (out ??= { ...value })[key] = fixed;
+  if (type.kind === 'struct') {
+    const keys: string[] = [];
+    const pads: Pad[] = [];
+    for (const f of type.fields) {
+      const pad = codePad(f.type);
+      if (!pad) continue;
+      keys.push(f.name);
+      pads.push(pad);
+    }
+    return keys.length ? padStruct(keys, pads) : undefined;
   }
-  return out ?? value;
+  return undefined;
 }
 
 /**
@@ -124,10 +137,10 @@ export function jsonlFormat(options: {
   ctx?: Pick<StageContext, 'recordSchema'>;
 }): RecordEncoding<Record<string, unknown>> {
   const schema = options.ctx?.recordSchema;
-  const codes = schema ? codeNode({ kind: 'struct', fields: schema.fields }) : undefined;
+  const pad = schema ? codePad({ kind: 'struct', fields: schema.fields }) : undefined;
   return {
-    accept: codes
-      ? (record, _ordinal, emit) => emit(record, padCodes(codes, record) as Record<string, unknown>)
+    accept: pad
+      ? (record, _ordinal, emit) => emit(record, pad(record) as Record<string, unknown>)
       : (record, _ordinal, emit) => emit(record, record),
     flush: async () => {},
     createEncoder: (destination) => new JsonlEncoder(destination, options),

@@ -5,12 +5,12 @@ import type { ByteDestination } from './byte-destination.js';
 import { writeWithBackpressure } from '../../storage/stream-write.js';
 import type { PartEncoder } from './part-encoder.js';
 
-const BATCH_BYTES = 64 * 1024;
+const BATCH_CHARS = 64 * 1024;
 
 /**
  * Writes items as lines of text into one destination (JSON Lines, CSV): `line` turns an item
  * into its text, newline included; `header`, when given, is written first. Lines are batched into
- * 64 KiB chunks; with gzip the chunks go through one gzip stream whose output is
+ * chunks of 64 Ki characters; with gzip the chunks go through one gzip stream whose output is
  * written with backpressure.
  *
  * `bytes` (used for maxBytes rotation) is exact for plain output (every line so far,
@@ -21,9 +21,14 @@ export class TextLinesEncoder<Item> implements PartEncoder<Item> {
   rows = 0;
   readonly #dest: ByteDestination;
   readonly #gzip: Gzip | undefined;
-  #lineBytes = 0;
+  /** Bytes of the lines handed over to the destination (or to gzip). */
+  #flushedBytes = 0;
   #batch: string[] = [];
-  #batchBytes = 0;
+  /** Characters in the batch: it is handed over at BATCH_CHARS (a UTF-8 byte count per line cost as much as a tenth of JSON.stringify). */
+  #batchChars = 0;
+  /** Bytes of the batch's first `#counted` lines, counted when `bytes` was asked for (rotation by maxBytes). */
+  #counted = 0;
+  #countedBytes = 0;
   #gzipError: Error | undefined;
   #gzipDone: Promise<void> | undefined;
   readonly #line: (item: Item) => string;
@@ -66,27 +71,33 @@ export class TextLinesEncoder<Item> implements PartEncoder<Item> {
   }
 
   get bytes(): number {
-    return this.#gzip ? this.#dest.bytes : this.#lineBytes;
+    if (this.#gzip) return this.#dest.bytes;
+    // The batch's lines are counted once each, when asked for: only a sink rotating by maxBytes asks.
+    const batch = this.#batch;
+    for (; this.#counted < batch.length; this.#counted++)
+      this.#countedBytes += Buffer.byteLength(batch[this.#counted]!);
+    return this.#flushedBytes + this.#countedBytes;
   }
 
   write(item: Item): void | Promise<void> {
     this.rows++;
     this.#add(this.#line(item));
-    if (this.#batchBytes >= BATCH_BYTES) return this.#flushBatch();
+    if (this.#batchChars >= BATCH_CHARS) return this.#flushBatch();
   }
 
   #add(line: string): void {
-    const size = Buffer.byteLength(line);
-    this.#lineBytes += size;
     this.#batch.push(line);
-    this.#batchBytes += size;
+    this.#batchChars += line.length;
   }
 
   #flushBatch(): void | Promise<void> {
     if (this.#batch.length === 0) return;
     const chunk = Buffer.from(this.#batch.length === 1 ? this.#batch[0]! : this.#batch.join(''));
+    this.#flushedBytes += chunk.length;
     this.#batch = [];
-    this.#batchBytes = 0;
+    this.#batchChars = 0;
+    this.#counted = 0;
+    this.#countedBytes = 0;
     if (this.#gzipError) throw this.#gzipError;
     return this.#gzip ? writeWithBackpressure(this.#gzip, chunk) : this.#dest.write(chunk);
   }
