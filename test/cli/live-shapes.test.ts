@@ -6,6 +6,7 @@
 // run that rejects everything fails, naming its dead-letter file.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../client/http-test-server.js';
+import { keyed, queryAnswer } from '../helpers/query-fixture.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { liveProductJson } from '../helpers/live-shapes.js';
 import { lostLeaves } from '../helpers/lossless.js';
@@ -58,10 +59,7 @@ describe('the core pipeline over 2,400 live-shaped products (issue 11)', () => {
           .end('{"error":{"status":404,"code":"not_found","message":"no such endpoint"}}');
         return;
       }
-      const page = (req.body as { page?: { no: number; size: number } }).page ?? { no: 0, size: 100 };
-      const offset = page.no * page.size;
-      const slice = records.slice(offset, offset + page.size);
-      const body = `{"meta":{"total":${records.length},"page":{"no":${page.no},"offset":${offset},"size":${page.size}}},"results":[${slice.join(',')}]}`;
+      const body = queryAnswer(keyed(records), req.body as Record<string, unknown>);
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     });
   });
@@ -184,16 +182,12 @@ describe('the core pipeline over 2,600 products with the second look`s shapes (i
     records.map((r) => [(JSON.parse(r) as { id: string }).id, JSON.parse(r) as Record<string, any>]),
   );
 
+  const served = keyed(records);
   beforeAll(async () => {
     server = await startTestServer((req, res) => {
-      const page = (req.body as { page?: { no: number; size: number } }).page ?? { no: 0, size: 100 };
-      const offset = page.no * page.size;
-      const slice = records.slice(offset, offset + page.size);
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          `{"meta":{"total":${records.length},"page":{"no":${page.no},"offset":${offset},"size":${page.size}}},"results":[${slice.join(',')}]}`,
-        );
+        .end(queryAnswer(served, req.body as Record<string, unknown>));
     });
     ws = await workspace();
   });
