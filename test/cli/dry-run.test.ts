@@ -68,9 +68,14 @@ describe('run --dry-run', () => {
     });
     expect(run.code, run.stderr).toBe(0);
     const [products] = (await readJson<{ pipelines: RunSummary[] }>(join(ws.dir, 'summary.json'))).pipelines;
-    // A retry (a reset socket on a loaded machine) would add a request: say so if it happens.
-    expect(products!.requests, `retries ${products!.retries}, pages ${products!.pages}`).toBe(
-      Number(estimate![3]!.replace(/,/g, '')),
+    // The planned pages, and a few more: one request of 10 records past the cap to find where the matches
+    // end, and each lane's last page that is not full (createdat-query.ts). A retry would add one too: say so.
+    const planned = Number(estimate![3]!.replace(/,/g, ''));
+    expect(products!.requests, `retries ${products!.retries}, pages ${products!.pages}`).toBeGreaterThanOrEqual(
+      planned,
+    );
+    expect(products!.requests, `retries ${products!.retries}, pages ${products!.pages}`).toBeLessThanOrEqual(
+      Math.ceil(planned * 1.1) + 1,
     );
     expect(products!.records.read).toBe(Number(estimate![1]!.replace(/,/g, '')));
   });

@@ -53,8 +53,10 @@ describe('progress of a paced, sliced extract', () => {
     expect(percents).toEqual([...percents].sort((a, b) => a - b));
 
     const half = progress.find((l) => l.percent >= 50)!;
-    // The plan counted the requests the run then made, so "requests left" is right.
-    expect(half.plannedRequests).toBe(summary.requests);
+    // The plan counted the pages the run then read; the run adds a few (each lane ends on a page that is
+    // not full, createdat-query.ts), so "requests left" is right within 10 %.
+    expect(half.plannedRequests).toBeLessThanOrEqual(summary.requests);
+    expect(half.plannedRequests).toBeGreaterThanOrEqual(Math.floor(summary.requests / 1.1));
     const left = half.plannedRequests - half.requests;
     expect(left).toBeGreaterThan(0);
     const budgetPace = 60 / 300;

@@ -35,16 +35,19 @@ async function outputs(ws: PipelineWorkspace): Promise<string[]> {
 }
 
 describe('a catalog that changes between the pages', () => {
-  it('one product leaves page 0 and one arrives at the end before page 6: every product present all along is written once', async () => {
+  it('one product read first leaves and one arrives at the end before the 7th request: every product present all along is written once', async () => {
     // The pending product is not in the catalog yet (add creates it).
     const ds = f.sandbox.dataset;
     const present = f.expected.filter((id) => !ds.hidden.has(ds.productIndex(id)));
-    const first = present[0]!;
+    // The oldest product: the first answer (page 0 of the createdAt range) holds it.
+    const first = [...present].sort(
+      (a, b) => ds.createdAt[ds.productIndex(a)]! - ds.createdAt[ds.productIndex(b)]! || (a < b ? -1 : 1),
+    )[0]!;
     let fired = false;
     let arrived: string | undefined;
-    hook = ({ endpoint, body }) => {
-      const page = (body as { page?: { no: number; size: number } }).page;
-      if (fired || endpoint !== 'products.query' || page?.no !== 6 || page.size !== 250) return;
+    let queries = 0;
+    hook = ({ endpoint }) => {
+      if (endpoint !== 'products.query' || fired || ++queries !== 7) return;
       fired = true;
       f.sandbox.hide({ ids: [first] });
       arrived = f.sandbox.add({ count: 1 }).products[0];
@@ -57,10 +60,10 @@ describe('a catalog that changes between the pages', () => {
     }
     expect(fired).toBe(true);
     const ids = (await jsonlLines(f.ws.path('out/products.jsonl'))).map((r) => r.id as string);
-    // The product that left was read on page 0, before it left; the one created during the run is the next run's.
+    // The product that left was read in the first answer, before it left; the one created during the run
+    // entered the result: at most once.
     expect(ids.length).toBe(new Set(ids).size);
-    expect([...ids].sort()).toEqual([...present].sort());
-    expect(ids).not.toContain(arrived);
+    expect(ids.filter((id) => id !== arrived).sort()).toEqual([...present].sort());
   });
 });
 
