@@ -31,6 +31,8 @@ export interface QueryChunk {
 
 /** Pages a lane keeps fetched ahead of the consumer. */
 const PAGES_AHEAD = 2;
+/** A chunk whose first total is under this many pages is read in one lane. */
+const FEW_PAGES = 16;
 
 interface LanePage {
   step: LaneStep;
@@ -68,6 +70,8 @@ export class CreatedAtQuerySource extends CatalogSource {
   #density = 0;
   /** The far end of a capped chunk is being asked for (createdAt in the other direction). */
   #probing = false;
+  /** The chunk's first total says it fills fewer than FEW_PAGES pages: it is not split. */
+  #few = false;
   /** The sum of the chunks' first totals, as announced (corrected to what was delivered at the end). */
   #announced = 0;
 
@@ -185,6 +189,8 @@ export class CreatedAtQuerySource extends CatalogSource {
     if (first) this.#announce(total);
     lane.advance(page.length, this.#size, total, tailOf(page, where), where);
     if (first && !lane.done) this.#density = estimateFarEnd(lane, page, total, where);
+    // A chunk of a few pages is read in one lane: a split costs a request, and saves little time there.
+    if (first) this.#few = !isCapped(total, this.#client.resultWindow) && total < FEW_PAGES * this.#size;
     this.#pages.get(lane)!.push({ step, page });
     if (first && !lane.done && this.#concurrency > 1 && isCapped(total, this.#client.resultWindow))
       this.#probeFarEnd(lane);
@@ -193,7 +199,7 @@ export class CreatedAtQuerySource extends CatalogSource {
 
   /** Splits lanes (none while the far end is being asked for) until `concurrency` are being read. */
   #rebalance(): void {
-    if (this.#concurrency === 1 || this.#probing) return;
+    if (this.#concurrency === 1 || this.#probing || this.#few) return;
     for (const l of rebalance(this.#lanes, this.#concurrency, this.#size, this.#density)) this.#pages.set(l, []);
   }
 

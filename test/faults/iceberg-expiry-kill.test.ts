@@ -12,6 +12,9 @@ import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
 import { jsonLines, runCli, sandboxEnv, summaryRunId, workspace } from '../cli/cli-process.js';
 import { writeFile } from 'node:fs/promises';
 
+/** Two seconds ago: inside the next run's window, which ends the second before that run started. */
+const beforeNow = () => Math.floor(Date.now() / 1000) - 2;
+
 let sandbox: TestSandbox;
 let ids: string[];
 beforeAll(async () => {
@@ -55,7 +58,7 @@ describe('format: iceberg, keepSnapshots: 1, a kill between the two commits', ()
       expect(await changeRows(root)).toEqual(history.sort());
 
       // A second run, killed just before current/'s new metadata file: changes/ holds it, current/ does not.
-      const touched = sandbox.touch(ids.slice(0, 3)).products.sort();
+      const touched = sandbox.touch(ids.slice(0, 3), beforeNow()).products.sort();
       const killed = await run({ CATALOG_STREAMS_TEST_KILL_AT_STEP: 'link:/current/metadata/v2.metadata.json:1' });
       expect(killed.signal, killed.stderr).toBe('SIGKILL');
       expect((await icebergReferences(join(root, 'current'))).currentRunId).toBe(run1);

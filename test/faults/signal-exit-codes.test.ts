@@ -16,6 +16,9 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
 import { jsonLines, listFiles, runCli, sandboxEnv, summaryRunId, workspace } from '../cli/cli-process.js';
 
+/** Two seconds ago: inside the next run's window, which ends the second before that run started. */
+const beforeNow = () => Math.floor(Date.now() / 1000) - 2;
+
 let sandbox: TestSandbox;
 let ids: string[];
 beforeAll(async () => {
@@ -82,7 +85,7 @@ describe('SIGTERM at an exact moment: the exit code says what was committed', ()
       const run1 = summaryRunId(first.stderr);
       const history = await changeRows(root);
       const state = await readFile(join(ws.dir, '.state/ice.json'), 'utf8');
-      const touched = sandbox.touch(ids.slice(0, 4)).products.sort();
+      const touched = sandbox.touch(ids.slice(0, 4), beforeNow()).products.sort();
 
       const stopped = await run('link:/current/metadata/v2.metadata.json:1');
       expect({ code: stopped.code, signal: stopped.signal }, stopped.stderr).toEqual({ code: 143, signal: null });
@@ -111,7 +114,7 @@ describe('SIGTERM at an exact moment: the exit code says what was committed', ()
       expect(first.code, first.stderr).toBe(0);
       const manifest = await readFile(join(ws.dir, 'lake/hive/_table.json'), 'utf8');
       const state = await readFile(join(ws.dir, '.state/ice.json'), 'utf8');
-      sandbox.touch(ids.slice(10, 12));
+      sandbox.touch(ids.slice(10, 12), beforeNow());
 
       const stopped = await run('rename:/_table.json:1');
       expect({ code: stopped.code, signal: stopped.signal }, stopped.stderr).toEqual({ code: 143, signal: null });
@@ -131,7 +134,7 @@ describe('SIGTERM at an exact moment: the exit code says what was committed', ()
       const first = await run();
       expect(first.code, first.stderr).toBe(0);
       const cursor = JSON.parse(await readFile(join(ws.dir, '.state/ice.json'), 'utf8')).cursor as number;
-      const touched = sandbox.touch(ids.slice(5, 8)).products.sort();
+      const touched = sandbox.touch(ids.slice(5, 8), beforeNow()).products.sort();
 
       // The settle removes the earlier merge state: the first removal under _table/ is past the commit point.
       const late = await run('remove:/_table/state-:1');
