@@ -7,24 +7,16 @@
 // by icebird through the version hints.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { beforeNow, servedProductIds, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
 import { jsonLines, runCli, sandboxEnv, summaryRunId, workspace } from '../cli/cli-process.js';
 import { writeFile } from 'node:fs/promises';
-
-/** Two seconds ago: inside the next run's window, which ends the second before that run started. */
-const beforeNow = () => Math.floor(Date.now() / 1000) - 2;
 
 let sandbox: TestSandbox;
 let ids: string[];
 beforeAll(async () => {
   sandbox = await startTestSandbox({ products: 40, seed: 35 });
-  const all = await sandbox.query<{ id: string }>('/v4/products/query', {
-    filter: { createdAt: { from: 0 } },
-    sorting: { id: 'ASC' },
-    page: { no: 0, size: 100 },
-  });
-  ids = all.results.map((r) => r.id).sort();
+  ids = await servedProductIds(sandbox);
 });
 afterAll(() => sandbox?.close());
 

@@ -125,3 +125,16 @@ export function rechunk(buffer: Buffer, maxSize: number, seed = 1): Buffer[] {
   }
   return out;
 }
+
+/** Every product id the sandbox serves now, sorted (one page of at most 100: small catalogs). */
+export async function servedProductIds(sandbox: TestSandbox): Promise<string[]> {
+  const all = await sandbox.query<{ id: string }>('/v4/products/query', {
+    filter: { createdAt: { from: 0 } },
+    sorting: { id: 'ASC' },
+    page: { no: 0, size: 100 },
+  });
+  return all.results.map((r) => r.id).sort();
+}
+
+/** Two seconds ago: inside the next run's window, which ends the second before that run started. */
+export const beforeNow = (): number => Math.floor(Date.now() / 1000) - 2;
