@@ -31,7 +31,7 @@ export interface SinkStream extends Writable {
   /**
    * Optional: makes the sink wait, its data complete but unpublished, until `publish()`; the tee
    * publishes every sink of a run only once all of them got there, and settles them once all
-   * published (sinks/publication.ts).
+   * published (sinks/shared/publication.ts).
    */
   holdPublication?(): HeldPublication;
   /**

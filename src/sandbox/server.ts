@@ -533,7 +533,7 @@ export class SandboxServer {
     const sorting = (body.sorting ?? spec.defaultSorting) as Record<string, unknown> | undefined;
     let matches: Uint32Array;
     try {
-      // `{}` is the empty filter where the spec shows no filters (endpoints/index.ts filtersNotShown).
+      // `{}` is the empty filter where the spec shows no filters (catalog/endpoints/index.ts filtersNotShown).
       const filter = spec.filtersNotShown && isEmptyObject(body.filter) ? undefined : body.filter;
       matches = this.#cache.get(collection, { filter, sorting });
     } catch (err) {

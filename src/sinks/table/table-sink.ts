@@ -370,7 +370,7 @@ export class TableSink extends Writable implements SinkStream {
     return this.#landed && !this.#revoked;
   }
 
-  /** Held by the tee: publishes on its word, and removes what it superseded only once settled (sinks/publication.ts). */
+  /** Held by the tee: publishes on its word, and removes what it superseded only once settled (sinks/shared/publication.ts). */
   holdPublication(): HeldPublication {
     this.#hold = new PublicationHold();
     return this.#hold.handle(() => this.#settle());
