@@ -240,6 +240,8 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       await this.#assertHeld();
       await this.#spec.beforePublish?.(this.#parts.locations);
       if (this.#destroying) return;
+      // The renames publish a local dataset: checked again after its record was written.
+      if (this.#spec.beforePublish) await this.#assertHeld();
       await this.#parts.commitAll();
       if (this.#destroying) return;
       if (afterCommit) {
