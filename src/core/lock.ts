@@ -184,7 +184,8 @@ export class RunLock implements Fence {
     if (this.#released) throw this.#lose('this run released it already');
     const staleMs = this.#staleMs;
     const margin = Math.min(this.#options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, staleMs / 2);
-    this.#check(parseHolder(await this.#backend.read().catch(() => undefined)), staleMs - margin);
+    // A lock that cannot be read proves nothing: its read error fails the commit as it is.
+    this.#check(parseHolder(await this.#backend.read()), staleMs - margin);
   }
 
   get #staleMs(): number {
@@ -204,8 +205,8 @@ export class RunLock implements Fence {
     const age = Date.now() - beat;
     if (!(age <= limitMs)) {
       throw this.#lose(
-        `its last heartbeat is ${Math.round(age / 1000)} s old (the process was paused or blocked), past the ${Math.round(limitMs / 1000)} s ` +
-          `after which another run may take it over as stale`,
+        `its last heartbeat is ${Math.round(age / 1000)} s old (the process was paused or blocked), more than the ${Math.round(limitMs / 1000)} s ` +
+          `that leave a write time to land before another run may take the lock over as stale (after ${Math.round(this.#staleMs / 1000)} s)`,
       );
     }
   }
