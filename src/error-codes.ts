@@ -442,6 +442,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'report it: the commit was built wrong; nothing of it is visible',
   ),
   info('incremental', 'the run is incremental: the updatedSince window it reads, from the stored cursor'),
+  runError(
+    'lock.lost',
+    'retry',
+    "a run reached a commit point (_table.json, an Iceberg commit, a manifest or dataset record, the state cursor) no longer holding its lock: another run took it over, or the run was paused past the lock's stale time; it published nothing there",
+    "nothing to repair: the newer run's version stands. Run again once no other run of the pipeline is active; if runs are paused (frozen pods), keep them from overlapping",
+  ),
   warning(
     'metrics.failed',
     'the metrics file or the Pushgateway push failed; the run outcome is unchanged',

@@ -76,6 +76,7 @@ export function createLocalFileSink<Item>(
           }
         }
       : undefined,
+    lock: () => lock,
     beforePublish:
       template && template.isDynamic && !template.hasRun
         ? (written) => recordPending(template, ctx.baseDir, written, ctx.run.id, ctx.events)

@@ -200,6 +200,7 @@ function createS3Sink(
       if (manifestObjectKey !== undefined)
         previouslyListed = await readManifestKeys(store, manifestObjectKey, key, ctx);
     },
+    lock: () => lock,
     supersede: replaces
       ? async (written) => {
           const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
