@@ -537,6 +537,11 @@ export class SandboxServer {
   }
 
   async #query(res: ServerResponse, spec: EndpointSpec, body: Record<string, unknown>): Promise<void> {
+    // The CPU budget first: counting nodes is cheaper than validating thousands of them.
+    const collection = this.#collections[spec.name]!;
+    const overBudget = body.filter === undefined ? undefined : filterBudgetIssue(body.filter, collection.size());
+    if (overBudget)
+      throw new ApiError(422, 'validation_failed', `filter: ${overBudget}`, [{ path: 'filter', message: overBudget }]);
     // The spec gives page.size a default of 100; checkRequest insists on it, so fill it in.
     const page = body.page;
     if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page))
@@ -551,10 +556,6 @@ export class SandboxServer {
     const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
     const error = requestError(spec, body, issues, window);
     if (error) throw error;
-    const collection = this.#collections[spec.name]!;
-    const overBudget = body.filter === undefined ? undefined : filterBudgetIssue(body.filter, collection.size());
-    if (overBudget)
-      throw new ApiError(422, 'validation_failed', `filter: ${overBudget}`, [{ path: 'filter', message: overBudget }]);
     const sorting = (body.sorting ?? spec.defaultSorting) as Record<string, unknown> | undefined;
     let matches: Uint32Array;
     try {
