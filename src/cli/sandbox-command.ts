@@ -185,7 +185,7 @@ function secretsOf(
 ): { apiSecret: string | undefined; admin: { secret: string; from: AdminSource } } {
   const apiSecret = v['api-secret'] ?? env[API_SECRET_ENV];
   const fromEnv = env[ADMIN_SECRET_ENV];
-  if (v['admin-secret'] === '' || fromEnv === '')
+  if (v['admin-secret'] === '' || (v['admin-secret'] === undefined && fromEnv === ''))
     throw new UsageError(`${NAME}: the admin secret (--admin-secret or ${ADMIN_SECRET_ENV}) cannot be empty`);
   const admin: { secret: string; from: AdminSource } =
     v['admin-secret'] !== undefined

@@ -3,11 +3,12 @@
 // `checkRequest`, and paged or streamed answers from the query engine. Order
 // of checks for an API request: unknown path 404, wrong method 405, missing or
 // wrong credentials 401, over the rate limit 429, injected faults, then the
-// body (413, 415, invalid JSON 400), then the request itself (400/422).
+// body (413, 415, invalid JSON 400), the filter's CPU budget (422), then the
+// request itself (400/422).
 // Admin routes under /_sandbox/ need the admin credential (admin-credential.ts),
 // never an API key (403), and are neither rate limited nor faulted. A filter
-// past the CPU budget (filter-budget.ts) is refused with 422 before any record
-// is scanned.
+// past the CPU budget (filter-budget.ts) is refused before any record is
+// scanned.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';

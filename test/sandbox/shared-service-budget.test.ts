@@ -213,6 +213,15 @@ describe('catalog-streams sandbox secrets', () => {
       expect(await status(url, '/_sandbox/stats', 'Bearer admin-from-env')).toBe(200);
       expect(await status(url, '/_sandbox/stats', basicAuthorization(keys[0]!, 'from-env'))).toBe(403);
     });
+    // an empty secret is a usage error (exit 2), not an open door
+    for (const [args, vars] of [
+      [['--admin-secret', ''], {}],
+      [[], { CATALOG_SANDBOX_ADMIN_SECRET: '' }],
+      [[], { CATALOG_SANDBOX_API_SECRET: '' }],
+    ] as const) {
+      const { io } = captureIO({ ...vars });
+      expect(await main(['sandbox', '--port', '0', '--products', '20', ...args], io)).toBe(2);
+    }
     // --api-secret wins over the environment
     await withCli(['--api-secret', 'flag'], env, async (text) => expect(banner(text).secrets).toEqual(['flag']));
     await withCli([], {}, async (text) => {
