@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { ChangeSchedule, MAX_CHURN_PER_REQUEST } from '../../src/sandbox/changes.js';
 import {
@@ -262,5 +262,22 @@ describe('churn after a long idle', () => {
     expect(total).toBe(1_000_000);
     expect(schedule.churnDraws).toBe(1_000_000);
     expect(made(schedule.due('products.query', {}))).toBe(0);
+  });
+
+  it('through the server: the request after 100 s idle at 10,000 per second draws 10,000, not a million', async () => {
+    sb = await startTestSandbox({ products: 300 });
+    // Only the clock the churn reads is faked: the sockets keep their real timers.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      sb.setChanges({ churn: { perSecond: 10_000, touch: 1 } });
+      vi.advanceTimersByTime(100_000);
+      const query = { filter: { updatedSince: 0 }, sorting: { id: 'ASC' }, page: { no: 0, size: 10 } };
+      expect((await sb.post('/v4/products/query', query)).status).toBe(200);
+      expect(sb.work.churnDraws).toBe(MAX_CHURN_PER_REQUEST);
+      expect((await sb.post('/v4/products/query', query)).status).toBe(200);
+      expect(sb.work.churnDraws).toBe(2 * MAX_CHURN_PER_REQUEST);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
