@@ -432,7 +432,7 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   runError(
     'iceberg.rest_token_endpoint',
     'fix',
-    'the OAuth2 token endpoint is not one the client secret may be sent to: plain http to a host other than loopback, or a host other than the catalog\'s that the options do not name (a config answer cannot redirect the secret)',
+    "the OAuth2 token endpoint is not one the client secret may be sent to: plain http to a host other than loopback, or a host other than the catalog's that the options do not name (a config answer cannot redirect the secret)",
     'use https; if the token endpoint is on another host and you trust it, name it in the catalog option oauth2ServerUri',
   ),
   runError(

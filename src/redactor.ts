@@ -38,8 +38,7 @@ export class Redactor {
   }
 
   add(value: unknown): void {
-    if (!((typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value))))
-      return;
+    if (!((typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value)))) return;
     const raw = String(value);
     this.#secrets.add(raw);
     for (const form of formsOf(raw)) this.#forms.add(form);
@@ -105,9 +104,7 @@ export class Redactor {
     this.#matchers = {
       long,
       short:
-        short.length === 0
-          ? undefined
-          : new RegExp(`(?<!${WORD_CHAR})(?:${short.join('|')})(?!${WORD_CHAR})`, 'gu'),
+        short.length === 0 ? undefined : new RegExp(`(?<!${WORD_CHAR})(?:${short.join('|')})(?!${WORD_CHAR})`, 'gu'),
     };
     return this.#matchers;
   }

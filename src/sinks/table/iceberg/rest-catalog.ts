@@ -254,7 +254,6 @@ export class RestCatalog implements IcebergCatalog {
     this.#retry = new RetryPolicy({ ...DEFAULT_RETRY, ...options.retry });
     this.#redactor.add(options.credential);
     this.#redactor.add(options.credential?.slice(options.credential.indexOf(':') + 1));
-    this.#redactor.add(options.credential?.slice(0, options.credential.indexOf(':')));
     this.#redactor.add(options.token);
     for (const [name, value] of Object.entries(options.headers ?? {}))
       if (/auth|token|key|secret|cookie/i.test(name)) {
