@@ -6,6 +6,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createRegistry } from '../../../src/pipeline/builtins.js';
+import { parsePipelines } from '../../../src/pipeline/loader.js';
 import { LocalObjectStore } from '../../../src/storage/object-store.js';
 import type { IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import {
@@ -214,5 +216,15 @@ describe('the OAuth2 client secret', () => {
     });
     expect(await catalog({ uri: own.url, credential: CREDENTIAL }).load(current)).toBeUndefined();
     expect(own.requests.map((r) => r.path)).toContain('/idp/token');
+  });
+
+  it("is known to the run's redactor from ICEBERG_REST_CREDENTIAL, in every form, as is ICEBERG_REST_TOKEN", () => {
+    const [loaded] = parsePipelines(
+      'name: p\nsource: { type: products.query, filter: { status: active } }\nsinks: [{ type: jsonl, path: out/p.jsonl }]\n',
+      createRegistry(),
+      { env: { ICEBERG_REST_CREDENTIAL: CREDENTIAL, ICEBERG_REST_TOKEN: 'tk5' } },
+    );
+    const shown = loaded!.redactor.redact(`echo: ${secretForms().join(' | ')} | ${CREDENTIAL} | bearer tk5 | stk5s`);
+    expect(shown).toBe('echo: *** | *** | *** | *** | *** | *** | bearer *** | stk5s');
   });
 });
