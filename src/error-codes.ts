@@ -430,6 +430,18 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'check that uri names an Iceberg REST catalog (without /v1); report it if it does',
   ),
   runError(
+    'iceberg.rest_token_endpoint',
+    'fix',
+    "the OAuth2 token endpoint is not one the client secret may be sent to: plain http to a host other than loopback, or a host other than the catalog's that the options do not name (a config answer cannot redirect the secret)",
+    'use https; if the token endpoint is on another host and you trust it, name it in the catalog option oauth2ServerUri',
+  ),
+  runError(
+    'iceberg.rest_too_large',
+    'fix',
+    'an answer of the Iceberg REST catalog (or its token endpoint) is over its byte limit (docs/security.md); the rest of it was not read',
+    'check that uri names an Iceberg REST catalog and that nothing between (a proxy) answers in its place',
+  ),
+  runError(
     'iceberg.rest_unavailable',
     'retry',
     'the Iceberg REST catalog could not be reached or kept failing (5xx, 429) on a request other than a commit',
