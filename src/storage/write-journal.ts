@@ -60,6 +60,8 @@ export interface RunJournal {
 export interface SweepOptions {
   /** The sweeping run's own id: its journal is never swept. */
   self?: string;
+  /** Only the journals whose id this accepts (several datasets sharing one root keep apart). */
+  only?: (runId: string) => boolean;
   /** Told once per journal that was not used (unreadable, not a journal, a name outside the prefix). */
   ignored?: (location: string, reason: string) => void;
 }
@@ -193,7 +195,7 @@ export class WriteJournal {
   static async ownedBy(
     store: ObjectStore,
     prefix = '',
-    options: Pick<SweepOptions, 'self' | 'ignored'> = {},
+    options: Pick<SweepOptions, 'self' | 'ignored' | 'only'> = {},
   ): Promise<RunJournal[]> {
     checkPrefix(prefix);
     const journals: RunJournal[] = [];
@@ -202,7 +204,7 @@ export class WriteJournal {
       const name = rel.slice(folder.length);
       if (!name.endsWith('.json')) continue;
       const runId = name.slice(0, -'.json'.length);
-      if (runId === options.self) continue;
+      if (runId === options.self || (options.only && !options.only(runId))) continue;
       if (!RUN_ID.test(runId)) {
         options.ignored?.(store.location(rel), 'its name is not a run id');
         continue;
