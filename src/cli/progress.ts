@@ -57,7 +57,21 @@ export interface ProgressHandle {
   /** Listens to one pipeline's events; its log lines name it in `pipeline`. */
   add(pipeline: PipelineProgress, events: RunEvents): void;
   stop(): void;
+  /** The fields each pipeline's sinks kept in `_extra`, with the records that had them (for the summary). */
+  readonly extraFields: ReadonlyMap<string, Readonly<Record<string, number>>>;
 }
+
+/**
+ * Info events that say nothing on a clean run (issue 37): a transform's counts (the summary has the
+ * totals), a sink's column count, and the `_extra` tally (the summary says each field once, with its
+ * count). They are written at debug level.
+ */
+const QUIET_INFO = new Set([
+  'transform.stats',
+  'sink.parquet.schema',
+  'sink.parquet.extra_fields',
+  'sink.csv.extra_fields',
+]);
 
 const fmt = new Intl.NumberFormat('en-US');
 
@@ -168,13 +182,21 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
       : undefined;
   timer?.unref();
   let ticking = timer;
+  const extraFields = new Map<string, Record<string, number>>();
   listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {}, log);
 
   return {
     log,
+    extraFields,
     add(pipeline, pipelineEvents) {
       pipelines.push(pipeline);
       listen(pipelineEvents, { pipeline: pipeline.name }, log);
+      pipelineEvents.on('info', (i) => {
+        if (!i.code.endsWith('.extra_fields') || !isCounts(i.fields)) return;
+        const counts = extraFields.get(pipeline.name) ?? {};
+        for (const [path, n] of Object.entries(i.fields)) counts[path] = Math.max(counts[path] ?? 0, n);
+        extraFields.set(pipeline.name, counts);
+      });
     },
     stop() {
       // Idempotent: the run command stops the display before its summary and again on the way out.
@@ -251,6 +273,10 @@ function logProgressLines(pipelines: readonly PipelineProgress[], rateLimit: num
   }
 }
 
+function isCounts(v: unknown): v is Record<string, number> {
+  return typeof v === 'object' && v !== null && Object.values(v).every((n) => typeof n === 'number');
+}
+
 /** Log lines for what a bus reports; `tag` names its pipeline (or the run's pipelines). */
 function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): void {
   bus.on('retry', (e) =>
@@ -277,7 +303,7 @@ function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): voi
   bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));
   // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
   bus.on('info', (i) =>
-    log('info', i.code, {
+    log(QUIET_INFO.has(i.code) ? 'debug' : 'info', i.code, {
       ...tag,
       ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')),
     }),

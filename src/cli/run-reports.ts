@@ -24,6 +24,8 @@ export interface RunReportOptions {
   /** The pipeline file, as the metrics label it. */
   file: string;
   json: boolean;
+  /** Warnings are written as they happen (the log level shows them): the text summary does not repeat them. */
+  warningsShown?: boolean;
   summaryFile?: string;
   metricsFile?: string;
   pushgateway?: string;
@@ -69,7 +71,12 @@ export class RunReports {
             event: 'summary',
             ...s,
           })
-        : this.#redactor.redact(formatSummaryText(s));
+        : this.#redactor.redact(
+            formatSummaryText(s, {
+              warningsShown: this.#options.warningsShown,
+              extraFields: this.#progress.extraFields.get(s.pipeline),
+            }),
+          );
       this.#io.stderr.write(`${line}\n`);
     }
   }

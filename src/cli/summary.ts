@@ -4,7 +4,15 @@ import { formatDuration, plural } from './progress.js';
 
 const fmt = new Intl.NumberFormat('en-US');
 
-export function formatSummaryText(s: RunSummary): string {
+/** What the summary may leave to the lines written during the run. */
+export interface SummaryTextOptions {
+  /** The run's warnings were written as they happened (the log level shows warnings): not repeated. */
+  warningsShown?: boolean;
+  /** Fields kept in `_extra`, with the records that had them: said once, here, with their counts. */
+  extraFields?: Readonly<Record<string, number>> | undefined;
+}
+
+export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {}): string {
   const lines = [
     `${s.status === 'succeeded' ? '✓' : '✗'} ${s.pipeline} ${s.status} in ${formatDuration(s.durationMs / 1000)} (run ${s.runId})`,
     `  read ${plural(s.records.read, 'record')} from ${s.source} · ${fmt.format(s.recordsPerSecond)} rec/s · ${plural(s.pages, 'page')} · ${plural(s.requests, 'request')} · ${plural(s.retries, 'retry', 'retries')} · ${fmt.format(s.throttles)} × 429`,
@@ -29,7 +37,21 @@ export function formatSummaryText(s: RunSummary): string {
           : `  state ${s.cursor.location} left as it was: the next run redoes this work`,
     );
   }
-  for (const w of s.warnings) lines.push(`  ! ${w}`);
+  lines.push(...warningLines(s, options));
   if (s.error) lines.push(`  error [${s.error.code}]: ${s.error.message}`);
   return lines.join('\n');
+}
+
+/**
+ * Each warning once per run (issue 37): written above as it happened, the summary only counts them;
+ * otherwise (--log-level error) listed here. The `_extra` fields get their record counts, known only now.
+ */
+function warningLines(s: RunSummary, { warningsShown = false, extraFields }: SummaryTextOptions): string[] {
+  const extra = Object.entries(extraFields ?? {});
+  const counts = extra.length
+    ? `; kept in _extra: ${extra.map(([path, n]) => `${path} (${plural(n, 'record')})`).join(', ')}`
+    : '';
+  if (s.warnings.length === 0) return counts ? [`  !${counts.slice(1)}`] : [];
+  if (warningsShown) return [`  ! ${plural(s.warnings.length, 'warning')} (written above)${counts}`];
+  return [...s.warnings.map((w) => `  ! ${w}`), ...(counts ? [`  !${counts.slice(1)}`] : [])];
 }

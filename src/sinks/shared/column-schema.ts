@@ -287,8 +287,7 @@ export class ColumnSchema {
           return {
             type: { kind: 'struct', fields: members.map((m) => ({ name: m.name, type: m.type })) },
             // A bare id where the object is declared (brands: [411]) is that object with only its id.
-            convert:
-              bareKey === undefined ? convert : (v, s) => convert(isPlainObject(v) ? v : { [bareKey]: v }, s),
+            convert: bareKey === undefined ? convert : (v, s) => convert(isPlainObject(v) ? v : { [bareKey]: v }, s),
           };
         }
       }
