@@ -12,7 +12,7 @@
 // of the request budget and the pace seen so far (the budget is shared by the
 // pipelines of a file, so each one's pace shows its share).
 import { createLogUpdate } from 'log-update';
-import type { RunEvents } from '../events.js';
+import type { OutputRecord, RunEvents } from '../events.js';
 import type { Redactor } from '../pipeline/env.js';
 import type { RunStats } from '../pipeline/run-stats.js';
 import { type LogFormat, type LogLevel, levelEnabled } from './log.js';
@@ -88,6 +88,15 @@ export function formatDuration(seconds: number): string {
 /** `1 request`, `2 requests`, `1,000 records`. */
 export function plural(n: number, noun: string, nouns = `${noun}s`): string {
   return `${fmt.format(n)} ${n === 1 ? noun : nouns}`;
+}
+
+/**
+ * `parquet: 580 rows, 198,442 bytes`; a table's metadata or state file says what it is, not "0 rows",
+ * and leaves out a size the run does not know (an Iceberg catalog wrote the file).
+ */
+export function outputFacts(o: OutputRecord): string {
+  if (o.role === undefined) return `${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')}`;
+  return `${o.sink} ${o.role}${o.bytes > 0 ? `, ${plural(o.bytes, 'byte')}` : ''}`;
 }
 
 function bar(fraction: number, width = 24): string {
@@ -297,7 +306,10 @@ function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): voi
     log('info', 'committed', {
       ...tag,
       ...o,
-      message: `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`,
+      message:
+        o.role === undefined
+          ? `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`
+          : `${o.sink} wrote ${o.location} (${outputFacts(o)})`,
     }),
   );
   bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));

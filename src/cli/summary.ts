@@ -1,6 +1,6 @@
 // The end-of-run summary: a few readable lines on a TTY, one JSON line otherwise.
 import type { RunSummary } from '../pipeline/runner.js';
-import { formatDuration, plural } from './progress.js';
+import { formatDuration, outputFacts, plural } from './progress.js';
 
 const fmt = new Intl.NumberFormat('en-US');
 
@@ -24,8 +24,7 @@ export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {
   }
   // A run that did not succeed lists only what it could not take back: say that it stays.
   const verb = s.status === 'succeeded' ? 'wrote' : 'left published';
-  for (const o of s.outputs)
-    lines.push(`  ${verb} ${o.location} (${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`);
+  for (const o of s.outputs) lines.push(`  ${verb} ${o.location} (${outputFacts(o)})`);
   if (s.cursor) {
     lines.push(
       s.cursor.stored

@@ -7,6 +7,7 @@ import type {
   CleanupWarning,
   NewVersion,
   PreviousVersion,
+  PublishedFile,
   TableColumns,
   TableFile,
   TableLayout,
@@ -139,7 +140,7 @@ export class HiveLayout implements TableLayout {
     return {};
   }
 
-  async publish(version: NewVersion): Promise<string[]> {
+  async publish(version: NewVersion): Promise<PublishedFile[]> {
     const entry: TableVersion = {
       runId: version.runId,
       date: version.date,
@@ -169,9 +170,10 @@ export class HiveLayout implements TableLayout {
       versions: [...versions, entry],
     };
     this.#published = true;
-    await this.#store.objects.write(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+    const text = `${JSON.stringify(manifest, null, 2)}\n`;
+    await this.#store.objects.write(TABLE_MANIFEST, text);
     this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
-    return [this.#store.location(TABLE_MANIFEST)];
+    return [{ location: this.#store.location(TABLE_MANIFEST), bytes: Buffer.byteLength(text) }];
   }
 
   async settle(warn: CleanupWarning): Promise<void> {

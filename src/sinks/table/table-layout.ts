@@ -53,6 +53,12 @@ export interface CleanupWarning {
   (code: 'table.cleanup_refused' | 'sink.cleanup', message: string): void;
 }
 
+/** A metadata file a layout's commit wrote: where, and its size when the layout wrote the bytes. */
+export interface PublishedFile {
+  location: string;
+  bytes?: number | undefined;
+}
+
 export interface TableLayout {
   readonly name: 'hive' | 'iceberg';
   /** Where the commit point is, for messages (`…/_table.json`, `…/current/metadata/version-hint.text`). */
@@ -70,10 +76,10 @@ export interface TableLayout {
   /** Key-value metadata for every data file's footer, beside the sink's own. */
   fileMetadata(kind: 'snapshot' | 'changes'): Record<string, string>;
   /**
-   * The commit point: after it, readers see the new version. Returns the locations of the metadata
-   * files it wrote (for the run's output records).
+   * The commit point: after it, readers see the new version. Returns the metadata files it wrote
+   * (for the run's output records), with their size when the layout wrote them itself.
    */
-  publish(version: NewVersion): Promise<string[]>;
+  publish(version: NewVersion): Promise<PublishedFile[]>;
   /** After every sink of the run published: removes what the new version superseded. */
   settle(warn: CleanupWarning): Promise<void>;
   /** Releases what the layout holds beside the table's store (its tables' stores, a catalog's connections). */
