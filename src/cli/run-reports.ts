@@ -62,7 +62,7 @@ export class RunReports {
   }
 
   // The summary is the run's result: written at every log level.
-  #printSummaries({ summaries, readerStopped }: RunOutcome): void {
+  #printSummaries({ summaries, readerStopped, exitCode }: RunOutcome): void {
     for (const s of summaries) {
       const line = this.#options.json
         ? this.#redactor.json({
@@ -75,6 +75,7 @@ export class RunReports {
             formatSummaryText(s, {
               warningsShown: this.#options.warningsShown,
               extraFields: this.#progress.extraFields.get(s.pipeline),
+              readerStopped: readerStopped.has(s.pipeline) && exitCode === 0,
             }),
           );
       this.#io.stderr.write(`${line}\n`);

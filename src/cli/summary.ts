@@ -10,11 +10,17 @@ export interface SummaryTextOptions {
   warningsShown?: boolean;
   /** Fields kept in `_extra`, with the records that had them: said once, here, with their counts. */
   extraFields?: Readonly<Record<string, number>> | undefined;
+  /**
+   * The reader closed stdout (`run ... | head`) and the run still exits 0: it took what it wanted,
+   * nothing failed, so the summary says that instead of "✗ aborted" and an error line.
+   */
+  readerStopped?: boolean;
 }
 
 export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {}): string {
+  const status = options.readerStopped ? 'stopped when its reader closed stdout' : s.status;
   const lines = [
-    `${s.status === 'succeeded' ? '✓' : '✗'} ${s.pipeline} ${s.status} in ${formatDuration(s.durationMs / 1000)} (run ${s.runId})`,
+    `${s.status === 'succeeded' || options.readerStopped ? '✓' : '✗'} ${s.pipeline} ${status} in ${formatDuration(s.durationMs / 1000)} (run ${s.runId})`,
     `  read ${plural(s.records.read, 'record')} from ${s.source} · ${fmt.format(s.recordsPerSecond)} rec/s · ${plural(s.pages, 'page')} · ${plural(s.requests, 'request')} · ${plural(s.retries, 'retry', 'retries')} · ${fmt.format(s.throttles)} × 429`,
   ];
   if (s.records.invalid > 0 || s.records.dropped > 0) {
@@ -37,7 +43,7 @@ export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {
     );
   }
   lines.push(...warningLines(s, options));
-  if (s.error) lines.push(`  error [${s.error.code}]: ${s.error.message}`);
+  if (s.error && !options.readerStopped) lines.push(`  error [${s.error.code}]: ${s.error.message}`);
   return lines.join('\n');
 }
 
