@@ -700,6 +700,11 @@ export class RecordShaper {
   #codeList(leaf: LeafNode, list: { column: number; convert: Converter }, value: unknown[], values: unknown[]): void {
     const first = value.find((v) => v !== null && v !== undefined);
     if (first === undefined) return;
+    // Whole or not at all: one value that is no code keeps the list as sent, in `_extra` only.
+    if (!value.every(isCodeValue)) {
+      this.keepExtra(value);
+      return;
+    }
     const converted = leaf.convert(first, this);
     const all = value.length > 1 ? list.convert(value, this) : null;
     if (converted === MISMATCH || all === MISMATCH) {
@@ -727,6 +732,13 @@ export class RecordShaper {
     this.extraFields.set(generic, (count ?? 0) + 1);
     if (count === undefined) this.onNewExtraField?.(generic, value);
   }
+}
+
+/** A value a code column takes: a string, a non-negative safe integer or bigint; null in a list. */
+function isCodeValue(v: unknown): boolean {
+  if (v === null || typeof v === 'string') return true;
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0;
+  return typeof v === 'bigint' && v >= 0n;
 }
 
 function formatPath(path: ReadonlyArray<string | number>, generic: boolean): string {
