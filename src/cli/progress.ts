@@ -72,6 +72,11 @@ const QUIET_INFO = new Set([
   'sink.parquet.extra_fields',
   'sink.csv.extra_fields',
 ]);
+/**
+ * At a terminal also "every output committed": the summary right after says it. JSON logs keep it at
+ * info (a scheduler or a test waits for it to know the commit point is passed).
+ */
+const QUIET_INFO_PRETTY = new Set([...QUIET_INFO, 'outputs_committed']);
 
 const fmt = new Intl.NumberFormat('en-US');
 
@@ -192,14 +197,15 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
   timer?.unref();
   let ticking = timer;
   const extraFields = new Map<string, Record<string, number>>();
-  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {}, log);
+  const quiet = opts.format === 'pretty' ? QUIET_INFO_PRETTY : QUIET_INFO;
+  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {}, log, quiet);
 
   return {
     log,
     extraFields,
     add(pipeline, pipelineEvents) {
       pipelines.push(pipeline);
-      listen(pipelineEvents, { pipeline: pipeline.name }, log);
+      listen(pipelineEvents, { pipeline: pipeline.name }, log, quiet);
       pipelineEvents.on('info', (i) => {
         if (!i.code.endsWith('.extra_fields') || !isCounts(i.fields)) return;
         const counts = extraFields.get(pipeline.name) ?? {};
@@ -287,7 +293,7 @@ function isCounts(v: unknown): v is Record<string, number> {
 }
 
 /** Log lines for what a bus reports; `tag` names its pipeline (or the run's pipelines). */
-function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): void {
+function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log'], quiet: ReadonlySet<string>): void {
   bus.on('retry', (e) =>
     log('warn', 'retry', {
       ...tag,
@@ -315,7 +321,7 @@ function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): voi
   bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));
   // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
   bus.on('info', (i) =>
-    log(QUIET_INFO.has(i.code) ? 'debug' : 'info', i.code, {
+    log(quiet.has(i.code) ? 'debug' : 'info', i.code, {
       ...tag,
       ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')),
     }),
