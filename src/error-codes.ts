@@ -913,7 +913,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'check CATALOG_BASE_URL and the ids',
   ),
   info('transform.not_found', 'ids a find transform asked for that the API does not have'),
-  info('transform.stats', "a transform's counts: in, out, invalid, dropped"),
+  warning(
+    'transform.path_unseen',
+    'a drop, pick or rename field path was in no record of the run, so the stage did nothing with it (a stage before it may have renamed the field)',
+    'write the path as the records reach the stage: the warning names the nearest field seen (flatten-locales turns seoName into seoName_en...)',
+  ),
+  info('transform.stats', "a transform's counts: in, out, invalid, dropped (debug level in the CLI)"),
   usageError(
     'usage',
     'the command line is not valid (unknown command or option, missing argument)',

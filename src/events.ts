@@ -12,6 +12,12 @@ export interface OutputRecord {
   bytes: number;
   /** Type name of the sink that wrote it (`parquet`, `jsonl`, `s3`, ...). */
   sink: string;
+  /**
+   * A file beside the data, with no rows of its own: a table's metadata (`_table.json`, an Iceberg
+   * metadata file) or its merge state. Summaries say so instead of "0 rows"; `bytes` is 0 when a
+   * catalog wrote the file and its size is not known to the run.
+   */
+  role?: 'metadata' | 'state';
 }
 
 export interface RunEventMap {

@@ -12,7 +12,7 @@
 // of the request budget and the pace seen so far (the budget is shared by the
 // pipelines of a file, so each one's pace shows its share).
 import { createLogUpdate } from 'log-update';
-import type { RunEvents } from '../events.js';
+import type { OutputRecord, RunEvents } from '../events.js';
 import type { Redactor } from '../pipeline/env.js';
 import type { RunStats } from '../pipeline/run-stats.js';
 import { type LogFormat, type LogLevel, levelEnabled } from './log.js';
@@ -57,7 +57,26 @@ export interface ProgressHandle {
   /** Listens to one pipeline's events; its log lines name it in `pipeline`. */
   add(pipeline: PipelineProgress, events: RunEvents): void;
   stop(): void;
+  /** The fields each pipeline's sinks kept in `_extra`, with the records that had them (for the summary). */
+  readonly extraFields: ReadonlyMap<string, Readonly<Record<string, number>>>;
 }
+
+/**
+ * Info events that say nothing on a clean run (issue 37): a transform's counts (the summary has the
+ * totals), a sink's column count, and the `_extra` tally (the summary says each field once, with its
+ * count). They are written at debug level.
+ */
+const QUIET_INFO = new Set([
+  'transform.stats',
+  'sink.parquet.schema',
+  'sink.parquet.extra_fields',
+  'sink.csv.extra_fields',
+]);
+/**
+ * At a terminal also "every output committed": the summary right after says it. JSON logs keep it at
+ * info (a scheduler or a test waits for it to know the commit point is passed).
+ */
+const QUIET_INFO_PRETTY = new Set([...QUIET_INFO, 'outputs_committed']);
 
 const fmt = new Intl.NumberFormat('en-US');
 
@@ -74,6 +93,15 @@ export function formatDuration(seconds: number): string {
 /** `1 request`, `2 requests`, `1,000 records`. */
 export function plural(n: number, noun: string, nouns = `${noun}s`): string {
   return `${fmt.format(n)} ${n === 1 ? noun : nouns}`;
+}
+
+/**
+ * `parquet: 580 rows, 198,442 bytes`; a table's metadata or state file says what it is, not "0 rows",
+ * and leaves out a size the run does not know (an Iceberg catalog wrote the file).
+ */
+export function outputFacts(o: OutputRecord): string {
+  if (o.role === undefined) return `${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')}`;
+  return `${o.sink} ${o.role}${o.bytes > 0 ? `, ${plural(o.bytes, 'byte')}` : ''}`;
 }
 
 function bar(fraction: number, width = 24): string {
@@ -168,13 +196,22 @@ export function attachProgress(events: RunEvents, opts: ProgressOptions): Progre
       : undefined;
   timer?.unref();
   let ticking = timer;
-  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {}, log);
+  const extraFields = new Map<string, Record<string, number>>();
+  const quiet = opts.format === 'pretty' ? QUIET_INFO_PRETTY : QUIET_INFO;
+  listen(events, opts.pipelines ? { pipelines: opts.pipelines } : {}, log, quiet);
 
   return {
     log,
+    extraFields,
     add(pipeline, pipelineEvents) {
       pipelines.push(pipeline);
-      listen(pipelineEvents, { pipeline: pipeline.name }, log);
+      listen(pipelineEvents, { pipeline: pipeline.name }, log, quiet);
+      pipelineEvents.on('info', (i) => {
+        if (!i.code.endsWith('.extra_fields') || !isCounts(i.fields)) return;
+        const counts = extraFields.get(pipeline.name) ?? {};
+        for (const [path, n] of Object.entries(i.fields)) counts[path] = Math.max(counts[path] ?? 0, n);
+        extraFields.set(pipeline.name, counts);
+      });
     },
     stop() {
       // Idempotent: the run command stops the display before its summary and again on the way out.
@@ -251,8 +288,12 @@ function logProgressLines(pipelines: readonly PipelineProgress[], rateLimit: num
   }
 }
 
+function isCounts(v: unknown): v is Record<string, number> {
+  return typeof v === 'object' && v !== null && Object.values(v).every((n) => typeof n === 'number');
+}
+
 /** Log lines for what a bus reports; `tag` names its pipeline (or the run's pipelines). */
-function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): void {
+function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log'], quiet: ReadonlySet<string>): void {
   bus.on('retry', (e) =>
     log('warn', 'retry', {
       ...tag,
@@ -271,13 +312,16 @@ function listen(bus: RunEvents, tag: LogFields, log: ProgressHandle['log']): voi
     log('info', 'committed', {
       ...tag,
       ...o,
-      message: `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`,
+      message:
+        o.role === undefined
+          ? `${o.sink} wrote ${o.location} (${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`
+          : `${o.sink} wrote ${o.location} (${outputFacts(o)})`,
     }),
   );
   bus.on('warning', (w) => log('warn', w.code, { ...tag, message: w.message }));
   // Info events may carry bulky detail (a Parquet schema): log lines keep the scalars.
   bus.on('info', (i) =>
-    log('info', i.code, {
+    log(quiet.has(i.code) ? 'debug' : 'info', i.code, {
       ...tag,
       ...Object.fromEntries(Object.entries(i).filter(([, v]) => v === null || typeof v !== 'object')),
     }),

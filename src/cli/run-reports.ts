@@ -24,6 +24,8 @@ export interface RunReportOptions {
   /** The pipeline file, as the metrics label it. */
   file: string;
   json: boolean;
+  /** Warnings are written as they happen (the log level shows them): the text summary does not repeat them. */
+  warningsShown?: boolean;
   summaryFile?: string;
   metricsFile?: string;
   pushgateway?: string;
@@ -60,7 +62,7 @@ export class RunReports {
   }
 
   // The summary is the run's result: written at every log level.
-  #printSummaries({ summaries, readerStopped }: RunOutcome): void {
+  #printSummaries({ summaries, readerStopped, exitCode }: RunOutcome): void {
     for (const s of summaries) {
       const line = this.#options.json
         ? this.#redactor.json({
@@ -69,7 +71,13 @@ export class RunReports {
             event: 'summary',
             ...s,
           })
-        : this.#redactor.redact(formatSummaryText(s));
+        : this.#redactor.redact(
+            formatSummaryText(s, {
+              warningsShown: this.#options.warningsShown,
+              extraFields: this.#progress.extraFields.get(s.pipeline),
+              readerStopped: readerStopped.has(s.pipeline) && exitCode === 0,
+            }),
+          );
       this.#io.stderr.write(`${line}\n`);
     }
   }

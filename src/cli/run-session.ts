@@ -75,6 +75,7 @@ export class RunSession {
     this.#reports = new RunReports(pipelines, io, this.#progress, this.#redactor, {
       file: options.file,
       json: this.#json,
+      warningsShown: levelEnabled(options.log.level, 'warn'),
       summaryFile: options.summaryFile,
       metricsFile: options.metricsFile,
       pushgateway: options.pushgateway,

@@ -1,12 +1,26 @@
 // The end-of-run summary: a few readable lines on a TTY, one JSON line otherwise.
 import type { RunSummary } from '../pipeline/runner.js';
-import { formatDuration, plural } from './progress.js';
+import { formatDuration, outputFacts, plural } from './progress.js';
 
 const fmt = new Intl.NumberFormat('en-US');
 
-export function formatSummaryText(s: RunSummary): string {
+/** What the summary may leave to the lines written during the run. */
+export interface SummaryTextOptions {
+  /** The run's warnings were written as they happened (the log level shows warnings): not repeated. */
+  warningsShown?: boolean;
+  /** Fields kept in `_extra`, with the records that had them: said once, here, with their counts. */
+  extraFields?: Readonly<Record<string, number>> | undefined;
+  /**
+   * The reader closed stdout (`run ... | head`) and the run still exits 0: it took what it wanted,
+   * nothing failed, so the summary says that instead of "✗ aborted" and an error line.
+   */
+  readerStopped?: boolean;
+}
+
+export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {}): string {
+  const status = options.readerStopped ? 'stopped when its reader closed stdout' : s.status;
   const lines = [
-    `${s.status === 'succeeded' ? '✓' : '✗'} ${s.pipeline} ${s.status} in ${formatDuration(s.durationMs / 1000)} (run ${s.runId})`,
+    `${s.status === 'succeeded' || options.readerStopped ? '✓' : '✗'} ${s.pipeline} ${status} in ${formatDuration(s.durationMs / 1000)} (run ${s.runId})`,
     `  read ${plural(s.records.read, 'record')} from ${s.source} · ${fmt.format(s.recordsPerSecond)} rec/s · ${plural(s.pages, 'page')} · ${plural(s.requests, 'request')} · ${plural(s.retries, 'retry', 'retries')} · ${fmt.format(s.throttles)} × 429`,
   ];
   if (s.records.invalid > 0 || s.records.dropped > 0) {
@@ -16,8 +30,7 @@ export function formatSummaryText(s: RunSummary): string {
   }
   // A run that did not succeed lists only what it could not take back: say that it stays.
   const verb = s.status === 'succeeded' ? 'wrote' : 'left published';
-  for (const o of s.outputs)
-    lines.push(`  ${verb} ${o.location} (${o.sink}: ${plural(o.rows, 'row')}, ${plural(o.bytes, 'byte')})`);
+  for (const o of s.outputs) lines.push(`  ${verb} ${o.location} (${outputFacts(o)})`);
   if (s.cursor) {
     lines.push(
       s.cursor.stored
@@ -29,7 +42,21 @@ export function formatSummaryText(s: RunSummary): string {
           : `  state ${s.cursor.location} left as it was: the next run redoes this work`,
     );
   }
-  for (const w of s.warnings) lines.push(`  ! ${w}`);
-  if (s.error) lines.push(`  error [${s.error.code}]: ${s.error.message}`);
+  lines.push(...warningLines(s, options));
+  if (s.error && !options.readerStopped) lines.push(`  error [${s.error.code}]: ${s.error.message}`);
   return lines.join('\n');
+}
+
+/**
+ * Each warning once per run (issue 37): written above as it happened, the summary only counts them;
+ * otherwise (--log-level error) listed here. The `_extra` fields get their record counts, known only now.
+ */
+function warningLines(s: RunSummary, { warningsShown = false, extraFields }: SummaryTextOptions): string[] {
+  const extra = Object.entries(extraFields ?? {});
+  const counts = extra.length
+    ? `; kept in _extra: ${extra.map(([path, n]) => `${path} (${plural(n, 'record')})`).join(', ')}`
+    : '';
+  if (s.warnings.length === 0) return counts ? [`  !${counts.slice(1)}`] : [];
+  if (warningsShown) return [`  ! ${plural(s.warnings.length, 'warning')} (written above)${counts}`];
+  return [...s.warnings.map((w) => `  ! ${w}`), ...(counts ? [`  !${counts.slice(1)}`] : [])];
 }

@@ -24,7 +24,12 @@ export interface CodeInfo {
 }
 
 export type FieldType =
-  | { kind: 'string'; code?: CodeInfo }
+  /**
+   * `alsoList`: the live service may send a list of these codes instead of one (eanGtin13 for one
+   * client): the first (or only) code fills the column, and a list of more than one also fills the
+   * `<name>List` column a sink puts beside it (docs/lake-contract.md, "Codes").
+   */
+  | { kind: 'string'; code?: CodeInfo; alsoList?: boolean }
   | { kind: 'int32' | 'timestamp' }
   /** `unit`: a measure the service may send as `{value, unit}` (the live conservation temperatures), written as its value. */
   | { kind: 'double'; unit?: string }
@@ -34,7 +39,11 @@ export type FieldType =
   | { kind: 'int64'; price?: boolean }
   /** Any JSON value; `localized`: an object keyed by locale code (flatten-locales turns it into strings). */
   | { kind: 'json'; localized?: boolean }
-  | { kind: 'struct'; fields: readonly RecordField[] }
+  /**
+   * `bareKey`: the live service may send the bare value of this member instead of the object
+   * (brand ids `[411, 412]` for brand objects): it is written as `{[bareKey]: value}`.
+   */
+  | { kind: 'struct'; fields: readonly RecordField[]; bareKey?: string }
   | { kind: 'list'; element: FieldType };
 
 export interface RecordField {
@@ -155,7 +164,7 @@ function rewriteType(
   }
   if (type.kind !== 'struct') return type;
   const fields = rewriteContainer(type.fields, rest, fn);
-  return fields === type.fields ? type : { kind: 'struct', fields };
+  return fields === type.fields ? type : { ...type, fields };
 }
 
 /**

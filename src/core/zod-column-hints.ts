@@ -110,7 +110,7 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
     return typeof meta?.unit === 'string' ? { kind: 'double', unit: meta.unit } : { kind: 'double' };
   if (kind === 'boolean-text') return { kind: 'boolean', text: true };
   const def = schema._zod.def;
-  if (meta?.catalogPrimary && def.type === 'union' && def.options?.[0]) return typeOf(def.options[0], depth + 1, name);
+  if (meta?.catalogPrimary && def.type === 'union' && def.options?.[0]) return primaryType(def.options, depth, name);
   if (WRAPPERS.has(def.type) && def.innerType) return typeOf(def.innerType, depth + 1, name);
   switch (def.type) {
     case 'lazy':
@@ -180,6 +180,26 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
     default:
       return { kind: 'json' };
   }
+}
+
+/**
+ * An `orAlso` field: the first option's type, told which other shapes its column takes too (a
+ * list of its codes, a bare id for an object with an `id`), so that a declared field keeps its
+ * column whatever shape the live service sends it in.
+ */
+function primaryType(options: ZodLike[], depth: number, name: string): FieldType | undefined {
+  const primary = typeOf(options[0]!, depth + 1, name);
+  const others = options.slice(1).map((o) => typeOf(o, depth + 1, name));
+  if (primary?.kind === 'string' && primary.code) {
+    const list = others.some((o) => o?.kind === 'list' && o.element.kind === 'string' && o.element.code);
+    return list ? { ...primary, alsoList: true } : primary;
+  }
+  if (primary?.kind === 'struct') {
+    const id = primary.fields.find((f) => f.name === 'id');
+    const bare = others.some((o) => o !== undefined && id !== undefined && o.kind === id.type.kind);
+    return bare ? { ...primary, bareKey: 'id' } : primary;
+  }
+  return primary;
 }
 
 function unionType(options: ZodLike[], depth: number, name: string): FieldType {

@@ -9,6 +9,7 @@ import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '..
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { rewriteContainer, schemaSteps, type RecordSchema } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
+import { UnseenPaths } from './unseen-paths.js';
 
 export const DropOptionsSchema = z.strictObject({
   fields: z
@@ -38,9 +39,18 @@ function dropSchema(input: RecordSchema, fields: readonly string[]): RecordSchem
 
 export class DropTransform extends RecordTransform {
   readonly #tree: PathNode<true>;
+  readonly #unseen: UnseenPaths;
 
   constructor(options: z.output<typeof DropOptionsSchema>, ctx: StageContext) {
     super('drop', ctx);
+    this.#unseen = new UnseenPaths(
+      'drop',
+      options.fields.map((f, i) => ({
+        label: `fields[${i}]`,
+        source: f,
+        steps: parseFieldPath(f, `fields[${i}]`).steps,
+      })),
+    );
     this.#tree = buildPathTree(
       options.fields.map((f, i) => [parseFieldPath(f, `fields[${i}]`), true] as const),
       'fields',
@@ -48,7 +58,12 @@ export class DropTransform extends RecordTransform {
   }
 
   processRecord(record: object): RecordOutput {
+    this.#unseen.look(record);
     return keepOrigin(record, rewriteAtPaths(record, this.#tree, dropLeaf, false));
+  }
+
+  protected override finish(): void {
+    this.#unseen.report(this.ctx.events);
   }
 }
 

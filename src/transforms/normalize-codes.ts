@@ -160,7 +160,8 @@ function normalizeCodesSchema(
       kind: 'string',
       code: { digits, padTo: padOf(c), ...(c.evenDigits ? { evenDigits: true } : {}) },
     };
-    const type: FieldType = c.list ? { kind: 'list', element: code } : code;
+    // A code that may come as a list keeps saying so: sinks put the list beside its column.
+    const type: FieldType = c.list ? { kind: 'list', element: code } : c.orList ? { ...code, alsoList: true } : code;
     out = rewriteContainer(
       out,
       path.slice(0, -1).map((k) => ({ kind: 'key', key: k })),

@@ -10,6 +10,7 @@ import { parseFieldPath } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { JSON_TYPE, typeAtPath, type FieldType, type RecordField, type RecordSchema } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
+import { UnseenPaths } from './unseen-paths.js';
 
 export const MissingOption = z
   .enum(['null', 'omit'])
@@ -99,15 +100,29 @@ function pickSchema(input: RecordSchema, plans: readonly PickPlan[]): RecordFiel
 export class PickTransform extends RecordTransform {
   readonly #plans: PickPlan[];
   readonly #omit: boolean;
+  readonly #unseen: UnseenPaths;
 
   constructor(options: z.output<typeof PickOptionsSchema>, ctx: StageContext) {
     super('pick', ctx);
     this.#plans = planOf(options.fields);
+    this.#unseen = new UnseenPaths(
+      'pick',
+      options.fields.map((f, i) => ({
+        label: `fields[${i}]`,
+        source: f,
+        steps: parseFieldPath(f, `fields[${i}]`).steps,
+      })),
+    );
     this.#omit = options.missing === 'omit';
   }
 
   processRecord(record: object): RecordOutput {
+    this.#unseen.look(record);
     return keepOrigin(record, pickInto(record, this.#plans, this.#omit));
+  }
+
+  protected override finish(): void {
+    this.#unseen.report(this.ctx.events);
   }
 }
 

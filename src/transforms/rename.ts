@@ -6,6 +6,7 @@ import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
+import { UnseenPaths } from './unseen-paths.js';
 
 export const RenameOptionsSchema = z.strictObject({
   fields: z
@@ -23,9 +24,18 @@ export class RenameTransform extends RecordTransform {
   readonly #names: Record<string, string>;
   /** target -> the field renamed to it: a record's own `target` is left out when that field is there. */
   readonly #overwrittenBy: Record<string, string>;
+  readonly #unseen: UnseenPaths;
 
   constructor(options: z.output<typeof RenameOptionsSchema>, ctx: StageContext) {
     super('rename', ctx);
+    this.#unseen = new UnseenPaths(
+      'rename',
+      Object.keys(options.fields).map((from) => ({
+        label: 'fields',
+        source: from,
+        steps: [{ kind: 'key' as const, key: from }],
+      })),
+    );
     this.#names = Object.assign(Object.create(null) as Record<string, string>, options.fields);
     this.#overwrittenBy = Object.create(null) as Record<string, string>;
     const seen = new Map<string, string>();
@@ -44,6 +54,7 @@ export class RenameTransform extends RecordTransform {
   }
 
   processRecord(record: object): RecordOutput {
+    this.#unseen.look(record);
     const src = record as Record<string, unknown>;
     const names = this.#names;
     const overwrittenBy = this.#overwrittenBy;
@@ -58,6 +69,10 @@ export class RenameTransform extends RecordTransform {
       if (from === undefined || !(from in src)) out[key] = src[key];
     }
     return keepOrigin(record, out);
+  }
+
+  protected override finish(): void {
+    this.#unseen.report(this.ctx.events);
   }
 }
 

@@ -29,7 +29,8 @@ transforms:
 sinks: [{ type: jsonl, path: out/labels.jsonl }]
 `,
     );
-    const r = await runCli(['run', file], { env: sandboxEnv(shared.sandbox) });
+    // A transform's counts are debug lines since issue 37 (nothing on a clean run but the result).
+    const r = await runCli(['run', file, '--log-level', 'debug'], { env: sandboxEnv(shared.sandbox) });
     expect(r.code, r.stderr).toBe(0);
     const stages = jsonLines(r.stderr)
       .filter((l) => l.event === 'transform.stats')

@@ -210,7 +210,7 @@ describe('the core pipeline over 2,600 products with the second look`s shapes (i
     });
     const file = sqlString(ws.path('out/products.parquet'));
     const { rows, types } = await duckdbQuery(
-      `SELECT id, hsCode, weight, status, replacement, eanGtin13, eanGtin14, upc12, upc11, gtin, ndc,
+      `SELECT id, hsCode, weight, status, replacement, eanGtin13, eanGtin13List, eanGtin14, upc12, upc11, gtin, ndc, brands,
               organizations[1].contactInformation.region AS region, _extra FROM read_parquet(${file}) ORDER BY id`,
     );
     expect(types).toMatchObject({ hsCode: 'VARCHAR', weight: 'DOUBLE', upc12: 'VARCHAR', gtin: 'VARCHAR' });
@@ -219,11 +219,14 @@ describe('the core pipeline over 2,600 products with the second look`s shapes (i
     expect(rows.some((r) => r.hsCode === '30211' || typeof r.hsCode === 'bigint')).toBe(false);
     expect(row(2).weight).toBe(12.5);
     expect(row(3)).toMatchObject({ status: 'replaced', replacement: 'MD0A1B2C3D', eanGtin13: null, eanGtin14: null });
-    expect(JSON.parse(row(4)._extra as string)).toMatchObject({ 'brands[0]': 411, 'brands[1]': 412 });
-    expect(JSON.parse(row(5)._extra as string)).toMatchObject({
-      eanGtin13: ['0609500004711', '5400000000017'],
-      eanGtin14: ['00609500004711'],
+    // bare brand ids fill brands[].id; lists of codes their column and the list beside it (issue 37)
+    expect((row(4).brands as Array<{ id: bigint }>).map((b) => b.id)).toEqual([411n, 412n]);
+    expect(row(5)).toMatchObject({
+      eanGtin13: '0609500004711',
+      eanGtin13List: ['0609500004711', '5400000000017'],
+      eanGtin14: '00609500004711',
     });
+    expect(rows.filter((r) => r._extra !== null).map((r) => r._extra)).toEqual([]);
     expect(rows.filter((r) => r.eanGtin14 === '19350000000017').length).toBeGreaterThanOrEqual(2);
     expect(row(7)).toMatchObject({
       upc12: '012345678905',

@@ -14,6 +14,7 @@ function setup(names = ['a', 'b']) {
   const progress: ProgressHandle = {
     log: (level, event, fields = {}) => lines.push({ level, event, fields }),
     add: () => {},
+    extraFields: new Map(),
     stop: () => void stops++,
   };
   const signals = new EventEmitter();

@@ -71,8 +71,9 @@ describe('compileRecordCheck', () => {
       for (let m = 0; m < Math.min(ds.mediaCount, 300); m++)
         expect(agree(MediaRecord, mediaKnown, ds.mediaRecord(m))).not.toBe(UNSURE);
     }
-    // The live profiles send fields the schema does not declare (routeOfAdministration).
-    expect(undeclared).toBeGreaterThan(0);
+    // Every field the sandbox's profiles send is declared (routeOfAdministration since issue 37), so a
+    // first run warns about nothing; undeclared fields are told by the tests below.
+    expect(undeclared).toBe(0);
   });
 
   it('agrees with zod, the depth limit and hasUnknown on 5000 broken or extended products', () => {

@@ -204,6 +204,11 @@ export const Product = z
     /** USA: books sold in pharmacies; an ISBN-10 may end with `X`. */
     isbn10: z.string().nullable().optional(),
     isbn13: nationalCode(13, true).nullable().optional(),
+    /**
+     * USA (live service, sparse; not in the spec): text such as "oral" or "topical". Its layout is not
+     * documented, so another shape is accepted too and kept in `_extra`.
+     */
+    routeOfAdministration: orAlso(z.string(), z.unknown()).nullable().optional(),
     /** Australia: ARTG id and SNOMED CT-AU ids (up to 18 digits), kept as sent. */
     artgId: nationalCode(undefined, false).nullable().optional(),
     snomedMp: nationalCode(18, false).nullable().optional(),

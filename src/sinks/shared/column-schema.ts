@@ -159,13 +159,16 @@ export class ColumnNameClashError extends ConfigError {
 /** How a record value becomes the physical value of its column (or MISMATCH). */
 type Converter = (value: unknown, shaper: RecordShaper) => unknown;
 
-type LeafNode = { column: number; convert: Converter };
+/** `list`: the column beside it that takes a list sent where one code is declared (`eanGtin13List`). */
+type LeafNode = { column: number; convert: Converter; list?: { column: number; convert: Converter } };
 type ExcludedNode = { excluded: true };
 /** An object flattened into columns. `prefix`: its dotted path, for the `_extra` keys. */
 type ObjectNode = { children: Map<string, SchemaNode>; prefix: string };
 type SchemaNode = LeafNode | ExcludedNode | ObjectNode;
 
 const MISMATCH = Symbol('mismatch');
+/** The name of the list column beside a code column that also takes lists (`eanGtin13List`). */
+export const LIST_SUFFIX = 'List';
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
@@ -279,9 +282,12 @@ export class ColumnSchema {
             name: memberName(path, f.name, type.fields),
             ...build(f.type, [...path, f.name]),
           }));
+          const convert = structConverter(members.map((m) => [m.key, m.name, m.convert] as const));
+          const { bareKey } = type;
           return {
             type: { kind: 'struct', fields: members.map((m) => ({ name: m.name, type: m.type })) },
-            convert: structConverter(members.map((m) => [m.key, m.name, m.convert] as const)),
+            // A bare id where the object is declared (brands: [411]) is that object with only its id.
+            convert: bareKey === undefined ? convert : (v, s) => convert(isPlainObject(v) ? v : { [bareKey]: v }, s),
           };
         }
       }
@@ -321,7 +327,21 @@ export class ColumnSchema {
           continue;
         }
         addColumn(path, node, f.name, build(f.type, path));
+        if (f.type.kind === 'string' && f.type.alsoList) addListBeside(path, node, f.name, f.type);
       }
+    };
+    // `eanGtin13List` beside `eanGtin13`: every code when the service sent several (lake contract, "Codes").
+    const addListBeside = (path: string[], node: ObjectNode, key: string, type: FieldType & { kind: 'string' }) => {
+      const leaf = node.children.get(key);
+      if (leaf === undefined || !('column' in leaf)) return;
+      const listPath = [...path.slice(0, -1), `${key}${LIST_SUFFIX}`];
+      const built = build({ kind: 'list', element: { ...type, alsoList: false } }, listPath);
+      const column = columns.length;
+      addColumn(listPath, { children: new Map(), prefix: '' }, key, {
+        ...built,
+        description: `every code when the service sent a list of several (the first is in ${path.map(rename).join('_')}); null otherwise`,
+      });
+      if (columns.length > column) leaf.list = { column, convert: built.convert };
     };
     addFields(schema.fields, [], this.root);
     if (columns.some((c) => c.name === EXTRA_COLUMN)) {
@@ -658,9 +678,12 @@ export class RecordShaper {
       if ('excluded' in child) continue;
       path.push(key);
       if ('column' in child) {
-        const converted = child.convert(value, this);
-        if (converted === MISMATCH) this.#keepAt(node, value);
-        else values[child.column] = converted;
+        if (child.list !== undefined && Array.isArray(value)) this.#codeList(child, child.list, value, values);
+        else {
+          const converted = child.convert(value, this);
+          if (converted === MISMATCH) this.#keepAt(node, value);
+          else values[child.column] = converted;
+        }
       } else if (isPlainObject(value)) {
         this.#walk(child, value, values);
       } else {
@@ -668,6 +691,28 @@ export class RecordShaper {
       }
       path.pop();
     }
+  }
+
+  /**
+   * A list of codes where one is declared: its first code in the column, and the whole list in the
+   * list column beside it when it has more than one; a code that does not fit keeps the list in `_extra`.
+   */
+  #codeList(leaf: LeafNode, list: { column: number; convert: Converter }, value: unknown[], values: unknown[]): void {
+    const first = value.find((v) => v !== null && v !== undefined);
+    if (first === undefined) return;
+    // Whole or not at all: one value that is no code keeps the list as sent, in `_extra` only.
+    if (!value.every(isCodeValue)) {
+      this.keepExtra(value);
+      return;
+    }
+    const converted = leaf.convert(first, this);
+    const all = value.length > 1 ? list.convert(value, this) : null;
+    if (converted === MISMATCH || all === MISMATCH) {
+      this.keepExtra(value);
+      return;
+    }
+    values[leaf.column] = converted;
+    values[list.column] = all;
   }
 
   /** Keeps `value` in `_extra` under the current path (an object is kept whole when it carries data). */
@@ -687,6 +732,13 @@ export class RecordShaper {
     this.extraFields.set(generic, (count ?? 0) + 1);
     if (count === undefined) this.onNewExtraField?.(generic, value);
   }
+}
+
+/** A value a code column takes: a string, a non-negative safe integer or bigint; null in a list. */
+function isCodeValue(v: unknown): boolean {
+  if (v === null || typeof v === 'string') return true;
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0;
+  return typeof v === 'bigint' && v >= 0n;
 }
 
 function formatPath(path: ReadonlyArray<string | number>, generic: boolean): string {

@@ -8,6 +8,7 @@ import type {
   CleanupWarning,
   NewVersion,
   PreviousVersion,
+  PublishedFile,
   TableColumns,
   TableFile,
   TableLayout,
@@ -140,7 +141,7 @@ export class HiveLayout implements TableLayout {
     return {};
   }
 
-  async publish(version: NewVersion, fence: Fence): Promise<string[]> {
+  async publish(version: NewVersion, fence: Fence): Promise<PublishedFile[]> {
     const entry: TableVersion = {
       runId: version.runId,
       date: version.date,
@@ -171,9 +172,10 @@ export class HiveLayout implements TableLayout {
     };
     await fence.assertHeld();
     this.#published = true;
-    await this.#store.objects.write(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+    const text = `${JSON.stringify(manifest, null, 2)}\n`;
+    await this.#store.objects.write(TABLE_MANIFEST, text);
     this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
-    return [this.#store.location(TABLE_MANIFEST)];
+    return [{ location: this.#store.location(TABLE_MANIFEST), bytes: Buffer.byteLength(text) }];
   }
 
   async settle(warn: CleanupWarning): Promise<void> {

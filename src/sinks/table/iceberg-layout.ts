@@ -17,7 +17,14 @@ import type { ParquetColumn } from '../parquet/parquet-types.js';
 import { isTableFile, type TableStore } from './table-store.js';
 import { TABLE_MANIFEST, type TableVersion } from './hive-layout.js';
 import { FilesCatalog } from './iceberg/files-catalog.js';
-import type { CleanupWarning, NewVersion, PreviousVersion, TableColumns, TableLayout } from './table-layout.js';
+import type {
+  CleanupWarning,
+  NewVersion,
+  PreviousVersion,
+  PublishedFile,
+  TableColumns,
+  TableLayout,
+} from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
 import { prepareCommit, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
@@ -236,7 +243,7 @@ export class IcebergLayout implements TableLayout {
     return schema ? parquetFooterMetadata(schema) : {};
   }
 
-  async publish(version: NewVersion, fence: Fence): Promise<string[]> {
+  async publish(version: NewVersion, fence: Fence): Promise<PublishedFile[]> {
     const now = new Date();
     const summary = {
       [RUN_ID]: version.runId,
@@ -281,7 +288,8 @@ export class IcebergLayout implements TableLayout {
     await fence.assertHeld();
     const [changed, currented] = await this.#options.catalog.commit([changes, current], fence);
     this.#committed = { changes: changed, current: currented };
-    return [changed!.metadataLocation, currented!.metadataLocation];
+    // The catalog wrote the metadata files: their size is not known here.
+    return [{ location: changed!.metadataLocation }, { location: currented!.metadataLocation }];
   }
 
   /**

@@ -54,6 +54,12 @@ export interface CleanupWarning {
   (code: 'table.cleanup_refused' | 'sink.cleanup', message: string): void;
 }
 
+/** A metadata file a layout's commit wrote: where, and its size when the layout wrote the bytes. */
+export interface PublishedFile {
+  location: string;
+  bytes?: number | undefined;
+}
+
 export interface TableLayout {
   readonly name: 'hive' | 'iceberg';
   /** Where the commit point is, for messages (`…/_table.json`, `…/current/metadata/version-hint.text`). */
@@ -72,10 +78,10 @@ export interface TableLayout {
   fileMetadata(kind: 'snapshot' | 'changes'): Record<string, string>;
   /**
    * The commit point: after it, readers see the new version. `fence` is asserted right before
-   * each write of the commit point (core/lock.ts, Fencing). Returns the locations of the metadata
-   * files it wrote (for the run's output records).
+   * each write of the commit point (core/lock.ts, Fencing). Returns the metadata files it wrote
+   * (for the run's output records), with their size when the layout wrote them itself.
    */
-  publish(version: NewVersion, fence: Fence): Promise<string[]>;
+  publish(version: NewVersion, fence: Fence): Promise<PublishedFile[]>;
   /** After every sink of the run published: removes what the new version superseded. */
   settle(warn: CleanupWarning): Promise<void>;
   /** Releases what the layout holds beside the table's store (its tables' stores, a catalog's connections). */

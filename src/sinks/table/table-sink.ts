@@ -63,7 +63,7 @@ import { HiveLayout, TABLE_MANIFEST } from './hive-layout.js';
 import { IcebergLayout } from './iceberg-layout.js';
 import { icebergCatalog, icebergCatalogOption } from './iceberg-catalog-option.js';
 import type { ObjectStore } from '../../storage/object-store.js';
-import type { NewVersion, PreviousVersion, TableLayout, TableMode } from './table-layout.js';
+import type { NewVersion, PreviousVersion, PublishedFile, TableLayout, TableMode } from './table-layout.js';
 
 export { TABLE_MANIFEST, type TableFile, type TableManifest, type TableVersion } from './hive-layout.js';
 
@@ -270,7 +270,7 @@ export class TableSink extends Writable implements SinkStream {
   /** The data files are under their final names (this run's, removed again unless the version stays). */
   #filesCommitted = false;
   /** The layout's commit, once started: a stop while it runs waits for it, then takes it back. */
-  #publication: Promise<string[]> | undefined;
+  #publication: Promise<PublishedFile[]> | undefined;
   /** The commit point passed: readers see this run's version (until a revoke takes it back). */
   #landed = false;
   #revoked = false;
@@ -678,8 +678,9 @@ export class TableSink extends Writable implements SinkStream {
     const kind = this.#store.kind;
     for (const f of [...version.snapshot, ...version.changes])
       this.#emitOutput({ kind, location: this.#store.location(f.path), rows: f.rows, bytes: f.bytes, sink });
-    this.#emitOutput({ kind, location: stateFile.location, rows: 0, bytes: stateFile.file.bytes, sink });
-    for (const location of metadata) this.#emitOutput({ kind, location, rows: 0, bytes: 0, sink });
+    this.#emitOutput({ kind, location: stateFile.location, rows: 0, bytes: stateFile.file.bytes, sink, role: 'state' });
+    for (const m of metadata)
+      this.#emitOutput({ kind, location: m.location, rows: 0, bytes: m.bytes ?? 0, sink, role: 'metadata' });
     ctx.events.emit('info', {
       code: 'table.version',
       message: `table ${this.#store.location('')}: ${mode} run ${runId} for ${date}: ${rows} rows; ${counts.inserted} inserted, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`,
