@@ -31,12 +31,7 @@ export interface PackedProject {
 export async function packedProject(prefix: string, packageJson: object = {}): Promise<PackedProject> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const project = join(dir, 'project');
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir, '--json'], {
-    cwd: REPO,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const packed = (JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>)[0]!;
-  const tarball = join(dir, packed.filename);
+  const { tarball, files } = await packInto(dir);
   await mkdir(project);
   const pkg = { name: 'a-data-project', private: true, ...packageJson };
   await writeFile(join(project, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
@@ -48,10 +43,20 @@ export async function packedProject(prefix: string, packageJson: object = {}): P
     dir,
     project,
     tarball,
-    files: packed.files.map((f) => f.path),
+    files,
     installOutput: install.stdout + install.stderr,
     remove: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/** `npm pack` of the repository into `dir` (dist/ as built: prepare is not run again): the tarball and its files. */
+export async function packInto(dir: string): Promise<{ tarball: string; files: string[] }> {
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir, '--json'], {
+    cwd: REPO,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const packed = (JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>)[0]!;
+  return { tarball: join(dir, packed.filename), files: packed.files.map((f) => f.path) };
 }
 
 /** PATH with this node's folder first: `npx` and `npm` as a shell finds them, whatever PATH vitest got. */
