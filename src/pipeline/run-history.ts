@@ -4,7 +4,7 @@
 //
 // Where: beside the state file when the pipeline has one (`<state folder>/history/`, local or on
 // S3: the state is what a scheduled pipeline already keeps somewhere durable), else
-// `.catalog-streams/history/` in the working directory. Not in the pipeline file's folder: that
+// `.catalog-streams/history/` in the working directory (or `history/` in CATALOG_STREAMS_STATE_DIR). Not in the pipeline file's folder: that
 // folder is often a package's (`npm pack` shipped the runs of whoever packed it) or a git
 // checkout (the runs landed in commits and in the test suite's copies of pipelines/), while the
 // working directory is the project the runs belong to, as for the shipped pipelines' outputs run
@@ -132,8 +132,18 @@ export interface HistoryFiles {
   lock: string;
 }
 
-/** The history folder of a pipeline without a state, relative to the working directory. */
-export const DEFAULT_HISTORY_FOLDER = '.catalog-streams/history/';
+/** The history folder of a pipeline without a state, relative to the run-state folder. */
+export const DEFAULT_HISTORY_FOLDER = 'history/';
+
+/**
+ * The folder of run state for pipelines without a state: CATALOG_STREAMS_STATE_DIR when set (a
+ * container whose working directory is read-only, a test suite that keeps its runs apart), else
+ * `.catalog-streams/` in the working directory.
+ */
+export function runStateDir(env: S3Env | undefined, cwd = process.cwd()): string {
+  const set = env?.CATALOG_STREAMS_STATE_DIR;
+  return set ? path.resolve(cwd, set) : path.join(cwd, '.catalog-streams');
+}
 
 export function historyLocation(loaded: LoadedPipeline, env?: S3Env, cwd = process.cwd()): HistoryFiles {
   const name = safeName(loaded.config.name);
@@ -151,7 +161,7 @@ export function historyLocation(loaded: LoadedPipeline, env?: S3Env, cwd = proce
     );
     folder = 'history/';
   } else {
-    store = folderStore('.', cwd, env, 's3-state');
+    store = new LocalObjectStore(runStateDir(env, cwd));
     folder = DEFAULT_HISTORY_FOLDER;
   }
   return { store, file: `${folder}${name}.jsonl`, runs: `${folder}${name}/`, lock: `${folder}${name}.jsonl.lock` };

@@ -157,7 +157,10 @@ describe('catalog-streams history', () => {
   });
 
   it('says so when a pipeline has no runs yet, and refuses a bad --last', async () => {
-    const none = await runCli(['history', 'pipelines/demo.yml'], { cwd: ws.dir, env });
+    const none = await runCli(['history', 'pipelines/demo.yml'], {
+      cwd: ws.dir,
+      env: { ...env, CATALOG_STREAMS_STATE_DIR: '' },
+    });
     expect(none.code, none.stderr).toBe(0);
     expect(none.stdout).toContain(
       `: 0 runs (history ${join(ws.dir, '.catalog-streams/history/demo-products.jsonl')})\n  no runs recorded yet:`,
@@ -171,16 +174,21 @@ describe('catalog-streams history', () => {
     // The pipeline files' folder is a package's or a checkout's: run state there was packed and committed.
     const file = 'pipelines/custom-transform.yml';
     const flags = ['--sandbox', '--sandbox-products', '60', '--sandbox-rate-limit', '0'];
-    const ran = await runCli(['run', file, '--quiet', ...flags], { cwd: ws.dir, env: cleanEnv() });
+    const byDefault = cleanEnv({ CATALOG_STREAMS_STATE_DIR: '' });
+    const ran = await runCli(['run', file, '--quiet', ...flags], { cwd: ws.dir, env: byDefault });
     expect(ran.code, ran.stderr).toBe(0);
     expect(await listFiles(join(ws.dir, 'pipelines'))).not.toContainEqual(expect.stringContaining('.catalog-streams'));
-    expect(await listFiles(join(ws.dir, '.catalog-streams/history'))).toEqual([
-      expect.stringMatching(/^products-price-bands\/\d{8}T\d{6}Z-[0-9a-f]{6}\.json$/),
-    ]);
-    const shown = await runCli(['history', file], { cwd: ws.dir, env: cleanEnv() });
+    const runFile = /^products-price-bands\/\d{8}T\d{6}Z-[0-9a-f]{6}\.json$/;
+    expect(await listFiles(join(ws.dir, '.catalog-streams/history'))).toEqual([expect.stringMatching(runFile)]);
+    const shown = await runCli(['history', file], { cwd: ws.dir, env: byDefault });
     expect(shown.stdout).toContain(
       `: 1 run (history ${join(ws.dir, '.catalog-streams/history/products-price-bands.jsonl')})`,
     );
+    // CATALOG_STREAMS_STATE_DIR moves it (relative to the working directory).
+    const moved = cleanEnv({ CATALOG_STREAMS_STATE_DIR: 'run-state' });
+    expect((await runCli(['run', file, '--quiet', ...flags], { cwd: ws.dir, env: moved })).code).toBe(0);
+    expect(await listFiles(join(ws.dir, 'run-state/history'))).toEqual([expect.stringMatching(runFile)]);
+    expect((await runCli(['history', file], { cwd: ws.dir, env: moved })).stdout).toContain(': 1 run (history ');
   });
 
   it('draws a sparkline between the min and max of known values', () => {

@@ -41,7 +41,8 @@ describe('the installed package', () => {
   });
 
   it('from an empty project: npx catalog-streams --help, then a shipped pipeline with --sandbox', async () => {
-    const env = cleanEnv({ PATH: shellPath() });
+    // The default run-state folder (the suite's own runs keep theirs in a temp folder).
+    const env = cleanEnv({ PATH: shellPath(), CATALOG_STREAMS_STATE_DIR: '' });
     const help = await run('npx', ['catalog-streams', '--help'], { cwd: project, env });
     expect(help.stdout).toMatch(/^Usage: catalog-streams /m);
     const demo = await run(
