@@ -19,7 +19,7 @@ COPY src ./src
 COPY pipelines ./pipelines
 COPY examples ./examples
 COPY docs ./docs
-RUN npm run build && npm pack --ignore-scripts --pack-destination /pkg
+RUN npm run build && mkdir -p /pkg && npm pack --ignore-scripts --pack-destination /pkg
 
 # 2. project: a project that depends on the packed tarball, with a lockfile for `npm ci`.
 FROM node:${NODE_VERSION}-bookworm-slim AS project
