@@ -16,16 +16,26 @@ A failed run leaves nothing half-published and the state cursor where it was, so
 the same window. One run at a time (max_active_runs=1): two runs of one pipeline would meet at
 its state lock (state.locked).
 
-Metrics: --metrics-file writes the Prometheus text format for node_exporter's textfile collector
-(or set CATALOG_STREAMS_PUSHGATEWAY to push to a Pushgateway); the shipped Grafana dashboard
-(examples/grafana/catalog-streams.json) reads them.
+The CLI runs through Airflow's SubprocessHook, which logs each line of its output as it comes:
+the JSON log lines (progress, warnings, the summary) are in the task log while the run goes on.
+The task declares what it writes as a Dataset (outlets), so Airflow's lineage and
+dataset-scheduled DAGs see it.
+
+Defaults: the package installed in /opt/catalog-streams (`npm install <tarball or git URL>` there,
+docs/deploy.md); set CATALOG_STREAMS_PROJECT to where it is installed. The shipped pipeline writes
+under that folder (out/products-nightly/, the cursor in .state/). CATALOG_STREAMS_BIN and
+CATALOG_STREAMS_PIPELINE pick another bin or pipeline file, CATALOG_STREAMS_DATASET another URI
+for the Dataset (e.g. s3://my-lake/catalog/products for an S3 pipeline).
+
+Metrics: CATALOG_STREAMS_METRICS_FILE writes the Prometheus text format for node_exporter's
+textfile collector (or set CATALOG_STREAMS_PUSHGATEWAY to push to a Pushgateway); the shipped
+Grafana dashboard (examples/grafana/catalog-streams.json) reads them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 from datetime import timedelta
 
@@ -34,14 +44,25 @@ from airflow import DAG
 from airflow.decorators import task
 from airflow.exceptions import AirflowException, AirflowFailException
 
-# Where the toolkit and the pipeline file are on the workers (npm install catalog-streams).
-CATALOG_STREAMS = os.environ.get("CATALOG_STREAMS_BIN", "/opt/catalog-streams/node_modules/.bin/catalog-streams")
+try:  # Airflow 3: datasets are assets, the hook is in the standard provider
+    from airflow.providers.standard.hooks.subprocess import SubprocessHook
+    from airflow.sdk import Asset as Dataset
+except ImportError:  # Airflow 2.4 and later
+    from airflow.datasets import Dataset
+    from airflow.hooks.subprocess import SubprocessHook
+
+# The project folder on the workers where the package is installed (docs/deploy.md); the shipped
+# pipeline's relative outputs and cursor go under it, as the run's working directory.
+PROJECT = os.environ.get("CATALOG_STREAMS_PROJECT", "/opt/catalog-streams")
+CATALOG_STREAMS = os.environ.get("CATALOG_STREAMS_BIN", os.path.join(PROJECT, "node_modules/.bin/catalog-streams"))
 PIPELINE_FILE = os.environ.get(
-    "CATALOG_STREAMS_PIPELINE", "/opt/catalog-streams/node_modules/catalog-streams/pipelines/products-nightly.yml"
+    "CATALOG_STREAMS_PIPELINE", os.path.join(PROJECT, "node_modules/catalog-streams/pipelines/products-nightly.yml")
 )
-METRICS_FILE = os.environ.get(
-    "CATALOG_STREAMS_METRICS_FILE", "/var/lib/node_exporter/textfile_collector/catalog_streams_products_nightly.prom"
+# What the task writes, for lineage: the shipped pipeline's output folder.
+OUTPUT_DATASET = Dataset(
+    os.environ.get("CATALOG_STREAMS_DATASET", "file://" + os.path.join(PROJECT, "out/products-nightly"))
 )
+METRICS_FILE = os.environ.get("CATALOG_STREAMS_METRICS_FILE")
 PUSHGATEWAY = os.environ.get("CATALOG_STREAMS_PUSHGATEWAY")
 
 # The exit codes of catalog-streams (docs/errors.md), by what the scheduler does with them.
@@ -82,7 +103,7 @@ with DAG(
     tags=["catalog-streams", "catalog"],
 ) as dag:
 
-    @task(execution_timeout=timedelta(hours=4))
+    @task(execution_timeout=timedelta(hours=4), outlets=[OUTPUT_DATASET])
     def extract_products() -> dict:
         # CATALOG_BASE_URL, CATALOG_API_KEY and CATALOG_API_SECRET come from the worker's environment
         # (or an Airflow connection exported as environment variables); never from the DAG file.
@@ -94,17 +115,19 @@ with DAG(
                 PIPELINE_FILE,
                 "--summary-file",
                 summary_file,
-                "--metrics-file",
-                METRICS_FILE,
                 "--log-format",
                 "json",
                 "--progress-interval",
                 "60",
             ]
+            if METRICS_FILE:
+                command += ["--metrics-file", METRICS_FILE]
             if PUSHGATEWAY:
                 command += ["--pushgateway", PUSHGATEWAY]
-            # stdout and stderr go to the task log: one JSON line per event, the summary last.
-            exit_code = subprocess.run(command, check=False).returncode
+            # SubprocessHook logs each line (stdout and stderr) to the task log as it comes: one JSON
+            # line per event, the summary last. env=None: the worker's environment (credentials).
+            result = SubprocessHook().run_command(command=command, env=None, cwd=PROJECT)
+            exit_code = result.exit_code
             summary = _read_summary(summary_file)
 
         if exit_code in SUCCESS_EXIT_CODES:

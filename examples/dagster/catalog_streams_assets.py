@@ -1,7 +1,13 @@
-"""The nightly catalog extract as a Dagster asset: runs `catalog-streams run` through subprocess
-and turns its summary file (--summary-file) into the materialization's metadata (records read and
-written, invalid, duration, requests, 429s, objects, the run id and the cursor), so the asset's
-page in Dagster shows the runs over time.
+"""The nightly catalog extract as a Dagster asset: runs `catalog-streams run`, logs each line of
+its output to the step's log as it comes, and turns its summary file (--summary-file) into the
+materialization's metadata (records read and written, invalid, duration, requests, 429s, objects,
+the files it wrote, the run id and the cursor), so the asset's page in Dagster shows the runs over
+time and where the data is.
+
+Defaults: run from the project folder where the package is installed (`npm install <tarball or
+git URL>`, docs/deploy.md), e.g. `dagster dev -f catalog_streams_assets.py` there; or set
+CATALOG_STREAMS_PROJECT to it. The bin and the shipped pipeline are found under its node_modules
+(node_modules/.bin is not on PATH), and the pipeline's relative outputs go under it.
 
 Exit codes (docs/errors.md): 0 materializes; 2 (a bad pipeline file or command) fails without
 retrying; 1 fails and is retried by the RetryPolicy only when the summary's error remedy is
@@ -19,8 +25,11 @@ import tempfile
 
 import dagster as dg
 
-CATALOG_STREAMS = os.environ.get("CATALOG_STREAMS_BIN", "catalog-streams")
-PIPELINE_FILE = os.environ.get("CATALOG_STREAMS_PIPELINE", "pipelines/products-nightly.yml")
+PROJECT = os.path.abspath(os.environ.get("CATALOG_STREAMS_PROJECT", os.getcwd()))
+CATALOG_STREAMS = os.environ.get("CATALOG_STREAMS_BIN", os.path.join(PROJECT, "node_modules/.bin/catalog-streams"))
+PIPELINE_FILE = os.environ.get(
+    "CATALOG_STREAMS_PIPELINE", os.path.join(PROJECT, "node_modules/catalog-streams/pipelines/products-nightly.yml")
+)
 METRICS_FILE = os.environ.get("CATALOG_STREAMS_METRICS_FILE")
 
 # The exit codes of catalog-streams, by what the asset does with them.
@@ -45,7 +54,19 @@ def _metadata(pipeline: dict) -> dict:
         "files": dg.MetadataValue.int(pipeline["files"]),
         "cursor": dg.MetadataValue.json(cursor),
         "warnings": dg.MetadataValue.json(pipeline.get("warnings", [])),
+        # Where the run wrote (files or objects): the asset's data, for whoever reads it next.
+        "outputs": dg.MetadataValue.json([o["location"] for o in pipeline["outputs"]]),
     }
+
+
+def _run(context: dg.AssetExecutionContext, command: list[str]) -> int:
+    """Runs the CLI from the project folder, each line of its output to the step's log as it comes."""
+    with subprocess.Popen(
+        command, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    ) as process:
+        for line in process.stdout:
+            context.log.info(line.rstrip("\n"))
+        return process.wait()
 
 
 @dg.asset(
@@ -60,8 +81,7 @@ def products_nightly(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         if METRICS_FILE:
             command += ["--metrics-file", METRICS_FILE]
         context.log.info(f"running {' '.join(command)}")
-        # The CLI's JSON log lines go to the step's captured stderr.
-        exit_code = subprocess.run(command, check=False).returncode
+        exit_code = _run(context, command)
         try:
             with open(summary_file, encoding="utf-8") as f:
                 summary = json.load(f)

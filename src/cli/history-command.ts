@@ -28,8 +28,8 @@ const HISTORY_USAGE = `Usage: catalog-streams history <pipeline-file> [--last N]
   --json     print the rows as a JSON array on stdout instead of a table
 
 Each run adds a file of its own to its pipeline's history, beside the state file
-(<state folder>/history/<pipeline>/) or, without a state, in the output folder
-(.catalog-streams/history/<pipeline>/); every ${COMPACT_AFTER_RUNS} runs they are folded into <pipeline>.jsonl
+(<state folder>/history/<pipeline>/) or, without a state, in the working directory
+(.catalog-streams/history/<pipeline>/, or history/ in CATALOG_STREAMS_STATE_DIR when set); every ${COMPACT_AFTER_RUNS} runs they are folded into <pipeline>.jsonl
 (the last ${MAX_HISTORY_RUNS} runs). A table sink's versions come from its _table.json,
 an s3 sink's objects and rows per run from its _manifest.json files (one a day with {date} in the
 key, one a run with {run}, else the latest run's only).

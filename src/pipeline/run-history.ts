@@ -4,7 +4,11 @@
 //
 // Where: beside the state file when the pipeline has one (`<state folder>/history/`, local or on
 // S3: the state is what a scheduled pipeline already keeps somewhere durable), else
-// `<output folder>/.catalog-streams/history/`. In that folder:
+// `.catalog-streams/history/` in the working directory (or `history/` in CATALOG_STREAMS_STATE_DIR). Not in the pipeline file's folder: that
+// folder is often a package's (`npm pack` shipped the runs of whoever packed it) or a git
+// checkout (the runs landed in commits and in the test suite's copies of pipelines/), while the
+// working directory is the project the runs belong to, as for the shipped pipelines' outputs run
+// from node_modules. In that folder:
 //   <name>/<run id>.json   one per run, created with putIfAbsent (a run id is unique to its run)
 //   <name>.jsonl           older runs, compacted: the last MAX_HISTORY_RUNS, one line each
 //   <name>.jsonl.lock      held while a run compacts
@@ -128,20 +132,37 @@ export interface HistoryFiles {
   lock: string;
 }
 
-export function historyLocation(loaded: LoadedPipeline, env?: S3Env): HistoryFiles {
+/** The history folder of a pipeline without a state, relative to the run-state folder. */
+export const DEFAULT_HISTORY_FOLDER = 'history/';
+
+/**
+ * The folder of run state for pipelines without a state: CATALOG_STREAMS_STATE_DIR when set (a
+ * container whose working directory is read-only, a test suite that keeps its runs apart), else
+ * `.catalog-streams/` in the working directory.
+ */
+export function runStateDir(env: S3Env | undefined, cwd = process.cwd()): string {
+  const set = env?.CATALOG_STREAMS_STATE_DIR;
+  return set ? path.resolve(cwd, set) : path.join(cwd, '.catalog-streams');
+}
+
+export function historyLocation(loaded: LoadedPipeline, env?: S3Env, cwd = process.cwd()): HistoryFiles {
   const name = safeName(loaded.config.name);
-  const baseDir = loaded.outputDir ?? loaded.baseDir;
   const state = loaded.config.state?.path;
   let store: ObjectStore;
   let folder: string;
   if (state) {
     const slash = state.lastIndexOf('/');
     // The history lives beside the state: on S3 when the state is.
-    store = folderStore(slash < 0 ? '.' : state.slice(0, slash + 1), baseDir, env, 's3-state');
+    store = folderStore(
+      slash < 0 ? '.' : state.slice(0, slash + 1),
+      loaded.outputDir ?? loaded.baseDir,
+      env,
+      's3-state',
+    );
     folder = 'history/';
   } else {
-    store = folderStore('.', baseDir, env, 's3-state');
-    folder = '.catalog-streams/history/';
+    store = new LocalObjectStore(runStateDir(env, cwd));
+    folder = DEFAULT_HISTORY_FOLDER;
   }
   return { store, file: `${folder}${name}.jsonl`, runs: `${folder}${name}/`, lock: `${folder}${name}.jsonl.lock` };
 }

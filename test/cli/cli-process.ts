@@ -21,9 +21,16 @@ export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 /** The built CLI: `npm test` compiles src and test into dist/ before vitest runs. */
 export const CLI = join(REPO, 'dist/src/cli/main.js');
 
+/**
+ * Where the runs of the tests keep their history (pipelines without a state): a temp folder of
+ * this test process, not `.catalog-streams/` of the checkout the suite runs in. A test of the
+ * default location passes `CATALOG_STREAMS_STATE_DIR: ''`.
+ */
+export const TEST_STATE_DIR = join(tmpdir(), `catalog-streams-test-state-${process.pid}`);
+
 /** An environment without the developer's catalog or AWS settings. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
+  const env: NodeJS.ProcessEnv = { CATALOG_STREAMS_STATE_DIR: TEST_STATE_DIR };
   for (const [k, v] of Object.entries(process.env)) {
     if (/^(CATALOG_|AWS_|S3_|LAKE_|NIGHTLY_)/.test(k)) continue;
     env[k] = v;
@@ -132,7 +139,8 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
 }
 
 /** `main()` in-process with captured output, a fake signal emitter and the given environment. */
-export async function runMain(argv: string[], env: NodeJS.ProcessEnv = {}, opts: { tty?: boolean } = {}) {
+export async function runMain(argv: string[], given: NodeJS.ProcessEnv = {}, opts: { tty?: boolean } = {}) {
+  const env = { CATALOG_STREAMS_STATE_DIR: TEST_STATE_DIR, ...given };
   const out: string[] = [];
   const err: string[] = [];
   const sink = (into: string[], tty: boolean) =>

@@ -9,7 +9,7 @@ import type { TableManifest } from '../../src/sinks/index.js';
 import { MAX_HISTORY_RUNS } from '../../src/pipeline/run-history.js';
 import { sparkline } from '../../src/cli/history-command.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { readJson, runCli, runMain, sandboxEnv, workspace } from './cli-process.js';
+import { cleanEnv, listFiles, readJson, runCli, runMain, sandboxEnv, workspace } from './cli-process.js';
 
 const PRODUCTS = 1200;
 
@@ -157,14 +157,38 @@ describe('catalog-streams history', () => {
   });
 
   it('says so when a pipeline has no runs yet, and refuses a bad --last', async () => {
-    const none = await runMain(['history', join(ws.dir, 'pipelines/demo.yml')]);
+    const none = await runCli(['history', 'pipelines/demo.yml'], {
+      cwd: ws.dir,
+      env: { ...env, CATALOG_STREAMS_STATE_DIR: '' },
+    });
     expect(none.code, none.stderr).toBe(0);
-    expect(none.stdout).toMatch(
-      /: 0 runs \(history .*\.catalog-streams\/history\/.*\.jsonl\)\n {2}no runs recorded yet/,
+    expect(none.stdout).toContain(
+      `: 0 runs (history ${join(ws.dir, '.catalog-streams/history/demo-products.jsonl')})\n  no runs recorded yet:`,
     );
     const bad = await runMain(['history', join(ws.dir, 'pipelines/demo.yml'), '--last', '0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--last must be an integer from 1 to/);
+  });
+
+  it('keeps the runs of a pipeline without a state in the working directory, not beside the pipeline file', async () => {
+    // The pipeline files' folder is a package's or a checkout's: run state there was packed and committed.
+    const file = 'pipelines/custom-transform.yml';
+    const flags = ['--sandbox', '--sandbox-products', '60', '--sandbox-rate-limit', '0'];
+    const byDefault = cleanEnv({ CATALOG_STREAMS_STATE_DIR: '' });
+    const ran = await runCli(['run', file, '--quiet', ...flags], { cwd: ws.dir, env: byDefault });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(await listFiles(join(ws.dir, 'pipelines'))).not.toContainEqual(expect.stringContaining('.catalog-streams'));
+    const runFile = /^products-price-bands\/\d{8}T\d{6}Z-[0-9a-f]{6}\.json$/;
+    expect(await listFiles(join(ws.dir, '.catalog-streams/history'))).toEqual([expect.stringMatching(runFile)]);
+    const shown = await runCli(['history', file], { cwd: ws.dir, env: byDefault });
+    expect(shown.stdout).toContain(
+      `: 1 run (history ${join(ws.dir, '.catalog-streams/history/products-price-bands.jsonl')})`,
+    );
+    // CATALOG_STREAMS_STATE_DIR moves it (relative to the working directory).
+    const moved = cleanEnv({ CATALOG_STREAMS_STATE_DIR: 'run-state' });
+    expect((await runCli(['run', file, '--quiet', ...flags], { cwd: ws.dir, env: moved })).code).toBe(0);
+    expect(await listFiles(join(ws.dir, 'run-state/history'))).toEqual([expect.stringMatching(runFile)]);
+    expect((await runCli(['history', file], { cwd: ws.dir, env: moved })).stdout).toContain(': 1 run (history ');
   });
 
   it('draws a sparkline between the min and max of known values', () => {

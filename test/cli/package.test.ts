@@ -1,5 +1,6 @@
 // The package as users get it: `npm pack`, then `npm install` of the tarball
-// into an empty project. It ships its LICENSE and every file its pipelines
+// into an empty project, where `npx catalog-streams` works as the README says. It packs no run
+// state and no sourcemaps (issue 37). It ships its LICENSE and every file its pipelines
 // name (examples/ for the custom transform); every shipped pipeline validates
 // from node_modules; a shipped pipeline run from there writes its outputs and
 // state under the working directory, never inside node_modules. It is light (issue 25): no install
@@ -7,40 +8,62 @@
 // the main entry neither loads the sandbox nor exposes it (catalog-streams/sandbox does).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packedProject, shellPath, type PackedProject } from '../helpers/packed-project.js';
 import { REPO, cleanEnv, listFiles } from './cli-process.js';
 
 const run = promisify(execFile);
 
 describe('the installed package', () => {
-  let dir: string;
+  let packed: PackedProject;
   let project: string;
   let installed: string;
-  let installOutput: string;
   const bin = () => join(project, 'node_modules/.bin/catalog-streams');
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'catalog-streams-pack-'));
-    project = join(dir, 'project');
-    // dist/ is current (the suite's tsc built it): pack without running prepare again.
-    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir, '--json'], {
-      cwd: REPO,
-    });
-    const tarball = join(dir, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
-    await run('mkdir', [project]);
-    await writeFile(join(project, 'package.json'), '{ "name": "a-data-project", "private": true }\n');
-    // A default install, as a user types it: optional peers (the AWS SDK) are not installed.
-    const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], {
-      cwd: project,
-    });
-    installOutput = install.stdout + install.stderr;
+    packed = await packedProject('catalog-streams-pack-');
+    project = packed.project;
     installed = join(project, 'node_modules/catalog-streams');
   }, 180_000);
-  afterAll(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
+  afterAll(() => packed?.remove());
+
+  it('packs no run state and no sourcemaps (they point at src/, which is not shipped)', () => {
+    expect(packed.files.filter((f) => f.endsWith('.map'))).toEqual([]);
+    expect(packed.files.filter((f) => f.includes('.catalog-streams') || f.includes('.state/'))).toEqual([]);
+    // pipelines/ ships its pipeline files only: whatever else lands there (a run's files) stays home.
+    const pipelines = packed.files.filter((f) => f.startsWith('pipelines/'));
+    expect(pipelines.length).toBeGreaterThan(5);
+    expect(pipelines.filter((f) => !/^pipelines\/[\w-]+\.yml$/.test(f))).toEqual([]);
+    expect(packed.files).toContain('dist/src/cli/main.js');
+  });
+
+  it('from an empty project: npx catalog-streams --help, then a shipped pipeline with --sandbox', async () => {
+    // The default run-state folder (the suite's own runs keep theirs in a temp folder).
+    const env = cleanEnv({ PATH: shellPath(), CATALOG_STREAMS_STATE_DIR: '' });
+    const help = await run('npx', ['catalog-streams', '--help'], { cwd: project, env });
+    expect(help.stdout).toMatch(/^Usage: catalog-streams /m);
+    const demo = await run(
+      'npx',
+      [
+        'catalog-streams',
+        'run',
+        'node_modules/catalog-streams/pipelines/demo.yml',
+        '--sandbox',
+        '--sandbox-products',
+        '150',
+        '--sandbox-rate-limit',
+        '0',
+      ],
+      { cwd: project, env },
+    );
+    expect(demo.stderr).toMatch(/"event":"summary".*"status":"succeeded"/);
+    expect(existsSync(join(project, 'out/demo/media.jsonl.gz'))).toBe(true);
+    // Its run history is the project's, in the working directory, not in node_modules.
+    expect((await readdir(join(project, '.catalog-streams/history'))).sort()).toEqual(['demo-media', 'demo-products']);
+  });
 
   it('ships the LICENSE (MIT, as package.json says), the pipelines and the examples they use', async () => {
     const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { license: string };
@@ -63,11 +86,14 @@ describe('the installed package', () => {
       if (pages.includes(link.slice('docs/'.length))) expect(existsSync(join(installed, link)), link).toBe(true);
   });
 
-  it('has no install script, and npm says nothing about one', async () => {
+  it('runs no install script: prepare (which builds dist/ for a git install) is not run for a tarball', async () => {
     const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { scripts?: object };
-    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare'])
+    for (const hook of ['preinstall', 'install', 'postinstall'])
       expect(Object.keys(pkg.scripts ?? {})).not.toContain(hook);
-    expect(installOutput).not.toMatch(/install[- ]script|prepare/i);
+    expect(pkg.scripts).toMatchObject({ prepare: 'tsc -p tsconfig.build.json' });
+    // npm 11 may list prepare among scripts awaiting approval; it cannot have run: no TypeScript here.
+    expect(existsSync(join(project, 'node_modules/typescript'))).toBe(false);
+    expect(packed.installOutput).not.toMatch(/npm error|ERR!/);
   });
 
   it('installs without the AWS SDK, in under 25 MB', async () => {

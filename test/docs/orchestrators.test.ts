@@ -3,20 +3,26 @@
 // every flag it passes is one `catalog-streams help run` lists; the exit codes it names are the
 // catalogue's (docs/errors.md), all of them, each in the set its remedy says; and the summary fields
 // it reads exist. Then the files run for real under small stand-ins for the airflow, pendulum and
-// dagster modules (only the names the examples use): the task and the asset start the built CLI
-// against the sandbox, and a success, a bad pipeline file (exit 2) and a refused credential
-// (exit 1, remedy fix) end as the orchestrator must see them; a fake CLI covers exit 1 with
-// remedy retry and a signal exit.
+// dagster modules (only the names the examples use): the task and the asset start the CLI of the
+// packed package installed in an empty project, with their defaults (only the project folder is
+// told to Airflow, whose default is /opt/catalog-streams), against the sandbox; the CLI's lines
+// reach the task's or step's log line by line, the Airflow task declares its output folder as a
+// Dataset, and a success, a bad pipeline file (exit 2) and a refused credential (exit 1, remedy
+// fix) end as the orchestrator must see them; a fake CLI covers exit 1 with remedy retry and a
+// signal exit.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from '../../src/error-codes.js';
 import type { RunSummary } from '../../src/pipeline/runner.js';
-import { CLI, REPO, runMain, sandboxEnv, workspace } from '../cli/cli-process.js';
+import { REPO, listFiles, runMain, sandboxEnv } from '../cli/cli-process.js';
+import { packedProject, shellPath, type PackedProject } from '../helpers/packed-project.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const EXAMPLES = ['examples/airflow/catalog_streams_dag.py', 'examples/dagster/catalog_streams_assets.py'];
 const python = spawnSync('python3', ['--version']);
 const noPython = python.error !== undefined || python.status !== 0;
@@ -133,12 +139,35 @@ class AirflowFailException(AirflowException):
 `,
   'airflow/decorators.py': `
 class _Task:
-    def __init__(self, function):
+    def __init__(self, function, kwargs):
         self.function = function
+        self.kwargs = kwargs
     def __call__(self, *args, **kwargs):
         return None  # in a DAG file, calling a task only adds it to the DAG
 def task(*args, **kwargs):
-    return lambda function: _Task(function)
+    return lambda function: _Task(function, kwargs)
+`,
+  'airflow/datasets/__init__.py': `
+class Dataset:
+    def __init__(self, uri):
+        self.uri = uri
+`,
+  'airflow/hooks/__init__.py': '',
+  // As Airflow's: each line of the merged stdout and stderr is logged as it comes.
+  'airflow/hooks/subprocess.py': `
+import os, subprocess, sys
+from collections import namedtuple
+SubprocessResult = namedtuple("SubprocessResult", ["exit_code", "output"])
+class SubprocessHook:
+    def run_command(self, command, env=None, output_encoding="utf-8", cwd=None):
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
+                                   env=env if env or env == {} else os.environ)
+        line = ""
+        for raw in iter(process.stdout.readline, b""):
+            line = raw.decode(output_encoding).rstrip()
+            sys.stderr.write("[task log] " + line + "\\n")
+        process.wait()
+        return SubprocessResult(exit_code=process.returncode, output=line)
 `,
   'dagster/__init__.py': `
 class Failure(Exception):
@@ -161,7 +190,8 @@ class AssetExecutionContext:
     pass
 class _Log:
     def info(self, message):
-        pass
+        import sys
+        sys.stderr.write("[step log] " + message + "\\n")
 class _Context:
     log = _Log()
 class _Asset:
@@ -190,7 +220,8 @@ spec.loader.exec_module(module)
 if kind == "airflow":
     from airflow.exceptions import AirflowException, AirflowFailException
     try:
-        print(json.dumps({"outcome": "success", "value": module.extract_products.function()}))
+        outlets = [d.uri for d in module.extract_products.kwargs.get("outlets", [])]
+        print(json.dumps({"outcome": "success", "value": module.extract_products.function(), "outlets": outlets}))
     except AirflowFailException as e:
         print(json.dumps({"outcome": "fail", "message": str(e)}))
     except AirflowException as e:
@@ -216,40 +247,43 @@ sys.exit(int(os.environ["FAKE_EXIT"]))
 describe.skipIf(noPython)('orchestrator examples run under stand-in modules', () => {
   let dir: string;
   let sandbox: TestSandbox;
-  let ws: Awaited<ReturnType<typeof workspace>>;
+  let packed: PackedProject;
+  let project: string;
   beforeAll(async () => {
-    [sandbox, ws] = await Promise.all([startTestSandbox({ products: 300 }), workspace()]);
+    [sandbox, packed] = await Promise.all([
+      startTestSandbox({ products: 300 }),
+      packedProject('catalog-streams-orchestrators-'),
+    ]);
+    project = packed.project;
     dir = await mkdtemp(join(tmpdir(), 'orchestrators-'));
     for (const [rel, text] of Object.entries({ ...STUBS, 'driver.py': DRIVER })) {
       await mkdir(join(dir, 'stubs', rel, '..'), { recursive: true });
       await writeFile(join(dir, 'stubs', rel), text);
     }
-    // The CLI as an installed bin would be.
-    await writeFile(join(dir, 'catalog-streams'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
     await writeFile(join(dir, 'fake-catalog-streams'), FAKE_CLI);
-    await chmod(join(dir, 'catalog-streams'), 0o755);
     await chmod(join(dir, 'fake-catalog-streams'), 0o755);
-  });
+  }, 180_000);
   afterAll(async () => {
-    await Promise.all([sandbox?.close(), ws?.remove(), dir && rm(dir, { recursive: true, force: true })]);
+    await Promise.all([sandbox?.close(), packed?.remove(), dir && rm(dir, { recursive: true, force: true })]);
   });
 
   // Asynchronous: the sandbox answers from this process, which must not block while the CLI runs.
+  // Run from the project folder (as `dagster dev` is); Airflow's task is told the folder (its default
+  // is /opt/catalog-streams), nothing else: the bin and the pipeline are the examples' defaults.
   const run = async (
     kind: 'airflow' | 'dagster',
     env: NodeJS.ProcessEnv,
-  ): Promise<{ outcome: string; value?: unknown; message?: string }> => {
+  ): Promise<{ outcome: string; value?: unknown; message?: string; outlets?: string[]; log: string }> => {
     const example = kind === 'airflow' ? EXAMPLES[0]! : EXAMPLES[1]!;
     const child = spawn('python3', [join(dir, 'stubs/driver.py'), join(REPO, example), kind], {
-      cwd: ws.dir,
+      cwd: project,
       env: {
         ...sandboxEnv(sandbox),
-        PATH: process.env.PATH,
+        PATH: shellPath(),
         PYTHONPATH: join(dir, 'stubs'),
         PYTHONPYCACHEPREFIX: join(dir, 'pycache'),
-        CATALOG_STREAMS_BIN: join(dir, 'catalog-streams'),
-        CATALOG_STREAMS_PIPELINE: join(ws.dir, 'pipelines/products-nightly.yml'),
-        CATALOG_STREAMS_METRICS_FILE: join(ws.dir, `${kind}.prom`),
+        ...(kind === 'airflow' ? { CATALOG_STREAMS_PROJECT: project } : {}),
+        CATALOG_STREAMS_METRICS_FILE: join(project, `${kind}.prom`),
         ...env,
       },
     });
@@ -259,7 +293,7 @@ describe.skipIf(noPython)('orchestrator examples run under stand-in modules', ()
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(status, stderr).toBe(0);
-    return JSON.parse(stdout.trim().split('\n').at(-1)!);
+    return { ...JSON.parse(stdout.trim().split('\n').at(-1)!), log: stderr };
   };
 
   it.each(['airflow', 'dagster'] as const)(
@@ -267,8 +301,14 @@ describe.skipIf(noPython)('orchestrator examples run under stand-in modules', ()
     async (kind) => {
       const ok = await run(kind, {});
       expect(ok.outcome, ok.message).toBe('success');
+      // The CLI's JSON lines reached the task's (step's) log one by one, the summary among them.
+      const logged = kind === 'airflow' ? '[task log] ' : '[step log] ';
+      expect(ok.log).toMatch(new RegExp(`^${escapeRegExp(logged)}\\{"time":[^\\n]*"event":"summary"`, 'm'));
+      // The shipped pipeline wrote under the project folder; Airflow names that folder as its Dataset.
+      expect((await listFiles(join(project, 'out/products-nightly'))).length).toBeGreaterThan(0);
+      if (kind === 'airflow') expect(ok.outlets).toEqual([`file://${join(project, 'out/products-nightly')}`]);
       // The metrics file the example asks for is written, for the last run: a success.
-      expect(await readFile(join(ws.dir, `${kind}.prom`), 'utf8')).toMatch(/^catalog_streams_exit_code 0$/m);
+      expect(await readFile(join(project, `${kind}.prom`), 'utf8')).toMatch(/^catalog_streams_exit_code 0$/m);
       if (kind === 'airflow')
         expect(ok.value).toMatchObject({ 'products-nightly': { records_read: expect.any(Number), throttles: 0 } });
       else expect(ok.value).toMatchObject({ records_read: expect.any(Number), throttles_429: 0, invalid: 0 });
@@ -276,7 +316,7 @@ describe.skipIf(noPython)('orchestrator examples run under stand-in modules', ()
         kind === 'airflow' ? (ok.value as any)['products-nightly'].records_read : (ok.value as any).records_read;
       expect(read).toBeGreaterThan(0);
 
-      const bad = await run(kind, { CATALOG_STREAMS_PIPELINE: join(ws.dir, 'pipelines/no-such-file.yml') });
+      const bad = await run(kind, { CATALOG_STREAMS_PIPELINE: join(project, 'pipelines/no-such-file.yml') });
       expect(bad).toMatchObject({ outcome: 'fail', message: expect.stringContaining('exit 2') });
 
       const refused = await run(kind, { CATALOG_API_SECRET: 'not-the-secret' });

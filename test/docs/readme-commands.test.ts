@@ -1,31 +1,27 @@
 // Every command the README and the docs/ pages show runs somewhere: in another test (the reviewed
 // map below names the test file, and the file must hold the command's argv), in a script CI runs,
-// or here, against the sandbox on loopback with its outputs in a temp folder. A command added to a
+// or here, as a user types it: each line through `/bin/sh -c`, in a project where the packed
+// tarball was installed by the docs' own `npm install ./catalog-streams-<version>.tgz` (so
+// `npx catalog-streams` is the installed bin, found as npx finds it), with copies of pipelines/
+// and examples/ beside it, against the sandbox on loopback. A command added to a
 // page that nothing runs fails the first test, naming file:line; so does an entry whose command
 // left every page. Whole pipeline files in yaml blocks are validated here too.
 //
 // Commands are the lines of sh/bash/console/cron code blocks (and of unlabeled blocks, the lines
 // that start with a command), the container command + args of a Kubernetes manifest in a yaml
 // block, and inline code that starts with `npx catalog-streams ` or the bench runner.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinStages } from '../../src/pipeline/builtins.js';
 import { formatStageReference } from '../../src/pipeline/describe-options.js';
 import { EXTRA_SCENARIOS, MAIN_SCENARIOS } from '../bench/run.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import {
-  CLI,
-  REPO,
-  cleanEnv,
-  jsonLines,
-  listFiles,
-  runCli,
-  startCli,
-  startCommand,
-  workspace,
-} from '../cli/cli-process.js';
+import { REPO, cleanEnv, jsonLines, listFiles, runCli, startCommand } from '../cli/cli-process.js';
+import { packInto, shellPath } from '../helpers/packed-project.js';
 import { at, docFiles, fencedBlocks, lineOf } from './doc-blocks.js';
 
 interface ReadmeCommand {
@@ -132,6 +128,25 @@ const COVERAGE: Record<string, Coverage> = {
     { test: SCHEDULING, contains: ["doc.indexOf('## Scheduling\\n')", "spawn('/bin/sh', ['-c', command]"] },
   '/app/node_modules/.bin/catalog-streams run /app/node_modules/catalog-streams/pipelines/products-nightly-s3.yml --pushgateway http://pushgateway.monitoring:9091':
     { test: SCHEDULING, contains: ['parseYaml(blocks[1]!.text)', 'spawn(process.execPath, [CLI, ...args]'] },
+  // docs/deploy.md: installing, the image.
+  'npm install ./catalog-streams-0.1.0.tgz': { here: true },
+  'npx catalog-streams --help': { here: true },
+  // 12,000 products as written; the package test runs it with a smaller sandbox.
+  'npx catalog-streams run node_modules/catalog-streams/pipelines/demo.yml --sandbox': {
+    test: 'test/cli/package.test.ts',
+    contains: ["'node_modules/catalog-streams/pipelines/demo.yml',\n        '--sandbox',"],
+  },
+  // A placeholder URL: the opt-in git install test installs this checkout by git+file:// instead.
+  'npm install git+https://git.example.com/data/catalog-streams.git#v0.1.0': {
+    test: 'test/cli/git-install.test.ts',
+    contains: ["'install'", '`git+file://${REPO}#${commit}`'],
+  },
+  // The docker mode needs a Docker engine, which the suite does not have: it runs --local (docs/deploy.md says so).
+  'scripts/docker-build.sh': { test: 'test/docs/dockerfile.test.ts', contains: ["'scripts/docker-build.sh'"] },
+  'scripts/docker-build.sh --local': {
+    test: 'test/docs/dockerfile.test.ts',
+    contains: ["'scripts/docker-build.sh'), '--local'"],
+  },
   'npm run bench': { bench: [] },
   'npm run bench -- --quick': { bench: ['--quick'] },
   'node --expose-gc dist/test/bench/run.js chain rate': { bench: ['chain', 'rate'] },
@@ -153,9 +168,6 @@ const docs = docFiles();
 const readme = docs.find((d) => d.file === 'README.md')!.text;
 const commands = docs.flatMap((d) => readmeCommands(d.text, d.file));
 const texts = [...new Set(commands.map((c) => c.text))];
-
-/** The argv after `npx catalog-streams`, split on spaces (the README's commands quote nothing). */
-const argvOf = (text: string) => text.replace(/^npx catalog-streams /, '').split(' ');
 
 describe('commands of the README and docs/', () => {
   it('every command has a reviewed entry saying who runs it, and every entry is still in a page', () => {
@@ -212,14 +224,33 @@ describe('commands of the README and docs/', () => {
     }
   });
 
-  describe('run here, against the sandbox, outputs in a temp folder', () => {
-    let ws: Awaited<ReturnType<typeof workspace>>;
+  describe('run here as typed, in a project with the packed package installed, against the sandbox', () => {
+    let dir: string;
+    let project: string;
     let sandbox: TestSandbox;
+    // npm's own settings, not the commands: no update notice on stderr (the CLI's JSON lines are read there).
+    const env = (extra: Record<string, string> = {}) =>
+      cleanEnv({ PATH: shellPath(), npm_config_update_notifier: 'false', ...extra });
     beforeAll(async () => {
-      [ws, sandbox] = await Promise.all([workspace('catalog-streams-readme-'), startTestSandbox({ products: 1500 })]);
-    });
+      dir = await mkdtemp(join(tmpdir(), 'catalog-streams-readme-'));
+      project = join(dir, 'project');
+      let tarball: string;
+      [{ tarball }, sandbox] = await Promise.all([packInto(dir), startTestSandbox({ products: 1500 })]);
+      await mkdir(project);
+      await writeFile(join(project, 'package.json'), '{ "name": "a-data-project", "private": true }\n');
+      // The install line of docs/deploy.md, as typed; it names the version the package has.
+      const install = 'npm install ./catalog-streams-0.1.0.tgz';
+      expect(basename(tarball)).toBe(install.slice('npm install ./'.length));
+      await copyFile(tarball, join(project, basename(tarball)));
+      // npm's own settings (not the command): npm's cache first, no audit or funding requests.
+      const installed = await run(install, env({ npm_config_prefer_offline: 'true', npm_config_audit: 'false' }));
+      expect(installed.code, installed.stderr).toBe(0);
+      // The files the README's commands name, as in a checkout.
+      await cp(join(REPO, 'pipelines'), join(project, 'pipelines'), { recursive: true });
+      await cp(join(REPO, 'examples'), join(project, 'examples'), { recursive: true });
+    }, 240_000);
     afterAll(async () => {
-      await Promise.all([ws?.remove(), sandbox?.close()]);
+      await Promise.all([sandbox?.close(), dir && rm(dir, { recursive: true, force: true })]);
     });
 
     const here = Object.entries(COVERAGE)
@@ -230,10 +261,17 @@ describe('commands of the README and docs/', () => {
       // Each `here` entry was run by one of the tests below.
       expect(here.filter((t) => !ran.has(t))).toEqual([]);
     });
-    const run = (text: string, env = cleanEnv()) => {
+    /** The command line as a user types it, by the shell, in the project. */
+    function run(text: string, withEnv = env()) {
       ran.add(text);
-      return runCli(argvOf(text), { cwd: ws.dir, env });
-    };
+      return startCommand('/bin/sh', ['-c', text], { cwd: project, env: withEnv }).done;
+    }
+
+    it('npx catalog-streams --help: the installed bin, found by npx', async () => {
+      const { code, stdout, stderr } = await run('npx catalog-streams --help');
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/^Usage: catalog-streams /m);
+    });
 
     it('the tour: stages, filters, validate, schema, the dry run', async () => {
       const [stages, filters, validate, schema, dryRun] = await Promise.all([
@@ -252,7 +290,7 @@ describe('commands of the README and docs/', () => {
       expect(schema.stdout).toMatch(/CREATE/);
       expect(dryRun.code, dryRun.stderr).toBe(0);
       expect(jsonLines(dryRun.stderr).map((l) => l.event)).toEqual(['plan', 'plan', 'dry-run']);
-      expect((await listFiles(ws.dir)).filter((f) => f.startsWith('out/'))).toEqual([]);
+      expect((await listFiles(project)).filter((f) => f.startsWith('out/'))).toEqual([]);
     });
 
     it('stages --markdown prints the stage reference of docs/stages.md', async () => {
@@ -267,13 +305,13 @@ describe('commands of the README and docs/', () => {
       const summaries = jsonLines(stderr).filter((l) => l.event === 'summary');
       expect(summaries.map((s) => s.status)).toEqual(summaries.map(() => 'succeeded'));
       expect(summaries.length).toBe(6);
-      expect((await listFiles(join(ws.dir, 'out/reference'))).filter((f) => f.endsWith('.parquet'))).toHaveLength(6);
+      expect((await listFiles(join(project, 'out/reference'))).filter((f) => f.endsWith('.parquet'))).toHaveLength(6);
     });
 
     it('every whole pipeline file in a yaml block validates; the fragments are valid YAML', async () => {
       const files: Array<{ where: string; path: string }> = [];
       const broken: string[] = [];
-      await mkdir(join(ws.dir, 'pipelines'), { recursive: true });
+
       for (const block of docs.flatMap(fencedBlocks).filter((b) => b.lang === 'yaml')) {
         const documents = parseAllDocuments(block.body);
         for (const d of documents) if (d.errors.length) broken.push(`${at(block)}: ${d.errors[0]!.message}`);
@@ -281,39 +319,47 @@ describe('commands of the README and docs/', () => {
         // A Kubernetes manifest runs in test/cli/scheduling.test.ts; a fragment (`sinks:` alone) is no file.
         if (!values.some((v) => v && 'source' in v)) continue;
         // In pipelines/ of the workspace, so `../out/...` lands in its out/ as in the repository.
-        const path = join(ws.dir, 'pipelines', `doc-${files.length}.yml`);
+        const path = join(project, 'pipelines', `doc-${files.length}.yml`);
         await writeFile(path, block.body);
         files.push({ where: at(block), path });
       }
       expect(broken).toEqual([]);
       expect(files.length).toBeGreaterThanOrEqual(4);
       const results = await Promise.all(
-        files.map((f) => runCli(['validate', f.path], { cwd: ws.dir, env: cleanEnv() })),
+        files.map((f) => runCli(['validate', f.path], { cwd: project, env: cleanEnv() })),
       );
       expect(
         results.flatMap((r, i) => (r.code === 0 ? [] : [`${files[i]!.where}: exit ${r.code}: ${r.stderr.trim()}`])),
       ).toEqual([]);
     });
 
-    it('the sandbox command serves and stops on SIGTERM (port 0 for 8787: a test must not need a fixed port)', async () => {
+    it('the sandbox command serves, and Ctrl-C stops it (port 0 for 8787: a test must not need a fixed port)', async () => {
       const text = 'npx catalog-streams sandbox --port 8787 --products 20000';
       ran.add(text);
-      const cli = startCli(
-        argvOf(text).map((a) => (a === '8787' ? '0' : a)),
-        { cwd: ws.dir, env: cleanEnv() },
-      );
-      await new Promise<void>((resolve, reject) => {
-        const timer = setInterval(() => {
-          if (/listening on http:\/\/127\.0\.0\.1:\d+/.test(cli.stdout())) resolve();
-        }, 20);
-        void cli.done
-          .then((r) => reject(new Error(`the sandbox exited: ${r.stderr}`)))
-          .finally(() => clearInterval(timer));
-        setTimeout(() => reject(new Error(`no listening line: ${cli.stdout()}`)), 20_000).unref();
-      });
-      expect(cli.stdout()).toMatch(/20,000 products/);
-      cli.child.kill('SIGTERM');
-      expect((await cli.done).code).toBe(0);
+      // A process group of its own, as a terminal's foreground job: Ctrl-C signals the whole group
+      // (npm exec does not pass a signal on to the CLI it started).
+      const child = spawn('/bin/sh', ['-c', text.replace('8787', '0')], { cwd: project, env: env(), detached: true });
+      let stdout = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setInterval(() => {
+            if (/listening on http:\/\/127\.0\.0\.1:\d+/.test(stdout)) resolve();
+          }, 20);
+          void closed
+            .then(() => reject(new Error(`the sandbox exited: ${stdout}`)))
+            .finally(() => clearInterval(timer));
+          setTimeout(() => reject(new Error(`no listening line: ${stdout}`)), 30_000).unref();
+        });
+        expect(stdout).toMatch(/20,000 products/);
+      } finally {
+        process.kill(-child.pid!, 'SIGINT');
+      }
+      await closed;
+      // Nothing of the group is left: the CLI stopped, not only npx.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(() => process.kill(-child.pid!, 0)).toThrow(/ESRCH/);
     });
 
     it('against "the real API": the export line and the run, as one shell script with the sandbox as the API', async () => {
@@ -331,18 +377,17 @@ describe('commands of the README and docs/', () => {
       const script = block
         .replace('https://api.example.com', sandbox.url)
         .replace('CATALOG_API_KEY=...', `CATALOG_API_KEY=${sandbox.credentials.apiKey}`)
-        .replace('CATALOG_API_SECRET=...', `CATALOG_API_SECRET=${sandbox.credentials.apiSecret}`)
-        .replaceAll('npx catalog-streams', `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`);
+        .replace('CATALOG_API_SECRET=...', `CATALOG_API_SECRET=${sandbox.credentials.apiSecret}`);
       const result = await startCommand('/bin/sh', ['-c', script], {
-        cwd: ws.dir,
-        env: cleanEnv({ CATALOG_RATE_LIMIT: '0' }),
+        cwd: project,
+        env: env({ CATALOG_RATE_LIMIT: '0' }),
       }).done;
       expect(result.code, result.stderr).toBe(0);
       expect(jsonLines(result.stderr).find((l) => l.event === 'summary')).toMatchObject({
         status: 'succeeded',
         pipeline: 'products-nightly',
       });
-      expect(await listFiles(join(ws.dir, '.state'))).toContain('products-nightly.json');
+      expect(await listFiles(join(project, '.state'))).toContain('products-nightly.json');
     });
   });
 });
