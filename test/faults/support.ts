@@ -128,10 +128,12 @@ export async function pipelineWorkspace(name: string, yaml: string): Promise<Pip
 }
 
 /** What a run left under `dir`: files under their final names, and hidden temp files (`.name.xxxx.tmp`). */
-export async function leftBehind(dir: string): Promise<{ final: string[]; temp: string[] }> {
+export async function leftBehind(dir: string): Promise<{ final: string[]; temp: string[]; bookkeeping: string[] }> {
   const files = await listFiles(dir);
   const temp = files.filter((f) => /(^|\/)\.[^/]+\.tmp$/.test(f));
-  return { final: files.filter((f) => !temp.includes(f)), temp };
+  // A killed {run} dataset's lock and write journal: what the next run needs to remove its files.
+  const bookkeeping = files.filter((f) => /(^|\/)(\.publish\.[0-9a-f]{8}\.lock|_journal\/[^/]+\.json)$/.test(f));
+  return { final: files.filter((f) => !temp.includes(f) && !bookkeeping.includes(f)), temp, bookkeeping };
 }
 
 /** The `id` column of Parquet files (a glob is fine), in file order. */
