@@ -53,7 +53,7 @@ describe('a {run} dataset: a killed run leaves nothing after the next good run',
       env: { ...env, CATALOG_STREAMS_TEST_KILL_AT_STEP: 'rename:/run=:2' },
     });
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
-    const afterKill = await tree(local.ws.path("out"));
+    const afterKill = await tree(local.ws.path('out'));
     const killedRun = runFolders(afterKill).find((r) => r !== 'spark-job')!;
     expect(
       afterKill.filter((f) => f.includes(`run=${killedRun}/part-`)),
