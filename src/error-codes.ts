@@ -447,6 +447,16 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'the metrics file or the Pushgateway push failed; the run outcome is unchanged',
     'check --metrics-file / --pushgateway; an alert on a stale last-success time catches a missed push',
   ),
+  warning(
+    'metrics.file_name',
+    "--metrics-file does not end in .prom: node_exporter's textfile collector skips the file",
+    'name the file <something>.prom',
+  ),
+  warning(
+    'metrics.file_shared',
+    '--metrics-file held the metrics of pipelines another pipeline file runs; this run replaced them',
+    'give each pipeline file a --metrics-file of its own in the textfile folder',
+  ),
   runError(
     'network.failed',
     'retry',

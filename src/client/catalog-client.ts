@@ -290,6 +290,8 @@ export class CatalogClient {
   readonly baseUrl: string;
   /** `host[:port]`, for messages. */
   readonly host: string;
+  /** The host without port, for the retry policy's loopback rule. */
+  readonly #hostname: string;
   readonly #credentialSource: string | undefined;
   readonly events: RunEvents;
   /** The first key's limiter (with one key, the run's budget); `limiters` has every key's. */
@@ -317,6 +319,7 @@ export class CatalogClient {
     const credentials = credentialsOf(options);
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.host = url.host;
+    this.#hostname = url.hostname;
     this.#credentialSource = options.credentialSource;
     // `{base_url}` is the service root; tolerate a base URL that already ends in /v4.
     this.#pathPrefix = url.pathname.replace(/\/+$/, '').replace(/\/v4$/, '');
@@ -836,7 +839,8 @@ export class CatalogClient {
     const delay =
       (failure.status !== undefined ? policy.retryAfterMs(failure.headers['retry-after']) : undefined) ??
       policy.backoff(attempt);
-    return policy.allows(attempt, waited, delay) ? delay : undefined;
+    const limit = failure.status === undefined ? policy.attemptLimit(failure.error, this.#hostname) : undefined;
+    return policy.allows(attempt, waited, delay, limit) ? delay : undefined;
   }
 
   #announceRetry(events: RunEvents, endpoint: string, failure: Failure, attempt: number, delayMs: number): void {
