@@ -91,6 +91,11 @@ export class FunctionTransform extends RecordTransform {
     this.#timeoutMs = options.timeoutMs;
   }
 
+  /** `custom: module "./t.mjs" export "default" (map)`, or `map` in code. */
+  protected override get label(): string {
+    return this.#label === this.kind ? this.kind : `${this.#label} (${this.kind})`;
+  }
+
   protected override async prepare(): Promise<void> {
     if (this.#load) this.#fn = await this.#load();
   }
