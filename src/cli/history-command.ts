@@ -222,7 +222,10 @@ function formatHistory(h: PipelineHistory): string {
       return n === null ? '-' : (c.text ?? fmt.format)(n);
     }),
   ];
-  const table = [['date (UTC)', 'run', 'status', ...(withError ? ['error'] : []), ...columns.map((c) => c.title)], ...h.rows.map(cells)];
+  const table = [
+    ['date (UTC)', 'run', 'status', ...(withError ? ['error'] : []), ...columns.map((c) => c.title)],
+    ...h.rows.map(cells),
+  ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   // Text columns left-aligned, numbers right-aligned.
   const line = (row: string[]) =>
@@ -244,7 +247,8 @@ function formatHistory(h: PipelineHistory): string {
 
 export const historyCommandDefinition: Command = {
   name: NAME,
-  summary: 'show the runs of a pipeline file over time (status and error code, records, duration, requests, 429s, table changes)',
+  summary:
+    'show the runs of a pipeline file over time (status and error code, records, duration, requests, 429s, table changes)',
   usage: HISTORY_USAGE,
   run: historyCommand,
 };

@@ -45,7 +45,7 @@ describe('operating a scheduled run', () => {
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain('CATALOG_API_KEY lists 1 key but CATALOG_API_SECRET lists 2 secrets');
     expect(refused.stderr).toContain('CATALOG_API_SECRET is a comma-separated list (one secret per key)');
-    expect(refused.stderr).toContain("connection.credentials");
+    expect(refused.stderr).toContain('connection.credentials');
     expect(refused.stderr).not.toContain(SECRET);
 
     await write('whole.yml', pipelineFile('whole', credentials));
@@ -101,7 +101,12 @@ describe('operating a scheduled run', () => {
       ['failed', 'auth.unauthorized'],
     ]);
     const lines = (await history()).stdout.split('\n');
-    expect(lines[1]!.trim().split(/\s{2,}/).slice(0, 4)).toEqual(['date (UTC)', 'run', 'status', 'error']);
+    expect(
+      lines[1]!
+        .trim()
+        .split(/\s{2,}/)
+        .slice(0, 4),
+    ).toEqual(['date (UTC)', 'run', 'status', 'error']);
     expect(lines[3]).toMatch(/ failed +auth\.unauthorized /);
     expect(lines[2]).toMatch(/ succeeded  +\d/);
   });
