@@ -299,6 +299,8 @@ export abstract class RecordTransform extends Transform {
    */
   #stageError(error: unknown, record: object): unknown {
     if (error instanceof CatalogStreamsError) return error;
+    // A stop (the run's signal, an AbortError of user code that passed it on) stays a stop, not a failure of the stage.
+    if (this.ctx.signal?.aborted || (error as { name?: unknown } | null)?.name === 'AbortError') return error;
     const id = (record as { id?: unknown }).id;
     const message = error instanceof Error ? error.message : String(error);
     const frame = userFrame(error);

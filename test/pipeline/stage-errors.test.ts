@@ -113,4 +113,18 @@ sinks: [{ type: jsonl, path: out/boom.jsonl }]
       /^map threw on record "b": no b \(at .*stage-errors\.test\.ts:\d+:\d+\)$/,
     );
   });
+  it('a stop is not a stage failure: an AbortError from user code passes through unwrapped', async () => {
+    const failed = await pipeline(
+      Readable.from([{ id: 'a' }]),
+      map(() => {
+        throw new DOMException('the caller stopped', 'AbortError');
+      }),
+      new Writable({ objectMode: true, write: (_c, _e, cb) => cb() }),
+    ).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failed).not.toBeInstanceOf(DataError);
+    expect((failed as Error).name).toBe('AbortError');
+  });
 });
