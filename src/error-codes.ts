@@ -309,6 +309,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'a transform received something that is not a plain object',
     'pipe records (objects) into transforms; check the stage before it',
   ),
+  runError(
+    'data.stage_failed',
+    'fix',
+    "a transform's code threw an error of its own on a record (a custom stage, a map or filter in code): the message names the stage's place, its module and the record",
+    "fix the function at the place the message names (the original error is the message's end), or drop the record it fails on; the run's outputs were discarded",
+  ),
   warning(
     'dedupe.shared_key',
     'two different records share the dedupe key; the later one was dropped',
@@ -464,6 +470,16 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'metrics.failed',
     'the metrics file or the Pushgateway push failed; the run outcome is unchanged',
     'check --metrics-file / --pushgateway; an alert on a stale last-success time catches a missed push',
+  ),
+  warning(
+    'metrics.file_name',
+    "--metrics-file does not end in .prom: node_exporter's textfile collector skips the file",
+    'name the file <something>.prom',
+  ),
+  warning(
+    'metrics.file_shared',
+    '--metrics-file held the metrics of pipelines another pipeline file runs; this run replaced them',
+    'give each pipeline file a --metrics-file of its own in the textfile folder',
   ),
   runError(
     'network.failed',

@@ -44,8 +44,9 @@ export {
   type Remedy,
 } from './error-codes.js';
 
-// Run events.
+// Run events; where the warnings of stages and clients made in code go without a bus of the caller's.
 export { RUN_EVENT_NAMES, RunEvents, type OutputRecord, type RunEventMap, type RunEventName } from './events.js';
+export { setDefaultWarnings, warningEvents, type CodeWarning, type WarningOutput } from './code-warnings.js';
 
 // The API as code: record schemas (zod schemas and their types), filters, endpoints, request checks.
 export * from './catalog/resources/index.js';
@@ -96,6 +97,7 @@ export { stageFactory, type StageFactory } from './core/stage-factory.js';
 export { defaultStageContext, type PartialStageContext } from './core/default-context.js';
 export { type FieldPath } from './core/field-path.js';
 export { originOf, type RecordOrigin } from './core/origin.js';
+export type { AnyRecord, RecordStream } from './core/record-stream.js';
 
 // Sources.
 export {
@@ -127,6 +129,10 @@ export {
   type SourceRunOptions,
   type SourceType,
   type StreamOptions,
+  type QuerySourceStream,
+  PagedQuerySource,
+  CreatedAtQuerySource,
+  NdjsonStreamSource,
 } from './sources/index.js';
 
 // Transforms.
@@ -262,3 +268,6 @@ export {
 } from './pipeline/plan.js';
 export { plannedStage, stageOf, upstreamStages, type PlannedStage, type StagePosition } from './core/planned-stage.js';
 export { PipelineFile } from './pipeline/pipeline-file.js';
+// Composing in code: one stream to several sinks, and a chain whose callbacks know their record type.
+export { tee, TeeSink } from './pipeline/tee.js';
+export { chain, RecordChain } from './pipeline/chain.js';

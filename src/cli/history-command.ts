@@ -43,6 +43,8 @@ export interface HistoryRow {
   runId: string;
   startedAt: string;
   status: string;
+  /** The error code of a run that did not succeed (null for a success, or a run older than the code's record). */
+  error: string | null;
   records: number | null;
   durationMs: number | null;
   requests: number | null;
@@ -102,6 +104,7 @@ async function pipelineHistory(p: LoadedPipeline, env: NodeJS.ProcessEnv, last: 
   for (const e of history.entries) {
     rows.set(e.runId, {
       ...emptyRow(e.pipeline, e.runId, e.startedAt, e.status),
+      error: e.error ?? null,
       records: e.read,
       durationMs: e.durationMs,
       requests: e.requests,
@@ -144,6 +147,7 @@ function emptyRow(pipeline: string, runId: string, startedAt: string, status: Hi
     runId,
     startedAt,
     status,
+    error: null,
     records: null,
     durationMs: null,
     requests: null,
@@ -209,21 +213,29 @@ function formatHistory(h: PipelineHistory): string {
       (h.tables.length > 0 || !TABLE_COLUMNS.includes(c.title)) &&
       (h.manifests.length > 0 || !S3_COLUMNS.includes(c.title)),
   );
+  // The error code column only when a run failed: a history of successes stays as narrow as before.
+  const withError = h.rows.some((r) => r.status !== 'succeeded');
+  // Date, run id, status (and error code) left-aligned; the numbers after them right-aligned.
+  const textColumns = withError ? 4 : 3;
   const cells = (r: HistoryRow) => [
     r.startedAt.slice(0, 16).replace('T', ' '),
     r.runId,
     r.status,
+    ...(withError ? [r.error ?? (r.status === 'succeeded' ? '' : '-')] : []),
     ...columns.map((c) => {
       const n = c.value(r);
       return n === null ? '-' : (c.text ?? fmt.format)(n);
     }),
   ];
-  const table = [['date (UTC)', 'run', 'status', ...columns.map((c) => c.title)], ...h.rows.map(cells)];
+  const table = [
+    ['date (UTC)', 'run', 'status', ...(withError ? ['error'] : []), ...columns.map((c) => c.title)],
+    ...h.rows.map(cells),
+  ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   // Text columns left-aligned, numbers right-aligned.
   const line = (row: string[]) =>
     row
-      .map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .map((cell, i) => (i < textColumns ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
       .join('  ')
       .trimEnd();
   const titleWidth = Math.max(...columns.map((c) => c.title.length));
@@ -240,7 +252,8 @@ function formatHistory(h: PipelineHistory): string {
 
 export const historyCommandDefinition: Command = {
   name: NAME,
-  summary: 'show the runs of a pipeline file over time (records, duration, requests, 429s, table changes)',
+  summary:
+    'show the runs of a pipeline file over time (status and error code, records, duration, requests, 429s, table changes)',
   usage: HISTORY_USAGE,
   run: historyCommand,
 };

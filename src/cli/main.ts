@@ -9,6 +9,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CatalogStreamsError, type ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
+import { setDefaultWarnings } from '../code-warnings.js';
 import type { Command } from './command.js';
 import { explainCommandDefinition, formatAllCodes } from './explain-command.js';
 import { historyCommandDefinition } from './history-command.js';
@@ -56,6 +57,9 @@ type Fail = (
 ) => number;
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
+  // The CLI logs each run's own bus; a bus made without one (the dry run's plan probes) stays
+  // quiet, as before warnings of code-API buses went to stderr (src/code-warnings.ts).
+  setDefaultWarnings('silent');
   let log: LogSettings;
   let rest: string[];
   try {

@@ -41,8 +41,8 @@ export function runMetrics(input: RunMetricsInput, previousSuccess: ReadonlyMap<
     new Gauge<L>({ name: `${PREFIX}${name}`, help, labelNames, registers: [registry] });
   const exit = gauge(
     'exit_code',
-    'Exit status of the last run of the pipeline file (0 success, 1 failed, 2 bad usage or file, 130/143 stopped by a signal)',
-    [],
+    'Exit status of the last run of the pipeline file the pipeline is in (0 success, 1 failed, 2 bad usage or file, 130/143 stopped by a signal)',
+    ['pipeline'],
   );
   const lastRun = gauge('last_run_timestamp_seconds', 'When the last run of the pipeline finished, Unix seconds', [
     'pipeline',
@@ -71,7 +71,11 @@ export function runMetrics(input: RunMetricsInput, previousSuccess: ReadonlyMap<
     'pipeline',
   ]);
 
-  exit.set(input.exitCode);
+  // One series per pipeline, never an unlabelled one: two pipeline files writing into one textfile
+  // directory would each export `catalog_streams_exit_code{}`, and node_exporter rejects a series
+  // that two files define (the whole scrape of the textfile collector errors).
+  for (const name of new Set([...input.pipelines, ...input.summaries.map((s) => s.pipeline)]))
+    exit.set({ pipeline: name }, input.exitCode);
   const finished = input.finishedAt.getTime() / 1000;
   const redact = input.redact ?? ((text: string) => text);
   const summaries = input.summaries.map((s) => ({ ...s, pipeline: redact(s.pipeline) }));
@@ -116,10 +120,25 @@ export async function readLastSuccess(file: string): Promise<Map<string, number>
   return found;
 }
 
-/** Writes the metrics file atomically (temp file beside it, then rename; StorageError when it fails). */
-export async function writeMetricsFile(file: string, input: RunMetricsInput): Promise<void> {
-  const registry = runMetrics(input, await readLastSuccess(file));
+/** What a metrics file's name or earlier content says is wrong with where it is written. */
+export interface MetricsFileProblems {
+  /** Pipelines the file held before that this pipeline file does not have: another file's metrics, now replaced. */
+  replaced: string[];
+  /** The name does not end in `.prom`: node_exporter's textfile collector skips it. */
+  notProm: boolean;
+}
+
+/**
+ * Writes the metrics file atomically (temp file beside it, then rename; StorageError when it fails)
+ * and returns what the caller should warn about: each pipeline file needs a file of its own (one
+ * file holds one run's metrics, so a second pipeline file writing to it replaces the first one's).
+ */
+export async function writeMetricsFile(file: string, input: RunMetricsInput): Promise<MetricsFileProblems> {
+  const previous = await readLastSuccess(file);
+  const registry = runMetrics(input, previous);
   await writeFileAtomic(file, await registry.metrics());
+  const ours = new Set([...input.pipelines, ...input.summaries.map((s) => s.pipeline)]);
+  return { replaced: [...previous.keys()].filter((name) => !ours.has(name)), notProm: !file.endsWith('.prom') };
 }
 
 /** Pushes the metrics to a Pushgateway (POST: job `catalog-streams`, grouped by the pipeline file's name). */

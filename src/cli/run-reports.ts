@@ -8,7 +8,7 @@ import { appendHistory } from '../pipeline/run-history.js';
 import type { RunSummary } from '../pipeline/runner.js';
 import { writeFileAtomic } from '../storage/local-file.js';
 import type { CliIO } from './io.js';
-import { type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.js';
+import { type MetricsFileProblems, type RunMetricsInput, pushMetrics, writeMetricsFile } from './metrics.js';
 import type { ProgressHandle } from './progress.js';
 import { formatSummaryText } from './summary.js';
 
@@ -121,6 +121,24 @@ export class RunReports {
     }
   }
 
+  // Said after writing: the metrics are there, but where a collector would not read them as meant.
+  #warnMetricsFile(file: string, problems: MetricsFileProblems): void {
+    if (problems.replaced.length > 0)
+      this.#progress.log('warn', 'metrics.file_shared', {
+        pipelines: this.#names,
+        message: this.#redactor.redact(
+          `--metrics-file ${file} held the metrics of pipelines this file does not have (${problems.replaced.slice(0, 5).join(', ')}${problems.replaced.length > 5 ? ', ...' : ''}), now replaced: give each pipeline file a --metrics-file of its own (e.g. textfile/catalog_streams_<file>.prom)`,
+        ),
+      });
+    if (problems.notProm)
+      this.#progress.log('warn', 'metrics.file_name', {
+        pipelines: this.#names,
+        message: this.#redactor.redact(
+          `--metrics-file ${file} does not end in .prom: node_exporter's textfile collector reads only *.prom files`,
+        ),
+      });
+  }
+
   // A metric that could not be published is caught by an alert on a stale last success.
   async #publishMetrics({ summaries, exitCode }: RunOutcome): Promise<void> {
     const { file, metricsFile, pushgateway } = this.#options;
@@ -133,7 +151,11 @@ export class RunReports {
       redact: (text) => this.#redactor.redact(text),
     };
     const publish: [string, () => Promise<void>][] = [];
-    if (metricsFile) publish.push([`--metrics-file ${metricsFile}`, () => writeMetricsFile(metricsFile, metrics)]);
+    if (metricsFile)
+      publish.push([
+        `--metrics-file ${metricsFile}`,
+        async () => this.#warnMetricsFile(metricsFile, await writeMetricsFile(metricsFile, metrics)),
+      ]);
     if (pushgateway) publish.push(['--pushgateway', () => pushMetrics(pushgateway, metrics)]);
     for (const [what, write] of publish) {
       await write().catch((err: unknown) =>

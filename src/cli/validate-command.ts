@@ -9,7 +9,9 @@ const VALIDATE_USAGE = `Usage: catalog-streams validate <pipeline-file>
 
 Checks a pipeline file without touching the network: its shape, every stage's
 options, filters against the source endpoint, and incremental state. Exit 0 when
-valid, 2 with one line naming file:line:column and the path when not.
+valid, 2 when not, with every problem found in one pass (unset variables, the
+file's shape, each stage's options, the {run} and module checks), one line each
+naming file:line:column and the path.
 `;
 
 async function validateCommand(argv: string[], io: CliIO): Promise<number> {

@@ -72,6 +72,7 @@ import {
 } from './errors.js';
 import { notTheApi } from './invalid-response.js';
 import { type ApiCredential, checkDistinct, pairCredentialLists } from './credentials.js';
+import { type WarningOutput, warningEvents } from '../code-warnings.js';
 import { KeyPool, type PooledKey } from './key-pool.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { describeRequest } from './request-summary.js';
@@ -136,8 +137,10 @@ export interface CatalogClientOptions {
   connections?: number;
   timeouts?: ClientTimeouts;
   retry?: RetryOptions;
-  /** The run's event bus (request, retry, throttle); a private one when absent. */
+  /** The run's event bus (request, retry, throttle, warning); without it, a bus whose warnings go to `warnings`. */
   events?: RunEvents;
+  /** Where the warnings go without `events` (default stderr, see setDefaultWarnings). */
+  warnings?: WarningOutput;
   /** Aborts every request of this client (the run's signal). */
   signal?: AbortSignal;
   userAgent?: string;
@@ -290,6 +293,8 @@ export class CatalogClient {
   readonly baseUrl: string;
   /** `host[:port]`, for messages. */
   readonly host: string;
+  /** The host without port, for the retry policy's loopback rule. */
+  readonly #hostname: string;
   readonly #credentialSource: string | undefined;
   readonly events: RunEvents;
   /** The first key's limiter (with one key, the run's budget); `limiters` has every key's. */
@@ -317,10 +322,11 @@ export class CatalogClient {
     const credentials = credentialsOf(options);
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.host = url.host;
+    this.#hostname = url.hostname;
     this.#credentialSource = options.credentialSource;
     // `{base_url}` is the service root; tolerate a base URL that already ends in /v4.
     this.#pathPrefix = url.pathname.replace(/\/+$/, '').replace(/\/v4$/, '');
-    this.events = options.events ?? new RunEvents();
+    this.events = options.events ?? warningEvents(options.warnings);
     this.#keys = new KeyPool(credentials, {
       perMinute: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
       windowMs: options.rateLimitWindowMs,
@@ -836,7 +842,8 @@ export class CatalogClient {
     const delay =
       (failure.status !== undefined ? policy.retryAfterMs(failure.headers['retry-after']) : undefined) ??
       policy.backoff(attempt);
-    return policy.allows(attempt, waited, delay) ? delay : undefined;
+    const limit = failure.status === undefined ? policy.attemptLimit(failure.error, this.#hostname) : undefined;
+    return policy.allows(attempt, waited, delay, limit) ? delay : undefined;
   }
 
   #announceRetry(events: RunEvents, endpoint: string, failure: Failure, attempt: number, delayMs: number): void {

@@ -29,7 +29,8 @@ export function pairCredentialLists(apiKey: string, apiSecret: string, from: Cre
   if (keys.length !== secrets.length) {
     throw new ConfigError(
       `${from.keys} lists ${countOf(keys.length, 'key')} but ${from.secrets} lists ${countOf(secrets.length, 'secret')}: ` +
-        'give one secret per key, comma-separated in the same order',
+        'give one secret per key, comma-separated in the same order' +
+        (secrets.length > keys.length ? commaInSecretHint(from.secrets) : ''),
       from.location ?? { path: from.keys },
       { code: 'config.credentials' },
     );
@@ -79,6 +80,18 @@ export function checkDistinct(
 /** `key 2 of 3`, or nothing with a single key (its messages stay as they were). */
 export function keyPosition(index: number, count: number): string {
   return count > 1 ? `key ${index + 1} of ${count}` : '';
+}
+
+/**
+ * More secrets than keys is what one secret holding a comma gives: the list syntax cannot carry
+ * such a secret, and nothing else would tell the user why their single, correct secret is refused.
+ */
+function commaInSecretHint(secrets: string): string {
+  return (
+    `. ${secrets} is a comma-separated list (one secret per key), so a secret that contains a comma is split in two: ` +
+    "give such a secret in the pipeline file's connection.credentials instead, which takes each pair whole " +
+    '(credentials: [{apiKey: "${CATALOG_API_KEY}", apiSecret: "${MY_SECRET}"}], the secret in a variable of its own)'
+  );
 }
 
 function splitList(list: string): string[] {

@@ -8,12 +8,13 @@
 // run together in one run, sharing one client and so one request budget.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { z } from 'zod';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Node, type Document } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { CREDENTIAL_VARIABLES, Redactor, interpolate } from './env.js';
 import { planPipeline, type PipelinePlan } from './plan.js';
 import { explainIssues, joinPath, showValue, type LocatedIssue } from '../core/issues.js';
-import { PipelineFile } from './pipeline-file.js';
+import { PipelineFile, StageSpec } from './pipeline-file.js';
 import type { StageRegistry } from '../core/registry.js';
 
 export interface LoadedPipeline {
@@ -204,50 +205,39 @@ interface DocumentContext {
   locate: Fail;
 }
 
+// One pass over a document reports every problem it can (issue 37): the missing variables, the
+// file's shape, then every stage's options and the cross checks (state, {run}) of the parts whose
+// shape is fine. A problem at or under a path an earlier layer reported is not said again (an unset
+// `${URL}` makes `baseUrl` empty, which the shape would refuse too).
 function parseDocumentPipeline(doc: Document, context: DocumentContext): LoadedPipeline {
-  const { registry, lineCounter, env, file, json, locate: fail, outputDir: outputDirOf } = context;
+  const { lineCounter, env, file, json, locate: fail } = context;
   checkDocumentShape(doc, context);
-  const variables = interpolateDocument(doc, env, json, (name, node) =>
-    fail(
+  const missing: string[] = [];
+  const variables = interpolateDocument(doc, env, json, (name, node) => {
+    const at = pathOf(doc, node);
+    missing.push(at);
+    fail.note(
       `environment variable ${name} is not set and has no default (write \${${name}:-default} to give one)`,
       node.range?.[0],
-      pathOf(doc, node),
+      at || undefined,
       'config.missing_env',
-    ),
-  );
+    );
+  });
   const redactor = new Redactor();
   redactor.addFromEnv([...variables, ...CREDENTIAL_VARIABLES], env);
   const raw = documentValue(doc, fail);
-  // Credentials written in the file are secrets whatever their type (a number is still a secret).
-  const connection = (raw as { connection?: Record<string, unknown> } | null)?.connection;
-  if (connection !== null && typeof connection === 'object') {
-    redactor.add(connection.apiKey);
-    redactor.add(connection.apiSecret);
-    if (Array.isArray(connection.credentials))
-      for (const c of connection.credentials as unknown[])
-        if (c !== null && typeof c === 'object') {
-          redactor.add((c as Record<string, unknown>).apiKey);
-          redactor.add((c as Record<string, unknown>).apiSecret);
-        }
-  }
-  const note = issueNoter(doc, raw, redactor, fail);
+  addFileCredentials(redactor, raw);
+  const covered = [...missing];
+  const note = issueNoter(doc, raw, redactor, fail, covered);
   const parsed = PipelineFile.safeParse(raw);
   if (!parsed.success) {
-    const explained = explainIssues(parsed.error, PipelineFile, raw);
-    // `sink:` for `sinks:` is one mistake: its did-you-mean says it, "sinks: required" would repeat it.
-    const meant = new Set(
-      explained.filter((i) => i.kind === 'unknown-key').map((i) => /did you mean "([^"]+)"/.exec(i.message)?.[1]),
-    );
-    const distinct = explained.filter(
-      (i) => !(i.path.length === 1 && meant.has(String(i.path[0])) && i.message.startsWith('required')),
-    );
-    for (const issue of distinct.slice(0, MAX_REPORTED)) note(issue, []);
-    throw new StopDocument();
+    const shapeAt = noteShapeIssues(parsed.error, raw, note);
+    covered.push(...shapeAt);
   }
-  const config = parsed.data!;
+  const config = parsed.success ? parsed.data : salvageConfig(raw);
   const baseDir = file === '<inline>' ? process.cwd() : path.dirname(file);
-  const outputDir = outputDirOf?.(baseDir);
-  const planned = planPipeline(config, registry, {
+  const outputDir = context.outputDir?.(baseDir);
+  const planned = planSalvaged(config, !parsed.success, context.registry, {
     file,
     baseDir,
     outputDir,
@@ -258,8 +248,93 @@ function parseDocumentPipeline(doc: Document, context: DocumentContext): LoadedP
     },
   });
   for (const { issue, at, code } of planned.problems) note(issue, at, code);
-  if (!planned.plan) throw new StopDocument();
-  return { file, baseDir, ...(outputDir ? { outputDir } : {}), config, plan: planned.plan, variables, redactor };
+  if (!planned.plan || !parsed.success || missing.length > 0) throw new StopDocument();
+  return {
+    file,
+    baseDir,
+    ...(outputDir ? { outputDir } : {}),
+    config: parsed.data,
+    plan: planned.plan,
+    variables,
+    redactor,
+  };
+}
+
+/** Credentials written in the file are secrets whatever their type (a number is still a secret). */
+function addFileCredentials(redactor: Redactor, raw: unknown): void {
+  const connection = (raw as { connection?: Record<string, unknown> } | null)?.connection;
+  if (connection === null || typeof connection !== 'object') return;
+  redactor.add(connection.apiKey);
+  redactor.add(connection.apiSecret);
+  if (Array.isArray(connection.credentials))
+    for (const c of connection.credentials as unknown[])
+      if (c !== null && typeof c === 'object') {
+        redactor.add((c as Record<string, unknown>).apiKey);
+        redactor.add((c as Record<string, unknown>).apiSecret);
+      }
+}
+
+/** Notes the file's shape problems; returns the paths they are at. */
+function noteShapeIssues(
+  error: Parameters<typeof explainIssues>[0],
+  raw: unknown,
+  note: (issue: LocatedIssue, prefix: (string | number)[]) => void,
+): string[] {
+  const explained = explainIssues(error, PipelineFile, raw);
+  // `sink:` for `sinks:` is one mistake: its did-you-mean says it, "sinks: required" would repeat it.
+  const meant = new Set(
+    explained.filter((i) => i.kind === 'unknown-key').map((i) => /did you mean "([^"]+)"/.exec(i.message)?.[1]),
+  );
+  const distinct = explained.filter(
+    (i) => !(i.path.length === 1 && meant.has(String(i.path[0])) && i.message.startsWith('required')),
+  );
+  for (const issue of distinct.slice(0, MAX_REPORTED)) note(issue, []);
+  // An unknown key is about that key alone: nothing under it is planned, so it covers nothing.
+  return distinct.filter((i) => i.kind !== 'unknown-key').map((i) => joinPath('', i.path));
+}
+
+/**
+ * The parts of a document whose shape is wrong replaced by what plans nothing (no state, no
+ * connection, a stage spec of no type), so the stages that are fine still have their options and
+ * cross checks looked at in the same pass. Only for finding problems: never run.
+ */
+function salvageConfig(raw: unknown): PipelineFile {
+  const doc = (raw !== null && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const shape = PipelineFile.shape;
+  const part = <S extends z.ZodType>(schema: S, value: unknown): z.output<S> | undefined => {
+    const r = schema.safeParse(value);
+    return r.success ? r.data : undefined;
+  };
+  // A spec that is not `{type, ...}` stays in its place (its index names the next ones) as a spec of no type.
+  const spec = (v: unknown) => part(StageSpec, v) ?? { type: '' };
+  const list = (v: unknown) => (Array.isArray(v) ? v.map(spec) : []);
+  const state = doc.state as { path?: unknown } | undefined;
+  return {
+    name: part(shape.name, doc.name) ?? 'pipeline',
+    source: spec(doc.source),
+    transforms: list(doc.transforms),
+    sinks: list(doc.sinks),
+    connection: part(shape.connection, doc.connection),
+    // A state block with a path still decides the {run} rules of the sinks, whatever else is wrong in it.
+    state:
+      part(shape.state, doc.state) ??
+      (typeof state?.path === 'string' && state.path ? { path: state.path, overlapSeconds: 300 } : undefined),
+  };
+}
+
+/** Plans the document; a salvaged one only for its problems (a stage it could not make is not one of them). */
+function planSalvaged(
+  config: PipelineFile,
+  salvaged: boolean,
+  registry: StageRegistry,
+  origin: Parameters<typeof planPipeline>[2],
+): ReturnType<typeof planPipeline> {
+  if (!salvaged) return planPipeline(config, registry, origin);
+  try {
+    return planPipeline(config, registry, origin);
+  } catch {
+    return { plan: undefined, problems: [] };
+  }
 }
 
 /** Stops the document at a syntax error, a document that is not a mapping, or one nested too deep. */
@@ -309,10 +384,11 @@ function documentValue(doc: Document, fail: Fail): unknown {
 const SECRET_PATH = /^connection\.(apiKey|apiSecret|credentials\[\d+\]\.(apiKey|apiSecret))$/;
 
 /** Records an issue at its place in the document; the value a message shows (`got ...`) is masked when it is a secret, however short. */
-function issueNoter(doc: Document, raw: unknown, redactor: Redactor, fail: Fail) {
+function issueNoter(doc: Document, raw: unknown, redactor: Redactor, fail: Fail, covered: readonly string[]) {
   return (issue: LocatedIssue, prefix: (string | number)[], code: string = issueCode(issue)): void => {
     const full = [...prefix, ...issue.path];
     const at = joinPath('', full);
+    if (covered.some((c) => overlaps(c, at))) return;
     const value = valueAt(raw, full);
     const shown =
       (typeof value === 'string' || typeof value === 'number') && (redactor.isSecret(value) || SECRET_PATH.test(at))
@@ -323,6 +399,12 @@ function issueNoter(doc: Document, raw: unknown, redactor: Redactor, fail: Fail)
       : issue.message;
     fail.note(redactor.redact(message), offsetOf(doc, full, issue.kind === 'unknown-key'), at || undefined, code);
   };
+}
+
+/** One path is the other or under it (`transforms[1]` and `transforms[1].type`); the root covers everything. */
+function overlaps(a: string, b: string): boolean {
+  const under = (x: string, y: string) => x === y || y === '' || x.startsWith(`${y}.`) || x.startsWith(`${y}[`);
+  return under(a, b) || under(b, a);
 }
 
 function tooDeep(): string {
@@ -395,7 +477,7 @@ function interpolateDocument(
   doc: Document,
   env: NodeJS.ProcessEnv,
   json: boolean,
-  onMissing: (name: string, node: Node) => never,
+  onMissing: (name: string, node: Node) => void,
 ): string[] {
   const used = new Set<string>();
   visit(doc, {

@@ -284,7 +284,11 @@ class PipelineRun {
           this.#maxUpdatedAt = u;
       });
     }
-    this.#transforms = this.#plan.transforms.map((t) => t.definition.create(t.options, ctx) as Transform);
+    this.#transforms = this.#plan.transforms.map((t) => {
+      const stream = t.definition.create(t.options, ctx) as Transform;
+      if (stream instanceof RecordTransform) stream.placement = placementOf(t);
+      return stream;
+    });
     this.#chain = [source, ...fuseTransforms(this.#transforms), sink];
     this.#watchdog = new StallWatchdog(
       this.#opts.stallTimeoutMs ?? this.#plan.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
@@ -493,6 +497,13 @@ function describeReason(reason: unknown): string {
 }
 
 /** Fuses each run of adjacent RecordTransforms into one stream; other transforms stay as they are. */
+/** `transforms[2] (nightly.yml:14:5)`: which stage of the file, for the errors it throws. */
+function placementOf(stage: PlannedStage): string {
+  const p = stage.position;
+  if (!p) return stage.at;
+  return `${stage.at} (${p.file}${p.line !== undefined ? `:${p.line}${p.column !== undefined ? `:${p.column}` : ''}` : ''})`;
+}
+
 export function fuseTransforms(stages: Transform[]): Transform[] {
   const out: Transform[] = [];
   let run: RecordTransform[] = [];

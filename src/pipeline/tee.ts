@@ -14,7 +14,9 @@
 // releases its lock) before it finishes; until then a revoke finds the earlier version whole.
 // The protocol: ARCHITECTURE.md, "Publication".
 import { unlink } from 'node:fs/promises';
-import { Writable, finished } from 'node:stream';
+import { type Readable, Writable, finished } from 'node:stream';
+import { warningEvents } from '../code-warnings.js';
+import { ConfigError } from '../errors.js';
 import type { OutputRecord, RunEvents } from '../events.js';
 import type { HeldPublication, SinkStream } from '../core/stage.js';
 
@@ -157,7 +159,8 @@ export class TeeSink extends Writable implements SinkStream {
   }
 
   async #revokeAll(): Promise<void> {
-    const done = this.#sinks.filter((s) => s.writableFinished && s.outputs.length > 0);
+    // A Writable of the caller's (tee() in code) may have no `outputs`: nothing of it to revoke.
+    const done = this.#sinks.filter((s) => s.writableFinished && (s.outputs ?? []).length > 0);
     if (done.length === 0) return;
     await Promise.all(
       done.map(async (sink) => {
@@ -174,4 +177,24 @@ export class TeeSink extends Writable implements SinkStream {
       }),
     );
   }
+}
+
+/**
+ * Code API: one stream written to several sinks, `pipeline(source, ..., tee(parquetSink(...),
+ * jsonlSink(...)))`, with the runner's fan-out: the slowest sink sets the pace, every sink publishes
+ * only once all have their data, and a failure in one removes what the others wrote. Each sink
+ * learns the chain piped into the tee, so a Parquet or CSV sink takes its columns from the
+ * records' schema as it would piped alone. Its own warnings (an output it could not remove) go to stderr.
+ */
+export function tee(...sinks: Writable[]): TeeSink {
+  if (sinks.length === 0)
+    throw new ConfigError('tee() needs at least one sink: tee(parquetSink({...}), jsonlSink({...}))', {
+      path: 'tee',
+    });
+  const fanOut = new TeeSink(sinks as unknown as SinkStream[], warningEvents());
+  // What is piped into the tee is what each sink would have had piped into it (core/planned-stage.ts).
+  fanOut.once('pipe', (from: Readable) => {
+    for (const sink of sinks) sink.emit('pipe', from);
+  });
+  return fanOut;
 }

@@ -39,6 +39,7 @@ export {
   updatesQueryOptions,
   type ProductsQueryOptions,
   type QueryOptions,
+  type QuerySourceStream,
 } from './query-sources.js';
 export {
   mediaStream,

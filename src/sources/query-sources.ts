@@ -10,6 +10,8 @@ import { type EndpointFilter, type EndpointSorting, endpoints } from '../catalog
 import type { CatalogClient, QueryEndpointName } from '../client/index.js';
 import { ConfigError } from '../errors.js';
 import { markStage, plannedStage } from '../core/planned-stage.js';
+import type { RecordStream } from '../core/record-stream.js';
+import type { MediaRecord, Product } from '../catalog/resources/index.js';
 import { defineStage, type StageContext } from '../core/stage.js';
 import { type ChunkPlan, chunkFilter, exactMatchTest, renamedWarning } from './code-chunks.js';
 import { concurrencyOption, filterOption, pageSizeOption, sortingOption } from './options.js';
@@ -174,7 +176,7 @@ export function querySource<E extends QueryEndpointName>(
   client: CatalogClient,
   options: QueryOptions<E> = {},
   run: SourceRunOptions = {},
-): PagedQuerySource | CreatedAtQuerySource {
+): QuerySourceStream {
   const parsed = parseStageOptions(endpoint, QUERY_OPTION_SCHEMAS[endpoint], options) as ParsedQueryOptions;
   // Marked with its stage, so a sink piped from it knows the records' schema (core/planned-stage.ts).
   const definition = queryStages.find((d) => d.type === endpoint)!;
@@ -184,8 +186,14 @@ export function querySource<E extends QueryEndpointName>(
   );
 }
 
-export const productsQuery = (client: CatalogClient, options: ProductsQueryOptions, run?: SourceRunOptions) =>
-  querySource('products.query', client, options, run);
+/** What a query factory returns: a paged or a createdAt-ordered source (the endpoint decides). */
+export type QuerySourceStream = PagedQuerySource | CreatedAtQuerySource;
+
+export const productsQuery = (
+  client: CatalogClient,
+  options: ProductsQueryOptions,
+  run?: SourceRunOptions,
+): QuerySourceStream & RecordStream<Product> => querySource('products.query', client, options, run);
 export const organizationsQuery = (
   client: CatalogClient,
   options?: QueryOptions<'organizations.query'>,
@@ -205,8 +213,11 @@ export const catalogCategoriesQuery = (
   options?: Omit<QueryOptions<'catalog-categories.query'>, 'sorting'>,
   run?: SourceRunOptions,
 ) => querySource('catalog-categories.query', client, options, run);
-export const mediaQuery = (client: CatalogClient, options?: QueryOptions<'media.query'>, run?: SourceRunOptions) =>
-  querySource('media.query', client, options, run);
+export const mediaQuery = (
+  client: CatalogClient,
+  options?: QueryOptions<'media.query'>,
+  run?: SourceRunOptions,
+): QuerySourceStream & RecordStream<MediaRecord> => querySource('media.query', client, options, run);
 export const publicCategoriesQuery = (
   client: CatalogClient,
   options?: QueryOptions<'public-categories.query'>,

@@ -3,6 +3,8 @@
 // sorting is always sent (default `{id: ASC}`) so that a resumed stream comes
 // back in the same order and delivered indexes can be skipped.
 import { z } from 'zod';
+import type { RecordStream } from '../core/record-stream.js';
+import type { MediaRecord, Product } from '../catalog/resources/index.js';
 import type { EndpointFilter, EndpointSorting } from '../catalog/index.js';
 import type { CatalogClient, StreamEndpointName } from '../client/index.js';
 import { markStage, plannedStage } from '../core/planned-stage.js';
@@ -87,10 +89,16 @@ export function streamSource<E extends StreamEndpointName>(
   );
 }
 
-export const productsStream = (client: CatalogClient, options: ProductsStreamOptions, run?: SourceRunOptions) =>
-  streamSource('products.stream', client, options, run);
-export const mediaStream = (client: CatalogClient, options?: StreamOptions<'media.stream'>, run?: SourceRunOptions) =>
-  streamSource('media.stream', client, options, run);
+export const productsStream = (
+  client: CatalogClient,
+  options: ProductsStreamOptions,
+  run?: SourceRunOptions,
+): NdjsonStreamSource & RecordStream<Product> => streamSource('products.stream', client, options, run);
+export const mediaStream = (
+  client: CatalogClient,
+  options?: StreamOptions<'media.stream'>,
+  run?: SourceRunOptions,
+): NdjsonStreamSource & RecordStream<MediaRecord> => streamSource('media.stream', client, options, run);
 
 function streamStage(endpoint: StreamEndpointName, description: string) {
   return defineStage({

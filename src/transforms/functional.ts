@@ -25,6 +25,7 @@ import type { RecordSchema } from '../core/record-schema.js';
 import { keepOrigin, originOf } from '../core/origin.js';
 import { defaultStageContext, type PartialStageContext } from '../core/default-context.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
+import type { AnyRecord, RecordStream } from '../core/record-stream.js';
 
 export type FunctionKind = 'map' | 'filter' | 'flat-map';
 
@@ -38,16 +39,20 @@ export interface RecordFunctionContext extends StageContext {
   stage: string;
 }
 
-export type MapFunction<In extends object = any, Out extends object = any> = (
+export type MapFunction<In extends object = AnyRecord, Out extends object = AnyRecord> = (
   record: In,
   ctx: RecordFunctionContext,
 ) => Awaitable<Out | null>;
-export type FilterFunction<In extends object = any> = (record: In, ctx: RecordFunctionContext) => Awaitable<unknown>;
-export type FlatMapFunction<In extends object = any, Out extends object = any> = (
+export type FilterFunction<In extends object = AnyRecord> = (
+  record: In,
+  ctx: RecordFunctionContext,
+) => Awaitable<unknown>;
+export type FlatMapFunction<In extends object = AnyRecord, Out extends object = AnyRecord> = (
   record: In,
   ctx: RecordFunctionContext,
 ) => Awaitable<readonly Out[] | Out | null>;
-export type RecordFunction = MapFunction | FilterFunction | FlatMapFunction;
+// The runtime calls every kind with whatever record comes: `any` here only, never in a caller's callback.
+export type RecordFunction = MapFunction<any, any> | FilterFunction<any> | FlatMapFunction<any, any>;
 
 function isRecord(v: unknown): v is object {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -89,6 +94,11 @@ export class FunctionTransform extends RecordTransform {
     this.#fnCtx = { ...ctx, options: options.userOptions, stage };
     this.#label = options.label ?? stage;
     this.#timeoutMs = options.timeoutMs;
+  }
+
+  /** `custom: module "./t.mjs" export "default" (map)`, or `map` in code. */
+  protected override get label(): string {
+    return this.#label === this.kind ? this.kind : `${this.#label} (${this.kind})`;
   }
 
   protected override async prepare(): Promise<void> {
@@ -206,23 +216,30 @@ function functionTransform(kind: FunctionKind, fn: unknown, ctx: PartialStageCon
   return markStage(transform, plannedStage(functionStages[kind], { fn }, { fn }, 'transform'));
 }
 
-/** Code API: a stage applying `fn` to every record; null drops the record (undefined is an error). */
-export function map<In extends object = any, Out extends object = any>(
+/**
+ * Code API: a stage applying `fn` to every record; null drops the record (undefined is an error).
+ * `In` is the record of the stage before: `chain(source).map(fn)` infers it, else annotate `fn`'s
+ * parameter (a plain `Record<string, unknown>` when neither says).
+ */
+export function map<In extends object = AnyRecord, Out extends object = AnyRecord>(
   fn: MapFunction<In, Out>,
   ctx?: PartialStageContext,
-): FunctionTransform {
+): FunctionTransform & RecordStream<Out> {
   return functionTransform('map', fn, ctx);
 }
 
 /** Code API: a stage keeping the records for which `fn` returns a truthy value (or a Promise of one). */
-export function filter<In extends object = any>(fn: FilterFunction<In>, ctx?: PartialStageContext): FunctionTransform {
+export function filter<In extends object = AnyRecord>(
+  fn: FilterFunction<In>,
+  ctx?: PartialStageContext,
+): FunctionTransform & RecordStream<In> {
   return functionTransform('filter', fn, ctx);
 }
 
 /** Code API: a stage emitting every record of the list `fn` returns (a record or null also work). */
-export function flatMap<In extends object = any, Out extends object = any>(
+export function flatMap<In extends object = AnyRecord, Out extends object = AnyRecord>(
   fn: FlatMapFunction<In, Out>,
   ctx?: PartialStageContext,
-): FunctionTransform {
+): FunctionTransform & RecordStream<Out> {
   return functionTransform('flat-map', fn, ctx);
 }

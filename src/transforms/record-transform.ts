@@ -6,8 +6,9 @@
 // flushing and aborting. `RecordTransform.fuse` runs several stages inside one
 // Transform, so a chain of cheap stages pays the per-record stream cost once.
 import { Transform, type TransformCallback } from 'node:stream';
-import { DataError } from '../errors.js';
+import { CatalogStreamsError, DataError } from '../errors.js';
 import type { StageContext } from '../core/stage.js';
+import { userFrame } from './user-frame.js';
 
 /** Counts in log lines with thousands separators (1,234,567). */
 const count = (n: number) => n.toLocaleString('en-US');
@@ -41,6 +42,11 @@ export abstract class RecordTransform extends Transform {
   readonly stage: string;
   readonly stats: StageStats = { in: 0, out: 0, dropped: 0, invalid: 0, skipped: 0, deadLettered: 0 };
   protected readonly ctx: StageContext;
+  /**
+   * Where the stage stands in its pipeline (`transforms[2] (nightly.yml:14:5)`), set by whoever
+   * planned it (the runner), so an error the stage throws says which of several stages it was.
+   */
+  placement: string | undefined;
 
   /** The stages this stream runs, in order: itself, or the stages fused into it. */
   #chain: RecordTransform[];
@@ -80,6 +86,11 @@ export abstract class RecordTransform extends Transform {
    */
   protected get returnsOwnedRecords(): boolean {
     return false;
+  }
+
+  /** Names the stage in the error its code threw (a custom stage: its module and export). */
+  protected get label(): string {
+    return this.stage;
   }
 
   /** Async set-up before the first record (loading a user module). Runs once. */
@@ -209,10 +220,21 @@ export abstract class RecordTransform extends Transform {
     for (; i < chain.length; i++) {
       const stage = chain[i]!;
       stage.stats.in++;
-      const result = stage.processRecord(record, owned);
+      let result: RecordOutput | Promise<RecordOutput>;
+      try {
+        result = stage.processRecord(record, owned);
+      } catch (error) {
+        throw stage.#stageError(error, record);
+      }
       if (result instanceof Promise) {
         const next = i + 1;
-        return result.then((value) => this.#continue(next, RecordTransform.#count(stage.stats, value)));
+        const input = record;
+        return result.then(
+          (value) => this.#continue(next, RecordTransform.#count(stage.stats, value)),
+          (error: unknown) => {
+            throw stage.#stageError(error, input);
+          },
+        );
       }
       if (result === null || result === undefined) {
         stage.stats.dropped++;
@@ -267,6 +289,26 @@ export abstract class RecordTransform extends Transform {
     const wait = this.#pending();
     if (wait) wait.then(() => this.#afterPending(callback), callback);
     else callback();
+  }
+
+  /**
+   * An error this stage's code threw on `record`, as the run reports it. Ours (a CatalogStreamsError)
+   * already says what and where; anything else (user code, a bug) alone would read only
+   * `error [error]: boom`, so it is wrapped naming the stage's place, its label and the record's id,
+   * and the first line of the caller's code in its stack (`data.stage_failed`, the original as cause).
+   */
+  #stageError(error: unknown, record: object): unknown {
+    if (error instanceof CatalogStreamsError) return error;
+    // A stop (the run's signal, an AbortError of user code that passed it on) stays a stop, not a failure of the stage.
+    if (this.ctx.signal?.aborted || (error as { name?: unknown } | null)?.name === 'AbortError') return error;
+    const id = (record as { id?: unknown }).id;
+    const message = error instanceof Error ? error.message : String(error);
+    const frame = userFrame(error);
+    return new DataError(
+      `${this.placement ? `${this.placement} ` : ''}${this.label} threw on record ${id === undefined ? '(without an id)' : JSON.stringify(id)}: ${message}` +
+        (frame ? ` (at ${frame})` : ''),
+      { code: 'data.stage_failed', cause: error },
+    );
   }
 
   static #count(stats: StageStats, value: RecordOutput): RecordOutput {

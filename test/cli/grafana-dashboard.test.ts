@@ -35,6 +35,11 @@ describe('examples/grafana/catalog-streams.json', () => {
     expect(exported.filter((n) => !queried.has(n))).toEqual([]);
   });
 
+  it('filters every query by the $pipeline variable: each metric is labelled by pipeline', () => {
+    for (const q of dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)))
+      expect(q).toMatch(/\bcatalog_streams_\w+\{pipeline=~"\$pipeline"\}/);
+  });
+
   it('takes its Prometheus data source as an import input in every panel', () => {
     for (const p of dashboard.panels) expect(p.datasource.uid, p.title).toBe('${DS_PROMETHEUS}');
   });

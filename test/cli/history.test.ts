@@ -65,6 +65,7 @@ describe('catalog-streams history', () => {
         runId: s.runId,
         startedAt: s.startedAt,
         status: 'succeeded',
+        error: null,
         records: s.records.read,
         durationMs: s.durationMs,
         requests: s.requests,

@@ -36,6 +36,8 @@ function parse(text: string): Record<string, Record<string, number>> {
 }
 
 const p = (pipeline: string, extra: Record<string, string> = {}) => JSON.stringify({ pipeline, ...extra });
+/** The exit code series: one per pipeline of the file, each with the file's exit code. */
+const exitCodes = (code: number) => Object.fromEntries(REFERENCE.map((n) => [p(n), code]));
 const KEY = 'metrics-key';
 const SECRET = 'metrics-secret-value';
 
@@ -52,7 +54,7 @@ describe('run metrics', () => {
     expect(ok.code, ok.stderr).toBe(0);
     const { pipelines: summaries } = await readJson<{ pipelines: RunSummary[] }>(join(shared.ws.dir, 'summary.json'));
     const first = parse(await readFile(file, 'utf8'));
-    expect(first.catalog_streams_exit_code).toEqual({ '{}': 0 });
+    expect(first.catalog_streams_exit_code).toEqual(exitCodes(0));
     expect(Object.keys(first.catalog_streams_last_success_timestamp_seconds!).sort()).toEqual(
       REFERENCE.map((n) => p(n)).sort(),
     );
@@ -85,7 +87,7 @@ describe('run metrics', () => {
     });
     expect(failed.code, failed.stderr).toBe(1);
     const second = parse(await readFile(file, 'utf8'));
-    expect(second.catalog_streams_exit_code).toEqual({ '{}': 1 });
+    expect(second.catalog_streams_exit_code).toEqual(exitCodes(1));
     for (const s of summaries) {
       expect(second.catalog_streams_last_run_succeeded![p(s.pipeline)]).toBe(0);
       // What an alert compares with now: still the success of the first run.
@@ -132,7 +134,7 @@ describe('run metrics', () => {
         url: '/metrics/job/catalog-streams/pipeline_file/reference-data.yml',
       });
       const pushed = parse(pushes[0]!.body);
-      expect(pushed.catalog_streams_exit_code).toEqual({ '{}': 0 });
+      expect(pushed.catalog_streams_exit_code).toEqual(exitCodes(0));
       expect(Object.keys(pushed.catalog_streams_last_success_timestamp_seconds!)).toHaveLength(REFERENCE.length);
     });
 

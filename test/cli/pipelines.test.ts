@@ -58,7 +58,7 @@ describe('shipped pipelines: validate', () => {
     });
     expect(code).toBe(2);
     expect(stderr).toMatch(
-      /^catalog-streams validate: pipelines\/products-lake-s3\.yml:\d+:\d+: transforms\[0\]\.deadLetter\.bucket: environment variable LAKE_BUCKET is not set/,
+      /^catalog-streams validate: 2 problems:\n {2}pipelines\/products-lake-s3\.yml:\d+:\d+: transforms\[0\]\.deadLetter\.bucket: environment variable LAKE_BUCKET is not set.*\n {2}pipelines\/products-lake-s3\.yml:\d+:\d+: sinks\[0\]\.bucket: environment variable LAKE_BUCKET is not set/,
     );
   });
 });

@@ -82,7 +82,7 @@ describe('run: errors', () => {
     );
   });
 
-  it('nobody answers at the base URL: exit 1 with a NetworkError naming the host and what to check', async () => {
+  it('nobody answers at the base URL: exit 1 after one attempt (loopback) with a NetworkError naming the host and what to check', async () => {
     const port = await new Promise<number>((resolve) => {
       const s = createServer().listen(0, '127.0.0.1', () => {
         const p = (s.address() as { port: number }).port;
@@ -104,7 +104,7 @@ describe('run: errors', () => {
     expect(failed).toMatchObject({
       level: 'error',
       code: 'network.unreachable',
-      message: `nowhere: cannot reach the catalog API at 127.0.0.1:${port} (ECONNREFUSED) for brands.query after 2 attempts: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`,
+      message: `nowhere: cannot reach the catalog API at 127.0.0.1:${port} (ECONNREFUSED) for brands.query: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`,
     });
     expect(jsonLines(stderr).at(-1)).toMatchObject({ event: 'summary', status: 'failed', outputs: [] });
   });

@@ -101,7 +101,7 @@ describe('the scheduling examples of docs/nightly-runs.md', () => {
         location: join(ws.dir, '.state/products-nightly.json'),
       });
       const metrics = gaugeValues(await readFile(join(ws.dir, 'textfile/catalog_nightly.prom'), 'utf8'));
-      expect(metrics.catalog_streams_exit_code).toBe(0);
+      expect(metrics['catalog_streams_exit_code{products-nightly}']).toBe(0);
       expect(metrics['catalog_streams_last_success_timestamp_seconds{products-nightly}']).toBe(
         Date.parse(pipelines[0]!.finishedAt) / 1000,
       );
@@ -237,7 +237,7 @@ describe('the scheduling examples of docs/nightly-runs.md', () => {
       expect(await listFiles(pod.dir)).toEqual(before);
       expect(pushes).toHaveLength(2);
       expect(gaugeValues(pushes[1]!)).toMatchObject({
-        catalog_streams_exit_code: 0,
+        'catalog_streams_exit_code{products-nightly-s3}': 0,
         'catalog_streams_last_run_succeeded{products-nightly-s3}': 1,
       });
     });

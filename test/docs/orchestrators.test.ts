@@ -308,7 +308,9 @@ describe.skipIf(noPython)('orchestrator examples run under stand-in modules', ()
       expect((await listFiles(join(project, 'out/products-nightly'))).length).toBeGreaterThan(0);
       if (kind === 'airflow') expect(ok.outlets).toEqual([`file://${join(project, 'out/products-nightly')}`]);
       // The metrics file the example asks for is written, for the last run: a success.
-      expect(await readFile(join(project, `${kind}.prom`), 'utf8')).toMatch(/^catalog_streams_exit_code 0$/m);
+      expect(await readFile(join(project, `${kind}.prom`), 'utf8')).toMatch(
+        /^catalog_streams_exit_code\{pipeline="products-nightly"\} 0$/m,
+      );
       if (kind === 'airflow')
         expect(ok.value).toMatchObject({ 'products-nightly': { records_read: expect.any(Number), throttles: 0 } });
       else expect(ok.value).toMatchObject({ records_read: expect.any(Number), throttles_429: 0, invalid: 0 });

@@ -72,7 +72,7 @@ describe('symlinks planted at temp file names', () => {
     await expectUntouched(victim, links, summary);
     await expectUntouched(victim, links, metrics);
     expect(JSON.parse(await readFile(summary, 'utf8'))).toMatchObject({ exitCode: 0 });
-    expect(await readFile(metrics, 'utf8')).toContain('catalog_streams_exit_code 0');
+    expect(await readFile(metrics, 'utf8')).toContain('catalog_streams_exit_code{pipeline="planted"} 0');
   });
 
   const state: PipelineState = {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Product } from '../../src/catalog/resources/index.js';
 import { CatalogClient } from '../../src/client/catalog-client.js';
 import {
   csvSink,
@@ -96,7 +97,7 @@ describe('the schema travels through stream.pipeline', () => {
     const sink = parquetSink({ path: out });
     await pipeline(
       productsQuery(client(), { filter: { status: 'active' }, sorting: { id: 'ASC' } }),
-      map((p) => {
+      map((p: Product) => {
         seen++;
         return {
           id: p.id,

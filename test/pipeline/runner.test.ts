@@ -313,12 +313,13 @@ state: { path: .state/stopped.json }
     expect((error as RunFailedError).cause).toBeInstanceOf(NetworkError);
     expect((error as RunFailedError).exitCode).toBe(1);
     expect((error as RunFailedError).message).toBe(
-      `cannot reach the catalog API at 127.0.0.1:${port} (ECONNREFUSED) for brands.query after 2 attempts: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`,
+      `cannot reach the catalog API at 127.0.0.1:${port} (ECONNREFUSED) for brands.query: check CATALOG_BASE_URL (host, port, https), your network, proxy and firewall`,
     );
     expect((error as RunFailedError).summary).toMatchObject({
       status: 'failed',
-      requests: 2,
-      retries: 1,
+      // Refused by a loopback host: one attempt, whatever maxAttempts says (retry-policy.ts).
+      requests: 1,
+      retries: 0,
       outputs: [],
       error: { code: 'network.unreachable' },
     });

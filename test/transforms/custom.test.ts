@@ -147,7 +147,9 @@ describe('map / filter / flatMap in code', () => {
         throw new Error('user bug');
       }),
     ).catch((e) => e);
-    expect(thrown.message).toBe('user bug');
+    // Wrapped naming the stage and the record (test/pipeline/stage-errors.test.ts); the original is the cause.
+    expect(thrown.message).toMatch(/^map threw on record 1: user bug \(at .*custom\.test\.ts:\d+:\d+\)$/);
+    expect(thrown.cause.message).toBe('user bug');
   });
 
   it('has strict options', () => {
