@@ -62,6 +62,11 @@ export interface SweepOptions {
   self?: string;
   /** Told once per journal that was not used (unreadable, not a journal, a name outside the prefix). */
   ignored?: (location: string, reason: string) => void;
+  /**
+   * Names every run rewrites rather than creates (a commit point: `_table.json`, a version hint):
+   * never removed, and they alone keep no journal (only their dead writers' temp files go).
+   */
+  shared?: (rel: string) => boolean;
 }
 
 export interface SweepResult {
@@ -250,6 +255,7 @@ export class WriteJournal {
     for (const journal of journals) {
       const left: string[] = [];
       for (const rel of journal.files) {
+        if (options.shared?.(rel)) continue;
         if (keep(rel)) left.push(rel);
         else if (await removeOwned(store, rel, journal.runId)) result.removed.push(store.location(rel));
       }

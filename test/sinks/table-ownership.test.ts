@@ -180,7 +180,7 @@ describe.each(places)('iceberg tables %s: only journaled files are removed, refs
       const catalog = new FilesCatalog();
       const sub = where.store.kind === 'file' ? new LocalObjectStore(where.store.location('current')) : undefined;
       const current = sub ?? new S3ObjectStore({ ...s3Options(where), prefix: `${s3Prefix(where)}current/` });
-      const table = { name: 'current', location: storeUri(current), store: current };
+      const table = { name: 'current' as const, location: storeUri(current), store: current };
       const loaded = (await catalog.load(table))!;
       const tagged = loaded.metadata['current-snapshot-id']!;
       await catalog.commit([

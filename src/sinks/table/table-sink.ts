@@ -58,7 +58,7 @@ import {
 } from './sorted-records.js';
 import { LocalObjectStore } from '../../storage/object-store.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
-import { TableStore, type StagedFile } from './table-store.js';
+import { isCommitPoint, TableStore, type StagedFile } from './table-store.js';
 import { HiveLayout, TABLE_MANIFEST } from './hive-layout.js';
 import { IcebergLayout } from './iceberg-layout.js';
 import { icebergCatalog, icebergCatalogOption } from './iceberg-catalog-option.js';
@@ -1042,8 +1042,7 @@ export class TableSink extends Writable implements SinkStream {
 
   /** A run that published nothing and removed its files leaves no journal either (else the next run sweeps it). */
   async #dropJournal(): Promise<void> {
-    const shared = (rel: string): boolean => rel === TABLE_MANIFEST || rel.endsWith('/metadata/version-hint.text');
-    await this.#store.journal?.dropIfGone(shared).catch((err: unknown) => this.#cleanupWarning(err));
+    await this.#store.journal?.dropIfGone(isCommitPoint).catch((err: unknown) => this.#cleanupWarning(err));
   }
 
   async #discardStaged(): Promise<void> {

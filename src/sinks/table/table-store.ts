@@ -26,6 +26,18 @@ export function isTableFile(rel: string): boolean {
 
 export type StagedFile = StagedObject;
 
+/**
+ * Whether `rel` is a commit point every run rewrites (`_table.json`, an Iceberg table's version
+ * hint): journaled like every write, never removed by a sweep, and no reason to keep a journal.
+ */
+export function isCommitPoint(rel: string): boolean {
+  return (
+    rel === '_table.json' ||
+    rel === 'current/metadata/version-hint.text' ||
+    rel === 'changes/metadata/version-hint.text'
+  );
+}
+
 /** The folders that hold the table's files (hive layout). */
 export const TABLE_FOLDERS = ['snapshot/', 'changes/', '_table/'];
 
@@ -113,6 +125,7 @@ export class TableStore {
     const result = await WriteJournal.sweep(this.objects, '', keep, {
       ...(self !== undefined ? { self } : {}),
       ignored: (at, reason) => ignored.push(`${at} (${reason})`),
+      shared: isCommitPoint,
     });
     const foreign: string[] = [];
     for (const folder of folders)
