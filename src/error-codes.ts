@@ -870,6 +870,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'deletes were not checked against the API; a record updated while the run read may show as deleted',
     'nothing usually: a later run inserts it again; give the table a source with a find endpoint to check them',
   ),
+  info(
+    'table.foreign_files',
+    "the table's folders hold files no run of the table wrote (no journal of the table names them: another engine's, a person's, or written before journals); they were left alone",
+    'nothing, or move them out of the table folder to silence this',
+  ),
   runError(
     'table.key',
     'fix',

@@ -64,6 +64,11 @@ export interface SweepOptions {
   only?: (runId: string) => boolean;
   /** Told once per journal that was not used (unreadable, not a journal, a name outside the prefix). */
   ignored?: (location: string, reason: string) => void;
+  /**
+   * Names every run rewrites rather than creates (a commit point: `_table.json`, a version hint):
+   * never removed, and they alone keep no journal (only their dead writers' temp files go).
+   */
+  shared?: (rel: string) => boolean;
 }
 
 export interface SweepResult {
@@ -71,6 +76,8 @@ export interface SweepResult {
   removed: string[];
   /** Journals whose files are all gone, removed with them (run ids). */
   dropped: string[];
+  /** Every name the journals read listed (removed, gone or kept): with the caller's own, what is not foreign. */
+  journaled: Set<string>;
 }
 
 function journalRel(prefix: string, runId: string): string {
@@ -183,6 +190,19 @@ export class WriteJournal {
     this.#files.push(rel);
   }
 
+  /**
+   * Removes this journal when none of its files exists (a run that stopped before publishing
+   * and discarded what it wrote), so a stopped run leaves nothing behind; true when removed.
+   * A file still there (a manifest a failed commit left) keeps it for the next run's sweep.
+   * `shared`: names the run replaced rather than created (a commit point restored by a revoke).
+   */
+  async dropIfGone(shared: (rel: string) => boolean = () => false): Promise<boolean> {
+    await this.#writing;
+    for (const rel of this.#files) if (!shared(rel) && (await exists(this.store, rel))) return false;
+    await this.store.remove(journalRel(this.prefix, this.runId));
+    return true;
+  }
+
   /** Whether `rel` is a name this run recorded. */
   has(rel: string): boolean {
     return this.#known.has(rel);
@@ -231,17 +251,17 @@ export class WriteJournal {
     keep: (rel: string) => boolean,
     options: SweepOptions = {},
   ): Promise<SweepResult> {
-    const result: SweepResult = { removed: [], dropped: [] };
+    const result: SweepResult = { removed: [], dropped: [], journaled: new Set() };
     const journals = await WriteJournal.ownedBy(store, prefix, options);
-    const sweepable = new Set(journals.flatMap((j) => j.files.filter((rel) => !keep(rel))));
-    const depth = Math.max(0, ...[...sweepable].map((rel) => rel.split('/').length));
-    if (depth > 0) result.removed.push(...(await store.removeAbandoned(prefix, (rel) => sweepable.has(rel), depth)));
+    result.removed.push(...(await removeDeadTemps(store, prefix, journals)));
     for (const journal of journals) {
       const left: string[] = [];
       for (const rel of journal.files) {
+        if (options.shared?.(rel)) continue;
         if (keep(rel)) left.push(rel);
         else if (await removeOwned(store, rel, journal.runId)) result.removed.push(store.location(rel));
       }
+      for (const rel of journal.files) result.journaled.add(rel);
       const at = journalRel(prefix, journal.runId);
       if (left.length === 0) {
         await store.remove(at);
@@ -250,6 +270,21 @@ export class WriteJournal {
     }
     return result;
   }
+}
+
+/**
+ * Locally, the temp files of dead writers (local-file.ts names them after their writer) of names
+ * the journals list, and of the journals themselves: a killed run's half-written part or journal.
+ */
+async function removeDeadTemps(store: ObjectStore, prefix: string, journals: readonly RunJournal[]): Promise<string[]> {
+  const names = new Set(journals.flatMap((j) => j.files));
+  const folder = `${prefix}${JOURNAL_FOLDER}`;
+  const isJournal = (rel: string): boolean =>
+    rel.startsWith(folder) && rel.endsWith('.json') && RUN_ID.test(rel.slice(folder.length, -'.json'.length));
+  const removed = await store.removeAbandoned(folder, isJournal, folder.split('/').length);
+  const depth = Math.max(0, ...[...names].map((rel) => rel.split('/').length));
+  if (depth > 0) removed.push(...(await store.removeAbandoned(prefix, (rel) => names.has(rel), depth)));
+  return removed;
 }
 
 function documentText(runId: string, files: readonly string[]): string {
@@ -279,6 +314,14 @@ async function readJournal(
     if (bad) return bad;
   }
   return { runId, files: doc.files as string[] };
+}
+
+/** Whether anything is at `rel` (locally, a link too). */
+async function exists(store: ObjectStore, rel: string): Promise<boolean> {
+  if (store.kind === 'file') return (await lstat(store.location(rel)).catch(() => undefined)) !== undefined;
+  const metadata = (store as Partial<Pick<S3ObjectStore, 'metadata'>>).metadata;
+  if (typeof metadata !== 'function') return true;
+  return (await metadata.call(store, rel)) !== undefined;
 }
 
 /** Whether `rel` was removed: only when present and, on S3, written by `runId` (its metadata says so). */

@@ -159,8 +159,23 @@ describe("table: a same-day rerun removes only the table's own files that _table
     const dir = await tempDir('cleanup-table-readme-');
     const prefix = 'readme/table/';
     await put(`${prefix}changes/README.txt`, 'change rows of the products table');
-    const killed = `${prefix}snapshot/dt=2026-04-30/part-00000-${newRunId(new Date('2026-04-30T02:00:00Z'))}.parquet`;
-    await put(killed, 'PAR1 partial');
+    // A killed run journals a part's name before uploading it with its run id as metadata
+    // (storage/write-journal.ts): that is what proves the object the table's.
+    const killedRun = newRunId(new Date('2026-04-30T02:00:00Z'));
+    const killedRel = `snapshot/dt=2026-04-30/part-00000-${killedRun}.parquet`;
+    const killed = `${prefix}${killedRel}`;
+    await put(
+      `${prefix}_journal/${killedRun}.json`,
+      JSON.stringify({ format: 'catalog-streams.journal', version: 1, run: killedRun, files: [killedRel] }),
+    );
+    await s3.client.send(
+      new PutObjectCommand({
+        Bucket: s3.bucket,
+        Key: killed,
+        Body: 'PAR1 partial',
+        Metadata: { 'catalog-streams-run': killedRun },
+      }),
+    );
     const run = runContext(dir, '2026-05-01T02:00:00Z');
     const info: string[] = [];
     run.ctx.events.on('info', (i) => info.push(`${i.code}: ${i.message}`));

@@ -9,11 +9,14 @@
 // version: every file it lists present, the snapshot one row per product. After every good run:
 // one row per key, each version's change rows exactly the touched ids (or every id for the first),
 // and nothing under the dataset that the manifest does not list (no parts renamed before a kill,
-// no superseded files, no temp files, no lock).
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+// no superseded files, no temp files, no lock) but the runs' journals and what others placed: the
+// table tests place foreign files in the table's folders (a Spark part, a README, another tool's
+// JSON) and, locally, a symlink beside the table's root to a victim folder outside, before the
+// first run; after every run all of it is still there, byte for byte (issue 36).
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { dirname, join } from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
@@ -114,6 +117,54 @@ interface TableManifest {
   versions: Array<{ runId: string; rows: number; snapshot: TableFile[]; changes: TableFile[] }>;
 }
 
+/** A name as Spark writes its parts: table-like, but no run of the table wrote it. */
+const SPARK = 'part-00000-6b1e9c52-3f0a-4d7e-9a51-2c8f1e0d4b7a-c000.snappy.parquet';
+/** Files another tool or a person put in a hive table's folders. */
+const HIVE_FOREIGN: Record<string, string> = {
+  [`snapshot/dt=2000-01-01/${SPARK}`]: 'spark part',
+  [`changes/dt=2000-01-01/${SPARK}`]: 'spark change',
+  'changes/README.md': 'change rows',
+  '_table/other-tool.json': '{"tool":"other"}',
+};
+/** Files another engine or a person put in the Iceberg tables' folders. */
+const ICEBERG_FOREIGN: Record<string, string> = {
+  'current/data/README.md': 'data of the current table',
+  'current/metadata/other-tool.json': '{"tool":"other"}',
+  'changes/data/00000-0-abc.parquet': 'spark file',
+};
+
+/**
+ * Places `files` under the local root and, beside the root, a symlink to a victim folder outside
+ * the lake; returns the check that all of it is untouched, byte for byte.
+ */
+async function placeForeignLocal(root: string, files: Record<string, string>): Promise<() => Promise<void>> {
+  for (const [rel, body] of Object.entries(files)) {
+    await mkdir(dirname(join(root, rel)), { recursive: true });
+    await writeFile(join(root, rel), body);
+  }
+  const victim = join(root, '../../victim');
+  await mkdir(victim, { recursive: true });
+  await writeFile(join(victim, 'victim.txt'), 'victim');
+  await symlink(victim, `${root}-link`);
+  return async () => {
+    for (const [rel, body] of Object.entries(files)) expect(await readFile(join(root, rel), 'utf8'), rel).toBe(body);
+    expect(await readFile(join(`${root}-link`, 'victim.txt'), 'utf8')).toBe('victim');
+    expect(await readdir(victim)).toEqual(['victim.txt']);
+  };
+}
+
+/** Places `files` under an S3 prefix; returns the check that they are untouched. */
+async function placeForeignS3(prefix: string, files: Record<string, string>): Promise<() => Promise<void>> {
+  for (const [rel, body] of Object.entries(files))
+    await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${prefix}${rel}`, Body: body }));
+  return async () => {
+    for (const [rel, body] of Object.entries(files)) {
+      const res = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `${prefix}${rel}` }));
+      expect(await res.Body!.transformToString('utf8'), rel).toBe(body);
+    }
+  };
+}
+
 /** The steps of one run: kill before step N, then a good run, for every N until a run completes. */
 async function killAtEveryStep(opts: {
   dir: string;
@@ -121,6 +172,8 @@ async function killAtEveryStep(opts: {
   env: NodeJS.ProcessEnv;
   /** Checks what a reader sees after a kill or a good run; returns the runs now visible. */
   check(after: 'kill' | 'good', pending: ReadonlySet<string>, stderr: string): Promise<{ committed: string[] }>;
+  /** Checks that what others placed in and beside the dataset (placed before the first run) is untouched. */
+  untouched?: () => Promise<void>;
 }): Promise<number> {
   const file = join(opts.dir, 'pipeline.yml');
   await writeFile(file, opts.pipeline);
@@ -128,6 +181,7 @@ async function killAtEveryStep(opts: {
   let pending = new Set(ids);
   const seen = new Set<string>();
   const settle = async (after: 'kill' | 'good', stderr = '') => {
+    await opts.untouched?.();
     const { committed } = await opts.check(after, pending, stderr);
     if (committed.some((r) => !seen.has(r))) pending = new Set();
     for (const r of committed) seen.add(r);
@@ -169,7 +223,7 @@ async function killAtEveryStep(opts: {
 }
 
 /** The table's invariants; `pending`: ids touched since the last visible version. */
-function tableCheck(storage: Storage) {
+function tableCheck(storage: Storage, foreign: readonly string[] = []) {
   const checkedVersions = new Map<string, string[]>();
   return async (after: 'kill' | 'good', pending: ReadonlySet<string>) => {
     const text = await storage.read('_table.json');
@@ -206,10 +260,14 @@ function tableCheck(storage: Storage) {
       checkedVersions.set(version.runId, rows);
     }
     if (after === 'good') {
+      // Beside them: the foreign files (never removed) and the journal of each version's run
+      // (its files are still listed); a killed run's journal went with its files.
       const listed = new Set([
         '_table.json',
         manifest.state,
         ...manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path)),
+        ...foreign,
+        ...manifest.versions.map((v) => `_journal/${v.runId}.json`),
       ]);
       const present = await storage.list();
       expect(
@@ -228,7 +286,7 @@ function tableCheck(storage: Storage) {
  * (its rows are this run's pending ids); the next good run rolls it back and writes them again
  * under its own run id, so after a good run every run in changes/ is one current/ committed.
  */
-function icebergCheck(root: string) {
+function icebergCheck(root: string, foreign: readonly string[] = []) {
   const checkedRuns = new Map<string, string[]>();
   const committedRuns: string[] = [];
   const seen = { ahead: 0, repaired: 0 };
@@ -277,16 +335,29 @@ function icebergCheck(root: string) {
     }
     if (after === 'good') {
       expect([...byRun.keys()].every((run) => committedRuns.includes(run))).toBe(true);
-      const referenced = new Set<string>([head.state!]);
+      // Beside them: the foreign files, and journals: one per run whose change rows changes/
+      // holds, and none that names no file left (a killed run's journal stays while the metadata
+      // log still names a metadata file it wrote).
+      const referenced = new Set<string>([head.state!, ...foreign]);
       for (const table of ['current', 'changes']) {
         const refs = await icebergReferences(join(root, table));
         for (const rel of refs.files) referenced.add(`${table}/${rel}`);
       }
-      const present = await listFiles(root);
+      const all = await listFiles(root);
+      const journals = all.filter((p) => p.startsWith('_journal/'));
+      const present = all.filter((p) => !p.startsWith('_journal/'));
       expect(
         present,
         `nothing the tables do not reference; also: ${present.filter((p) => !referenced.has(p)).join(', ')}`,
       ).toEqual([...referenced].sort());
+      for (const run of byRun.keys()) expect(journals).toContain(`_journal/${run}.json`);
+      for (const journal of journals) {
+        const { files } = JSON.parse(await readFile(join(root, journal), 'utf8')) as { files: string[] };
+        expect(
+          files.some((f) => !f.endsWith('version-hint.text') && present.includes(f)),
+          `${journal} names a file still there`,
+        ).toBe(true);
+      }
     }
     return { committed: [runId] };
   };
@@ -311,7 +382,8 @@ describe('kill -9 at every storage step, then a good run', () => {
         dir: ws.dir,
         pipeline: `name: kill-table\n${SOURCE}\nsinks:\n  - { type: table, path: lake/products, key: id, maxRows: 100 }\n`,
         env: sandboxEnv(sandbox),
-        check: tableCheck(localStorage(root)),
+        check: tableCheck(localStorage(root), Object.keys(HIVE_FOREIGN)),
+        untouched: await placeForeignLocal(root, HIVE_FOREIGN),
       });
       expect(killed).toBeGreaterThanOrEqual(8);
     } finally {
@@ -323,17 +395,19 @@ describe('kill -9 at every storage step, then a good run', () => {
     const ws = await workspace('catalog-streams-kill-iceberg-');
     try {
       const root = join(ws.dir, 'lake/products');
-      const check = icebergCheck(root);
+      const check = icebergCheck(root, Object.keys(ICEBERG_FOREIGN));
       const killed = await killAtEveryStep({
         dir: ws.dir,
         pipeline: `name: kill-iceberg\n${SOURCE}\nsinks:\n  - { type: table, format: iceberg, keepSnapshots: 3, path: lake/products, key: id, maxRows: 100 }\n`,
         env: sandboxEnv(sandbox),
         check,
+        untouched: await placeForeignLocal(root, ICEBERG_FOREIGN),
       });
       expect(killed).toBeGreaterThanOrEqual(10);
-      // The kills between the two tables' commits (before current/'s metadata file, before its
-      // version hint) left changes/ ahead twice, and the next good run repaired it each time.
-      expect(check.seen).toEqual({ ahead: 2, repaired: 2 });
+      // The kills between the two tables' commits (before current/'s metadata file and before its
+      // version hint, each also before the journal write naming it) left changes/ ahead four
+      // times, and the next good run repaired it each time.
+      expect(check.seen).toEqual({ ahead: 4, repaired: 4 });
     } finally {
       await ws.remove();
     }
@@ -347,7 +421,8 @@ describe('kill -9 at every storage step, then a good run', () => {
         dir: ws.dir,
         pipeline: `name: kill-s3-table\n${SOURCE}\nsinks:\n  - { type: table, path: "s3://${s3.bucket}/lake/table", key: id, maxRows: 100 }\n`,
         env: s3Env(),
-        check: tableCheck(s3Storage('lake/table/', join(ws.dir, 'scratch'))),
+        check: tableCheck(s3Storage('lake/table/', join(ws.dir, 'scratch')), Object.keys(HIVE_FOREIGN)),
+        untouched: await placeForeignS3('lake/table/', HIVE_FOREIGN),
       });
       expect(killed).toBeGreaterThanOrEqual(8);
     } finally {

@@ -96,8 +96,10 @@ describe('table sink, format: iceberg on S3 (s3rver)', () => {
     );
     expect(metadata.location).toBe('s3://lake/ice/products/current');
     expect(metadata.snapshots).toHaveLength(2);
-    // Only the current state and the tables' own folders; no lock left.
+    // Only the current state, the runs' journals and the tables' own folders; no lock left.
     expect(keys.filter((k) => !/^ice\/products\/(current|changes)\/(data|metadata)\//.test(k)).sort()).toEqual([
+      `ice/products/_journal/${first.runId}.json`,
+      `ice/products/_journal/${second.runId}.json`,
       `ice/products/_table/state-${second.runId}.v8.gz`,
     ]);
   }, 120_000);

@@ -114,6 +114,12 @@ describe('table sink: a stopped run', () => {
     await mkdir(dirname(dead), { recursive: true });
     await writeFile(dead, 'x');
     await writeFile(live, 'x');
+    // The killed run journaled the names before staging them (storage/write-journal.ts).
+    const files = ['snapshot/dt=2026-01-01/part-00000-x.parquet', '_table/state-y.v8.gz'];
+    await writeFile(
+      join(root, '_journal/killed.json'),
+      JSON.stringify({ format: 'catalog-streams.journal', version: 1, run: 'killed', files }),
+    );
     await days.check(root, await days.run(dayTime(1)), dayTime(1), await days.expectedAfter('incremental'));
     expect(await listAll(join(root, 'snapshot/dt=2026-01-01'))).toEqual([]);
     expect(await readFile(live, 'utf8')).toBe('x');
@@ -147,6 +153,7 @@ describe('table sink: two runs on one table at once', () => {
     const manifest = JSON.parse(await readFile(join(dir, 'lake/products/_table.json'), 'utf8'));
     expect(manifest.versions).toHaveLength(1);
     expect((await readdir(join(dir, 'lake/products'))).sort()).toEqual([
+      '_journal',
       '_table',
       '_table.json',
       'changes',
@@ -215,12 +222,25 @@ describe('table sink on S3 (s3rver)', () => {
     expect(await mirror(local)).toEqual(keysBefore);
     await step(dayTime(2), 'full', { full: true, allowDeletes: true });
     await days.mutate('reveal', { count: 3, at: Math.floor(dayTime(2, 4).getTime() / 1000) });
-    // What a killed run uploaded and no _table.json lists goes with the next run.
+    // What a killed run uploaded (journaled, with its metadata) and no _table.json lists goes with the next run.
+    await s3.client.send(
+      new PutObjectCommand({
+        Bucket: 'lake',
+        Key: 'tables/products/_journal/killed.json',
+        Body: JSON.stringify({
+          format: 'catalog-streams.journal',
+          version: 1,
+          run: 'killed',
+          files: ['snapshot/dt=2026-01-01/part-00000-killed.parquet'],
+        }),
+      }),
+    );
     await s3.client.send(
       new PutObjectCommand({
         Bucket: 'lake',
         Key: 'tables/products/snapshot/dt=2026-01-01/part-00000-killed.parquet',
         Body: 'x',
+        Metadata: { 'catalog-streams-run': 'killed' },
       }),
     );
     await step(dayTime(2, 5), 'incremental');
@@ -230,7 +250,11 @@ describe('table sink on S3 (s3rver)', () => {
     const listed = manifest.versions.flatMap((v: any) =>
       [...v.snapshot, ...v.changes].map((f: any) => `tables/products/${f.path}`),
     );
-    expect(keys).toEqual([...listed, `tables/products/${manifest.state}`, 'tables/products/_table.json'].sort());
+    // One journal per run whose files the table still lists; the killed run's went with its part.
+    const journals = manifest.versions.map((v: any) => `tables/products/_journal/${v.runId}.json`);
+    expect(keys).toEqual(
+      [...listed, `tables/products/${manifest.state}`, 'tables/products/_table.json', ...journals].sort(),
+    );
     expect(await s3.listMultipartUploads()).toEqual([]);
   }, 90_000);
 });

@@ -15,11 +15,10 @@
 // Nothing is removed that a journal does not name, and on S3 nothing whose metadata does not name
 // that journal's run: another pipeline's files under the same root stay.
 import { createHash } from 'node:crypto';
-import { lstat, rmdir } from 'node:fs/promises';
+import { rmdir } from 'node:fs/promises';
 import type { RunEvents } from '../../events.js';
 import { type LockBackend, RunLock } from '../../core/lock.js';
 import type { ObjectStore, ObjectWriteOptions } from '../../storage/object-store.js';
-import type { S3ObjectStore } from '../../storage/s3-object-store.js';
 import { JOURNAL_FOLDER, type RunJournal, WriteJournal } from '../../storage/write-journal.js';
 import { PathTemplate, type RunValues } from './path-template.js';
 
@@ -134,7 +133,7 @@ export class RunKeyedDataset {
     const journal = this.#journal;
     this.#journal = undefined;
     try {
-      if (journal && !(await anyLeft(this.#options.store, journal.files))) await this.#drop(journal);
+      if (journal && (await journal.dropIfGone())) await this.#removeEmptyFolder();
     } finally {
       await this.#lock?.release();
       this.#lock = undefined;
@@ -144,23 +143,12 @@ export class RunKeyedDataset {
   async #drop(journal: WriteJournal): Promise<void> {
     const { store, root } = this.#options;
     await store.remove(`${root}${JOURNAL_FOLDER}${journal.runId}.json`);
-    // Locally an empty journal folder is left out of the user's dataset folder.
+    await this.#removeEmptyFolder();
+  }
+
+  /** Locally an empty journal folder is left out of the user's dataset folder. */
+  async #removeEmptyFolder(): Promise<void> {
+    const { store, root } = this.#options;
     if (store.kind === 'file') await rmdir(store.location(`${root}${JOURNAL_FOLDER}`.slice(0, -1))).catch(() => {});
   }
-}
-
-/** Whether any of `rels` exists in the store (locally as anything at all, a temp file aside). */
-async function anyLeft(store: ObjectStore, rels: readonly string[]): Promise<boolean> {
-  for (const rel of rels) {
-    if (store.kind === 'file') {
-      if (
-        await lstat(store.location(rel)).then(
-          () => true,
-          () => false,
-        )
-      )
-        return true;
-    } else if ((await (store as S3ObjectStore).metadata(rel)) !== undefined) return true;
-  }
-  return false;
 }

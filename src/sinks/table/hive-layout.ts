@@ -3,7 +3,7 @@
 // ARCHITECTURE.md, "The table sink".
 import { SinkError } from '../../errors.js';
 import type { Fence } from '../../core/lock.js';
-import { isTableFile, type TableStore } from './table-store.js';
+import { isTableFile, TABLE_FOLDERS, type TableStore } from './table-store.js';
 import type {
   CleanupWarning,
   NewVersion,
@@ -53,6 +53,26 @@ export interface TableManifest {
   versions: TableVersion[];
 }
 
+/** The names `manifest` lists (the merge state, every version's files) and `_table.json` itself. */
+function listedBy(manifest: TableManifest | undefined): Set<string> {
+  const listed = new Set<string>([TABLE_MANIFEST]);
+  if (!manifest) return listed;
+  listed.add(manifest.state);
+  for (const v of manifest.versions) for (const f of [...v.snapshot, ...v.changes]) listed.add(f.path);
+  return listed;
+}
+
+/**
+ * Whether `rel`, which a version of run `runId` listed, is a file that run wrote by the table's
+ * naming, for tables written before journals: a part or state file carrying that run id. A
+ * foreign file with a table-like name (`part-00000-<uuid>-c000.snappy.parquet`) carries no run
+ * id of the table and fails.
+ */
+function legacyOwned(rel: unknown, runId: string): boolean {
+  if (typeof rel !== 'string' || !isTableFile(rel)) return false;
+  return rel === `_table/state-${runId}.v8.gz` || rel.endsWith(`-${runId}.parquet`);
+}
+
 export class HiveLayout implements TableLayout {
   readonly name = 'hive' as const;
   readonly #store: TableStore;
@@ -60,8 +80,13 @@ export class HiveLayout implements TableLayout {
   #manifestText: string | undefined;
   #manifest: TableManifest | undefined;
   #published = false;
-  /** What the published `_table.json` no longer lists (a same-day snapshot, the older state): removed by the settle. */
-  #superseded: string[] = [];
+  /**
+   * What the published `_table.json` no longer lists (a same-day snapshot, the older state), with
+   * the run that wrote it by `_table.json`: removed by the settle when a journal proves it ours.
+   */
+  #superseded: Array<{ rel: string; runId: string }> = [];
+  /** What the published `_table.json` lists (and `_table.json` itself): what the settle keeps. */
+  #listed = new Set<string>();
 
   constructor(store: TableStore, key: string) {
     this.#store = store;
@@ -72,7 +97,7 @@ export class HiveLayout implements TableLayout {
     return this.#store.location(TABLE_MANIFEST);
   }
 
-  async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[] }> {
+  async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[]; foreign: string[] }> {
     this.#manifestText = await this.#store.objects.readText(TABLE_MANIFEST);
     if (this.#manifestText === undefined && (await this.#store.objects.readText(ICEBERG_HINT)) !== undefined) {
       throw new SinkError(
@@ -82,17 +107,17 @@ export class HiveLayout implements TableLayout {
     }
     if (this.#manifestText !== undefined) this.#manifest = this.#parse(this.#manifestText);
     const manifest = this.#manifest;
-    const listed = new Set<string>(
-      manifest
-        ? [manifest.state, ...manifest.versions.flatMap((v) => [...v.snapshot, ...v.changes].map((f) => f.path))]
-        : [],
-    );
-    const removed = await this.#store.removeLeftovers(listed);
-    if (!manifest) return { previous: undefined, removed };
+    // What killed runs left: files their journals name that _table.json does not list. A file no
+    // journal names stays, whatever its name (a Spark part, a README): reported, never removed.
+    // A table written before journals has none: its unlisted leftovers stay (docs/security.md).
+    const listed = listedBy(manifest);
+    const { removed, foreign, ignored } = await this.#store.sweep((rel) => listed.has(rel), TABLE_FOLDERS);
+    const notes = [...foreign, ...ignored];
+    if (!manifest) return { previous: undefined, removed, foreign: notes };
     const current = manifest.versions.find((v) => v.runId === manifest.current);
-    if (!current) return { previous: undefined, removed };
+    if (!current) return { previous: undefined, removed, foreign: notes };
     const columnNames = manifest.schemas?.[current.schemaHash]?.map((c) => c.name);
-    return { previous: { runId: current.runId, state: manifest.state, columnNames }, removed };
+    return { previous: { runId: current.runId, state: manifest.state, columnNames }, removed, foreign: notes };
   }
 
   #parse(text: string): TableManifest {
@@ -155,10 +180,10 @@ export class HiveLayout implements TableLayout {
       snapshot: version.snapshot,
       changes: version.changes,
     };
-    const replaced: string[] = [];
+    const replaced: Array<{ rel: string; runId: string }> = [];
     const versions = (this.#manifest?.versions ?? []).map((v) => {
       if (v.date !== version.date || v.snapshot.length === 0) return v;
-      replaced.push(...v.snapshot.map((f) => f.path));
+      replaced.push(...v.snapshot.map((f) => ({ rel: f.path, runId: v.runId })));
       return { ...v, snapshot: [], replacedBy: version.runId };
     });
     const manifest: TableManifest = {
@@ -173,19 +198,34 @@ export class HiveLayout implements TableLayout {
     await fence.assertHeld();
     this.#published = true;
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
-    await this.#store.objects.write(TABLE_MANIFEST, text);
-    this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];
+    await this.#store.write(TABLE_MANIFEST, text);
+    const previous = this.#manifest;
+    this.#superseded = [...replaced, ...(previous ? [{ rel: previous.state, runId: previous.current }] : [])];
+    this.#listed = listedBy(manifest);
     return [{ location: this.#store.location(TABLE_MANIFEST), bytes: Buffer.byteLength(text) }];
   }
 
   async settle(warn: CleanupWarning): Promise<void> {
-    for (const rel of this.#superseded) {
-      if (typeof rel !== 'string' || !isTableFile(rel)) {
-        // An entry of _table.json that is not one of the table's own names (a path outside its
-        // root, another file): the table did not write it, so it is not the table's to remove.
+    if (this.#superseded.length === 0) return;
+    let journaled: ReadonlySet<string>;
+    try {
+      ({ journaled } = await this.#store.sweep((rel) => this.#listed.has(rel), []));
+    } catch (err) {
+      warn(
+        'sink.cleanup',
+        `table sink could not remove the files ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}; the next run of the table removes them`,
+      );
+      return;
+    }
+    // Journaled files went with the sweep (or stayed, not proven ours); the rest were written
+    // before journals: ours only by the table's own naming with the run id of the version that
+    // listed them.
+    for (const { rel, runId } of this.#superseded) {
+      if (journaled.has(rel)) continue;
+      if (!legacyOwned(rel, runId)) {
         warn(
           'table.cleanup_refused',
-          `table sink did not remove ${JSON.stringify(rel)}, which ${this.commitPoint} listed: it is not a file of the table (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
+          `table sink did not remove ${JSON.stringify(rel)}, which ${this.commitPoint} listed: no journal of the table names it and it is not a file of run ${runId} (snapshot/dt=YYYY-MM-DD/part-NNNNN-<run>.parquet, changes/..., _table/state-<run>.v8.gz under ${this.#store.location('')})`,
         );
         continue;
       }
@@ -194,7 +234,7 @@ export class HiveLayout implements TableLayout {
         .catch((err: unknown) =>
           warn(
             'sink.cleanup',
-            `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}; the next run of the table removes it`,
+            `table sink could not remove ${this.#store.location(rel)}, which ${TABLE_MANIFEST} no longer lists: ${(err as Error).message}; remove it by hand`,
           ),
         );
     }
@@ -210,7 +250,7 @@ export class HiveLayout implements TableLayout {
     const restore =
       this.#manifestText === undefined
         ? this.#store.objects.remove(TABLE_MANIFEST)
-        : this.#store.objects.write(TABLE_MANIFEST, this.#manifestText);
+        : this.#store.write(TABLE_MANIFEST, this.#manifestText);
     return restore.then(
       () => true,
       (err: unknown) => {

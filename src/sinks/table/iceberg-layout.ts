@@ -16,7 +16,7 @@ import type { ObjectStore } from '../../storage/object-store.js';
 import type { ParquetColumn } from '../parquet/parquet-types.js';
 import { isTableFile, type TableStore } from './table-store.js';
 import { TABLE_MANIFEST, type TableVersion } from './hive-layout.js';
-import { FilesCatalog } from './iceberg/files-catalog.js';
+import { FilesCatalog, VERSION_HINT } from './iceberg/files-catalog.js';
 import type {
   CleanupWarning,
   NewVersion,
@@ -27,8 +27,8 @@ import type {
 } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
-import { prepareCommit, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
-import { ManifestNames, unreferenced } from './iceberg/iceberg-garbage.js';
+import { prepareCommit, refSnapshotIds, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
+import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
@@ -38,6 +38,9 @@ const KEY = 'catalog-streams.key';
 
 const TABLES = ['current', 'changes'] as const;
 type TableName = (typeof TABLES)[number];
+
+/** Where the layout's files are, under the table's root: what a foreign file is looked for in. */
+const FOLDERS = ['current/data/', 'current/metadata/', 'changes/data/', 'changes/metadata/', '_table/'];
 
 /** A data file of this layout: `current/data/part-NNNNN-<run>.parquet`, `changes/data/...`. */
 const DATA_FILE = /^(?:current|changes)\/data\/part-(?:\d{5}|[1-9]\d{5,})-[A-Za-z0-9][\w.-]*\.parquet$/;
@@ -81,6 +84,8 @@ export class IcebergLayout implements TableLayout {
   readonly #schemas: Partial<Record<TableName, IcebergSchemaResult>> = {};
   readonly #columns: Partial<Record<TableName, readonly ParquetColumn[]>> = {};
   #previous: PreviousVersion | undefined;
+  /** This run's merge state, which its commit names. */
+  #state: string | undefined;
   /** The tables as this run committed them, for the settle (expired files) and a revoke. */
   #committed: Partial<Record<TableName, LoadedTable>> | undefined;
 
@@ -101,7 +106,12 @@ export class IcebergLayout implements TableLayout {
       : `the REST catalog's table for ${this.#store.location('current')}`;
   }
 
-  async open(): Promise<{ previous: PreviousVersion | undefined; removed: string[]; repaired?: string }> {
+  async open(): Promise<{
+    previous: PreviousVersion | undefined;
+    removed: string[];
+    repaired?: string;
+    foreign: string[];
+  }> {
     if ((await this.#store.objects.readText(TABLE_MANIFEST)) !== undefined) {
       throw new SinkError(
         `table: ${this.#store.location('')} holds a table of the hive layout (${TABLE_MANIFEST}); format: iceberg writes two Iceberg tables beside no other layout. ` +
@@ -122,7 +132,8 @@ export class IcebergLayout implements TableLayout {
     const snapshot = currentSnapshot(current);
     this.#previous = snapshot ? this.#previousOf(snapshot, current!.metadata) : undefined;
     const repaired = await this.#repairChanges();
-    return { previous: this.#previous, removed: await this.#removeGarbage(), ...(repaired ? { repaired } : {}) };
+    const { removed, foreign } = await this.#removeGarbage();
+    return { previous: this.#previous, removed, foreign, ...(repaired ? { repaired } : {}) };
   }
 
   #previousOf(snapshot: Snapshot, metadata: TableMetadata): PreviousVersion {
@@ -179,26 +190,26 @@ export class IcebergLayout implements TableLayout {
     return `${said}; rolled back to ${target ? `run ${runId}'s snapshot` : 'no snapshot'}: this run writes those changes again`;
   }
 
-  /** Files of both tables no kept snapshot or metadata version references, and the root's stale states and temp files. */
-  async #removeGarbage(): Promise<string[]> {
-    const removed = await this.#store.objects.removeAbandoned(
-      '',
-      (rel) => isIcebergDataFile(rel) || isTableFile(rel),
-      3,
-    );
+  /**
+   * What killed runs and expired snapshots left: files this layout's journals name that neither
+   * table keeps (nor the current merge state). Foreign files (another engine's, a README, files
+   * written before journals) stay whatever their names: reported, never removed.
+   */
+  async #removeGarbage(): Promise<{ removed: string[]; foreign: string[] }> {
+    const kept = await this.#kept(this.#loaded, this.#previous?.state);
+    const { removed, foreign, ignored } = await this.#store.sweep((rel) => kept.has(rel), FOLDERS);
+    return { removed, foreign: [...foreign, ...ignored] };
+  }
+
+  /** Root-relative names of what `loaded` keeps of both tables, and the merge state `state`. */
+  async #kept(loaded: Partial<Record<TableName, LoadedTable>>, state: string | undefined): Promise<Set<string>> {
+    const kept = new Set<string>(state ? [state] : []);
     for (const name of TABLES) {
-      const table = this.#tables[name];
-      for (const rel of await unreferenced(table, this.#loaded[name], this.#manifestNames[name])) {
-        await table.store.remove(rel);
-        removed.push(table.store.location(rel));
-      }
+      kept.add(`${name}/${VERSION_HINT}`);
+      for (const rel of await referenced(this.#tables[name], loaded[name], this.#manifestNames[name]))
+        kept.add(`${name}/${rel}`);
     }
-    for await (const { rel } of this.#store.objects.list('_table/', 2)) {
-      if (rel === this.#previous?.state || !isTableFile(rel)) continue;
-      await this.#store.objects.remove(rel);
-      removed.push(this.#store.location(rel));
-    }
-    return removed;
+    return kept;
   }
 
   async close(): Promise<void> {
@@ -210,7 +221,9 @@ export class IcebergLayout implements TableLayout {
   #rollback(name: TableName, base: LoadedTable, snapshotId: number | undefined): TableCommit {
     const table = this.#tables[name];
     if (snapshotId !== undefined) return rollbackTo(table, base, snapshotId);
-    const all = (base.metadata.snapshots ?? []).map((s) => s['snapshot-id']);
+    // Every snapshot but those another engine's tag or branch names (the ref stays with it).
+    const tagged = refSnapshotIds(base.metadata);
+    const all = (base.metadata.snapshots ?? []).map((s) => s['snapshot-id']).filter((id) => !tagged.includes(id));
     return {
       table,
       base,
@@ -281,6 +294,7 @@ export class IcebergLayout implements TableLayout {
         commit.updates.push({ action: 'set-properties', updates: { [KEY]: this.#options.key } });
       return commit;
     };
+    this.#state = version.state;
     const changes = await commit('changes', version.changes, {});
     const current = await commit('current', version.snapshot, { [STATE]: version.state });
     // The files catalog asserts the fence before each of its writes; a REST catalog's commit is
@@ -305,30 +319,33 @@ export class IcebergLayout implements TableLayout {
     return id === undefined ? [] : [id];
   }
 
-  /** Removes what the new versions no longer reference (expired snapshots' files) and the earlier state. */
+  /**
+   * Removes what the new versions no longer reference (expired snapshots' files) and the earlier
+   * state: only files a journal of this table names (on S3 with the run's metadata). A table
+   * written before journals keeps its expired files; its earlier state, named by its own snapshot
+   * with that run's id, is the table's all the same.
+   */
   async settle(warn: CleanupWarning): Promise<void> {
     const committed = this.#committed;
     if (!committed) return;
-    for (const name of TABLES) {
-      const table = this.#tables[name];
-      try {
-        for (const rel of await unreferenced(table, committed[name], this.#manifestNames[name]))
-          await table.store.remove(rel);
-      } catch (err) {
-        warn(
-          'sink.cleanup',
-          `table sink could not remove the files of expired snapshots of ${table.location}: ${(err as Error).message}; the next run of the table removes them`,
-        );
-      }
-    }
     const state = this.#previous?.state;
-    if (state)
+    let journaled: ReadonlySet<string> = new Set();
+    try {
+      const kept = await this.#kept(committed, this.#state);
+      ({ journaled } = await this.#store.sweep((rel) => kept.has(rel), []));
+    } catch (err) {
+      warn(
+        'sink.cleanup',
+        `table sink could not remove the files of expired snapshots of ${this.#store.location('')}: ${(err as Error).message}; the next run of the table removes them`,
+      );
+    }
+    if (state && !journaled.has(state) && state === `_table/state-${this.#previous!.runId}.v8.gz`)
       await this.#store.objects
         .remove(state)
         .catch((err: unknown) =>
           warn(
             'sink.cleanup',
-            `table sink could not remove ${this.#store.location(state)}, the earlier merge state: ${(err as Error).message}; the next run of the table removes it`,
+            `table sink could not remove ${this.#store.location(state)}, the earlier merge state: ${(err as Error).message}; remove it by hand`,
           ),
         );
   }

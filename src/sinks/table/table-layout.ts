@@ -66,10 +66,12 @@ export interface TableLayout {
   readonly commitPoint: string;
   /**
    * Reads the current version under the table's lock (undefined for a new table), checks that it
-   * is this table's and keyed by `key`, and removes what killed runs left. Returns what it removed,
-   * and what it repaired (a table a killed run left ahead of the commit point), said to the user.
+   * is this table's and keyed by `key`, and removes what killed runs left (files their journals
+   * name, storage/write-journal.ts). Returns what it removed, what it repaired (a table a killed
+   * run left ahead of the commit point), and what it left as not the table's (`foreign`: files no
+   * journal names, documents under `_journal/` that are not journals), said to the user.
    */
-  open(): Promise<{ previous: PreviousVersion | undefined; removed: string[]; repaired?: string }>;
+  open(): Promise<{ previous: PreviousVersion | undefined; removed: string[]; repaired?: string; foreign?: string[] }>;
   /** The relative name of a data file of this run. */
   dataFile(kind: 'snapshot' | 'changes', date: string, part: number, runId: string): string;
   /** The columns the data files are written with (a layout may add field ids); after open. */

@@ -58,7 +58,7 @@ import {
 } from './sorted-records.js';
 import { LocalObjectStore } from '../../storage/object-store.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
-import { TableStore, type StagedFile } from './table-store.js';
+import { isCommitPoint, TableStore, type StagedFile } from './table-store.js';
 import { HiveLayout, TABLE_MANIFEST } from './hive-layout.js';
 import { IcebergLayout } from './iceberg-layout.js';
 import { icebergCatalog, icebergCatalogOption } from './iceberg-catalog-option.js';
@@ -316,7 +316,11 @@ export class TableSink extends Writable implements SinkStream {
             key: config.key,
             keepSnapshots: config.keepSnapshots,
             catalog: icebergCatalog(config, ctx),
-            stores: { current: storeAt('current'), changes: storeAt('changes') },
+            // Their writes (data files aside: staged by the sink) are journaled in the table's root.
+            stores: {
+              current: this.#store.journaled(storeAt('current'), 'current/'),
+              changes: this.#store.journaled(storeAt('changes'), 'changes/'),
+            },
           })
         : new HiveLayout(this.#store, config.key);
     this.#keySteps = config.key.split('.');
@@ -385,7 +389,10 @@ export class TableSink extends Writable implements SinkStream {
         { runId: this.#ctx.run.id, pipeline: this.#ctx.run.name },
         { what: `table ${this.#store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
       );
-      const { previous, removed, repaired } = await this.#layout.open();
+      // Before anything is written: every file of this run is named in its journal first.
+      await this.#store.openJournal(this.#ctx.run.id);
+      const { previous, removed, repaired, foreign } = await this.#layout.open();
+      if (foreign && foreign.length > 0) this.#reportForeign(foreign);
       if (repaired) this.#ctx.events.emit('info', { code: 'table.repaired', message: `table: ${repaired}` });
       if (previous) this.#checkColumnNames(previous);
       this.#previous = previous;
@@ -742,9 +749,18 @@ export class TableSink extends Writable implements SinkStream {
     );
   }
 
+  /** Files in the table's folders the table did not write: left as they are, said once per run. */
+  #reportForeign(foreign: readonly string[]): void {
+    const shown = foreign.slice(0, 10).join(', ');
+    this.#ctx.events.emit('info', {
+      code: 'table.foreign_files',
+      message: `table ${this.#store.location('')}: left ${foreign.length} file(s) no run of this table wrote (no journal of it names them): ${shown}${foreign.length > 10 ? ', ...' : ''}`,
+    });
+  }
+
   /** A staged file the destroy will discard; one opened while the sink was being destroyed goes at once. */
   async #stage(rel: string): Promise<StagedFile> {
-    const staged = await this.#store.objects.stage(rel);
+    const staged = await this.#store.stage(rel);
     if (this.destroyed) {
       await staged.discard();
       this.#checkStopped();
@@ -988,6 +1004,7 @@ export class TableSink extends Writable implements SinkStream {
     (async () => {
       if (stopped) await this.#stopPublication();
       if (!this.#filesCommitted) await this.#discardStaged();
+      if (stopped && !this.published) await this.#dropJournal();
       this.#state?.destroy();
       if (this.#tempDir) await rm(this.#tempDir, { recursive: true, force: true });
       if (!awaitingTee || stopped) await this.#release();
@@ -1002,6 +1019,7 @@ export class TableSink extends Writable implements SinkStream {
    */
   async revoke(): Promise<void> {
     await this.#takeBack();
+    if (this.#revoked) await this.#dropJournal();
     this.#settling ??= Promise.resolve();
     await this.#release();
     await this.#closeStores();
@@ -1048,6 +1066,11 @@ export class TableSink extends Writable implements SinkStream {
     this.#revoked = true;
     await this.#discardStaged();
     this.#outputs.length = 0;
+  }
+
+  /** A run that published nothing and removed its files leaves no journal either (else the next run sweeps it). */
+  async #dropJournal(): Promise<void> {
+    await this.#store.journal?.dropIfGone(isCommitPoint).catch((err: unknown) => this.#cleanupWarning(err));
   }
 
   async #discardStaged(): Promise<void> {

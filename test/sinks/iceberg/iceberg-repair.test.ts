@@ -2,7 +2,7 @@
 // roll back to had expired (what a version before issue 35 item 7 left with keepSnapshots: 1: its
 // commit of changes/ expired the snapshot current/ still named). The repair must not roll back to
 // no snapshot (every earlier change row would go): a new snapshot holds the earlier runs' rows
-// without the ahead run's, and the garbage walk removes only that run's file. Built with
+// without the ahead run's, and the garbage walk removes only that run's file (its journal names it). Built with
 // prepareCommit as that version committed; read back by icebird.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import type { IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-c
 import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
 import { TableStore } from '../../../src/sinks/table/table-store.js';
 import { LocalObjectStore } from '../../../src/storage/object-store.js';
+import { WriteJournal } from '../../../src/storage/write-journal.js';
 import { listFiles } from '../../cli/cli-process.js';
 import { readIceberg } from '../../helpers/iceberg-reader.js';
 import { tempDir } from '../records.js';
@@ -62,6 +63,8 @@ describe('the repair of changes/ when the snapshot current/ names had expired', 
     }
     await commit(catalog, changes, 'r3', ['r3-a']);
     expect((await catalog.load(changes))!.metadata.snapshots).toHaveLength(1);
+    // The killed run had journaled its data file (storage/write-journal.ts): the proof the garbage walk needs.
+    await (await WriteJournal.open(new LocalObjectStore(root), 'r3')).record(['changes/data/part-00000-r3.parquet']);
 
     const layout = new IcebergLayout(new TableStore(new LocalObjectStore(root)), {
       key: 'id',

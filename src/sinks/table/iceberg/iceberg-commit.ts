@@ -105,6 +105,16 @@ function mainRequirements(base: LoadedTable | undefined): TableRequirement[] {
   ];
 }
 
+/**
+ * The snapshots a ref other than `main` names (a tag or branch another engine made): expiry and
+ * rollbacks keep them, so the ref is never dropped with its snapshot (the sink makes only `main`).
+ */
+export function refSnapshotIds(metadata: TableMetadata | undefined): number[] {
+  return Object.entries(metadata?.refs ?? {})
+    .filter(([name]) => name !== 'main')
+    .map(([, ref]) => ref['snapshot-id']);
+}
+
 function sum(values: readonly number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
@@ -298,7 +308,7 @@ export async function prepareCommit(args: PrepareCommitArgs): Promise<PreparedCo
     .sort((a, b) => b['sequence-number'] - a['sequence-number'])
     .slice(0, args.keepSnapshots)
     .map((s) => s['snapshot-id'])
-    .concat(args.keep ?? []);
+    .concat(args.keep ?? [], refSnapshotIds(metadata));
   const expired = (metadata?.snapshots ?? []).map((s) => s['snapshot-id']).filter((id) => !kept.includes(id));
   if (expired.length > 0) updates.push({ action: 'remove-snapshots', 'snapshot-ids': expired });
 
@@ -319,9 +329,11 @@ export function rollbackTo(table: IcebergTableRef, base: LoadedTable, snapshotId
         code: 'iceberg.update_invalid',
       },
     );
+  const tagged = refSnapshotIds(base.metadata);
   const later = (base.metadata.snapshots ?? [])
     .filter((s) => s['sequence-number'] > target['sequence-number'])
-    .map((s) => s['snapshot-id']);
+    .map((s) => s['snapshot-id'])
+    .filter((id) => !tagged.includes(id));
   const updates: TableUpdate[] = [
     { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
   ];
@@ -366,7 +378,8 @@ export async function withoutSnapshots(args: {
   const updates: TableUpdate[] = [
     { action: 'add-snapshot', snapshot },
     { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
-    { action: 'remove-snapshots', 'snapshot-ids': [...undone] },
   ];
+  const removable = undone.filter((id) => !refSnapshotIds(metadata).includes(id));
+  if (removable.length > 0) updates.push({ action: 'remove-snapshots', 'snapshot-ids': removable });
   return { commit: { table, base, requirements: mainRequirements(base), updates }, snapshot, written: [listRel] };
 }

@@ -58,13 +58,32 @@ export class ManifestNames {
 /**
  * Store-relative names of every file under the table's `metadata/` and `data/` that `loaded`
  * (the table as the catalog has it now; undefined: no table yet) does not keep, sorted. `names`:
- * what earlier walks of the same table in this run read (a new one reads everything).
+ * what earlier walks of the same table in this run read (a new one reads everything). Not a
+ * proof that the files are garbage: another engine's files are unreferenced too; the sink
+ * removes only what its journals name (storage/write-journal.ts).
  */
 export async function unreferenced(
   table: IcebergTableRef,
   loaded: LoadedTable | undefined,
   names: ManifestNames = new ManifestNames(),
 ): Promise<string[]> {
+  const kept = await referenced(table, loaded, names);
+  const garbage: string[] = [];
+  for (const folder of FOLDERS)
+    for await (const { rel } of table.store.list(folder)) if (!kept.has(rel)) garbage.push(rel);
+  return garbage.sort();
+}
+
+/**
+ * Store-relative names of the files `loaded` keeps (undefined: none): the version hint, the
+ * current metadata file and its log, and every kept snapshot's manifest list, manifests and live
+ * data files (snapshots a tag or branch of another engine names are kept snapshots too).
+ */
+export async function referenced(
+  table: IcebergTableRef,
+  loaded: LoadedTable | undefined,
+  names: ManifestNames = new ManifestNames(),
+): Promise<Set<string>> {
   const kept = new Set<string>();
   if (loaded) {
     const keep = (uri: string): void => {
@@ -87,8 +106,5 @@ export async function unreferenced(
       }
     }
   }
-  const garbage: string[] = [];
-  for (const folder of FOLDERS)
-    for await (const { rel } of table.store.list(folder)) if (!kept.has(rel)) garbage.push(rel);
-  return garbage.sort();
+  return kept;
 }
