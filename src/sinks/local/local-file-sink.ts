@@ -2,12 +2,18 @@
 // ctx.baseDir, atomic temp+rename files committed together when the sink
 // finishes, or stdout for `-` (ctx.stdout, if set, replaces
 // process.stdout; tests and embedding callers use it).
-import { join, resolve, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { ConfigError } from '../../errors.js';
 import type { StageContext } from '../../core/stage.js';
 import { fileLockBackend, RunLock } from '../../core/lock.js';
 import { AtomicFile } from '../../storage/atomic-file.js';
-import { recordPending, removeStaleTemps, removeSuperseded } from './local-dataset.js';
+import {
+  assertRecordedFolders,
+  datasetStore,
+  recordPending,
+  removeStaleTemps,
+  removeSuperseded,
+} from './local-dataset.js';
 import { StdoutDestination } from '../shared/byte-destination.js';
 import { PathTemplate } from '../shared/path-template.js';
 import { RecordSink, type RecordEncoding } from '../shared/record-sink.js';
@@ -45,6 +51,8 @@ export function createLocalFileSink<Item>(
   const { ctx } = setup;
   const stdout = ctx.stdout;
   let lock: RunLock | undefined;
+  // The dataset's folder: no link below it is written through (storage/no-symlink.ts).
+  const store = template && datasetStore(template, ctx.baseDir);
   const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,
     ctx,
@@ -52,7 +60,12 @@ export function createLocalFileSink<Item>(
     template,
     templateOption: 'path',
     locate: (rendered) => (template ? resolve(ctx.baseDir, rendered) : STDOUT_PATH),
-    openDestination: (location) => (template ? AtomicFile.create(location) : new StdoutDestination(stdout)),
+    openDestination: (location) =>
+      store
+        ? AtomicFile.create(location, {
+            check: () => store.assertNoLinks(relative(store.root, location).split(sep).join('/'), true),
+          })
+        : new StdoutDestination(stdout),
     rotation: setup.rotation,
     commitOnClose: false,
     writeEmpty: !template || template.fields.length === 0,
@@ -67,6 +80,9 @@ export function createLocalFileSink<Item>(
           }
           // A dataset of several files that each run replaces: one run publishes into it at a time.
           if (template.isDynamic && !template.hasRun) {
+            // Before the first request (and before the lock, which a failure here would leave to
+            // the heartbeat): a file this run would remove must not lie behind a link.
+            await assertRecordedFolders(template, ctx.baseDir);
             const dir = resolve(ctx.baseDir, template.fixedPrefix());
             lock = await RunLock.acquire(
               fileLockBackend(join(dir, LOCAL_LOCK_NAME)),
