@@ -96,6 +96,7 @@ export function folderStore(
   baseDir: string,
   env: S3Env | undefined,
   feature: S3Feature,
+  checkedFrom?: string,
 ): ObjectStore {
   const s3 = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);
   if (s3) {
@@ -107,7 +108,7 @@ export function folderStore(
       feature,
     });
   }
-  return new LocalObjectStore(path.resolve(baseDir, location));
+  return new LocalObjectStore(path.resolve(baseDir, location), { checkedFrom });
 }
 
 /** Where a pipeline's history is: a store and the names in it (see the top of this file). */
@@ -129,8 +130,10 @@ export function historyLocation(loaded: LoadedPipeline, env?: S3Env): HistoryFil
   let folder: string;
   if (state) {
     const slash = state.lastIndexOf('/');
-    // The history lives beside the state: on S3 when the state is.
-    store = folderStore(slash < 0 ? '.' : state.slice(0, slash + 1), baseDir, env, 's3-state');
+    // The history lives beside the state: on S3 when the state is; through no link the state may
+    // not be reached through either (a relative state.path is checked from the pipeline's folder).
+    const checkedFrom = path.isAbsolute(state) ? undefined : baseDir;
+    store = folderStore(slash < 0 ? '.' : state.slice(0, slash + 1), baseDir, env, 's3-state', checkedFrom);
     folder = 'history/';
   } else {
     store = folderStore('.', baseDir, env, 's3-state');
