@@ -430,6 +430,18 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'check that uri names an Iceberg REST catalog (without /v1); report it if it does',
   ),
   runError(
+    'iceberg.rest_token_endpoint',
+    'fix',
+    "the OAuth2 token endpoint is not one the client secret may be sent to: plain http to a host other than loopback, or a host other than the catalog's that the options do not name (a config answer cannot redirect the secret)",
+    'use https; if the token endpoint is on another host and you trust it, name it in the catalog option oauth2ServerUri',
+  ),
+  runError(
+    'iceberg.rest_too_large',
+    'fix',
+    'an answer of the Iceberg REST catalog (or its token endpoint) is over its byte limit (docs/security.md); the rest of it was not read',
+    'check that uri names an Iceberg REST catalog and that nothing between (a proxy) answers in its place',
+  ),
+  runError(
     'iceberg.rest_unavailable',
     'retry',
     'the Iceberg REST catalog could not be reached or kept failing (5xx, 429) on a request other than a commit',
@@ -442,6 +454,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'report it: the commit was built wrong; nothing of it is visible',
   ),
   info('incremental', 'the run is incremental: the updatedSince window it reads, from the stored cursor'),
+  runError(
+    'lock.lost',
+    'retry',
+    "a run reached a commit point (_table.json, an Iceberg commit, a manifest or dataset record, the state cursor) no longer holding its lock: another run took it over, or the run was paused past the lock's stale time; it published nothing there",
+    "nothing to repair: the newer run's version stands. Run again once no other run of the pipeline is active; if runs are paused (frozen pods), keep them from overlapping",
+  ),
   warning(
     'metrics.failed',
     'the metrics file or the Pushgateway push failed; the run outcome is unchanged',

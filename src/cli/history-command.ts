@@ -6,6 +6,7 @@
 // before runs kept one) is a row of its own with its own figures only.
 import { CatalogStreamsError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
+import { Redactor } from '../pipeline/env.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import {
   COMPACT_AFTER_RUNS,
@@ -74,8 +75,12 @@ async function historyCommand(argv: string[], io: CliIO): Promise<number> {
   });
   const found: PipelineHistory[] = [];
   for (const p of pipelines) found.push(await pipelineHistory(p, io.env, last));
-  if (v.json) io.stdout.write(`${JSON.stringify(found.flatMap((f) => f.rows))}\n`);
-  else io.stdout.write(`${found.map(formatHistory).join('\n\n')}\n`);
+  // Names and locations made with a secret `${VAR}` are shown redacted, as a run's summary shows them.
+  const redactor = new Redactor();
+  for (const p of pipelines) redactor.absorb(p.redactor);
+  const shown = redactor.redactValue(found);
+  if (v.json) io.stdout.write(`${JSON.stringify(shown.flatMap((f) => f.rows))}\n`);
+  else io.stdout.write(`${shown.map(formatHistory).join('\n\n')}\n`);
   return 0;
 }
 
@@ -89,7 +94,7 @@ async function pipelineHistory(p: LoadedPipeline, env: NodeJS.ProcessEnv, last: 
     if (err instanceof CatalogStreamsError) throw err;
     throw new CatalogStreamsError(
       'history.read_failed',
-      `${p.config.name}: could not read its run history: ${(err as Error).message}`,
+      p.redactor.redact(`${p.config.name}: could not read its run history: ${(err as Error).message}`),
       { cause: err },
     );
   });

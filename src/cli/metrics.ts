@@ -27,6 +27,11 @@ export interface RunMetricsInput {
   pipelines: readonly string[];
   exitCode: number;
   finishedAt: Date;
+  /**
+   * Applied to every pipeline label: a name made with a secret `${VAR}` is written redacted, as the
+   * summary shows it (the run's redactor; the default keeps names as they are).
+   */
+  redact?: (text: string) => string;
 }
 
 /** Builds a registry holding the run's metrics; `previousSuccess` fills the last success of pipelines that failed now. */
@@ -68,8 +73,11 @@ export function runMetrics(input: RunMetricsInput, previousSuccess: ReadonlyMap<
 
   exit.set(input.exitCode);
   const finished = input.finishedAt.getTime() / 1000;
-  const withSummary = new Set(input.summaries.map((s) => s.pipeline));
-  for (const s of input.summaries) {
+  const redact = input.redact ?? ((text: string) => text);
+  const summaries = input.summaries.map((s) => ({ ...s, pipeline: redact(s.pipeline) }));
+  const pipelines = input.pipelines.map(redact);
+  const withSummary = new Set(summaries.map((s) => s.pipeline));
+  for (const s of summaries) {
     const p = { pipeline: s.pipeline };
     lastRun.set(p, Date.parse(s.finishedAt) / 1000);
     succeeded.set(p, s.status === 'succeeded' ? 1 : 0);
@@ -81,13 +89,13 @@ export function runMetrics(input: RunMetricsInput, previousSuccess: ReadonlyMap<
     retries.set(p, s.retries);
     throttles.set(p, s.throttles);
   }
-  for (const name of input.pipelines) {
+  for (const name of pipelines) {
     if (withSummary.has(name)) continue;
     lastRun.set({ pipeline: name }, finished);
     succeeded.set({ pipeline: name }, 0);
   }
-  for (const name of new Set([...input.pipelines, ...withSummary])) {
-    const s = input.summaries.find((x) => x.pipeline === name);
+  for (const name of new Set([...pipelines, ...withSummary])) {
+    const s = summaries.find((x) => x.pipeline === name);
     if (s?.status === 'succeeded') lastSuccess.set({ pipeline: name }, Date.parse(s.finishedAt) / 1000);
     else if (previousSuccess.has(name)) lastSuccess.set({ pipeline: name }, previousSuccess.get(name)!);
   }

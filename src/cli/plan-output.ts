@@ -5,6 +5,7 @@
 // one client, so the estimate at the end adds their requests up.
 import path from 'node:path';
 import { CatalogClient } from '../client/catalog-client.js';
+import { Redactor } from '../pipeline/env.js';
 import type { LoadedPipeline } from '../pipeline/loader.js';
 import {
   clientOptions,
@@ -49,7 +50,21 @@ export interface PlanReport {
   all: { requests: number; estimatedSeconds: number; rateLimit: number | null; keys: number };
 }
 
+/**
+ * The plan of the file's pipelines, its text values (names, paths, keys, labels) redacted by the
+ * secrets every pipeline knows: a `${VAR}` of a secret in a path or a name is not printed.
+ */
 export async function planReport(
+  pipelines: LoadedPipeline[],
+  connection: ResolvedConnection,
+  opts: { fullRefresh?: boolean } = {},
+): Promise<PlanReport> {
+  const redactor = new Redactor();
+  for (const p of pipelines) redactor.absorb(p.redactor);
+  return redactor.redactValue(await unredactedPlan(pipelines, connection, opts));
+}
+
+async function unredactedPlan(
   pipelines: LoadedPipeline[],
   connection: ResolvedConnection,
   opts: { fullRefresh?: boolean } = {},

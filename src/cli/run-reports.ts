@@ -116,7 +116,14 @@ export class RunReports {
   // A metric that could not be published is caught by an alert on a stale last success.
   async #publishMetrics({ summaries, exitCode }: RunOutcome): Promise<void> {
     const { file, metricsFile, pushgateway } = this.#options;
-    const metrics: RunMetricsInput = { file, summaries, pipelines: this.#names, exitCode, finishedAt: new Date() };
+    const metrics: RunMetricsInput = {
+      file,
+      summaries,
+      pipelines: this.#names,
+      exitCode,
+      finishedAt: new Date(),
+      redact: (text) => this.#redactor.redact(text),
+    };
     const publish: [string, () => Promise<void>][] = [];
     if (metricsFile) publish.push([`--metrics-file ${metricsFile}`, () => writeMetricsFile(metricsFile, metrics)]);
     if (pushgateway) publish.push(['--pushgateway', () => pushMetrics(pushgateway, metrics)]);

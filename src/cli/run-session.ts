@@ -68,6 +68,7 @@ export class RunSession {
     // One redactor knows every pipeline's secrets: a line about the run may quote any of them.
     this.#redactor = pipelines[0]!.redactor;
     for (const p of pipelines.slice(1)) this.#redactor.absorb(p.redactor);
+    addUrlCredentials(this.#redactor, options.pushgateway);
     const events = new RunEvents();
     this.#progress = this.#attachProgress(events);
     this.#signals = new RunSignals(this.#names, this.#progress, io);
@@ -250,6 +251,32 @@ export class RunSession {
       code: err.code ?? 'error',
       message: `${p.config.name}: ${message}`,
     });
+  }
+}
+
+/**
+ * The user and password of a URL (`--pushgateway https://user:pass@host`): a gateway that echoes
+ * the request in its error (the password, or the Basic header made of both) is not printed.
+ */
+function addUrlCredentials(redactor: Redactor, url: string | undefined): void {
+  if (!url) return;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return;
+  }
+  if (!parsed.password) return;
+  const password = safeDecode(parsed.password);
+  const user = safeDecode(parsed.username);
+  for (const secret of [password, parsed.password, `${user}:${password}`]) redactor.add(secret);
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

@@ -1,10 +1,13 @@
 // `catalog-streams sandbox`: serves the embedded Catalog API simulator until
 // stopped. The first stdout line gives the base URL and the sandbox
-// credentials (scripts read it to find a port-0 server); SIGINT/SIGTERM close
-// it cleanly and the command exits 0.
+// credentials (scripts read it to find a port-0 server), a later line the
+// admin routes' credential; SIGINT/SIGTERM close it cleanly and the command
+// exits 0. Secrets can come from the environment, where `ps` does not show
+// them; the secrets it makes up (extra keys, the admin secret) are random.
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
 import { UsageError } from '../errors.js';
 import {
+  ADMIN_SECRET_ENV,
   DEFAULT_CREDENTIALS,
   DEFAULT_PRODUCT_COUNT,
   DEFAULT_PROFILE,
@@ -13,6 +16,7 @@ import {
   SANDBOX_PROFILES,
   type SandboxFaults,
   parseProfile,
+  randomSecret,
   startSandbox,
 } from '../sandbox/index.js';
 import { MAX_PRODUCTS } from '../sandbox/generate-products.js';
@@ -20,6 +24,8 @@ import { type Command, integerOption, numberOption, parseOptions } from './comma
 import type { CliIO } from './io.js';
 
 const NAME = 'sandbox';
+/** The environment variable the API secret is read from when --api-secret is not given. */
+const API_SECRET_ENV = 'CATALOG_SANDBOX_API_SECRET';
 
 const options = {
   port: { type: 'string' },
@@ -35,6 +41,7 @@ const options = {
   'api-key': { type: 'string' },
   'api-secret': { type: 'string' },
   keys: { type: 'string' },
+  'admin-secret': { type: 'string' },
   'latency-ms': { type: 'string' },
   'error-rate': { type: 'string' },
   verbose: { type: 'boolean' },
@@ -60,16 +67,20 @@ Options:
   --bulk-instant N    put N products on one single createdAt instant
   --retry-after       send Retry-After on 429 (the public service does not)
   --api-key K         sandbox API key (default ${DEFAULT_CREDENTIALS.apiKey})
-  --api-secret S      sandbox API secret (default ${DEFAULT_CREDENTIALS.apiSecret})
+  --api-secret S      sandbox API secret (default ${API_SECRET_ENV}, else ${DEFAULT_CREDENTIALS.apiSecret});
+                      the variable keeps it out of the process list
   --keys N            accept N keys, each with its own --rate-limit budget: the first as given,
-                      then <key>-2, <key>-3... with <secret>-2, <secret>-3... (default 1)
+                      then <key>-2, <key>-3... each with a random secret (default 1)
+  --admin-secret S    secret of the admin routes (default ${ADMIN_SECRET_ENV}, else a random
+                      one, printed once at start)
   --latency-ms N      delay every API answer by N ms
   --error-rate F      answer this fraction of API requests with 500/503 (0 to 1)
   --verbose           log one line per request on stderr
   -h, --help          show this help
 
-Admin routes (same credentials, not rate limited): GET /_sandbox/stats,
-POST /_sandbox/touch {"ids":[...]} or {"count":N}, POST /_sandbox/faults {...}.
+Admin routes (Authorization: Bearer <admin secret>, never an API key; not rate
+limited): GET /_sandbox/stats, POST /_sandbox/touch {"ids":[...]} or {"count":N},
+POST /_sandbox/faults {...}, POST /_sandbox/changes {...} (docs/sandbox.md).
 `;
 
 async function run(args: string[], io: CliIO): Promise<number> {
@@ -88,8 +99,10 @@ async function run(args: string[], io: CliIO): Promise<number> {
   const latencyMs = integerOption(NAME, 'latency-ms', v['latency-ms'], 0, 600_000);
   const errorRate = numberOption(NAME, 'error-rate', v['error-rate'], 0, 1);
   const keys = integerOption(NAME, 'keys', v.keys, 1, 100) ?? 1;
-  if (v['api-key'] === '' || v['api-secret'] === '')
-    throw new UsageError(`${NAME}: --api-key and --api-secret cannot be empty`);
+  const { apiSecret, admin } = secretsOf(v, io.env);
+  if (v['api-key'] === '' || apiSecret === '')
+    throw new UsageError(`${NAME}: --api-key and --api-secret (or ${API_SECRET_ENV}) cannot be empty`);
+  const extraCredentials = moreKeys(v['api-key'], keys);
   const faults: SandboxFaults = { ...(latencyMs ? { latencyMs } : {}), ...(errorRate ? { errorRate } : {}) };
   if (products >= 200_000) io.stderr.write(`generating ${products.toLocaleString('en-US')} products...\n`);
   let sandbox;
@@ -105,8 +118,9 @@ async function run(args: string[], io: CliIO): Promise<number> {
       bulkInstant,
       trueTotal: v['true-total'] ?? false,
       retryAfter: v['retry-after'] ?? false,
-      credentials: { apiKey: v['api-key'], apiSecret: v['api-secret'] },
-      extraCredentials: moreKeys(v['api-key'], v['api-secret'], keys),
+      credentials: { apiKey: v['api-key'], apiSecret },
+      extraCredentials,
+      adminSecret: admin.secret,
       faults,
       log: v.verbose ? (line) => io.stderr.write(`${line}\n`) : undefined,
     });
@@ -121,7 +135,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
   }
   const { url } = sandbox;
   // Several keys print as the comma-separated lists CATALOG_API_KEY and CATALOG_API_SECRET take.
-  const all = [sandbox.credentials, ...moreKeys(v['api-key'], v['api-secret'], keys)];
+  const all = [sandbox.credentials, ...extraCredentials];
   const credentials = {
     apiKey: all.map((c) => c.apiKey).join(','),
     apiSecret: all.map((c) => c.apiSecret).join(','),
@@ -141,6 +155,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
   io.stdout.write(
     `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products.toLocaleString('en-US')} products, seed ${seed}, profile ${profile})\n` +
       `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
+      `${adminLine(admin.from, sandbox.adminSecret)}\n` +
       `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential${keys > 1 ? ` (${keys} keys)` : ''}` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
   );
   await stopped;
@@ -150,12 +165,42 @@ async function run(args: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
-/** Keys 2..n of `--keys n`: the first key and secret with `-2`, `-3`... appended. */
-function moreKeys(apiKey: string | undefined, apiSecret: string | undefined, n: number) {
+/**
+ * Keys 2..n of `--keys n`: the first key with `-2`, `-3`... appended, each with a random secret
+ * (they were the first secret with `-2`...: one secret gave away all the others).
+ */
+function moreKeys(apiKey: string | undefined, n: number) {
   return Array.from({ length: n - 1 }, (_, i) => ({
     apiKey: `${apiKey ?? DEFAULT_CREDENTIALS.apiKey}-${i + 2}`,
-    apiSecret: `${apiSecret ?? DEFAULT_CREDENTIALS.apiSecret}-${i + 2}`,
+    apiSecret: randomSecret(),
   }));
+}
+
+type AdminSource = 'flag' | 'env' | 'generated';
+
+/** The API secret (flag, then environment) and the admin secret (flag, environment, else random). */
+function secretsOf(
+  v: { 'api-secret'?: string; 'admin-secret'?: string },
+  env: Record<string, string | undefined>,
+): { apiSecret: string | undefined; admin: { secret: string; from: AdminSource } } {
+  const apiSecret = v['api-secret'] ?? env[API_SECRET_ENV];
+  const fromEnv = env[ADMIN_SECRET_ENV];
+  if (v['admin-secret'] === '' || (v['admin-secret'] === undefined && fromEnv === ''))
+    throw new UsageError(`${NAME}: the admin secret (--admin-secret or ${ADMIN_SECRET_ENV}) cannot be empty`);
+  const admin: { secret: string; from: AdminSource } =
+    v['admin-secret'] !== undefined
+      ? { secret: v['admin-secret'], from: 'flag' }
+      : fromEnv !== undefined
+        ? { secret: fromEnv, from: 'env' }
+        : { secret: randomSecret(), from: 'generated' };
+  return { apiSecret, admin };
+}
+
+/** How to call the admin routes: a generated secret is printed (once, here); a chosen one is not. */
+function adminLine(from: AdminSource, secret: string): string {
+  if (from === 'generated')
+    return `admin routes (/_sandbox/*): Authorization: Bearer ${secret} (generated for this process; set ${ADMIN_SECRET_ENV} to choose it)`;
+  return `admin routes (/_sandbox/*): Authorization: Bearer <the secret of ${from === 'flag' ? '--admin-secret' : ADMIN_SECRET_ENV}>`;
 }
 
 export const sandboxCommand: Command = {

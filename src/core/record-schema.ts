@@ -1,6 +1,6 @@
 // The record contract: what the records reaching a stage look like, known before
 // the first record. A source's schema comes from its resource declaration
-// (src/catalog/resources, read by sinks/zod-column-hints.ts); each transform
+// (src/catalog/resources, read by core/zod-column-hints.ts); each transform
 // definition states how it changes it (`schema` in its StageDefinition), and
 // sinks turn the result into their column schema. Nothing here looks at data.
 //

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { CatalogClient } from '../client/catalog-client.js';
 import type { RunEvents, OutputRecord } from '../events.js';
 import type { LocatedIssue } from './issues.js';
+import type { Fence } from './lock.js';
 import type { RecordSchema, SchemaEnv } from './record-schema.js';
 
 export type StageKind = 'source' | 'transform' | 'sink';
@@ -31,7 +32,7 @@ export interface SinkStream extends Writable {
   /**
    * Optional: makes the sink wait, its data complete but unpublished, until `publish()`; the tee
    * publishes every sink of a run only once all of them got there, and settles them once all
-   * published (sinks/publication.ts).
+   * published (sinks/shared/publication.ts).
    */
   holdPublication?(): HeldPublication;
   /**
@@ -104,6 +105,11 @@ export interface StageContext {
   source?: { type: string; resource?: string | undefined; endpoint?: string | undefined };
   /** Builds a registered sink from a spec such as `{type: 'jsonl', path: 'out/rejected.jsonl'}` (dead letters). */
   createSink(spec: { type: string; [option: string]: unknown }): SinkStream;
+  /**
+   * The run's own lock (its state's): every commit point asserts it, with its sink's dataset
+   * lock, right before it writes (core/lock.ts, Fencing). Absent without a state or a runner.
+   */
+  fence?: Fence | undefined;
   /** Run facts for manifests; call it when committing, not when created. */
   describeRun(): RunDescription;
   /** How the run reads and what it may publish. */

@@ -449,8 +449,8 @@ export interface StageOptionDocs {
     deadLetter?: unknown;
     /**
      * Fail the run when invalid records exceed this: a count (100: fails at the 101st, checked as records
-     * arrive), a percentage of the records seen ("0.5%": checked at the end of the input), or none (no
-     * limit); default with skip or dead-letter: "10%"
+     * arrive), a percentage of the records seen ("0.5%": checked at the end of the input; one invalid
+     * record never exceeds a percentage), or none (no limit); default with skip or dead-letter: "10%"
      */
     maxInvalid?: unknown;
   };
@@ -604,8 +604,8 @@ export interface StageOptionDocs {
     deadLetter?: unknown;
     /**
      * Fail the run when invalid records exceed this: a count (100: fails at the 101st, checked as records
-     * arrive), a percentage of the records seen ("0.5%": checked at the end of the input), or none (no
-     * limit); default with skip or dead-letter: "10%"
+     * arrive), a percentage of the records seen ("0.5%": checked at the end of the input; one invalid
+     * record never exceeds a percentage), or none (no limit); default with skip or dead-letter: "10%"
      */
     maxInvalid?: unknown;
   };

@@ -37,4 +37,18 @@ export function interpolate(input: string, env: NodeJS.ProcessEnv = process.env)
   return { value, variables, missing, whole };
 }
 
-export { MIN_SECRET_IN_TEXT, Redactor } from '../redactor.js';
+/**
+ * Credentials the toolkit (or a library it runs) reads from the environment itself, not through a
+ * `${VAR}` of the file: every run's redactor knows their values, so an error that quotes one (a
+ * token endpoint echoing the form it got) does not print it.
+ */
+export const CREDENTIAL_VARIABLES = [
+  'CATALOG_API_KEY',
+  'CATALOG_API_SECRET',
+  'ICEBERG_REST_CREDENTIAL',
+  'ICEBERG_REST_TOKEN',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+] as const;
+
+export { MIN_SECRET_IN_TEXT, Redactor, SECRET_NAME } from '../redactor.js';

@@ -10,7 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Node, type Document } from 'yaml';
 import { ConfigError } from '../errors.js';
-import { Redactor, interpolate } from './env.js';
+import { CREDENTIAL_VARIABLES, Redactor, interpolate } from './env.js';
 import { planPipeline, type PipelinePlan } from './plan.js';
 import { explainIssues, joinPath, showValue, type LocatedIssue } from '../core/issues.js';
 import { PipelineFile } from './pipeline-file.js';
@@ -216,7 +216,7 @@ function parseDocumentPipeline(doc: Document, context: DocumentContext): LoadedP
     ),
   );
   const redactor = new Redactor();
-  redactor.addFromEnv(variables, env);
+  redactor.addFromEnv([...variables, ...CREDENTIAL_VARIABLES], env);
   const raw = documentValue(doc, fail);
   // Credentials written in the file are secrets whatever their type (a number is still a secret).
   const connection = (raw as { connection?: Record<string, unknown> } | null)?.connection;

@@ -50,6 +50,13 @@ export const COMPACT_AFTER_RUNS = 20;
 /** Per-run files read at once: enough to be quick, few enough for any open-file limit. */
 const READ_CONCURRENCY = 16;
 
+/**
+ * Per-run files one compaction folds in (the oldest first) and one read of the history looks at
+ * (the newest): a folder that thousands of failed compactions let grow is worked off a slice per
+ * run, never read whole.
+ */
+export const MAX_RUN_FILES_READ = 1_000;
+
 /** A per-run file's name: a run id as newRunId makes it (`20260101T000000Z-0a1b2c`), `.json`. */
 const RUN_FILE = /^\d{8}T\d{6}Z-[0-9a-f]{6}\.json$/;
 
@@ -218,8 +225,9 @@ export async function compactHistory(
   try {
     // Only the files read here as this pipeline's runs are removed below: a run that writes its
     // file meanwhile keeps it, and a file of someone else is never removed.
+    await removeHistoryTemps(files);
     const listed = await listRunFiles(files);
-    const perRun = await readRunFiles(files, listed.own);
+    const perRun = await readRunFiles(files, listed.own.slice(0, MAX_RUN_FILES_READ));
     const compacted = parseLines((await readHistoryFile(files)) ?? '');
     const entries = mergeEntries(compacted.entries, perRun.entries).slice(-MAX_HISTORY_RUNS);
     await files.store.write(files.file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''), {
@@ -232,6 +240,17 @@ export async function compactHistory(
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Temp files of the history file and of this pipeline's run files that a killed writer left (its
+ * process gone, or untouched for a day); under the compaction lock, so no live fold loses its temp.
+ */
+async function removeHistoryTemps(files: HistoryFiles): Promise<void> {
+  const folder = files.file.slice(0, files.file.lastIndexOf('/') + 1);
+  const ours = (rel: string): boolean =>
+    rel === files.file || (rel.startsWith(files.runs) && RUN_FILE.test(rel.slice(files.runs.length)));
+  await files.store.removeAbandoned(folder, ours, files.runs.split('/').length);
 }
 
 /**
@@ -324,7 +343,7 @@ export async function readRuns(files: HistoryFiles): Promise<{ entries: HistoryE
   // Per-run files first, then the history file: a compaction in between moves a run from the first
   // to the second, where this read still finds it (the other order could miss it in both).
   await checkNoLinks(files);
-  const perRun = await readRunFiles(files, (await listRunFiles(files)).own);
+  const perRun = await readRunFiles(files, (await listRunFiles(files)).own.slice(-MAX_RUN_FILES_READ));
   const compacted = parseLines((await readHistoryFile(files)) ?? '');
   return {
     entries: mergeEntries(compacted.entries, perRun.entries),

@@ -250,6 +250,8 @@ class PipelineRun {
       // Sinks take their columns from the records' schema: the resource through the transforms.
       recordSchema: plan.recordSchema,
       recordLookup: createRecordLookup({ plan, source: () => this.#source, ctx: () => ctx }),
+      // Every sink's commit points prove the run still holds its state lock (core/lock.ts, Fencing).
+      fence: this.#stateLock,
     };
     this.#ctx = ctx;
     return ctx;

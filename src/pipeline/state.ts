@@ -157,14 +157,22 @@ function parseState(text: string, location: string): PipelineState {
 
 /** A state in a store: a local file (its folder) or an S3 object (its prefix); the lock beside it. */
 class ObjectStateStore implements StateStore {
+  /** The lock this store's run took: the cursor is written only while it holds it. */
+  #lock: RunLock | undefined;
+
   constructor(
     readonly location: string,
     private readonly store: ObjectStore,
     private readonly name: string,
   ) {}
 
-  lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock> {
-    return RunLock.acquire(storeLockBackend(this.store, `${this.name}.lock`), who, lockOptions(this.location, onLost));
+  async lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock> {
+    this.#lock = await RunLock.acquire(
+      storeLockBackend(this.store, `${this.name}.lock`),
+      who,
+      lockOptions(this.location, onLost),
+    );
+    return this.#lock;
   }
 
   async read(): Promise<PipelineState | undefined> {
@@ -175,6 +183,8 @@ class ObjectStateStore implements StateStore {
   }
 
   async write(state: PipelineState): Promise<void> {
+    // The cursor's commit point: a run that lost the state's lock must not move a newer run's cursor back.
+    await this.#lock?.assertHeld();
     await this.store.write(this.name, `${JSON.stringify(state, null, 2)}\n`).catch((err: unknown) => {
       throw this.#failure('write', err);
     });

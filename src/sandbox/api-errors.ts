@@ -37,6 +37,7 @@ export class ApiError extends Error {
 export const ERROR_CODES: Record<number, string> = {
   400: 'bad_request',
   401: 'authentication.not_authenticated',
+  403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
   413: 'payload_too_large',

@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog/index.js';
+import { AdminCredential, randomSecret } from './admin-credential.js';
 import { Dataset, type DatasetOptions } from './dataset.js';
 import type { SandboxFaults } from './faults.js';
 import type { QueryCacheLimits } from './query-engine.js';
@@ -17,6 +18,7 @@ import {
   type MutationResult,
   SandboxServer,
   type SandboxStats,
+  type SandboxWork,
   type TouchRequest,
   type TouchResult,
 } from './server.js';
@@ -30,6 +32,11 @@ export interface SandboxOptions extends DatasetOptions {
   credentials?: Partial<Credentials>;
   /** More accepted credentials, each with its own rate-limit budget (a client with several keys). */
   extraCredentials?: Credentials[];
+  /**
+   * The secret of the admin routes (`Authorization: Bearer <secret>`), which no API key opens;
+   * default a random one (`adminSecret` of the sandbox returned).
+   */
+  adminSecret?: string;
   /** Requests per minute per credential (default 100); 0 or Infinity switches the limit off. */
   rateLimit?: number;
   /** Keep the arrival time of every admitted API request per credential (`requestTimes()`; tests). */
@@ -63,9 +70,15 @@ export interface Sandbox {
   url: string;
   port: number;
   credentials: Credentials;
+  /** The secret of the admin routes under /_sandbox/. */
+  adminSecret: string;
+  /** `Bearer <adminSecret>`: the Authorization header of the admin routes. */
+  adminAuthorization: string;
   dataset: Dataset;
   /** A snapshot of the request counters. */
   readonly stats: SandboxStats;
+  /** A snapshot of the work its CPU budgets bound: filter scans and churn draws. */
+  readonly work: SandboxWork;
   /**
    * Arrival times (performance.now, ms) of the API requests admitted, one list per credential:
    * `credentials` first, then `extraCredentials` in order. Empty lists unless `recordRequestTimes`.
@@ -108,8 +121,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     apiKey: options.credentials?.apiKey ?? DEFAULT_CREDENTIALS.apiKey,
     apiSecret: options.credentials?.apiSecret ?? DEFAULT_CREDENTIALS.apiSecret,
   };
+  const admin = new AdminCredential(options.adminSecret ?? randomSecret());
   const server = new SandboxServer(dataset, {
     credentials: [credentials, ...(options.extraCredentials ?? [])],
+    adminSecret: admin.secret,
     rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
     rateLimitWindowMs: options.rateLimitWindowMs ?? 60_000,
     ...(options.recordRequestTimes ? { recordRequestTimes: true } : {}),
@@ -138,9 +153,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     url: `http://${host}:${address.port}`,
     port: address.port,
     credentials,
+    adminSecret: admin.secret,
+    adminAuthorization: admin.authorization,
     dataset,
     get stats() {
       return server.stats;
+    },
+    get work() {
+      return server.work;
     },
     requestTimes: () => server.requestTimes(),
     resetStats: () => server.resetStats(),
@@ -164,9 +184,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 export { Dataset, DEFAULT_PRODUCT_COUNT, DEFAULT_SEED, type DatasetOptions } from './dataset.js';
 export { SandboxFaultsSchema, type SandboxFaults, type FaultStats } from './faults.js';
 export { SandboxChangesSchema, type SandboxChanges } from './changes.js';
+export { ADMIN_SECRET_ENV, randomSecret } from './admin-credential.js';
+export { MAX_FILTER_NODES, MAX_LEAF_TESTS, MAX_SEARCH_TESTS } from './filter-budget.js';
+export { MAX_CHURN_PER_REQUEST } from './changes.js';
 export {
   DEFAULT_CREDENTIALS,
   type AnswerRequest,
+  type SandboxWork,
   type MutationResult,
   type Credentials,
   type SandboxStats,

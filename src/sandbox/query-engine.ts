@@ -138,6 +138,8 @@ export interface QueryCacheLimits {
 export class QueryCache {
   readonly #entries = new Map<string, { result: Uint32Array; bytes: number }>();
   #bytes = 0;
+  #evaluations = 0;
+  #recordsFiltered = 0;
   readonly #maxEntries: number;
   readonly #maxBytes: number;
 
@@ -151,6 +153,14 @@ export class QueryCache {
     return { entries: this.#entries.size, bytes: this.#bytes };
   }
 
+  /**
+   * Work done so far: queries evaluated (cache misses) and records a filter was tested on (the
+   * collection's size per filtered evaluation); tests measure the CPU budget with it.
+   */
+  get work(): { evaluations: number; recordsFiltered: number } {
+    return { evaluations: this.#evaluations, recordsFiltered: this.#recordsFiltered };
+  }
+
   get(collection: Collection, query: QuerySpec): Uint32Array {
     const key = `${collection.name}|${collection.version()}|${JSON.stringify(query.filter ?? null)}|${JSON.stringify(query.sorting ?? null)}`;
     const hit = this.#entries.get(key);
@@ -159,6 +169,8 @@ export class QueryCache {
       this.#entries.set(key, hit);
       return hit.result;
     }
+    this.#evaluations++;
+    if (query.filter !== undefined) this.#recordsFiltered += collection.size();
     const result = evaluate(collection, query);
     const bytes = key.length * 2 + result.byteLength;
     // One query larger than the whole budget is answered, not kept.

@@ -3,9 +3,12 @@
 // `checkRequest`, and paged or streamed answers from the query engine. Order
 // of checks for an API request: unknown path 404, wrong method 405, missing or
 // wrong credentials 401, over the rate limit 429, injected faults, then the
-// body (413, 415, invalid JSON 400), then the request itself (400/422).
-// Admin routes under /_sandbox/ need the same credentials but are neither rate
-// limited nor faulted.
+// body (413, 415, invalid JSON 400), the filter's CPU budget (422), then the
+// request itself (400/422).
+// Admin routes under /_sandbox/ need the admin credential (admin-credential.ts),
+// never an API key (403), and are neither rate limited nor faulted. A filter
+// past the CPU budget (filter-budget.ts) is refused before any record is
+// scanned.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -20,7 +23,9 @@ import {
   getEndpoint,
   isEmptyObject,
 } from '../catalog/index.js';
+import { AdminCredential } from './admin-credential.js';
 import { ApiError, apiError, requestError } from './api-errors.js';
+import { filterBudgetIssue } from './filter-budget.js';
 import { nestedDeeperThan } from '../values.js';
 import type { Dataset } from './dataset.js';
 import { FaultInjector, type FaultStats, type SandboxFaults } from './faults.js';
@@ -55,6 +60,8 @@ export const MAX_BODY_DEPTH = 64;
 
 export interface ServerSettings {
   credentials: Credentials[];
+  /** The secret of the admin routes (`Authorization: Bearer <secret>`), separate from every API key. */
+  adminSecret: string;
   /** Requests per window for each credential. */
   rateLimit: number;
   rateLimitWindowMs: number;
@@ -77,6 +84,16 @@ export interface ServerSettings {
    * that endpoint's (0-based): tests change the catalog at an exact point of a read with it.
    */
   beforeAnswer?: (request: AnswerRequest) => void;
+}
+
+/** Work the sandbox did for its requests: what its CPU budgets bound (tests measure them). */
+export interface SandboxWork {
+  /** Queries evaluated (query cache misses). */
+  evaluations: number;
+  /** Records a filter was tested on: the collection's size per filtered evaluation. */
+  recordsFiltered: number;
+  /** Churn changes drawn (changes.ts), at most MAX_CHURN_PER_REQUEST per request. */
+  churnDraws: number;
 }
 
 export interface AnswerRequest {
@@ -168,6 +185,7 @@ export class SandboxServer {
   readonly #cache: QueryCache;
   readonly #byPath = new Map<string, EndpointSpec>(ENDPOINT_NAMES.map((n) => [getEndpoint(n)!.path, getEndpoint(n)!]));
   readonly #authorizations: Map<string, Credentials>;
+  readonly #adminCredential: AdminCredential;
   /** Position of each credential (by key) in the settings. */
   readonly #positions: Map<string, number>;
   #counters = this.#freshCounters();
@@ -189,6 +207,7 @@ export class SandboxServer {
       settings.credentials.map((c) => [`Basic ${Buffer.from(`${c.apiKey}:${c.apiSecret}`).toString('base64')}`, c]),
     );
     this.#positions = new Map(settings.credentials.map((c, i) => [c.apiKey, i]));
+    this.#adminCredential = new AdminCredential(settings.adminSecret);
     this.#counters = this.#freshCounters();
     this.#requestTimes = settings.credentials.map(() => []);
   }
@@ -208,6 +227,10 @@ export class SandboxServer {
    */
   requestTimes(): number[][] {
     return this.#requestTimes.map((t) => [...t]);
+  }
+
+  get work(): SandboxWork {
+    return { ...this.#cache.work, churnDraws: this.changes.churnDraws };
   }
 
   get stats(): SandboxStats {
@@ -515,6 +538,11 @@ export class SandboxServer {
   }
 
   async #query(res: ServerResponse, spec: EndpointSpec, body: Record<string, unknown>): Promise<void> {
+    // The CPU budget first: counting nodes is cheaper than validating thousands of them.
+    const collection = this.#collections[spec.name]!;
+    const overBudget = body.filter === undefined ? undefined : filterBudgetIssue(body.filter, collection.size());
+    if (overBudget)
+      throw new ApiError(422, 'validation_failed', `filter: ${overBudget}`, [{ path: 'filter', message: overBudget }]);
     // The spec gives page.size a default of 100; checkRequest insists on it, so fill it in.
     const page = body.page;
     if (page && typeof page === 'object' && !Array.isArray(page) && !('size' in page))
@@ -529,11 +557,10 @@ export class SandboxServer {
     const window = Math.min(this.settings.resultWindow, MAX_REACHABLE_RESULTS);
     const error = requestError(spec, body, issues, window);
     if (error) throw error;
-    const collection = this.#collections[spec.name]!;
     const sorting = (body.sorting ?? spec.defaultSorting) as Record<string, unknown> | undefined;
     let matches: Uint32Array;
     try {
-      // `{}` is the empty filter where the spec shows no filters (endpoints/index.ts filtersNotShown).
+      // `{}` is the empty filter where the spec shows no filters (catalog/endpoints/index.ts filtersNotShown).
       const filter = spec.filtersNotShown && isEmptyObject(body.filter) ? undefined : body.filter;
       matches = this.#cache.get(collection, { filter, sorting });
     } catch (err) {
@@ -577,8 +604,26 @@ export class SandboxServer {
     sendJsonChunks(res, 200, out.finish(), {}, out.pool);
   }
 
+  /** The admin credential opens the admin routes; an API key is known but not allowed there (403). */
+  #authenticateAdmin(req: IncomingMessage): void {
+    const header = req.headers.authorization;
+    const access = this.#adminCredential.check(header);
+    if (access === 'admin') return;
+    req.resume();
+    const how =
+      'send Authorization: Bearer <admin secret> (printed by `catalog-streams sandbox`, or set with --admin-secret or CATALOG_SANDBOX_ADMIN_SECRET)';
+    if (header && this.#authorizations.has(header))
+      throw apiError(403, `the admin routes (/_sandbox/*) take the sandbox's admin credential, not an API key: ${how}`);
+    throw apiError(
+      401,
+      access === 'missing'
+        ? `missing credentials: the admin routes (/_sandbox/*) take the admin credential: ${how}`
+        : `the admin credential is not valid for this sandbox: ${how}`,
+    );
+  }
+
   async #admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    this.#authenticate(req);
+    this.#authenticateAdmin(req);
     const route = `${req.method} ${path}`;
     switch (route) {
       case 'GET /_sandbox/stats': {

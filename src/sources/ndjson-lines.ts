@@ -1,12 +1,12 @@
 // The lines of an NDJSON body, for the stream reader (ndjson-stream.ts): bytes in, one string per
-// line out (object mode), split at `\n` with one `\r` before it dropped, as split2 with its
-// default `/\r?\n/` did. It also shows each chunk of bytes to `onChunk` before decoding it (the
-// reader notes the body's last byte and checks the bytes are UTF-8) and tells `onEnd` when the body
-// ended, which a PassThrough in front of split2 used to do.
+// line out (object mode), split at `\n` with one `\r` before it dropped (split2's default
+// `/\r?\n/`). It also shows each chunk of bytes to `onChunk` before decoding it (the reader notes
+// the body's last byte and checks the bytes are UTF-8) and tells `onEnd` when the body ended.
 //
 // Why not split2: this is the stream path's per-byte work, and the JSONL extract is held to 0.8 of
-// a hand-written client (docs/performance.md). split2 ran a regex split over every chunk and the
-// tap was one more stream hop per chunk; here the lines are found with `indexOf`, in one stage.
+// a hand-written client (docs/performance.md). split2 runs a regex split over every chunk and needs
+// a tap in front of it, one more stream hop per chunk; here the lines are found with `indexOf`, in
+// one stage.
 //
 // The same contract as split2's: a line is delivered once its `\n` arrived; the piece after the
 // last `\n` is delivered at the end of the body (even without a newline: the reader decides

@@ -27,6 +27,8 @@ export const READ_LIMITS = {
   historyRun: 64 * 1024,
   /** A pipeline's compacted history (the last 500 runs, about 150 KB). */
   historyFile: 16 * MiB,
+  /** A run's journal of files written (storage/write-journal.ts; a name per file, at most 100,000). */
+  journal: 16 * MiB,
 } as const;
 
 /** What kind of file `info` is, for messages. */

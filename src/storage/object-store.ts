@@ -82,7 +82,8 @@ export interface ObjectStore {
   list(prefix: string, maxDepth?: number): AsyncIterable<StoredObject>;
   /** Removes the object; one that is already gone is fine. */
   remove(rel: string): Promise<void>;
-  stage(rel: string): Promise<StagedObject>;
+  /** `options`: on S3 the uploaded object's Content-Type and user metadata (ignored locally). */
+  stage(rel: string, options?: ObjectWriteOptions): Promise<StagedObject>;
   /**
    * Removes temp files under `prefix` that killed writers left (their writer a dead process of
    * this host, or untouched for a day) and whose final name `accept` claims; returns their

@@ -181,7 +181,7 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async stage(rel: string): Promise<StagedObject> {
+  async stage(rel: string, options: ObjectWriteOptions = {}): Promise<StagedObject> {
     const Key = this.key(rel);
     const location = this.location(rel);
     const dir = await (this.#staging ??= mkdtemp(path.join(tmpdir(), 'catalog-streams-staging-')));
@@ -198,7 +198,13 @@ export class S3ObjectStore implements ObjectStore {
         storageStep('upload', location);
         const upload = new sdk.Upload({
           client,
-          params: { Bucket: this.bucket, Key, Body: createReadStream(file.location) },
+          params: {
+            Bucket: this.bucket,
+            Key,
+            Body: createReadStream(file.location),
+            ...(options.contentType ? { ContentType: options.contentType } : {}),
+            ...(options.metadata ? { Metadata: options.metadata } : {}),
+          },
           partSize: this.#options.partSize ?? 16 * 1024 * 1024,
           queueSize: this.#options.queueSize ?? 2,
         });

@@ -7,7 +7,8 @@
 // location contains the text (`rename:/snapshot/:2`). CATALOG_STREAMS_TEST_STEP_LOG=<file>
 // appends each step to a file, so a failure can name the step. CATALOG_STREAMS_TEST_KILL_SIGNAL
 // (SIGTERM, SIGINT, SIGHUP) sends that signal instead of SIGKILL, so a test can stop a run at an
-// exact step and watch what the process makes of it. Moments that are not storage steps but where
+// exact step and watch what the process makes of it; SIGSTOP freezes it there (a paused pod: the
+// fencing tests resume it with SIGCONT once another run took its lock over). Moments that are not storage steps but where
 // a signal must change nothing (the CLI about to exit) pass `processStep`, matched by the
 // `<operation>:<text>:<n>` form only (they are not counted as steps). Without these variables it
 // costs one comparison.
@@ -49,5 +50,5 @@ export function processStep(operation: string, location: string): void {
 }
 
 function parseSignal(value: string | undefined): NodeJS.Signals {
-  return value === 'SIGTERM' || value === 'SIGINT' || value === 'SIGHUP' ? value : 'SIGKILL';
+  return value === 'SIGTERM' || value === 'SIGINT' || value === 'SIGHUP' || value === 'SIGSTOP' ? value : 'SIGKILL';
 }

@@ -512,7 +512,7 @@ class Bench {
         const touched = await fetch(`${sandbox.baseUrl}/_sandbox/touch`, {
           method: 'POST',
           headers: {
-            authorization: `Basic ${Buffer.from(`${sandbox.apiKey}:${sandbox.apiSecret}`).toString('base64')}`,
+            authorization: sandbox.adminAuthorization,
             'content-type': 'application/json',
           },
           body: JSON.stringify({ count: Math.floor(n / 100) }),

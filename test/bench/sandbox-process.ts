@@ -3,6 +3,7 @@
 // sandbox (its dataset, its JSON building) in its RSS or CPU. The first stdout
 // line gives the URL and credentials; admin routes give stats and faults.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,8 @@ export interface SandboxConnection {
 
 export interface SandboxProcess extends SandboxConnection {
   pid: number;
+  /** `Bearer <admin secret>`: the admin routes take it, never an API key. */
+  adminAuthorization: string;
   /** Seconds from spawn to the first line (dataset generated, listening). */
   startupSeconds: number;
   stats(): Promise<SandboxStats & { memory: { rss: number } }>;
@@ -54,7 +57,12 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
   if (options.seed !== undefined) args.push('--seed', String(options.seed));
   if (options.keys !== undefined) args.push('--keys', String(options.keys));
   const started = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The admin secret through the environment, where the process list does not show it.
+  const adminSecret = randomBytes(18).toString('base64url');
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CATALOG_SANDBOX_ADMIN_SECRET: adminSecret },
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -69,8 +77,7 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
     throw new Error(`unexpected first line from the sandbox: ${line}`);
   }
   const startupSeconds = (performance.now() - started) / 1000;
-  // The admin routes take any of the keys: the first.
-  const authorization = `Basic ${Buffer.from(`${apiKey.split(',')[0]}:${apiSecret.split(',')[0]}`).toString('base64')}`;
+  const authorization = `Bearer ${adminSecret}`;
   const admin = async (path: string, body?: unknown) => {
     const res = await request(`${baseUrl}/_sandbox/${path}`, {
       method: body === undefined ? 'GET' : 'POST',
@@ -86,6 +93,7 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
     apiKey,
     apiSecret,
     pid: child.pid!,
+    adminAuthorization: authorization,
     startupSeconds: Math.round(startupSeconds * 100) / 100,
     stats: async () => (await admin('stats')) as SandboxStats & { memory: { rss: number } },
     setFaults: async (faults) => void (await admin('faults', faults)),

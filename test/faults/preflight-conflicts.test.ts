@@ -21,7 +21,7 @@ import {
 
 /** The API requests (every endpoint, every status) the sandbox's admin route reports; admin calls (this one) are not. */
 async function requestsSeen(sandbox: TestSandbox): Promise<number> {
-  const res = await fetch(`${sandbox.url}/_sandbox/stats`, { headers: { authorization: sandbox.authorization } });
+  const res = await fetch(`${sandbox.url}/_sandbox/stats`, { headers: { authorization: sandbox.adminAuthorization } });
   expect(res.status).toBe(200);
   const { byEndpoint } = (await res.json()) as { byEndpoint: Record<string, Record<string, number>> };
   return Object.entries(byEndpoint)

@@ -18,7 +18,7 @@ export interface HttpAnswer {
 }
 
 export interface PostOptions {
-  /** Authorization header; default the sandbox credentials; null sends none. */
+  /** Authorization header; default the sandbox credentials (the admin credential on /_sandbox/); null sends none. */
   authorization?: string | null;
   headers?: Record<string, string>;
   /** Send this text as the body instead of JSON.stringify(body). */
@@ -52,7 +52,9 @@ export async function startTestSandbox(options: SandboxOptions = {}): Promise<Te
   const authorization = basicAuthorization(sandbox.credentials.apiKey, sandbox.credentials.apiSecret);
   const post = async (path: string, body?: unknown, opts: PostOptions = {}): Promise<HttpAnswer> => {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
-    const auth = opts.authorization === undefined ? authorization : opts.authorization;
+    // The admin routes take the sandbox's admin credential, never an API key.
+    const byDefault = path.startsWith('/_sandbox/') ? sandbox.adminAuthorization : authorization;
+    const auth = opts.authorization === undefined ? byDefault : opts.authorization;
     if (auth !== null) headers.authorization = auth;
     const method = opts.method ?? 'POST';
     const payload = opts.rawBody ?? (body === undefined ? undefined : JSON.stringify(body));

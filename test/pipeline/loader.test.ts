@@ -69,7 +69,7 @@ describe('interpolate', () => {
 });
 
 describe('Redactor', () => {
-  it('redacts values of secret-looking variables and added credentials, not short or ordinary values', () => {
+  it('redacts values of secret-looking variables and added credentials, short ones as whole tokens, not ordinary values', () => {
     const r = new Redactor();
     r.addFromEnv(['MY_API_KEY', 'DB_PASSWORD', 'REGION', 'X_TOKEN'], {
       MY_API_KEY: 'k-123456',
@@ -78,7 +78,9 @@ describe('Redactor', () => {
       X_TOKEN: 'abc',
     });
     r.add('s3cr3t-value');
-    expect(r.redact('k-123456 hunter22 eu-west-1 abc s3cr3t-value')).toBe('*** *** eu-west-1 abc ***');
+    expect(r.redact('k-123456 hunter22 eu-west-1 abc s3cr3t-value abcd xabc')).toBe(
+      '*** *** eu-west-1 *** *** abcd xabc',
+    );
     const other = new Redactor();
     other.absorb(r);
     expect(other.redact('x s3cr3t-value')).toBe('x ***');

@@ -4,7 +4,7 @@
 // refused rather than waited on. Victims live outside the history root (or are foreign files in
 // it) and are compared byte for byte afterwards.
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import {
   type HistoryEntry,
   type HistoryFiles,
   compactHistory,
+  MAX_RUN_FILES_READ,
   readRuns,
   recordRun,
 } from '../../src/pipeline/run-history.js';
@@ -153,5 +154,46 @@ describe('run history: only its own files, bounded reads', () => {
     expect((await readRuns(files(counting))).entries).toHaveLength(28);
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(16);
+  });
+
+  it('a compaction removes the temp files killed writers of its history left, and no other temp', async () => {
+    const folder = join(root, 'history');
+    const dayAgo = new Date(Date.now() - 2 * 24 * 3600_000);
+    // Temps as writeFileAtomic names them: of the history file, of a run file, and of someone
+    // else's config in the same folder (not ours: it stays).
+    const ours = [
+      '.nightly.jsonl.0a1b2c-99999-0a1b2c3d.tmp',
+      `nightly/.${entry(9).runId}.json.0a1b2c-99999-1a1b2c3d.tmp`,
+    ];
+    const theirs = ['.other.json.0a1b2c-99999-2a1b2c3d.tmp', 'nightly/.config.json.0a1b2c-99999-3a1b2c3d.tmp'];
+    for (const name of [...ours, ...theirs]) {
+      await writeFile(join(folder, name), 'partial');
+      await utimes(join(folder, name), dayAgo, dayAgo);
+    }
+    await recordRun(files(store), entry(1), { compactAfter: Infinity });
+    expect(await compactHistory(files(store), { runId: 'r', pipeline: 'nightly' })).toBe(true);
+    for (const name of ours) await expect(readFile(join(folder, name)), name).rejects.toMatchObject({ code: 'ENOENT' });
+    for (const name of theirs) expect((await readFile(join(folder, name))).toString(), name).toBe('partial');
+  });
+
+  it('folds at most MAX_RUN_FILES_READ run files per compaction, the oldest first, and reads the newest', async () => {
+    const extra = 3;
+    const f = files(store);
+    const runs = join(root, 'history', 'nightly');
+    const all: HistoryEntry[] = [];
+    for (let n = 0; n < MAX_RUN_FILES_READ + extra; n++) {
+      const e = { ...entry(1), runId: `20260101T${String(n).padStart(6, '0')}Z-000000`, read: n };
+      all.push(e);
+      await writeFile(join(runs, `${e.runId}.json`), `${JSON.stringify(e)}\n`);
+    }
+    const newest = (await readRuns(f)).entries.map((e) => e.read);
+    expect(newest, 'the newest run files, when more wait than one read takes').toHaveLength(MAX_RUN_FILES_READ);
+    expect(newest.at(-1)).toBe(MAX_RUN_FILES_READ + extra - 1);
+    expect(await compactHistory(f, { runId: 'r', pipeline: 'nightly' })).toBe(true);
+    expect((await readdir(runs)).sort(), 'the newest ones wait for the next compaction').toEqual(
+      all.slice(-extra).map((e) => `${e.runId}.json`),
+    );
+    expect(await compactHistory(f, { runId: 'r', pipeline: 'nightly' })).toBe(true);
+    expect(await readdir(runs)).toEqual([]);
   });
 });

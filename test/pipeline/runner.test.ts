@@ -279,7 +279,7 @@ state: { path: .state/stopped.json }
       });
       // A part being opened when the abort came is removed as soon as its open
       // completes, which can be just after the sink closed (see the report on
-      // src/sinks/rotation.ts): allow it a moment.
+      // src/sinks/shared/rotation.ts): allow it a moment.
       await waitFor(
         async () => (await readdir(join(dir, 'out/stopped')).catch(() => [])).length === 0,
         'no file left in out/stopped',

@@ -36,9 +36,22 @@ function templateDepth(template: PathTemplate): number {
   return sample.slice(template.fixedPrefix().length).split('/').length;
 }
 
-/** The dataset's folder (the template's fixed prefix) as a store; the folder itself may be a link. */
+/**
+ * Where a template's no-symlink check starts: the folder it names before its first placeholder.
+ * That folder may be a link; below it none (`dt={date}/` is a partition folder, even though each
+ * run renders it as a fixed name).
+ */
+export function templateCheckedFrom(source: string, baseDir: string): string {
+  const open = source.indexOf('{');
+  const literal = open < 0 ? source : source.slice(0, open);
+  return path.resolve(baseDir, literal.slice(0, literal.lastIndexOf('/') + 1));
+}
+
+/** The dataset's folder (the template's fixed prefix) as a store. */
 export function datasetStore(template: PathTemplate, baseDir: string): LocalObjectStore {
-  return new LocalObjectStore(path.resolve(baseDir, template.fixedPrefix()));
+  return new LocalObjectStore(path.resolve(baseDir, template.fixedPrefix()), {
+    checkedFrom: templateCheckedFrom(template.source, baseDir),
+  });
 }
 
 /** `file` (absolute) relative to the store's root, with `/`. */

@@ -5,7 +5,8 @@
 import { join, relative, resolve, sep } from 'node:path';
 import { ConfigError } from '../../errors.js';
 import type { StageContext } from '../../core/stage.js';
-import { fileLockBackend, RunLock } from '../../core/lock.js';
+import { fileLockBackend, RunLock, storeLockBackend } from '../../core/lock.js';
+import { LocalObjectStore } from '../../storage/object-store.js';
 import { AtomicFile } from '../../storage/atomic-file.js';
 import {
   assertRecordedFolders,
@@ -13,10 +14,12 @@ import {
   recordPending,
   removeStaleTemps,
   removeSuperseded,
+  templateCheckedFrom,
 } from './local-dataset.js';
 import { StdoutDestination } from '../shared/byte-destination.js';
 import { PathTemplate } from '../shared/path-template.js';
 import { RecordSink, type RecordEncoding } from '../shared/record-sink.js';
+import { datasetTag, RunKeyedDataset, runKeyedRoot } from '../shared/run-keyed-dataset.js';
 import type { RotationOptions } from '../shared/rotation.js';
 
 export const STDOUT_PATH = '-';
@@ -53,6 +56,7 @@ export function createLocalFileSink<Item>(
   let lock: RunLock | undefined;
   // The dataset's folder: no link below it is written through (storage/no-symlink.ts).
   const store = template && datasetStore(template, ctx.baseDir);
+  const runKeyed = template?.hasRun ? runKeyedDataset(setup, () => sink) : undefined;
   const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,
     ctx,
@@ -60,12 +64,12 @@ export function createLocalFileSink<Item>(
     template,
     templateOption: 'path',
     locate: (rendered) => (template ? resolve(ctx.baseDir, rendered) : STDOUT_PATH),
-    openDestination: (location) =>
-      store
-        ? AtomicFile.create(location, {
-            check: () => store.assertNoLinks(relative(store.root, location).split(sep).join('/'), true),
-          })
-        : new StdoutDestination(stdout),
+    openDestination: async (location) => {
+      if (!store) return new StdoutDestination(stdout);
+      await runKeyed?.record(location);
+      const rel = relative(store.root, location).split(sep).join('/');
+      return AtomicFile.create(location, { check: () => store.assertNoLinks(rel, true) });
+    },
     rotation: setup.rotation,
     commitOnClose: false,
     writeEmpty: !template || template.fields.length === 0,
@@ -78,6 +82,7 @@ export function createLocalFileSink<Item>(
               message: `removed ${removed.length} temp file(s) that killed runs left: ${removed.join(', ')}`,
             });
           }
+          await runKeyed?.prepare();
           // A dataset of several files that each run replaces: one run publishes into it at a time.
           if (template.isDynamic && !template.hasRun) {
             // Before the first request (and before the lock, which a failure here would leave to
@@ -92,14 +97,16 @@ export function createLocalFileSink<Item>(
           }
         }
       : undefined,
+    lock: () => lock,
     beforePublish:
       template && template.isDynamic && !template.hasRun
         ? (written) => recordPending(template, ctx.baseDir, written, ctx.run.id, ctx.events)
         : undefined,
     // Without {run} a run replaces the dataset: the files earlier runs of it recorded and this run did not overwrite go.
     // A fixed path is one file, which the run overwrote: nothing to record or remove.
-    supersede:
-      template && template.isDynamic && !template.hasRun
+    supersede: runKeyed
+      ? () => runKeyed.settle()
+      : template && template.isDynamic && !template.hasRun
         ? async (written) => {
             const { removed, unlisted } = await removeSuperseded(
               template,
@@ -123,11 +130,47 @@ export function createLocalFileSink<Item>(
           }
         : undefined,
     release: async () => {
+      await runKeyed?.release();
       await lock?.release();
       lock = undefined;
     },
   });
   return sink;
+}
+
+/**
+ * A `{run}` dataset's journal and lock (sinks/shared/run-keyed-dataset.ts), in the folder above
+ * its first {run} or {date}; names in the journal are relative to that folder.
+ */
+function runKeyedDataset<Item>(
+  setup: LocalFileSinkSetup<Item>,
+  sinkOf: () => RecordSink<Item>,
+): {
+  prepare(): Promise<void>;
+  record(location: string): Promise<void>;
+  settle(): Promise<void>;
+  release(): Promise<void>;
+} {
+  const { ctx } = setup;
+  const dir = resolve(ctx.baseDir, runKeyedRoot(setup.path, ctx.run, 'path'));
+  const store = new LocalObjectStore(dir, { checkedFrom: templateCheckedFrom(setup.path, ctx.baseDir) });
+  const tag = datasetTag(setup.path);
+  const dataset = new RunKeyedDataset({
+    store,
+    root: '',
+    tag,
+    run: ctx.run,
+    events: ctx.events,
+    lock: storeLockBackend(store, `.publish.${tag}.lock`),
+    what: `dataset ${dir}${sep}`,
+    onLost: (err) => sinkOf().destroy(err),
+  });
+  return {
+    prepare: () => dataset.prepare(),
+    record: (location) => dataset.record(relative(dir, location).split(sep).join('/')),
+    settle: () => dataset.settle(),
+    release: () => dataset.release(),
+  };
 }
 
 /** The lock file of a local dataset that each run replaces, in its folder. */

@@ -25,6 +25,7 @@ import { ConfigError } from '../../errors.js';
 import { byteSize, rotationOptions } from '../shared/option-schemas.js';
 import { PathTemplate, RUN_ID_PATTERN, escapePathValue, escapeRegExp } from '../shared/path-template.js';
 import { RecordSink, type CommittedOutput } from '../shared/record-sink.js';
+import { datasetTag, RunKeyedDataset, runKeyedRoot } from '../shared/run-keyed-dataset.js';
 import { S3ObjectUpload } from './s3-object-upload.js';
 import { s3ClientConfig, s3Location, type S3ClientOptions } from '../../storage/s3-client.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
@@ -178,6 +179,19 @@ function createS3Sink(
     },
     feature: 's3-sink',
   });
+  // With {run} in the key each run adds its objects: a journal under the dataset's root lets the
+  // next run remove what a killed one uploaded (sinks/shared/run-keyed-dataset.ts).
+  const runKeyed = replaces
+    ? undefined
+    : s3RunKeyedDataset({
+        store,
+        bucket,
+        key,
+        ctx,
+        manifest: manifestObjectKey !== undefined,
+        manifestKey,
+        sinkOf: () => sink,
+      });
   const sink: RecordSink<unknown> = new RecordSink<unknown>({
     sinkType: 's3',
     ctx,
@@ -187,7 +201,14 @@ function createS3Sink(
     locate: (rendered) => rendered,
     prepare: async () => {
       sdk = (await store.s3()).sdk;
-      if (!replaces) return;
+      if (runKeyed) {
+        await runKeyed.prepare();
+        // Recorded first: a journal naming a manifest that exists is a run that published. A
+        // manifest outside the dataset's root cannot be journaled; such a run counts as published
+        // only once it settled.
+        if (manifestObjectKey?.startsWith(runKeyed.root)) await runKeyed.record(manifestObjectKey);
+        return;
+      }
       lock = await RunLock.acquire(
         storeLockBackend(store, `${prefix}${LOCK_NAME}`),
         { runId: ctx.run.id, pipeline: ctx.run.name },
@@ -200,6 +221,7 @@ function createS3Sink(
       if (manifestObjectKey !== undefined)
         previouslyListed = await readManifestKeys(store, manifestObjectKey, key, ctx);
     },
+    lock: () => lock,
     supersede: replaces
       ? async (written) => {
           const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
@@ -226,20 +248,24 @@ function createS3Sink(
                 `(another pipeline's objects, or written by a version without it); not removed: ${unlisted.map((k) => s3Location(bucket, k)).join(', ')}`,
             });
         }
-      : undefined,
+      : runKeyed && (() => runKeyed.settle()),
     release: async () => {
+      await runKeyed?.release();
       await lock?.release();
       lock = undefined;
     },
-    openDestination: (objectKey) =>
-      new S3ObjectUpload(sdk!, currentClient, {
+    openDestination: async (objectKey) => {
+      await runKeyed?.record(objectKey);
+      const metadata = { [DATASET_METADATA]: dataset };
+      return new S3ObjectUpload(sdk!, currentClient, {
         bucket,
         key: objectKey,
         contentType,
         partSize,
         queueSize,
-        metadata: { [DATASET_METADATA]: dataset },
-      }),
+        metadata: runKeyed ? runKeyed.writeOptions({ metadata }).metadata! : metadata,
+      });
+    },
     rotation: { maxRows, maxBytes, maxOpenPartitions },
     commitOnClose: true,
     writeEmpty: false,
@@ -263,6 +289,40 @@ function createS3Sink(
     },
   });
   return sink;
+}
+
+/**
+ * The journal and lock of an s3 sink with {run} in its key, under the key's root (the folder above
+ * its first {run} or {date}). An earlier run published when its manifest, which it recorded first,
+ * exists; without a manifest a run's objects are the dataset's once the run settled.
+ */
+function s3RunKeyedDataset(o: {
+  store: S3ObjectStore;
+  bucket: string;
+  key: string;
+  ctx: StageContext;
+  manifest: boolean;
+  manifestKey: string | undefined;
+  sinkOf: () => RecordSink<unknown>;
+}): RunKeyedDataset {
+  const root = runKeyedRoot(o.key, o.ctx.run, 'key');
+  const manifests = manifestKeyPattern(o, o.ctx.run.name)?.pattern;
+  const tag = datasetTag(`s3://${o.bucket}/${o.key}`);
+  return new RunKeyedDataset({
+    store: o.store,
+    root,
+    tag,
+    run: o.ctx.run,
+    events: o.ctx.events,
+    lock: storeLockBackend(o.store, `${root}_publish.${tag}.lock`),
+    what: `dataset s3://${o.bucket}/${root}`,
+    onLost: (err) => o.sinkOf().destroy(err),
+    published: async (journal) => {
+      for (const rel of journal.files)
+        if (manifests?.test(rel) && (await o.store.metadata(rel)) !== undefined) return true;
+      return false;
+    },
+  });
 }
 
 /** The user metadata key (`x-amz-meta-catalog-streams-dataset`) naming the dataset a data object belongs to. */

@@ -1,5 +1,5 @@
 // The Parquet column schema of a sink, derived from the record contract (the
-// pipeline's record schema, see src/pipeline/record-schema.ts) and the sink's
+// pipeline's record schema, see src/core/record-schema.ts) and the sink's
 // options, before the first record: the same pipeline file writes the same
 // columns, in the same order and with the same types, in every file of every run,
 // whatever the data. No sample decides a type.

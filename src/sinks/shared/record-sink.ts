@@ -16,6 +16,7 @@
 import { Writable } from 'node:stream';
 import { AbortedError, CatalogStreamsError, SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
+import { fences, type Fence } from '../../core/lock.js';
 import type { HeldPublication, SinkStream, StageContext } from '../../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
 import { isPlainObject } from '../../values.js';
@@ -78,6 +79,11 @@ export interface RecordSinkSpec<Item> {
   afterCommit?(committed: readonly CommittedOutput[]): Promise<CommittedOutput[]>;
   /** Runs once before the first record (loads the S3 SDK, takes the dataset lock); a failure fails the sink. */
   prepare?(): Promise<void>;
+  /**
+   * The dataset lock `prepare` took, if any: asserted with the run's (`ctx.fence`) right before
+   * each commit write (the dataset record and renames, the manifest) and before the clean-up.
+   */
+  lock?(): Fence | undefined;
   /**
    * Runs after the outputs and the manifest are published, with every location this run wrote:
    * removes the outputs of earlier runs that this run replaces (see docs/publication.md's
@@ -230,12 +236,18 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       this.#formatClosed = true;
       if (this.#hold) await this.#hold.waitForPublish();
       if (this.#destroying) return;
+      // A run that lost its lock (paused past it, another run took over) publishes nothing.
+      await this.#assertHeld();
       await this.#spec.beforePublish?.(this.#parts.locations);
       if (this.#destroying) return;
+      // The renames publish a local dataset: checked again after its record was written.
+      if (this.#spec.beforePublish) await this.#assertHeld();
       await this.#parts.commitAll();
       if (this.#destroying) return;
       if (afterCommit) {
         const writing = (async () => {
+          // The manifest is the commit point: checked again right before it.
+          await this.#assertHeld();
           const written = await afterCommit(this.#committed);
           if (!this.#destroying) return written;
           // Stopped while the manifest was being written: the destroy removed the data
@@ -271,14 +283,20 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   #settle(): Promise<void> {
     return (this.#settling ??= (async () => {
       if (this.#spec.supersede) {
-        await this.#spec
-          .supersede(this.#parts.locations)
+        // Removing earlier runs' files only under the lock: after a takeover they may be the newer run's.
+        await this.#assertHeld()
+          .then(() => this.#spec.supersede!(this.#parts.locations))
           .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
       }
       await this.#release();
       // What the clean-up reopened (the S3 client) is released again.
       if (this.closed) this.#spec.dispose?.();
     })());
+  }
+
+  /** The fence of this sink's commit points: the run's lock and the dataset's (core/lock.ts, Fencing). */
+  #assertHeld(): Promise<void> {
+    return fences(this.#spec.ctx.fence, this.#spec.lock?.()).assertHeld();
   }
 
   /** Finished and held, not yet settled or revoked: the lock and the superseded files wait for the tee. */

@@ -2,6 +2,7 @@
 // lists every version and is written last, in one atomic write (the commit point).
 // ARCHITECTURE.md, "The table sink".
 import { SinkError } from '../../errors.js';
+import type { Fence } from '../../core/lock.js';
 import { isTableFile, type TableStore } from './table-store.js';
 import type {
   CleanupWarning,
@@ -139,7 +140,7 @@ export class HiveLayout implements TableLayout {
     return {};
   }
 
-  async publish(version: NewVersion): Promise<string[]> {
+  async publish(version: NewVersion, fence: Fence): Promise<string[]> {
     const entry: TableVersion = {
       runId: version.runId,
       date: version.date,
@@ -168,6 +169,7 @@ export class HiveLayout implements TableLayout {
       schemas: { ...this.#manifest?.schemas, [version.schema.hash]: version.schema.describe() },
       versions: [...versions, entry],
     };
+    await fence.assertHeld();
     this.#published = true;
     await this.#store.objects.write(TABLE_MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
     this.#superseded = [...replaced, ...(this.#manifest ? [this.#manifest.state] : [])];

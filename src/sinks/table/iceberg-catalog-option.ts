@@ -25,6 +25,12 @@ export const icebergCatalogOption = z
     namespace: z
       .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
       .describe('The namespace of both tables: a name, or its levels as a list ([lake, catalog]); created when absent'),
+    oauth2ServerUri: z
+      .url()
+      .optional()
+      .describe(
+        "The OAuth2 token endpoint, when it is not on the catalog's host (https, or a loopback address); default: the catalog config's oauth2-server-uri or {uri}/v1/oauth/tokens, on the catalog's host only",
+      ),
     tables: z
       .strictObject({
         current: z.string().min(1).optional().describe("The current table's name; default: the path's last folder"),
@@ -62,6 +68,7 @@ export function icebergCatalog(
       current: option.tables?.current ?? base,
       changes: option.tables?.changes ?? `${base}_changes`,
     },
+    ...(option.oauth2ServerUri ? { oauth2ServerUri: option.oauth2ServerUri } : {}),
     ...(credential ? { credential } : {}),
     ...(token ? { token } : {}),
   });

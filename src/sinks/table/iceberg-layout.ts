@@ -10,6 +10,7 @@
 // before anything else, so no change row is ever counted twice. A REST catalog commits both in
 // one transaction.
 import { pathToFileURL } from 'node:url';
+import type { Fence } from '../../core/lock.js';
 import { SinkError } from '../../errors.js';
 import type { ObjectStore } from '../../storage/object-store.js';
 import type { ParquetColumn } from '../parquet/parquet-types.js';
@@ -235,7 +236,7 @@ export class IcebergLayout implements TableLayout {
     return schema ? parquetFooterMetadata(schema) : {};
   }
 
-  async publish(version: NewVersion): Promise<string[]> {
+  async publish(version: NewVersion, fence: Fence): Promise<string[]> {
     const now = new Date();
     const summary = {
       [RUN_ID]: version.runId,
@@ -275,7 +276,10 @@ export class IcebergLayout implements TableLayout {
     };
     const changes = await commit('changes', version.changes, {});
     const current = await commit('current', version.snapshot, { [STATE]: version.state });
-    const [changed, currented] = await this.#options.catalog.commit([changes, current]);
+    // The files catalog asserts the fence before each of its writes; a REST catalog's commit is
+    // conditional on the versions loaded besides (its requirements).
+    await fence.assertHeld();
+    const [changed, currented] = await this.#options.catalog.commit([changes, current], fence);
     this.#committed = { changes: changed, current: currented };
     return [changed!.metadataLocation, currented!.metadataLocation];
   }

@@ -3,6 +3,7 @@
 // committed, settled or revoked. The merge (table-sink.ts) is the same for every layout; the
 // layouts are `hive` (folders and `_table.json`, hive-layout.ts) and `iceberg` (two Iceberg tables,
 // iceberg-layout.ts). ARCHITECTURE.md, "The table sink".
+import type { Fence } from '../../core/lock.js';
 import type { ParquetColumn } from '../parquet/parquet-encoder.js';
 import type { ColumnSchema } from '../shared/column-schema.js';
 
@@ -70,10 +71,11 @@ export interface TableLayout {
   /** Key-value metadata for every data file's footer, beside the sink's own. */
   fileMetadata(kind: 'snapshot' | 'changes'): Record<string, string>;
   /**
-   * The commit point: after it, readers see the new version. Returns the locations of the metadata
+   * The commit point: after it, readers see the new version. `fence` is asserted right before
+   * each write of the commit point (core/lock.ts, Fencing). Returns the locations of the metadata
    * files it wrote (for the run's output records).
    */
-  publish(version: NewVersion): Promise<string[]>;
+  publish(version: NewVersion, fence: Fence): Promise<string[]>;
   /** After every sink of the run published: removes what the new version superseded. */
   settle(warn: CleanupWarning): Promise<void>;
   /** Releases what the layout holds beside the table's store (its tables' stores, a catalog's connections). */

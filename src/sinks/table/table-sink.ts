@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { AbortedError, CatalogStreamsError, ConfigError, DataError, SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
 import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
-import { RunLock } from '../../core/lock.js';
+import { fences, RunLock, type Fence } from '../../core/lock.js';
 import type { PartialStageContext } from '../../core/default-context.js';
 import {
   defineStage,
@@ -373,7 +373,7 @@ export class TableSink extends Writable implements SinkStream {
     return this.#landed && !this.#revoked;
   }
 
-  /** Held by the tee: publishes on its word, and removes what it superseded only once settled (sinks/publication.ts). */
+  /** Held by the tee: publishes on its word, and removes what it superseded only once settled (sinks/shared/publication.ts). */
   holdPublication(): HeldPublication {
     this.#hold = new PublicationHold();
     return this.#hold.handle(() => this.#settle());
@@ -648,6 +648,8 @@ export class TableSink extends Writable implements SinkStream {
 
     // Publication: data files under their final names, then the manifest (the commit point),
     // then what it no longer lists (a same-day rerun's replaced snapshot, the older state).
+    // Only while this run holds its locks: a run paused past them publishes nothing.
+    await this.#fence().assertHeld();
     this.#filesCommitted = true;
     for (const staged of this.#staged) await staged.commit();
     const fileEntry = (staged: StagedFile, encoder: { rows: number }) => ({
@@ -670,7 +672,7 @@ export class TableSink extends Writable implements SinkStream {
       state: stateRel,
     };
     this.#checkStopped();
-    this.#publication = this.#layout.publish(version);
+    this.#publication = this.#layout.publish(version, this.#fence());
     const metadata = await this.#publication;
     this.#landed = true;
     // Stopped while the commit ran: the destroy takes the version back (it waited for this commit).
@@ -697,10 +699,33 @@ export class TableSink extends Writable implements SinkStream {
   #settle(): Promise<void> {
     return (this.#settling ??= (async () => {
       const ctx = this.#ctx;
-      await this.#layout.settle((code, message) => ctx.events.emit('warning', { code, message }));
+      // A run that lost its lock removes nothing: what its version superseded may be the newer run's now.
+      if (await this.#stillHeld('sink.cleanup'))
+        await this.#layout.settle((code, message) => ctx.events.emit('warning', { code, message }));
       await this.#release();
       if (this.closed) await this.#closeStores();
     })());
+  }
+
+  /** The fence of the table's commit points: the run's lock and the table's (core/lock.ts, Fencing). */
+  #fence(): Fence {
+    return fences(this.#ctx.fence, this.#lock);
+  }
+
+  /** Whether the locks are still held; when not, a warning (`code`) says what was left alone. */
+  async #stillHeld(code: 'sink.cleanup' | 'sink.revoke'): Promise<boolean> {
+    return this.#fence()
+      .assertHeld()
+      .then(
+        () => true,
+        (err: unknown) => {
+          this.#ctx.events.emit('warning', {
+            code,
+            message: `table ${this.#store.location('')}: left as it is (${(err as Error).message})`,
+          });
+          return false;
+        },
+      );
   }
 
   async #closeStores(): Promise<void> {
@@ -1012,6 +1037,8 @@ export class TableSink extends Writable implements SinkStream {
    */
   async #takeBack(): Promise<void> {
     if (!this.#landed || this.#revoked) return;
+    // Restoring the earlier version after a takeover would drop the newer run's.
+    if (!(await this.#stillHeld('sink.revoke'))) return;
     const restored = await this.#layout.revoke((code, message) => this.#ctx.events.emit('warning', { code, message }));
     if (!restored) {
       this.#ctx.events.emit('warning', {

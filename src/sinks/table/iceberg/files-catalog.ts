@@ -8,6 +8,7 @@
 // replaces the hint. A writer killed between the two leaves a v<N+1> the hint does not name: not
 // part of the table (the hint is what readers and the next load follow), and found by
 // iceberg-garbage.ts as a file to remove before the next commit needs its name.
+import type { Fence } from '../../../core/lock.js';
 import { IcebergCommitConflictError, IcebergMetadataError, applyUpdates } from './iceberg-catalog.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg-catalog.js';
 import type { MetadataLogEntry, TableMetadata } from './iceberg-types.js';
@@ -61,13 +62,13 @@ export class FilesCatalog implements IcebergCatalog {
   }
 
   /** Each commit atomically, in the order given: a failure leaves the earlier ones committed. */
-  async commit(changes: readonly TableCommit[]): Promise<LoadedTable[]> {
+  async commit(changes: readonly TableCommit[], fence?: Fence): Promise<LoadedTable[]> {
     const committed: LoadedTable[] = [];
-    for (const change of changes) committed.push(await this.#commitOne(change));
+    for (const change of changes) committed.push(await this.#commitOne(change, fence));
     return committed;
   }
 
-  async #commitOne({ table, base, requirements, updates }: TableCommit): Promise<LoadedTable> {
+  async #commitOne({ table, base, requirements, updates }: TableCommit, fence?: Fence): Promise<LoadedTable> {
     if (base && base.version === undefined)
       throw new IcebergMetadataError(`the base of a commit to ${table.location} has no version number`, {
         code: 'iceberg.update_invalid',
@@ -84,10 +85,13 @@ export class FilesCatalog implements IcebergCatalog {
     }
     const version = (base?.version ?? 0) + 1;
     const rel = metadataFileName(version);
+    await fence?.assertHeld();
     if (!(await table.store.putIfAbsent(rel, JSON.stringify(metadata), { contentType: 'application/json' })))
       throw new IcebergCommitConflictError(
         `${table.store.location(rel)} exists already: another writer committed to the table, or a killed one left it (the next run removes it)`,
       );
+    // The hint is the pointer readers follow: a run that lost its lock since the put does not move it.
+    await fence?.assertHeld();
     await table.store.write(VERSION_HINT, String(version), { contentType: 'text/plain' });
     return { metadata, metadataLocation: `${table.location}/${rel}`, version };
   }

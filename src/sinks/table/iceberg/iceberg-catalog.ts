@@ -4,6 +4,7 @@
 // updates, so the sink builds it once (iceberg-commit.ts) and either catalog applies it: the REST
 // server applies it itself, the files-only catalog with `applyUpdates` below.
 import { SinkError } from '../../../errors.js';
+import type { Fence } from '../../../core/lock.js';
 import type { ObjectStore } from '../../../storage/object-store.js';
 import type {
   IcebergSchema,
@@ -42,8 +43,9 @@ export interface IcebergCatalog {
   readonly kind: 'files' | 'rest';
   load(table: IcebergTableRef): Promise<LoadedTable | undefined>;
   /** All or nothing where the catalog can (REST: POST /v1/{prefix}/transactions/commit); the
-   * files-only catalog commits them in the order given, each atomically. */
-  commit(changes: readonly TableCommit[]): Promise<LoadedTable[]>;
+   * files-only catalog commits them in the order given, each atomically. `fence`: asserted
+   * right before each write that makes a commit visible (core/lock.ts, Fencing). */
+  commit(changes: readonly TableCommit[], fence?: Fence): Promise<LoadedTable[]>;
   close(): Promise<void>;
 }
 

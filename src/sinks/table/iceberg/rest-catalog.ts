@@ -27,11 +27,18 @@
 //
 // OAuth2: `credential` is exchanged (client_credentials grant) at `oauth2ServerUri`, else at the
 // config's `oauth2-server-uri` (the config is asked without a token first for that reason), else at
-// the deprecated `/v1/oauth/tokens`; the token is renewed before `expires_in` runs out.
+// the deprecated `/v1/oauth/tokens`; the token is renewed before `expires_in` runs out. The secret
+// is sent only over https (or to a loopback address) and only to an endpoint the options name or
+// on the catalog's own host: the config is read without a token, so whoever answers it (a spoofed
+// or hijacked catalog, a proxy) must not be able to send the secret elsewhere
+// (iceberg.rest_token_endpoint, docs/security.md "Secrets").
 //
 // Credentials: the client secret, the static token and every token obtained are redacted from
-// every message, including the server's own text (a server or proxy that echoes headers cannot
-// leak them through our errors).
+// every message, including the server's own text, in every form they travel in (a token endpoint
+// that echoes the url-encoded form, a proxy that echoes headers cannot leak them through our errors).
+//
+// Every answer is read up to MAX_ANSWER_BYTES (iceberg.rest_too_large): a server that streams
+// without end cannot exhaust the run's memory.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
@@ -61,7 +68,11 @@ export interface RestCatalogOptions {
   credential?: string;
   /** OAuth2 scope of the token request (default `catalog`, the spec's). */
   scope?: string;
-  /** Token endpoint (default `{uri}/v1/oauth/tokens`); the config's `oauth2-server-uri` replaces it for refreshes. */
+  /**
+   * Token endpoint, named by the user: it may be on another host than the catalog (https, or
+   * loopback). Without it the config's `oauth2-server-uri` or `{uri}/v1/oauth/tokens`, which must
+   * be on the catalog's host.
+   */
   oauth2ServerUri?: string;
   /** A bearer token to send as is (instead of `credential`). */
   token?: string;
@@ -71,6 +82,8 @@ export interface RestCatalogOptions {
   timeoutMs?: number;
   /** Retries of the requests that may be retried (default 4 attempts within 60 s). */
   retry?: RetryOptions;
+  /** Longest answer read, bytes (default MAX_ANSWER_BYTES). */
+  maxAnswerBytes?: number;
 }
 
 /** A REST catalog request failed; `status` and `errorType` are the server's when it answered. */
@@ -195,6 +208,11 @@ const DEFAULT_RETRY: RetryOptions = { maxAttempts: 4, maxWaitMs: 60_000, minTime
  */
 const TOKEN_MARGIN_MS = 60_000;
 const MAX_SERVER_TEXT = 300;
+/**
+ * Longest answer read (64 MiB), like the JSON documents the toolkit reads back whole: a table's
+ * metadata with years of snapshots stays far below it, a config or a token is a few hundred bytes.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 /** Connection failures that happen before a byte of the request is sent: a commit that meets one did not happen. */
 const NOT_SENT = new Set([
   'ECONNREFUSED',
@@ -213,6 +231,7 @@ export class RestCatalog implements IcebergCatalog {
   readonly #retry: RetryPolicy;
   readonly #redactor = new Redactor();
   #tokenUrl: string;
+  readonly #maxAnswerBytes: number;
   #token: { value: string; expiresAt: number } | undefined;
   #session: Promise<Session> | undefined;
   #namespaceReady: Promise<void> | undefined;
@@ -229,6 +248,7 @@ export class RestCatalog implements IcebergCatalog {
     this.#options = options;
     this.#base = options.uri.replace(/\/+$/, '');
     this.#tokenUrl = options.oauth2ServerUri ?? `${this.#base}/v1/oauth/tokens`;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     const timeout = options.timeoutMs ?? 60_000;
     this.#agent = new Agent({ connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout });
     this.#retry = new RetryPolicy({ ...DEFAULT_RETRY, ...options.retry });
@@ -329,7 +349,9 @@ export class RestCatalog implements IcebergCatalog {
     const client: Record<string, string> = {};
     if (this.#options.warehouse !== undefined) client.warehouse = this.#options.warehouse;
     const merged: Record<string, string> = { ...config.defaults, ...client, ...config.overrides };
-    if (merged['oauth2-server-uri']) this.#tokenUrl = new URL(merged['oauth2-server-uri'], `${this.#base}/`).href;
+    // An endpoint the user named wins over the config's: the config is read without a token.
+    if (merged['oauth2-server-uri'] && this.#options.oauth2ServerUri === undefined)
+      this.#tokenUrl = new URL(merged['oauth2-server-uri'], `${this.#base}/`).href;
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(merged)) {
       const name = /^header\.(.+)$/.exec(key)?.[1];
@@ -361,12 +383,14 @@ export class RestCatalog implements IcebergCatalog {
       client_secret: credential.slice(colon + 1),
       scope: this.#options.scope ?? 'catalog',
     });
+    this.#checkTokenEndpoint();
     let answer: Answer;
     try {
       answer = await this.#send('POST', this.#tokenUrl, form.toString(), {
         'content-type': 'application/x-www-form-urlencoded',
       });
     } catch (err) {
+      if (err instanceof IcebergRestError) throw err;
       throw this.#networkFailure(err, 'obtain an OAuth2 token', 'iceberg.rest_unavailable');
     }
     if (answer.status !== 200) {
@@ -387,6 +411,25 @@ export class RestCatalog implements IcebergCatalog {
     this.#redactor.add(token.access_token);
     const lifetime = token.expires_in ? token.expires_in * 1000 : Infinity;
     return { value: token.access_token, expiresAt: Date.now() + lifetime - Math.min(TOKEN_MARGIN_MS, lifetime / 2) };
+  }
+
+  /** Refuses to send the client secret where it may not go (see the top of this file). */
+  #checkTokenEndpoint(): void {
+    const url = new URL(this.#tokenUrl);
+    const named = this.#options.oauth2ServerUri !== undefined;
+    const problem =
+      url.protocol !== 'https:' && !isLoopback(url.hostname)
+        ? `it is plain ${url.protocol.replace(/:$/, '')} to ${url.hostname}, which is not a loopback address, so the secret would travel unencrypted`
+        : !named && url.hostname !== new URL(this.#base).hostname
+          ? `the catalog's config names it, on another host than the catalog (${new URL(this.#base).hostname}), and a config is read without a token`
+          : undefined;
+    if (problem)
+      throw new IcebergRestError(
+        'iceberg.rest_token_endpoint',
+        this.#redactor.redact(
+          `will not send the OAuth2 client secret to the token endpoint ${url.origin}${url.pathname}: ${problem}; use https, and if that endpoint is on another host and you trust it, name it in the catalog option oauth2ServerUri`,
+        ),
+      );
   }
 
   // ---- Namespace and tables ----
@@ -536,6 +579,8 @@ export class RestCatalog implements IcebergCatalog {
       try {
         answer = await this.#send(call.method, call.url, body, headers);
       } catch (err) {
+        // An answer over its limit is the server's doing: asking again gets the same.
+        if (err instanceof IcebergRestError) throw err;
         failure = err;
       }
       if (answer && (answer.status === 401 || answer.status === 419) && this.#options.credential && !renewed) {
@@ -574,8 +619,34 @@ export class RestCatalog implements IcebergCatalog {
       ...(body === undefined ? {} : { body }),
       dispatcher: this.#agent,
     });
-    const text = await response.body.text();
+    const text = await this.#readBounded(response, method, url);
     return { status: response.statusCode, headers: response.headers, text };
+  }
+
+  /** The answer's text, refused before reading when it says it is too long, and while reading past the limit. */
+  async #readBounded(response: Dispatcher.ResponseData, method: string, url: string): Promise<string> {
+    const limit = this.#maxAnswerBytes;
+    const declared = Number(response.headers['content-length']);
+    const tooLarge = (size: string) => {
+      response.body.destroy();
+      const shown = new URL(url);
+      return new IcebergRestError(
+        'iceberg.rest_too_large',
+        this.#redactor.redact(
+          `the answer to ${method} ${shown.origin}${shown.pathname} is ${size}, over the limit of ${limit} bytes for an Iceberg REST answer; the rest was not read: check that uri names an Iceberg REST catalog`,
+        ),
+        { status: response.statusCode },
+      );
+    };
+    if (Number.isFinite(declared) && declared > limit) throw tooLarge(`${declared} bytes (Content-Length)`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge(`more than ${limit} bytes`);
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
   }
 
   // ---- Errors ----
@@ -655,6 +726,11 @@ export class RestCatalog implements IcebergCatalog {
 
 const UNKNOWN_ACTION =
   'the commit may or may not have happened; load the table (or run again, which loads it) and check whether its current snapshot carries this run id before committing again';
+
+/** localhost, 127.0.0.0/8 or ::1: a token sent there does not leave the machine. */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
 
 /** The namespace as one path segment: levels joined by the separator, each part url-encoded. */
 export function encodeNamespace(levels: readonly string[], separator = '\x1f'): string {
