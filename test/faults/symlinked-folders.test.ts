@@ -173,6 +173,22 @@ describe('local dataset: a partition folder that is a link', () => {
   });
 });
 
+describe('local dataset: a dt={date} folder that is a link', () => {
+  it('the run date renders it as a fixed name, yet it is a partition folder: refused, the file there stays', async () => {
+    const dir = await tempDir('symlinked-dataset-date-');
+    const outside = join(dir, 'outside');
+    await mkdir(outside);
+    await writeFile(join(outside, 'part-00000.jsonl'), '{"id":"someone else’s"}\n');
+    await mkdir(join(dir, 'out'));
+    await symlink('../outside', join(dir, 'out/dt=2026-05-01'));
+    const before = await tree(outside);
+    const run = runContext(dir, '2026-05-01T05:00:00Z');
+    const err = await feed(jsonlSink({ path: 'out/dt={date}/part-{part}.jsonl' }, run.ctx), 6);
+    expect(await tree(outside)).toEqual(before);
+    expectRefusedLink(err, join(dir, 'out/dt=2026-05-01'));
+  });
+});
+
 describe('state: the folder of a relative state.path is a link', () => {
   const shared = useSandboxWorkspace({ products: 40 });
   // A state of the same pipeline name kept elsewhere (written before states named their host and
