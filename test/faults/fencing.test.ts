@@ -9,7 +9,7 @@
 // read everything and before its commit point, so on code without fencing the resumed run
 // publishes over the newer version.
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -287,6 +287,9 @@ describe('a run paused at its commit point while another run takes its lock over
       // Its output renamed (the sink's commit point passed under the lock), then frozen before the cursor.
       const frozen = await frozenRun(c, 'rename:/out/run-:1');
       await ageLocalLock(`${stateFile}.lock`);
+      // A {run} dataset has its own lock for the run (sinks/shared/run-keyed-dataset.ts): paused too.
+      for (const name of await readdir(join(c.dir, 'out')))
+        if (/^\.publish\.[0-9a-f]{8}\.lock$/.test(name)) await ageLocalLock(join(c.dir, 'out', name));
       touchSome();
       const newer = await run(c);
       expect(newer.code, newer.stderr).toBe(0);

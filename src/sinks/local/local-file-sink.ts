@@ -97,7 +97,7 @@ export function createLocalFileSink<Item>(
           }
         }
       : undefined,
-    lock: () => lock,
+    lock: () => runKeyed ?? lock,
     beforePublish:
       template && template.isDynamic && !template.hasRun
         ? (written) => recordPending(template, ctx.baseDir, written, ctx.run.id, ctx.events)
@@ -145,12 +145,7 @@ export function createLocalFileSink<Item>(
 function runKeyedDataset<Item>(
   setup: LocalFileSinkSetup<Item>,
   sinkOf: () => RecordSink<Item>,
-): {
-  prepare(): Promise<void>;
-  record(location: string): Promise<void>;
-  settle(): Promise<void>;
-  release(): Promise<void>;
-} {
+): Omit<RunKeyedDataset, 'record' | 'root' | 'writeOptions'> & { record(location: string): Promise<void> } {
   const { ctx } = setup;
   const dir = resolve(ctx.baseDir, runKeyedRoot(setup.path, ctx.run, 'path'));
   const store = new LocalObjectStore(dir, { checkedFrom: templateCheckedFrom(setup.path, ctx.baseDir) });
@@ -170,6 +165,7 @@ function runKeyedDataset<Item>(
     record: (location) => dataset.record(relative(dir, location).split(sep).join('/')),
     settle: () => dataset.settle(),
     release: () => dataset.release(),
+    assertHeld: () => dataset.assertHeld(),
   };
 }
 

@@ -221,7 +221,7 @@ function createS3Sink(
       if (manifestObjectKey !== undefined)
         previouslyListed = await readManifestKeys(store, manifestObjectKey, key, ctx);
     },
-    lock: () => lock,
+    lock: () => runKeyed ?? lock,
     supersede: replaces
       ? async (written) => {
           const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);

@@ -104,6 +104,11 @@ export class RunKeyedDataset {
     return removed;
   }
 
+  /** The dataset lock as a fence for the sink's commit points (core/lock.ts, Fencing). */
+  async assertHeld(): Promise<void> {
+    await this.#lock?.assertHeld();
+  }
+
   /** Records a file's name (relative to the store) before it is created. */
   async record(rel: string): Promise<void> {
     await this.#journal!.record([rel]);
