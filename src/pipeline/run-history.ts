@@ -107,6 +107,7 @@ export function folderStore(
   baseDir: string,
   env: S3Env | undefined,
   feature: S3Feature,
+  checkedFrom?: string,
 ): ObjectStore {
   const s3 = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);
   if (s3) {
@@ -118,7 +119,7 @@ export function folderStore(
       feature,
     });
   }
-  return new LocalObjectStore(path.resolve(baseDir, location));
+  return new LocalObjectStore(path.resolve(baseDir, location), { checkedFrom });
 }
 
 /** Where a pipeline's history is: a store and the names in it (see the top of this file). */
@@ -152,13 +153,11 @@ export function historyLocation(loaded: LoadedPipeline, env?: S3Env, cwd = proce
   let folder: string;
   if (state) {
     const slash = state.lastIndexOf('/');
-    // The history lives beside the state: on S3 when the state is.
-    store = folderStore(
-      slash < 0 ? '.' : state.slice(0, slash + 1),
-      loaded.outputDir ?? loaded.baseDir,
-      env,
-      's3-state',
-    );
+    // The history lives beside the state: on S3 when the state is; through no link the state may
+    // not be reached through either (a relative state.path is checked from the folder it is relative to).
+    const base = loaded.outputDir ?? loaded.baseDir;
+    const checkedFrom = path.isAbsolute(state) ? undefined : base;
+    store = folderStore(slash < 0 ? '.' : state.slice(0, slash + 1), base, env, 's3-state', checkedFrom);
     folder = 'history/';
   } else {
     store = new LocalObjectStore(runStateDir(env, cwd));

@@ -6,6 +6,10 @@
 // after every sink has committed; a failed run leaves the previous cursor.
 // A state records what its cursor belongs to (pipeline, API host, source type and filter) and is
 // locked by the run using it, so a cursor is never applied to another extract or by two runs.
+// A local state is never reached through a symbolic link (storage/no-symlink.ts): neither the file
+// nor its lock, nor, for a relative state.path, a folder between the pipeline file's folder and the
+// state file (a link planted there would make the run replace and lock a file elsewhere). An
+// absolute state.path is the operator's explicit choice: its folder may be a link.
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, CatalogStreamsError, StorageError } from '../errors.js';
@@ -126,7 +130,8 @@ export function openStateStore(location: string, opts: { baseDir: string; env?: 
   if (location.startsWith('s3:'))
     throw new ConfigError(`state.path: "${location}" is not of the form s3://bucket/key`, { path: 'state.path' });
   const file = path.resolve(opts.baseDir, location);
-  return new ObjectStateStore(file, new LocalObjectStore(path.dirname(file)), path.basename(file));
+  const checkedFrom = path.isAbsolute(location) ? undefined : opts.baseDir;
+  return new ObjectStateStore(file, new LocalObjectStore(path.dirname(file), { checkedFrom }), path.basename(file));
 }
 
 function parseState(text: string, location: string): PipelineState {
@@ -186,6 +191,8 @@ class ObjectStateStore implements StateStore {
   }
 
   #failure(action: 'read' | 'write', err: unknown): CatalogStreamsError {
+    // Its own code and remedy (replace the link, or name the real folder), not a retry.
+    if (err instanceof StorageError && err.code === 'storage.symlink') return err;
     if (this.store.kind === 'object') {
       const cause = (err as Error).cause as Error | undefined;
       return new CatalogStreamsError(

@@ -22,6 +22,15 @@ import { waitForDrain, writeWithBackpressure } from './stream-write.js';
 
 const STREAM_HIGH_WATER_MARK = 256 * 1024;
 
+export interface AtomicFileOptions {
+  /**
+   * Checks the folders above the file before it is created and before a committed file is removed
+   * (a store's no-symlink rule, storage/no-symlink.ts). The rename of the unguessable temp name
+   * needs none: through a folder swapped for a link meanwhile it finds no temp file and fails.
+   */
+  check?: () => Promise<void>;
+}
+
 /** A ByteDestination (sinks/shared/byte-destination.ts) by shape: storage knows nothing of sinks. */
 export class AtomicFile {
   readonly kind = 'file' as const;
@@ -29,19 +38,23 @@ export class AtomicFile {
   readonly tempPath: string;
   bytes = 0;
   readonly #stream: WriteStream;
+  readonly #check: (() => Promise<void>) | undefined;
   #state: 'open' | 'closed' | 'committed' | 'aborted' = 'open';
   #closing: Promise<void> | undefined;
 
-  private constructor(location: string, tempPath: string, stream: WriteStream) {
+  private constructor(location: string, tempPath: string, stream: WriteStream, check?: () => Promise<void>) {
     this.location = location;
     this.tempPath = tempPath;
     this.#stream = stream;
+    this.#check = check;
   }
 
   /** Creates the folder if needed and opens a fresh temp file next to `finalPath`. */
-  static async create(finalPath: string): Promise<AtomicFile> {
+  static async create(finalPath: string, options: AtomicFileOptions = {}): Promise<AtomicFile> {
     const dir = dirname(finalPath);
     const tempPath = tempPathFor(finalPath);
+    // A link where one of our folders should be is refused as it is (storage.symlink), not as a sink error.
+    await options.check?.();
     try {
       await makeFolder(dir);
       // `flush`: fsync before close, so a committed file survives a crash right after the rename.
@@ -49,7 +62,7 @@ export class AtomicFile {
       // Errors surface through write()/close(); keep an unobserved one from crashing the process.
       stream.on('error', () => {});
       await once(stream, 'ready');
-      return new AtomicFile(finalPath, tempPath, stream);
+      return new AtomicFile(finalPath, tempPath, stream, options.check);
     } catch (err) {
       throw new SinkError(`cannot create ${finalPath}: ${(err as Error).message}`, { code: 'sink.file', cause: err });
     }
@@ -116,6 +129,7 @@ export class AtomicFile {
   /** Removes the committed file again (a later part of the run failed). */
   async revoke(): Promise<void> {
     if (this.#state !== 'committed') return this.abort();
+    await this.#check?.();
     storageStep('remove', this.location);
     await unlink(this.location).catch(() => {});
   }

@@ -7,11 +7,15 @@
 // read into memory until V8 gives up. So a file is opened with O_NONBLOCK (a FIFO's open returns
 // at once), checked with fstat on the open handle (what is read is what was checked, with no
 // window for a swap between a stat and an open), refused unless it is a regular file, and read
-// up to its limit and no further (a regular file can still grow while it is read).
+// up to its limit and no further (a regular file can still grow while it is read). O_NOFOLLOW: a
+// symbolic link at the file's own name is refused (`storage.symlink`), never read through; the
+// folders above it are checked by the store (storage/no-symlink.ts).
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
+import path from 'node:path';
 import { StorageError } from '../errors.js';
+import { symlinkRefused } from './no-symlink.js';
 
 const MiB = 1024 * 1024;
 
@@ -58,10 +62,15 @@ export function tooLarge(file: string, limit: number, size?: number): StorageErr
 
 /**
  * `file` opened for reading if it is a regular file: a StorageError (`storage.not_regular_file`)
- * for anything else, without blocking on a FIFO. System errors (ENOENT...) are thrown as they are.
+ * for anything else, without blocking on a FIFO; `storage.symlink` when `file` itself is a link.
+ * System errors (ENOENT...) are thrown as they are.
  */
 export async function openRegularFile(file: string): Promise<{ handle: FileHandle; size: number }> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch(
+    (err: NodeJS.ErrnoException) => {
+      throw err.code === 'ELOOP' ? symlinkRefused(file, path.dirname(file)) : err;
+    },
+  );
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw notRegularFile(file, info);

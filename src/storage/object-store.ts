@@ -5,13 +5,19 @@
 //
 // Names are relative to the store's root, with `/`. A name that would resolve outside the root
 // (`../x`, an absolute path, an empty segment) is refused before any I/O: a manifest or a record
-// that names something elsewhere can never make the toolkit read, write or delete it.
+// that names something elsewhere can never make the toolkit read, write or delete it. Locally,
+// no symbolic link under the root is followed either (storage/no-symlink.ts): every folder between
+// the root and a name is checked with lstat before the operation, a file is read with O_NOFOLLOW,
+// and a listing never descends into a link. The root itself may be a link (a lake moved onto a
+// bigger disk). The check runs per operation, not cached: a folder swapped for a link mid-run is
+// caught at the next operation, and the few lstat calls cost nothing beside the write they guard.
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StorageError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
 import { openRegularFileStream, READ_LIMITS, readBoundedRegularFile } from './bounded-read.js';
 import { createFileExclusive, isStaleTemp, parseTempName, writeFileAtomic } from './local-file.js';
+import { assertNoSymlinks } from './no-symlink.js';
 import { storageStep } from './step-hook.js';
 
 export interface StoredObject {
@@ -102,12 +108,41 @@ export function checkedSegments(rel: string, root: string, allowRoot = false): s
   return segments;
 }
 
+export interface LocalStoreOptions {
+  /**
+   * A folder above `root` from which the folders down to the root are checked for links too: the
+   * table's folder for its Iceberg `current/` store, the pipeline's folder for a state file. This
+   * folder itself may be a link; a `root` outside it is checked from the root alone.
+   */
+  checkedFrom?: string;
+}
+
 export class LocalObjectStore implements ObjectStore {
   readonly kind = 'file' as const;
   readonly root: string;
+  /** Where the no-symlink check starts, and the segments from there to the root. */
+  readonly #checkFrom: string;
+  readonly #lead: string[];
 
-  constructor(root: string) {
+  constructor(root: string, options: LocalStoreOptions = {}) {
     this.root = path.resolve(root);
+    const from = path.resolve(options.checkedFrom ?? this.root);
+    const lead = path.relative(from, this.root);
+    const inside = !lead.startsWith('..') && !path.isAbsolute(lead);
+    this.#checkFrom = inside ? from : this.root;
+    this.#lead = inside && lead !== '' ? lead.split(path.sep) : [];
+  }
+
+  /**
+   * Fails with `storage.symlink` when a folder between the root (or `checkedFrom`) and `rel` is a
+   * symbolic link, or `rel` itself unless `parentsOnly`; names that do not exist yet are fine.
+   */
+  async assertNoLinks(rel: string, parentsOnly = false): Promise<void> {
+    const segments = checkedSegments(rel, this.root, true);
+    await assertNoSymlinks(
+      this.#checkFrom,
+      [...this.#lead, ...(parentsOnly ? segments.slice(0, -1) : segments)].join('/'),
+    );
   }
 
   /** `location('')` is the root itself. */
@@ -117,6 +152,7 @@ export class LocalObjectStore implements ObjectStore {
 
   async readText(rel: string, options: ReadTextOptions = {}): Promise<string | undefined> {
     const file = this.location(rel);
+    await this.assertNoLinks(rel);
     try {
       return (await readBoundedRegularFile(file, options.maxBytes ?? READ_LIMITS.text)).toString('utf8');
     } catch (err) {
@@ -128,6 +164,7 @@ export class LocalObjectStore implements ObjectStore {
 
   async readStream(rel: string): Promise<AsyncIterable<Buffer>> {
     const file = this.location(rel);
+    await this.assertNoLinks(rel);
     try {
       return await openRegularFileStream(file);
     } catch (err) {
@@ -136,13 +173,17 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
+  // A link at the name itself is replaced by the rename (or makes link(2) fail), never followed:
+  // only the folders above it need checking.
   async write(rel: string, body: string | Uint8Array): Promise<void> {
     checkedSegments(rel, this.root);
+    await this.assertNoLinks(rel, true);
     return writeFileAtomic(this.location(rel), body);
   }
 
   async putIfAbsent(rel: string, body: string | Uint8Array): Promise<boolean> {
     checkedSegments(rel, this.root);
+    await this.assertNoLinks(rel, true);
     return createFileExclusive(this.location(rel), body);
   }
 
@@ -150,6 +191,8 @@ export class LocalObjectStore implements ObjectStore {
     const slash = prefix.lastIndexOf('/');
     const folder = slash < 0 ? '' : prefix.slice(0, slash);
     const start = folder === '' ? this.root : this.location(folder);
+    // The start folder and those above it: a link there fails; below it, #walk skips links.
+    await this.assertNoLinks(folder);
     const depth = folder === '' ? 1 : folder.split('/').length + 1;
     yield* this.#walk(start, folder === '' ? '' : `${folder}/`, prefix, depth, maxDepth);
   }
@@ -168,6 +211,8 @@ export class LocalObjectStore implements ObjectStore {
       return;
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // A Dirent is typed by lstat (readdir's d_type, or lstat where the file system gives none): a
+    // link is neither a folder nor a file here, so the walk never descends into one nor lists it.
     for (const entry of entries) {
       const rel = `${relDir}${entry.name}`;
       if (entry.isDirectory()) {
@@ -183,6 +228,8 @@ export class LocalObjectStore implements ObjectStore {
   async remove(rel: string): Promise<void> {
     checkedSegments(rel, this.root);
     const file = this.location(rel);
+    // unlink removes a link at the name itself, never its target; a linked folder above it is refused.
+    await this.assertNoLinks(rel, true);
     storageStep('remove', file);
     await unlink(file).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT')
@@ -193,7 +240,7 @@ export class LocalObjectStore implements ObjectStore {
   async stage(rel: string): Promise<StagedObject> {
     checkedSegments(rel, this.root);
     const location = this.location(rel);
-    const file = await AtomicFile.create(location);
+    const file = await AtomicFile.create(location, { check: () => this.assertNoLinks(rel, true) });
     return {
       rel,
       location,
@@ -214,6 +261,7 @@ export class LocalObjectStore implements ObjectStore {
       const temp = parseTempName(rel.slice(slash));
       if (!temp || !accept(`${rel.slice(0, slash)}${temp.finalName}`)) continue;
       const file = this.location(rel);
+      await this.assertNoLinks(rel, true);
       if (
         (await isStaleTemp(file)) &&
         (await unlink(file).then(

@@ -2,7 +2,7 @@
 // folder and an S3 prefix on s3rver. Whatever sits above (sinks, the table, the state, locks)
 // relies on exactly these promises.
 import { existsSync, symlinkSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { storeLockBackend } from '../../src/core/lock.js';
@@ -172,5 +172,74 @@ describe('local folder specifics', () => {
     expect(removed).toEqual([join(dir, 'snap', dead)]);
     expect(existsSync(join(dir, 'snap', live))).toBe(true);
     expect(existsSync(join(dir, 'snap', other))).toBe(true);
+  });
+});
+
+// Issue 36, item 2: the store checked names lexically only, and listed, read, wrote and removed
+// through a linked folder. Now every folder below the root is checked with lstat first.
+describe('local folder: no symbolic link below the root is followed', () => {
+  const VICTIM = 'outside: not the store’s\n';
+
+  /** A store at `<dir>/root` whose `data/` is a link to `<dir>/outside` holding victim.txt. */
+  async function linkedData() {
+    const dir = await tempDir('object-store-links-');
+    await mkdir(join(dir, 'root'));
+    await mkdir(join(dir, 'outside'));
+    await writeFile(join(dir, 'outside/victim.txt'), VICTIM);
+    symlinkSync('../outside', join(dir, 'root/data'));
+    return { dir, store: new LocalObjectStore(join(dir, 'root')), link: join(dir, 'root/data') };
+  }
+
+  const refused = (link: string) => ({ code: 'storage.symlink', message: expect.stringContaining(link) });
+
+  it('read, stream, write, put, remove, stage and list under a linked folder fail naming it; the victim stays', async () => {
+    const { dir, store, link } = await linkedData();
+    await expect(store.readText('data/victim.txt')).rejects.toMatchObject(refused(link));
+    await expect(store.readStream('data/victim.txt')).rejects.toMatchObject(refused(link));
+    await expect(store.write('data/victim.txt', 'new')).rejects.toMatchObject(refused(link));
+    await expect(store.write('data/new.txt', 'new')).rejects.toMatchObject(refused(link));
+    await expect(store.putIfAbsent('data/lock', 'x')).rejects.toMatchObject(refused(link));
+    await expect(store.remove('data/victim.txt')).rejects.toMatchObject(refused(link));
+    await expect(store.stage('data/part.parquet')).rejects.toMatchObject(refused(link));
+    await expect(names(store, 'data/')).rejects.toMatchObject(refused(link));
+    expect(await readdir(join(dir, 'outside'))).toEqual(['victim.txt']);
+    expect(await readFile(join(dir, 'outside/victim.txt'), 'utf8')).toBe(VICTIM);
+  });
+
+  it('a walk from above never descends into the link nor lists it; a linked file is not listed', async () => {
+    const { dir, store } = await linkedData();
+    await store.write('kept/own.json', '{}');
+    symlinkSync(join(dir, 'outside/victim.txt'), join(dir, 'root/kept/link.json'));
+    expect(await names(store)).toEqual(['kept/own.json']);
+    const { HOST_TAG } = await import('../../src/storage/local-file.js');
+    await writeFile(join(dir, 'outside', `.x.parquet.${HOST_TAG}-999999-0123abcd.tmp`), 'x');
+    expect(await store.removeAbandoned('', () => true)).toEqual([]);
+    expect((await readdir(join(dir, 'outside'))).sort()).toEqual([
+      `.x.parquet.${HOST_TAG}-999999-0123abcd.tmp`,
+      'victim.txt',
+    ]);
+  });
+
+  it('a link at a file name is refused for reading, replaced (never followed) by a write', async () => {
+    const { dir, store } = await linkedData();
+    symlinkSync(join(dir, 'outside/victim.txt'), join(dir, 'root/_table.json'));
+    await expect(store.readText('_table.json')).rejects.toMatchObject(refused(join(dir, 'root/_table.json')));
+    await store.remove('_table.json');
+    expect(await readFile(join(dir, 'outside/victim.txt'), 'utf8')).toBe(VICTIM);
+  });
+
+  it('the root itself may be a link; checkedFrom extends the check to the folders above the root', async () => {
+    const { dir } = await linkedData();
+    const viaLink = new LocalObjectStore(join(dir, 'root/data'));
+    expect(await viaLink.readText('victim.txt')).toBe(VICTIM);
+    await viaLink.write('sub/own.json', '{}');
+    expect(await names(viaLink)).toEqual(['sub/own.json', 'victim.txt']);
+    const checked = new LocalObjectStore(join(dir, 'root/data'), { checkedFrom: join(dir, 'root') });
+    await expect(checked.readText('victim.txt')).rejects.toMatchObject(refused(join(dir, 'root/data')));
+    await expect(names(checked)).rejects.toMatchObject(refused(join(dir, 'root/data')));
+    // A checkedFrom that is not above the root changes nothing.
+    expect(
+      await new LocalObjectStore(join(dir, 'root/data'), { checkedFrom: join(dir, 'x') }).readText('victim.txt'),
+    ).toBe(VICTIM);
   });
 });

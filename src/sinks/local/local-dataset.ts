@@ -14,12 +14,16 @@
 // still resolve under the dataset's folder and match its template. Files the template matches
 // that no record lists (another pipeline's, or a dataset published before records existed) stay,
 // named in a `sink.cleanup_unlisted` warning.
+//
+// Every file of the dataset is reached through its folder's store (storage/object-store.ts), so no
+// symbolic link below the dataset's folder is followed: a partition folder that is a link fails
+// the run before the first request when the record lists a file in it (`assertRecordedFolders`),
+// and is never written into or removed from.
 import { createHash } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { StorageError } from '../../errors.js';
 import type { RunEvents } from '../../events.js';
-import { READ_LIMITS, readBoundedRegularFile } from '../../storage/bounded-read.js';
-import { writeFileAtomic } from '../../storage/local-file.js';
 import { LocalObjectStore } from '../../storage/object-store.js';
 import type { PathTemplate } from '../shared/path-template.js';
 
@@ -32,9 +36,27 @@ function templateDepth(template: PathTemplate): number {
   return sample.slice(template.fixedPrefix().length).split('/').length;
 }
 
+/**
+ * Where a template's no-symlink check starts: the folder it names before its first placeholder.
+ * That folder may be a link; below it none (`dt={date}/` is a partition folder, even though each
+ * run renders it as a fixed name).
+ */
+export function templateCheckedFrom(source: string, baseDir: string): string {
+  const open = source.indexOf('{');
+  const literal = open < 0 ? source : source.slice(0, open);
+  return path.resolve(baseDir, literal.slice(0, literal.lastIndexOf('/') + 1));
+}
+
 /** The dataset's folder (the template's fixed prefix) as a store. */
-function datasetStore(template: PathTemplate, baseDir: string): LocalObjectStore {
-  return new LocalObjectStore(path.resolve(baseDir, template.fixedPrefix()));
+export function datasetStore(template: PathTemplate, baseDir: string): LocalObjectStore {
+  return new LocalObjectStore(path.resolve(baseDir, template.fixedPrefix()), {
+    checkedFrom: templateCheckedFrom(template.source, baseDir),
+  });
+}
+
+/** `file` (absolute) relative to the store's root, with `/`. */
+function relativeTo(store: LocalObjectStore, file: string): string {
+  return path.relative(store.root, file).split(path.sep).join('/');
 }
 
 /** Removes this dataset's temp files whose writer is gone; returns their paths. */
@@ -49,9 +71,28 @@ export async function removeStaleTemps(template: PathTemplate, baseDir: string):
 
 /** The record of the files the last published run of this dataset wrote, in the dataset's folder. */
 export function datasetRecordPath(template: PathTemplate, baseDir: string): string {
+  return path.join(path.resolve(baseDir, template.fixedPrefix()), recordName(template));
+}
+
+/** The record's name in the dataset's folder. */
+function recordName(template: PathTemplate): string {
   // The pattern holds the template with its run values (name, date) rendered: one record per dataset.
   const id = createHash('sha256').update(template.pattern.source).digest('hex').slice(0, 16);
-  return path.join(path.resolve(baseDir, template.fixedPrefix()), `.catalog-streams.${id}.json`);
+  return `.catalog-streams.${id}.json`;
+}
+
+/**
+ * Fails with `storage.symlink` when a folder of a file the dataset's record lists is a symbolic
+ * link (before the first request: the run would remove that file through it). Names outside the
+ * dataset are left to `removeSuperseded`, which refuses them with a warning.
+ */
+export async function assertRecordedFolders(template: PathTemplate, baseDir: string): Promise<void> {
+  const store = datasetStore(template, baseDir);
+  // A record that cannot be read is reported once, by removeSuperseded.
+  for (const rel of await readDatasetRecord(store, template, undefined)) {
+    const file = path.resolve(store.root, rel);
+    if (isInside(store.root, file)) await store.assertNoLinks(relativeTo(store, file), true);
+  }
 }
 
 interface DatasetRecord {
@@ -81,11 +122,10 @@ export async function recordPending(
   runId: string,
   events: RunEvents,
 ): Promise<void> {
-  const root = path.resolve(baseDir, template.fixedPrefix());
-  const recordFile = datasetRecordPath(template, baseDir);
-  const ours = [...written].map((file) => path.relative(root, file).split(path.sep).join('/'));
-  const previous = await readDatasetRecord(recordFile, events);
-  await writeDatasetRecord(recordFile, {
+  const store = datasetStore(template, baseDir);
+  const ours = [...written].map((file) => relativeTo(store, file));
+  const previous = await readDatasetRecord(store, template, events);
+  await writeDatasetRecord(store, template, {
     template: template.source,
     runId,
     files: [...new Set([...previous, ...ours])],
@@ -103,39 +143,24 @@ export async function removeSuperseded(
   runId: string,
   events: RunEvents,
 ): Promise<SupersedeResult> {
-  const root = path.resolve(baseDir, template.fixedPrefix());
-  const recordFile = datasetRecordPath(template, baseDir);
-  const relative = (file: string) => path.relative(root, file).split(path.sep).join('/');
-  const ours = [...written].map(relative);
-  const previous = await readDatasetRecord(recordFile, events);
+  const store = datasetStore(template, baseDir);
+  const root = store.root;
+  const ours = [...written].map((file) => relativeTo(store, file));
+  const previous = await readDatasetRecord(store, template, events);
   const stale = previous.filter((rel) => !ours.includes(rel));
   // Recorded before anything goes: a run killed during the removal leaves the rest listed.
-  const record = (files: string[]) => writeDatasetRecord(recordFile, { template: template.source, runId, files });
+  const record = (files: string[]) => writeDatasetRecord(store, template, { template: template.source, runId, files });
   await record([...ours, ...stale]);
   const removed: string[] = [];
   for (const rel of stale) {
-    const file = path.resolve(root, rel);
-    if (!isInside(root, file) || !template.pattern.test(`${template.fixedPrefix()}${relative(file)}`)) {
-      events.emit('warning', {
-        code: 'sink.cleanup_refused',
-        message: `${recordFile} lists "${rel}", which is not a file of the dataset ${template.source} under ${root}${path.sep}; not removed`,
-      });
-      continue;
-    }
-    const gone = await unlink(file).then(
-      () => true,
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return false;
-        throw err;
-      },
-    );
-    if (gone) removed.push(file);
+    const file = await removeStale(store, template, rel, events);
+    if (file) removed.push(file);
   }
   await record(ours);
   const kept = new Set([...written, ...stale.map((rel) => path.resolve(root, rel))]);
   const unlisted: string[] = [];
   const depth = templateDepth(template);
-  for await (const { rel } of datasetStore(template, baseDir).list('', depth)) {
+  for await (const { rel } of store.list('', depth)) {
     const segments = rel.split('/');
     const file = path.resolve(root, rel);
     if (segments.length !== depth || segments.at(-1)!.startsWith('.') || kept.has(file)) continue;
@@ -144,20 +169,56 @@ export async function removeSuperseded(
   return { removed, unlisted };
 }
 
+/**
+ * Removes one file an earlier run recorded: its path when removed; undefined when already gone, or
+ * refused with a warning: not a file of the dataset, or a folder above it is a link (it became one
+ * after the check before the first request; whatever it points to is never touched).
+ */
+async function removeStale(
+  store: LocalObjectStore,
+  template: PathTemplate,
+  rel: string,
+  events: RunEvents,
+): Promise<string | undefined> {
+  const file = path.resolve(store.root, rel);
+  const recordFile = path.join(store.root, recordName(template));
+  if (!isInside(store.root, file) || !template.pattern.test(`${template.fixedPrefix()}${relativeTo(store, file)}`)) {
+    events.emit('warning', {
+      code: 'sink.cleanup_refused',
+      message: `${recordFile} lists "${rel}", which is not a file of the dataset ${template.source} under ${store.root}${path.sep}; not removed`,
+    });
+    return undefined;
+  }
+  try {
+    await store.assertNoLinks(relativeTo(store, file), true);
+  } catch (err) {
+    if (!(err instanceof StorageError) || err.code !== 'storage.symlink') throw err;
+    events.emit('warning', { code: 'sink.cleanup_refused', message: `${file} not removed: ${err.message}` });
+    return undefined;
+  }
+  return unlink(file).then(
+    () => file,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    },
+  );
+}
+
 function isInside(root: string, file: string): boolean {
   const rel = path.relative(root, file);
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 /** The files an earlier run recorded; none when there is no record, or one that cannot be read (a warning). */
-async function readDatasetRecord(file: string, events: RunEvents): Promise<string[]> {
-  let text: string;
-  try {
-    text = (await readBoundedRegularFile(file, READ_LIMITS.text)).toString('utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+async function readDatasetRecord(
+  store: LocalObjectStore,
+  template: PathTemplate,
+  events: RunEvents | undefined,
+): Promise<string[]> {
+  const name = recordName(template);
+  const text = await store.readText(name);
+  if (text === undefined) return [];
   try {
     const record = JSON.parse(text) as Partial<DatasetRecord>;
     if (record.format === 'catalog-streams.dataset' && Array.isArray(record.files))
@@ -165,14 +226,18 @@ async function readDatasetRecord(file: string, events: RunEvents): Promise<strin
   } catch {
     // Reported below, as for a record of another shape.
   }
-  events.emit('warning', {
+  events?.emit('warning', {
     code: 'sink.cleanup_record',
-    message: `${file} is not a dataset record (catalog-streams.dataset); the files of earlier runs it would list are not removed`,
+    message: `${store.location(name)} is not a dataset record (catalog-streams.dataset); the files of earlier runs it would list are not removed`,
   });
   return [];
 }
 
-async function writeDatasetRecord(file: string, record: Omit<DatasetRecord, 'format' | 'version'>): Promise<void> {
+async function writeDatasetRecord(
+  store: LocalObjectStore,
+  template: PathTemplate,
+  record: Omit<DatasetRecord, 'format' | 'version'>,
+): Promise<void> {
   const document: DatasetRecord = { format: 'catalog-streams.dataset', version: 1, ...record };
-  await writeFileAtomic(file, `${JSON.stringify(document, null, 2)}\n`);
+  await store.write(recordName(template), `${JSON.stringify(document, null, 2)}\n`);
 }

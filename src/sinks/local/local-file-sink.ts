@@ -8,7 +8,14 @@ import type { StageContext } from '../../core/stage.js';
 import { fileLockBackend, RunLock, storeLockBackend } from '../../core/lock.js';
 import { LocalObjectStore } from '../../storage/object-store.js';
 import { AtomicFile } from '../../storage/atomic-file.js';
-import { recordPending, removeStaleTemps, removeSuperseded } from './local-dataset.js';
+import {
+  assertRecordedFolders,
+  datasetStore,
+  recordPending,
+  removeStaleTemps,
+  removeSuperseded,
+  templateCheckedFrom,
+} from './local-dataset.js';
 import { StdoutDestination } from '../shared/byte-destination.js';
 import { PathTemplate } from '../shared/path-template.js';
 import { RecordSink, type RecordEncoding } from '../shared/record-sink.js';
@@ -47,6 +54,8 @@ export function createLocalFileSink<Item>(
   const { ctx } = setup;
   const stdout = ctx.stdout;
   let lock: RunLock | undefined;
+  // The dataset's folder: no link below it is written through (storage/no-symlink.ts).
+  const store = template && datasetStore(template, ctx.baseDir);
   const runKeyed = template?.hasRun ? runKeyedDataset(setup, () => sink) : undefined;
   const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,
@@ -56,9 +65,10 @@ export function createLocalFileSink<Item>(
     templateOption: 'path',
     locate: (rendered) => (template ? resolve(ctx.baseDir, rendered) : STDOUT_PATH),
     openDestination: async (location) => {
-      if (!template) return new StdoutDestination(stdout);
+      if (!store) return new StdoutDestination(stdout);
       await runKeyed?.record(location);
-      return AtomicFile.create(location);
+      const rel = relative(store.root, location).split(sep).join('/');
+      return AtomicFile.create(location, { check: () => store.assertNoLinks(rel, true) });
     },
     rotation: setup.rotation,
     commitOnClose: false,
@@ -75,6 +85,9 @@ export function createLocalFileSink<Item>(
           await runKeyed?.prepare();
           // A dataset of several files that each run replaces: one run publishes into it at a time.
           if (template.isDynamic && !template.hasRun) {
+            // Before the first request (and before the lock, which a failure here would leave to
+            // the heartbeat): a file this run would remove must not lie behind a link.
+            await assertRecordedFolders(template, ctx.baseDir);
             const dir = resolve(ctx.baseDir, template.fixedPrefix());
             lock = await RunLock.acquire(
               fileLockBackend(join(dir, LOCAL_LOCK_NAME)),
@@ -135,7 +148,7 @@ function runKeyedDataset<Item>(
 ): Omit<RunKeyedDataset, 'record' | 'root' | 'writeOptions'> & { record(location: string): Promise<void> } {
   const { ctx } = setup;
   const dir = resolve(ctx.baseDir, runKeyedRoot(setup.path, ctx.run, 'path'));
-  const store = new LocalObjectStore(dir);
+  const store = new LocalObjectStore(dir, { checkedFrom: templateCheckedFrom(setup.path, ctx.baseDir) });
   const tag = datasetTag(setup.path);
   const dataset = new RunKeyedDataset({
     store,

@@ -308,7 +308,10 @@ export class TableSink extends Writable implements SinkStream {
             client: () => createS3Client(config, process.env, 's3-table'),
             feature: 's3-table',
           })
-        : new LocalObjectStore(path.resolve(ctx.baseDir, config.path, sub));
+        : // `current/` and `changes/` are the table's folders: a link there is refused like one below them.
+          new LocalObjectStore(path.resolve(ctx.baseDir, config.path, sub), {
+            checkedFrom: path.resolve(ctx.baseDir, config.path),
+          });
     this.#store = new TableStore(storeAt(''));
     this.#layout =
       config.format === 'iceberg'
