@@ -153,6 +153,15 @@ async function placeForeignLocal(root: string, files: Record<string, string>): P
   };
 }
 
+/**
+ * What others put beside an s3 sink's objects: a README, and an object named exactly as the key
+ * template names a part (`part-{part}.parquet`) but without the dataset's metadata.
+ */
+const S3_SINK_FOREIGN: Record<string, string> = {
+  'README.md': 'the flat extract, read by the BI team\n',
+  'part-00000.parquet': 'PAR1 another tool wrote this PAR1',
+};
+
 /** Places `files` under an S3 prefix; returns the check that they are untouched. */
 async function placeForeignS3(prefix: string, files: Record<string, string>): Promise<() => Promise<void>> {
   for (const [rel, body] of Object.entries(files))
@@ -442,6 +451,7 @@ describe('kill -9 at every storage step, then a good run', () => {
           dir: ws.dir,
           pipeline: `name: kill-s3\n${SOURCE}\nsinks:\n  - { type: s3, format: parquet, bucket: ${s3.bucket}, key: "lake/flat/part-{part}.parquet", maxRows: 100 }\n`,
           env: s3Env(),
+          untouched: await placeForeignS3('lake/flat/', S3_SINK_FOREIGN),
           async check(after) {
             const text = await storage.read('_manifest.json');
             if (text === undefined) {
@@ -456,7 +466,8 @@ describe('kill -9 at every storage step, then a good run', () => {
               `missing ${ids.filter((i) => !got.includes(i)).join(',')}; files ${JSON.stringify(manifest.files)} rows ${manifest.rows} all ${(await storage.list()).join(' ')}`,
             ).toEqual(ids);
             expect(manifest.rows).toBe(ids.length);
-            if (after === 'good') expect(await storage.list()).toEqual(['_manifest.json', ...rels].sort());
+            if (after === 'good')
+              expect(await storage.list()).toEqual(['_manifest.json', ...rels, ...Object.keys(S3_SINK_FOREIGN)].sort());
             return { committed: [manifest.runId] };
           },
         });
