@@ -74,12 +74,12 @@ export function runMetrics(input: RunMetricsInput, previousSuccess: ReadonlyMap<
   // One series per pipeline, never an unlabelled one: two pipeline files writing into one textfile
   // directory would each export `catalog_streams_exit_code{}`, and node_exporter rejects a series
   // that two files define (the whole scrape of the textfile collector errors).
-  for (const name of new Set([...input.pipelines, ...input.summaries.map((s) => s.pipeline)]))
-    exit.set({ pipeline: name }, input.exitCode);
-  const finished = input.finishedAt.getTime() / 1000;
   const redact = input.redact ?? ((text: string) => text);
   const summaries = input.summaries.map((s) => ({ ...s, pipeline: redact(s.pipeline) }));
   const pipelines = input.pipelines.map(redact);
+  for (const name of new Set([...pipelines, ...summaries.map((s) => s.pipeline)]))
+    exit.set({ pipeline: name }, input.exitCode);
+  const finished = input.finishedAt.getTime() / 1000;
   const withSummary = new Set(summaries.map((s) => s.pipeline));
   for (const s of summaries) {
     const p = { pipeline: s.pipeline };

@@ -137,9 +137,11 @@ describe('stopping a run', () => {
     cli.child.kill('SIGKILL');
     const killed = await cli.done;
     expect(killed.signal).toBe('SIGKILL');
-    // A kill leaves at most hidden temp files, never a file under its final name.
+    // A kill leaves at most hidden temp files and the {run} dataset's lock and journal (what the
+    // next run removes its files by), never a file under its final name.
+    const bookkeeping = /(^|\/)(\.[^/]+\.tmp|\.publish\.[0-9a-f]{8}\.lock|_journal\/[^/]+\.json)$/;
     const left = await listFiles(join(ws.dir, 'out'));
-    expect(left.filter((f) => !/(^|\/)\.[^/]+\.tmp$/.test(f))).toEqual([]);
+    expect(left.filter((f) => !bookkeeping.test(f))).toEqual([]);
     expect(await readFile(join(ws.dir, '.state/slow.json'), 'utf8')).toBe(STATE);
 
     sandbox.setFaults({});
@@ -163,6 +165,8 @@ describe('stopping a run', () => {
     expect(rows.map((r) => r.id)).toEqual(expected);
     const state = JSON.parse(await readFile(join(ws.dir, '.state/slow.json'), 'utf8'));
     expect(state.cursor).toBeGreaterThan(CURSOR);
+    // The rerun removed what the kill left, its bookkeeping included.
+    expect((await listFiles(join(ws.dir, 'out'))).filter((f) => bookkeeping.test(f))).toEqual([]);
   });
 
   it('with --sandbox: SIGINT stops the run and the in-process sandbox, exit 130', async () => {

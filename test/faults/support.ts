@@ -127,13 +127,16 @@ export async function pipelineWorkspace(name: string, yaml: string): Promise<Pip
   return { ...ws, file: `${name}.yml`, state, readState: async () => JSON.parse(await ws.read(`.state/${name}.json`)) };
 }
 
-/** What a run left under `dir`: files under their final names, and hidden temp files (`.name.xxxx.tmp`). */
-export async function leftBehind(dir: string): Promise<{ final: string[]; temp: string[]; bookkeeping: string[] }> {
-  const files = await listFiles(dir);
+/**
+ * The files under `dir`: under a final name, and temp files. A killed {run} dataset's lock and
+ * write journal (what the next run needs to remove its files) are neither: left out.
+ */
+export async function leftBehind(dir: string): Promise<{ final: string[]; temp: string[] }> {
+  const files = (await listFiles(dir)).filter(
+    (f) => !/(^|\/)(\.publish\.[0-9a-f]{8}\.lock|_journal\/[^/]+\.json)$/.test(f),
+  );
   const temp = files.filter((f) => /(^|\/)\.[^/]+\.tmp$/.test(f));
-  // A killed {run} dataset's lock and write journal: what the next run needs to remove its files.
-  const bookkeeping = files.filter((f) => /(^|\/)(\.publish\.[0-9a-f]{8}\.lock|_journal\/[^/]+\.json)$/.test(f));
-  return { final: files.filter((f) => !temp.includes(f) && !bookkeeping.includes(f)), temp, bookkeeping };
+  return { final: files.filter((f) => !temp.includes(f)), temp };
 }
 
 /** The `id` column of Parquet files (a glob is fine), in file order. */
