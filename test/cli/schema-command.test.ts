@@ -167,7 +167,7 @@ describe('catalog-streams schema', () => {
     expect(stdout).toContain('  brands array<struct<id:bigint,name_en:string,');
     expect(stdout).toContain('  `_extra` string COMMENT');
     expect(stdout).toMatch(
-      /PARTITIONED BY \(dt string\)\nSTORED AS PARQUET\nLOCATION 's3:\/\/my-lake\/catalog\/products\/'/,
+      /PARTITIONED BY \(dt date\)\nSTORED AS PARQUET\nLOCATION 's3:\/\/my-lake\/catalog\/products\/'/,
     );
     expect(stdout).toContain("`eanGtin13` STRING COMMENT 'code of 13 digits, leading zeros kept'");
     expect(stdout).toContain(

@@ -1,0 +1,64 @@
+// `catalog-streams schema` as a lake user reads it (issue 37, items 10 and 11): a `dt={date}` folder
+// is a DATE column in every DDL it prints, as every reader's hive partitioning gives it, and the
+// INSERT it prints loads the run's files with that type.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { cleanEnv, runMain, sandboxEnv, workspace } from './cli-process.js';
+
+interface SchemaDoc {
+  table: string;
+  layout: { location: string; partitions: string[]; glob: string; dates: string[] };
+  ddl: { duckdb: string; spark: string; athena: string };
+}
+
+describe('catalog-streams schema over a lake', () => {
+  let sandbox: TestSandbox;
+  let ws: Awaited<ReturnType<typeof workspace>>;
+  beforeAll(async () => {
+    [sandbox, ws] = await Promise.all([startTestSandbox({ products: 40 }), workspace()]);
+  });
+  afterAll(async () => {
+    await Promise.all([sandbox?.close(), ws?.remove()]);
+  });
+
+  it('a dt={date} folder is a DATE column (a run={run} folder stays text), and the printed INSERT loads it so', async () => {
+    const file = join(ws.dir, 'dated.yml');
+    await writeFile(
+      file,
+      [
+        'name: dated',
+        'source: { type: products.query, filter: { status: active } }',
+        'sinks:',
+        '  - { type: parquet, path: "out/dated/dt={date}/run={run}/products.parquet", columnNames: snake_case }',
+        '',
+      ].join('\n'),
+    );
+    const doc = (
+      JSON.parse((await runMain(['schema', file, '--format', 'json'], cleanEnv())).stdout) as SchemaDoc[]
+    )[0]!;
+    expect(doc.layout).toMatchObject({ partitions: ['dt', 'run'], dates: ['dt'] });
+    expect(doc.ddl.duckdb).toContain('\n  dt DATE,\n  run VARCHAR\n);');
+    expect(doc.ddl.spark).toContain('\n  dt DATE,\n  run STRING\n)');
+    expect(doc.ddl.athena).toContain('PARTITIONED BY (dt date, run string)');
+
+    const run = await runMain(['run', file], sandboxEnv(sandbox, { CATALOG_STREAMS_STATE_DIR: join(ws.dir, 'state') }));
+    expect(run.code, run.stderr).toBe(0);
+    // The INSERT the DDL ends with, as printed, run as a user runs it.
+    const insert = doc.ddl.duckdb.split('\n-- ')[1]!;
+    expect(insert).toContain("hive_types = {'dt': DATE}");
+    const today = new Date().toISOString().slice(0, 10);
+    const { rows } = await duckdbQuery(
+      `${doc.ddl.duckdb.split('\n-- ')[0]}
+       ${insert}
+       SELECT count(*) AS n, count(*) FILTER (WHERE dt = DATE '${today}' OR dt = DATE '${today}' - 1) AS dated,
+              min(typeof(dt)) AS dt_type, min(typeof(run)) AS run_type,
+              (SELECT min(typeof(dt)) FROM read_parquet(${sqlString(doc.layout.glob)}, hive_partitioning = true)) AS reader_type
+       FROM ${doc.table}`,
+    );
+    expect(rows[0]!.n).toBeGreaterThan(0n);
+    expect(rows[0]).toMatchObject({ dated: rows[0]!.n, dt_type: 'DATE', run_type: 'VARCHAR', reader_type: 'DATE' });
+  });
+});
