@@ -2,8 +2,9 @@
 // derived without the network (the source's resource declaration through the
 // transforms, then the sink's options), as a Parquet schema and as DuckDB, Spark
 // and Athena/Glue DDL, so a lake table can be created before the first run.
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { UsageError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
 import type { ColumnSchema } from '../sinks/shared/column-schema.js';
@@ -32,6 +33,8 @@ the transforms (and the sink's columns: option), as a Parquet schema, a DuckDB
 CREATE TABLE (with the INSERT that loads the written files), a Spark CREATE
 TABLE and an Athena/Glue CREATE EXTERNAL TABLE over the sink's partition folders.
 The same file gives the same schema (and schema hash) on every run.
+A variable the file uses without a default that is unset (LAKE_BUCKET) is
+printed as \${LAKE_BUCKET} where it goes (said once on stderr).
 --format json prints [{pipeline, sink, table, hash, layout, columns, ddl}].
 `;
 
@@ -147,6 +150,40 @@ function render(s: SinkSchema, format: Exclude<Format, 'json'>): string {
   return `${parts.join('\n\n')}\n`;
 }
 
+const REQUIRED_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * The file loaded with a stand-in value for each variable it uses without a default that is unset,
+ * so a table's DDL can be printed (and reviewed) before the lake's settings exist; the stand-ins map
+ * back to their names. A stand-in is a word a bucket, key or path takes; where one does not fit (a
+ * number option), the file is loaded as it is and reports the unset variable as `run` would.
+ */
+async function loadWithPlaceholders(
+  file: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ pipelines: LoadedPipeline[]; placeholders: Map<string, string> }> {
+  const placeholders = new Map<string, string>();
+  const text = await readFile(file, 'utf8').catch(() => '');
+  for (const [, name] of text.matchAll(REQUIRED_REFERENCE))
+    if (!env[name!] && ![...placeholders.values()].includes(name!))
+      placeholders.set(`unset-${placeholders.size}-${name!.toLowerCase().replace(/_/g, '-')}-placeholder`, name!);
+  const load = (given: NodeJS.ProcessEnv) => loadPipelineFile(file, createRegistry(), { env: given });
+  if (placeholders.size === 0) return { pipelines: await load(env), placeholders };
+  const standIns = Object.fromEntries([...placeholders].map(([value, name]) => [name, value]));
+  try {
+    return { pipelines: await load({ ...env, ...standIns }), placeholders };
+  } catch (err) {
+    if (err instanceof ConfigError) return { pipelines: await load(env), placeholders: new Map() };
+    throw err;
+  }
+}
+
+function unplaceholder(text: string, placeholders: Map<string, string>): string {
+  let out = text;
+  for (const [value, name] of placeholders) out = out.replaceAll(value, `\${${name}}`);
+  return out;
+}
+
 async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseOptions(
     'schema',
@@ -157,10 +194,18 @@ async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
   const format = (values.format ?? 'all') as Format;
   if (!FORMATS.includes(format))
     throw new UsageError(`schema: --format must be one of ${FORMATS.join(', ')}, got "${values.format}"`);
-  const pipelines = await loadPipelineFile(positionals[0]!, createRegistry(), { env: io.env });
+  const { pipelines, placeholders } = await loadWithPlaceholders(positionals[0]!, io.env);
+  const log = logSettingsOf(io);
+  if (placeholders.size > 0 && levelEnabled(log.level, 'warn')) {
+    const names = [...placeholders.values()];
+    const message = `${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} not set: printed as ${names.map((n) => `\${${n}}`).join(', ')} where used (set ${names.length > 1 ? 'them' : 'it'} to print the real locations)`;
+    io.stderr.write(
+      `${log.format === 'json' ? jsonLogLine('warn', 'schema.placeholders', { command: 'schema', variables: names, message }) : `catalog-streams schema: ${message}`}\n`,
+    );
+  }
+  const write = (text: string) => io.stdout.write(unplaceholder(text, placeholders));
   const { schemas, skipped } = describeSinks(pipelines);
   // On stderr, so stdout stays the schema a script reads; said for every format.
-  const log = logSettingsOf(io);
   if (levelEnabled(log.level, 'info'))
     for (const k of skipped) {
       const message = `skipped pipeline "${k.pipeline}" ${k.sink} (${k.type}): ${k.reason}`;
@@ -182,16 +227,16 @@ async function schemaCommand(argv: string[], io: CliIO): Promise<number> {
         athena: athenaCreateTable(s.table, s.schema, s.layout),
       },
     }));
-    io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    write(`${JSON.stringify(doc, null, 2)}\n`);
     return 0;
   }
   if (schemas.length === 0) {
-    io.stdout.write(
+    write(
       `${positionals[0]}: no Parquet sink, so no column schema to print (the sinks it skipped are named on stderr)\n`,
     );
     return 0;
   }
-  io.stdout.write(schemas.map((s) => render(s, format)).join('\n'));
+  write(schemas.map((s) => render(s, format)).join('\n'));
   return 0;
 }
 

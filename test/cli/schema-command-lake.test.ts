@@ -61,4 +61,28 @@ describe('catalog-streams schema over a lake', () => {
     expect(rows[0]!.n).toBeGreaterThan(0n);
     expect(rows[0]).toMatchObject({ dated: rows[0]!.n, dt_type: 'DATE', run_type: 'VARCHAR', reader_type: 'DATE' });
   });
+
+  it('prints with ${LAKE_BUCKET} where the unset variable goes, says so once on stderr, and exits 0; run and validate still refuse', async () => {
+    const file = 'pipelines/products-lake-s3.yml';
+    const text = await runMain(['schema', file], cleanEnv());
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("LOCATION 's3://${LAKE_BUCKET}/catalog/products/';");
+    expect(text.stdout).toContain("read_parquet('s3://${LAKE_BUCKET}/catalog/products/dt=*/part-*.parquet'");
+    expect(text.stdout).not.toMatch(/placeholder/);
+    const said = text.stderr.split('\n').filter((l) => l.includes('LAKE_BUCKET'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain('LAKE_BUCKET is not set: printed as ${LAKE_BUCKET}');
+
+    const json = await runMain(['schema', file, '--format', 'json'], cleanEnv());
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as SchemaDoc[])[0]!.layout.location).toBe('s3://${LAKE_BUCKET}/catalog/products/');
+    // Set, it is used and nothing is said.
+    const set = await runMain(['schema', file], cleanEnv({ LAKE_BUCKET: 'my-lake' }));
+    expect(set.stdout).toContain("LOCATION 's3://my-lake/catalog/products/';");
+    expect(set.stderr).not.toContain('LAKE_BUCKET');
+    // Only `schema` prints without it: the commands that write still refuse.
+    const validate = await runMain(['validate', file], cleanEnv());
+    expect(validate.code).toBe(2);
+    expect(validate.stderr).toContain('config.missing_env');
+  });
 });
