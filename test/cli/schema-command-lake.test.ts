@@ -85,4 +85,48 @@ describe('catalog-streams schema over a lake', () => {
     expect(validate.code).toBe(2);
     expect(validate.stderr).toContain('config.missing_env');
   });
+
+  it("a CSV sink: the DuckDB read_csv it prints reads the run's files with the writer's column types", async () => {
+    const file = join(ws.dir, 'csv.yml');
+    await writeFile(
+      file,
+      [
+        'name: csvd',
+        'source: { type: products.query, filter: { status: active } }',
+        'sinks:',
+        '  - { type: csv, path: "out/csvd/dt={date}/products.csv", delimiter: semicolon }',
+        '',
+      ].join('\n'),
+    );
+    const text = await runMain(['schema', file, '--format', 'duckdb'], cleanEnv());
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("delim = ';'");
+    expect(text.stdout).toContain("    'eanGtin13': 'VARCHAR',");
+    const docs = JSON.parse((await runMain(['schema', file, '--format', 'json'], cleanEnv())).stdout) as Array<
+      SchemaDoc & { format: string; columns: Array<{ name: string }> }
+    >;
+    expect(docs.map((d) => [d.sink, d.format])).toEqual([['sinks[0]', 'csv']]);
+    const read = docs[0]!.ddl.duckdb;
+    expect(text.stdout).toContain(read);
+
+    const run = await runMain(['run', file], sandboxEnv(sandbox, { CATALOG_STREAMS_STATE_DIR: join(ws.dir, 'state') }));
+    expect(run.code, run.stderr).toBe(0);
+    const { rows, types } = await duckdbQuery(read.replace(/;$/, ' LIMIT 1000;'));
+    expect(rows.length).toBeGreaterThan(0);
+    // Every column as the sink wrote it, then the partition; no type guessed.
+    expect(Object.keys(types)).toEqual([...docs[0]!.columns.map((c) => c.name), 'dt']);
+    expect(types).toMatchObject({
+      id: 'VARCHAR',
+      eanGtin13: 'VARCHAR',
+      publicPrice: 'BIGINT',
+      meta_updatedAt: 'TIMESTAMP WITH TIME ZONE',
+      requiresLegalText: 'BOOLEAN',
+      dt: 'DATE',
+    });
+    // Codes keep their leading zeros; timestamps are timestamps.
+    expect(rows.filter((r) => r.meta_updatedAt instanceof Date)).toHaveLength(rows.length);
+    const codes = rows.map((r) => r.eanGtin13).filter((v): v is string => typeof v === 'string');
+    expect(codes.length).toBeGreaterThan(0);
+    expect(codes.every((c) => /^\d{13}$/.test(c))).toBe(true);
+  });
 });

@@ -244,3 +244,22 @@ export function athenaCreateTable(table: string, schema: ColumnSchema, layout: S
     ...(layout.partitions.length ? [`-- then: MSCK REPAIR TABLE ${athenaName(table)};`] : []),
   ].join('\n');
 }
+
+/** How a CSV sink writes its files: what a reader must be told besides the columns. */
+export interface CsvDialect {
+  delimiter: string;
+  header: boolean;
+}
+
+/**
+ * DuckDB: the CSV files read with the sink's column types (`columns = {...}` turns the sniffer off,
+ * so `0065699514566` stays text and a timestamp is a timestamp), `dt` folders as DATE.
+ */
+export function duckdbReadCsv(schema: ColumnSchema, layout: SinkLayout, dialect: CsvDialect): string {
+  const columns = schema.columns.map((c) => `    ${sqlString(c.name)}: ${sqlString(duckdbType(c.type, quoteDuck))}`);
+  return [
+    `SELECT * FROM read_csv(${sqlString(layout.glob)}, header = ${dialect.header}, delim = ${sqlString(dialect.delimiter)}, quote = '"', escape = '"', ${duckdbHiveOptions(layout)}, columns = {`,
+    columns.join(',\n'),
+    '  });',
+  ].join('\n');
+}
