@@ -101,6 +101,8 @@ describe('catalog-streams schema over a lake', () => {
     const text = await runMain(['schema', file, '--format', 'duckdb'], cleanEnv());
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain("delim = ';'");
+    // a quoted empty field is the empty string the sink wrote (docs/lake-loading.md "CSV")
+    expect(text.stdout).toContain('allow_quoted_nulls = false');
     expect(text.stdout).toContain("    'eanGtin13': 'VARCHAR',");
     const docs = JSON.parse((await runMain(['schema', file, '--format', 'json'], cleanEnv())).stdout) as Array<
       SchemaDoc & { format: string; columns: Array<{ name: string }> }

@@ -253,12 +253,13 @@ export interface CsvDialect {
 
 /**
  * DuckDB: the CSV files read with the sink's column types (`columns = {...}` turns the sniffer off,
- * so `0065699514566` stays text and a timestamp is a timestamp), `dt` folders as DATE.
+ * so `0065699514566` stays text and a timestamp is a timestamp), `dt` folders as DATE; a quoted
+ * empty field (`""`) is the empty string the sink wrote, not a null.
  */
 export function duckdbReadCsv(schema: ColumnSchema, layout: SinkLayout, dialect: CsvDialect): string {
   const columns = schema.columns.map((c) => `    ${sqlString(c.name)}: ${sqlString(duckdbType(c.type, quoteDuck))}`);
   return [
-    `SELECT * FROM read_csv(${sqlString(layout.glob)}, header = ${dialect.header}, delim = ${sqlString(dialect.delimiter)}, quote = '"', escape = '"', ${duckdbHiveOptions(layout)}, columns = {`,
+    `SELECT * FROM read_csv(${sqlString(layout.glob)}, header = ${dialect.header}, delim = ${sqlString(dialect.delimiter)}, quote = '"', escape = '"', allow_quoted_nulls = false, ${duckdbHiveOptions(layout)}, columns = {`,
     columns.join(',\n'),
     '  });',
   ].join('\n');
