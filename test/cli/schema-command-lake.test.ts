@@ -9,6 +9,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { cleanEnv, runMain, sandboxEnv, workspace } from './cli-process.js';
 
 interface SchemaDoc {
+  sink: string;
   table: string;
   layout: { location: string; partitions: string[]; glob: string; dates: string[] };
   ddl: { duckdb: string; spark: string; athena: string };
