@@ -67,7 +67,7 @@ describe('CREATE TABLE per dialect', () => {
     expect(athena).toContain('\n  meta_updated_at timestamp,');
     expect(athena).toContain('\n  `_extra` string COMMENT');
     expect(athena).toMatch(/public_categories array<struct<id:bigint,name:string,parent:bigint,`order`:bigint,/);
-    expect(athena).toContain('PARTITIONED BY (dt string)');
+    expect(athena).toContain('PARTITIONED BY (dt date)');
   });
 
   it('as-is columns: camelCase names are quoted (Athena lowercases them, as Glue stores them)', () => {

@@ -4,9 +4,11 @@
 // minor units (or decimal), `_extra` (JSON) last. So a CSV file has the same columns in every run whatever the
 // data, and its header is known before the first record. CSV carries no types: a reader that
 // guesses them (a spreadsheet, DuckDB's sniffer) turns `0065699514566` into a number; the s3
-// manifest lists the column types, and README "CSV" shows how to read with them.
+// manifest lists the column types, README "CSV" shows how to read with them, and `catalog-streams
+// schema` prints DuckDB's read_csv with every column's type.
 import { z } from 'zod';
 import { sinkRecordSchema } from '../../core/zod-column-hints.js';
+import type { RecordSchema } from '../../core/record-schema.js';
 import { ConfigError } from '../../errors.js';
 import {
   ColumnSchema,
@@ -78,6 +80,31 @@ export interface CsvFormatOptions {
   columnNames?: ColumnNaming | undefined;
 }
 
+/**
+ * The columns a CSV sink writes, in order: the `schema` command prints them as DuckDB's typed
+ * `read_csv(..., columns = {...})` from this same schema, so the reader's types are the writer's.
+ */
+export function csvColumnSchema(
+  recordSchema: RecordSchema,
+  options: Pick<CsvFormatOptions, 'prices' | 'columnNames'>,
+  excluded: ReadonlySet<string>,
+): ColumnSchema {
+  return new ColumnSchema(recordSchema, {
+    nested: 'flatten',
+    lists: 'json',
+    timestamps: 'millis',
+    timestampInput: 'seconds',
+    prices: options.prices ?? 'minor-units',
+    excluded,
+    columnNames: options.columnNames,
+  });
+}
+
+/** The delimiter character of the `delimiter` option. */
+export function csvDelimiter(name: CsvFormatOptions['delimiter']): string {
+  return DELIMITERS[name ?? 'comma'];
+}
+
 /** The CSV format for one sink: records shaped into the contract's columns, one line each. */
 export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEncoding<string> {
   const { ctx, stage, template, schemaHint } = env;
@@ -90,15 +117,7 @@ export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEnco
       { code: 'config.schema_unknown' },
     );
   }
-  const schema = new ColumnSchema(recordSchema, {
-    nested: 'flatten',
-    lists: 'json',
-    timestamps: 'millis',
-    timestampInput: 'seconds',
-    prices: options.prices ?? 'minor-units',
-    excluded: new Set(template?.fields.map((f) => f.key) ?? []),
-    columnNames: options.columnNames,
-  });
+  const schema = csvColumnSchema(recordSchema, options, new Set(template?.fields.map((f) => f.key) ?? []));
   const shaper = new RecordShaper(schema);
   shaper.onNewExtraField = (path, value) => {
     ctx.events.emit('warning', {
@@ -108,7 +127,7 @@ export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEnco
         `kept in the ${EXTRA_COLUMN} JSON column`,
     });
   };
-  const delimiter = DELIMITERS[options.delimiter ?? 'comma'];
+  const delimiter = csvDelimiter(options.delimiter);
   const quote = quoter(delimiter);
   const renders = schema.columns.map((c: ColumnDef) => renderFor(c.type));
   const line = (values: unknown[]): string => {

@@ -57,9 +57,15 @@ export interface SinkLayout {
   partitions: string[];
   /** The glob that reads every file the sink writes (`.../dt=*\/*.parquet`). */
   glob: string;
+  /**
+   * The partition keys whose folders hold the run's `{date}` (`dt=2026-11-27`): DATE columns, as every
+   * reader's hive partitioning types such a folder; the others (`run={run}`, `key={field}`) are strings.
+   */
+  dates: string[];
 }
 
 const PARTITION_SEGMENT = /^([A-Za-z_][\w-]*)=\{[^}]+\}$/;
+const DATE_SEGMENT = /^([A-Za-z_][\w-]*)=\{date\}$/;
 
 /** The layout of a path/key template: `catalog/products/dt={date}/part-{part}.parquet`. */
 export function sinkLayout(template: string, root: string): SinkLayout {
@@ -83,9 +89,11 @@ export function sinkLayout(template: string, root: string): SinkLayout {
           .map((s) =>
             PARTITION_SEGMENT.test(s) ? `${PARTITION_SEGMENT.exec(s)![1]}=*` : s.replace(/\{[^}]+\}/g, '*'),
           );
+  const dates = first < 0 ? [] : segments.slice(first).flatMap((s) => DATE_SEGMENT.exec(s)?.[1] ?? []);
   return {
     location,
     partitions,
+    dates,
     glob: `${location}${rest.map((s) => `${s}/`).join('')}${file.replace(/\{[^}]+\}/g, '*')}`,
   };
 }
@@ -142,16 +150,30 @@ function comment(text: string | undefined): string {
   return text ? ` COMMENT '${text.replace(/'/g, "''")}'` : '';
 }
 
-/** DuckDB: the file's columns, then the partition columns as VARCHAR, and the INSERT that loads the files. */
+/** The type of a partition column: DATE for a `{date}` folder, else a string (`STRING`, `VARCHAR`). */
+function partitionType(layout: SinkLayout, key: string, date: string, text: string): string {
+  return layout.dates.includes(key) ? date : text;
+}
+
+/**
+ * The read_parquet options that read the sink's files as the DDL declares them: the `{date}` folders
+ * as DATE, every other partition value as VARCHAR (no autocast: `run=20261127...` stays text).
+ */
+export function duckdbHiveOptions(layout: SinkLayout): string {
+  if (layout.partitions.length === 0) return 'hive_partitioning = false';
+  const types = layout.dates.map((d) => `${sqlString(d)}: DATE`).join(', ');
+  return `hive_partitioning = true${types ? `, hive_types = {${types}}` : ''}, hive_types_autocast = false`;
+}
+
+const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/** DuckDB: the file's columns, then the partition columns (DATE or VARCHAR), and the INSERT that loads the files. */
 export function duckdbCreateTable(table: string, schema: ColumnSchema, layout: SinkLayout): string {
   const columns = [
     ...schema.columns.map((c) => `  ${quoteDuck(c.name)} ${duckdbType(c.type, quoteDuck)}`),
-    ...layout.partitions.map((p) => `  ${quoteDuck(p)} VARCHAR`),
+    ...layout.partitions.map((p) => `  ${quoteDuck(p)} ${partitionType(layout, p, 'DATE', 'VARCHAR')}`),
   ];
-  const hive =
-    layout.partitions.length > 0
-      ? ', hive_partitioning = true, hive_types_autocast = false'
-      : ', hive_partitioning = false';
+  const hive = `, ${duckdbHiveOptions(layout)}`;
   return [
     `CREATE TABLE ${quoteDuck(table)} (`,
     columns.join(',\n'),
@@ -190,7 +212,7 @@ function sparkType(type: ParquetType, athena: boolean): string {
 export function sparkCreateTable(table: string, schema: ColumnSchema, layout: SinkLayout): string {
   const columns = [
     ...schema.columns.map((c) => `  ${backtick(c.name)} ${sparkType(c.type, false)}${comment(c.description)}`),
-    ...layout.partitions.map((p) => `  ${backtick(p)} STRING`),
+    ...layout.partitions.map((p) => `  ${backtick(p)} ${partitionType(layout, p, 'DATE', 'STRING')}`),
   ];
   return [
     `CREATE TABLE ${backtick(table)} (`,
@@ -212,11 +234,33 @@ export function athenaCreateTable(table: string, schema: ColumnSchema, layout: S
     columns.join(',\n'),
     ')',
     ...(layout.partitions.length
-      ? [`PARTITIONED BY (${layout.partitions.map((p) => `${athenaName(p)} string`).join(', ')})`]
+      ? [
+          `PARTITIONED BY (${layout.partitions.map((p) => `${athenaName(p)} ${partitionType(layout, p, 'date', 'string')}`).join(', ')})`,
+        ]
       : []),
     'STORED AS PARQUET',
     `LOCATION '${layout.location}'`,
     `TBLPROPERTIES ('catalog-streams.schema-hash' = '${schema.hash}');`,
     ...(layout.partitions.length ? [`-- then: MSCK REPAIR TABLE ${athenaName(table)};`] : []),
+  ].join('\n');
+}
+
+/** How a CSV sink writes its files: what a reader must be told besides the columns. */
+export interface CsvDialect {
+  delimiter: string;
+  header: boolean;
+}
+
+/**
+ * DuckDB: the CSV files read with the sink's column types (`columns = {...}` turns the sniffer off,
+ * so `0065699514566` stays text and a timestamp is a timestamp), `dt` folders as DATE; a quoted
+ * empty field (`""`) is the empty string the sink wrote, not a null.
+ */
+export function duckdbReadCsv(schema: ColumnSchema, layout: SinkLayout, dialect: CsvDialect): string {
+  const columns = schema.columns.map((c) => `    ${sqlString(c.name)}: ${sqlString(duckdbType(c.type, quoteDuck))}`);
+  return [
+    `SELECT * FROM read_csv(${sqlString(layout.glob)}, header = ${dialect.header}, delim = ${sqlString(dialect.delimiter)}, quote = '"', escape = '"', allow_quoted_nulls = false, ${duckdbHiveOptions(layout)}, columns = {`,
+    columns.join(',\n'),
+    '  });',
   ].join('\n');
 }
