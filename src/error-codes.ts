@@ -563,6 +563,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'the run made no progress (no request, record or output) for stallTimeout',
     'find the stuck stage (often a custom function whose Promise never settles), or raise stallTimeout',
   ),
+  warning(
+    'schema.placeholders',
+    'catalog-streams schema printed ${VAR} in place of environment variables that are not set',
+    'nothing to print the schema; set the variables before running the pipeline',
+  ),
   info(
     'schema.skipped',
     'catalog-streams schema skipped a sink that has no column schema (jsonl)',

@@ -202,6 +202,23 @@ function tokensOf(steps: readonly Step[], plan: Plan): Set<string> {
   return out;
 }
 
+/**
+ * Where a code the live service sends in a list is written (docs/lake-contract.md): the first in
+ * the code's own column (`eanGtin13`), each in the list column beside it (`eanGtin13List[i]`).
+ */
+function codeListColumns(leaf: Leaf): Leaf[] {
+  const [field, index] = leaf.steps;
+  if (
+    leaf.steps.length !== 2 ||
+    typeof field !== 'string' ||
+    !/^eanGtin1[34]$/.test(field) ||
+    typeof index !== 'number'
+  )
+    return [];
+  const list = { steps: [`${field}List`, index], value: leaf.value };
+  return index === 0 ? [{ steps: [field], value: leaf.value }, list] : [list];
+}
+
 const indexesOf = (steps: readonly Step[]) => steps.filter((s): s is number => typeof s === 'number').join(',');
 
 /**
@@ -254,7 +271,8 @@ export function lostLeaves(
         const measure = { steps: leaf.steps.slice(0, -1), value: leaf.value };
         if (values && found(measure, values.get(canonical(leaf.value)) ?? [], plan)) continue;
       }
-      if (!values || !found(leaf, values.get(canonical(leaf.value)) ?? [], plan))
+      const candidates = values?.get(canonical(leaf.value)) ?? [];
+      if (!values || ![leaf, ...codeListColumns(leaf)].some((l) => found(l, candidates, plan)))
         lost.push({ id, path: show(leaf.steps), value: leaf.value });
     }
   }
