@@ -66,7 +66,7 @@ export function createLocalFileSink<Item>(
     locate: (rendered) => (template ? resolve(ctx.baseDir, rendered) : STDOUT_PATH),
     openDestination: async (location) => {
       if (!store) return new StdoutDestination(stdout);
-      await runKeyed?.record(location);
+      await runKeyed?.record(relative(runKeyed.store.location(''), location).split(sep).join('/'));
       const rel = relative(store.root, location).split(sep).join('/');
       return AtomicFile.create(location, { check: () => store.assertNoLinks(rel, true) });
     },
@@ -140,17 +140,14 @@ export function createLocalFileSink<Item>(
 
 /**
  * A `{run}` dataset's journal and lock (sinks/shared/run-keyed-dataset.ts), in the folder above
- * its first {run} or {date}; names in the journal are relative to that folder.
+ * its first {run} or {date}; names in the journal are relative to that folder (its store's root).
  */
-function runKeyedDataset<Item>(
-  setup: LocalFileSinkSetup<Item>,
-  sinkOf: () => RecordSink<Item>,
-): Omit<RunKeyedDataset, 'record' | 'root' | 'writeOptions'> & { record(location: string): Promise<void> } {
+function runKeyedDataset<Item>(setup: LocalFileSinkSetup<Item>, sinkOf: () => RecordSink<Item>): RunKeyedDataset {
   const { ctx } = setup;
   const dir = resolve(ctx.baseDir, runKeyedRoot(setup.path, ctx.run, 'path'));
   const store = new LocalObjectStore(dir, { checkedFrom: templateCheckedFrom(setup.path, ctx.baseDir) });
   const tag = datasetTag(setup.path);
-  const dataset = new RunKeyedDataset({
+  return new RunKeyedDataset({
     store,
     root: '',
     tag,
@@ -160,13 +157,6 @@ function runKeyedDataset<Item>(
     what: `dataset ${dir}${sep}`,
     onLost: (err) => sinkOf().destroy(err),
   });
-  return {
-    prepare: () => dataset.prepare(),
-    record: (location) => dataset.record(relative(dir, location).split(sep).join('/')),
-    settle: () => dataset.settle(),
-    release: () => dataset.release(),
-    assertHeld: () => dataset.assertHeld(),
-  };
 }
 
 /** The lock file of a local dataset that each run replaces, in its folder. */

@@ -64,6 +64,11 @@ export class RunKeyedDataset {
     this.#options = options;
   }
 
+  /** The store the journaled names are relative to. */
+  get store(): ObjectStore {
+    return this.#options.store;
+  }
+
   get root(): string {
     return this.#options.root;
   }

@@ -42,13 +42,6 @@ type TableName = (typeof TABLES)[number];
 /** Where the layout's files are, under the table's root: what a foreign file is looked for in. */
 const FOLDERS = ['current/data/', 'current/metadata/', 'changes/data/', 'changes/metadata/', '_table/'];
 
-/** A data file of this layout: `current/data/part-NNNNN-<run>.parquet`, `changes/data/...`. */
-const DATA_FILE = /^(?:current|changes)\/data\/part-(?:\d{5}|[1-9]\d{5,})-[A-Za-z0-9][\w.-]*\.parquet$/;
-
-export function isIcebergDataFile(rel: string): boolean {
-  return DATA_FILE.test(rel);
-}
-
 export interface IcebergLayoutOptions {
   key: string;
   keepSnapshots: number;
