@@ -83,6 +83,22 @@ module.exports = {
       from: { path: '^src/generated/' },
       to: { path: '^src/', pathNot: '^src/generated/' },
     },
+    {
+      name: 'sinks-shared-is-neutral',
+      severity: 'error',
+      comment:
+        'sinks/shared/ is what every format and destination uses (column types, JSON text, publication); it imports no sibling sink folder, so no format leaks into another (ARCHITECTURE.md "Sinks").',
+      from: { path: '^src/sinks/shared/' },
+      to: { path: '^src/sinks/', pathNot: '^src/sinks/shared/' },
+    },
+    {
+      name: 'formats-independent',
+      severity: 'error',
+      comment:
+        'An output format (parquet, csv, jsonl) shares code through sinks/shared/, never by importing another format.',
+      from: { path: '^src/sinks/(parquet|csv|jsonl)/' },
+      to: { path: '^src/sinks/(parquet|csv|jsonl)/', pathNot: '^src/sinks/$1/' },
+    },
     { name: 'nothing-imports-the-entry', severity: 'error', from: { path: '^src/' }, to: { path: '^src/index\\.ts$' } },
   ],
   options: {

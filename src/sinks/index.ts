@@ -78,5 +78,5 @@ export { icebergTableVersions } from './table/iceberg-layout.js';
 export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './shared/column-schema.js';
 export { recordSchemaFromZod, type ResourceSchemas } from '../core/zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './shared/path-template.js';
-export { stringifyJson } from './jsonl/jsonl-encoding.js';
+export { stringifyJson } from './shared/json-text.js';
 export type { PartialStageContext } from '../core/default-context.js';

@@ -17,10 +17,10 @@ import {
   EXTRA_COLUMN,
   RecordShaper,
 } from '../shared/column-schema.js';
-import { stringifyJson } from '../jsonl/jsonl-encoding.js';
+import { stringifyJson } from '../shared/json-text.js';
 import { gzipFor, gzipOption, pricesOption } from '../shared/option-schemas.js';
 import { columnNamesOption, type ColumnNaming } from '../shared/column-names.js';
-import { DECIMAL_SCALE, type ParquetType } from '../parquet/parquet-encoder.js';
+import { DECIMAL_SCALE, type ColumnType } from '../shared/column-types.js';
 import type { RecordEncoding } from '../shared/record-sink.js';
 import { defineSinkFormat, type FormatEnv } from '../shared/output-format.js';
 import { TextLinesEncoder } from '../shared/text-lines-encoder.js';
@@ -45,7 +45,7 @@ function decimalRender(v: unknown): string {
   return `${sign}${digits.slice(0, -DECIMAL_SCALE)}.${digits.slice(-DECIMAL_SCALE)}`;
 }
 
-function renderFor(type: ParquetType): Render {
+function renderFor(type: ColumnType): Render {
   switch (type.kind) {
     case 'string':
     case 'json':

@@ -44,7 +44,8 @@ import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
 import { ColumnShredder, type ShredderWalk } from './column-shredder.js';
 import { snappyCompressInto, writeLeafChunk, type LeafWriter } from './column-writer.js';
-import type { ParquetColumn, ParquetType } from './parquet-types.js';
+import type { ParquetColumn, ParquetRow, ParquetType } from './parquet-types.js';
+import { DECIMAL_PRECISION, DECIMAL_SCALE } from '../shared/column-types.js';
 
 export type ParquetCompression = 'snappy' | 'gzip' | 'zstd' | 'none';
 export const PARQUET_COMPRESSIONS = ['snappy', 'gzip', 'zstd', 'none'] as const satisfies readonly ParquetCompression[];
@@ -97,21 +98,10 @@ function codecOf(compression: ParquetCompression): {
   }
 }
 
-export type { ParquetColumn, ParquetType } from './parquet-types.js';
-
-/** Prices are integer minor units (cents): DECIMAL(18,2) stores the same integer with its scale. */
-export const DECIMAL_PRECISION = 18;
-export const DECIMAL_SCALE = 2;
-
-/**
- * One row in physical values, in column order: strings, numbers (int32, double),
- * bigints (int64 and timestamps in their unit), booleans, arrays of those for lists,
- * null/undefined for missing. `bytes` estimates its in-memory size for row-group sizing.
- */
-export interface ParquetRow {
-  values: unknown[];
-  bytes: number;
-}
+// Re-exported for sinks/table/ (table-layout.ts, iceberg/iceberg-schema.ts) and tests that import them
+// from here; new code imports shared/column-types.ts.
+export type { ParquetColumn, ParquetRow, ParquetType } from './parquet-types.js';
+export { DECIMAL_PRECISION, DECIMAL_SCALE } from '../shared/column-types.js';
 
 export interface ParquetEncoderOptions {
   compression: ParquetCompression;

@@ -32,8 +32,8 @@ import {
   type RecordSchema,
 } from '../../core/record-schema.js';
 import { integerCode } from '../../core/integer-code.js';
-import { stringifyJson } from '../jsonl/jsonl-encoding.js';
-import type { ParquetColumn, ParquetRow, ParquetType } from '../parquet/parquet-encoder.js';
+import { stringifyJson } from './json-text.js';
+import type { ColumnType, ShapedRow, TypedColumn } from './column-types.js';
 import { isPlainObject } from '../../values.js';
 import { columnNamer, type ColumnNaming } from './column-names.js';
 
@@ -69,7 +69,7 @@ export interface ColumnDef {
   name: string;
   /** Field path in the record (one key unless flattened). */
   path: string[];
-  type: ParquetType;
+  type: ColumnType;
   description?: string | undefined;
 }
 
@@ -172,6 +172,212 @@ export const LIST_SUFFIX = 'List';
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
+type BuiltColumn = { type: ColumnType; convert: Converter; description?: string | undefined };
+
+/** Walks a RecordSchema once into a ColumnSchema's columns, converters and node tree. */
+class ColumnBuilder {
+  readonly columns: ColumnDef[] = [];
+  readonly #settings: ColumnSchemaSettings;
+  readonly #converters: Converter[];
+  readonly #timestampPaths: ReadonlySet<string> | undefined;
+  readonly #rename: (name: string) => string;
+
+  constructor(settings: ColumnSchemaSettings, converters: Converter[]) {
+    this.#settings = settings;
+    this.#converters = converters;
+    this.#timestampPaths = settings.timestampFields ? new Set(settings.timestampFields) : undefined;
+    this.#rename = columnNamer(settings.columnNames);
+  }
+
+  #isTimestamp(path: readonly string[], type: FieldType): boolean {
+    if (type.kind === 'timestamp') return true;
+    if (type.kind !== 'int64' && type.kind !== 'int32') return false;
+    if (this.#timestampPaths) return this.#timestampPaths.has(path.join('.'));
+    return /[a-z0-9]At$/.test(path[path.length - 1]!);
+  }
+
+  // A STRUCT member's name; two members of one struct under one name is a config error naming both.
+  #memberName(path: readonly string[], key: string, siblings: readonly RecordField[]): string {
+    const rename = this.#rename;
+    const name = rename(key);
+    const before = siblings.slice(
+      0,
+      siblings.findIndex((f) => f.name === key),
+    );
+    const other = before.find((f) => rename(f.name) === name);
+    if (other)
+      throw new ColumnNameClashError(name, [...path, other.name].join('.'), [...path, key].join('.'), this.#settings);
+    return name;
+  }
+
+  build(type: FieldType, path: string[]): BuiltColumn {
+    if (this.#isTimestamp(path, type)) return timestampColumn(this.#settings);
+    switch (type.kind) {
+      case 'list':
+        return this.#list(type, path);
+      case 'struct':
+        return this.#struct(type, path);
+      default:
+        return scalarColumn(type, this.#settings);
+    }
+  }
+
+  #list(type: FieldType & { kind: 'list' }, path: string[]): BuiltColumn {
+    const { element } = type;
+    const { lists } = this.#settings;
+    if (element.kind === 'struct' && lists === 'json') return { type: { kind: 'json' }, convert: jsonConverter };
+    if (element.kind === 'list' && element.element.kind === 'struct' && lists === 'json')
+      return { type: { kind: 'json' }, convert: jsonConverter };
+    const inner = this.build(element, path);
+    return {
+      type: { kind: 'list', element: inner.type },
+      convert: listConverter(inner.convert),
+      description: inner.description,
+    };
+  }
+
+  #struct(type: FieldType & { kind: 'struct' }, path: string[]): BuiltColumn {
+    const members = type.fields.map((f) => ({
+      key: f.name,
+      name: this.#memberName(path, f.name, type.fields),
+      ...this.build(f.type, [...path, f.name]),
+    }));
+    const convert = structConverter(members.map((m) => [m.key, m.name, m.convert] as const));
+    const { bareKey } = type;
+    return {
+      type: { kind: 'struct', fields: members.map((m) => ({ name: m.name, type: m.type })) },
+      // A bare id where the object is declared (brands: [411]) is that object with only its id.
+      convert: bareKey === undefined ? convert : (v, s) => convert(isPlainObject(v) ? v : { [bareKey]: v }, s),
+    };
+  }
+
+  #addColumn(path: string[], node: ObjectNode, key: string, built: BuiltColumn): void {
+    const { columns } = this;
+    const recordName = path.join('_');
+    const name = path.map(this.#rename).join('_');
+    // Partition keys name the record's field (`status={status}`), whichever naming the columns have.
+    if (this.#settings.excluded.has(recordName) || this.#settings.excluded.has(name)) {
+      node.children.set(key, { excluded: true });
+      return;
+    }
+    const clash = columns.find((c) => c.name === name);
+    if (clash) throw new ColumnNameClashError(name, clash.path.join('.'), path.join('.'), this.#settings);
+    node.children.set(key, { column: columns.length, convert: built.convert });
+    this.#converters.push(built.convert);
+    columns.push({ name, path, type: built.type, description: built.description });
+  }
+
+  addFields(fields: readonly RecordField[], prefix: string[], node: ObjectNode): void {
+    const { nested } = this.#settings;
+    for (const f of fields) {
+      const path = [...prefix, f.name];
+      if (f.type.kind === 'struct' && !this.#isTimestamp(path, f.type) && nested !== 'struct') {
+        if (nested === 'json') {
+          this.#addColumn(path, node, f.name, { type: { kind: 'json' }, convert: jsonConverter });
+          continue;
+        }
+        const child: ObjectNode = { children: new Map(), prefix: `${path.join('.')}.` };
+        node.children.set(f.name, child);
+        this.addFields(f.type.fields, path, child);
+        continue;
+      }
+      this.#addColumn(path, node, f.name, this.build(f.type, path));
+      if (f.type.kind === 'string' && f.type.alsoList) this.#addListBeside(path, node, f.name, f.type);
+    }
+  }
+
+  // `eanGtin13List` beside `eanGtin13`: every code when the service sent several (lake contract, "Codes").
+  #addListBeside(path: string[], node: ObjectNode, key: string, type: FieldType & { kind: 'string' }): void {
+    const leaf = node.children.get(key);
+    if (leaf === undefined || !('column' in leaf)) return;
+    const listPath = [...path.slice(0, -1), `${key}${LIST_SUFFIX}`];
+    const built = this.build({ kind: 'list', element: { ...type, alsoList: false } }, listPath);
+    const column = this.columns.length;
+    this.#addColumn(listPath, { children: new Map(), prefix: '' }, key, {
+      ...built,
+      description: `every code when the service sent a list of several (the first is in ${path.map(this.#rename).join('_')}); null otherwise`,
+    });
+    if (this.columns.length > column) leaf.list = { column, convert: built.convert };
+  }
+
+  /** The columns with `_extra` last. */
+  finish(): ColumnDef[] {
+    const { columns } = this;
+    if (columns.some((c) => c.name === EXTRA_COLUMN)) {
+      throw new ConfigError(`a field named "${EXTRA_COLUMN}" clashes with the column of undeclared fields; rename it`, {
+        path: 'columns',
+      });
+    }
+    columns.push({
+      name: EXTRA_COLUMN,
+      path: [EXTRA_COLUMN],
+      type: { kind: 'json' },
+      description: 'fields the schema does not name, keyed by path (JSON object)',
+    });
+    return columns;
+  }
+}
+
+function timestampColumn(settings: ColumnSchemaSettings): BuiltColumn {
+  const { timestamps } = settings;
+  const type: ColumnType = {
+    kind: timestamps === 'raw' ? 'int64' : timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis',
+  };
+  return { type, convert: timestampConverter(settings) };
+}
+
+/** A scalar field's column: its type, converter and, for codes, prices, measures and text booleans, what it holds. */
+function scalarColumn(
+  type: Exclude<FieldType, { kind: 'list' | 'struct' }>,
+  settings: ColumnSchemaSettings,
+): BuiltColumn {
+  switch (type.kind) {
+    case 'timestamp':
+      return timestampColumn(settings);
+    case 'string':
+      return type.code
+        ? { type: { kind: 'string' }, convert: codeConverter(type.code), description: codeDescription(type.code) }
+        : { type: { kind: 'string' }, convert: stringConverter };
+    case 'int32':
+      return { type: { kind: 'int32' }, convert: int32Converter };
+    case 'int64':
+      if (!type.price) return { type: { kind: 'int64' }, convert: int64Converter };
+      return settings.prices === 'decimal'
+        ? {
+            type: { kind: 'decimal' },
+            convert: int64Converter,
+            description: 'price, DECIMAL(18,2) from the integer minor units (cents) the API sends',
+          }
+        : {
+            type: { kind: 'int64' },
+            convert: int64Converter,
+            description: 'price in integer minor units (cents), as the API sends it',
+          };
+    case 'double':
+      return type.unit
+        ? {
+            type: { kind: 'double' },
+            convert: measureConverter(type.unit),
+            description: `in ${type.unit} (the live service's {value, unit} written as its value)`,
+          }
+        : { type: { kind: 'double' }, convert: doubleConverter };
+    case 'boolean':
+      return type.text
+        ? {
+            type: { kind: 'boolean' },
+            convert: booleanTextConverter,
+            description: 'sent as text "true"/"false"; other text is kept in _extra',
+          }
+        : { type: { kind: 'boolean' }, convert: booleanConverter };
+    case 'json':
+      return {
+        type: { kind: 'json' },
+        convert: jsonConverter,
+        description: type.localized ? 'localized text: {"en": ..., "nl": ...}' : undefined,
+      };
+  }
+}
+
 export class ColumnSchema {
   /** The columns as written, `_extra` last. */
   readonly columns: readonly ColumnDef[];
@@ -185,189 +391,13 @@ export class ColumnSchema {
   constructor(schema: RecordSchema, settings: ColumnSchemaSettings) {
     this.settings = settings;
     this.root = { children: new Map(), prefix: '' };
-    const columns: ColumnDef[] = [];
-    const timestampPaths = settings.timestampFields ? new Set(settings.timestampFields) : undefined;
-    const isTimestamp = (path: readonly string[], type: FieldType): boolean => {
-      if (type.kind === 'timestamp') return true;
-      if (type.kind !== 'int64' && type.kind !== 'int32') return false;
-      if (timestampPaths) return timestampPaths.has(path.join('.'));
-      return /[a-z0-9]At$/.test(path[path.length - 1]!);
-    };
-
-    const rename = columnNamer(settings.columnNames);
-    // A STRUCT member's name; two members of one struct under one name is a config error naming both.
-    const memberName = (path: readonly string[], key: string, siblings: readonly RecordField[]): string => {
-      const name = rename(key);
-      const before = siblings.slice(
-        0,
-        siblings.findIndex((f) => f.name === key),
-      );
-      const other = before.find((f) => rename(f.name) === name);
-      if (other)
-        throw new ColumnNameClashError(name, [...path, other.name].join('.'), [...path, key].join('.'), settings);
-      return name;
-    };
-
-    const build = (
-      type: FieldType,
-      path: string[],
-    ): { type: ParquetType; convert: Converter; description?: string } => {
-      if (isTimestamp(path, type)) return this.#timestamp();
-      switch (type.kind) {
-        case 'string':
-          return type.code
-            ? {
-                type: { kind: 'string' },
-                convert: codeConverter(type.code),
-                description: codeDescription(type.code),
-              }
-            : { type: { kind: 'string' }, convert: stringConverter };
-        case 'int32':
-          return { type: { kind: 'int32' }, convert: int32Converter };
-        case 'int64':
-          if (type.price) {
-            return settings.prices === 'decimal'
-              ? {
-                  type: { kind: 'decimal' },
-                  convert: int64Converter,
-                  description: 'price, DECIMAL(18,2) from the integer minor units (cents) the API sends',
-                }
-              : {
-                  type: { kind: 'int64' },
-                  convert: int64Converter,
-                  description: 'price in integer minor units (cents), as the API sends it',
-                };
-          }
-          return { type: { kind: 'int64' }, convert: int64Converter };
-        case 'double':
-          return type.unit
-            ? {
-                type: { kind: 'double' },
-                convert: measureConverter(type.unit),
-                description: `in ${type.unit} (the live service's {value, unit} written as its value)`,
-              }
-            : { type: { kind: 'double' }, convert: doubleConverter };
-        case 'boolean':
-          return type.text
-            ? {
-                type: { kind: 'boolean' },
-                convert: booleanTextConverter,
-                description: 'sent as text "true"/"false"; other text is kept in _extra',
-              }
-            : { type: { kind: 'boolean' }, convert: booleanConverter };
-        case 'timestamp':
-          return this.#timestamp();
-        case 'json':
-          return {
-            type: { kind: 'json' },
-            convert: jsonConverter,
-            description: type.localized ? 'localized text: {"en": ..., "nl": ...}' : undefined,
-          };
-        case 'list': {
-          const element = type.element;
-          if (element.kind === 'struct' && settings.lists === 'json')
-            return { type: { kind: 'json' }, convert: jsonConverter };
-          if (element.kind === 'list' && element.element.kind === 'struct' && settings.lists === 'json')
-            return { type: { kind: 'json' }, convert: jsonConverter };
-          const inner = build(element, path);
-          return {
-            type: { kind: 'list', element: inner.type },
-            convert: listConverter(inner.convert),
-            description: inner.description,
-          };
-        }
-        case 'struct': {
-          const members = type.fields.map((f) => ({
-            key: f.name,
-            name: memberName(path, f.name, type.fields),
-            ...build(f.type, [...path, f.name]),
-          }));
-          const convert = structConverter(members.map((m) => [m.key, m.name, m.convert] as const));
-          const { bareKey } = type;
-          return {
-            type: { kind: 'struct', fields: members.map((m) => ({ name: m.name, type: m.type })) },
-            // A bare id where the object is declared (brands: [411]) is that object with only its id.
-            convert: bareKey === undefined ? convert : (v, s) => convert(isPlainObject(v) ? v : { [bareKey]: v }, s),
-          };
-        }
-      }
-    };
-
-    const addColumn = (
-      path: string[],
-      node: ObjectNode,
-      key: string,
-      built: { type: ParquetType; convert: Converter; description?: string },
-    ) => {
-      const recordName = path.join('_');
-      const name = path.map(rename).join('_');
-      // Partition keys name the record's field (`status={status}`), whichever naming the columns have.
-      if (settings.excluded.has(recordName) || settings.excluded.has(name)) {
-        node.children.set(key, { excluded: true });
-        return;
-      }
-      const clash = columns.find((c) => c.name === name);
-      if (clash) throw new ColumnNameClashError(name, clash.path.join('.'), path.join('.'), settings);
-      node.children.set(key, { column: columns.length, convert: built.convert });
-      this.converters.push(built.convert);
-      columns.push({ name, path, type: built.type, description: built.description });
-    };
-
-    const addFields = (fields: readonly RecordField[], prefix: string[], node: ObjectNode) => {
-      for (const f of fields) {
-        const path = [...prefix, f.name];
-        if (f.type.kind === 'struct' && !isTimestamp(path, f.type) && settings.nested !== 'struct') {
-          if (settings.nested === 'json') {
-            addColumn(path, node, f.name, { type: { kind: 'json' }, convert: jsonConverter });
-            continue;
-          }
-          const child: ObjectNode = { children: new Map(), prefix: `${path.join('.')}.` };
-          node.children.set(f.name, child);
-          addFields(f.type.fields, path, child);
-          continue;
-        }
-        addColumn(path, node, f.name, build(f.type, path));
-        if (f.type.kind === 'string' && f.type.alsoList) addListBeside(path, node, f.name, f.type);
-      }
-    };
-    // `eanGtin13List` beside `eanGtin13`: every code when the service sent several (lake contract, "Codes").
-    const addListBeside = (path: string[], node: ObjectNode, key: string, type: FieldType & { kind: 'string' }) => {
-      const leaf = node.children.get(key);
-      if (leaf === undefined || !('column' in leaf)) return;
-      const listPath = [...path.slice(0, -1), `${key}${LIST_SUFFIX}`];
-      const built = build({ kind: 'list', element: { ...type, alsoList: false } }, listPath);
-      const column = columns.length;
-      addColumn(listPath, { children: new Map(), prefix: '' }, key, {
-        ...built,
-        description: `every code when the service sent a list of several (the first is in ${path.map(rename).join('_')}); null otherwise`,
-      });
-      if (columns.length > column) leaf.list = { column, convert: built.convert };
-    };
-    addFields(schema.fields, [], this.root);
-    if (columns.some((c) => c.name === EXTRA_COLUMN)) {
-      throw new ConfigError(`a field named "${EXTRA_COLUMN}" clashes with the column of undeclared fields; rename it`, {
-        path: 'columns',
-      });
-    }
-    columns.push({
-      name: EXTRA_COLUMN,
-      path: [EXTRA_COLUMN],
-      type: { kind: 'json' },
-      description: 'fields the schema does not name, keyed by path (JSON object)',
-    });
-    this.columns = columns;
-  }
-
-  #timestamp(): { type: ParquetType; convert: Converter } {
-    const { timestamps } = this.settings;
-    const type: ParquetType = {
-      kind: timestamps === 'raw' ? 'int64' : timestamps === 'micros' ? 'timestamp-micros' : 'timestamp-millis',
-    };
-    return { type, convert: timestampConverter(this.settings) };
+    const builder = new ColumnBuilder(settings, this.converters);
+    builder.addFields(schema.fields, [], this.root);
+    this.columns = builder.finish();
   }
 
   /** Columns as the encoder needs them. */
-  parquetColumns(): ParquetColumn[] {
+  parquetColumns(): TypedColumn[] {
     return this.columns.map((c) => ({ name: c.name, type: c.type }));
   }
 
@@ -391,7 +421,7 @@ export class ColumnSchema {
 }
 
 /** The DuckDB spelling of a column type: `VARCHAR`, `STRUCT(id BIGINT, name_en VARCHAR)[]`, `TIMESTAMP WITH TIME ZONE`. */
-export function duckdbType(type: ParquetType, quote: (name: string) => string = quoteDuckdb): string {
+export function duckdbType(type: ColumnType, quote: (name: string) => string = quoteDuckdb): string {
   switch (type.kind) {
     case 'string':
       return 'VARCHAR';
@@ -648,7 +678,7 @@ export class RecordShaper {
   }
 
   /** The row for `record`, in column order. */
-  shape(record: Record<string, unknown>): ParquetRow {
+  shape(record: Record<string, unknown>): ShapedRow {
     const values: unknown[] = new Array(this.schema.columns.length).fill(null);
     this.bytes = 0;
     this.#extra = undefined;

@@ -9,7 +9,7 @@
 // Snowflake) and backticked for Spark and Athena/Hive DDL. Athena also backticks a leading
 // underscore (`_extra`), and lowercases every name (Glue stores them so; its Parquet reader
 // matches file columns case-insensitively): `columnNames: snake_case` keeps them readable there.
-import { DECIMAL_PRECISION, DECIMAL_SCALE, type ParquetType } from '../parquet/parquet-encoder.js';
+import { DECIMAL_PRECISION, DECIMAL_SCALE, type ColumnType } from './column-types.js';
 import { duckdbType, type ColumnSchema } from './column-schema.js';
 
 export type SqlDialect = 'duckdb' | 'spark' | 'athena';
@@ -101,7 +101,7 @@ export function sinkLayout(template: string, root: string): SinkLayout {
 /** `message schema { optional binary id (STRING); ... }`. */
 export function parquetSchemaText(schema: ColumnSchema): string {
   const lines = ['message schema {'];
-  const emit = (name: string, type: ParquetType, indent: string) => {
+  const emit = (name: string, type: ColumnType, indent: string) => {
     switch (type.kind) {
       case 'list':
         lines.push(`${indent}optional group ${name} (LIST) {`, `${indent}  repeated group list {`);
@@ -122,7 +122,7 @@ export function parquetSchemaText(schema: ColumnSchema): string {
   return lines.join('\n');
 }
 
-type Leaf = Exclude<ParquetType['kind'], 'list' | 'struct'>;
+type Leaf = Exclude<ColumnType['kind'], 'list' | 'struct'>;
 const PARQUET_LEAF: Record<Leaf, string> = {
   string: 'binary',
   json: 'binary',
@@ -182,7 +182,7 @@ export function duckdbCreateTable(table: string, schema: ColumnSchema, layout: S
   ].join('\n');
 }
 
-function sparkType(type: ParquetType, athena: boolean): string {
+function sparkType(type: ColumnType, athena: boolean): string {
   const t = (spark: string, glue: string) => (athena ? glue : spark);
   switch (type.kind) {
     case 'string':
