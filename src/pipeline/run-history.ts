@@ -31,7 +31,7 @@ import { CatalogStreamsError } from '../errors.js';
 import { READ_LIMITS } from '../storage/bounded-read.js';
 import { assertNoSymlinks } from '../storage/no-symlink.js';
 import { LocalObjectStore, type ObjectStore } from '../storage/object-store.js';
-import { createS3Client, type S3Env } from '../storage/s3-client.js';
+import { createS3Client, parseS3Location, type S3Env } from '../storage/s3-client.js';
 import { S3ObjectStore } from '../storage/s3-object-store.js';
 import type { S3Feature } from '../storage/s3-sdk.js';
 import { RunLock, storeLockBackend } from '../core/lock.js';
@@ -109,12 +109,11 @@ export function folderStore(
   feature: S3Feature,
   checkedFrom?: string,
 ): ObjectStore {
-  const s3 = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);
+  const s3 = parseS3Location(location);
   if (s3) {
-    const prefix = s3[2]!.replace(/\/+$/, '');
     return new S3ObjectStore({
-      bucket: s3[1]!,
-      prefix: prefix ? `${prefix}/` : '',
+      bucket: s3.bucket,
+      prefix: s3.prefix,
       client: () => createS3Client({ maxAttempts: 3 }, env, feature),
       feature,
     });

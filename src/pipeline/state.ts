@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { ConfigError, CatalogStreamsError, StorageError } from '../errors.js';
 import { RunLock, storeLockBackend } from '../core/lock.js';
 import { LocalObjectStore, type ObjectStore } from '../storage/object-store.js';
-import { createS3Client, type S3Env } from '../storage/s3-client.js';
+import { createS3Client, parseS3Location, type S3Env } from '../storage/s3-client.js';
 import { S3ObjectStore } from '../storage/s3-object-store.js';
 
 export const PipelineState = z.looseObject({
@@ -114,13 +114,14 @@ export function checkStateIdentity(state: PipelineState, identity: StateIdentity
 }
 
 export function openStateStore(location: string, opts: { baseDir: string; env?: S3Env }): StateStore {
-  const s3 = /^s3:\/\/([^/]+)\/(.+)$/.exec(location);
-  if (s3) {
-    const key = s3[2]!;
+  const s3 = parseS3Location(location);
+  // A state file needs a key: `s3://bucket` and `s3://bucket/` fall through to the error below.
+  if (s3 && s3.key !== '') {
+    const { key } = s3;
     const slash = key.lastIndexOf('/') + 1;
     // The AWS SDK's credential chain, S3_ENDPOINT for S3-compatible servers: the s3 sink's settings.
     const store = new S3ObjectStore({
-      bucket: s3[1]!,
+      bucket: s3.bucket,
       prefix: key.slice(0, slash),
       client: () => createS3Client({ maxAttempts: 3 }, opts.env, 's3-state'),
       feature: 's3-state',

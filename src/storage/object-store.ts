@@ -15,6 +15,7 @@ import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StorageError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
+import type { S3ObjectUpload } from './s3-object-upload.js';
 import { openRegularFileStream, READ_LIMITS, readBoundedRegularFile } from './bounded-read.js';
 import { createFileExclusive, isStaleTemp, parseTempName, writeFileAtomic } from './local-file.js';
 import { assertNoSymlinks } from './no-symlink.js';
@@ -35,16 +36,16 @@ export interface ObjectWriteOptions {
 
 /**
  * Data written under a temporary identity, then made visible (stage then commit). Locally a
- * hidden temp file beside the final name, renamed by `commit`; on S3 a local staging file,
- * uploaded under its final key by `finish` (the key is not yet listed by any manifest, so
- * readers do not see it) and left as is by `commit`.
+ * hidden temp file beside the final name, renamed by `commit`; on S3 a multipart upload streamed
+ * as the bytes come (s3-object-upload.ts), completed under its final key by `finish` (the key is
+ * not yet listed by any manifest, so readers do not see it) and left as is by `commit`.
  */
 export interface StagedObject {
   readonly rel: string;
   /** Where readers find it once committed. */
   readonly location: string;
   /** Receives the bytes (a ByteDestination by shape). */
-  readonly file: AtomicFile;
+  readonly file: AtomicFile | S3ObjectUpload;
   /** The data is complete and durable; not yet visible under its final name locally. */
   finish(): Promise<void>;
   /** Visible under its final name. */

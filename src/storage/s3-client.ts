@@ -12,6 +12,27 @@ export function s3Location(bucket: string, key: string): string {
   return `s3://${bucket}/${key}`;
 }
 
+/** An `s3://bucket/rest` location split: `key` the rest as written, `prefix` the rest as a folder. */
+export interface ParsedS3Location {
+  bucket: string;
+  /** What follows `s3://bucket/`, as written (may be empty). */
+  key: string;
+  /** `key` without its trailing slashes, then `/` unless empty: the folder's prefix. */
+  prefix: string;
+}
+
+/**
+ * The one parser of `s3://` locations (the table's path, the history folder, the state file):
+ * undefined for anything else (a local path), so a caller tells a missing key from a local path.
+ */
+export function parseS3Location(location: string): ParsedS3Location | undefined {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);
+  if (!m) return undefined;
+  const key = m[2]!;
+  const folder = key.replace(/\/+$/, '');
+  return { bucket: m[1]!, key, prefix: folder ? `${folder}/` : '' };
+}
+
 /**
  * The S3 client for a sink's options (the state's: defaults): endpoint and checksum mode for S3-compatible servers.
  * Asynchronous because it loads the AWS SDK on first use (s3-sdk.ts).

@@ -1,13 +1,8 @@
 // An S3 prefix as an ObjectStore (object-store.ts). The client is made on first use (the AWS SDK
 // loads only then) and closed by `close()`; a later call opens it again (a sink asked to revoke
 // after it closed). Every error names the action and the object (s3Error).
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { StorageError } from '../errors.js';
-import { AtomicFile } from './atomic-file.js';
 import { limitBytes, READ_LIMITS, tooLarge } from './bounded-read.js';
 import {
   checkedSegments,
@@ -19,6 +14,7 @@ import {
 } from './object-store.js';
 import { isS3NotFound, s3Error, s3Location, s3Status } from './s3-client.js';
 import { loadS3Sdk, type S3Feature, type S3Sdk } from './s3-sdk.js';
+import { S3ObjectUpload } from './s3-object-upload.js';
 import { storageStep } from './step-hook.js';
 
 export interface S3StoreOptions {
@@ -28,7 +24,7 @@ export interface S3StoreOptions {
   client: () => Promise<S3Client>;
   /** Who uses the store, named when the AWS SDK is not installed. */
   feature: S3Feature;
-  /** Multipart part size and parallel parts of staged uploads. */
+  /** Multipart part size and parallel parts of staged (streamed) uploads. */
   partSize?: number;
   queueSize?: number;
 }
@@ -39,7 +35,6 @@ export class S3ObjectStore implements ObjectStore {
   readonly prefix: string;
   readonly #options: S3StoreOptions;
   #client: Promise<S3Client> | undefined;
-  #staging: Promise<string> | undefined;
 
   constructor(options: S3StoreOptions) {
     this.#options = options;
@@ -181,45 +176,34 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * Streams the object up as it is written (S3ObjectUpload, the s3 sink's parts too): `finish`
+   * completes the upload under the final key, which no manifest lists yet, so readers do not see it;
+   * nothing is staged on local disk, so a table on S3 needs no free space the size of its snapshot.
+   */
   async stage(rel: string, options: ObjectWriteOptions = {}): Promise<StagedObject> {
     const Key = this.key(rel);
-    const location = this.location(rel);
-    const dir = await (this.#staging ??= mkdtemp(path.join(tmpdir(), 'catalog-streams-staging-')));
-    const file = await AtomicFile.create(path.join(dir, ...rel.split('/')));
-    let uploaded = false;
+    const { sdk, client } = await this.s3();
+    const upload = new S3ObjectUpload(sdk, () => client, {
+      bucket: this.bucket,
+      key: Key,
+      contentType: options.contentType,
+      ...(options.metadata ? { metadata: options.metadata } : {}),
+      partSize: this.#options.partSize ?? 16 * 1024 * 1024,
+      queueSize: this.#options.queueSize ?? 2,
+    });
+    let completed = false;
     return {
       rel,
-      location,
-      file,
+      location: upload.location,
+      file: upload,
       finish: async () => {
-        await file.close();
-        await file.commit();
-        const { sdk, client } = await this.s3();
-        storageStep('upload', location);
-        const upload = new sdk.Upload({
-          client,
-          params: {
-            Bucket: this.bucket,
-            Key,
-            Body: createReadStream(file.location),
-            ...(options.contentType ? { ContentType: options.contentType } : {}),
-            ...(options.metadata ? { Metadata: options.metadata } : {}),
-          },
-          partSize: this.#options.partSize ?? 16 * 1024 * 1024,
-          queueSize: this.#options.queueSize ?? 2,
-        });
-        await upload.done().catch((err: unknown) => {
-          throw s3Error(err, 'upload', location);
-        });
-        uploaded = true;
-        await unlink(file.location).catch(() => {});
+        await upload.commit();
+        completed = true;
       },
       commit: async () => {},
-      discard: async () => {
-        await file.abort();
-        await unlink(file.location).catch(() => {});
-        if (uploaded) await this.remove(rel);
-      },
+      // A completed object goes through the store, whose client opens again after close().
+      discard: async () => (completed ? this.remove(rel) : upload.abort()),
     };
   }
 
@@ -228,9 +212,6 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
-    const staging = this.#staging;
-    this.#staging = undefined;
-    if (staging) await rm(await staging, { recursive: true, force: true });
     const client = this.#client;
     this.#client = undefined;
     if (client) (await client.catch(() => undefined))?.destroy();

@@ -26,7 +26,7 @@ import { byteSize, rotationOptions } from '../shared/option-schemas.js';
 import { PathTemplate, RUN_ID_PATTERN, escapePathValue, escapeRegExp } from '../shared/path-template.js';
 import { RecordSink, type CommittedOutput } from '../shared/record-sink.js';
 import { datasetTag, RunKeyedDataset, runKeyedRoot } from '../shared/run-keyed-dataset.js';
-import { S3ObjectUpload } from './s3-object-upload.js';
+import { S3ObjectUpload } from '../../storage/s3-object-upload.js';
 import { s3ClientConfig, s3Location, type S3ClientOptions } from '../../storage/s3-client.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
 import { loadS3Sdk, type S3Sdk } from '../../storage/s3-sdk.js';

@@ -1,4 +1,5 @@
-// One S3 object written as a stream: a PassThrough body feeding
+// One S3 object written as a stream (the only way the toolkit uploads a data file: the s3 sink's
+// parts and the table's staged files, S3ObjectStore.stage; ARCHITECTURE.md, "Storage"): a PassThrough body feeding
 // @aws-sdk/lib-storage's Upload (multipart once the body passes one part size,
 // a single PUT below that). Nothing is staged on disk; memory holds at most
 // (queueSize + 1) parts plus the body's buffer.
@@ -14,25 +15,26 @@
 import { PassThrough } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Upload } from '@aws-sdk/lib-storage';
-import { s3Error, s3Location, s3Status } from '../../storage/s3-client.js';
-import { storageStep } from '../../storage/step-hook.js';
-import { waitForDrain } from '../../storage/stream-write.js';
-import type { ByteDestination } from '../shared/byte-destination.js';
-import type { S3Sdk } from '../../storage/s3-sdk.js';
+import { s3Error, s3Location, s3Status } from './s3-client.js';
+import { storageStep } from './step-hook.js';
+import { waitForDrain } from './stream-write.js';
+import type { S3Sdk } from './s3-sdk.js';
 
 const BODY_HIGH_WATER_MARK = 1024 * 1024;
 
 export interface S3ObjectUploadOptions {
   bucket: string;
   key: string;
-  contentType: string;
+  /** Content-Type of the object; S3's default (binary/octet-stream) when absent. */
+  contentType?: string | undefined;
   partSize: number;
   queueSize: number;
   /** User metadata (`x-amz-meta-*`) of the object. */
   metadata?: Record<string, string>;
 }
 
-export class S3ObjectUpload implements ByteDestination {
+/** A ByteDestination (sinks/shared/byte-destination.ts) by shape: storage imports nothing of the sinks. */
+export class S3ObjectUpload {
   readonly kind = 'object' as const;
   readonly location: string;
   readonly key: string;
@@ -75,7 +77,7 @@ export class S3ObjectUpload implements ByteDestination {
         Bucket: options.bucket,
         Key: options.key,
         Body: this.#body,
-        ContentType: options.contentType,
+        ...(options.contentType ? { ContentType: options.contentType } : {}),
         ...(options.metadata ? { Metadata: options.metadata } : {}),
       },
       partSize: options.partSize,
