@@ -119,7 +119,7 @@ export {
   publicCategoriesQuery,
   updatesQuery,
   CatalogSource,
-  plan,
+  estimateSource,
   type PlannedSlice,
   type ProductsQueryOptions,
   type ProductsStreamOptions,

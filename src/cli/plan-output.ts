@@ -18,7 +18,7 @@ import { isoSeconds } from '../catalog/index.js';
 import { newRunId } from '../core/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
 import { PathTemplate } from '../sinks/shared/path-template.js';
-import { plan, type SourceType } from '../sources/index.js';
+import { estimateSource, type SourceType } from '../sources/index.js';
 import { formatDuration, plural } from './progress.js';
 
 const MAX_SLICES_SHOWN = 20;
@@ -82,7 +82,7 @@ async function unredactedPlan(
       started.push({ p, state, ...(await sourceWithCursor(p.plan.source, state, opts.fullRefresh, identity)) });
     }
     for (const { p, state, source, previous } of started) {
-      const sp = await plan(client, source.type as SourceType, source.written);
+      const sp = await estimateSource(client, source.type as SourceType, source.written);
       requests += sp.requests;
       const run = { name: p.plan.name, id: newRunId(), startedAt: new Date() };
       reports.push({

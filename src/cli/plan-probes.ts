@@ -6,7 +6,7 @@
 import type { CatalogClient } from '../client/catalog-client.js';
 import { RunEvents } from '../events.js';
 import type { PlannedStage } from '../core/planned-stage.js';
-import { plan, type SourceType } from '../sources/index.js';
+import { estimateSource, type SourceType } from '../sources/index.js';
 import type { PipelineProgress, ProgressHandle } from './progress.js';
 
 export interface PlanProbeOptions {
@@ -83,7 +83,7 @@ export class PlanProbes {
    * once, and applied the window): its total records and the requests its extract makes.
    */
   async #planFor(source: PlannedStage<'source'>): Promise<PipelineProgress['plan']> {
-    const sp = await plan(this.#client, source.type as SourceType, source.written, {
+    const sp = await estimateSource(this.#client, source.type as SourceType, source.written, {
       signal: this.#planning.signal,
       events: this.#events,
     });

@@ -68,11 +68,6 @@ export interface SkippedSink {
   reason: string;
 }
 
-/** The column schema and layout of every Parquet sink (local or S3) of the pipelines. */
-export function sinkSchemas(pipelines: readonly LoadedPipeline[]): SinkSchema[] {
-  return describeSinks(pipelines).schemas;
-}
-
 /** Every sink of the pipelines: the Parquet ones' schemas, and the others with the reason they have none. */
 export function describeSinks(pipelines: readonly LoadedPipeline[]): {
   schemas: SinkSchema[];

@@ -77,11 +77,6 @@ export function checkDistinct(
   }
 }
 
-/** `key 2 of 3`, or nothing with a single key (its messages stay as they were). */
-export function keyPosition(index: number, count: number): string {
-  return count > 1 ? `key ${index + 1} of ${count}` : '';
-}
-
 /**
  * More secrets than keys is what one secret holding a comma gives: the list syntax cannot carry
  * such a secret, and nothing else would tell the user why their single, correct secret is refused.

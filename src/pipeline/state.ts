@@ -52,15 +52,6 @@ export interface StateStore {
   lock(who: { runId: string; pipeline: string }, onLost: (err: Error) => void): Promise<RunLock | undefined>;
 }
 
-/** The smallest S3 surface the store needs, so callers pass any configured S3 client. */
-export interface S3ObjectIO {
-  getObject(bucket: string, key: string): Promise<string | undefined>;
-  /** `ifNoneMatch`: a conditional put, resolving false when the object exists (for the lock). */
-  putObject(bucket: string, key: string, body: string, opts?: { ifNoneMatch?: boolean }): Promise<boolean | void>;
-  /** Needed for the state lock; without it the S3 state is not locked. */
-  deleteObject?(bucket: string, key: string): Promise<void>;
-}
-
 /** What a cursor belongs to: a cursor of another pipeline, host or source is refused. */
 export interface StateIdentity {
   pipeline: string;

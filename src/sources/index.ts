@@ -50,7 +50,7 @@ export {
   type ProductsStreamOptions,
   type StreamOptions,
 } from './stream-sources.js';
-export { plan, type PlannedSlice, type SourcePlan, type SourceType } from './plan.js';
+export { estimateSource, type PlannedSlice, type SourcePlan, type SourceType } from './plan.js';
 export { chunkFilter, checkChunkableFilter, type ChunkPlan, type FilterChunk } from './code-chunks.js';
 export { CatalogSource, type SourceMeta, type SourceRunOptions } from './source-stream.js';
 export { PagedQuerySource, type Segment } from './paged-query.js';

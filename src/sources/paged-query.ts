@@ -548,10 +548,3 @@ export function hasBoundedUpdatedSince(filter: unknown): boolean {
   if (since && typeof since === 'object' && since.until !== undefined) return true;
   return Array.isArray(f.and) && f.and.some(hasBoundedUpdatedSince);
 }
-
-/** One segment for the whole query (the usual case). */
-export function singleSegment(body: SourceBody): SegmentProducer {
-  return async function* () {
-    yield { body, last: true };
-  };
-}

@@ -65,81 +65,45 @@ export interface SourcePlan {
   dedupe: boolean;
 }
 
-export async function plan(
+type RunOptions = { signal?: AbortSignal; startedAt?: Date; events?: RunEvents };
+type Probe = (body: SourceBody, no: number, size: number) => Promise<LazyPage>;
+type ParsedSource = { filter?: unknown; sorting?: unknown; pageSize?: PageSize };
+type Chunk = { filter?: unknown; label?: string };
+
+/**
+ * A source's dry-run estimate (`--dry-run`, the progress display's totals): its slices, records and
+ * requests, from probes of 10 records that count against the budget like any request.
+ */
+export async function estimateSource(
   client: CatalogClient,
   type: SourceType,
   options: unknown,
-  run: { signal?: AbortSignal; startedAt?: Date; events?: RunEvents } = {},
+  run: RunOptions = {},
 ): Promise<SourcePlan> {
   const schema = sourceOptionSchemas[type];
   if (!schema) throw new ConfigError(`no source type "${type}"`, { path: 'source.type' });
-  const parsed = parseStageOptions(type, schema, options) as {
-    filter?: unknown;
-    sorting?: unknown;
-    pageSize?: PageSize;
-  };
+  const parsed = parseStageOptions(type, schema, options) as ParsedSource;
   const byCreatedAt = !isStreamEndpoint(type) && readByCreatedAt(type);
   const chunks = chunkFilter(type, parsed.filter, byCreatedAt ? parsed.pageSize : undefined);
-  const sorting = parsed.sorting ?? defaultSorting(type);
-  const slices: PlannedSlice[] = [];
   let planRequests = 0;
+  let slices: PlannedSlice[] = [];
   let requests = 0;
-
   if (isStreamEndpoint(type)) {
-    for (const c of chunks.chunks) slices.push({ label: c.label, filter: c.filter, requests: 1 });
+    slices = chunks.chunks.map((c) => ({ label: c.label, filter: c.filter, requests: 1 }));
     requests = slices.length;
   } else {
-    const pageSize = parsed.pageSize!;
-    const probe = (body: SourceBody, no: number, size: number): Promise<LazyPage> => {
+    const probe: Probe = (body, no, size) => {
       planRequests++;
       return client.queryLazy(type, pageRequest(body, no, size), run);
     };
-    const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
-    const until = secondBefore(run.startedAt ?? new Date());
+    const query = { type, parsed, byCreatedAt, probe, resultWindow: client.resultWindow, startedAt: run.startedAt };
     for (const c of chunks.chunks) {
-      if (byCreatedAt) {
-        const planned = await createdAtPlan(type, c, probe, pageSize, client.resultWindow);
-        slices.push(...planned);
-        for (const p of planned) requests += p.requests;
-        continue;
-      }
-      const window = readWindow(type, c.filter, sorting, until, pageSize);
-      const body = requestBody(window.filter, sorting);
-      // Planning needs the totals only: each probe page is released at once.
-      const first = await probe(body, 0, PROBE_PAGE_SIZE);
-      first.release();
-      if (!endpoints[type].capped || !isCapped(first.meta.total, client.resultWindow)) {
-        const pages = window.whole ? 1 : pagesOf(first.meta.total);
-        slices.push({ label: c.label, filter: window.filter, total: first.meta.total, requests: pages });
-        requests += pages;
-        continue;
-      }
-      const stats: SliceStats = { wastedProbes: 0, windows: 0 };
-      for await (const w of createdAtWindows({
-        body,
-        probeSize: PROBE_PAGE_SIZE,
-        fetchPage: probe,
-        endpoint: type,
-        labelPrefix: c.label,
-        stats,
-        resultWindow: client.resultWindow,
-      })) {
-        w.firstPage.release();
-        slices.push({
-          label: w.label,
-          filter: w.body.filter,
-          total: w.firstPage.meta.total,
-          requests: pagesOf(w.firstPage.meta.total),
-        });
-        requests += pagesOf(w.firstPage.meta.total);
-      }
-      // The extract repeats the chunk's first probe and the wasted ones; window probes are its pages 0.
-      requests += 1 + stats.wastedProbes;
+      const planned = await chunkPlan(query, c);
+      slices.push(...planned.slices);
+      requests += planned.requests;
     }
   }
-
   const totals = slices.map((s) => s.total);
-  const rateLimit = client.rateLimit;
   const budget = client.budgetPerMinute;
   return {
     type,
@@ -147,11 +111,62 @@ export async function plan(
     total: totals.every((t) => t !== undefined) ? totals.reduce((a, b) => a! + b!, 0) : undefined,
     requests,
     planRequests,
-    rateLimit,
+    rateLimit: client.rateLimit,
     keys: client.keyCount,
     estimatedMs: Number.isFinite(budget) ? Math.round((requests * 60_000) / budget) : 0,
     dedupe: chunks.dedupe,
   };
+}
+
+interface QueryPlanning {
+  type: QueryEndpointName;
+  parsed: ParsedSource;
+  byCreatedAt: boolean;
+  probe: Probe;
+  resultWindow: number;
+  startedAt: Date | undefined;
+}
+
+/** One code chunk of a query source: its slices and the requests the extract makes for them. */
+async function chunkPlan(q: QueryPlanning, c: Chunk): Promise<{ slices: PlannedSlice[]; requests: number }> {
+  const { type, probe, resultWindow } = q;
+  const pageSize = q.parsed.pageSize!;
+  if (q.byCreatedAt) {
+    const slices = await createdAtPlan(type, c, probe, pageSize, resultWindow);
+    return { slices, requests: slices.reduce((n, p) => n + p.requests, 0) };
+  }
+  const pagesOf = (total: number) => Math.max(1, Math.ceil(total / pageSize));
+  const sorting = q.parsed.sorting ?? defaultSorting(type);
+  const window = readWindow(type, c.filter, sorting, secondBefore(q.startedAt ?? new Date()), pageSize);
+  const body = requestBody(window.filter, sorting);
+  // Planning needs the totals only: each probe page is released at once.
+  const first = await probe(body, 0, PROBE_PAGE_SIZE);
+  first.release();
+  if (!endpoints[type].capped || !isCapped(first.meta.total, resultWindow)) {
+    const pages = window.whole ? 1 : pagesOf(first.meta.total);
+    return {
+      slices: [{ label: c.label, filter: window.filter, total: first.meta.total, requests: pages }],
+      requests: pages,
+    };
+  }
+  const stats: SliceStats = { wastedProbes: 0, windows: 0 };
+  const slices: PlannedSlice[] = [];
+  const windows = createdAtWindows({
+    body,
+    probeSize: PROBE_PAGE_SIZE,
+    fetchPage: probe,
+    endpoint: type,
+    labelPrefix: c.label,
+    stats,
+    resultWindow,
+  });
+  for await (const w of windows) {
+    w.firstPage.release();
+    const total = w.firstPage.meta.total;
+    slices.push({ label: w.label, filter: w.body.filter, total, requests: pagesOf(total) });
+  }
+  // The extract repeats the chunk's first probe and the wasted ones; window probes are its pages 0.
+  return { slices, requests: slices.reduce((n, s) => n + s.requests, 0) + 1 + stats.wastedProbes };
 }
 
 /**

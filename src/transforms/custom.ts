@@ -15,7 +15,6 @@ import { ConfigError } from '../errors.js';
 import { duration } from '../core/duration.js';
 import type { LocatedIssue } from '../core/issues.js';
 import { defineStage, type PreflightEnv, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { FunctionTransform, type RecordFunction } from './functional.js';
 import { DECLARED_TYPE_NAMES, declaredType, upsertFields, type RecordSchema } from '../core/record-schema.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
@@ -146,5 +145,3 @@ export const customStage = defineStage({
   preflight: customModuleExists,
 });
 
-/** Code API twin of the pipeline file's `custom` stage (in code, `map(fn)` is simpler). */
-export const custom = stageFactory(customStage);

@@ -12,7 +12,6 @@
 // (`dedupe.shared_key`) and counted (`sharedKeys`), so it is never silent.
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { ConfigError } from '../errors.js';
 import { RecordTransform, type RecordOutput, type StageStats } from './record-transform.js';
@@ -132,5 +131,3 @@ export const dedupeStage = defineStage({
   create: (options, ctx) => new DedupeTransform(options, ctx),
 });
 
-/** Code API: `dedupe()` or `dedupe({key: ['id', 'meta.updatedAt']})`. */
-export const dedupe = stageFactory(dedupeStage);

@@ -3,7 +3,6 @@
 // the input record is not changed.
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -76,5 +75,3 @@ export const dropStage = defineStage({
   create: (options, ctx) => new DropTransform(options, ctx),
 });
 
-/** Code API: `drop({fields: ['embedUrl', 'photos[].organizations']})`. */
-export const drop = stageFactory(dropStage);

@@ -3,7 +3,6 @@
 // become the row's fields; other elements (codes, strings) go into one column.
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { compileGetter, parseFieldPath, type Getter } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -132,5 +131,3 @@ export const explodeStage = defineStage({
   create: (options, ctx) => new ExplodeTransform(options, ctx),
 });
 
-/** Code API: `explode({field: 'photos'})`. */
-export const explode = stageFactory(explodeStage);

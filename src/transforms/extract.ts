@@ -4,7 +4,6 @@
 // value of a list path (null when there is none).
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { compileGetter, parseFieldPath, shallowCopy, type Getter } from '../core/field-path.js';
 import { MissingOption } from './pick.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -105,5 +104,3 @@ export const extractStage = defineStage({
   create: (options, ctx) => new ExtractTransform(options, ctx),
 });
 
-/** Code API: `extract({columns: {brand_ids: 'brands[].id'}})`. */
-export const extract = stageFactory(extractStage);

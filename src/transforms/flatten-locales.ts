@@ -12,7 +12,6 @@ import { localizedFieldPaths, resourceSchemas } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -259,5 +258,3 @@ export const flattenLocalesStage = defineStage({
   create: (options, ctx) => new FlattenLocalesTransform(options, ctx),
 });
 
-/** Code API: `flattenLocales({locales: ['en', 'nl'], fallback: ['en', 'nl', 'fr']})`. */
-export const flattenLocales = stageFactory(flattenLocalesStage);

@@ -4,7 +4,6 @@
 // null under the object's own name.
 import { z } from 'zod';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import type { RecordField, RecordSchema } from '../core/record-schema.js';
@@ -89,5 +88,3 @@ export const flattenStage = defineStage({
   create: (options, ctx) => new FlattenTransform(options, ctx),
 });
 
-/** Code API: `flatten()` or `flatten({fields: ['meta'], separator: '__'})`. */
-export const flatten = stageFactory(flattenStage);

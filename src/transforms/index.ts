@@ -1,5 +1,5 @@
 // The transform stages: definitions for the registry (pipeline files, the
-// `stages` command) and typed factories for the code API.
+// `stages` command); the code API's factories are made from them in pipeline/code-api.ts.
 import type { StageDefinition } from '../core/stage.js';
 import { customStage } from './custom.js';
 import { dedupeStage } from './dedupe.js';
@@ -48,7 +48,6 @@ export {
   type FindOptions,
 } from './find-stage.js';
 export {
-  validate,
   validateStage,
   ValidateTransform,
   ValidateOptionsSchema,
@@ -56,14 +55,12 @@ export {
   type ValidateStats,
 } from './validate.js';
 export {
-  flattenLocales,
   flattenLocalesStage,
   FlattenLocalesTransform,
   FlattenLocalesOptionsSchema,
   type FlattenLocalesOptions,
 } from './flatten-locales.js';
 export {
-  selectMediaFormat,
   selectMediaFormatStage,
   SelectMediaFormatTransform,
   SelectMediaFormatOptionsSchema,
@@ -74,27 +71,25 @@ export {
   type SelectMediaFormatOptions,
 } from './select-media-format.js';
 export {
-  normalizeCodes,
   normalizeCodesStage,
   NormalizeCodesTransform,
   NormalizeCodesOptionsSchema,
   type NormalizeCodesOptions,
 } from './normalize-codes.js';
-export { pick, pickStage, PickTransform, PickOptionsSchema, type PickOptions } from './pick.js';
-export { rename, renameStage, RenameTransform, RenameOptionsSchema, type RenameOptions } from './rename.js';
-export { drop, dropStage, DropTransform, DropOptionsSchema, type DropOptions } from './drop.js';
-export { extract, extractStage, ExtractTransform, ExtractOptionsSchema, type ExtractOptions } from './extract.js';
-export { flatten, flattenStage, FlattenTransform, FlattenOptionsSchema, type FlattenOptions } from './flatten.js';
-export { explode, explodeStage, ExplodeTransform, ExplodeOptionsSchema, type ExplodeOptions } from './explode.js';
+export { pickStage, PickTransform, PickOptionsSchema, type PickOptions } from './pick.js';
+export { renameStage, RenameTransform, RenameOptionsSchema, type RenameOptions } from './rename.js';
+export { dropStage, DropTransform, DropOptionsSchema, type DropOptions } from './drop.js';
+export { extractStage, ExtractTransform, ExtractOptionsSchema, type ExtractOptions } from './extract.js';
+export { flattenStage, FlattenTransform, FlattenOptionsSchema, type FlattenOptions } from './flatten.js';
+export { explodeStage, ExplodeTransform, ExplodeOptionsSchema, type ExplodeOptions } from './explode.js';
 export {
-  dedupe,
   dedupeStage,
   DedupeTransform,
   DedupeOptionsSchema,
   type DedupeOptions,
   type DedupeStats,
 } from './dedupe.js';
-export { custom, customStage, CustomOptionsSchema, type CustomOptions } from './custom.js';
+export { customStage, CustomOptionsSchema, type CustomOptions } from './custom.js';
 export {
   map,
   filter,

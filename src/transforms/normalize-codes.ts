@@ -16,7 +16,6 @@ import type { FieldInfo } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { CheckingTransform, checkInvalidPolicy, invalidPolicyOptions, type RecordIssue } from './dead-letter.js';
 import { describeValue } from '../values.js';
 import { integerCode } from '../core/integer-code.js';
@@ -281,5 +280,3 @@ export const normalizeCodesStage = defineStage({
   create: (options, ctx) => new NormalizeCodesTransform(options, ctx),
 });
 
-/** Code API: `normalizeCodes()` normalizes every code field of a product. */
-export const normalizeCodes = stageFactory(normalizeCodesStage);

@@ -4,7 +4,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { parseFieldPath } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -136,5 +135,3 @@ export const pickStage = defineStage({
   create: (options, ctx) => new PickTransform(options, ctx),
 });
 
-/** Code API: `pick({fields: ['id', 'name_en', 'photo_url']})`. */
-export const pick = stageFactory(pickStage);

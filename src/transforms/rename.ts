@@ -2,7 +2,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import type { WithOptionDocs } from '../generated/stage-option-docs.js';
@@ -93,5 +92,3 @@ export const renameStage = defineStage({
   create: (options, ctx) => new RenameTransform(options, ctx),
 });
 
-/** Code API: `rename({fields: {name_en: 'title'}})`. */
-export const rename = stageFactory(renameStage);

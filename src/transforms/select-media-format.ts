@@ -11,7 +11,6 @@ import { FrontalPhotoType, PhotoType } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { shallowCopy } from '../core/field-path.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import { keepOrigin } from '../core/origin.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
 import { ResourceOption, resolveResource } from './resource.js';
@@ -408,5 +407,3 @@ export const selectMediaFormatStage = defineStage({
   create: (options, ctx) => new SelectMediaFormatTransform(options, ctx),
 });
 
-/** Code API: `selectMediaFormat({formats: ['largeWebp', 'large']})`. */
-export const selectMediaFormat = stageFactory(selectMediaFormatStage);

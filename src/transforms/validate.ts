@@ -5,7 +5,6 @@ import { z } from 'zod';
 import type { FieldInfo, ResourceName } from '../catalog/index.js';
 import { joinPath } from '../core/issues.js';
 import { defineStage, type StageContext } from '../core/stage.js';
-import { stageFactory } from '../core/stage-factory.js';
 import {
   CheckingTransform,
   checkInvalidPolicy,
@@ -278,5 +277,3 @@ export const validateStage = defineStage({
   create: (options, ctx) => new ValidateTransform(options, ctx),
 });
 
-/** Code API: `validate({resource: 'product', onInvalid: 'skip'})`. */
-export const validate = stageFactory(validateStage);

@@ -4,7 +4,7 @@
 // the chain's floor scenario all page this way.
 //
 // As a scenario (`node dist/test/bench/page-floor.js '{...}'`): plans the
-// windows the products.query source extracts (plan(): the same createdAt walk,
+// windows the products.query source extracts (estimateSource(): the same createdAt walk,
 // untimed), then times fetching and parsing every page of them.
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
@@ -12,7 +12,7 @@ import { finished } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { EXTRACT_PAGE_SIZE } from '../../src/catalog/index.js';
 import { CatalogClient } from '../../src/client/index.js';
-import { plan } from '../../src/sources/index.js';
+import { estimateSource } from '../../src/sources/index.js';
 import { type Measurement, measure, scenarioMain } from './measure.js';
 import type { SandboxConnection } from './sandbox-process.js';
 
@@ -83,14 +83,14 @@ export async function fetchPages(
   return result;
 }
 
-/** The createdAt windows products.query would extract for `filter` (plan(): probes of 10, not timed by callers). */
+/** The createdAt windows products.query would extract for `filter` (estimateSource(): probes of 10, not timed by callers). */
 export async function plannedWindows(
   connection: SandboxConnection,
   filter: unknown,
 ): Promise<{ windows: PageWindow[]; extractRequests: number }> {
   const client = new CatalogClient({ ...connection, rateLimit: 0 });
   try {
-    const p = await plan(client, 'products.query', { filter });
+    const p = await estimateSource(client, 'products.query', { filter });
     return { windows: p.slices.map((s) => ({ filter: s.filter, total: s.total! })), extractRequests: p.requests };
   } finally {
     await client.close();

@@ -12,14 +12,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { Product, type FieldInfo } from '../../src/catalog/index.js';
 import { Dataset } from '../../src/sandbox/index.js';
 import { fieldInfoOf } from '../../src/transforms/resource.js';
-import {
-  RecordTransform,
-  flattenLocales,
-  normalizeCodes,
-  pick,
-  selectMediaFormat,
-  validate,
-} from '../../src/transforms/index.js';
+import { RecordTransform } from '../../src/transforms/index.js';
+import { flattenLocales, normalizeCodes, pick, selectMediaFormat, validate } from '../../src/pipeline/code-api.js';
 import { testContext } from '../helpers/stage-context.js';
 
 export interface TransformsBenchResult {

@@ -26,7 +26,8 @@ import {
 } from '../../src/pipeline/runner.js';
 import { defineStage } from '../../src/core/stage.js';
 import type { RecordTransform } from '../../src/transforms/index.js';
-import { filter, map, pick } from '../../src/transforms/index.js';
+import { filter, map } from '../../src/transforms/index.js';
+import { pick } from '../../src/pipeline/code-api.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { waitFor } from '../sinks/stream-harness.js';
 

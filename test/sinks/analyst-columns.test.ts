@@ -16,7 +16,7 @@ import { createRegistry } from '../../src/pipeline/builtins.js';
 import { planOrThrow } from '../../src/pipeline/plan.js';
 import { columnSchemaFor } from '../../src/sinks/parquet/parquet-encoding.js';
 import { csvSink, parquetSink, tableSink } from '../../src/sinks/index.js';
-import { flattenLocales } from '../../src/transforms/index.js';
+import { flattenLocales } from '../../src/pipeline/code-api.js';
 import { duckdbQuery, parquetColumnTypes, sqlString } from '../helpers/duckdb.js';
 import { liveProduct } from '../helpers/live-shapes.js';
 import { lostLeaves } from '../helpers/lossless.js';

@@ -1,9 +1,9 @@
-// plan(): slices, totals, request counts and duration at the client's rate,
+// estimateSource(): slices, totals, request counts and duration at the client's rate,
 // checked against what the extract then really does. (The createdAt windows of
 // a capped products.query are planned in sliced-products-query.test.ts.)
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { brandsQuery, plan, productsQuery } from '../../src/sources/index.js';
+import { brandsQuery, estimateSource, productsQuery } from '../../src/sources/index.js';
 import { type SandboxHarness, sandboxHarness } from './sandbox-harness.js';
 
 let h: SandboxHarness;
@@ -14,7 +14,7 @@ afterAll(() => h.close());
 
 it('a small query: one slice, pages at 250, duration at 100/min', async () => {
   const c = h.newClient({ rateLimit: 100 });
-  const p = await plan(c, 'products.query', { filter: { status: 'active' }, pageSize: 100 });
+  const p = await estimateSource(c, 'products.query', { filter: { status: 'active' }, pageSize: 100 });
   expect(p.planRequests).toBe(1);
   expect(p.slices).toEqual([
     {
@@ -37,11 +37,11 @@ it('a small query: one slice, pages at 250, duration at 100/min', async () => {
 });
 
 it('reference data and streams', async () => {
-  const brands = await plan(h.client, 'brands.query', {});
+  const brands = await estimateSource(h.client, 'brands.query', {});
   const count = (await brandsQuery(h.client).toArray()).length;
   expect(brands).toMatchObject({ total: count, requests: Math.ceil(count / 250), estimatedMs: 0, rateLimit: Infinity });
   const before = h.client.stats.requests;
-  const media = await plan(h.client, 'media.stream', { filter: { product: ['P0000001'] } });
+  const media = await estimateSource(h.client, 'media.stream', { filter: { product: ['P0000001'] } });
   expect(media).toMatchObject({
     slices: [{ filter: { product: ['P0000001'] }, requests: 1 }],
     total: undefined,
@@ -52,8 +52,8 @@ it('reference data and streams', async () => {
 });
 
 it('rejects bad options and unknown types like the loader does', async () => {
-  await expect(plan(h.client, 'products.query', { filter: { status: 'active' }, pageSize: 7 })).rejects.toThrow(
+  await expect(estimateSource(h.client, 'products.query', { filter: { status: 'active' }, pageSize: 7 })).rejects.toThrow(
     /products.query.pageSize/,
   );
-  await expect(plan(h.client, 'nope.query' as never, {})).rejects.toBeInstanceOf(ConfigError);
+  await expect(estimateSource(h.client, 'nope.query' as never, {})).rejects.toBeInstanceOf(ConfigError);
 });

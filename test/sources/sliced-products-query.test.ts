@@ -1,13 +1,13 @@
-// products.query past the 10000 cap: the createdAt window walk plan() counts with, on its own
+// products.query past the 10000 cap: the createdAt window walk estimateSource() counts with, on its own
 // (in-memory, with dense instants placed exactly on window boundaries), then the extract, which
 // reads page 0 of what is left, on a 30,000-product sandbox over loopback (every product exactly
-// once), an over-cap single instant, a 2,500-id filter, and plan() numbers.
+// once), an over-cap single instant, a 2,500-id filter, and estimateSource() numbers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_REACHABLE_RESULTS } from '../../src/catalog/index.js';
 import type { LazyPage } from '../../src/client/index.js';
 import { DataError } from '../../src/errors.js';
 import { type SliceStats, createdAtWindows } from '../../src/sources/sliced-products-query.js';
-import { originOf, plan, productsQuery } from '../../src/sources/index.js';
+import { originOf, estimateSource, productsQuery } from '../../src/sources/index.js';
 import type { SourceBody } from '../../src/sources/paged-query.js';
 import { type SandboxHarness, allProductIds, productIdsWithStatus, sandboxHarness } from './sandbox-harness.js';
 import { rng } from '../client/http-test-server.js';
@@ -153,9 +153,9 @@ describe('products.query on a 30,000-product sandbox', () => {
     console.log(`30,000 products: ${requests} requests`);
   });
 
-  it('plan() counts the products past the cap and predicts the requests of that extract within 15 %', async () => {
+  it('estimateSource() counts the products past the cap and predicts the requests of that extract within 15 %', async () => {
     const planner = h.newClient({ rateLimit: 6000 });
-    const p = await plan(planner, 'products.query', { filter: { createdAt: { from: 0 } } });
+    const p = await estimateSource(planner, 'products.query', { filter: { createdAt: { from: 0 } } });
     expect(p.total).toBe(30_000);
     expect(p.slices.length).toBeGreaterThanOrEqual(4);
     expect(p.slices.every((s) => s.total! < MAX_REACHABLE_RESULTS && s.label!.startsWith('createdAt '))).toBe(true);
@@ -184,11 +184,11 @@ describe('products.query on a 30,000-product sandbox', () => {
     expect((h.sandbox.stats.byEndpoint['products.query']?.[200] ?? 0) - before).toBe(10);
     expect(src.total).toBe(2_500);
 
-    // Combined with the rest of the filter (and), through plan() as well.
+    // Combined with the rest of the filter (and), through estimateSource() as well.
     const activeSet = new Set(productIdsWithStatus(h.sandbox, 'active'));
     const both = await productsQuery(h.client, { filter: { and: [{ status: 'active' }, { id: wanted }] } }).toArray();
     expect(new Set(both.map((r) => r.id))).toEqual(new Set([...picked].filter((id) => activeSet.has(id))));
-    const p = await plan(h.client, 'products.query', { filter: { id: wanted } });
+    const p = await estimateSource(h.client, 'products.query', { filter: { id: wanted } });
     expect(p.slices.map((s) => [s.label, s.total, s.requests])).toEqual(
       Array.from({ length: 10 }, (_, i) => [`id chunk ${i + 1}/10`, 250, 1]),
     );
@@ -235,7 +235,7 @@ describe('products.query against a sandbox with a smaller result window (client 
   });
   afterAll(() => h.close());
 
-  it('reads past the window (page 0 only) and delivers every product once; plan() agrees within 15 %, and needs the setting', async () => {
+  it('reads past the window (page 0 only) and delivers every product once; estimateSource() agrees within 15 %, and needs the setting', async () => {
     const before = h.client.stats.requests;
     const src = productsQuery(h.client, { filter: { createdAt: { from: 0 } }, pageSize: 100 });
     const delivered: string[] = [];
@@ -243,7 +243,7 @@ describe('products.query against a sandbox with a smaller result window (client 
     const requests = h.client.stats.requests - before;
     expect(delivered.length).toBe(3_000);
     expect([...delivered].sort()).toEqual(allProductIds(h.sandbox));
-    const planned = await plan(h.newClient({ resultWindow: 400 }), 'products.query', {
+    const planned = await estimateSource(h.newClient({ resultWindow: 400 }), 'products.query', {
       filter: { createdAt: { from: 0 } },
       pageSize: 100,
     });
@@ -255,7 +255,10 @@ describe('products.query against a sandbox with a smaller result window (client 
     let count = 0;
     for await (const _ of productsQuery(unaware, { filter: { createdAt: { from: 0 } }, pageSize: 100 })) count++;
     expect(count).toBe(3_000);
-    const unawarePlan = await plan(unaware, 'products.query', { filter: { createdAt: { from: 0 } }, pageSize: 100 });
+    const unawarePlan = await estimateSource(unaware, 'products.query', {
+      filter: { createdAt: { from: 0 } },
+      pageSize: 100,
+    });
     expect(unawarePlan.total).toBe(400);
   });
 

@@ -10,7 +10,7 @@ import { resourceSchemas } from '../../src/catalog/resources/index.js';
 import { recordSchemaFromZod } from '../../src/core/zod-column-hints.js';
 import { ColumnSchema, RecordShaper, type ColumnSchemaSettings } from '../../src/sinks/shared/column-schema.js';
 import { jsonlFormat } from '../../src/sinks/jsonl/jsonl-encoding.js';
-import { normalizeCodes, validate } from '../../src/transforms/index.js';
+import { normalizeCodes, validate } from '../../src/pipeline/code-api.js';
 import { context, run } from './support.js';
 
 const minimal = (codes: Record<string, unknown>): Record<string, any> => ({

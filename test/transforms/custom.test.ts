@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { RecordTransform, custom, customStage, filter, flatMap, map } from '../../src/transforms/index.js';
+import { RecordTransform, customStage, filter, flatMap, map } from '../../src/transforms/index.js';
+import { custom } from '../../src/pipeline/code-api.js';
 import { context, run } from './support.js';
 
 let dir: string;

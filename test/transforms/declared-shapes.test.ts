@@ -7,7 +7,7 @@ import { Product } from '../../src/catalog/index.js';
 import { recordSchemaFromZod } from '../../src/core/zod-column-hints.js';
 import { ColumnSchema, RecordShaper, type ColumnSchemaSettings } from '../../src/sinks/shared/column-schema.js';
 import { normalizeCodesStage } from '../../src/transforms/normalize-codes.js';
-import { normalizeCodes } from '../../src/transforms/index.js';
+import { normalizeCodes } from '../../src/pipeline/code-api.js';
 import { context, run } from './support.js';
 
 const settings: ColumnSchemaSettings = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dedupe } from '../../src/transforms/index.js';
+import { dedupe } from '../../src/pipeline/code-api.js';
 import { context, run } from './support.js';
 
 describe('dedupe', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { extract, extractStage } from '../../src/transforms/index.js';
+import { extractStage } from '../../src/transforms/index.js';
+import { extract } from '../../src/pipeline/code-api.js';
 import { context, fixture, run } from './support.js';
 
 describe('extract', () => {

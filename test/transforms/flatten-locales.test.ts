@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { flattenLocales, flattenLocalesStage } from '../../src/transforms/index.js';
+import { flattenLocalesStage } from '../../src/transforms/index.js';
+import { flattenLocales } from '../../src/pipeline/code-api.js';
 import { context, fixture, run } from './support.js';
 
 const products = () => fixture<any[]>('products.json');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { flatten } from '../../src/transforms/index.js';
+import { flatten } from '../../src/pipeline/code-api.js';
 import { context, fixture, run } from './support.js';
 
 describe('flatten', () => {

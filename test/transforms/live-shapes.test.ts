@@ -2,7 +2,7 @@
 // validate and flatten-locales; every shape of the list through the resource schemas.
 import { describe, expect, it } from 'vitest';
 import { Correction, MediaRecord, Product } from '../../src/catalog/index.js';
-import { flattenLocales, normalizeCodes, selectMediaFormat, validate } from '../../src/transforms/index.js';
+import { flattenLocales, normalizeCodes, selectMediaFormat, validate } from '../../src/pipeline/code-api.js';
 import { liveProduct, liveShapes } from '../helpers/live-shapes.js';
 import { context, memorySinks, run } from './support.js';
 

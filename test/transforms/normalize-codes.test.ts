@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { InvalidRecordError, normalizeCodes, validate } from '../../src/transforms/index.js';
+import { InvalidRecordError } from '../../src/transforms/index.js';
+import { normalizeCodes, validate } from '../../src/pipeline/code-api.js';
 import { context, fixture, memorySinks, run } from './support.js';
 
 const products = () => fixture<any[]>('products.json');

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { pick, pickStage } from '../../src/transforms/index.js';
+import { pickStage } from '../../src/transforms/index.js';
+import { pick } from '../../src/pipeline/code-api.js';
 import { context, fixture, plain, run } from './support.js';
 
 describe('pick', () => {

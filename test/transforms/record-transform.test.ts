@@ -3,18 +3,15 @@ import { pipeline } from 'node:stream/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { DataError } from '../../src/errors.js';
 import { setOrigin } from '../../src/core/origin.js';
+import { RecordTransform, filter, flatMap, map } from '../../src/transforms/index.js';
 import {
-  RecordTransform,
   explode,
-  filter,
-  flatMap,
   flattenLocales,
-  map,
   normalizeCodes,
   pick,
   selectMediaFormat,
   validate,
-} from '../../src/transforms/index.js';
+} from '../../src/pipeline/code-api.js';
 import { context, fixture, memorySinks, plain, run, runInBursts } from './support.js';
 
 const RAISE_HINT =

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { rename, renameStage } from '../../src/transforms/index.js';
+import { renameStage } from '../../src/transforms/index.js';
+import { rename } from '../../src/pipeline/code-api.js';
 import { context, plain, run } from './support.js';
 
 describe('rename', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { originOf, setOrigin } from '../../src/core/origin.js';
-import { selectMediaFormat, selectMediaFormatStage } from '../../src/transforms/index.js';
+import { selectMediaFormatStage } from '../../src/transforms/index.js';
+import { selectMediaFormat } from '../../src/pipeline/code-api.js';
 import { liveShapes } from '../helpers/live-shapes.js';
 import { context, fixture, run } from './support.js';
 

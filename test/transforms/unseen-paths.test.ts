@@ -2,7 +2,7 @@
 // seoName into seoName_en..., and nothing said so. A drop, pick or rename path that no record of
 // the run had is now one warning at the end, naming the nearest field that was seen.
 import { describe, expect, it } from 'vitest';
-import { drop, flattenLocales, pick, rename } from '../../src/transforms/index.js';
+import { drop, flattenLocales, pick, rename } from '../../src/pipeline/code-api.js';
 import { context, run } from './support.js';
 
 const products = [

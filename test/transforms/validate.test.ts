@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
 import { setOrigin } from '../../src/core/origin.js';
 import { MAX_RECORD_DEPTH } from '../../src/core/record-depth.js';
-import { InvalidRecordError, validate, validateStage } from '../../src/transforms/index.js';
+import { InvalidRecordError, validateStage } from '../../src/transforms/index.js';
+import { validate } from '../../src/pipeline/code-api.js';
 import { context, fixture, memorySinks, run } from './support.js';
 
 const RAISE_HINT =

@@ -36,11 +36,6 @@ export function byteSize() {
   });
 }
 
-/** A sink spec for a dead-letter output: `{type: jsonl, path: out/rejected.jsonl}`. */
-export const deadLetterSpec = z.looseObject({
-  type: z.string().min(1).describe('Sink type of the dead-letter output (jsonl, parquet, s3)'),
-});
-
 /** Rotation and partitioning: the same three options on every sink that writes files/objects. */
 export const rotationOptions = {
   maxRows: z
