@@ -88,10 +88,6 @@ export function declaredType(name: DeclaredTypeName): FieldType {
   return { kind: name as Exclude<DeclaredTypeName, `${string}[]`> } as FieldType;
 }
 
-export function field(name: string, type: FieldType): RecordField {
-  return { name, type };
-}
-
 /** The fields with `replacement` put where `name` was (or appended when it was absent). */
 export function withField(
   fields: readonly RecordField[],

@@ -51,4 +51,4 @@ export const CREDENTIAL_VARIABLES = [
   'AWS_SESSION_TOKEN',
 ] as const;
 
-export { MIN_SECRET_IN_TEXT, Redactor, SECRET_NAME } from '../redactor.js';
+export { Redactor } from '../redactor.js';

@@ -40,7 +40,6 @@ export {
   sourceWithCursor,
   stateIdentity,
   windowUntil,
-  windowedSource,
   withUpdatedSince,
 } from './incremental-window.js';
 export { RunFailedError, type RunSummary } from './run-summary.js';
