@@ -1,7 +1,7 @@
 // Bench: the Parquet encoding alone, over the bench chain's rows (the `be` profile's products
 // after the chain's transforms, shaped by the parquet sink), in one process: the encoder before
 // the compiled shredder (test/sinks/legacy-parquet-encoder.ts) against the current one (its walk
-// as closures, the default, and as generated code), runs alternated, CPU per row of each; and each compression of the current one (file bytes, CPU).
+// a tree of closures), runs alternated, CPU per row of each; and each compression of the current one (file bytes, CPU).
 //
 //   npx tsc -p tsconfig.json && node --expose-gc dist/test/bench/shredder.js [products] [repeat]
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -69,18 +69,8 @@ export async function shredderBench(products = 5000, repeat = 5): Promise<Record
     const columns: readonly ParquetColumn[] = chain.columns;
     const legacy: number[] = [];
     const current: number[] = [];
-    const generated: number[] = [];
     for (let r = 0; r < repeat; r++) {
       current.push((await timeEncoder((d) => new ParquetEncoder(d, columns, options('snappy')), rows, 2)).usPerRow);
-      generated.push(
-        (
-          await timeEncoder(
-            (d) => new ParquetEncoder(d, columns, { ...options('snappy'), shredderWalk: 'generated' }),
-            rows,
-            2,
-          )
-        ).usPerRow,
-      );
       legacy.push(
         (
           await timeEncoder(
@@ -111,7 +101,6 @@ export async function shredderBench(products = 5000, repeat = 5): Promise<Record
       columns: columns.length,
       legacyUsPerRow: fmt(legacy),
       currentUsPerRow: fmt(current),
-      generatedUsPerRow: fmt(generated),
       ratios: fmt(current.map((c, i) => (c / legacy[i]!) * 100)).map((p) => `${p} %`),
       compressions: Object.fromEntries(
         Object.entries(compressions).map(([name, c]) => [name, { usPerRow: fmt(c.usPerRow), bytes: c.bytes }]),

@@ -6,12 +6,11 @@
 // before the first record (the lake contract), so the walk can be compiled instead: a function
 // made once per file from the columns, that visits each row once and appends every leaf's value,
 // definition level and repetition level to that leaf's arrays.
-// Two ways of making that walk were measured (test/bench/shredder.ts, docs/performance.md): a
-// tree of closures, one per schema node, and source generated with `new Function`. Generated
-// code is faster once V8 has optimized it (about 10 against 20 µs per product row) but every
-// file's new function starts cold, and its first few thousand rows cost 100-200 µs each, even
-// with the source cached; rotated parts and the table's files start often. Closures reach their
-// speed within a few rows, so they are the default.
+// The walk is a tree of closures, one per schema node. Source generated with `new Function` was
+// measured too (git history, docs/performance.md): faster once V8 has optimized it (about 10
+// against 20 µs per product row) but every file's new function starts cold, and its first few
+// thousand rows cost 100-200 µs each; rotated parts and the table's files start often. Closures
+// reach their speed within a few rows, so they are the only walk.
 //
 // The levels are exactly the ones encodeNestedValues computes for the schema parquetSchema()
 // writes (every node OPTIONAL, standard 3-level LISTs), so the pages and the file are the same
@@ -65,19 +64,14 @@ export class ColumnShredder {
 
   /**
    * `schema`: parquetSchema(columns). Columns whose index is in `skip` are left out of the
-   * generated walk (the encoder fills their one leaf itself: JSON text kept as UTF-8 bytes).
+   * walk (the encoder fills their one leaf itself: JSON text kept as UTF-8 bytes).
    */
-  constructor(
-    columns: readonly ParquetColumn[],
-    schema: SchemaElement[],
-    skip: ReadonlySet<number> = new Set(),
-    walk: ShredderWalk = 'closures',
-  ) {
+  constructor(columns: readonly ParquetColumn[], schema: SchemaElement[], skip: ReadonlySet<number> = new Set()) {
     this.#schema = schema;
     const root = schema[0]!;
     const nodes = columns.map((column, c) => this.#node(column.type, [root], 0, c));
     const shredded = nodes.map((node, c) => (skip.has(c) ? undefined : node));
-    this.shred = walk === 'generated' ? compile(shredded, this.leaves) : closures(shredded, this.leaves);
+    this.shred = closures(shredded, this.leaves);
   }
 
   /** Empties every leaf for the next row group (the arrays are reused; values dropped so they can be collected). */
@@ -115,100 +109,10 @@ export class ColumnShredder {
   }
 }
 
-/** How a shredder's walk is made: a tree of closures (the default), or generated source (kept to measure against). */
-export type ShredderWalk = 'generated' | 'closures';
-
-/**
- * The generated walk: a function per group of columns, the leaves' arrays bound as locals of
- * its closure. One function for the whole row was slower than hyparquet-writer's generic walk:
- * V8 does not optimize a function that large, so the source is cut into pieces of a few KB.
- */
-function compile(nodes: ReadonlyArray<Node | undefined>, leaves: readonly ShreddedLeaf[]): ShredRow {
-  let names = 0;
-  const fresh = (prefix: string) => `${prefix}${names++}`;
-  const repeated = (k: number) => leaves[k]!.maxRepetitionLevel > 0;
-
-  const push = (k: number, value: string, def: number, rep: string): string =>
-    `{ const n = l${k}.count++; v${k}[n] = ${value}; d${k}[n] = ${def};${repeated(k) ? ` r${k}[n] = ${rep};` : ''} }\n`;
-  const nulls = (node: Node, def: number, rep: string): string =>
-    leavesOf(node)
-      .map((k) => push(k, 'null', def, rep))
-      .join('');
-
-  const visit = (node: Node, expr: string, def: number, rep: string): string => {
-    const x = fresh('x');
-    let out = `const ${x} = ${expr};\n`;
-    if (node.kind === 'leaf') {
-      out += `if (${x} == null) { ${push(node.leaf, 'null', def, rep)}} else { ${push(node.leaf, x, def + 1, rep)}}\n`;
-    } else if (node.kind === 'struct') {
-      out += `if (${x} == null) {\n${nulls(node, def, rep)}} else {\n`;
-      for (const m of node.members) out += `{\n${visit(m.node, `${x}[${JSON.stringify(m.name)}]`, def + 1, rep)}}\n`;
-      out += '}\n';
-    } else {
-      const i = fresh('i');
-      const r = fresh('r');
-      out +=
-        `if (${x} == null) {\n${nulls(node, def, rep)}} ` +
-        `else if (${x}.length === 0) {\n${nulls(node.element, def + 1, rep)}} ` +
-        `else for (let ${i} = 0; ${i} < ${x}.length; ${i}++) {\n` +
-        `const ${r} = ${i} === 0 ? ${rep} : ${node.repetitionLevel};\n` +
-        `${visit(node.element, `${x}[${i}]`, def + 2, r)}}\n`;
-    }
-    return out;
-  };
-
-  const pieces: Array<{ body: string; leaves: number[] }> = [];
-  let piece = { body: '', leaves: [] as number[] };
-  nodes.forEach((node, c) => {
-    if (!node) return;
-    if (piece.body.length > PIECE_SOURCE) {
-      pieces.push(piece);
-      piece = { body: '', leaves: [] };
-    }
-    piece.body += `{\n${visit(node, `row[${c}]`, 0, '0')}}\n`;
-    piece.leaves.push(...leavesOf(node));
-  });
-  if (piece.body) pieces.push(piece);
-  const parts = pieces.map(({ body, leaves: used }) => {
-    const locals = used
-      .map(
-        (k) =>
-          `const l${k} = L[${k}], v${k} = l${k}.values, d${k} = l${k}.definitionLevels, r${k} = l${k}.repetitionLevels;`,
-      )
-      .join('\n');
-    return compiled(`'use strict';\n${locals}\nreturn function shredColumns(row) {\n${body}};`)(leaves);
-  });
-  return (row) => {
-    for (let p = 0; p < parts.length; p++) parts[p]!(row);
-  };
-}
-
-/**
- * Generated functions by their source: every file of a run (rotated parts, the table's snapshot
- * and changes) has the same columns, so they share one function and the code V8 optimized for
- * it; a function compiled per file would start cold in each.
- */
-const COMPILED = new Map<string, (leaves: readonly ShreddedLeaf[]) => ShredRow>();
-const COMPILED_MAX = 64;
-
-function compiled(source: string): (leaves: readonly ShreddedLeaf[]) => ShredRow {
-  let make = COMPILED.get(source);
-  if (!make) {
-    if (COMPILED.size >= COMPILED_MAX) COMPILED.delete(COMPILED.keys().next().value!);
-    // Source made from our own column schema only (member names JSON-quoted): no record text reaches it.
-    make = new Function('L', source) as (leaves: readonly ShreddedLeaf[]) => ShredRow;
-    COMPILED.set(source, make);
-  }
-  return make;
-}
-
-/** Source characters of one generated function (V8 optimizes functions up to a bytecode size). */
-const PIECE_SOURCE = 6000;
-
 type Visit = (value: unknown, def: number, rep: number) => void;
 type Nulls = (def: number, rep: number) => void;
 
-/** The same walk as a tree of closures, one per schema node, levels passed down at run time. */
+/** The walk as a tree of closures, one per schema node, levels passed down at run time. */
 function closures(nodes: ReadonlyArray<Node | undefined>, leaves: readonly ShreddedLeaf[]): ShredRow {
   const nullsOf = (node: Node): Nulls => {
     const targets = leavesOf(node).map((k) => leaves[k]!);

@@ -42,7 +42,7 @@ import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { ConfigError } from '../../errors.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
-import { ColumnShredder, type ShredderWalk } from './column-shredder.js';
+import { ColumnShredder } from './column-shredder.js';
 import { snappyCompressInto, writeLeafChunk, type LeafWriter } from './column-writer.js';
 import type { ParquetColumn, ParquetRow, ParquetType } from './parquet-types.js';
 import { DECIMAL_PRECISION, DECIMAL_SCALE } from '../shared/column-types.js';
@@ -116,8 +116,6 @@ export interface ParquetEncoderOptions {
   compressionRatio?: CompressionRatio | undefined;
   /** Told of every row group as it is written (its bytes and column chunks): see ChunkCopyEncoder. */
   rowGroupListener?: RowGroupListener | undefined;
-  /** @internal How the row walk is made (test/bench/shredder.ts measures both); default generated. */
-  shredderWalk?: ShredderWalk | undefined;
 }
 
 /** Running totals of estimated (in-memory) and encoded bytes of the row groups written. */
@@ -467,7 +465,7 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     this.#schema = parquetSchema(columns, this.#jsonElements);
     this.#footer = new SerializedFooter(this.#schema);
     const utf8Columns = new Set(columns.flatMap((_, c) => (this.#utf8[c] ? [c] : [])));
-    this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns, options.shredderWalk);
+    this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns);
     const { codec, compressors } = codecOf(options.compression);
     // The same bytes as hyparquet-writer's snappy, written without its per-byte DataView calls.
     const compress = codec === 'SNAPPY' ? snappyCompressInto : codec ? compressors[codec] : undefined;
