@@ -15,7 +15,7 @@
 // so every value it accepts is kept. optional/nullable/default/readonly/catch/lazy are
 // looked through; a pipe uses its output side unless that is a transform.
 import type { z } from 'zod';
-import { catalogMetaOf } from '../catalog/primitives.js';
+import { catalogMetaOf, type CatalogMeta } from '../catalog/primitives.js';
 import type { ResourceSchemas, StageContext } from './stage.js';
 import type { FieldType, RecordField, RecordSchema } from './record-schema.js';
 
@@ -92,23 +92,8 @@ export function recordSchemaFromZod(schema: z.ZodType): RecordSchema {
 function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undefined {
   if (depth > 32) return { kind: 'json' };
   const meta = catalogMetaOf(schema as unknown as z.ZodType);
-  const kind = meta?.catalogKind;
-  if (kind === 'gtin' || kind === 'code') {
-    // GTINs and fixed-length national codes (pad) lost their leading zeros as integers, an HS code
-    // at most one (evenDigits); others are kept as sent. Strings are always kept as sent.
-    const digits = meta?.digits ?? (kind === 'gtin' ? 14 : undefined);
-    const pad = kind === 'gtin' || (meta?.pad === true && digits !== undefined);
-    const code = { digits, padTo: pad ? digits! : 0 };
-    return { kind: 'string', code: meta?.evenDigits === true ? { ...code, evenDigits: true } : code };
-  }
-  // A string column; an integer is written as its digits (codeConverter with nothing to pad).
-  if (kind === 'text-id') return { kind: 'string', code: { digits: undefined, padTo: 0 } };
-  if (kind === 'timestamp') return { kind: 'timestamp' };
-  if (kind === 'localized') return { kind: 'json', localized: true };
-  // Not a union of two kinds (which would be json): the column holds the number, or the flag.
-  if (kind === 'measure')
-    return typeof meta?.unit === 'string' ? { kind: 'double', unit: meta.unit } : { kind: 'double' };
-  if (kind === 'boolean-text') return { kind: 'boolean', text: true };
+  const declared = meta ? metaType(meta) : undefined;
+  if (declared) return declared;
   const def = schema._zod.def;
   if (meta?.catalogPrimary && def.type === 'union' && def.options?.[0]) return primaryType(def.options, depth, name);
   if (WRAPPERS.has(def.type) && def.innerType) return typeOf(def.innerType, depth + 1, name);
@@ -119,42 +104,79 @@ function typeOf(schema: ZodLike, depth: number, name: string): FieldType | undef
       const side = def.out && def.out._zod.def.type !== 'transform' ? def.out : def.in;
       return side ? typeOf(side, depth + 1, name) : { kind: 'json' };
     }
-    case 'object': {
-      const shape = schema.shape ?? def.shape ?? {};
-      const fields: RecordField[] = [];
-      for (const [key, value] of Object.entries(shape)) {
-        const type = typeOf(value, depth + 1, key);
-        if (type) fields.push({ name: key, type });
-      }
-      return fields.length > 0 ? { kind: 'struct', fields } : { kind: 'json' };
-    }
-    case 'array': {
-      const element = def.element ? typeOf(def.element, depth + 1, name) : undefined;
-      if (!element) return { kind: 'json' };
-      // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (ARCHITECTURE.md, API rules).
-      if (element.kind === 'string' && element.code?.padTo) {
-        return {
-          kind: 'list',
-          element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } },
-        };
-      }
-      return { kind: 'list', element };
-    }
+    case 'object':
+      return objectType(schema.shape ?? def.shape ?? {}, depth);
+    case 'array':
+      return def.element ? listType(typeOf(def.element, depth + 1, name)) : { kind: 'json' };
     case 'union':
       return unionType(
         (def.options ?? []).filter((o) => !isNullish(o)),
         depth,
         name,
       );
-    case 'literal': {
-      const values = (def.values ?? []).filter((v) => v !== null && v !== undefined);
-      if (values.length && values.every((v) => typeof v === 'string')) return { kind: 'string' };
-      if (values.length && values.every((v) => typeof v === 'boolean')) return { kind: 'boolean' };
-      if (values.length && values.every((v) => Number.isSafeInteger(v) || typeof v === 'bigint'))
-        return { kind: 'int64' };
-      if (values.length && values.every((v) => typeof v === 'number')) return { kind: 'double' };
-      return { kind: 'json' };
-    }
+    case 'literal':
+      return literalType(def.values ?? []);
+    default:
+      return scalarType(schema, name);
+  }
+}
+
+/** The type a catalog declaration names in its metadata (codes, timestamps, localized text, measures). */
+function metaType(meta: CatalogMeta): FieldType | undefined {
+  const kind = meta.catalogKind;
+  if (kind === 'gtin' || kind === 'code') {
+    // GTINs and fixed-length national codes (pad) lost their leading zeros as integers, an HS code
+    // at most one (evenDigits); others are kept as sent. Strings are always kept as sent.
+    const digits = meta.digits ?? (kind === 'gtin' ? 14 : undefined);
+    const pad = kind === 'gtin' || (meta.pad === true && digits !== undefined);
+    const code = { digits, padTo: pad ? digits! : 0 };
+    return { kind: 'string', code: meta.evenDigits === true ? { ...code, evenDigits: true } : code };
+  }
+  // A string column; an integer is written as its digits (codeConverter with nothing to pad).
+  if (kind === 'text-id') return { kind: 'string', code: { digits: undefined, padTo: 0 } };
+  if (kind === 'timestamp') return { kind: 'timestamp' };
+  if (kind === 'localized') return { kind: 'json', localized: true };
+  // Not a union of two kinds (which would be json): the column holds the number, or the flag.
+  if (kind === 'measure')
+    return typeof meta.unit === 'string' ? { kind: 'double', unit: meta.unit } : { kind: 'double' };
+  if (kind === 'boolean-text') return { kind: 'boolean', text: true };
+  return undefined;
+}
+
+function objectType(shape: Record<string, ZodLike>, depth: number): FieldType {
+  const fields: RecordField[] = [];
+  for (const [key, value] of Object.entries(shape)) {
+    const type = typeOf(value, depth + 1, key);
+    if (type) fields.push({ name: key, type });
+  }
+  return fields.length > 0 ? { kind: 'struct', fields } : { kind: 'json' };
+}
+
+function listType(element: FieldType | undefined): FieldType {
+  if (!element) return { kind: 'json' };
+  // A list of codes holds 13-digit EANs, or 14 digits for a code that has 14 (ARCHITECTURE.md, API rules).
+  if (element.kind === 'string' && element.code?.padTo) {
+    return {
+      kind: 'list',
+      element: { kind: 'string', code: { digits: element.code.digits, padTo: Math.min(13, element.code.padTo) } },
+    };
+  }
+  return { kind: 'list', element };
+}
+
+function literalType(literals: readonly unknown[]): FieldType {
+  const values = literals.filter((v) => v !== null && v !== undefined);
+  if (values.length && values.every((v) => typeof v === 'string')) return { kind: 'string' };
+  if (values.length && values.every((v) => typeof v === 'boolean')) return { kind: 'boolean' };
+  if (values.length && values.every((v) => Number.isSafeInteger(v) || typeof v === 'bigint')) return { kind: 'int64' };
+  if (values.length && values.every((v) => typeof v === 'number')) return { kind: 'double' };
+  return { kind: 'json' };
+}
+
+/** A leaf zod type; undefined for one that holds no value (null, undefined, void, never). */
+function scalarType(schema: ZodLike, name: string): FieldType | undefined {
+  const def = schema._zod.def;
+  switch (def.type) {
     case 'string':
     case 'enum':
     case 'template_literal':

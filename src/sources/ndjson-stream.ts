@@ -199,6 +199,33 @@ function resumeRule(body: SourceBody): ResumeRule {
 }
 
 const createdAtOf = (record: CatalogRecord): unknown => (record.meta as { createdAt?: unknown } | undefined)?.createdAt;
+
+/** A stream line as parsed: its position, its total, and maybe an error instead. */
+interface LineMessage {
+  meta?: { total?: unknown; index?: unknown };
+  result?: unknown;
+  results?: unknown;
+  error?: unknown;
+}
+
+/** A line that passed its shape checks. */
+interface ParsedLine {
+  index: number;
+  total: number;
+  records: CatalogRecord[];
+}
+
+/** A line of the service's error (and no records): the stream fails with what it said. */
+function isErrorLine(message: LineMessage): boolean {
+  return (
+    !!message &&
+    typeof message === 'object' &&
+    message.error !== undefined &&
+    message.result === undefined &&
+    message.results === undefined
+  );
+}
+
 /**
  * The records a stream line carries: `result` (one record, the documented shape), or a list in
  * `results` or `result`; undefined when the line has none of these or a list holds something
@@ -346,67 +373,76 @@ export class NdjsonStreamSource extends CatalogSource {
     if (line.length === 0) return;
     const state = this.#state;
     if (state.badLine) return this.#failBadLine(state.badLine);
+    const parsed = this.#parseLine(state, line);
+    if (!parsed || !this.#checkPosition(state, parsed)) return;
+    this.#deliver(state, parsed, line);
+  }
+
+  /** The line's position and records; undefined once it failed the stream or was noted as a bad line. */
+  #parseLine(state: SegmentState, line: string): ParsedLine | undefined {
     if (line.length > this.#maxLineLength) {
-      return this.#fail(
+      this.#fail(
         'line_too_long',
         `the line at index ${state.next} is ${line.length} characters long, more than maxLineLength ${this.#maxLineLength}`,
       );
+      return undefined;
     }
-    let message: {
-      meta?: { total?: unknown; index?: unknown };
-      result?: unknown;
-      results?: unknown;
-      error?: unknown;
-    };
+    let message: LineMessage;
     try {
-      message = parseJson(line) as typeof message;
+      message = parseJson(line) as LineMessage;
     } catch {
-      if (state.total === undefined && /^\uFEFF?\s*</.test(line)) return this.#notNdjson(line);
+      if (state.total === undefined && /^\uFEFF?\s*</.test(line)) this.#notNdjson(line);
       // A line followed by another is malformed; the last piece of a body that ends without a newline was cut off.
-      state.badLine = { index: state.next, text: line };
-      return;
+      else state.badLine = { index: state.next, text: line };
+      return undefined;
     }
-    if (
-      message &&
-      typeof message === 'object' &&
-      message.error !== undefined &&
-      message.result === undefined &&
-      message.results === undefined
-    ) {
+    if (isErrorLine(message)) {
       const said = fromJson(message);
-      return this.#fail(
+      this.#fail(
         'error_line',
         `the service reported an error in the stream at index ${state.next}: ${[said.status, said.apiCode, said.apiMessage].filter((x) => x !== undefined).join(' ') || 'no details'}`,
         said,
       );
+      return undefined;
     }
     const meta = message?.meta;
     const records = lineRecords(message);
     if (!meta || !Number.isSafeInteger(meta.index) || !Number.isSafeInteger(meta.total) || records === undefined) {
-      return this.#fail(
+      this.#fail(
         'malformed_line',
         `the line at index ${state.next} is not a {meta: {total, index}, result} line (nor one whose \`results\` or \`result\` is a list of records): ${truncate(line, 80)}`,
       );
+      return undefined;
     }
-    const index = meta.index as number;
-    const total = meta.total as number;
+    return { index: meta.index as number, total: meta.total as number, records };
+  }
+
+  /** Whether the line is where the stream is and within its total; else the stream failed. */
+  #checkPosition(state: SegmentState, { index, total, records }: ParsedLine): boolean {
     if (state.total === undefined) this.#learnTotal(state, total);
     else if (total !== state.total) {
-      return this.#fail(
+      this.#fail(
         'total_changed',
         `meta.total changed from ${state.total} to ${total} at index ${index}: the data changed during the extract; run it again`,
       );
+      return false;
     }
     // A line of several records (one integration reads `results`, or a list in `result`) holds
     // indexes index .. index + n - 1; each is counted against total like a line of its own.
     if (index !== state.next || index + records.length > total) {
-      return this.#fail(
+      this.#fail(
         'index_gap',
         records.length === 1
           ? `expected meta.index ${state.next} but got ${index} (total ${total})`
           : `the line at index ${index} carries ${records.length} records; expected meta.index ${state.next} and at most ${total - state.next} more records (total ${total})`,
       );
+      return false;
     }
+    return true;
+  }
+
+  /** Pushes the line's records that are due (in order, not before a resume point, not repeats). */
+  #deliver(state: SegmentState, { index, records }: ParsedLine, line: string): void {
     let full = false;
     for (let k = 0; k < records.length; k++) {
       if (this.destroyed) return;
