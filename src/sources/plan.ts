@@ -65,7 +65,6 @@ export interface SourcePlan {
   dedupe: boolean;
 }
 
-type RunOptions = { signal?: AbortSignal; startedAt?: Date; events?: RunEvents };
 type Probe = (body: SourceBody, no: number, size: number) => Promise<LazyPage>;
 type ParsedSource = { filter?: unknown; sorting?: unknown; pageSize?: PageSize };
 type Chunk = { filter?: unknown; label?: string };
@@ -78,7 +77,7 @@ export async function estimateSource(
   client: CatalogClient,
   type: SourceType,
   options: unknown,
-  run: RunOptions = {},
+  run: { signal?: AbortSignal; startedAt?: Date; events?: RunEvents } = {},
 ): Promise<SourcePlan> {
   const schema = sourceOptionSchemas[type];
   if (!schema) throw new ConfigError(`no source type "${type}"`, { path: 'source.type' });

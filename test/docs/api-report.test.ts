@@ -27,4 +27,18 @@ describe('the API report', () => {
     for (const internal of ['startSandbox', 'createS3Client', 'RateLimiter', 'quoteUnsafeIntegers', 'notTheApi'])
       expect(main).not.toContain(`// --- ${internal}\n`);
   });
+
+  it('names a thing once, for what it does: the transforms users get carry dead-letter sinks, a dry-run estimate is not "plan"', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const report = await readFile(`${REPO}/api/catalog-streams.api.md`, 'utf8');
+    const main = report.slice(0, report.indexOf('## catalog-streams/sandbox'));
+    // The package's factories come from pipeline/code-api.ts (made with the built-in sinks), not
+    // the transform folder's bare ones, which no longer exist under the same name.
+    for (const factory of ['validate', 'flattenLocales', 'normalizeCodes', 'pick', 'custom'])
+      expect(main, factory).toContain(`// --- ${factory}\n// src/pipeline/code-api.ts\n`);
+    expect(main).toContain('// --- estimateSource\n// src/sources/plan.ts\n');
+    expect(main).not.toContain('// --- plan\n');
+    const names = main.split('\n').filter((line) => line.startsWith('// --- '));
+    expect(new Set(names).size).toBe(names.length);
+  });
 });
