@@ -91,7 +91,7 @@ export interface ObjectStore {
    * locations. Only local stores have them: an S3 upload that never completed is invisible.
    */
   removeAbandoned(prefix: string, accept: (finalRel: string) => boolean, maxDepth?: number): Promise<string[]>;
-  /** Releases what the store holds (the S3 client, a staging folder); it opens again on use. */
+  /** Releases what the store holds (the S3 client); it opens again on use. */
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 // S3 as a sink destination: the `s3` sink, records in any registered format (`format:`) streamed through
-// multipart uploads (s3-object-upload.ts), with the same key templates,
+// multipart uploads (storage/s3-object-upload.ts), with the same key templates,
 // partitions and rotation as the local sinks, and a manifest written last.
 //
 // Commit protocol (readers and the next incremental run rely on it):

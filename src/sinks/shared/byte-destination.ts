@@ -1,6 +1,6 @@
 // Where an encoded part's bytes go: a local file committed by rename
 // (atomic-file.ts), an S3 object committed by completing its upload
-// (s3-object-upload.ts), or stdout. The encoders (JSONL lines, gzip, Parquet row
+// (storage/s3-object-upload.ts), or stdout. The encoders (JSONL lines, gzip, Parquet row
 // groups) only see this interface.
 import type { Writable } from 'node:stream';
 import { StdoutClosedError } from '../../errors.js';
