@@ -24,7 +24,7 @@ export interface PipelineRunArgs {
   connection: ConnectionOverride;
   /**
    * `public`: the parquet sink encodes with hyparquet-writer's public API (public-parquet-encoder.ts)
-   * instead of ParquetEncoder, to measure our column writer against it; default `own`.
+   * instead of ParquetEncoder, to measure our encoder against it; default `own`.
    */
   parquetWriter?: 'own' | 'public';
 }

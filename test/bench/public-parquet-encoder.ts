@@ -1,11 +1,11 @@
 // The Parquet encoder written with hyparquet-writer's public API only (`ParquetWriter` with
-// `columnData`, its `finish()`), to measure our column writer against (test/bench/column-writer.ts
-// and `run.js chain --parquet-writer public`). It takes the same shaped rows as ParquetEncoder,
+// `columnData`, its `finish()`), to measure our encoder against (test/bench/encoder-vs-public.ts
+// and the bench's `writers` scenario). It takes the same shaped rows as ParquetEncoder,
 // the same schema (parquetSchema), row groups, statistics choices and JSON-as-UTF-8 columns, so
 // what differs is what the public API decides for itself: it shreds each nested column again
 // (its encodeNestedValues: the public API has no entry for values with their levels, so the
-// ColumnShredder's output cannot reach it) and writes every chunk with its own writeColumn; its
-// footer keeps each chunk's metadata as objects until finish().
+// ColumnShredder's output cannot reach it); its footer keeps each chunk's metadata as objects
+// until finish().
 import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';

@@ -33,10 +33,11 @@
 //           (snapshot + every row an insert), then 1 % of the products touched and a full run
 //           merging them with the previous snapshot (deletes inferred). Target: peak RSS of the
 //           merge within 25 % from the small to the large size. BENCH_TABLE_SIZES=200000 runs one size.
-//   writers (extra) the chain with our Parquet column writer and with hyparquet-writer's public API
-//           (public-parquet-encoder.ts), alternated --repeat times: CPU per product of each, the least
-//           and the median, and ours / public. Issue 38: our writer stays only while the chain with it
-//           takes at least 15 % less CPU.
+//   writers (extra) the chain with our Parquet encoder (shredder + hyparquet-writer's writeColumn)
+//           and with hyparquet-writer's public API alone (public-parquet-encoder.ts), alternated
+//           --repeat times (at least 2): CPU per product of each, the median, and ours / public.
+//           Issue 38: code of our own in the encoder stays only while the chain with it takes at
+//           least 15 % less CPU.
 //   keys    (extra) the paged extract of 12,000 products (products.query -> JSONL, pages of 250) with
 //           one key, then with three, each key held to 120 requests/min by the sandbox (--keys 3) and
 //           by the client. Target (issue 26): three keys take at most 0.45 of one key's time, every
@@ -238,7 +239,7 @@ class Bench {
     );
   }
 
-  /** The chain with our column writer and with hyparquet-writer's public API, runs alternated. */
+  /** The chain with our encoder and with hyparquet-writer's public API, runs alternated. */
   async writers(): Promise<void> {
     const n = this.sizes.chain;
     const runs = { own: [] as PipelineRunResult[], public: [] as PipelineRunResult[] };
@@ -259,10 +260,10 @@ class Bench {
     const pub = runs.public.map(us);
     const ratio = median(own) / median(pub);
     for (const [writer, list] of [
-      ['our column writer', own],
+      ['our encoder', own],
       ["hyparquet-writer's public API", pub],
     ] as const) {
-      const side = writer === 'our column writer' ? runs.own : runs.public;
+      const side = writer === 'our encoder' ? runs.own : runs.public;
       this.add({
         scenario: `writers: the chain, ${writer}`,
         ...pick(leastCpu(side)),

@@ -1,10 +1,10 @@
-// Bench: the Parquet encoding step alone with our column writer (ParquetEncoder: the shredder's
-// leaves written by src/sinks/parquet/column-writer.ts) against hyparquet-writer's public API
-// (PublicApiParquetEncoder: `ParquetWriter.write({ columnData })`, which shreds and writes each
-// chunk itself), over the same shaped rows (the bench chain's `be` products after its transforms,
+// Bench: the Parquet encoding step alone with our encoder (ParquetEncoder: the shredder's leaves
+// written by hyparquet-writer's writeColumn) against hyparquet-writer's public API
+// (PublicApiParquetEncoder: `ParquetWriter.write({ columnData })`, which shreds each leaf itself),
+// over the same shaped rows (the bench chain's `be` products after its transforms,
 // shaped by the parquet sink), snappy, in one process, runs alternated; CPU µs per row of each.
 //
-//   npx tsc -p tsconfig.json && node --expose-gc dist/test/bench/column-writer.js [products] [repeat]
+//   npx tsc -p tsconfig.json && node --expose-gc dist/test/bench/encoder-vs-public.js [products] [repeat]
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -57,8 +57,8 @@ async function timeEncoder(make: Make, rows: readonly ParquetRow[], times: numbe
 /** The parquet sink's defaults (rowGroupRows 10,000, rowGroupBytes 16 MiB), snappy. */
 const OPTIONS: ParquetEncoderOptions = { compression: 'snappy', rowGroupRows: 10_000, rowGroupBytes: 16 * 1024 * 1024 };
 
-export async function columnWriterBench(products = 5000, repeat = 5) {
-  const dir = await mkdtemp(join(os.tmpdir(), 'bench-column-writer-'));
+export async function encoderVsPublicBench(products = 5000, repeat = 5) {
+  const dir = await mkdtemp(join(os.tmpdir(), 'bench-encoder-vs-public-'));
   try {
     const chain = await chainRows('be', products, dir);
     const rows = chain.shape(chain.records);
@@ -80,7 +80,7 @@ export async function columnWriterBench(products = 5000, repeat = 5) {
       columns: chain.columns.length,
       ownUsPerRow: fmt(own),
       publicUsPerRow: fmt(pub),
-      /** Our writer's CPU / the public API's, run by run (the first run warms both up). */
+      /** Our encoder's CPU / the public API's, run by run (the first run warms both up). */
       ratios: fmt(own.map((o, i) => (o / pub[i]!) * 100)).map((p) => `${p} %`),
       medianRatio: `${Math.round((median(own) / median(pub)) * 1000) / 10} %`,
       bytes,
@@ -92,5 +92,5 @@ export async function columnWriterBench(products = 5000, repeat = 5) {
 
 if (isMain(import.meta.url)) {
   const [products, repeat] = process.argv.slice(2).map(Number);
-  console.log(JSON.stringify(await columnWriterBench(products || undefined, repeat || undefined), null, 2));
+  console.log(JSON.stringify(await encoderVsPublicBench(products || undefined, repeat || undefined), null, 2));
 }

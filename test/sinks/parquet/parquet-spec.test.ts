@@ -1,5 +1,5 @@
-// Our Parquet column writer (src/sinks/parquet/column-writer.ts) held to the Parquet format, not
-// to hyparquet-writer's bytes: files the encoder writes are read back by two independent readers,
+// The Parquet files the encoder writes (the shredder's leaves through hyparquet-writer's
+// writeColumn) held to the Parquet format, not to one library's bytes: read back by two readers,
 // DuckDB and hyparquet, and every value must come back as written; the footer must say what the
 // pages are (encodings, codec, several pages per chunk, statistics that order strings by their
 // UTF-8 bytes as the spec's unsigned byte order asks, null counts). Every type the encoder writes
@@ -308,7 +308,7 @@ function bounds(rows: readonly ParquetRow[], c: number): [unknown, unknown] {
 
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(os.tmpdir(), 'column-writer-spec-'));
+  dir = await mkdtemp(join(os.tmpdir(), 'parquet-spec-'));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -323,7 +323,7 @@ async function roundTrip(name: string, rows: readonly ParquetRow[], compression:
   return chunkFacts(bytes);
 }
 
-describe('the column writer against the Parquet format, read back by DuckDB and hyparquet', () => {
+describe('Parquet files against the format, read back by DuckDB and hyparquet', () => {
   it('repeated values: dictionary pages, RLE booleans, in every compression', async () => {
     const rows = makeRows({ rows: 2_000, distinct: false, pad: 0 }, 1);
     for (const compression of ['snappy', 'gzip', 'none'] as const) {
