@@ -5,7 +5,7 @@
 // surrogates, chunks of several pages, mostly distinct and mostly repeated strings, -0 and NaN,
 // booleans past 16 values (RLE), row groups whose chunks decide on a dictionary by turns, in
 // every compression: the same bytes. (It held our own column writer, removed with issue 38, to
-// those bytes; test/sinks/parquet/column-writer-spec.test.ts holds the files to the format.)
+// those bytes; test/sinks/parquet/parquet-spec.test.ts holds the files to the format.)
 import { describe, expect, it } from 'vitest';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
 import {
