@@ -6,11 +6,14 @@
 // request, from the client's `request` events.
 //
 //   node --expose-gc dist/test/bench/pipeline-run.js '{"pipeline":"...","baseDir":"/tmp/x","connection":{...}}'
+import { z } from 'zod';
 import { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { type ConnectionOverride, runPipeline } from '../../src/pipeline/runner.js';
+import { ParquetFormat, parquetFormatOptions } from '../../src/sinks/parquet/parquet-encoding.js';
 import { type Measurement, measure, round, scenarioMain } from './measure.js';
+import { PublicApiParquetEncoder } from './public-parquet-encoder.js';
 
 export interface PipelineRunArgs {
   /** The pipeline file's text (YAML). */
@@ -19,6 +22,11 @@ export interface PipelineRunArgs {
   baseDir: string;
   /** baseUrl and credentials (apiKey and apiSecret may be comma-separated lists); rateLimit 0 lifts the client's limit. */
   connection: ConnectionOverride;
+  /**
+   * `public`: the parquet sink encodes with hyparquet-writer's public API (public-parquet-encoder.ts)
+   * instead of ParquetEncoder, to measure our encoder against it; default `own`.
+   */
+  parquetWriter?: 'own' | 'public';
 }
 
 export interface PipelineRunResult extends Measurement {
@@ -34,7 +42,19 @@ export interface PipelineRunResult extends Measurement {
   lastRequestSeconds: number;
 }
 
+/**
+ * Makes every parquet sink of this process encode with the public-API encoder, at the sink's
+ * default options (the bench pipelines set none); the rest of the chain is unchanged.
+ */
+function usePublicParquetWriter(): void {
+  const options = z.strictObject(parquetFormatOptions).parse({});
+  ParquetFormat.prototype.createEncoder = function (this: ParquetFormat, destination) {
+    return new PublicApiParquetEncoder(destination, this.schema.parquetColumns(), options);
+  };
+}
+
 export async function runBenchPipeline(args: PipelineRunArgs): Promise<PipelineRunResult> {
+  if (args.parquetWriter === 'public') usePublicParquetWriter();
   const [loaded] = parsePipelines(args.pipeline, createRegistry(), { file: `${args.baseDir}/bench.yml` });
   const events = new RunEvents();
   // A request event comes when the exchange ends; its start is then minus its duration.

@@ -33,6 +33,11 @@
 //           (snapshot + every row an insert), then 1 % of the products touched and a full run
 //           merging them with the previous snapshot (deletes inferred). Target: peak RSS of the
 //           merge within 25 % from the small to the large size. BENCH_TABLE_SIZES=200000 runs one size.
+//   writers (extra) the chain with our Parquet encoder (shredder + hyparquet-writer's writeColumn)
+//           and with hyparquet-writer's public API alone (public-parquet-encoder.ts), alternated
+//           --repeat times (at least 2): CPU per product of each, the median, and ours / public.
+//           Issue 38: code of our own in the encoder stays only while the chain with it takes at
+//           least 15 % less CPU.
 //   keys    (extra) the paged extract of 12,000 products (products.query -> JSONL, pages of 250) with
 //           one key, then with three, each key held to 120 requests/min by the sandbox (--keys 3) and
 //           by the client. Target (issue 26): three keys take at most 0.45 of one key's time, every
@@ -48,7 +53,7 @@ import type { StreamFloorResult } from './stream-floor.js';
 import { answered, connectionOf, type SandboxProcess, startSandboxProcess } from './sandbox-process.js';
 
 export const MAIN_SCENARIOS = ['chain', 'memory', 'jsonl', 'rate', 'stream'] as const;
-export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving', 'table', 'keys'] as const;
+export const EXTRA_SCENARIOS = ['sources', 'transforms', 'serving', 'table', 'keys', 'writers'] as const;
 type ScenarioName = (typeof MAIN_SCENARIOS)[number] | (typeof EXTRA_SCENARIOS)[number];
 
 export interface BenchSizes {
@@ -225,12 +230,53 @@ class Bench {
     pipeline: string,
     rateLimit = 0,
     nodeFlags: string[] = [],
+    parquetWriter: 'own' | 'public' = 'own',
   ): Promise<PipelineRunResult> {
     return runScenario<PipelineRunResult>(
       'pipeline-run',
-      { pipeline, baseDir: this.dir, connection: { ...connectionOf(sandbox), rateLimit } },
+      { pipeline, baseDir: this.dir, connection: { ...connectionOf(sandbox), rateLimit }, parquetWriter },
       nodeFlags,
     );
+  }
+
+  /** The chain with our encoder and with hyparquet-writer's public API, runs alternated. */
+  async writers(): Promise<void> {
+    const n = this.sizes.chain;
+    const runs = { own: [] as PipelineRunResult[], public: [] as PipelineRunResult[] };
+    await this.withSandbox(n, 0, async (sandbox) => {
+      for (let i = 0; i < Math.max(2, this.repeat); i++) {
+        for (const writer of ['own', 'public'] as const) {
+          const run = await this.runPipeline(sandbox, chainPipeline(), 0, [], writer);
+          checkRun(`chain (${writer} writer)`, run, n);
+          runs[writer].push(run);
+          await rm(run.outputs[0]!.location, { force: true });
+        }
+      }
+    });
+    this.details.writers = runs;
+    const us = (r: Measurement) => Math.round((r.cpuSeconds * 1e6) / r.records);
+    const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+    const own = runs.own.map(us);
+    const pub = runs.public.map(us);
+    const ratio = median(own) / median(pub);
+    for (const [writer, list] of [
+      ['our encoder', own],
+      ["hyparquet-writer's public API", pub],
+    ] as const) {
+      const side = writer === 'our encoder' ? runs.own : runs.public;
+      this.add({
+        scenario: `writers: the chain, ${writer}`,
+        ...pick(leastCpu(side)),
+        notes: `CPU per product ${list.join(', ')} µs (median ${median(list)}); Parquet ${mb(side[0]!.outputs[0]?.bytes)} MB`,
+      });
+    }
+    this.add({
+      scenario: 'writers: ours / public API, chain CPU',
+      records: n,
+      ratio: `median ${round(ratio)} (pairs ${own.map((o, i) => round(o / pub[i]!)).join(', ')}); least ${round(Math.min(...own) / Math.min(...pub))}`,
+      target: 'ours <= 0.85 of public',
+      met: ratio <= 0.85,
+    });
   }
 
   /** Chain, floor and DuckDB at `sizes.chain`; returns the chain's result (the memory scenario's first point). */
@@ -668,6 +714,7 @@ export async function runBench(
     if (names.includes('rate')) await bench.rate();
     if (names.includes('table')) await bench.table();
     if (names.includes('keys')) await bench.keys();
+    if (names.includes('writers')) await bench.writers();
     if (names.includes('sources')) {
       const { benchSources, formatSourcesBench } = await import('./sources.js');
       const r = await benchSources({ products: options.quick ? 20_000 : 100_000 });

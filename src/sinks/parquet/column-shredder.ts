@@ -43,6 +43,22 @@ export interface ShreddedLeaf {
   count: number;
 }
 
+/** A leaf's values and levels of the row group, as hyparquet-writer's column writer takes them. */
+export function leafPageData(leaf: ShreddedLeaf): {
+  values: unknown[];
+  definitionLevels: number[];
+  repetitionLevels: number[];
+  maxDefinitionLevel: number;
+} {
+  const n = leaf.count;
+  return {
+    values: leaf.values.slice(0, n),
+    definitionLevels: leaf.definitionLevels.slice(0, n),
+    repetitionLevels: leaf.maxRepetitionLevel > 0 ? leaf.repetitionLevels.slice(0, n) : [],
+    maxDefinitionLevel: leaf.maxDefinitionLevel,
+  };
+}
+
 type Node =
   | { kind: 'leaf'; leaf: number }
   | { kind: 'struct'; members: Array<{ name: string; node: Node }>; leaves: number[] }

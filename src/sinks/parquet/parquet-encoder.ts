@@ -1,6 +1,8 @@
-// With column-writer.ts, the only modules that talk to hyparquet-writer (pinned: it is 0.x).
-// Everything else deals in our own ParquetColumn/ParquetRow types, so swapping the writer
-// means rewriting these two files only.
+// With column-shredder.ts, the only modules that talk to hyparquet-writer (pinned: it is 0.x,
+// and this file imports its internal writeColumn, writeIndexes, writeMetadata and snappy;
+// test/docs/dependencies.test.ts fails when the pin or those exports change). Everything else
+// deals in our own ParquetColumn/ParquetRow types, so swapping the writer means rewriting
+// these files only.
 //
 // Streaming: rows are shredded into leaf columns until a row group is full
 // (`rowGroupRows` rows or about `rowGroupBytes` of values), then each leaf is encoded
@@ -18,17 +20,19 @@
 //   list -> standard 3-level LIST (<type>[]); struct -> group (STRUCT(...)), nested to any
 //   depth (LIST<STRUCT<..., LIST<STRUCT>>>), shredded into leaf columns as each row arrives by
 //   a walk made once per file from the columns (column-shredder.ts); each leaf's values and
-//   levels go to our column-chunk writer (column-writer.ts: the bytes hyparquet-writer's
-//   writeColumn writes) when the row group is written; every column and member is OPTIONAL
-//   (nullable).
-// Compression: snappy (hyparquet-writer's, as column-writer.ts ports it), gzip (node:zlib), zstd (node:zlib, where
+//   levels go to hyparquet-writer's column-chunk writer (writeColumn) when the row group is
+//   written; every column and member is OPTIONAL (nullable).
+//   Our own chunk writer (removed with issue 38) saved 10 % of the bench chain's CPU against
+//   hyparquet-writer's public API and 6 % against writeColumn: under the 15 % that would pay
+//   for 890 lines copying a 0.x library's bytes (docs/performance.md).
+// Compression: snappy (hyparquet-writer's), gzip (node:zlib), zstd (node:zlib, where
 // Node has it: 22.15+ and 24; on Node 20 a config error, no native or wasm dependency), none.
 // Column statistics (min/max/null count) are written for top-level scalar columns except json.
 //
 // Memory: json columns (nested lists and objects as JSON text) hold most of a
 // product's bytes (photos, organizations, descriptions...). Their values wait
 // for the row group as UTF-8 in one reusable buffer per column (Utf8Column),
-// outside the JS heap, and reach the column writer as byte views (written as
+// outside the JS heap, and reach writeColumn as byte views (written as
 // they are, without a UTF-8 pass of their own): as JS strings a row
 // group of them would be most of the heap that survives young-generation GC, and
 // V8 lets the old generation grow to about four times what survives.
@@ -42,8 +46,7 @@ import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { ConfigError } from '../../errors.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
-import { ColumnShredder } from './column-shredder.js';
-import { snappyCompressInto, writeLeafChunk, type LeafWriter } from './column-writer.js';
+import { ColumnShredder, leafPageData } from './column-shredder.js';
 import type { ParquetColumn, ParquetRow, ParquetType } from './parquet-types.js';
 import { DECIMAL_PRECISION, DECIMAL_SCALE } from '../shared/column-types.js';
 
@@ -438,8 +441,8 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   readonly #bytes = new ByteWriter();
   readonly #schema: SchemaElement[];
   readonly #shredder: ColumnShredder;
-  /** How each leaf's chunks are written, made once. */
-  readonly #leafWriters: LeafWriter[];
+  /** hyparquet-writer's description of each leaf's column chunks, made once. */
+  readonly #encoders: ColumnEncoder[];
   #numRows = 0n;
   /** json columns buffer their text as UTF-8 here instead of in the shredder's leaves (see the top of the file). */
   readonly #utf8: Array<Utf8Column | undefined>;
@@ -467,32 +470,20 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     const utf8Columns = new Set(columns.flatMap((_, c) => (this.#utf8[c] ? [c] : [])));
     this.#shredder = new ColumnShredder(columns, this.#schema, utf8Columns);
     const { codec, compressors } = codecOf(options.compression);
-    // The same bytes as hyparquet-writer's snappy, written without its per-byte DataView calls.
-    const compress = codec === 'SNAPPY' ? snappyCompressInto : codec ? compressors[codec] : undefined;
-    this.#leafWriters = this.#shredder.leaves.map((leaf) => {
-      const pathInSchema = leaf.schemaPath.slice(1).map((e) => e.name);
-      const stats = !this.#noStatistics[leaf.column];
-      return {
-        element: leaf.element,
-        pathInSchema,
-        maxDefinitionLevel: leaf.maxDefinitionLevel,
-        maxRepetitionLevel: leaf.maxRepetitionLevel,
-        stats,
-        codec: codec ?? 'UNCOMPRESSED',
-        compress,
-        encoder: {
-          columnName: pathInSchema.join('.'),
-          element: leaf.element,
-          schemaPath: leaf.schemaPath,
-          codec,
-          compressors,
-          stats,
-          pageSize: PAGE_SIZE,
-          columnIndex: false,
-          offsetIndex: true,
-        },
-      };
-    });
+    this.#encoders = this.#shredder.leaves.map((leaf) => ({
+      columnName: leaf.schemaPath
+        .slice(1)
+        .map((e) => e.name)
+        .join('.'),
+      element: leaf.element,
+      schemaPath: leaf.schemaPath,
+      codec,
+      compressors,
+      stats: !this.#noStatistics[leaf.column],
+      pageSize: PAGE_SIZE,
+      columnIndex: false,
+      offsetIndex: true,
+    }));
     this.#bytes.appendUint32(PAR1);
   }
 
@@ -515,8 +506,8 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
   }
 
   /**
-   * Writes the buffered rows as one row group: each leaf's shredded values and levels go to the
-   * column chunk writer (the chunks hyparquet-writer's ParquetWriter.write would write after
+   * Writes the buffered rows as one row group: each leaf's shredded values and levels go to
+   * hyparquet-writer's writeColumn (the chunks its ParquetWriter.write would write after
    * shredding each leaf itself), the row group's footer entry is built as it builds it.
    */
   #writeRowGroup(): void | Promise<void> {
@@ -530,30 +521,18 @@ export class ParquetEncoder implements PartEncoder<ParquetRow> {
     for (let k = 0; k < leaves.length; k++) {
       const leaf = leaves[k]!;
       const utf8 = this.#utf8[leaf.column];
-      const leafWriter = this.#leafWriters[k]!;
+      let pageData: PageData;
+      let column = this.#encoders[k]!;
       if (utf8) {
         const values = utf8.views();
         const definitionLevels = new Array<number>(values.length);
         for (let i = 0; i < values.length; i++) definitionLevels[i] = values[i] === null ? 0 : 1;
-        chunks.push(writeLeafChunk(writer, leafWriter, values, definitionLevels, [], values.length, utf8.distinct));
+        pageData = { values, definitionLevels, repetitionLevels: [], maxDefinitionLevel: 1 };
+        if (utf8.distinct) column = { ...column, encoding: 'PLAIN' };
       } else {
-        // Copies of the leaf's arrays, not the arrays themselves: read in place by the writer,
-        // the shredder's next row group filled them measurably slower (its share of the samples
-        // 5.7-9.0 % against 4.4 % with copies, test/bench/shredder.ts-like runs); the copies cost
-        // less than that.
-        const n = leaf.count;
-        chunks.push(
-          writeLeafChunk(
-            writer,
-            leafWriter,
-            leaf.values.slice(0, n),
-            leaf.definitionLevels.slice(0, n),
-            leaf.maxRepetitionLevel > 0 ? leaf.repetitionLevels.slice(0, n) : [],
-            n,
-            false,
-          ),
-        );
+        pageData = leafPageData(leaf) as PageData;
       }
+      chunks.push(writeColumn({ writer, column, pageData }));
     }
     let totalByteSize = 0n;
     for (const { chunk } of chunks) totalByteSize += chunk.meta_data?.total_uncompressed_size ?? 0n;
