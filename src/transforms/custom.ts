@@ -144,4 +144,3 @@ export const customStage = defineStage({
   schema: customSchema,
   preflight: customModuleExists,
 });
-

@@ -130,4 +130,3 @@ export const dedupeStage = defineStage({
   schema: (input) => input,
   create: (options, ctx) => new DedupeTransform(options, ctx),
 });
-

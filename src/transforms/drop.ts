@@ -74,4 +74,3 @@ export const dropStage = defineStage({
   schema: (input, options) => dropSchema(input, options.fields),
   create: (options, ctx) => new DropTransform(options, ctx),
 });
-

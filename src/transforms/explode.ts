@@ -130,4 +130,3 @@ export const explodeStage = defineStage({
   schema: explodeSchema,
   create: (options, ctx) => new ExplodeTransform(options, ctx),
 });
-

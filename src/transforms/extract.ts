@@ -103,4 +103,3 @@ export const extractStage = defineStage({
   schema: extractSchema,
   create: (options, ctx) => new ExtractTransform(options, ctx),
 });
-

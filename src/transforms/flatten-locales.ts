@@ -257,4 +257,3 @@ export const flattenLocalesStage = defineStage({
   schema: flattenLocalesSchema,
   create: (options, ctx) => new FlattenLocalesTransform(options, ctx),
 });
-

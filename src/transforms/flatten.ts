@@ -87,4 +87,3 @@ export const flattenStage = defineStage({
   schema: flattenSchema,
   create: (options, ctx) => new FlattenTransform(options, ctx),
 });
-

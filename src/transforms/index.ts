@@ -82,13 +82,7 @@ export { dropStage, DropTransform, DropOptionsSchema, type DropOptions } from '.
 export { extractStage, ExtractTransform, ExtractOptionsSchema, type ExtractOptions } from './extract.js';
 export { flattenStage, FlattenTransform, FlattenOptionsSchema, type FlattenOptions } from './flatten.js';
 export { explodeStage, ExplodeTransform, ExplodeOptionsSchema, type ExplodeOptions } from './explode.js';
-export {
-  dedupeStage,
-  DedupeTransform,
-  DedupeOptionsSchema,
-  type DedupeOptions,
-  type DedupeStats,
-} from './dedupe.js';
+export { dedupeStage, DedupeTransform, DedupeOptionsSchema, type DedupeOptions, type DedupeStats } from './dedupe.js';
 export { customStage, CustomOptionsSchema, type CustomOptions } from './custom.js';
 export {
   map,

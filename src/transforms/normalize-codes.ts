@@ -279,4 +279,3 @@ export const normalizeCodesStage = defineStage({
   schema: normalizeCodesSchema,
   create: (options, ctx) => new NormalizeCodesTransform(options, ctx),
 });
-

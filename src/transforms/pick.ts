@@ -134,4 +134,3 @@ export const pickStage = defineStage({
   schema: (input, options) => ({ fields: pickSchema(input, planOf(options.fields)) }),
   create: (options, ctx) => new PickTransform(options, ctx),
 });
-

@@ -91,4 +91,3 @@ export const renameStage = defineStage({
   },
   create: (options, ctx) => new RenameTransform(options, ctx),
 });
-

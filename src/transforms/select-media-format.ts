@@ -406,4 +406,3 @@ export const selectMediaFormatStage = defineStage({
   schema: selectMediaFormatSchema,
   create: (options, ctx) => new SelectMediaFormatTransform(options, ctx),
 });
-

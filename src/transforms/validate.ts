@@ -276,4 +276,3 @@ export const validateStage = defineStage({
   schema: (input) => input,
   create: (options, ctx) => new ValidateTransform(options, ctx),
 });
-

@@ -52,8 +52,8 @@ it('reference data and streams', async () => {
 });
 
 it('rejects bad options and unknown types like the loader does', async () => {
-  await expect(estimateSource(h.client, 'products.query', { filter: { status: 'active' }, pageSize: 7 })).rejects.toThrow(
-    /products.query.pageSize/,
-  );
+  await expect(
+    estimateSource(h.client, 'products.query', { filter: { status: 'active' }, pageSize: 7 }),
+  ).rejects.toThrow(/products.query.pageSize/);
   await expect(estimateSource(h.client, 'nope.query' as never, {})).rejects.toBeInstanceOf(ConfigError);
 });

@@ -101,7 +101,7 @@ function codecOf(compression: ParquetCompression): {
   }
 }
 
-// Re-exported for sinks/table/ (table-layout.ts, iceberg/iceberg-schema.ts) and tests that import them
+// Re-exported for src/sinks/table/table-layout.ts, src/sinks/table/iceberg/iceberg-schema.ts and tests that import them
 // from here; new code imports shared/column-types.ts.
 export type { ParquetColumn, ParquetRow, ParquetType } from './parquet-types.js';
 export { DECIMAL_PRECISION, DECIMAL_SCALE } from '../shared/column-types.js';

@@ -1,6 +1,6 @@
 // The column types a sink's ColumnSchema decides (column-schema.ts) and every format writes:
 // Parquet (parquet/parquet-encoder.ts), CSV text (csv/csv-format.ts), DDL (schema-ddl.ts) and the
-// Iceberg schema (table/iceberg/iceberg-schema.ts). They live in the shared layer, below the
+// Iceberg schema (src/sinks/table/iceberg/iceberg-schema.ts). They live in the shared layer, below the
 // formats, so a format reads them without importing another format (ARCHITECTURE.md, "Record schema").
 
 /** A column's type: a scalar, a LIST of a type, or a STRUCT of named columns. */
