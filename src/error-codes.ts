@@ -163,6 +163,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'rename or drop one of the two fields, or set columnNames: as-is',
   ),
   usageError(
+    'config.lineage_column_clash',
+    'the records have a field named _run_id or _extracted_at, and the sink has lineage: true, which adds columns of those names',
+    'rename the field (the rename transform) or set lineage: false on that sink',
+  ),
+  usageError(
     'config.connection',
     'no API connection: base URL, key or secret missing, or a connection option out of range',
     'set CATALOG_BASE_URL, CATALOG_API_KEY and CATALOG_API_SECRET (or a connection: block), or pass --sandbox',
@@ -290,6 +295,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix',
     'a record does not fit its schema and the stage was told to fail (onInvalid: fail)',
     'dead-letter or skip invalid records (onInvalid), or fix the data upstream',
+  ),
+  runError(
+    'data.lineage_field',
+    'fix',
+    'a record reached a sink with lineage: true carrying its own _run_id or _extracted_at field (one the schema does not declare)',
+    'rename or drop the field before the sink (the rename or drop transform), or set lineage: false on that sink',
   ),
   runError(
     'data.max_invalid',
