@@ -163,11 +163,6 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'rename or drop one of the two fields, or set columnNames: as-is',
   ),
   usageError(
-    'config.lineage_column_clash',
-    'the records have a field named _run_id or _extracted_at, and the sink has lineage: true, which adds columns of those names',
-    'rename the field (the rename transform) or set lineage: false on that sink',
-  ),
-  usageError(
     'config.connection',
     'no API connection: base URL, key or secret missing, or a connection option out of range',
     'set CATALOG_BASE_URL, CATALOG_API_KEY and CATALOG_API_SECRET (or a connection: block), or pass --sandbox',
@@ -201,6 +196,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'config.invalid',
     'an option of a stage or of the pipeline file does not fit its schema',
     'fix the value at the path the message names (catalog-streams stages <type> lists the options)',
+  ),
+  usageError(
+    'config.lineage_column_clash',
+    'the records have a field named _run_id or _extracted_at, and the sink has lineage: true, which adds columns of those names',
+    'rename the field (the rename transform) or set lineage: false on that sink',
   ),
   usageError(
     'config.missing_env',
