@@ -22,7 +22,7 @@ async function run(
   dir: string,
   n: number,
   records: Rec[],
-  opts: { format?: 'hive' | 'iceberg'; incremental?: boolean; lineage?: boolean } = {},
+  opts: { format?: 'hive' | 'iceberg'; incremental?: boolean; lineage?: boolean; timestamps?: 'raw' } = {},
 ): Promise<void> {
   const ctx = testContext({ baseDir: dir, run: opts.incremental ? { cursor: { previous: 1 } } : {} });
   ctx.run.id = `run-${n}`;
@@ -37,6 +37,7 @@ async function run(
         format: opts.format ?? 'hive',
         lineage: opts.lineage ?? true,
         deletes: { maxRatio: 1 },
+        ...(opts.timestamps ? { timestamps: opts.timestamps } : {}),
       },
       ctx,
     ),
@@ -160,5 +161,13 @@ describe('table lineage, iceberg layout', () => {
     await run(dir, 3, [A, { id: 'B', price: 23 }], { format: 'iceberg' });
     expect(await read('current')).toEqual([lineage('A', 1), lineage('B', 3)]);
     expect((await read('changes')).at(-1)).toEqual({ ...lineage('B', 3), change: 'update' });
+  });
+
+  it('timestamps: raw keeps the record columns raw; _extracted_at is still an Iceberg timestamp', async () => {
+    const dir = await tempDir('table-lineage-raw-');
+    await run(dir, 1, [A], { format: 'iceberg', timestamps: 'raw' });
+    const [row] = await readIceberg(join(dir, 'table', 'current'));
+    const at = row!._extracted_at;
+    expect(at instanceof Date ? at.getTime() : Number(at) / 1000).toBe(start(1).getTime());
   });
 });

@@ -123,6 +123,8 @@ export function columnSchemaFor(
   options: ParquetFormatOptions,
   excludedColumns: ReadonlySet<string>,
   run: { id: string; startedAt: Date } = COLUMNS_ONLY,
+  /** `_extracted_at` in microseconds (a table's Iceberg layout, whose timestamps are all microseconds). */
+  lineageMicros = options.timestamps === 'micros',
 ): ColumnSchema {
   const settings: ColumnSchemaSettings = {
     nested: options.nested,
@@ -133,7 +135,7 @@ export function columnSchemaFor(
     prices: options.prices,
     excluded: excludedColumns,
     columnNames: options.columnNames,
-    lineage: lineageFor(options.lineage, run, options.timestamps === 'micros'),
+    lineage: lineageFor(options.lineage, run, lineageMicros),
   };
   return new ColumnSchema(withDeclaredColumns(schema, options.columns), settings);
 }

@@ -1127,7 +1127,8 @@ function tableColumns(config: ResolvedConfig, ctx: StageContext): ColumnSchema {
       { code: 'config.schema_unknown' },
     );
   }
-  const schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set(), ctx.run);
+  const micros = config.format === 'iceberg' || config.timestamps === 'micros';
+  const schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set(), ctx.run, micros);
   for (const name of new TableLineage(schema, ctx.run).changeColumns()) {
     if (schema.columns.some((c) => c.name === name)) {
       throw new ConfigError(
