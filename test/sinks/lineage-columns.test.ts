@@ -10,6 +10,7 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, DataError } from '../../src/errors.js';
 import { csvSink, jsonlSink, parquetSink, s3Sink } from '../../src/sinks/index.js';
+import { map } from '../../src/index.js';
 import { columnSchemaFor, parquetFormatOptions } from '../../src/sinks/parquet/parquet-encoding.js';
 import { duckdbCreateTable, duckdbReadCsv } from '../../src/sinks/shared/schema-ddl.js';
 import { describeSinks } from '../../src/cli/schema-command.js';
@@ -82,6 +83,20 @@ describe('lineage: true in every format', () => {
     expect(lines[0]).toMatch(/"_run_id":"test-run","_extracted_at":"2026-01-02T03:04:05.000Z"}$/);
     for (const r of sent) expect(r).not.toHaveProperty('_run_id');
     expectEveryRow(await lineageOf(`read_json(${sqlString(file)}, format = 'newline_delimited')`));
+  });
+
+  it('Parquet in code after map (columns inferred from the records): the lineage columns too', async () => {
+    const dir = await tempDir('lineage-inferred-');
+    const file = join(dir, 'p.parquet');
+    await pipeline(
+      records(),
+      map((p: { id: string; publicPrice: number }) => ({ id: p.id, price: p.publicPrice })),
+      parquetSink({ path: file, lineage: true }),
+    );
+    expect(Object.keys(await parquetColumnTypes(file))).toEqual(['id', 'price', '_run_id', '_extracted_at', '_extra']);
+    const { rows } = await duckdbQuery(`SELECT DISTINCT _run_id FROM read_parquet(${sqlString(file)})`);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!._run_id).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
   });
 
   it('off (the default): no lineage column in Parquet, CSV or JSONL', async () => {
