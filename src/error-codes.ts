@@ -198,6 +198,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix the value at the path the message names (catalog-streams stages <type> lists the options)',
   ),
   usageError(
+    'config.lineage_column_clash',
+    'the records have a field named _run_id or _extracted_at, and the sink has lineage: true, which adds columns of those names',
+    'rename the field (the rename transform) or set lineage: false on that sink',
+  ),
+  usageError(
     'config.missing_env',
     'a ${VAR} of the pipeline file, or a CATALOG_* variable the client needs, is not set',
     'export the variable, or give it a default in the file: ${VAR:-default}',
@@ -290,6 +295,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'fix',
     'a record does not fit its schema and the stage was told to fail (onInvalid: fail)',
     'dead-letter or skip invalid records (onInvalid), or fix the data upstream',
+  ),
+  runError(
+    'data.lineage_field',
+    'fix',
+    'a record reached a sink with lineage: true carrying its own _run_id or _extracted_at field (one the schema does not declare)',
+    'rename or drop the field before the sink (the rename or drop transform), or set lineage: false on that sink',
   ),
   runError(
     'data.max_invalid',

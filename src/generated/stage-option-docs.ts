@@ -816,6 +816,15 @@ export interface StageOptionDocs {
      */
     gzip?: unknown;
     /**
+     * Add _run_id (the run id of the summary and the manifest, VARCHAR) and _extracted_at (the run's
+     * start, TIMESTAMP WITH TIME ZONE; ISO 8601 UTC in JSONL and CSV) to every row. Off by default so that
+     * existing outputs keep their columns; set it on new pipelines. A table keeps in each current row the
+     * run that last changed it
+     *
+     * Default: `false`
+     */
+    lineage?: unknown;
+    /**
      * Close the current part after this many records and continue in the next {part}; needs {part} in the
      * path/key
      */
@@ -860,6 +869,15 @@ export interface StageOptionDocs {
      * Default: `"as-is"`
      */
     columnNames?: unknown;
+    /**
+     * Add _run_id (the run id of the summary and the manifest, VARCHAR) and _extracted_at (the run's
+     * start, TIMESTAMP WITH TIME ZONE; ISO 8601 UTC in JSONL and CSV) to every row. Off by default so that
+     * existing outputs keep their columns; set it on new pipelines. A table keeps in each current row the
+     * run that last changed it
+     *
+     * Default: `false`
+     */
+    lineage?: unknown;
     /**
      * Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value),
      * STRUCT columns, or one JSON column each
@@ -972,6 +990,15 @@ export interface StageOptionDocs {
      */
     columnNames?: unknown;
     /**
+     * Add _run_id (the run id of the summary and the manifest, VARCHAR) and _extracted_at (the run's
+     * start, TIMESTAMP WITH TIME ZONE; ISO 8601 UTC in JSONL and CSV) to every row. Off by default so that
+     * existing outputs keep their columns; set it on new pipelines. A table keeps in each current row the
+     * run that last changed it
+     *
+     * Default: `false`
+     */
+    lineage?: unknown;
+    /**
      * Compress with gzip; default: when the path ends in .gz
      */
     gzip?: unknown;
@@ -1028,6 +1055,15 @@ export interface StageOptionDocs {
      * Default: `"as-is"`
      */
     columnNames?: unknown;
+    /**
+     * Add _run_id (the run id of the summary and the manifest, VARCHAR) and _extracted_at (the run's
+     * start, TIMESTAMP WITH TIME ZONE; ISO 8601 UTC in JSONL and CSV) to every row. Off by default so that
+     * existing outputs keep their columns; set it on new pipelines. A table keeps in each current row the
+     * run that last changed it
+     *
+     * Default: `false`
+     */
+    lineage?: unknown;
     /**
      * Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value),
      * STRUCT columns, or one JSON column each
@@ -1243,6 +1279,15 @@ export interface StageOptionDocs {
      * Default: `"as-is"`
      */
     columnNames?: unknown;
+    /**
+     * Add _run_id (the run id of the summary and the manifest, VARCHAR) and _extracted_at (the run's
+     * start, TIMESTAMP WITH TIME ZONE; ISO 8601 UTC in JSONL and CSV) to every row. Off by default so that
+     * existing outputs keep their columns; set it on new pipelines. A table keeps in each current row the
+     * run that last changed it
+     *
+     * Default: `false`
+     */
+    lineage?: unknown;
     /**
      * Objects outside lists: flatten into parent_child columns (meta_createdAt, weightWithUnit_value),
      * STRUCT columns, or one JSON column each

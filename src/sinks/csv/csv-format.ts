@@ -21,6 +21,7 @@ import { stringifyJson } from '../shared/json-text.js';
 import { gzipFor, gzipOption, pricesOption } from '../shared/option-schemas.js';
 import { columnNamesOption, type ColumnNaming } from '../shared/column-names.js';
 import { DECIMAL_SCALE, type ColumnType } from '../shared/column-types.js';
+import { COLUMNS_ONLY, lineageFor, lineageOption } from '../shared/lineage.js';
 import type { RecordEncoding } from '../shared/record-sink.js';
 import { defineSinkFormat, type FormatEnv } from '../shared/output-format.js';
 import { TextLinesEncoder } from '../shared/text-lines-encoder.js';
@@ -78,6 +79,7 @@ export interface CsvFormatOptions {
   gzip?: boolean | undefined;
   prices?: 'minor-units' | 'decimal' | undefined;
   columnNames?: ColumnNaming | undefined;
+  lineage?: boolean | undefined;
 }
 
 /**
@@ -86,8 +88,9 @@ export interface CsvFormatOptions {
  */
 export function csvColumnSchema(
   recordSchema: RecordSchema,
-  options: Pick<CsvFormatOptions, 'prices' | 'columnNames'>,
+  options: Pick<CsvFormatOptions, 'prices' | 'columnNames' | 'lineage'>,
   excluded: ReadonlySet<string>,
+  run: { id: string; startedAt: Date } = COLUMNS_ONLY,
 ): ColumnSchema {
   return new ColumnSchema(recordSchema, {
     nested: 'flatten',
@@ -97,6 +100,7 @@ export function csvColumnSchema(
     prices: options.prices ?? 'minor-units',
     excluded,
     columnNames: options.columnNames,
+    lineage: lineageFor(options.lineage, run),
   });
 }
 
@@ -117,7 +121,7 @@ export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEnco
       { code: 'config.schema_unknown' },
     );
   }
-  const schema = csvColumnSchema(recordSchema, options, new Set(template?.fields.map((f) => f.key) ?? []));
+  const schema = csvColumnSchema(recordSchema, options, new Set(template?.fields.map((f) => f.key) ?? []), ctx.run);
   const shaper = new RecordShaper(schema);
   shaper.onNewExtraField = (path, value) => {
     ctx.events.emit('warning', {
@@ -179,6 +183,7 @@ export const csvSinkFormat = defineSinkFormat({
       .describe(`${target === 'key' ? 'format csv: ' : ''}Write the column names as the first line (default: true)`),
     prices: pricesOption,
     columnNames: columnNamesOption,
+    lineage: lineageOption,
     gzip: gzipOption(target),
   }),
   optionsSet: (options) => [

@@ -11,11 +11,25 @@ import { integerCode, restoresZeros } from '../../core/integer-code.js';
 import type { StageContext } from '../../core/stage.js';
 import { isPlainObject } from '../../values.js';
 import { stringifyJson } from '../shared/json-text.js';
+import {
+  checkNoLineageField,
+  LINEAGE_COLUMNS,
+  lineageClash,
+  lineageJsonSuffix,
+  type LineageValues,
+} from '../shared/lineage.js';
+
 
 /** Writes records as JSON lines into one destination (see TextLinesEncoder). */
 export class JsonlEncoder extends TextLinesEncoder<Record<string, unknown>> {
-  constructor(dest: ByteDestination, options: { gzip: boolean }) {
-    super(dest, { gzip: options.gzip, line: (record) => `${stringifyJson(record)}\n` });
+  constructor(dest: ByteDestination, options: { gzip: boolean; lineage?: LineageValues | undefined }) {
+    const withLineage = options.lineage ? lineageJsonSuffix(options.lineage) : undefined;
+    super(dest, {
+      gzip: options.gzip,
+      line: withLineage
+        ? (record) => `${withLineage(stringifyJson(record))}\n`
+        : (record) => `${stringifyJson(record)}\n`,
+    });
   }
 }
 
@@ -92,13 +106,30 @@ function codePad(type: FieldType): Pad | undefined {
 export function jsonlFormat(options: {
   gzip: boolean;
   ctx?: Pick<StageContext, 'recordSchema'>;
+  /** `lineage: true`: `_run_id` and `_extracted_at` appended to every line (shared/lineage.ts). */
+  lineage?: LineageValues | undefined;
+  /** The sink's type, for messages. */
+  stage?: string;
 }): RecordEncoding<Record<string, unknown>> {
   const schema = options.ctx?.recordSchema;
   const pad = schema ? codePad({ kind: 'struct', fields: schema.fields }) : undefined;
+  const { lineage } = options;
+  const stage = options.stage ?? 'jsonl';
+  if (lineage) {
+    const clash = schema?.fields.find((f) => (LINEAGE_COLUMNS as readonly string[]).includes(f.name));
+    if (clash) throw lineageClash(clash.name);
+  }
+  const padded: (record: Record<string, unknown>) => Record<string, unknown> = pad
+    ? (record) => pad(record) as Record<string, unknown>
+    : (record) => record;
   return {
-    accept: pad
-      ? (record, _ordinal, emit) => emit(record, pad(record) as Record<string, unknown>)
-      : (record, _ordinal, emit) => emit(record, record),
+    accept: lineage
+      ? (record, _ordinal, emit) => {
+          // A member of that name would be written twice in the line.
+          checkNoLineageField(record, stage);
+          return emit(record, padded(record));
+        }
+      : (record, _ordinal, emit) => emit(record, padded(record)),
     flush: async () => {},
     createEncoder: (destination) => new JsonlEncoder(destination, options),
     canWriteEmpty: () => true,

@@ -3,6 +3,7 @@ import { jsonlFormat } from './jsonl-encoding.js';
 import { gzipFor, gzipOption } from '../shared/option-schemas.js';
 import type { RecordEncoding } from '../shared/record-sink.js';
 import { defineSinkFormat } from '../shared/output-format.js';
+import { lineageFor, lineageOption } from '../shared/lineage.js';
 
 export const jsonlSinkFormat = defineSinkFormat({
   name: 'jsonl',
@@ -11,9 +12,15 @@ export const jsonlSinkFormat = defineSinkFormat({
   needsColumns: false,
   description:
     'Writes records as JSON Lines to local files or stdout: path templates, Hive partitions, gzip, rotation by rows/bytes, atomic commit',
-  options: (target) => ({ gzip: gzipOption(target) }),
+  options: (target) => ({ gzip: gzipOption(target), lineage: lineageOption }),
   optionsSet: (options) => (options.gzip !== undefined ? ['gzip'] : []),
   misuseHint: 'Parquet compresses columns: use compression',
   contentType: (options, target) => (gzipFor(options, target) ? 'application/gzip' : 'application/x-ndjson'),
-  create: (options, { ctx, target }) => jsonlFormat({ gzip: gzipFor(options, target), ctx }) as RecordEncoding<unknown>,
+  create: (options, { ctx, target, stage }) =>
+    jsonlFormat({
+      gzip: gzipFor(options, target),
+      ctx,
+      lineage: lineageFor(options.lineage as boolean | undefined, ctx.run),
+      stage,
+    }) as RecordEncoding<unknown>,
 });

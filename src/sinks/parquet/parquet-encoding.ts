@@ -19,6 +19,7 @@ import {
 } from '../shared/column-schema.js';
 import { byteSize, pricesOption } from '../shared/option-schemas.js';
 import { columnNamesOption } from '../shared/column-names.js';
+import { COLUMNS_ONLY, lineageFor, lineageOption } from '../shared/lineage.js';
 import {
   checkCompression,
   CompressionRatio,
@@ -49,6 +50,7 @@ export const parquetFormatOptions = {
         'Types: string, int32, int64, double, boolean, timestamp, json, and lists string[], int64[], ...',
     ),
   columnNames: columnNamesOption,
+  lineage: lineageOption,
   nested: z
     .enum(['flatten', 'struct', 'json'])
     .default('flatten')
@@ -115,11 +117,14 @@ export function parquetOptionsSet(options: Partial<ParquetFormatOptions>): strin
   });
 }
 
-/** The column schema a sink with these options writes for records of `schema`. */
+/** The column schema a sink with these options writes for records of `schema`, in `run` (the lineage values of its rows). */
 export function columnSchemaFor(
   schema: RecordSchema,
   options: ParquetFormatOptions,
   excludedColumns: ReadonlySet<string>,
+  run: { id: string; startedAt: Date } = COLUMNS_ONLY,
+  /** `_extracted_at` in microseconds (a table's Iceberg layout, whose timestamps are all microseconds). */
+  lineageMicros = options.timestamps === 'micros',
 ): ColumnSchema {
   const settings: ColumnSchemaSettings = {
     nested: options.nested,
@@ -130,6 +135,7 @@ export function columnSchemaFor(
     prices: options.prices,
     excluded: excludedColumns,
     columnNames: options.columnNames,
+    lineage: lineageFor(options.lineage, run, lineageMicros),
   };
   return new ColumnSchema(withDeclaredColumns(schema, options.columns), settings);
 }
@@ -165,7 +171,7 @@ export class ParquetFormat implements RecordEncoding<ParquetRow> {
       );
     }
     checkCompression(options.compression);
-    const schema = columnSchemaFor(setup.schema ?? { fields: [] }, options, setup.excludedColumns);
+    const schema = columnSchemaFor(setup.schema ?? { fields: [] }, options, setup.excludedColumns, ctx.run);
     this.#shaper = new RecordShaper(schema);
     this.#shaper.onNewExtraField = (path, value) => {
       ctx.events.emit('warning', {

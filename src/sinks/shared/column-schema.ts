@@ -36,6 +36,7 @@ import { stringifyJson } from './json-text.js';
 import type { ColumnType, ShapedRow, TypedColumn } from './column-types.js';
 import { isPlainObject } from '../../values.js';
 import { columnNamer, type ColumnNaming } from './column-names.js';
+import { checkNoLineageField, extractedAtValue, LINEAGE_COLUMNS, lineageClash, type LineageValues } from './lineage.js';
 
 export {
   DECLARED_TYPE_NAMES as COLUMN_TYPE_NAMES,
@@ -62,6 +63,8 @@ export interface ColumnSchemaSettings {
   excluded: ReadonlySet<string>;
   /** Column and STRUCT member names: the record's field names (default), or snake_case. */
   columnNames?: ColumnNaming | undefined;
+  /** `lineage: true`: `_run_id` and `_extracted_at` before `_extra`, the same in every row (lineage.ts). */
+  lineage?: LineageValues | undefined;
 }
 
 /** A top-level column: its Parquet name and type, the record path it reads and what it means. */
@@ -386,6 +389,8 @@ export class ColumnSchema {
   readonly root: ObjectNode;
   /** @internal converters by column index */
   readonly converters: Converter[] = [];
+  /** Columns every row holds the same value in (lineage), set after the record's: [column, value]. */
+  readonly constants: ReadonlyArray<readonly [number, unknown]>;
   #hash: string | undefined;
 
   constructor(schema: RecordSchema, settings: ColumnSchemaSettings) {
@@ -393,6 +398,7 @@ export class ColumnSchema {
     this.root = { children: new Map(), prefix: '' };
     const builder = new ColumnBuilder(settings, this.converters);
     builder.addFields(schema.fields, [], this.root);
+    this.constants = settings.lineage ? addLineageColumns(builder.columns, settings.lineage) : [];
     this.columns = builder.finish();
   }
 
@@ -418,6 +424,31 @@ export class ColumnSchema {
       .slice(0, 16);
     return this.#hash;
   }
+}
+
+/** The lineage columns (lineage.ts) after the record's: a record field of that name is a config error. */
+function addLineageColumns(columns: ColumnDef[], lineage: LineageValues): Array<readonly [number, unknown]> {
+  for (const c of columns)
+    if ((LINEAGE_COLUMNS as readonly string[]).includes(c.name)) throw lineageClash(c.path.join('.'));
+  const at = columns.length;
+  columns.push(
+    {
+      name: LINEAGE_COLUMNS[0],
+      path: [LINEAGE_COLUMNS[0]],
+      type: { kind: 'string' },
+      description: 'the run that wrote the row (the run id of the summary and the manifest)',
+    },
+    {
+      name: LINEAGE_COLUMNS[1],
+      path: [LINEAGE_COLUMNS[1]],
+      type: { kind: lineage.micros ? 'timestamp-micros' : 'timestamp-millis' },
+      description: "the start of that run's extraction (one instant per run)",
+    },
+  );
+  return [
+    [at, lineage.runId],
+    [at + 1, extractedAtValue(lineage)],
+  ];
 }
 
 /** The DuckDB spelling of a column type: `VARCHAR`, `STRUCT(id BIGINT, name_en VARCHAR)[]`, `TIMESTAMP WITH TIME ZONE`. */
@@ -683,6 +714,11 @@ export class RecordShaper {
     this.bytes = 0;
     this.#extra = undefined;
     this.#walk(this.schema.root, record, values);
+    if (this.schema.constants.length > 0) {
+      // A record's own `_run_id` would otherwise go to `_extra` beside the column of that name.
+      checkNoLineageField(record, 'a sink with lineage: true');
+      for (const [column, value] of this.schema.constants) values[column] = value;
+    }
     if (this.#extra !== undefined) {
       const text = stringifyJson(this.#extra);
       values[this.#extraColumn] = text;

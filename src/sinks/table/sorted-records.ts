@@ -137,13 +137,13 @@ export class SortedRecord {
 }
 
 /**
- * The key of a `[key, record]` body without decoding the record: the serialized array's header is
- * the tag `A` and its length 2, then the key (a string, number or bigint, a few bytes). A read of
+ * The key of a `[key, record]` body (or `[key, record, ...lineage]`, table-lineage.ts) without
+ * decoding the record: the serialized array's header is the tag `A` and its length, then the key (a string, number or bigint, a few bytes). A read of
  * the whole body costs about 50 times more for a product; a body of another shape is decoded whole.
  */
 export function keyOfBody(body: Uint8Array): Key {
   const reader = new Deserializer(body);
-  if (reader.readHeader() && reader.readRawBytes(1)[0] === 0x41 && reader.readUint32() === 2) {
+  if (reader.readHeader() && reader.readRawBytes(1)[0] === 0x41 && reader.readUint32() >= 2) {
     const key = reader.readValue() as unknown;
     if (typeof key === 'string' || typeof key === 'number' || typeof key === 'bigint') return key;
   }

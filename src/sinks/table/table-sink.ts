@@ -64,6 +64,7 @@ import { IcebergLayout } from './iceberg-layout.js';
 import { icebergCatalog, icebergCatalogOption } from './iceberg-catalog-option.js';
 import type { ObjectStore } from '../../storage/object-store.js';
 import type { NewVersion, PreviousVersion, PublishedFile, TableLayout, TableMode } from './table-layout.js';
+import { TableLineage, type StoredLineage } from './table-lineage.js';
 
 export { TABLE_MANIFEST, type TableFile, type TableManifest, type TableVersion } from './hive-layout.js';
 
@@ -76,7 +77,6 @@ export { TABLE_MANIFEST, type TableFile, type TableManifest, type TableVersion }
 export const TABLE_ROW_GROUP_BYTES = 8 * 1024 * 1024;
 /** Interval of the merge's progress events (table.merge). */
 const MERGE_PROGRESS_MS = 15_000;
-export const CHANGE_COLUMNS = ['_change', '_changed_at', '_run_id'] as const;
 
 export const tableSinkOptions = z.strictObject({
   path: z
@@ -257,6 +257,7 @@ export class TableSink extends Writable implements SinkStream {
   readonly #shaper: RecordShaper;
   readonly #previousShaper: RecordShaper;
   readonly #ignored: number[];
+  readonly #lineage: TableLineage;
   #tempDir: string | undefined;
   #lock: RunLock | undefined;
   #sort: ExternalSort | undefined;
@@ -337,6 +338,7 @@ export class TableSink extends Writable implements SinkStream {
     };
     this.#previousShaper = new RecordShaper(schema);
     this.#ignored = ignored;
+    this.#lineage = new TableLineage(schema, ctx.run);
     this.#onAbort = () =>
       this.destroy(new AbortedError('the run was aborted; table sink output discarded', { cause: ctx.signal.reason }));
     if (ctx.signal.aborted) process.nextTick(this.#onAbort);
@@ -476,13 +478,16 @@ export class TableSink extends Writable implements SinkStream {
     const changedAt = BigInt(startedAt.getTime()) * (timestampKind === 'timestamp-micros' ? 1000n : 1n);
     const planned = this.#schema.parquetColumns();
     const extraAt = planned.length - 1;
+    const lineage = this.#lineage;
+    // With lineage the row's own `_run_id` column is the change's: the run that saw the change.
+    const changeTypes = { _change: 'string', _changed_at: timestampKind, _run_id: 'string' } as const;
+    const changeValue = (name: keyof typeof changeTypes, change: string) =>
+      name === '_change' ? change : name === '_changed_at' ? changedAt : runId;
     const { snapshot: columns, changes: changeColumns } = this.#layout.columns({
       snapshot: planned,
       changes: [
         ...planned.slice(0, extraAt),
-        { name: '_change', type: { kind: 'string' } },
-        { name: '_changed_at', type: { kind: timestampKind } },
-        { name: '_run_id', type: { kind: 'string' } },
+        ...lineage.changeColumns().map((name) => ({ name, type: { kind: changeTypes[name] } })),
         planned[extraAt]!,
       ],
     });
@@ -498,7 +503,7 @@ export class TableSink extends Writable implements SinkStream {
         'catalog-streams.name': ctx.run.name,
         [SCHEMA_HASH_METADATA_KEY]: this.#schema.hash,
         [SCHEMA_METADATA_KEY]: JSON.stringify(
-          cols === columns ? this.#schema.describe() : changeColumnsDescription(this.#schema),
+          cols === columns ? this.#schema.describe() : changeColumnsDescription(this.#schema, lineage),
         ),
         ...this.#layout.fileMetadata(cols === columns ? 'snapshot' : 'changes'),
       },
@@ -511,11 +516,9 @@ export class TableSink extends Writable implements SinkStream {
       mode === 'first'
         ? new FirstRunChanges(async (part) => {
             const staged = await stage('changes', part);
-            const constants = [
-              { column: changeColumns[extraAt]!, value: 'insert' },
-              { column: changeColumns[extraAt + 1]!, value: changedAt },
-              { column: changeColumns[extraAt + 2]!, value: runId },
-            ];
+            const constants = lineage
+              .changeColumns()
+              .map((name, i) => ({ column: changeColumns[extraAt + i]!, value: changeValue(name, 'insert') }));
             return {
               staged,
               encoder: new ChunkCopyEncoder(staged.file, changeColumns, constants, encoderOptions(changeColumns)),
@@ -535,13 +538,15 @@ export class TableSink extends Writable implements SinkStream {
 
     const changeRow = (row: ParquetRow, change: string): ParquetRow => {
       const values = row.values.slice(0, extraAt);
-      values.push(change, changedAt, runId, row.values[extraAt]);
+      for (const name of lineage.changeColumns()) values.push(changeValue(name, change));
+      values.push(row.values[extraAt]);
       return { values, bytes: row.bytes + 48 };
     };
+    const compareIgnored = [...this.#ignored, ...lineage.compareIgnored];
     const comparable = (row: ParquetRow): Buffer => {
-      if (this.#ignored.length === 0) return serialize(row.values);
+      if (compareIgnored.length === 0) return serialize(row.values);
       const values = row.values.slice();
-      for (const i of this.#ignored) values[i] = null;
+      for (const i of compareIgnored) values[i] = null;
       return serialize(values);
     };
 
@@ -572,7 +577,7 @@ export class TableSink extends Writable implements SinkStream {
         // A candidate the check found invalid now exists: its last valid row stays, as in an incremental run.
         const invalidNow = verification?.invalid.has(this.#config.key === 'id' ? p.value.key : record.id) ?? false;
         if (mode === 'incremental' || invalidNow) {
-          await snapshot.write(row);
+          await snapshot.write(lineage.stamp(row, p.value.lineage));
           await state.write(body);
           rows++;
           counts.unchanged++;
@@ -591,37 +596,37 @@ export class TableSink extends Writable implements SinkStream {
         await snapshot.write(row);
         // A first run's change rows are its snapshot's (FirstRunChanges).
         if (!copiedChanges) await changes.write(changeRow(row, 'insert'));
-        await state.write(next.body);
+        await state.write(lineage.changedBody(next));
         rows++;
         counts.inserted++;
         n = await nextIt.next();
       } else {
         previousRows++;
-        const { body, record: before } = p.value!;
+        const { body, record: before, lineage: last } = p.value!;
         const next = n.value!.next;
         if (n.value!.from === 'b') kept++;
-        if (Buffer.compare(body, next.body) === 0) {
+        if (Buffer.compare(TableLineage.recordBody(p.value), next.body) === 0) {
           // The same key and record serialized to the same bytes: the same row, unchanged. Shaped
           // by this run's shaper, which warns of fields it puts in _extra, as for any incoming record.
-          await snapshot.write(this.#shaper.shape(before));
+          await snapshot.write(lineage.stamp(this.#shaper.shape(before), last));
           await state.write(body);
           counts.unchanged++;
         } else {
           const old = this.#previousShaper.shape(before);
           const row = this.#shaper.shape(next.record);
           if (comparable(old).equals(comparable(row))) {
-            await snapshot.write(old);
+            await snapshot.write(lineage.stamp(old, last));
             // The same row from other bytes (fields in another order, a number or string held in
             // another representation, as a state written by an earlier version holds them). With
             // ignoreFields the earlier record stays (the snapshot keeps its row); without, the
             // records are equal in every column, and the incoming bytes let the next run compare
             // this key as bytes.
-            await state.write(this.#ignored.length === 0 ? next.body : body);
+            await state.write(this.#ignored.length === 0 ? lineage.keptBody(next, last) : body);
             counts.unchanged++;
           } else {
             await snapshot.write(row);
             await changes.write(changeRow(row, 'update'));
-            await state.write(next.body);
+            await state.write(lineage.changedBody(next));
             counts.updated++;
           }
         }
@@ -843,8 +848,8 @@ export class TableSink extends Writable implements SinkStream {
   /** The previous version's state: each frame's body (copied as it is when the record stays) and what it holds. */
   async *#readState(rel: string): AsyncGenerator<PreviousRecord> {
     for await (const body of this.#stateBodies(rel)) {
-      const [key, record] = deserialize(body) as [Key, Record<string, unknown>];
-      yield { body, key, record };
+      const decoded = deserialize(body) as [Key, Record<string, unknown>, ...unknown[]];
+      yield { body, key: decoded[0], record: decoded[1], lineage: TableLineage.read(decoded) };
     }
   }
 
@@ -1122,8 +1127,9 @@ function tableColumns(config: ResolvedConfig, ctx: StageContext): ColumnSchema {
       { code: 'config.schema_unknown' },
     );
   }
-  const schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set());
-  for (const name of CHANGE_COLUMNS) {
+  const micros = config.format === 'iceberg' || config.timestamps === 'micros';
+  const schema = columnSchemaFor(recordSchema ?? { fields: [] }, config, new Set(), ctx.run, micros);
+  for (const name of new TableLineage(schema, ctx.run).changeColumns()) {
     if (schema.columns.some((c) => c.name === name)) {
       throw new ConfigError(
         `table: the records have a column named ${name}, which the change rows use; rename or drop it`,
@@ -1134,16 +1140,11 @@ function tableColumns(config: ResolvedConfig, ctx: StageContext): ColumnSchema {
   return schema;
 }
 
-function changeColumnsDescription(schema: ColumnSchema): Array<{ name: string; type: string }> {
+function changeColumnsDescription(schema: ColumnSchema, lineage: TableLineage): Array<{ name: string; type: string }> {
   const columns = schema.describe();
   const extra = columns.pop()!;
-  return [
-    ...columns,
-    { name: '_change', type: 'VARCHAR' },
-    { name: '_changed_at', type: 'TIMESTAMP WITH TIME ZONE' },
-    { name: '_run_id', type: 'VARCHAR' },
-    extra,
-  ];
+  const types = { _change: 'VARCHAR', _changed_at: 'TIMESTAMP WITH TIME ZONE', _run_id: 'VARCHAR' };
+  return [...columns, ...lineage.changeColumns().map((name) => ({ name, type: types[name] })), extra];
 }
 
 /** A record of the previous version's state file: the frame's body, `v8.serialize([key, record])`, and its values. */
@@ -1151,6 +1152,8 @@ interface PreviousRecord {
   body: Uint8Array;
   key: Key;
   record: Record<string, unknown>;
+  /** The run that last changed the key, when the state keeps it (lineage: true, table-lineage.ts). */
+  lineage: StoredLineage | null;
 }
 
 async function* emptyState(): AsyncGenerator<PreviousRecord> {}
