@@ -1,4 +1,4 @@
-// Product records in the shapes the live service sends (profiles au, be, fr, us;
+// Product records in the shapes the live service sends (profiles au, be, de, fr, us;
 // see profiles.ts and issue 11). Same facts as the spec profile where the
 // shapes agree, so filters and sortings read the same columns; what differs is
 // written here: codes as digit strings with their leading zeros, plain-string
@@ -271,6 +271,8 @@ export function liveProductJson(ds: LiveProductSource, index: number): string {
       text('apbCategory', live.apbCategory);
   } else if (profile === 'fr') {
     s += text('cipOrAcl7', live.cipOrAcl7) + text('cip13', live.cip13) + text('acl13', live.acl13);
+  } else if (profile === 'de') {
+    s += text('pzn', live.pzn);
   }
   s += `,"conservationLabel":${fr.conservationLabel.get(f.conservation)!},"conservation":"${f.conservation}"`;
   if (cold || live.conservationRange) {
