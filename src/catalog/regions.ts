@@ -193,7 +193,7 @@ function codeIssues(name: string, format: CodeFormat, value: unknown, path: (str
     issues.push({
       path: Array.isArray(value) ? [...path, i] : path,
       message:
-        `${JSON.stringify(v)} is not a ${format.label}: ${problem}; it was not sent ` +
+        `${JSON.stringify(v)} is not a valid ${format.label} code: ${problem}; it was not sent ` +
         `(the service fails the whole query on one bad ${name} value, even inside an "or"): correct or remove it`,
     });
   });
@@ -207,13 +207,15 @@ export function codeProblem(format: CodeFormat, v: unknown): string | undefined 
     lengths.length === 1
       ? `exactly ${lengths[0]} digits`
       : `${lengths.slice(0, -1).join(', ')} or ${lengths.at(-1)} digits`;
+  const label = `${format.label} codes`;
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v) || v < 0) return `a ${format.label} is a string of ${wanted}`;
+    if (!Number.isSafeInteger(v) || v < 0) return `${label} are strings of ${wanted}`;
     const n = String(v).length;
     if (lengths.includes(n) || (format.leadingZeros && n <= Math.max(...lengths))) return undefined;
-    return `a ${format.label} has ${wanted}, this number has ${n}`;
+    return `${label} have ${wanted}, this number has ${n}`;
   }
-  if (typeof v !== 'string' || !/^\d+$/.test(v)) return `a ${format.label} is a string of ${wanted}`;
+  if (typeof v !== 'string' || !/^\d+$/.test(v)) return `${label} are strings of ${wanted}`;
   if (lengths.includes(v.length)) return undefined;
-  return `a ${format.label} has ${wanted}, this has ${v.length}${format.leadingZeros ? ' (write it quoted, with its leading zeros)' : ''}`;
+  const hint = format.leadingZeros ? ' (write it quoted, with its leading zeros)' : '';
+  return `${label} have ${wanted}, this has ${v.length}${hint}`;
 }

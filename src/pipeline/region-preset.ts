@@ -12,8 +12,15 @@ import {
   regionsWithSandbox,
 } from '../catalog/regions.js';
 import type { PlannedStage } from '../core/planned-stage.js';
-import type { PipelineFile, StageSpec } from './pipeline-file.js';
-import type { PlanProblem } from './plan.js';
+import type { ConnectionBlock, PipelineFile, StageSpec } from './pipeline-file.js';
+import type { LocatedIssue } from '../core/issues.js';
+
+/** A refusal found while planning (plan.ts takes it as a PlanProblem; declared here so plan.ts is not imported back). */
+interface PlanProblem {
+  readonly at: (string | number)[];
+  readonly issue: LocatedIssue;
+  readonly code?: string;
+}
 
 /** What a region preset set in a pipeline, for validate and the dry run (`transforms[1] flatten-locales: locales nl, fr`). */
 export interface RegionPresetEffect {
@@ -65,4 +72,26 @@ function sourceFilterProblems(region: Region, source: PlannedStage<'source'>): P
     issue: { path: issue.path, message: issue.message },
     code: 'config.region',
   }));
+}
+
+/**
+ * One line on what the plan's region preset set, for validate and the dry run; undefined without
+ * a region. `used`: the base URL the run uses and where it came from, when known (an explicit
+ * base URL, or the embedded sandbox, wins over the region's).
+ */
+export function regionSummary(
+  plan: { readonly connection: ConnectionBlock; readonly regionEffects: readonly RegionPresetEffect[] },
+  used?: { url: string; source?: string | undefined },
+): string | undefined {
+  const { region, environment } = plan.connection;
+  if (region === undefined) return undefined;
+  const preset = regionBaseUrl(region, environment);
+  const url = used?.url ?? plan.connection.baseUrl ?? preset;
+  const from =
+    url === preset ? '' : ` (from ${used?.source ?? 'connection.baseUrl'}; the region's is ${preset ?? 'none'})`;
+  return [
+    `region ${regionLabel(region)}, ${environment ?? 'production'}: base URL ${url}${from}`,
+    ...plan.regionEffects.map((e) => `${e.at} ${e.what}`),
+    `filters and codes checked for ${region} before any request`,
+  ].join('; ');
 }
