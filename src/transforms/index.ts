@@ -58,6 +58,7 @@ export {
 export {
   flattenLocales,
   flattenLocalesStage,
+  withRegionLocales,
   FlattenLocalesTransform,
   FlattenLocalesOptionsSchema,
   type FlattenLocalesOptions,

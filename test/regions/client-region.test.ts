@@ -2,7 +2,9 @@
 // from the region (with or without /v4 when one is given), and refuses a request whose filter the
 // region does not take, or whose code has the wrong format, before sending it (the sandbox counts
 // no request). The code formats themselves (regions.ts) are checked value by value.
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flattenLocales } from '../../src/index.js';
 import { CatalogClient } from '../../src/client/catalog-client.js';
 import { CODE_FORMATS, codeProblem, regionFilterIssues } from '../../src/catalog/regions.js';
 import { RequestValidationError } from '../../src/errors.js';
@@ -84,6 +86,26 @@ describe('what a region refuses is never sent', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('flatten-locales in code', () => {
+  it('takes the locales of the client`s region when given none, and its own otherwise', async () => {
+    const client = clientOf({ region: 'fr', baseUrl: sb.url });
+    const record = { id: 'P1', name: { fr: 'Nom', en: 'Name', nl: 'Naam' } };
+    try {
+      const byRegion = await Readable.from([record])
+        .pipe(flattenLocales({ fields: ['name'] }, { client }))
+        .toArray();
+      expect(byRegion).toEqual([{ id: 'P1', name_fr: 'Nom', name_en: 'Name' }]);
+      const own = await Readable.from([record])
+        .pipe(flattenLocales({ fields: ['name'], locales: ['nl'] }, { client }))
+        .toArray();
+      expect(own).toEqual([{ id: 'P1', name_nl: 'Naam' }]);
+    } finally {
+      await client.close();
+    }
+    expect(() => flattenLocales({ fields: ['name'] })).toThrow(/set locales/);
   });
 });
 
