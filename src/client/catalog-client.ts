@@ -411,9 +411,9 @@ export class CatalogClient {
     const rateLimit = overrides.rateLimit ?? envRateLimit(env);
     const resultWindow = overrides.resultWindow ?? envResultWindow(env);
     const { apiKey, apiSecret, credentials, ...rest } = overrides;
-    // A region preset gives the base URL when neither the caller nor the environment does.
+    // A region preset gives the base URL unless the caller does (over CATALOG_BASE_URL, as a pipeline file's region).
     const baseUrl =
-      overrides.region !== undefined && overrides.baseUrl === undefined && !env.CATALOG_BASE_URL
+      overrides.region !== undefined && overrides.baseUrl === undefined
         ? presetBaseUrl(overrides)
         : pick(
             overrides.baseUrl ?? env.CATALOG_BASE_URL,

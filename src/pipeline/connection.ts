@@ -59,7 +59,7 @@ export function resolveConnection(
   const block: ConnectionBlock = loaded.plan.connection;
   const region = override.region ?? block.region;
   const environment = override.environment ?? block.environment;
-  // An explicit base URL wins over the region's (a proxy, the sandbox); the region's over the environment's.
+  // An explicit base URL wins over the region's (a proxy, the sandbox); the region's over CATALOG_BASE_URL.
   const { baseUrl, baseUrlSource } = resolveBaseUrl(loaded.file, override, block, region, environment, env);
   const listed = override.credentials ?? (override.apiKey === undefined ? block.credentials : undefined);
   if (block.credentials && (block.apiKey !== undefined || block.apiSecret !== undefined)) {
