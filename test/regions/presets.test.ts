@@ -189,5 +189,8 @@ describe('validate and the dry run show the region and what it set', () => {
     for (const r of rows) if (r.pzn !== undefined) expect(r.pzn).toMatch(/^\d{8}$/);
     expect(rows.some((r) => typeof r.name_de === 'string')).toBe(true);
     expect(rows.every((r) => r.cnk === undefined && r.name_nl === undefined)).toBe(true);
+    const regions = rows.flatMap((r) => r.organizations.map((o: Rec) => o.contactInformation?.region));
+    expect(regions.filter(Boolean).length).toBeGreaterThan(0);
+    for (const region of regions) if (region) expect(region).toMatch(/^DE-[A-Z]{2}$/);
   });
 });
