@@ -213,6 +213,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'check the path (relative to the current folder) and its permissions',
   ),
   usageError(
+    'config.region',
+    "connection.region refuses the pipeline: a filter the region does not document (ecommerce outside be and fr, another region's national code), a code value of the wrong length (cnk 7 digits, pzn 8, cip13/acl13 13, EAN/GTIN 8, 12, 13 or 14), or an environment the region lacks; caught before any request",
+    'remove the filter or correct the code the message names, or set connection.region to the region the filter belongs to',
+  ),
+  usageError(
     'config.rename_conflict',
     'two fields of a rename stage are renamed to the same name',
     'give each renamed field a name of its own',

@@ -6,3 +6,4 @@ export * from './resources/index.js';
 export * from './endpoints/index.js';
 export * from './schema-fields.js';
 export * from './timestamp.js';
+export * from './regions.js';

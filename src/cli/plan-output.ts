@@ -18,6 +18,7 @@ import { isoSeconds } from '../catalog/index.js';
 import { newRunId } from '../core/run-id.js';
 import type { StageSpec } from '../pipeline/pipeline-file.js';
 import { PathTemplate } from '../sinks/shared/path-template.js';
+import { regionSummary } from '../pipeline/region-preset.js';
 import { estimateSource, type SourceType } from '../sources/index.js';
 import { formatDuration, plural } from './progress.js';
 
@@ -27,6 +28,8 @@ const MAX_SLICES_SHOWN = 20;
 export interface PipelinePlanReport {
   pipeline: string;
   source: string;
+  /** What `connection.region` set (base URL, default locales) and checks; absent without a region. */
+  region?: string;
   /** `incremental` from a stored cursor, `full` for a stateful pipeline without one; absent when stateless. */
   mode?: 'incremental' | 'full';
   updatedSince?: number;
@@ -85,9 +88,11 @@ async function unredactedPlan(
       const sp = await estimateSource(client, source.type as SourceType, source.written);
       requests += sp.requests;
       const run = { name: p.plan.name, id: newRunId(), startedAt: new Date() };
+      const region = regionSummary(p.plan, { url: connection.baseUrl, source: connection.baseUrlSource });
       reports.push({
         pipeline: p.plan.name,
         source: source.type,
+        ...(region !== undefined ? { region } : {}),
         ...(state ? { mode: previous ? ('incremental' as const) : ('full' as const) } : {}),
         ...(previous ? { updatedSince: previous.cursor } : {}),
         total: sp.total,
@@ -131,6 +136,7 @@ export function formatPlanText(report: PlanReport): string {
           ? ' (full extract: no cursor yet, or --full-refresh)'
           : '';
     lines.push(`pipeline ${r.pipeline}: ${r.source}${mode}`);
+    if (r.region) lines.push(`  ${r.region}`);
     lines.push(
       `  ${r.total !== undefined ? `${plural(r.total, 'record')}` : 'records unknown until the stream starts'} in ${plural(r.slices.length, 'slice')}; ~${plural(r.requests, 'request')}, ~${formatDuration(r.estimatedSeconds)} at ${rateText(r.rateLimit ?? Infinity, r.keys)} (planning used ${plural(r.planRequests, 'request')})`,
     );

@@ -30,7 +30,7 @@ const RUN_USAGE = `Usage: catalog-streams run <pipeline-file> [--sandbox] [--ful
   --sandbox               start the embedded Catalog API sandbox in-process and run against it
   --sandbox-products N    products in that sandbox (default 12000)
   --sandbox-rate-limit N  its requests per minute (default 100, 0: off); the client paces to the same
-  --profile P             shapes that sandbox serves: ${SANDBOX_PROFILES.join('|')} (default be, or CATALOG_SANDBOX_PROFILE)
+  --profile P             shapes that sandbox serves: ${SANDBOX_PROFILES.join('|')} (default: the file's connection.region, else CATALOG_SANDBOX_PROFILE, else be)
   --full-refresh          ignore the stored incremental cursor and extract everything
   --allow-deletes         table sinks: publish a full run's deletes even above their deletes.maxRatio
   --dry-run               print the plan (slices, requests, duration, outputs) and exit; writes nothing
@@ -76,7 +76,9 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
     env: io.env,
     outputDir: (dir) => installedOutputDir(dir, process.cwd()),
   });
-  const sandbox = sandboxFlags ? await startSandbox({ port: 0, ...sandboxFlags }) : undefined;
+  const sandbox = sandboxFlags
+    ? await startSandbox({ port: 0, ...sandboxFlags, profile: sandboxProfile(sandboxFlags, pipelines, io.env) })
+    : undefined;
   try {
     const connection = sharedConnection(pipelines, sandboxConnection(sandbox, sandboxFlags?.rateLimit), io.env);
     if (dryRun) return await printPlan(pipelines, connection, session, io);
@@ -99,9 +101,8 @@ async function parseRunFlags(argv: string[], io: CliIO): Promise<RunFlags> {
   if (v['summary-file'] !== undefined) await checkSummaryFile(v['summary-file']);
   if (v.profile !== undefined && !v.sandbox)
     throw new UsageError(`${NAME}: --profile chooses the embedded sandbox's shapes; add --sandbox`);
-  const profile = v.sandbox
-    ? (parseProfile(v.profile, `${NAME} --profile`) ?? parseProfile(io.env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`))
-    : undefined;
+  // The environment's profile is read after the file's region (sandboxProfile): only --profile beats the region.
+  const profile = v.sandbox ? parseProfile(v.profile, `${NAME} --profile`) : undefined;
   return {
     file: positionals[0]!,
     dryRun: v['dry-run'] ?? false,
@@ -114,6 +115,19 @@ async function parseRunFlags(argv: string[], io: CliIO): Promise<RunFlags> {
     pushgateway: v.pushgateway,
     sandbox: v.sandbox ? { products: sandboxProducts, rateLimit: sandboxRate, profile } : undefined,
   };
+}
+
+/**
+ * The embedded sandbox's profile: --profile, else the profile named after the file's
+ * `connection.region` (every region has one), else CATALOG_SANDBOX_PROFILE, else the default.
+ */
+function sandboxProfile(
+  flags: { profile?: SandboxProfile },
+  pipelines: LoadedPipeline[],
+  env: NodeJS.ProcessEnv,
+): SandboxProfile | undefined {
+  const region = pipelines.map((p) => p.plan.connection.region).find((r) => r !== undefined);
+  return flags.profile ?? region ?? parseProfile(env[PROFILE_ENV], `${NAME}: ${PROFILE_ENV}`);
 }
 
 /** What the embedded sandbox changes in the pipelines' connection: its address, credentials and pace. */
@@ -159,6 +173,7 @@ export function sharedConnection(
     const differs = (
       [
         'baseUrl',
+        'region',
         'credentials',
         'rateLimit',
         'maxAttempts',

@@ -2,6 +2,7 @@
 // network (shape, stage options, filters against the source endpoint, state).
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile } from '../pipeline/loader.js';
+import { regionSummary } from '../pipeline/region-preset.js';
 import { type Command, parseOptions } from './command.js';
 import type { CliIO } from './io.js';
 
@@ -23,6 +24,8 @@ async function validateCommand(argv: string[], io: CliIO): Promise<number> {
     io.stdout.write(
       `✓ ${positionals[0]}: pipeline "${c.name}" is valid: ${stages} -> ${c.sinks.map((s) => s.type).join(' + ')}${c.state ? ` (incremental, state ${c.state.path})` : ''}\n`,
     );
+    const region = regionSummary(p.plan);
+    if (region) io.stdout.write(`  ${region}\n`);
   }
   return 0;
 }

@@ -50,7 +50,13 @@ import {
   findEndpoints,
   getEndpoint,
   MAX_REACHABLE_RESULTS,
+  type Environment,
+  type Region,
+  regionBaseUrl,
+  regionLabel,
+  regionsWithSandbox,
   toWireRequest,
+  validateRegionRequest,
   validateRequest,
 } from '../catalog/index.js';
 import { AbortedError, CatalogStreamsError, ConfigError, RequestValidationError } from '../errors.js';
@@ -111,8 +117,18 @@ export interface ClientTimeouts {
 }
 
 export interface CatalogClientOptions {
-  /** `https://host[/prefix]`; the `/v4/...` paths are appended. */
-  baseUrl: string;
+  /**
+   * `https://host[/prefix]`, with or without a trailing `/v4`; the `/v4/...` paths are appended.
+   * Optional with `region` (the region's API root).
+   */
+  baseUrl?: string;
+  /**
+   * A region preset (catalog/regions.ts): the base URL when `baseUrl` is not given, and the check
+   * before every request that the region takes its filter (names and code formats).
+   */
+  region?: Region;
+  /** With `region`: `production` (default) or `sandbox` (the vendor's sandbox, BE and FR only). */
+  environment?: Environment;
   /**
    * The API key; a comma-separated list (`k1,k2,k3`, with as many secrets in `apiSecret`) gives
    * several keys, each with its own `rateLimit`. Or give `credentials` instead.
@@ -317,8 +333,12 @@ export class CatalogClient {
   readonly serverClock = new ServerClock();
   #closing: Promise<void> | undefined;
 
+  /** The region preset the client was made with: its requests are checked against the region's filters. */
+  readonly region: Region | undefined;
+
   constructor(options: CatalogClientOptions) {
-    const url = parseBaseUrl(options.baseUrl);
+    const url = parseBaseUrl(presetBaseUrl(options));
+    this.region = options.region;
     const credentials = credentialsOf(options);
     this.baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     this.host = url.host;
@@ -391,11 +411,15 @@ export class CatalogClient {
     const rateLimit = overrides.rateLimit ?? envRateLimit(env);
     const resultWindow = overrides.resultWindow ?? envResultWindow(env);
     const { apiKey, apiSecret, credentials, ...rest } = overrides;
-    const baseUrl = pick(
-      overrides.baseUrl ?? env.CATALOG_BASE_URL,
-      'CATALOG_BASE_URL',
-      'the base URL of the catalog API (https://..., or the URL the sandbox prints)',
-    );
+    // A region preset gives the base URL unless the caller does (over CATALOG_BASE_URL, as a pipeline file's region).
+    const baseUrl =
+      overrides.region !== undefined && overrides.baseUrl === undefined
+        ? presetBaseUrl(overrides)
+        : pick(
+            overrides.baseUrl ?? env.CATALOG_BASE_URL,
+            'CATALOG_BASE_URL',
+            'the base URL of the catalog API (https://..., or the URL the sandbox prints)',
+          );
     return new CatalogClient({
       ...rest,
       ...(rateLimit !== undefined ? { rateLimit } : {}),
@@ -688,6 +712,7 @@ export class CatalogClient {
       });
     }
     validateRequest(endpoint, body);
+    if (this.region) validateRegionRequest(this.region, endpoint, body);
     const signal = combineSignals(this.#signal, options.signal);
     const request: Dispatcher.RequestOptions = {
       path: this.#pathPrefix + spec.path,
@@ -981,6 +1006,29 @@ function credentialsOf(options: CatalogClientOptions): ApiCredential[] {
     secrets: 'apiSecret',
     location: { path: 'connection.apiKey' },
   });
+}
+
+/** The base URL given, else the region's (in its environment); a ConfigError when there is neither. */
+export function presetBaseUrl(options: Pick<CatalogClientOptions, 'baseUrl' | 'region' | 'environment'>): string {
+  if (options.baseUrl !== undefined) return options.baseUrl;
+  const { region, environment } = options;
+  if (region === undefined) {
+    if (environment !== undefined)
+      throw new ConfigError(`environment "${environment}" needs a region: set region to one of be, fr, de, au, us`, {
+        path: 'connection.environment',
+      });
+    throw new ConfigError('no base URL: give baseUrl, or region (be, fr, de, au, us) for its API', {
+      path: 'connection.baseUrl',
+    });
+  }
+  const url = regionBaseUrl(region, environment);
+  if (url !== undefined) return url;
+  throw new ConfigError(
+    `region ${regionLabel(region)} has no ${environment} environment; the vendor has sandboxes for ${regionsWithSandbox().join(', ')} only: ` +
+      'leave environment out (production), or use the embedded sandbox (run --sandbox)',
+    { path: 'connection.environment' },
+    { code: 'config.region' },
+  );
 }
 
 function parseBaseUrl(baseUrl: string): URL {

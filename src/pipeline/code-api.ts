@@ -19,6 +19,7 @@ import {
   renameStage,
   selectMediaFormatStage,
   validateStage,
+  withRegionLocales,
 } from '../transforms/index.js';
 
 const deadLetterSinks = new StageRegistry().register(...sinkStages);
@@ -29,7 +30,7 @@ export const drop = stageFactory(dropStage, deadLetterSinks);
 export const explode = stageFactory(explodeStage, deadLetterSinks);
 export const extract = stageFactory(extractStage, deadLetterSinks);
 export const flatten = stageFactory(flattenStage, deadLetterSinks);
-export const flattenLocales = stageFactory(flattenLocalesStage, deadLetterSinks);
+export const flattenLocales = withRegionLocales(stageFactory(flattenLocalesStage, deadLetterSinks));
 export const normalizeCodes = stageFactory(normalizeCodesStage, deadLetterSinks);
 export const pick = stageFactory(pickStage, deadLetterSinks);
 export const rename = stageFactory(renameStage, deadLetterSinks);

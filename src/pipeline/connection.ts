@@ -2,12 +2,14 @@
 // environment and by an override (`--sandbox`), resolved once per run; and the CatalogClient
 // settings it makes.
 import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../catalog/limits.js';
+import type { Environment, Region } from '../catalog/regions.js';
 import { type ApiCredential, checkDistinct, pairCredentialLists } from '../client/credentials.js';
 import {
   type CatalogClientOptions,
   type ClientTimeouts,
   envRateLimit,
   envResultWindow,
+  presetBaseUrl,
 } from '../client/catalog-client.js';
 import { ConfigError } from '../errors.js';
 import type { LoadedPipeline } from './loader.js';
@@ -15,6 +17,12 @@ import type { ConnectionBlock } from './pipeline-file.js';
 
 export interface ResolvedConnection {
   baseUrl: string;
+  /** The region preset (`connection.region`): its filters and code formats are checked before each request. */
+  region?: Region;
+  /** With a region: production or the vendor's sandbox. */
+  environment?: Environment;
+  /** Where the base URL came from, for validate and the dry run (`region fr`, `connection.baseUrl`...). */
+  baseUrlSource?: string;
   /** One key/secret pair or several, in the order given: each key has its own `rateLimit` budget. */
   credentials: ApiCredential[];
   /** Where the keys and secrets came from (named by a credentials error). */
@@ -49,7 +57,10 @@ export function resolveConnection(
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedConnection {
   const block: ConnectionBlock = loaded.plan.connection;
-  const baseUrl = override.baseUrl ?? block.baseUrl ?? env.CATALOG_BASE_URL;
+  const region = override.region ?? block.region;
+  const environment = override.environment ?? block.environment;
+  // An explicit base URL wins over the region's (a proxy, the sandbox); the region's over CATALOG_BASE_URL.
+  const { baseUrl, baseUrlSource } = resolveBaseUrl(loaded.file, override, block, region, environment, env);
   const listed = override.credentials ?? (override.apiKey === undefined ? block.credentials : undefined);
   if (block.credentials && (block.apiKey !== undefined || block.apiSecret !== undefined)) {
     throw new ConfigError(
@@ -114,7 +125,37 @@ export function resolveConnection(
     maxPageBytes: override.maxPageBytes ?? block.maxPageBytes,
     resultWindow: override.resultWindow ?? envResultWindow(env),
     ...(override.sandbox ? { sandbox: true } : {}),
+    ...(region !== undefined ? { region } : {}),
+    ...(environment !== undefined ? { environment } : {}),
+    ...(baseUrlSource !== undefined ? { baseUrlSource } : {}),
   };
+}
+
+/** The base URL and where it came from: the override, the file's baseUrl, the region, the environment. */
+function resolveBaseUrl(
+  file: string,
+  override: ConnectionOverride,
+  block: ConnectionBlock,
+  region: Region | undefined,
+  environment: Environment | undefined,
+  env: NodeJS.ProcessEnv,
+): { baseUrl: string | undefined; baseUrlSource?: string } {
+  if (override.baseUrl !== undefined)
+    return { baseUrl: override.baseUrl, baseUrlSource: override.sandbox ? 'the embedded sandbox' : 'the caller' };
+  if (block.baseUrl !== undefined) return { baseUrl: block.baseUrl, baseUrlSource: `connection.baseUrl in ${file}` };
+  if (region !== undefined || environment !== undefined) {
+    try {
+      const baseUrl = presetBaseUrl({ region, environment });
+      return { baseUrl, baseUrlSource: `region ${region}${environment ? ` (${environment})` : ''}` };
+    } catch (err) {
+      if (err instanceof ConfigError)
+        throw new ConfigError(`${file}: ${err.message}`, { file, path: err.location.path }, { code: err.code });
+      throw err;
+    }
+  }
+  return env.CATALOG_BASE_URL
+    ? { baseUrl: env.CATALOG_BASE_URL, baseUrlSource: 'CATALOG_BASE_URL' }
+    : { baseUrl: undefined };
 }
 
 /** The pairs of apiKey and apiSecret (comma-separated lists), named by where each came from. */
@@ -187,6 +228,7 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
     timeouts,
     maxPageBytes,
     resultWindow,
+    region,
   } = connection;
   const retry = {
     ...(maxAttempts !== undefined ? { maxAttempts } : {}),
@@ -194,6 +236,7 @@ export function clientOptions(connection: ResolvedConnection): CatalogClientOpti
   };
   return {
     baseUrl,
+    ...(region !== undefined ? { region } : {}),
     credentials,
     ...(credentialSource !== undefined ? { credentialSource } : {}),
     rateLimit,

@@ -2,6 +2,7 @@
 // users' files depend on them. Stage specs are `{type, ...options}`; their
 // options are checked against the registered stage's own schema.
 import { z } from 'zod';
+import { ENVIRONMENTS, REGIONS } from '../catalog/regions.js';
 import { duration } from '../core/duration.js';
 
 export const StageSpec = z.looseObject({ type: z.string().min(1) }).describe('a stage: {type, ...its options}');
@@ -12,7 +13,17 @@ export const ConnectionBlock = z
     baseUrl: z
       .url({ message: 'must be an absolute URL such as https://api.example.com' })
       .optional()
-      .describe('API base URL (default: $CATALOG_BASE_URL)'),
+      .describe("API base URL, with or without a trailing /v4 (default: the region's, else $CATALOG_BASE_URL)"),
+    region: z
+      .enum(REGIONS)
+      .optional()
+      .describe(
+        "the live service's region (be, fr, de, au, us): its base URL, flatten-locales' default locales, the filters and code formats it takes (checked before any request), and the --sandbox profile",
+      ),
+    environment: z
+      .enum(ENVIRONMENTS)
+      .optional()
+      .describe("with region: production (default) or sandbox, the vendor's sandbox (be and fr only)"),
     apiKey: z
       .string()
       .min(1)

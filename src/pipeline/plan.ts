@@ -14,6 +14,7 @@ import type { StageRegistry } from '../core/registry.js';
 import type { StageKind } from '../core/stage.js';
 import { incrementalOutputProblems } from './incremental-outputs.js';
 import type { ConnectionBlock, PipelineFile, StageSpec, StateBlock } from './pipeline-file.js';
+import { type RegionPresetEffect, applyRegionPreset, regionProblems } from './region-preset.js';
 
 /** A sink's output a run replaces unless its template has `{run}`: the option, and the template as written. */
 export interface PlannedOutput {
@@ -60,6 +61,8 @@ export interface PipelinePlan {
     | undefined;
   /** The file's `connection:` block; the environment and `--sandbox` complete it at run time (connection.ts). */
   readonly connection: ConnectionBlock;
+  /** What `connection.region` set in the file (default locales), shown by validate and the dry run. */
+  readonly regionEffects: readonly RegionPresetEffect[];
   readonly state?: StateBlock | undefined;
   readonly stallTimeoutMs?: number | undefined;
   /** The outputs each sink replaces at every run unless its template has {run} (preflight checks them). */
@@ -88,11 +91,13 @@ export interface PlanOrigin {
  * checks, the incremental rules. Returns every problem found, or the plan when there is none.
  */
 export function planPipeline(
-  config: PipelineFile,
+  file: PipelineFile,
   registry: StageRegistry,
   origin: PlanOrigin,
 ): { plan: PipelinePlan; problems: [] } | { plan: undefined; problems: PlanProblem[] } {
   const problems: PlanProblem[] = [];
+  // The region's defaults are filled in before the specs are parsed, as if written in the file.
+  const { config, effects: regionEffects } = applyRegionPreset(file);
   // Gives dead letters of a state pipeline their per-run default names, in place, before the specs are parsed.
   const fixed = incrementalOutputProblems(config, registry);
   const nestedSinks: PlannedNestedSink[] = [];
@@ -121,6 +126,7 @@ export function planPipeline(
   const source = plan('source', config.source, ['source']);
   const transforms = config.transforms.map((t, i) => plan('transform', t, ['transforms', i]));
   const sinks = config.sinks.map((s, i) => plan('sink', s, ['sinks', i]));
+  problems.push(...regionProblems(config, source));
   if (config.state) problems.push(...stateProblems(config, registry));
   for (const { issue, at } of fixed) problems.push({ at, issue, code: 'config.state_fixed_output' });
   if (problems.length > 0 || !source) return { plan: undefined, problems };
@@ -135,6 +141,7 @@ export function planPipeline(
       sinks: sinks as PlannedStage<'sink'>[],
       nestedSinks,
       connection: config.connection ?? {},
+      regionEffects,
       state: config.state,
       stallTimeoutMs: config.stallTimeout,
     }),
@@ -209,6 +216,7 @@ export function planFromStreams(
     sinks: sinks as PlannedStage<'sink'>[],
     nestedSinks: [],
     connection: {},
+    regionEffects: [],
   });
 }
 

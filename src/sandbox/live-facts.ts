@@ -1,4 +1,4 @@
-// The facts of a product that only the live profiles (au, be, fr, us) have: its
+// The facts of a product that only the live profiles (au, be, de, fr, us) have: its
 // regional codes and which observed shapes it takes. They are drawn from their
 // own random stream (SALT.live), after the spec facts, so the `spec` profile's
 // draws and bytes do not change; the shapes of issue 24 from another one
@@ -29,6 +29,9 @@ export interface LiveFacts {
   cipOrAcl7?: string;
   cip13?: string;
   acl13?: string;
+  // de
+  /** The PZN: 8 digits, the last a check digit (mod 11). */
+  pzn?: string;
   // au
   gstApplicable?: boolean;
   snomedMpp?: string;
@@ -72,6 +75,7 @@ export const APB_CATEGORIES = ['medical_device', 'homeopathy'] as const;
 export const VAT_RATES: Record<Exclude<SandboxProfile, 'spec'>, readonly number[]> = {
   be: [0, 6, 21],
   fr: [0, 10],
+  de: [0, 7, 19],
   au: [0, 10],
   // sales tax is a state's, not on the record
   us: [0],
@@ -118,6 +122,9 @@ export function drawLiveFacts(
   const tpp = rng.chance(0.25) ? snomed() : undefined;
   const ctpp = rng.chance(0.15) ? snomed() : undefined;
   const gst = rng.chance(0.4);
+  // Drawn last, so the other regions' draws are those they had before the de profile.
+  const pzn = pznOf(digits(rng, 7));
+  const hasPzn = rng.chance(0.9);
   if (profile === 'be') {
     if (rng.chance(0.9)) facts.cnk = cnk;
     if (late) facts.bcfi = bcfi;
@@ -126,6 +133,8 @@ export function drawLiveFacts(
     if (rng.chance(0.85)) facts.cipOrAcl7 = cip7;
     if (medicine) facts.cip13 = cip13;
     if (late && acl13) facts.acl13 = acl13;
+  } else if (profile === 'de') {
+    if (hasPzn) facts.pzn = pzn;
   } else if (profile === 'au') {
     facts.gstApplicable = gst;
     if (mpp) facts.snomedMpp = mpp;
@@ -133,6 +142,19 @@ export function drawLiveFacts(
     if (late && ctpp) facts.snomedCtpp = ctpp;
   }
   return facts;
+}
+
+/**
+ * A PZN from 7 digits and its check digit: the sum of each digit times its position (1..7) mod 11;
+ * a body whose check would be 10 is not a PZN, so its last digit is moved on until it is one.
+ */
+export function pznOf(body: string): string {
+  for (let bump = 0; ; bump++) {
+    const b = body.slice(0, 6) + String((Number(body[6]) + bump) % 10);
+    let sum = 0;
+    for (let i = 0; i < 7; i++) sum += Number(b[i]) * (i + 1);
+    if (sum % 11 !== 10) return b + String(sum % 11);
+  }
 }
 
 /** The issue-24 shapes of product `index` (its own random stream: nothing else's draws change). */

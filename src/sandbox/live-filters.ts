@@ -1,6 +1,8 @@
 // The filters of the live service that the spec does not show (docs/live-service.md,
-// F1-F3), as the live profiles (au, be, fr) serve them; the `spec` profile refuses them
-// as it did before they were known, and the live profiles refuse the spec's guessed `kind`.
+// F1-F3), as the live profiles (au, be, de, fr, us) serve them; the `spec` profile refuses them
+// as it did before they were known, and the live profiles refuse the spec's guessed `kind` and
+// the filters their region does not document (catalog/regions.ts: `ecommerce` outside be and
+// fr, another region's national codes), as each regional service does.
 //
 // Where a record states the value, the filter reads it (media type, locales, target groups,
 // national codes, apbCategory, names, photos, descriptions). Where the live service's records
@@ -22,6 +24,8 @@ import {
   LIVE_MEDIA_FILTERS,
   LIVE_ORGANIZATION_FILTERS,
   LIVE_PRODUCT_FILTERS,
+  REGIONAL_FILTERS,
+  isRegion,
 } from '../catalog/index.js';
 import { closestName } from '../closest-name.js';
 import type { Dataset } from './dataset.js';
@@ -48,7 +52,9 @@ const LIVE_ONLY: Record<string, readonly string[]> = {
  */
 export function profileFilterIssues(profile: SandboxProfile, spec: EndpointSpec, filter: unknown): FilterIssue[] {
   const refused = new Set(
-    profile === 'spec' ? (LIVE_ONLY[spec.resource] ?? []) : Object.keys(spec.filterAliases ?? {}),
+    profile === 'spec'
+      ? (LIVE_ONLY[spec.resource] ?? [])
+      : [...Object.keys(spec.filterAliases ?? {}), ...foreignFilters(profile, spec.resource)],
   );
   if (refused.size === 0) return [];
   const known = Object.keys(spec.filters).filter((n) => !refused.has(n));
@@ -69,6 +75,14 @@ export function profileFilterIssues(profile: SandboxProfile, spec: EndpointSpec,
   };
   walk(filter, ['filter']);
   return issues;
+}
+
+/** The filters of `resource` that the region of a live profile does not document. */
+function foreignFilters(profile: SandboxProfile, resource: string): string[] {
+  if (!isRegion(profile)) return [];
+  return Object.entries(REGIONAL_FILTERS[resource] ?? {})
+    .filter(([, regions]) => !regions.includes(profile))
+    .map(([name]) => name);
 }
 
 const SEVENTH = 7;
@@ -154,6 +168,10 @@ export function liveProductLeaf(
     case 'acl13': {
       const set = padded(value, 13);
       return (i) => set.has(live(i)?.[name] ?? '');
+    }
+    case 'pzn': {
+      const set = padded(value, 8);
+      return (i) => set.has(live(i)?.pzn ?? '');
     }
     case 'cipOrAcl7': {
       // The live service matches the digits as a prefix of the 13-digit codes too, so a 7-digit

@@ -1,4 +1,4 @@
-// Product records in the shapes the live service sends (profiles au, be, fr, us;
+// Product records in the shapes the live service sends (profiles au, be, de, fr, us;
 // see profiles.ts and issue 11). Same facts as the spec profile where the
 // shapes agree, so filters and sortings read the same columns; what differs is
 // written here: codes as digit strings with their leading zeros, plain-string
@@ -99,6 +99,10 @@ export class LiveFragments {
       if (profile === 'us' && info) {
         const place = US_PLACES[o.record.id % US_PLACES.length]!;
         Object.assign(contactInformation, { city: place.city, region: place.region, country: 'US' });
+      } else if (profile === 'de' && info) {
+        // The DE service's regions are ISO 3166-2 codes too (DE-BY; /work/shared/samples/live-facts-3.md item 10).
+        const place = DE_PLACES[o.record.id % DE_PLACES.length]!;
+        Object.assign(contactInformation, { city: place.city, region: place.region, country: 'DE' });
       } else if (profile === 'au' && info) contactInformation.region = info.region?.value ?? null;
       return JSON.stringify({ id: o.record.id, name: o.record.name, type: o.record.type, contactInformation });
     });
@@ -135,6 +139,14 @@ const US_PLACES = [
   { city: 'San Diego', region: 'US-CA' },
   { city: 'Newark', region: 'US-NJ' },
   { city: 'Chicago', region: 'US-IL' },
+] as const;
+
+/** Where the DE profile's suppliers are. */
+const DE_PLACES = [
+  { city: 'München', region: 'DE-BY' },
+  { city: 'Hamburg', region: 'DE-HH' },
+  { city: 'Köln', region: 'DE-NW' },
+  { city: 'Berlin', region: 'DE-BE' },
 ] as const;
 
 const join = (items: readonly string[]): string => `[${items.join(',')}]`;
@@ -271,6 +283,8 @@ export function liveProductJson(ds: LiveProductSource, index: number): string {
       text('apbCategory', live.apbCategory);
   } else if (profile === 'fr') {
     s += text('cipOrAcl7', live.cipOrAcl7) + text('cip13', live.cip13) + text('acl13', live.acl13);
+  } else if (profile === 'de') {
+    s += text('pzn', live.pzn);
   }
   s += `,"conservationLabel":${fr.conservationLabel.get(f.conservation)!},"conservation":"${f.conservation}"`;
   if (cold || live.conservationRange) {

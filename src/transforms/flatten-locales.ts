@@ -8,10 +8,11 @@
 // its own values and the list stays a clean list of structs; `extract` turns
 // one into a plain list column (`brands_name_en: brands[].name_en`).
 import { z } from 'zod';
-import { localizedFieldPaths, resourceSchemas } from '../catalog/index.js';
+import { localizedFieldPaths, regionLocales, resourceSchemas } from '../catalog/index.js';
 import { ConfigError } from '../errors.js';
 import { closestName } from '../closest-name.js';
 import { defineStage, type StageContext } from '../core/stage.js';
+import type { PartialStageContext } from '../core/default-context.js';
 import { keepOrigin } from '../core/origin.js';
 import { buildPathTree, parseFieldPath, rewriteAtPaths, type PathNode } from '../core/field-path.js';
 import { RecordTransform, type RecordOutput } from './record-transform.js';
@@ -257,3 +258,20 @@ export const flattenLocalesStage = defineStage({
   schema: flattenLocalesSchema,
   create: (options, ctx) => new FlattenLocalesTransform(options, ctx),
 });
+
+/**
+ * The factory given neither locales nor fallback, with a context whose client has a region
+ * (`new CatalogClient({region})`), writes the region's locales, as a pipeline file with
+ * `connection.region` does.
+ */
+export function withRegionLocales<F extends (options?: any, ctx?: PartialStageContext) => unknown>(factory: F): F {
+  return ((options?: { locales?: unknown; fallback?: unknown }, ctx?: PartialStageContext) => {
+    const region = ctx?.client?.region;
+    const preset =
+      region !== undefined && options?.locales === undefined && options?.fallback === undefined
+        ? { ...options, locales: [...regionLocales(region)] }
+        : options;
+    return factory(preset, ctx);
+  }) as F;
+}
+

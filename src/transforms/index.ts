@@ -56,6 +56,7 @@ export {
 } from './validate.js';
 export {
   flattenLocalesStage,
+  withRegionLocales,
   FlattenLocalesTransform,
   FlattenLocalesOptionsSchema,
   type FlattenLocalesOptions,

@@ -16,7 +16,7 @@ import { join, relative } from 'node:path';
 const ZOD_ISSUE_CODES = new Set(['custom', 'invalid_type']);
 
 /** Dotted literals that are option paths, not codes. */
-const OPTION_PATHS = new Set(['state.path', 'source.type', 'connection.credentials']);
+const OPTION_PATHS = new Set(['state.path', 'source.type', 'connection.credentials', 'connection.environment']);
 
 function isNotACode(literal: string): boolean {
   return (

@@ -256,13 +256,19 @@ describe('product filters of the live service (F1, F2, F3)', () => {
         .filter((x, k, a) => a.indexOf(x) === k)
         .sort(),
     );
-    await checkLeaf(
-      all,
-      (q) => productIds(profile, q),
-      { ecommerce: ['no', 'unknown'] },
-      (_p, i) => productEcommerce(f(i), i) !== 'yes',
-      other,
-    );
+    // `ecommerce` is documented for be and fr only (issue 40): the au service refuses it.
+    if (profile !== 'au')
+      await checkLeaf(
+        all,
+        (q) => productIds(profile, q),
+        { ecommerce: ['no', 'unknown'] },
+        (_p, i) => productEcommerce(f(i), i) !== 'yes',
+        other,
+      );
+    else
+      expect(
+        (await sb(profile).post('/v4/products/stream', { filter: { ecommerce: 'no' }, sorting: { id: 'ASC' } })).status,
+      ).toBe(400);
     await checkLeaf(
       all,
       (q) => productIds(profile, q),

@@ -19,6 +19,7 @@ import {
 } from '../filters.js';
 import { DEFAULT_PAGE_SIZE, MAX_REACHABLE_RESULTS, PAGE_SIZES, type PageSize } from '../limits.js';
 import type { ResourceName } from '../resources/index.js';
+import { type Region, regionFilterIssues } from '../regions.js';
 import { productFilters, productSortings } from './products.js';
 import {
   type DeprecatedMediaFilters,
@@ -410,6 +411,22 @@ export function validateRequest<E extends EndpointName>(
   body: QueryRequest<E> | unknown,
 ): asserts body is QueryRequest<E> {
   const issues = checkRequest(name, body);
+  if (issues.length === 0) return;
+  const [first] = issues;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  throw new RequestValidationError(name, formatPath(first!.path), `${first!.message}${more}`);
+}
+
+/**
+ * Throws a RequestValidationError when `region` does not take the request's filter: a filter the
+ * region does not document, or a code value of the wrong format (regions.ts). The client calls it
+ * before every request of a client made with a region, so nothing the region refuses is sent.
+ */
+export function validateRegionRequest(region: Region, name: EndpointName | string, body: unknown): void {
+  const spec = getEndpoint(name);
+  const filter = (body as { filter?: unknown } | undefined)?.filter;
+  if (!spec || filter === undefined) return;
+  const issues = regionFilterIssues(region, spec.resource, filter, ['filter'], spec.filterAliases);
   if (issues.length === 0) return;
   const [first] = issues;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';

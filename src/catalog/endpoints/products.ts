@@ -84,6 +84,8 @@ export const productFilters = {
   cip13: nationalCodes(13),
   acl13: nationalCodes(13),
   cipOrAcl7: nationalCodes(7, true),
+  // Germany (the vendor's DE docs, issue 40): the PZN, 8 digits.
+  pzn: nationalCodes(8),
   media: codes(z.int().nonnegative()),
   ecommerce: oneOrMore(YesNoUnknown),
   apbCategory: oneOrMore(z.string().min(1)),
@@ -97,6 +99,7 @@ export const LIVE_PRODUCT_FILTERS = [
   'cip13',
   'acl13',
   'cipOrAcl7',
+  'pzn',
   'media',
   'ecommerce',
   'apbCategory',

@@ -1,0 +1,97 @@
+// What `connection.region` sets in a pipeline file (issue 40, catalog/regions.ts): the default
+// locales of `flatten-locales` stages that name none, and the checks made at plan time, before
+// any request: an environment the region has, the filters it documents, the formats of its codes.
+// The client checks the same before each request (a pipeline built in code has no plan check).
+import { getEndpoint } from '../catalog/endpoints/index.js';
+import {
+  type Region,
+  regionBaseUrl,
+  regionFilterIssues,
+  regionLabel,
+  regionLocales,
+  regionsWithSandbox,
+} from '../catalog/regions.js';
+import type { PlannedStage } from '../core/planned-stage.js';
+import type { ConnectionBlock, PipelineFile, StageSpec } from './pipeline-file.js';
+import type { LocatedIssue } from '../core/issues.js';
+
+/** A refusal found while planning (plan.ts takes it as a PlanProblem; declared here so plan.ts is not imported back). */
+interface PlanProblem {
+  readonly at: (string | number)[];
+  readonly issue: LocatedIssue;
+  readonly code?: string;
+}
+
+/** What a region preset set in a pipeline, for validate and the dry run (`transforms[1] flatten-locales: locales nl, fr`). */
+export interface RegionPresetEffect {
+  readonly at: string;
+  readonly what: string;
+}
+
+/**
+ * The file with the region's defaults filled in (a new object; the file as read is not changed):
+ * each `flatten-locales` without `locales` and `fallback` gets the region's locales.
+ */
+export function applyRegionPreset(config: PipelineFile): { config: PipelineFile; effects: RegionPresetEffect[] } {
+  const region = config.connection?.region;
+  if (region === undefined) return { config, effects: [] };
+  const effects: RegionPresetEffect[] = [];
+  const transforms = config.transforms.map((t: StageSpec, i): StageSpec => {
+    if (t.type !== 'flatten-locales' || 'locales' in t || 'fallback' in t) return t;
+    const locales = [...regionLocales(region)];
+    effects.push({ at: `transforms[${i}]`, what: `flatten-locales locales: ${locales.join(', ')}` });
+    return { ...t, locales };
+  });
+  return { config: { ...config, transforms }, effects };
+}
+
+/** The region's refusals of the file's environment and of its source's filter, as plan problems. */
+export function regionProblems(config: PipelineFile, source: PlannedStage<'source'> | undefined): PlanProblem[] {
+  const region = config.connection?.region;
+  const environment = config.connection?.environment;
+  if (region === undefined) {
+    if (environment === undefined) return [];
+    const message = `environment "${environment}" needs a region: set connection.region (be, fr, de, au, us)`;
+    return [{ at: ['connection', 'environment'], issue: { path: [], message }, code: 'config.region' }];
+  }
+  const problems: PlanProblem[] = [];
+  if (environment !== undefined && regionBaseUrl(region, environment) === undefined) {
+    const message = `region ${regionLabel(region)} has no ${environment} environment; the vendor has sandboxes for ${regionsWithSandbox().join(', ')} only: leave environment out (production), or run with --sandbox (the embedded sandbox's ${region} profile)`;
+    problems.push({ at: ['connection', 'environment'], issue: { path: [], message }, code: 'config.region' });
+  }
+  if (source) problems.push(...sourceFilterProblems(region, source));
+  return problems;
+}
+
+function sourceFilterProblems(region: Region, source: PlannedStage<'source'>): PlanProblem[] {
+  const spec = getEndpoint(source.type);
+  const filter = (source.options as { filter?: unknown }).filter;
+  if (!spec || filter === undefined) return [];
+  return regionFilterIssues(region, spec.resource, filter, ['filter'], spec.filterAliases).map((issue) => ({
+    at: ['source'],
+    issue: { path: issue.path, message: issue.message },
+    code: 'config.region',
+  }));
+}
+
+/**
+ * One line on what the plan's region preset set, for validate and the dry run; undefined without
+ * a region. `used`: the base URL the run uses and where it came from, when known (an explicit
+ * base URL, or the embedded sandbox, wins over the region's).
+ */
+export function regionSummary(
+  plan: { readonly connection: ConnectionBlock; readonly regionEffects: readonly RegionPresetEffect[] },
+  used?: { url: string; source?: string | undefined },
+): string | undefined {
+  const { region, environment } = plan.connection;
+  if (region === undefined) return undefined;
+  const preset = regionBaseUrl(region, environment);
+  const url = used?.url ?? plan.connection.baseUrl ?? preset;
+  const from =
+    url === preset ? '' : ` (from ${used?.source ?? 'connection.baseUrl'}; the region's is ${preset ?? 'none'})`;
+  return [
+    `region ${regionLabel(region)}, ${environment ?? 'production'}: base URL ${url}${from}`,
+    ...plan.regionEffects.map((e) => `${e.at} ${e.what}`),
+    `filters and codes checked for ${region} before any request`,
+  ].join('; ');
+}
