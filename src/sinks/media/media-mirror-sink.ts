@@ -17,6 +17,7 @@ import { LocalObjectStore, type ObjectStore } from '../../storage/object-store.j
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
 import { isPlainObject } from '../../values.js';
 import { byteSize } from '../shared/option-schemas.js';
+import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { MediaMirror, type MirrorSummary } from './media-mirror.js';
 import { type MediaTarget, mergeTargets, targetsOf } from './media-targets.js';
 
@@ -100,7 +101,8 @@ export const mediaMirrorOptions = z.strictObject({
   forcePathStyle: z.boolean().optional().describe('s3:// paths: path-style URLs; default: true with a custom endpoint'),
 });
 export type MediaMirrorConfig = z.output<typeof mediaMirrorOptions>;
-export type MediaMirrorOptions = z.input<typeof mediaMirrorOptions>;
+/** Options as a caller writes them (defaults optional), each option's description shown on hover. */
+export type MediaMirrorOptions = WithOptionDocs<'media-mirror', z.input<typeof mediaMirrorOptions>>;
 
 function storeOf(config: MediaMirrorConfig, ctx: StageContext): ObjectStore {
   const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(config.path);
