@@ -211,13 +211,14 @@ const counts = (s: MirrorSummary) => ({
   unchanged: s.unchanged,
   adopted: s.adopted,
   failed: s.failed,
+  deferred: s.deferred,
   removed: s.removed,
 });
 
 function describe(s: MirrorSummary): string {
   return (
     `media-mirror: ${s.files} file(s) named, ${s.toFetch} to fetch; fetched ${s.fetched} (${s.bytesFetched} bytes), ` +
-    `${s.unchanged} unchanged, ${s.adopted} adopted, ${s.failed} failed, ${s.removed} removed`
+    `${s.unchanged} unchanged, ${s.adopted} adopted, ${s.failed} failed, ${s.deferred} deferred, ${s.removed} removed`
   );
 }
 

@@ -5,7 +5,7 @@
 // the media table. Never loses a good copy: nothing is removed or replaced before a complete new
 // body is in hand, and a removal needs both the grace period and a journal naming the file.
 import type { ObjectStore, StagedObject } from '../../storage/object-store.js';
-import { WriteJournal } from '../../storage/write-journal.js';
+import { MAX_FILES, WriteJournal } from '../../storage/write-journal.js';
 import { AssetFetcher, type FetcherOptions, type FetchOutcome } from './asset-fetcher.js';
 import { FILES_FOLDER, type MediaTarget } from './media-targets.js';
 import { type FileState, MirrorState, STATE_REL } from './mirror-state.js';
@@ -41,13 +41,16 @@ export interface MirrorSummary {
   /** Stored by a killed run after its last state save: hashed from the store, not downloaded. */
   adopted: number;
   failed: number;
+  /** Left for the next run: more files to fetch than one run's journal holds (MAX_FILES). */
+  deferred: number;
   removed: number;
   failures: Array<{ url: string; reason: string }>;
   table?: { location: string; bytes: number; rows: number };
 }
 
-type Plan = 'skip' | 'adopt' | 'fetch' | 'foreign';
-const SAVE_EVERY = 25;
+type Plan = 'skip' | 'adopt' | 'fetch' | 'foreign' | 'defer';
+/** The state is saved at most this often while files arrive (a killed run loses at most this much, adopted later). */
+const SAVE_EVERY_MS = 2000;
 
 export class MediaMirror {
   readonly #store: ObjectStore;
@@ -62,6 +65,7 @@ export class MediaMirror {
     unchanged: 0,
     adopted: 0,
     failed: 0,
+    deferred: 0,
     removed: 0,
     failures: [],
   };
@@ -69,7 +73,8 @@ export class MediaMirror {
   #journal!: WriteJournal;
   #journaled = new Set<string>();
   #existing = new Set<string>();
-  #sinceSave = 0;
+  #savedAt = performance.now();
+  #saving: Promise<void> | undefined;
 
   constructor(store: ObjectStore, settings: MirrorSettings) {
     this.#store = store;
@@ -91,6 +96,7 @@ export class MediaMirror {
           this.#summary.toFetch++;
           this.#summary.knownBytesToFetch += this.#state.files.get(target.rel)?.bytes ?? 0;
         }
+      await this.#recordAhead(plans);
       this.#settings.progress?.(this.#summary);
       await this.#work(plans);
       await this.#state.save();
@@ -167,6 +173,27 @@ export class MediaMirror {
     return 'fetch';
   }
 
+  /**
+   * Journals every name this run may write, in one document before the first download (a name
+   * whose download then fails is simply not there for the sweep): one write instead of one per
+   * file, which would serialize the pool. A journal holds at most MAX_FILES names: the fetches past
+   * that wait for the next run (`deferred`).
+   */
+  async #recordAhead(plans: Array<{ target: MediaTarget; plan: Plan }>): Promise<void> {
+    let room = MAX_FILES;
+    const names: string[] = [];
+    for (const p of plans) {
+      if (p.plan !== 'fetch') continue;
+      if (room-- > 0) names.push(p.target.rel);
+      else {
+        p.plan = 'defer';
+        this.#summary.toFetch--;
+        this.#summary.deferred++;
+      }
+    }
+    if (names.length > 0) await this.#journal.record(names);
+  }
+
   /** `concurrency` workers take the targets in turn. */
   async #work(plans: Array<{ target: MediaTarget; plan: Plan }>): Promise<void> {
     let next = 0;
@@ -174,14 +201,20 @@ export class MediaMirror {
       while (next < plans.length && !this.#settings.signal.aborted) {
         const { target, plan } = plans[next++]!;
         await this.#one(target, plan);
-        if (++this.#sinceSave >= SAVE_EVERY) {
-          this.#sinceSave = 0;
-          await this.#state.save();
+        if (performance.now() - this.#savedAt >= SAVE_EVERY_MS && !this.#saving) {
+          // In the background, one at a time: the workers do not wait for the state's fsync.
+          this.#savedAt = performance.now();
+          // A failed intermediate save is only lost progress: the final save (awaited) reports a broken store.
+          this.#saving = this.#state
+            .save()
+            .catch(() => {})
+            .finally(() => (this.#saving = undefined));
         }
         this.#settings.progress?.(this.#summary);
       }
     };
     await Promise.all(Array.from({ length: this.#settings.concurrency }, worker));
+    await this.#saving;
     this.#settings.signal.throwIfAborted();
   }
 
@@ -203,11 +236,11 @@ export class MediaMirror {
         transient: false,
       });
     }
+    if (plan === 'defer') return;
     if (plan === 'adopt') return this.#adopt(t, f);
     const validators = f.stored ? { etag: f.etag ?? undefined, lastModified: f.lastModified ?? undefined } : {};
     let staged: StagedObject | undefined;
     const open = async (contentType: string) => {
-      await this.#journal.record([t.rel]);
       const s = await this.#store.stage(t.rel, this.#journal.writeOptions({ contentType }));
       staged = s;
       return { write: (chunk: Uint8Array) => s.file.write(chunk), discard: () => s.discard() };
