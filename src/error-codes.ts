@@ -337,6 +337,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'key by id (the default) unless dropping records that share a code is intended',
   ),
   runError(
+    'dependency.missing.s3-media',
+    'fix',
+    'a media-mirror sink with an s3:// path needs the AWS SDK, which is not installed',
+    'npm install @aws-sdk/client-s3 @aws-sdk/lib-storage in your project',
+  ),
+  runError(
     'dependency.missing.s3-sink',
     'fix',
     'the s3 sink needs the AWS SDK, which is not installed (an optional peer dependency)',
@@ -481,6 +487,31 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'retry',
     "a run reached a commit point (_table.json, an Iceberg commit, a manifest or dataset record, the state cursor) no longer holding its lock: another run took it over, or the run was paused past the lock's stale time; it published nothing there",
     "nothing to repair: the newer run's version stands. Run again once no other run of the pipeline is active; if runs are paused (frozen pods), keep them from overlapping",
+  ),
+  runError(
+    'media.download_failed',
+    'retry',
+    'the media mirror could not fetch more files than maxFailedShare allows (5xx, timeout, wrong type, too large, gone); the previous copies stay',
+    'run again later (maintenance windows end); read the first failures in the message, and the last_error column of media.parquet',
+  ),
+  warning(
+    'media.foreign_file',
+    'a file the media mirror did not write is where it would store a media file; it is left as it is and that media file is not stored',
+    'move the file away, or give the mirror a folder of its own',
+  ),
+  warning(
+    'media.journal_ignored',
+    'a write journal of the media mirror could not be used (unreadable or not a journal); the files it names are never removed',
+    "remove the journal the message names if it is not the mirror's",
+  ),
+  info(
+    'media.summary',
+    'what the media mirror did: files named, to fetch, fetched, unchanged, adopted, failed, removed',
+  ),
+  warning(
+    'media.url_invalid',
+    'a media URL is not an http or https URL; it was skipped',
+    'nothing to do in the pipeline; report it to the catalog if a file is missing',
   ),
   warning(
     'metrics.failed',

@@ -122,6 +122,8 @@ async function run(args: string[], io: CliIO): Promise<number> {
       extraCredentials,
       adminSecret: admin.secret,
       faults,
+      // The media URLs point at it (sandbox/asset-host.ts), so a media mirror can be tried locally.
+      assetHost: true,
       log: v.verbose ? (line) => io.stderr.write(`${line}\n`) : undefined,
     });
   } catch (err) {
@@ -156,7 +158,8 @@ async function run(args: string[], io: CliIO): Promise<number> {
     `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products.toLocaleString('en-US')} products, seed ${seed}, profile ${profile})\n` +
       `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
       `${adminLine(admin.from, sandbox.adminSecret)}\n` +
-      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential${keys > 1 ? ` (${keys} keys)` : ''}` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n`,
+      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential${keys > 1 ? ` (${keys} keys)` : ''}` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n` +
+      `media files (no key needed) on ${sandbox.assets?.url ?? 'no asset host'}\n`,
   );
   await stopped;
   const served = sandbox.stats.requests;

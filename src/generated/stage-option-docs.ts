@@ -1368,6 +1368,99 @@ export interface StageOptionDocs {
      */
     maxAttempts?: unknown;
   };
+  "media-mirror": {
+    /**
+     * Folder or s3://bucket/prefix of the mirror: files/<URL path>, media.parquet, _mirror/state.json,
+     * _journal/
+     */
+    path?: unknown;
+    /**
+     * Image format keys in order of preference; the first a photo or frontal has is mirrored
+     *
+     * Default: `["largeWebp","large","largeJpg"]`
+     */
+    formats?: unknown;
+    /**
+     * Products: each one's first frontal, its first photo when it has none (default), every photo and
+     * frontal, or none; media records: every image item unless none
+     *
+     * Default: `"frontal-or-photo"`
+     */
+    images?: unknown;
+    /**
+     * Mirror the PDFs of links with linkType brochure (other link types are pages, never fetched)
+     *
+     * Default: `true`
+     */
+    brochures?: unknown;
+    /**
+     * Downloads at once (the asset host pool, apart from the API client)
+     *
+     * Default: `8`
+     */
+    concurrency?: unknown;
+    /**
+     * Requests per second to the asset host, spaced evenly
+     *
+     * Default: `20`
+     */
+    requestsPerSecond?: unknown;
+    /**
+     * Per file and attempt, first byte to last ("60s")
+     */
+    timeout?: unknown;
+    /**
+     * Largest file accepted ("20MiB", the live service's PDF limit)
+     */
+    maxFileBytes?: unknown;
+    /**
+     * Attempts after the first for a 5xx, 429, timeout, wrong type or short body, with doubling backoff
+     *
+     * Default: `2`
+     */
+    retries?: unknown;
+    /**
+     * First backoff between attempts ("500ms"), doubled each time
+     */
+    retryDelay?: unknown;
+    /**
+     * auto: a stored file named by a content hash is not asked for again, others get a conditional GET;
+     * always: conditional GET for every stored file
+     *
+     * Default: `"auto"`
+     */
+    revalidate?: unknown;
+    /**
+     * A stored file no record names is removed after this many days (full runs only; only files the mirror
+     * wrote)
+     *
+     * Default: `7`
+     */
+    removeAfterDays?: unknown;
+    /**
+     * Share of the files that may fail before the run fails with media.download_failed (exit 1); default
+     * 0: any failure
+     *
+     * Default: `0`
+     */
+    maxFailedShare?: unknown;
+    /**
+     * User-Agent of the downloads; default catalog-streams/<version> (node <version>) media-mirror
+     */
+    userAgent?: unknown;
+    /**
+     * s3:// paths: S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS
+     */
+    endpoint?: unknown;
+    /**
+     * s3:// paths: region
+     */
+    region?: unknown;
+    /**
+     * s3:// paths: path-style URLs; default: true with a custom endpoint
+     */
+    forcePathStyle?: unknown;
+  };
 }
 
 /**

@@ -4,6 +4,7 @@
 // products this is a few tens of MB instead of several GB of JSON objects.
 // Everything is a pure function of (seed, product count, options) except the
 // timestamps `touch` moves forward while the sandbox runs.
+import { DEFAULT_ASSET_BASE } from './asset-host.js';
 import type { BulkImport } from './timeline.js';
 import { GENERATION_EPOCH, SALT, layOutCreatedAt, timeBetween, updatedAfter } from './timeline.js';
 import { type CorrectionEntry, type NewsEntry, generateCorrections, generateNews } from './generate-activity.js';
@@ -104,6 +105,11 @@ export class Dataset {
   readonly fragments: JsonFragments;
   /** Their live-profile forms; undefined in the spec profile. */
   readonly liveFragments: LiveFragments | undefined;
+  /**
+   * Where media URLs point (records are built when served, so this applies from the next answer):
+   * `startSandbox` sets it to its asset host's URL (sandbox/asset-host.ts).
+   */
+  assetBase = DEFAULT_ASSET_BASE;
 
   constructor(options: DatasetOptions = {}) {
     const seed = options.seed ?? DEFAULT_SEED;

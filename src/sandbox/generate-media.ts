@@ -10,6 +10,7 @@ import { GENERATION_EPOCH, SALT } from './timeline.js';
 import { localeListJson } from './json-fragments.js';
 import { LIVE_TARGET_GROUPS, TARGET_GROUPS, VISIBLE_SIDES } from './vocabulary.js';
 import { type SandboxProfile, regionMask } from './profiles.js';
+import { LINK_TYPES } from '../catalog/endpoints/reference.js';
 
 /**
  * What media records are drawn from: the dataset's columns and lookups (Dataset implements it).
@@ -26,6 +27,8 @@ export interface MediaSource {
   readonly mediaUpdatedAt: Uint32Array;
   mediaOwner(m: number): number;
   mediaProducts(m: number): string[];
+  /** Base URL of the asset host the media URLs point at (sandbox/asset-host.ts). */
+  readonly assetBase: string;
 }
 
 export const MEDIA_KINDS = ['photo', 'frontal', 'link'] as const;
@@ -46,7 +49,34 @@ export const mediaInfo = {
     kind | (photoType << 2) | (share << 4) | (lacksFormat ? 64 : 0),
 };
 
-const MEDIA_HOST = 'https://media.catalog-sandbox.test';
+const SIZE_NAMES: Record<string, string> = { '200': 'thumbnail', '450': 'medium', '900': 'large', '1500': 'huge' };
+
+/**
+ * The URL of media item `id`'s file `file` (`900.webp`, `1500-2.png`) in the live shape
+ * `<base>/media/{thumbnail|medium|large|huge}/<hex>.{jpeg|png|webp}`: a hex name, stable per item and file.
+ */
+export function mediaFileUrl(base: string, id: number, file: string): string {
+  const [stem, ext] = file.split('.') as [string, string];
+  const size = SIZE_NAMES[stem.split('-')[0]!] ?? 'large';
+  return `${base}/media/${size}/${hexName(`${id}/${file}`)}.${ext === 'jpg' ? 'jpeg' : ext}`;
+}
+
+/** A brochure's PDF URL on the asset host. */
+export const brochureUrl = (base: string, id: number) => `${base}/media/brochures/${hexName(`${id}/brochure`)}.pdf`;
+
+/** 24 hex digits from a string (FNV-1a, three lanes): cheap, deterministic, not a secret. */
+function hexName(key: string): string {
+  let out = '';
+  for (let lane = 0; lane < 3; lane++) {
+    let h = (0x811c9dc5 ^ (lane * 0x9e3779b9)) >>> 0;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+    out += h.toString(16).padStart(8, '0');
+  }
+  return out;
+}
+
+/** The link type of media item `m` when it is a link (the media `linkType` filter reads it too). */
+export const linkTypeOf = (m: number): (typeof LINK_TYPES)[number] => LINK_TYPES[(m + 1) % LINK_TYPES.length]!;
 const DAY = 86_400;
 
 export interface MediaDraw {
@@ -101,18 +131,18 @@ function details(seed: number, m: number): { rng: Rng } {
   return { rng: rngFor(seed, SALT.mediaRecord, m) };
 }
 
-export function photoFormatsJson(id: number, lacks: boolean): string {
-  const b = `${MEDIA_HOST}/${id}/`;
+export function photoFormatsJson(base: string, id: number, lacks: boolean): string {
+  const u = (file: string) => mediaFileUrl(base, id, file);
   // Small source images have no huge variants.
-  const huge = lacks ? '' : `,"huge":"${b}1500.jpg","hugeWebp":"${b}1500.webp"`;
-  return `{"thumbnail":"${b}200.jpg","thumbnailWebp":"${b}200.webp","medium":"${b}450.jpg","mediumWebp":"${b}450.webp","large":"${b}900.jpg","largeWebp":"${b}900.webp"${huge}}`;
+  const huge = lacks ? '' : `,"huge":"${u('1500.jpg')}","hugeWebp":"${u('1500.webp')}"`;
+  return `{"thumbnail":"${u('200.jpg')}","thumbnailWebp":"${u('200.webp')}","medium":"${u('450.jpg')}","mediumWebp":"${u('450.webp')}","large":"${u('900.jpg')}","largeWebp":"${u('900.webp')}"${huge}}`;
 }
 
 /** Frontal format names differ from photo ones (`mediumJpeg`, `largeJpg`); some frontals lack `largeWebp`. */
-function frontalFormatsJson(id: number, lacks: boolean): string {
-  const b = `${MEDIA_HOST}/${id}/`;
-  const largeWebp = lacks ? '' : `,"largeWebp":"${b}900.webp"`;
-  return `{"thumbnail":"${b}200.png","thumbnailWebp":"${b}200.webp","medium":"${b}450.png","mediumJpeg":"${b}450.jpg","mediumWebp":"${b}450.webp","largeJpg":"${b}900.jpg"${largeWebp},"huge":"${b}1500.png","hugeWebp":"${b}1500.webp"}`;
+function frontalFormatsJson(base: string, id: number, lacks: boolean): string {
+  const u = (file: string) => mediaFileUrl(base, id, file);
+  const largeWebp = lacks ? '' : `,"largeWebp":"${u('900.webp')}"`;
+  return `{"thumbnail":"${u('200.png')}","thumbnailWebp":"${u('200.webp')}","medium":"${u('450.png')}","mediumJpeg":"${u('450.jpg')}","mediumWebp":"${u('450.webp')}","largeJpg":"${u('900.jpg')}"${largeWebp},"huge":"${u('1500.png')}","hugeWebp":"${u('1500.webp')}"}`;
 }
 
 /** The target groups a media record states (its first draw); frontals state none. */
@@ -133,7 +163,7 @@ function photoFieldsJson(ds: MediaSource, m: number): string {
   const { rng } = details(ds.seed, m);
   const targetGroups = JSON.stringify(drawTargetGroups(rng, KIND_PHOTO));
   const sides = JSON.stringify(rng.subset(VISIBLE_SIDES, 1, 2));
-  return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
+  return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(ds.assetBase, m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
 }
 
 export const metaJson = (ds: MediaSource, m: number) =>
@@ -150,10 +180,13 @@ export function mediaJson(ds: MediaSource, m: number): string {
   if (kind === KIND_PHOTO)
     return `{"id":${id},"kind":"photo",${photoFieldsJson(ds, m)},${metaJson(ds, m)},${organizationsJson(ds, ds.mediaOwner(m))},${products}}`;
   if (kind === KIND_FRONTAL) {
-    return `{"id":${id},"kind":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(id, mediaInfo.lacksFormat(info) === 1)},${metaJson(ds, m)},${products}}`;
+    return `{"id":${id},"kind":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(ds.assetBase, id, mediaInfo.lacksFormat(info) === 1)},${metaJson(ds, m)},${products}}`;
   }
   const { rng } = details(ds.seed, m);
-  return `{"id":${id},"kind":"link","url":"https://www.catalog-sandbox.test/links/${id}","locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${JSON.stringify(drawTargetGroups(rng, KIND_LINK))},${metaJson(ds, m)},${products}}`;
+  // Only brochures are files (PDFs on the asset host); app, video and website links are pages.
+  const linkType = linkTypeOf(m);
+  const url = linkType === 'brochure' ? brochureUrl(ds.assetBase, id) : `https://www.catalog-sandbox.test/links/${id}`;
+  return `{"id":${id},"kind":"link","linkType":"${linkType}","url":"${url}","locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${JSON.stringify(drawTargetGroups(rng, KIND_LINK))},${metaJson(ds, m)},${products}}`;
 }
 
 /** A product's `photos[]` entry (no id: the spec shows none; the URLs identify the image). */
@@ -163,7 +196,7 @@ export function productPhotoJson(ds: MediaSource, m: number, displayOrder: numbe
 
 export function productFrontalJson(ds: MediaSource, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
-  return `{"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)},"displayOrder":${displayOrder}}`;
+  return `{"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(ds.assetBase, m + 1, mediaInfo.lacksFormat(info) === 1)},"displayOrder":${displayOrder}}`;
 }
 
 /**
@@ -175,7 +208,7 @@ export function liveProductPhotoJson(ds: MediaSource, m: number, displayOrder: n
   const info = ds.mediaInfo[m]!;
   const rng = rngFor(ds.seed, SALT.liveMedia, m);
   let s = `{"id":${m + 1},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}"`;
-  s += `,"formats":${photoFormatsJson(m + 1, mediaInfo.lacksFormat(info) === 1)}`;
+  s += `,"formats":${photoFormatsJson(ds.assetBase, m + 1, mediaInfo.lacksFormat(info) === 1)}`;
   if (rng.chance(0.7)) s += `,"displayOrder":${displayOrder}`;
   if (rng.chance(0.6)) s += `,"locales":${localeListJson(ds.mediaLocales[m]!)}`;
   if (rng.chance(0.6)) s += `,"targetGroups":${JSON.stringify(rng.subset(LIVE_TARGET_GROUPS, 1, 3))}`;
@@ -192,14 +225,14 @@ export function liveProductPhotoJson(ds: MediaSource, m: number, displayOrder: n
 export function liveProductFrontalJson(ds: MediaSource, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
   const rng = rngFor(ds.seed, SALT.liveMedia, m);
-  const b = `${MEDIA_HOST}/${m + 1}/`;
+  const u = (file: string) => mediaFileUrl(ds.assetBase, m + 1, file);
   const lacks = mediaInfo.lacksFormat(info) === 1;
-  let formats = `"thumbnail":"${b}200.png","medium":"${b}450.png","mediumJpeg":"${b}450.jpg","large":"${b}900.png"`;
-  if (!lacks) formats += `,"largePng":"${b}900-2.png"`;
-  formats += `,"huge":"${b}1500.png"`;
-  if (!lacks) formats += `,"hugePng":"${b}1500-2.png"`;
+  let formats = `"thumbnail":"${u('200.png')}","medium":"${u('450.png')}","mediumJpeg":"${u('450.jpg')}","large":"${u('900.png')}"`;
+  if (!lacks) formats += `,"largePng":"${u('900-2.png')}"`;
+  formats += `,"huge":"${u('1500.png')}"`;
+  if (!lacks) formats += `,"hugePng":"${u('1500-2.png')}"`;
   if (rng.chance(0.33))
-    formats += `,"thumbnailWebp":"${b}200.webp","mediumWebp":"${b}450.webp","largeWebp":"${b}900.webp"`;
+    formats += `,"thumbnailWebp":"${u('200.webp')}","mediumWebp":"${u('450.webp')}","largeWebp":"${u('900.webp')}"`;
   const groups = rng.chance(0.5) ? LIVE_TARGET_GROUPS : rng.subset(LIVE_TARGET_GROUPS, 1, 3);
   return (
     `{"id":${m + 1},"type":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","displayOrder":${displayOrder}` +

@@ -8,6 +8,7 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE, MAX_REACHABLE_RESULTS } from '../catalog
 import { AdminCredential, randomSecret } from './admin-credential.js';
 import { Dataset, type DatasetOptions } from './dataset.js';
 import type { SandboxFaults } from './faults.js';
+import { type AssetFaults, type AssetHost, startAssetHost } from './asset-host.js';
 import type { QueryCacheLimits } from './query-engine.js';
 import type { SandboxChanges } from './changes.js';
 import { PRODUCT_STATUSES } from './generate-products.js';
@@ -61,6 +62,12 @@ export interface SandboxOptions extends DatasetOptions {
   log?: (line: string) => void;
   /** Largest request body, bytes (default 1 MiB): 413 past it. */
   maxBodyBytes?: number;
+  /**
+   * Start the asset host serving the media files (a second server, its own port; `true` or its
+   * faults). Off by default: media URLs then point at an unresolvable host, and the same seed
+   * serves the same bytes (with the host on, URLs carry its port). The CLI's `sandbox` starts it.
+   */
+  assetHost?: AssetFaults | boolean;
   /** Bounds of the query cache: `maxEntries` (default 256), `maxBytes` (default 48 MiB, keys and results). */
   queryCache?: QueryCacheLimits;
 }
@@ -75,6 +82,8 @@ export interface Sandbox {
   /** `Bearer <adminSecret>`: the Authorization header of the admin routes. */
   adminAuthorization: string;
   dataset: Dataset;
+  /** The media files' host (undefined unless `assetHost`). */
+  assets: AssetHost | undefined;
   /** A snapshot of the request counters. */
   readonly stats: SandboxStats;
   /** A snapshot of the work its CPU budgets bound: filter scans and churn draws. */
@@ -122,6 +131,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     apiSecret: options.credentials?.apiSecret ?? DEFAULT_CREDENTIALS.apiSecret,
   };
   const admin = new AdminCredential(options.adminSecret ?? randomSecret());
+  const assets = await startAssets(options, [credentials, ...(options.extraCredentials ?? [])], admin.secret);
+  if (assets) dataset.assetBase = assets.url;
   const server = new SandboxServer(dataset, {
     credentials: [credentials, ...(options.extraCredentials ?? [])],
     adminSecret: admin.secret,
@@ -156,6 +167,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     adminSecret: admin.secret,
     adminAuthorization: admin.authorization,
     dataset,
+    assets,
     get stats() {
       return server.stats;
     },
@@ -177,12 +189,32 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         http.close((err) => (err ? reject(err) : resolve()));
         // Streams in progress and idle keep-alive connections would hold close() open.
         http.closeAllConnections();
-      })),
+      }).then(() => assets?.close())),
   };
+}
+
+/** The asset host, told every secret of the sandbox so that it can report one reaching it. */
+function startAssets(
+  options: SandboxOptions,
+  credentials: Credentials[],
+  admin: string,
+): Promise<AssetHost | undefined> {
+  if (!options.assetHost) return Promise.resolve(undefined);
+  const secrets = [admin, ...credentials.flatMap((c) => [c.apiKey, c.apiSecret])];
+  const faults = options.assetHost === true ? {} : options.assetHost;
+  return startAssetHost({ host: options.host, faults, secrets });
 }
 
 export { Dataset, DEFAULT_PRODUCT_COUNT, DEFAULT_SEED, type DatasetOptions } from './dataset.js';
 export { SandboxFaultsSchema, type SandboxFaults, type FaultStats } from './faults.js';
+export {
+  AssetHost,
+  assetBytes,
+  assetSha256,
+  startAssetHost,
+  type AssetFaults,
+  type AssetHostOptions,
+} from './asset-host.js';
 export { SandboxChangesSchema, type SandboxChanges } from './changes.js';
 export { ADMIN_SECRET_ENV, randomSecret } from './admin-credential.js';
 export { MAX_FILTER_NODES, MAX_LEAF_TESTS, MAX_SEARCH_TESTS } from './filter-budget.js';

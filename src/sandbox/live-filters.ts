@@ -30,7 +30,7 @@ import {
 import { closestName } from '../closest-name.js';
 import type { Dataset } from './dataset.js';
 import { listOf, stringSet, timestampPredicate } from './filter-values.js';
-import { KIND_LINK, MEDIA_KINDS, mediaInfo, mediaTargetGroups } from './generate-media.js';
+import { KIND_LINK, MEDIA_KINDS, linkTypeOf, mediaInfo, mediaTargetGroups } from './generate-media.js';
 import type { ProductFacts } from './generate-products.js';
 import type { OrganizationEntry } from './generate-reference.js';
 import type { SandboxProfile } from './profiles.js';
@@ -94,7 +94,7 @@ export const mediaPublished = (m: number): boolean => (m + 1) % TENTH !== 0;
 export const mediaAvailable = (m: number): boolean => (m + 1) % SEVENTH !== 0;
 /** The link type of media item `m`, undefined when it is not a link. */
 export function mediaLinkType(ds: Dataset, m: number): (typeof LINK_TYPES)[number] | undefined {
-  return mediaInfo.kind(ds.mediaInfo[m]!) === KIND_LINK ? LINK_TYPES[(m + 1) % LINK_TYPES.length] : undefined;
+  return mediaInfo.kind(ds.mediaInfo[m]!) === KIND_LINK ? linkTypeOf(m) : undefined;
 }
 
 /** A predicate for a media filter of the live service, or undefined when `name` is not one. */

@@ -11,6 +11,7 @@ import { csvSinkFormat } from './csv/csv-format.js';
 import { jsonlSinkFormat } from './jsonl/jsonl-format.js';
 import { parquetSinkFormat } from './parquet/parquet-format.js';
 import { tableSinkStage } from './table/table-sink.js';
+import { mediaMirrorStage } from './media/media-mirror-sink.js';
 
 /** The formats every destination writes, one line each (ARCHITECTURE.md "Add a format"). */
 export const outputFormats = [parquetSinkFormat, jsonlSinkFormat, csvSinkFormat] as const;
@@ -27,6 +28,7 @@ export const sinkStages = [
   csvLocal.stage,
   s3.stage,
   tableSinkStage,
+  mediaMirrorStage,
 ] as SinkDefinition[];
 
 // The code API: each sink's stage, options schema, factory and option types.
@@ -74,6 +76,14 @@ export {
   type TableSinkOptions,
   type TableVersion,
 } from './table/table-sink.js';
+export {
+  mediaMirror,
+  mediaMirrorOptions,
+  mediaMirrorStage,
+  MediaMirrorSink,
+  type MediaMirrorConfig,
+  type MediaMirrorOptions,
+} from './media/media-mirror-sink.js';
 export { icebergTableVersions } from './table/iceberg-layout.js';
 export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './shared/column-schema.js';
 export { recordSchemaFromZod, type ResourceSchemas } from '../core/zod-column-hints.js';

@@ -21,6 +21,7 @@ export const S3_FEATURES = {
   's3-sink': 'the s3 sink',
   's3-table': 'a table sink with an s3:// path',
   's3-state': 'an s3:// state.path',
+  's3-media': 'a media-mirror sink with an s3:// path',
 } as const;
 export type S3Feature = keyof typeof S3_FEATURES;
 

@@ -48,6 +48,7 @@ const CALLS: Record<string, string> = {
   csv: 'csvSink(OPTIONS)',
   s3: 's3Sink(OPTIONS)',
   table: 'tableSink(OPTIONS)',
+  'media-mirror': 'mediaMirror(OPTIONS)',
 };
 
 const normalize = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -67,7 +68,7 @@ describe('option descriptions as JSDoc', () => {
       '  catalogCategoriesQuery, mediaQuery, publicCategoriesQuery, dietaryRestrictionsQuery, colorsQuery, productsStream, mediaStream,\n' +
       '  activeIngredientsQuery, productFamiliesQuery, atcCategoriesQuery, ospCategoriesQuery,\n' +
       '  validate, flattenLocales, selectMediaFormat, normalizeCodes, pick, rename, drop, extract, flatten, explode, dedupe, custom,\n' +
-      "  findTransform, jsonlSink, parquetSink, csvSink, s3Sink, tableSink } from 'catalog-streams';\n" +
+      "  findTransform, jsonlSink, parquetSink, csvSink, s3Sink, tableSink, mediaMirror } from 'catalog-streams';\n" +
       'declare const client: CatalogClient;\ndeclare const ctx: StageContext;\ndeclare const v: never;\n';
     for (const def of builtinStages) {
       const rows = describeOptions(def);

@@ -59,7 +59,7 @@ export function shippedPipelinesLife(profile: SandboxProfile): void {
 
     beforeAll(async () => {
       [sandbox, ws, s3] = await Promise.all([
-        startTestSandbox({ products: PRODUCTS, profile, pending: 5, seed: 35 }),
+        startTestSandbox({ products: PRODUCTS, profile, pending: 5, seed: 35, assetHost: true }),
         workspace(`life-${profile}-`),
         startS3Server({ bucket: 'lake' }),
       ]);
@@ -161,12 +161,14 @@ export function shippedPipelinesLife(profile: SandboxProfile): void {
       await checkOthers(file, summaries);
     }
 
-    /** What is not a product output: demo's media, reference-data's six pipelines. */
+    /** What is not a product output: demo's media, reference-data's six pipelines, the media mirror's downloads. */
     async function checkOthers(file: string, summaries: Rec[]): Promise<void> {
       if (file === 'demo.yml') {
         const media = gunzipSync(await readFile(join(ws.dir, 'out/demo/media.jsonl.gz'))).toString();
         expect(media.trim().split('\n')).toHaveLength(sandbox.dataset.mediaCount);
       }
+      if (file === 'media-mirror.yml')
+        expect(sandbox.assets!.credentialed, 'credentials sent to the asset host').toBe(0);
       if (file === 'reference-data.yml') {
         expect(summaries).toHaveLength(6);
         for (const s of summaries) {

@@ -65,6 +65,8 @@ export const MediaRecord = Photo.extend({
   formats: z.looseObject({ ...PhotoFormats.shape, ...FrontalFormats.shape }).optional(),
   kind: z.string().optional(),
   url: z.string().optional(),
+  /** A link's type (`app`, `brochure`, `video`, `website`); only a brochure's URL is a file (a PDF). */
+  linkType: z.string().optional(),
   products: z.array(z.string()).optional(),
 });
 export type MediaRecord = z.infer<typeof MediaRecord>;
