@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { S3RVER_CREDENTIALS, startS3Server, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { jsonLines, listFiles, runCli, sandboxEnv } from '../cli/cli-process.js';
+import { jsonLines, listFiles, runCli, sandboxEnv, workspace } from '../cli/cli-process.js';
 import { icebergReferences, readIceberg } from '../helpers/iceberg-reader.js';
 
 // Few products: what a kill can break depends on the steps, and the steps on the number of
@@ -174,7 +174,13 @@ export async function placeForeignS3(prefix: string, files: Record<string, strin
   };
 }
 
-/** The steps of one run: kill before step N, then a good run, for every N until a run completes. */
+/**
+ * The steps of one run: kill before step N, then a good run, for every N until a run completes.
+ * A long matrix is cut in step ranges run by separate files (in parallel by the suite's two
+ * workers): `fromStep` > 1 starts with a good run, so its first kill hits an incremental run after
+ * a good one, as step `fromStep` does in the whole loop; `toStep` stops after the good run that
+ * follows the kill before that step (each of the range's steps then had its kill).
+ */
 export async function killAtEveryStep(opts: {
   dir: string;
   pipeline: string;
@@ -183,6 +189,10 @@ export async function killAtEveryStep(opts: {
   check(after: 'kill' | 'good', pending: ReadonlySet<string>, stderr: string): Promise<{ committed: string[] }>;
   /** Checks that what others placed in and beside the dataset (placed before the first run) is untouched. */
   untouched?: () => Promise<void>;
+  /** The first step to kill before (default 1). */
+  fromStep?: number;
+  /** The last step to kill before; default: until a run has fewer steps. */
+  toStep?: number;
 }): Promise<number> {
   const file = join(opts.dir, 'pipeline.yml');
   await writeFile(file, opts.pipeline);
@@ -203,7 +213,14 @@ export async function killAtEveryStep(opts: {
     for (const id of sandbox.touch(chosen).products) pending.add(id);
   };
   let killedRuns = 0;
-  for (let step = 1; ; step++) {
+  const fromStep = opts.fromStep ?? 1;
+  if (fromStep > 1) {
+    touch();
+    const first = await run(opts.env);
+    expect(first.code, first.stderr).toBe(0);
+    await settle('good', first.stderr);
+  }
+  for (let step = fromStep; step <= (opts.toStep ?? Infinity); step++) {
     touch();
     const log = join(opts.dir, `steps-${step}.log`);
     const killed = await run({
@@ -228,6 +245,47 @@ export async function killAtEveryStep(opts: {
     await settle('good', good.stderr).catch((err: Error) => {
       throw new Error(`after the good run following a kill before step ${step} (${at}): ${err.message}`);
     });
+  }
+  return killedRuns;
+}
+
+/** The Iceberg layout (local folder) killed before the steps `fromStep`..`toStep`. */
+export async function icebergKills(fromStep: number, toStep?: number) {
+  const ws = await workspace('catalog-streams-kill-iceberg-');
+  try {
+    const root = join(ws.dir, 'lake/products');
+    const check = icebergCheck(root, Object.keys(ICEBERG_FOREIGN));
+    const killed = await killAtEveryStep({
+      dir: ws.dir,
+      pipeline: `name: kill-iceberg\n${SOURCE}\nsinks:\n  - { type: table, format: iceberg, keepSnapshots: 3, path: lake/products, key: id, maxRows: ${MAX_ROWS} }\n`,
+      env: sandboxEnv(sandbox),
+      check,
+      untouched: await placeForeignLocal(root, ICEBERG_FOREIGN),
+      fromStep,
+      ...(toStep === undefined ? {} : { toStep }),
+    });
+    return { killed, seen: check.seen };
+  } finally {
+    await ws.remove();
+  }
+}
+
+/** The table sink on S3 (s3rver) killed before the steps `fromStep`..`toStep`. */
+export async function s3TableKills(fromStep: number, toStep?: number): Promise<number> {
+  const ws = await workspace('catalog-streams-kill-s3table-');
+  try {
+    await mkdir(join(ws.dir, 'scratch'));
+    return await killAtEveryStep({
+      dir: ws.dir,
+      pipeline: `name: kill-s3-table\n${SOURCE}\nsinks:\n  - { type: table, path: "s3://${s3.bucket}/lake/table", key: id, maxRows: ${MAX_ROWS} }\n`,
+      env: s3Env(),
+      check: tableCheck(s3Storage('lake/table/', join(ws.dir, 'scratch')), Object.keys(HIVE_FOREIGN)),
+      untouched: await placeForeignS3('lake/table/', HIVE_FOREIGN),
+      fromStep,
+      ...(toStep === undefined ? {} : { toStep }),
+    });
+  } finally {
+    await ws.remove();
   }
 }
 
