@@ -337,6 +337,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'key by id (the default) unless dropping records that share a code is intended',
   ),
   runError(
+    'dependency.missing.iceberg-sigv4',
+    'fix',
+    "an Iceberg REST catalog with auth: sigv4 needs the AWS SDK's signer and credential chain, which are not installed (optional peer dependencies)",
+    'npm install @smithy/signature-v4 @aws-sdk/credential-provider-node in your project',
+  ),
+  runError(
     'dependency.missing.s3-media',
     'fix',
     'a media-mirror sink with an s3:// path needs the AWS SDK, which is not installed',

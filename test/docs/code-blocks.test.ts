@@ -18,7 +18,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { REPO, cleanEnv } from '../cli/cli-process.js';
+import { cleanEnv } from '../cli/cli-process.js';
+import { packInto } from '../helpers/packed-project.js';
 import { allBlocks, at, type DocBlock } from './doc-blocks.js';
 
 const run = promisify(execFile);
@@ -54,10 +55,7 @@ describe('JavaScript of the README and docs/, from the installed package', () =>
     project = join(dir, 'project');
     sandbox = await startTestSandbox({ products: 1500 });
     // dist/ is current (tsc built it before vitest): pack without running prepack again.
-    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir, '--json'], {
-      cwd: REPO,
-    });
-    const tarball = join(dir, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
+    const { tarball } = await packInto(dir);
     await mkdir(project);
     await writeFile(join(project, 'package.json'), '{ "name": "doc-examples", "private": true, "type": "module" }\n');
     // A default install, as a user types it (no AWS SDK: these examples write local files).

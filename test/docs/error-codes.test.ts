@@ -16,6 +16,7 @@ import {
   formatErrorCodesMarkdown,
 } from '../../src/error-codes.js';
 import { CatalogStreamsError, ConfigError, DataError, MissingDependencyError, UsageError } from '../../src/errors.js';
+import { SIGV4_FEATURE } from '../../src/sinks/table/iceberg/sigv4-signer.js';
 import { S3_FEATURES } from '../../src/storage/s3-sdk.js';
 import { REPO, runMain } from '../cli/cli-process.js';
 import { scanCodes } from '../helpers/code-literals.js';
@@ -50,7 +51,7 @@ const stateActions = [
 const TEMPLATE_VALUES: Record<string, readonly string[]> = {
   'network.': Object.keys(NETWORK_FAILURES),
   'stream.': Object.keys(STREAM_PROBLEMS),
-  'dependency.missing.': Object.keys(S3_FEATURES),
+  'dependency.missing.': [...Object.keys(S3_FEATURES), SIGV4_FEATURE],
   'state.': stateActions,
 };
 

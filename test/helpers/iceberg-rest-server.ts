@@ -606,7 +606,8 @@ export async function startIcebergRestServer(options: IcebergRestServerOptions =
         },
       };
     }
-    const root = prefix ? `/v1/${encodeURIComponent(prefix)}` : '/v1';
+    // The prefix goes into paths as the config gives it (Glue: catalogs/<id>), as clients use it.
+    const root = prefix ? `/v1/${prefix}` : '/v1';
     if (!path.startsWith(`${root}/`)) throw new Reply(404, 'NotFoundException', `no route ${method} ${path}`);
     const rest = path.slice(root.length).split('/').slice(1);
     let body: Json = null;

@@ -37,6 +37,10 @@
 // every message, including the server's own text, in every form they travel in (a token endpoint
 // that echoes the url-encoded form, a proxy that echoes headers cannot leak them through our errors).
 //
+// AWS catalogs (Glue's Iceberg REST endpoint, S3 Tables): with `sigv4` every request is signed
+// with AWS Signature Version 4 (sigv4-signer.ts) instead of carrying a bearer token; the two are
+// exclusive. A 401/403 then names the AWS credentials, the signing region and name and IAM.
+//
 // Every answer is read up to MAX_ANSWER_BYTES (iceberg.rest_too_large): a server that streams
 // without end cannot exhaust the run's memory.
 import { randomBytes } from 'node:crypto';
@@ -44,7 +48,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
 import { z } from 'zod';
 import { type RetryOptions, RetryPolicy, errorCodeOf } from '../../../client/retry-policy.js';
-import { SinkError } from '../../../errors.js';
+import { MissingDependencyError, SinkError } from '../../../errors.js';
 import { Redactor } from '../../../redactor.js';
 import {
   type IcebergCatalog,
@@ -54,6 +58,7 @@ import {
   type TableCommit,
 } from './iceberg-catalog.js';
 import type { IcebergSchema, TableMetadata, TableUpdate } from './iceberg-types.js';
+import { type SigV4Options, SigV4Signer } from './sigv4-signer.js';
 
 export interface RestCatalogOptions {
   /** The catalog's base URI, without `/v1` (`https://catalog.example.com/api/catalog`). */
@@ -76,6 +81,8 @@ export interface RestCatalogOptions {
   oauth2ServerUri?: string;
   /** A bearer token to send as is (instead of `credential`). */
   token?: string;
+  /** Sign every request with AWS SigV4 (Glue, S3 Tables) instead of OAuth2 or a bearer token. */
+  sigv4?: SigV4Options;
   /** Extra request headers (a proxy's, a tenant header). */
   headers?: Record<string, string>;
   /** Longest wait for a connection, the response headers, or between body chunks, ms (default 60 s). */
@@ -232,6 +239,7 @@ export class RestCatalog implements IcebergCatalog {
   readonly #redactor = new Redactor();
   #tokenUrl: string;
   readonly #maxAnswerBytes: number;
+  readonly #signer: SigV4Signer | undefined;
   #token: { value: string; expiresAt: number } | undefined;
   #session: Promise<Session> | undefined;
   #namespaceReady: Promise<void> | undefined;
@@ -245,7 +253,13 @@ export class RestCatalog implements IcebergCatalog {
       throw new SinkError('the Iceberg REST credential must be client_id:client_secret', {
         code: 'iceberg.rest_auth',
       });
+    if (options.sigv4 && (options.credential !== undefined || options.token !== undefined))
+      throw new SinkError(
+        'the Iceberg REST catalog signs with AWS SigV4 (auth: sigv4), which takes the place of an OAuth2 credential or a bearer token: unset ICEBERG_REST_CREDENTIAL and ICEBERG_REST_TOKEN, or leave auth out',
+        { code: 'iceberg.rest_auth' },
+      );
     this.#options = options;
+    this.#signer = options.sigv4 && new SigV4Signer(options.sigv4);
     this.#base = options.uri.replace(/\/+$/, '');
     this.#tokenUrl = options.oauth2ServerUri ?? `${this.#base}/v1/oauth/tokens`;
     this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
@@ -361,7 +375,9 @@ export class RestCatalog implements IcebergCatalog {
     let separator = '\x1f';
     if (merged['namespace-separator']) separator = decodeURIComponent(merged['namespace-separator']);
     return {
-      root: prefix ? `${this.#base}/v1/${encodeURIComponent(prefix)}` : `${this.#base}/v1`,
+      // As the Java and Python clients do: the server gives the prefix as it wants it in the path,
+      // already encoded (S3 Tables: the url-encoded bucket ARN) or with slashes (Glue: catalogs/<id>).
+      root: prefix ? `${this.#base}/v1/${prefix.replace(/^\/+|\/+$/g, '')}` : `${this.#base}/v1`,
       separator,
       headers,
       idempotencyMs: parseDuration(config['idempotency-key-lifetime'] ?? undefined),
@@ -579,8 +595,9 @@ export class RestCatalog implements IcebergCatalog {
       try {
         answer = await this.#send(call.method, call.url, body, headers);
       } catch (err) {
-        // An answer over its limit is the server's doing: asking again gets the same.
-        if (err instanceof IcebergRestError) throw err;
+        // An answer over its limit is the server's doing, a missing signer package or credential
+        // ours: asking again gets the same.
+        if (err instanceof IcebergRestError || err instanceof MissingDependencyError) throw err;
         failure = err;
       }
       if (answer && (answer.status === 401 || answer.status === 419) && this.#options.credential && !renewed) {
@@ -613,14 +630,28 @@ export class RestCatalog implements IcebergCatalog {
   }
 
   async #send(method: string, url: string, body: string | undefined, headers: Record<string, string>): Promise<Answer> {
+    const sent = this.#signer ? await this.#sign(method, url, body, headers) : headers;
     const response = await request(url, {
       method: method as Dispatcher.HttpMethod,
-      headers,
+      headers: sent,
       ...(body === undefined ? {} : { body }),
       dispatcher: this.#agent,
     });
     const text = await this.#readBounded(response, method, url);
     return { status: response.statusCode, headers: response.headers, text };
+  }
+
+  /** The headers signed for this attempt (x-amz-date changes between attempts). */
+  async #sign(method: string, url: string, body: string | undefined, headers: Record<string, string>) {
+    try {
+      return await this.#signer!.sign({ method, url, headers, body }, (secret) => this.#redactor.add(secret));
+    } catch (err) {
+      if (!(err instanceof SinkError)) throw err;
+      // Not a network failure: asking again finds the same credentials.
+      throw new IcebergRestError(err.code, this.#redactor.redact(`cannot sign ${method} ${url}: ${err.message}`), {
+        cause: err,
+      });
+    }
   }
 
   /** The answer's text, refused before reading when it says it is too long, and while reading past the limit. */
@@ -668,7 +699,7 @@ export class RestCatalog implements IcebergCatalog {
     if (status === 401 || status === 403 || status === 419)
       return new IcebergRestError(
         'iceberg.rest_auth',
-        `cannot ${what}: HTTP ${status}${said}; check the catalog credential or token and its permissions`,
+        `cannot ${what}: HTTP ${status}${said}; ${this.#signer ? `the request was signed with ${this.#signer.description}: check the AWS credentials the SDK's chain found (AWS_PROFILE, AWS_ACCESS_KEY_ID, a role), that the region and signing name are the endpoint's, and the IAM permissions (docs/iceberg.md, "Athena on Glue / S3 Tables")` : 'check the catalog credential or token and its permissions'}`,
         { status, ...info },
       );
     if (status >= 500 || status === 429)
