@@ -16,6 +16,8 @@ export interface RunCounters {
   totalCapped: boolean;
   outputs: OutputRecord[];
   warnings: string[];
+  /** The warnings by code, with how many of each. */
+  warningCounts: Record<string, number>;
 }
 
 export class RunStats {
@@ -31,6 +33,7 @@ export class RunStats {
     totalCapped: false,
     outputs: [],
     warnings: [],
+    warningCounts: {},
   };
   readonly startedAt = Date.now();
   /** The latest total each endpoint announced (estimates grow, the exact one comes last). */
@@ -70,7 +73,10 @@ export class RunStats {
       else if (e.action === 'skip') c.skipped++;
     });
     events.on('output', (o) => c.outputs.push(o));
-    events.on('warning', (w) => c.warnings.push(w.message));
+    events.on('warning', (w) => {
+      c.warnings.push(w.message);
+      c.warningCounts[w.code] = (c.warningCounts[w.code] ?? 0) + 1;
+    });
   }
 
   /** Requests started in the last 60 s. */

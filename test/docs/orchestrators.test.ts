@@ -50,6 +50,7 @@ const SUMMARY_FIELDS: Record<keyof RunSummary, true> = {
   recordsPerSecond: true,
   cursor: true,
   warnings: true,
+  warningCounts: true,
   error: true,
 };
 const RECORD_FIELDS: Record<keyof RunSummary['records'], true> = {
