@@ -5,7 +5,7 @@ import { CatalogStreamsError } from '../errors.js';
 import { type Remedy, describeCode } from '../error-codes.js';
 import type { OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
-import type { RunCounters } from './run-stats.js';
+import type { OutputSchemaChange, RunCounters } from './run-stats.js';
 
 export interface RunSummary {
   pipeline: string;
@@ -49,6 +49,11 @@ export interface RunSummary {
    * summary line carries instead of the messages when each warning was already a `warn` line of its own.
    */
   warningCounts: Record<string, number>;
+  /**
+   * Outputs whose columns changed since the previous run of the same output published (added,
+   * removed, retyped): absent when none did. Each is also the `schemaChanged` block of its manifest.
+   */
+  schemaChanges?: OutputSchemaChange[];
   /**
    * Why the run did not succeed. `remedy` (from the error-code catalogue, when it knows the code):
    * `retry` when running again unchanged may pass, `fix` when something must change first.
@@ -129,6 +134,7 @@ export function summarizeRun(f: RunFacts): RunSummary {
     cursor: f.cursor,
     warnings: c.warnings,
     warningCounts: { ...c.warningCounts },
+    ...(c.schemaChanges.length > 0 ? { schemaChanges: [...c.schemaChanges] } : {}),
     error: err
       ? { code: err.code ?? 'error', message: f.redact(err.message ?? String(err)), ...remedyOf(err.code ?? 'error') }
       : undefined,

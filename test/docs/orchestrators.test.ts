@@ -51,6 +51,7 @@ const SUMMARY_FIELDS: Record<keyof RunSummary, true> = {
   cursor: true,
   warnings: true,
   warningCounts: true,
+  schemaChanges: true,
   error: true,
 };
 const RECORD_FIELDS: Record<keyof RunSummary['records'], true> = {
