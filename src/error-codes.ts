@@ -625,7 +625,7 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   warning(
     'sink.parquet.extra',
     'a field is not in the Parquet schema or does not fit its column; kept in the _extra JSON column',
-    "declare it in the sink's columns: to give it a column",
+    "declare it in the sink's columns: to give it a column; a field that has one but sent another shape: declare it json, or bring the value to the column's type with a transform",
   ),
   info('sink.parquet.extra_fields', 'the fields a Parquet sink kept in _extra, with counts'),
   info('sink.parquet.schema', "the Parquet sink's columns and schema hash"),
