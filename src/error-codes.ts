@@ -629,10 +629,6 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   info('sink.parquet.extra_fields', 'the fields a Parquet sink kept in _extra, with counts'),
   info('sink.parquet.schema', "the Parquet sink's columns and schema hash"),
-  info(
-    'sink.schema_changed',
-    "an output's columns differ from the previous run's (added, removed, retyped); the manifest's schemaChanged says how",
-  ),
   runError(
     'sink.partition',
     'fix',
@@ -673,6 +669,10 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'retry',
     'an S3 request failed',
     'read the cause; check S3_ENDPOINT, the region and the network',
+  ),
+  info(
+    'sink.schema_changed',
+    "an output's columns differ from the previous run's (added, removed, retyped); the manifest's schemaChanged says how",
   ),
   warning(
     'sink.unlock',

@@ -160,8 +160,6 @@ function createS3Sink(
   const dataset = datasetId(bucket, given);
   /** The keys the dataset's manifest listed before this run (read under the lock). */
   let previouslyListed = new Set<string>();
-  /** The schema the latest manifest of this sink before this run recorded (the manifest's schemaChanged). */
-  let previousSchema: unknown;
   const formatEnv = { ctx, stage: 's3', target: key, template, schemaHint: code?.schemaHint };
   const recordFormat = sinkEncoding(objectFormat, options, formatEnv, code && { sinkOf: () => sink });
   const contentType = objectFormat.contentType(options, key);
@@ -204,7 +202,6 @@ function createS3Sink(
     locate: (rendered) => rendered,
     prepare: async () => {
       sdk = (await store.s3()).sdk;
-      if (manifestObjectKey !== undefined) previousSchema = await latestManifestSchema(store, options, ctx);
       if (runKeyed) {
         await runKeyed.prepare();
         // Recorded first: a journal naming a manifest that exists is a run that published. A
@@ -276,7 +273,8 @@ function createS3Sink(
     afterCommit: async (committed) => {
       if (manifestObjectKey === undefined) return [];
       const schema = recordFormat.describeSchema();
-      const changed = schemaChange(previousSchema, schema);
+      // Read now, right before this run's manifest exists: the newest earlier one is the previous version.
+      const changed = schemaChange(await latestManifestSchema(store, options, ctx), schema);
       if (changed) reportSchemaChange(ctx.events, 's3', s3Location(bucket, manifestObjectKey), changed);
       return [
         await writeManifest(store, ctx, {
@@ -379,11 +377,11 @@ async function latestManifestSchema(store: S3ObjectStore, options: S3Settings, c
   for await (const { rel } of store.list(where.prefix))
     if (where.pattern.test(rel) && (latest === undefined || rel > latest)) latest = rel;
   if (latest === undefined) return undefined;
-  const text = await store.readText(latest);
   try {
-    const manifest = JSON.parse(text ?? 'null') as Partial<S3Manifest> | null;
+    const manifest = JSON.parse((await store.readText(latest)) ?? 'null') as Partial<S3Manifest> | null;
     return manifest?.keyTemplate === options.key ? manifest.schema : undefined;
   } catch {
+    // A report, not a step of the publication: an unreadable manifest only means no comparison.
     return undefined;
   }
 }
