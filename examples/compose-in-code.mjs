@@ -54,7 +54,8 @@ try {
     // a field named as in the product schema (id, name, publicPrice) keeps its declared type, a
     // field named like a timestamp holding unix seconds (updatedAt) is a TIMESTAMP, the others are
     // typed by their values. Give `columns: {...}` (or `schemaHint`) to fix a type yourself.
-    parquetSink({ path: output }),
+    // snake_case column names (public_price, updated_at): what lake engines and SQL expect.
+    parquetSink({ path: output, columnNames: 'snake_case' }),
     { signal: controller.signal },
   );
   console.error(`wrote ${output}`);

@@ -47,11 +47,11 @@ const show = async (title, sql) => {
 };
 await show(
   'What the Parquet file holds (DuckDB reads it directly):',
-  `SELECT count(*) AS products, count(DISTINCT status) AS statuses, count(photo_url) AS with_photo, sum(CASE WHEN eanGtin13 LIKE '00%' THEN 1 ELSE 0 END) AS ean13_leading_zeros FROM read_parquet('${glob}')`,
+  `SELECT count(*) AS products, count(DISTINCT status) AS statuses, count(photo_url) AS with_photo, sum(CASE WHEN ean_gtin13 LIKE '00%' THEN 1 ELSE 0 END) AS ean13_leading_zeros FROM read_parquet('${glob}')`,
 );
 await show(
   'A few rows:',
-  `SELECT id, status, name, eanGtin13, photo_format, meta_updatedAt FROM read_parquet('${glob}') ORDER BY id LIMIT 5`,
+  `SELECT id, status, name, ean_gtin13, photo_format, meta_updated_at FROM read_parquet('${glob}') ORDER BY id LIMIT 5`,
 );
 con.closeSync?.();
 console.log('\nOutputs are under out/demo/. Next: README.md and docs/ (pipeline files, nightly runs, S3).');

@@ -678,7 +678,7 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   warning(
     'sink.parquet.extra',
     'a field is not in the Parquet schema or does not fit its column; kept in the _extra JSON column',
-    "declare it in the sink's columns: to give it a column",
+    "declare it in the sink's columns: to give it a column; a field that has one but sent another shape: declare it json, or bring the value to the column's type with a transform",
   ),
   info('sink.parquet.extra_fields', 'the fields a Parquet sink kept in _extra, with counts'),
   info('sink.parquet.schema', "the Parquet sink's columns and schema hash"),
@@ -722,6 +722,10 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'retry',
     'an S3 request failed',
     'read the cause; check S3_ENDPOINT, the region and the network',
+  ),
+  info(
+    'sink.schema_changed',
+    "an output's columns differ from the previous run's (added, removed, retyped); the manifest's schemaChanged says how",
   ),
   warning(
     'sink.unlock',

@@ -69,7 +69,7 @@ export class RunReports {
             time: new Date().toISOString(),
             level: s.status === 'succeeded' || readerStopped.has(s.pipeline) ? 'info' : 'error',
             event: 'summary',
-            ...s,
+            ...this.#jsonSummary(s),
           })
         : this.#redactor.redact(
             formatSummaryText(s, {
@@ -80,6 +80,18 @@ export class RunReports {
           );
       this.#io.stderr.write(`${line}\n`);
     }
+  }
+
+  /**
+   * The summary as the JSON log's last line. Each warning was a `warn` line of its own when it came
+   * (issue 37): the summary counts them by code (`warningCounts`) instead of repeating the messages.
+   * When the log level hid them (--log-level error), the messages are here, said once. The summary
+   * file, a document read on its own (an orchestrator's metadata), keeps the messages either way.
+   */
+  #jsonSummary(s: RunSummary): Partial<RunSummary> {
+    if (!this.#options.warningsShown) return s;
+    const { warnings: _said, ...rest } = s;
+    return rest;
   }
 
   // One shape whatever the number of pipelines, written whole (temp file and rename): a reader never

@@ -1,5 +1,6 @@
 // The end-of-run summary: a few readable lines on a TTY, one JSON line otherwise.
 import type { RunSummary } from '../pipeline/runner.js';
+import { describeSchemaChange } from '../sinks/shared/schema-change.js';
 import { formatDuration, outputFacts, plural } from './progress.js';
 
 const fmt = new Intl.NumberFormat('en-US');
@@ -31,6 +32,11 @@ export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {
   // A run that did not succeed lists only what it could not take back: say that it stays.
   const verb = s.status === 'succeeded' ? 'wrote' : 'left published';
   for (const o of s.outputs) lines.push(`  ${verb} ${o.location} (${outputFacts(o)})`);
+  // One line per output whose columns changed: old and new files now read differently.
+  for (const c of s.schemaChanges ?? [])
+    lines.push(
+      `  schema changed: ${c.location}: ${describeSchemaChange(c.change)} (read old and new files with union_by_name)`,
+    );
   if (s.cursor) {
     lines.push(
       s.cursor.stored

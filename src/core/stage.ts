@@ -116,6 +116,11 @@ export interface StageContext {
   mode: RunMode;
   /** The schema of the records that reach the sinks, derived from the plan without a record (planned-stage.ts). */
   recordSchema?: RecordSchema | undefined;
+  /**
+   * The field paths the pipeline's sinks declare with `columns:` (record paths, `brands[].logo`): a
+   * field the user promoted to a column is known, so `validate` counts it without a warning.
+   */
+  declaredColumns?: ReadonlySet<string> | undefined;
   /** The resource schemas by name (validate, parquet column hints); default: the API's own (src/catalog/resources). */
   resourceSchemas?: ResourceSchemas | undefined;
   /** Reads records of the run's source again by id (the table sink checks its delete candidates with it). */

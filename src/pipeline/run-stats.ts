@@ -1,6 +1,7 @@
 // Counts what a run did from its events: the numbers the progress display, the
 // JSON log lines and the final summary are made of. One listener set per run.
 import type { OutputRecord, RunEvents } from '../events.js';
+import type { SchemaChange } from '../sinks/index.js';
 
 export interface RunCounters {
   recordsRead: number;
@@ -16,6 +17,17 @@ export interface RunCounters {
   totalCapped: boolean;
   outputs: OutputRecord[];
   warnings: string[];
+  /** The warnings by code, with how many of each. */
+  warningCounts: Record<string, number>;
+  /** Outputs whose columns changed since their previous run (`sink.schema_changed` events). */
+  schemaChanges: OutputSchemaChange[];
+}
+
+/** An output whose columns differ from the previous run's published schema of it. */
+export interface OutputSchemaChange {
+  sink: string;
+  location: string;
+  change: SchemaChange;
 }
 
 export class RunStats {
@@ -31,6 +43,8 @@ export class RunStats {
     totalCapped: false,
     outputs: [],
     warnings: [],
+    warningCounts: {},
+    schemaChanges: [],
   };
   readonly startedAt = Date.now();
   /** The latest total each endpoint announced (estimates grow, the exact one comes last). */
@@ -70,7 +84,18 @@ export class RunStats {
       else if (e.action === 'skip') c.skipped++;
     });
     events.on('output', (o) => c.outputs.push(o));
-    events.on('warning', (w) => c.warnings.push(w.message));
+    events.on('info', (e) => {
+      if (e.code === 'sink.schema_changed')
+        c.schemaChanges.push({
+          sink: String(e.sink),
+          location: String(e.location),
+          change: e.schemaChanged as SchemaChange,
+        });
+    });
+    events.on('warning', (w) => {
+      c.warnings.push(w.message);
+      c.warningCounts[w.code] = (c.warningCounts[w.code] ?? 0) + 1;
+    });
   }
 
   /** Requests started in the last 60 s. */

@@ -5,7 +5,7 @@ import { CatalogStreamsError } from '../errors.js';
 import { type Remedy, describeCode } from '../error-codes.js';
 import type { OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
-import type { RunCounters } from './run-stats.js';
+import type { OutputSchemaChange, RunCounters } from './run-stats.js';
 
 export interface RunSummary {
   pipeline: string;
@@ -42,7 +42,18 @@ export interface RunSummary {
   outputs: OutputRecord[];
   recordsPerSecond: number;
   cursor?: { previous?: number; next?: number; stored: boolean; location: string };
+  /** The warnings' messages, in the order they came. */
   warnings: string[];
+  /**
+   * The warnings by code, with how many of each (`{"sink.parquet.extra": 2}`): what the JSON log's
+   * summary line carries instead of the messages when each warning was already a `warn` line of its own.
+   */
+  warningCounts: Record<string, number>;
+  /**
+   * Outputs whose columns changed since the previous run of the same output published (added,
+   * removed, retyped): absent when none did. Each is also the `schemaChanged` block of its manifest.
+   */
+  schemaChanges?: OutputSchemaChange[];
   /**
    * Why the run did not succeed. `remedy` (from the error-code catalogue, when it knows the code):
    * `retry` when running again unchanged may pass, `fix` when something must change first.
@@ -122,6 +133,8 @@ export function summarizeRun(f: RunFacts): RunSummary {
     recordsPerSecond: durationMs > 0 ? Math.round((c.recordsRead * 1000) / durationMs) : 0,
     cursor: f.cursor,
     warnings: c.warnings,
+    warningCounts: { ...c.warningCounts },
+    ...(c.schemaChanges.length > 0 ? { schemaChanges: [...c.schemaChanges] } : {}),
     error: err
       ? { code: err.code ?? 'error', message: f.redact(err.message ?? String(err)), ...remedyOf(err.code ?? 'error') }
       : undefined,

@@ -248,6 +248,7 @@ class PipelineRun {
       describeRun: () => this.#describe(),
       // Sinks take their columns from the records' schema: the resource through the transforms.
       recordSchema: plan.recordSchema,
+      declaredColumns: declaredColumns(plan),
       recordLookup: createRecordLookup({ plan, source: () => this.#source, ctx: () => ctx }),
       // Every sink's commit points prove the run still holds its state lock (core/lock.ts, Fencing).
       fence: this.#stateLock,
@@ -519,4 +520,14 @@ export function fuseTransforms(stages: Transform[]): Transform[] {
   }
   flush();
   return out;
+}
+
+/** The field paths the plan's sinks declare with `columns:` (parquet, s3 with parquet, table). */
+function declaredColumns(plan: PipelinePlan): ReadonlySet<string> {
+  const paths = new Set<string>();
+  for (const sink of plan.sinks) {
+    const columns = sink.options.columns;
+    if (columns && typeof columns === 'object') for (const path of Object.keys(columns)) paths.add(path);
+  }
+  return paths;
 }

@@ -63,6 +63,7 @@ export type CsvSinkConfig = z.output<typeof csvSinkOptions>;
 export type S3SinkOptions = WithOptionDocs<'s3', z.input<typeof s3SinkOptions>>;
 export type S3SinkConfig = z.output<typeof s3SinkOptions>;
 export { type S3Manifest, manifestKeyPattern } from './s3/s3-sink.js';
+export type { DescribedColumn, SchemaChange } from './shared/schema-change.js';
 export { createS3Client } from '../storage/s3-client.js';
 export type { ParquetSchemaHint } from './parquet/parquet-format.js';
 export type { SinkCodeExtras } from './local/local-sink.js';

@@ -225,6 +225,12 @@ export class ValidateTransform extends CheckingTransform {
     for (const p of new Set(paths.map(genericPath))) {
       if (counts[p] === undefined) {
         counts[p] = 0;
+        // Declared on a sink (`columns:`): the user promoted it, as the `_extra` warning advised;
+        // warning on every run after that would ask for what was done (issue 37). Still counted.
+        if (this.ctx.declaredColumns?.has(p)) {
+          counts[p]++;
+          continue;
+        }
         const id = recordIdOf(record);
         this.ctx.events.emit('warning', {
           code: 'validate.unknown_field',

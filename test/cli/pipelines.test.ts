@@ -90,7 +90,7 @@ describe('shipped pipelines: run against the sandbox', () => {
     const parquet = join(ws.dir, `out/demo/products/dt=${today()}/products.parquet`);
     expect(await parquetIds(parquet)).toEqual(expected);
     const { rows } = await duckdbQuery(
-      `SELECT count(*) AS n, count(name) AS named, count(DISTINCT eanGtin13) AS eans FROM read_parquet(${sqlString(parquet)})`,
+      `SELECT count(*) AS n, count(name) AS named, count(DISTINCT ean_gtin13) AS eans FROM read_parquet(${sqlString(parquet)})`,
     );
     expect(Number(rows[0]!.n)).toBe(expected.length);
     const media = gunzipSync(await readFile(join(ws.dir, 'out/demo/media.jsonl.gz')))
@@ -148,12 +148,12 @@ describe('shipped pipelines: run against the sandbox', () => {
     expect(expected.length).toBeLessThan(active.length);
     const file = join(ws.dir, 'out/price-bands/price-bands.parquet');
     const { rows } = await duckdbQuery(
-      `SELECT id, publicPrice, priceBand, currency, name FROM read_parquet(${sqlString(file)}) ORDER BY id`,
+      `SELECT id, public_price, price_band, currency, name FROM read_parquet(${sqlString(file)}) ORDER BY id`,
     );
     expect(rows.map((r) => r.id)).toEqual(expected.map((p) => p.id));
     for (const [i, r] of rows.entries()) {
       const price = expected[i]!.publicPrice;
-      expect(r.priceBand).toBe(price === undefined ? null : price < 1000 ? 'low' : price < 5000 ? 'mid' : 'high');
+      expect(r.price_band).toBe(price === undefined ? null : price < 1000 ? 'low' : price < 5000 ? 'mid' : 'high');
       expect(r.currency).toBe('EUR');
     }
     const [summary] = jsonLines(stderr);
@@ -185,7 +185,7 @@ describe('shipped pipelines: run against the sandbox', () => {
       id: 'VARCHAR',
       name: 'VARCHAR',
       ean13: 'VARCHAR',
-      updatedAt: 'TIMESTAMP WITH TIME ZONE',
+      updated_at: 'TIMESTAMP WITH TIME ZONE',
     });
   });
 

@@ -224,10 +224,11 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))(
           await transformsOf('products-nightly.yml'),
         ),
       ).toEqual([]);
-      // issue 24: hsCode a code with its zeros, weight a double, whatever the profile sent
-      expect(await parquetColumnTypes(files[0]!)).toMatchObject({ hsCode: 'VARCHAR', weight: 'DOUBLE' });
+      // issue 24: hsCode a code with its zeros, weight a double, whatever the profile sent (the
+      // shipped pipelines write snake_case: hs_code)
+      expect(await parquetColumnTypes(files[0]!)).toMatchObject({ hs_code: 'VARCHAR', weight: 'DOUBLE' });
       if (profile !== 'spec') {
-        expect(rows.filter((r) => byId.get(r.id)!.hsCode === 30211).map((r) => r.hsCode)).toContain('030211');
+        expect(rows.filter((r) => byId.get(r.id)!.hsCode === 30211).map((r) => r.hs_code)).toContain('030211');
         expect(rows.some((r) => !Number.isInteger(r.weight ?? 0))).toBe(true);
       }
     });
@@ -260,7 +261,7 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))(
         expect(rowOf.get(p.id), p.id).toMatchObject({
           status: 'replaced',
           replacement: p.replacement,
-          eanGtin13: null,
+          ean_gtin13: null,
         });
       const changes = await duckdbQuery(
         `SELECT _change, count(*)::INTEGER AS n FROM read_parquet(${sqlString(join(base, 'changes/dt=*/*.parquet'))}) GROUP BY ALL`,
@@ -300,7 +301,7 @@ describe.each(SANDBOX_PROFILES.map((p) => [p]))(
         const row = rowOf.get(p.id)!;
         expect(row.status, p.id).toBe(p.status);
         // issue 24: a code keeps its leading zeros, whatever the profile sent
-        if (p.hsCode === 30211) expect(row.hsCode, p.id).toBe('030211');
+        if (p.hsCode === 30211) expect(row.hs_code, p.id).toBe('030211');
       }
       const changes = await readIceberg(join(base, 'changes'));
       expect(changes.map((r) => `${String(r._change)} ${String(r.id)}`).sort()).toEqual(

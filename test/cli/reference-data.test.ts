@@ -46,10 +46,11 @@ describe.each(SANDBOX_PROFILES)('reference data in the lake (%s profile)', (prof
   });
 
   it.each([
-    ['publicCategories', 'public-categories'],
-    ['dietaryRestrictions', 'dietary-restrictions'],
+    // the demo writes snake_case column names
+    ['public_categories', 'public-categories'],
+    ['dietary_restrictions', 'dietary-restrictions'],
     ['colors', 'colors'],
-    ['catalogCategories', 'catalog-categories'],
+    ['catalog_categories', 'catalog-categories'],
     ['brands', 'brands'],
     ['organizations', 'organizations'],
   ])('every %s id on a product exists in %s', async (field, table) => {
@@ -192,7 +193,7 @@ describe.each(['be', 'fr', 'au', 'us'] as const)('regional reference tables in t
       expect(rows).toEqual([{ id: 'N02BE01', parent: 'N02BE' }]);
       // every ATC code a product carries is in the table
       const { rows: missing } = await duckdbQuery(
-        `SELECT DISTINCT unnest(atcCategory) AS code FROM read_parquet(${sqlString(join(ws.dir, 'out/demo/products/*/products.parquet'))})
+        `SELECT DISTINCT unnest(atc_category) AS code FROM read_parquet(${sqlString(join(ws.dir, 'out/demo/products/*/products.parquet'))})
          EXCEPT SELECT id FROM read_parquet(${sqlString(file('atc-categories'))})`,
       );
       expect(missing).toEqual([]);
@@ -212,8 +213,8 @@ describe.each(['be', 'fr', 'au', 'us'] as const)('regional reference tables in t
       expect(results.some((r) => Number.isInteger(r.parent))).toBe(true);
     }
     for (const [field, table] of [
-      ['activeIngredients', 'active-ingredients'],
-      ['productFamily', 'product-families'],
+      ['active_ingredients', 'active-ingredients'],
+      ['product_family', 'product-families'],
     ] as const) {
       const referenced = `SELECT DISTINCT unnest(json_extract_string(${field}::JSON, '$[*].id')) AS id FROM read_parquet(${sqlString(join(ws.dir, 'out/demo/products/*/products.parquet'))})`;
       const { rows: missing } = await duckdbQuery(

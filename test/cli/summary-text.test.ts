@@ -24,6 +24,7 @@ const base: RunSummary = {
   outputs: [],
   recordsPerSecond: 10,
   warnings: [],
+  warningCounts: {},
 };
 
 const warning = 'parquet: field "cnk" (integer 12345) is not in the Parquet schema; kept in the _extra JSON column';

@@ -31,6 +31,7 @@ const summary = (n: number, one: boolean): RunSummary => ({
   ],
   recordsPerSecond: n,
   warnings: [],
+  warningCounts: {},
 });
 
 describe('wording of counts', () => {

@@ -50,6 +50,8 @@ const SUMMARY_FIELDS: Record<keyof RunSummary, true> = {
   recordsPerSecond: true,
   cursor: true,
   warnings: true,
+  warningCounts: true,
+  schemaChanges: true,
   error: true,
 };
 const RECORD_FIELDS: Record<keyof RunSummary['records'], true> = {

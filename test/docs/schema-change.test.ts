@@ -18,11 +18,12 @@ describe('schema changes in a file lake', () => {
     await rm(dir, { recursive: true, force: true });
     for (const dt of ['2026-11-01', '2026-11-02'])
       await mkdir(join(dir, `out/demo/products/dt=${dt}`), { recursive: true });
-    // Before the promotion the field was kept in _extra; after it, it has its column.
+    // Before the promotion the field was kept in _extra (under its record path); after it, it has its
+    // column, named as the demo names columns (snake_case).
     await duckdbQuery(
       `COPY (SELECT * FROM (VALUES ('1', '{"routeOfAdministration":"oral"}'), ('2', NULL)) t(id, _extra))
          TO ${sqlString(join(dir, 'out/demo/products/dt=2026-11-01/products.parquet'))} (FORMAT parquet);
-       COPY (SELECT * FROM (VALUES ('1', 'cutaneous', NULL::VARCHAR), ('3', 'nasal', NULL)) t(id, routeOfAdministration, _extra))
+       COPY (SELECT * FROM (VALUES ('1', 'cutaneous', NULL::VARCHAR), ('3', 'nasal', NULL)) t(id, route_of_administration, _extra))
          TO ${sqlString(join(dir, 'out/demo/products/dt=2026-11-02/products.parquet'))} (FORMAT parquet);`,
     );
   });
@@ -41,10 +42,10 @@ describe('schema changes in a file lake', () => {
 
   it('a plain glob over old and new files fails on the promoted column; union_by_name reads it, NULL in older files', async () => {
     await expect(
-      duckdbQuery(`SELECT id, routeOfAdministration FROM read_parquet(${sqlString(glob)}, hive_partitioning = true)`),
-    ).rejects.toThrow(/routeOfAdministration/);
+      duckdbQuery(`SELECT id, route_of_administration FROM read_parquet(${sqlString(glob)}, hive_partitioning = true)`),
+    ).rejects.toThrow(/route_of_administration/);
     const { rows } = await duckdbQuery(
-      `SELECT count(*) AS n, count(routeOfAdministration) AS typed FROM read_parquet(${sqlString(glob)}, hive_partitioning = true, union_by_name = true)`,
+      `SELECT count(*) AS n, count(route_of_administration) AS typed FROM read_parquet(${sqlString(glob)}, hive_partitioning = true, union_by_name = true)`,
     );
     expect(rows[0]).toEqual({ n: 4n, typed: 2n });
   });
@@ -58,7 +59,7 @@ describe('schema changes in a file lake', () => {
     expect(block, 'a sql block with the backfill').toBeDefined();
     const sql = block.body.replace(/'out\//g, `'${dir}/out/`);
     const { rows } = await duckdbQuery(`SELECT * FROM (${sql.trim().replace(/;$/, '')}) ORDER BY dt, id`);
-    expect(rows.map((r) => [r.id, (r.dt as Date).toISOString().slice(0, 10), r.routeOfAdministration])).toEqual([
+    expect(rows.map((r) => [r.id, (r.dt as Date).toISOString().slice(0, 10), r.route_of_administration])).toEqual([
       ['1', '2026-11-01', 'oral'],
       ['2', '2026-11-01', null],
       ['1', '2026-11-02', 'cutaneous'],

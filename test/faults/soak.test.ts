@@ -167,7 +167,7 @@ describe('soak: 20 incremental runs over a catalog that keeps changing, some kil
       const finals = files.filter((f) => f.endsWith('.parquet') && !/(^|\/)\./.test(f));
       expect(finals.length).toBeGreaterThan(1);
       const { rows } = await duckdbQuery(
-        `SELECT id, epoch(meta_updatedAt)::BIGINT AS u FROM read_parquet(${sqlString(join(out, 'dt=*/products-*.parquet'))})`,
+        `SELECT id, epoch(meta_updated_at)::BIGINT AS u FROM read_parquet(${sqlString(join(out, 'dt=*/products-*.parquet'))})`,
       );
       const versions = new Map<string, Set<number>>();
       for (const r of rows) {

@@ -52,7 +52,7 @@ async function parquetVersions(files: string[], newest = false): Promise<Version
   if (files.length === 0) return new Map();
   const list = files.map(sqlString).join(', ');
   const { rows } = await duckdbQuery(
-    `SELECT id, ${newest ? 'max' : 'any_value'}(epoch(meta_updatedAt))::BIGINT AS u, count(*)::INTEGER AS n FROM read_parquet([${list}], hive_partitioning = false, union_by_name = true) GROUP BY id`,
+    `SELECT id, ${newest ? 'max' : 'any_value'}(epoch(meta_updated_at))::BIGINT AS u, count(*)::INTEGER AS n FROM read_parquet([${list}], hive_partitioning = false, union_by_name = true) GROUP BY id`,
   );
   const out: Versions = new Map();
   for (const r of rows) {
@@ -167,7 +167,7 @@ async function icebergCurrent(root: string): Promise<Versions> {
   for (const r of rows) {
     const id = String(r.id);
     if (out.has(id)) throw new Error(`product ${id} is twice in the iceberg table`);
-    const u = r.meta_updatedAt;
+    const u = r.meta_updated_at;
     out.set(id, Math.floor((u instanceof Date ? u.getTime() : Number(u) / 1000) / 1000));
   }
   return out;
@@ -207,7 +207,7 @@ export function productOutputs(env: Env): Record<string, ProductOutput[]> {
         validates: true,
         read: async () => {
           const { rows } = await duckdbQuery(
-            `SELECT id, epoch(meta_updatedAt::TIMESTAMPTZ)::BIGINT AS u FROM read_csv(${sqlString(out('products-csv/products.csv'))}, header = true, all_varchar = true, allow_quoted_nulls = false)`,
+            `SELECT id, epoch(meta_updated_at::TIMESTAMPTZ)::BIGINT AS u FROM read_csv(${sqlString(out('products-csv/products.csv'))}, header = true, all_varchar = true, allow_quoted_nulls = false)`,
           );
           const versions: Versions = new Map(rows.map((r) => [String(r.id), Number(r.u)]));
           if (versions.size !== rows.length) throw new Error('products.csv holds a product twice');

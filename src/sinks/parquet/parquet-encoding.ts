@@ -153,6 +153,21 @@ export interface ParquetFormatSetup {
   metadata?: Record<string, string>;
 }
 
+/**
+ * The `_extra` warning. A field without a column is told to declare one; a field that has a column
+ * (declared by the resource or by `columns:`) but sent a value of another shape is not: declaring it
+ * again changes nothing, which is how the advice kept firing after a field was promoted (issue 37).
+ */
+export function extraFieldMessage(stage: string, path: string, value: unknown, declared: boolean): string {
+  const kept = `kept in the ${EXTRA_COLUMN} JSON column`;
+  if (!declared)
+    return `${stage}: field "${path}" (${describeColumnValue(value)}) is not in the Parquet schema; ${kept} (declare it in the sink's columns: to give it a column)`;
+  return (
+    `${stage}: field "${path}" has a column, but this value (${describeColumnValue(value)}) does not fit its type; ${kept} ` +
+    `(columns: {"${path}": json} keeps every shape in the column, or a transform can bring the value to the column's type)`
+  );
+}
+
 export class ParquetFormat implements RecordEncoding<ParquetRow> {
   readonly #setup: ParquetFormatSetup;
   readonly #shaper: RecordShaper;
@@ -173,12 +188,10 @@ export class ParquetFormat implements RecordEncoding<ParquetRow> {
     checkCompression(options.compression);
     const schema = columnSchemaFor(setup.schema ?? { fields: [] }, options, setup.excludedColumns, ctx.run);
     this.#shaper = new RecordShaper(schema);
-    this.#shaper.onNewExtraField = (path, value) => {
+    this.#shaper.onNewExtraField = (path, value, declared) => {
       ctx.events.emit('warning', {
         code: 'sink.parquet.extra',
-        message:
-          `${stage}: field "${path}" (${describeColumnValue(value)}) is not in the Parquet schema or does not fit its column; ` +
-          `kept in the ${EXTRA_COLUMN} JSON column (declare it in the sink's columns: to give it a column)`,
+        message: extraFieldMessage(stage, path, value, declared),
       });
     };
     this.#metadata = {

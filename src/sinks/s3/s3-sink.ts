@@ -26,6 +26,7 @@ import { byteSize, rotationOptions } from '../shared/option-schemas.js';
 import { PathTemplate, RUN_ID_PATTERN, escapePathValue, escapeRegExp } from '../shared/path-template.js';
 import { RecordSink, type CommittedOutput } from '../shared/record-sink.js';
 import { datasetTag, RunKeyedDataset, runKeyedRoot } from '../shared/run-keyed-dataset.js';
+import { reportSchemaChange, schemaChange, type SchemaChange } from '../shared/schema-change.js';
 import { S3ObjectUpload } from '../../storage/s3-object-upload.js';
 import { s3ClientConfig, s3Location, type S3ClientOptions } from '../../storage/s3-client.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
@@ -271,6 +272,10 @@ function createS3Sink(
     writeEmpty: false,
     afterCommit: async (committed) => {
       if (manifestObjectKey === undefined) return [];
+      const schema = recordFormat.describeSchema();
+      // Read now, right before this run's manifest exists: the newest earlier one is the previous version.
+      const changed = schemaChange(await latestManifestSchema(store, options, ctx), schema);
+      if (changed) reportSchemaChange(ctx.events, 's3', s3Location(bucket, manifestObjectKey), changed);
       return [
         await writeManifest(store, ctx, {
           bucket,
@@ -278,7 +283,8 @@ function createS3Sink(
           keyTemplate: key,
           format,
           committed,
-          schema: recordFormat.describeSchema(),
+          schema,
+          schemaChanged: changed,
         }),
       ];
     },
@@ -360,6 +366,26 @@ async function readManifestKeys(
   return new Set();
 }
 
+/**
+ * The schema of the newest manifest of this sink written before this run (the greatest key the
+ * manifest pattern matches: keys hold the date and run id, which sort by time), or undefined.
+ */
+async function latestManifestSchema(store: S3ObjectStore, options: S3Settings, ctx: StageContext): Promise<unknown> {
+  const where = manifestKeyPattern(options, ctx.run.name);
+  if (!where) return undefined;
+  let latest: string | undefined;
+  for await (const { rel } of store.list(where.prefix))
+    if (where.pattern.test(rel) && (latest === undefined || rel > latest)) latest = rel;
+  if (latest === undefined) return undefined;
+  try {
+    const manifest = JSON.parse((await store.readText(latest)) ?? 'null') as Partial<S3Manifest> | null;
+    return manifest?.keyTemplate === options.key ? manifest.schema : undefined;
+  } catch {
+    // A report, not a step of the publication: an unreadable manifest only means no comparison.
+    return undefined;
+  }
+}
+
 /** The lock object of a dataset a run replaces, in the folder of its manifest. */
 export const LOCK_NAME = '_publish.lock';
 
@@ -425,6 +451,8 @@ export interface S3Manifest {
   rows: number;
   bytes: number;
   schema: unknown;
+  /** How the columns differ from the previous manifest's schema; absent when they do not (or on a first run). */
+  schemaChanged?: SchemaChange;
 }
 
 async function writeManifest(
@@ -437,6 +465,7 @@ async function writeManifest(
     format: string;
     committed: readonly CommittedOutput[];
     schema: unknown;
+    schemaChanged: SchemaChange | undefined;
   },
 ): Promise<CommittedOutput> {
   const run = ctx.describeRun();
@@ -458,6 +487,7 @@ async function writeManifest(
     rows: files.reduce((n, f) => n + f.rows, 0),
     bytes: files.reduce((n, f) => n + f.bytes, 0),
     schema: m.schema,
+    ...(m.schemaChanged ? { schemaChanged: m.schemaChanged } : {}),
   };
   const body = Buffer.from(`${JSON.stringify(document, null, 2)}\n`);
   const location = s3Location(m.bucket, m.key);

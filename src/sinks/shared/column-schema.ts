@@ -700,8 +700,12 @@ export class RecordShaper {
   /** Generic paths (`brands[].logo`) seen in `_extra`, with the records that had them. */
   readonly extraFields = new Map<string, number>();
   readonly #seenInRecord = new Set<string>();
-  /** Called the first time a path lands in `_extra`. */
-  onNewExtraField: ((path: string, value: unknown) => void) | undefined;
+  /**
+   * Called the first time a path lands in `_extra`; `declared`: the schema has a column for it and
+   * this value does not fit it (a field without a column is not declared).
+   */
+  onNewExtraField: ((path: string, value: unknown, declared: boolean) => void) | undefined;
+  #undeclared = false;
 
   constructor(schema: ColumnSchema) {
     this.schema = schema;
@@ -737,7 +741,9 @@ export class RecordShaper {
       const child = node.children.get(key);
       if (child === undefined) {
         path.push(key);
+        this.#undeclared = true;
         this.#keepAt(node, value);
+        this.#undeclared = false;
         path.pop();
         continue;
       }
@@ -796,7 +802,7 @@ export class RecordShaper {
     this.#seenInRecord.add(generic);
     const count = this.extraFields.get(generic);
     this.extraFields.set(generic, (count ?? 0) + 1);
-    if (count === undefined) this.onNewExtraField?.(generic, value);
+    if (count === undefined) this.onNewExtraField?.(generic, value, !this.#undeclared);
   }
 }
 
