@@ -60,7 +60,7 @@ export function currentSchema(metadata: TableMetadata): IcebergSchema {
 
 /**
  * The schema a run's columns have in the table `base` (a new table: none), ids stable by name:
- * the sink calls it for the Parquet writer's columns, prepareCommit for the same result.
+ * the sink calls it for the Parquet writer's columns, the snapshot operations (snapshot-operations.ts) for the same result.
  */
 export function tableSchema(base: TableMetadata | undefined, columns: readonly ParquetColumn[]): IcebergSchemaResult {
   if (!base) return icebergSchema(columns, undefined, 0, 0);
