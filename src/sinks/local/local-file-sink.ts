@@ -53,10 +53,12 @@ export function createLocalFileSink<Item>(
 ): RecordSink<Item> {
   const { ctx } = setup;
   const stdout = ctx.stdout;
-  let lock: RunLock | undefined;
+  const held: { lock?: RunLock | undefined } = {};
   // The dataset's folder: no link below it is written through (storage/no-symlink.ts).
   const store = template && datasetStore(template, ctx.baseDir);
   const runKeyed = template?.hasRun ? runKeyedDataset(setup, () => sink) : undefined;
+  // A dataset of several files that each run replaces (no {run}): recorded, locked, and superseded.
+  const replaced = template && template.isDynamic && !template.hasRun ? template : undefined;
   const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,
     ctx,
@@ -73,69 +75,72 @@ export function createLocalFileSink<Item>(
     rotation: setup.rotation,
     commitOnClose: false,
     writeEmpty: !template || template.fields.length === 0,
-    prepare: template
-      ? async () => {
-          const removed = await removeStaleTemps(template, ctx.baseDir);
-          if (removed.length > 0) {
-            ctx.events.emit('info', {
-              code: 'stale_temp_removed',
-              message: `removed ${removed.length} temp file(s) that killed runs left: ${removed.join(', ')}`,
-            });
-          }
-          await runKeyed?.prepare();
-          // A dataset of several files that each run replaces: one run publishes into it at a time.
-          if (template.isDynamic && !template.hasRun) {
-            // Before the first request (and before the lock, which a failure here would leave to
-            // the heartbeat): a file this run would remove must not lie behind a link.
-            await assertRecordedFolders(template, ctx.baseDir);
-            const dir = resolve(ctx.baseDir, template.fixedPrefix());
-            lock = await RunLock.acquire(
-              fileLockBackend(join(dir, LOCAL_LOCK_NAME)),
-              { runId: ctx.run.id, pipeline: ctx.run.name },
-              { what: `dataset ${dir}${sep}`, code: 'publish.locked', onLost: (err) => sink.destroy(err) },
-            );
-          }
-        }
+    prepare: template ? () => prepareLocal(template, ctx, runKeyed, held, (err) => sink.destroy(err)) : undefined,
+    lock: () => runKeyed ?? held.lock,
+    beforePublish: replaced
+      ? (written) => recordPending(replaced, ctx.baseDir, written, ctx.run.id, ctx.events)
       : undefined,
-    lock: () => runKeyed ?? lock,
-    beforePublish:
-      template && template.isDynamic && !template.hasRun
-        ? (written) => recordPending(template, ctx.baseDir, written, ctx.run.id, ctx.events)
-        : undefined,
     // Without {run} a run replaces the dataset: the files earlier runs of it recorded and this run did not overwrite go.
     // A fixed path is one file, which the run overwrote: nothing to record or remove.
     supersede: runKeyed
       ? () => runKeyed.settle()
-      : template && template.isDynamic && !template.hasRun
-        ? async (written) => {
-            const { removed, unlisted } = await removeSuperseded(
-              template,
-              ctx.baseDir,
-              written,
-              ctx.run.id,
-              ctx.events,
-            );
-            if (removed.length > 0)
-              ctx.events.emit('info', {
-                code: 'superseded',
-                message: `removed ${removed.length} file(s) of earlier runs: ${removed.join(', ')}`,
-              });
-            if (unlisted.length > 0)
-              ctx.events.emit('warning', {
-                code: 'sink.cleanup_unlisted',
-                message:
-                  `${unlisted.length} file(s) match the path ${template.source} but no earlier run of this dataset recorded them ` +
-                  `(another pipeline's files, or written by a version without dataset records); not removed: ${unlisted.join(', ')}`,
-              });
-          }
+      : replaced
+        ? (written) => supersedeLocal(replaced, ctx, written)
         : undefined,
     release: async () => {
       await runKeyed?.release();
-      await lock?.release();
-      lock = undefined;
+      await held.lock?.release();
+      held.lock = undefined;
     },
   });
   return sink;
+}
+
+/** Before the first record: temp files of killed runs go; a replaced dataset is checked and locked. */
+async function prepareLocal(
+  template: PathTemplate,
+  ctx: StageContext,
+  runKeyed: RunKeyedDataset | undefined,
+  held: { lock?: RunLock | undefined },
+  onLost: (err: Error) => void,
+): Promise<void> {
+  const removed = await removeStaleTemps(template, ctx.baseDir);
+  if (removed.length > 0) {
+    ctx.events.emit('info', {
+      code: 'stale_temp_removed',
+      message: `removed ${removed.length} temp file(s) that killed runs left: ${removed.join(', ')}`,
+    });
+  }
+  await runKeyed?.prepare();
+  // A dataset of several files that each run replaces: one run publishes into it at a time.
+  if (template.isDynamic && !template.hasRun) {
+    // Before the first request (and before the lock, which a failure here would leave to
+    // the heartbeat): a file this run would remove must not lie behind a link.
+    await assertRecordedFolders(template, ctx.baseDir);
+    const dir = resolve(ctx.baseDir, template.fixedPrefix());
+    held.lock = await RunLock.acquire(
+      fileLockBackend(join(dir, LOCAL_LOCK_NAME)),
+      { runId: ctx.run.id, pipeline: ctx.run.name },
+      { what: `dataset ${dir}${sep}`, code: 'publish.locked', onLost },
+    );
+  }
+}
+
+/** The files earlier runs of a replaced dataset recorded that this run did not write: removed, and said. */
+async function supersedeLocal(template: PathTemplate, ctx: StageContext, written: ReadonlySet<string>): Promise<void> {
+  const { removed, unlisted } = await removeSuperseded(template, ctx.baseDir, written, ctx.run.id, ctx.events);
+  if (removed.length > 0)
+    ctx.events.emit('info', {
+      code: 'superseded',
+      message: `removed ${removed.length} file(s) of earlier runs: ${removed.join(', ')}`,
+    });
+  if (unlisted.length > 0)
+    ctx.events.emit('warning', {
+      code: 'sink.cleanup_unlisted',
+      message:
+        `${unlisted.length} file(s) match the path ${template.source} but no earlier run of this dataset recorded them ` +
+        `(another pipeline's files, or written by a version without dataset records); not removed: ${unlisted.join(', ')}`,
+    });
 }
 
 /**

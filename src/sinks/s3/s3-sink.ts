@@ -163,23 +163,9 @@ function createS3Sink(
   const formatEnv = { ctx, stage: 's3', target: key, template, schemaHint: code?.schemaHint };
   const recordFormat = sinkEncoding(objectFormat, options, formatEnv, code && { sinkOf: () => sink });
   const contentType = objectFormat.contentType(options, key);
-  const env = ctx.env ?? process.env;
-  // Set by prepare(), which the sink runs before its first record. The client is closed when the
-  // stream closes, and opened again if the tee later asks the finished sink to revoke its objects.
-  let sdk: S3Sdk | undefined;
-  let client: S3Client | undefined;
+  const connection = new S3Connection(bucket, options, ctx.env ?? process.env);
+  const store = connection.store;
   let lock: RunLock | undefined;
-  const currentClient = (): S3Client => (client ??= new sdk!.s3.S3Client(s3ClientConfig(options, env)));
-  // Keys are whole keys (no prefix): the dataset's folder is `prefix`, its manifest may be elsewhere.
-  const store = new S3ObjectStore({
-    bucket,
-    prefix: '',
-    client: async () => {
-      sdk ??= await loadS3Sdk('s3-sink');
-      return currentClient();
-    },
-    feature: 's3-sink',
-  });
   // With {run} in the key each run adds its objects: a journal under the dataset's root lets the
   // next run remove what a killed one uploaded (sinks/shared/run-keyed-dataset.ts).
   const runKeyed = replaces
@@ -201,72 +187,29 @@ function createS3Sink(
     templateOption: 'key',
     locate: (rendered) => rendered,
     prepare: async () => {
-      sdk = (await store.s3()).sdk;
-      if (runKeyed) {
-        await runKeyed.prepare();
-        // Recorded first: a journal naming a manifest that exists is a run that published. A
-        // manifest outside the dataset's root cannot be journaled; such a run counts as published
-        // only once it settled.
-        if (manifestObjectKey?.startsWith(runKeyed.root)) await runKeyed.record(manifestObjectKey);
-        return;
-      }
-      lock = await RunLock.acquire(
-        storeLockBackend(store, `${prefix}${LOCK_NAME}`),
-        { runId: ctx.run.id, pipeline: ctx.run.name },
-        {
-          what: `dataset s3://${bucket}/${prefix}`,
-          code: 'publish.locked',
-          onLost: (err) => sink.destroy(err),
-        },
-      );
+      await connection.load();
+      if (runKeyed) return prepareRunKeyed(runKeyed, manifestObjectKey);
+      lock = await lockDataset(store, bucket, prefix, ctx, (err) => sink.destroy(err));
       if (manifestObjectKey !== undefined)
         previouslyListed = await readManifestKeys(store, manifestObjectKey, key, ctx);
     },
     lock: () => runKeyed ?? lock,
     supersede: replaces
-      ? async (written) => {
-          const keep = new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]);
-          const candidates: string[] = [];
-          for await (const { rel: k } of store.list(prefix))
-            if (!keep.has(k) && (template.pattern.test(k) || given.pattern.test(k))) candidates.push(k);
-          const stale: string[] = [];
-          const unlisted: string[] = [];
-          for (const k of candidates) {
-            if (previouslyListed.has(k) || (await store.metadata(k))?.[DATASET_METADATA] === dataset) stale.push(k);
-            else unlisted.push(k);
-          }
-          for (const k of stale) await store.remove(k);
-          if (stale.length > 0)
-            ctx.events.emit('info', {
-              code: 'superseded',
-              message: `removed ${stale.length} object(s) of earlier runs under s3://${bucket}/${prefix}`,
-            });
-          if (unlisted.length > 0)
-            ctx.events.emit('warning', {
-              code: 'sink.cleanup_unlisted',
-              message:
-                `${unlisted.length} object(s) match the key ${key} but neither the previous manifest of this dataset lists them nor do they carry its ${DATASET_METADATA} metadata ` +
-                `(another pipeline's objects, or written by a version without it); not removed: ${unlisted.map((k) => s3Location(bucket, k)).join(', ')}`,
-            });
-        }
+      ? (written) =>
+          supersedeObjects({
+            ...{ store, ctx, bucket, key, prefix, dataset },
+            previouslyListed,
+            patterns: [template.pattern, given.pattern],
+            keep: new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]),
+          })
       : runKeyed && (() => runKeyed.settle()),
     release: async () => {
       await runKeyed?.release();
       await lock?.release();
       lock = undefined;
     },
-    openDestination: async (objectKey) => {
-      await runKeyed?.record(objectKey);
-      const metadata = { [DATASET_METADATA]: dataset };
-      return new S3ObjectUpload(sdk!, currentClient, {
-        bucket,
-        key: objectKey,
-        contentType,
-        partSize,
-        queueSize,
-        metadata: runKeyed ? runKeyed.writeOptions({ metadata }).metadata! : metadata,
-      });
-    },
+    openDestination: (objectKey) =>
+      openUpload(connection, runKeyed, { bucket, key: objectKey, contentType, partSize, queueSize }, dataset),
     rotation: { maxRows, maxBytes, maxOpenPartitions },
     commitOnClose: true,
     writeEmpty: false,
@@ -276,25 +219,129 @@ function createS3Sink(
       // Read now, right before this run's manifest exists: the newest earlier one is the previous version.
       const changed = schemaChange(await latestManifestSchema(store, options, ctx), schema);
       if (changed) reportSchemaChange(ctx.events, 's3', s3Location(bucket, manifestObjectKey), changed);
-      return [
-        await writeManifest(store, ctx, {
-          bucket,
-          key: manifestObjectKey,
-          keyTemplate: key,
-          format,
-          committed,
-          schema,
-          schemaChanged: changed,
-        }),
-      ];
+      const written = { bucket, key: manifestObjectKey, keyTemplate: key, format, committed };
+      return [await writeManifest(store, ctx, { ...written, schema, schemaChanged: changed })];
     },
-    dispose: () => {
-      client?.destroy();
-      client = undefined;
-      void store.close();
-    },
+    dispose: () => connection.dispose(),
   });
   return sink;
+}
+
+/** A replacing run's lock on its dataset (the folder of its manifest): one run publishes into it at a time. */
+function lockDataset(
+  store: S3ObjectStore,
+  bucket: string,
+  prefix: string,
+  ctx: StageContext,
+  onLost: (err: Error) => void,
+): Promise<RunLock> {
+  return RunLock.acquire(
+    storeLockBackend(store, `${prefix}${LOCK_NAME}`),
+    { runId: ctx.run.id, pipeline: ctx.run.name },
+    { what: `dataset s3://${bucket}/${prefix}`, code: 'publish.locked', onLost },
+  );
+}
+
+/** A data object's upload, journaled first in a {run} dataset, carrying the dataset's id (and run) in its metadata. */
+async function openUpload(
+  connection: S3Connection,
+  runKeyed: RunKeyedDataset | undefined,
+  upload: { bucket: string; key: string; contentType: string; partSize: number; queueSize: number },
+  dataset: string,
+): Promise<S3ObjectUpload> {
+  await runKeyed?.record(upload.key);
+  const dataMetadata = { [DATASET_METADATA]: dataset };
+  const metadata = runKeyed ? runKeyed.writeOptions({ metadata: dataMetadata }).metadata! : dataMetadata;
+  return new S3ObjectUpload(connection.sdk!, connection.client, { ...upload, metadata });
+}
+
+/**
+ * The SDK, client and store of one s3 sink. Loaded by the sink's prepare(), before its first
+ * record; the client is closed when the stream closes, and opened again if the tee later asks the
+ * finished sink to revoke its objects.
+ */
+class S3Connection {
+  sdk: S3Sdk | undefined;
+  #client: S3Client | undefined;
+  /** Keys are whole keys (no prefix): the dataset's folder is `prefix`, its manifest may be elsewhere. */
+  readonly store: S3ObjectStore;
+  readonly #config: () => ReturnType<typeof s3ClientConfig>;
+
+  constructor(bucket: string, options: S3ClientOptions, env: Readonly<Record<string, string | undefined>>) {
+    this.#config = () => s3ClientConfig(options, env);
+    this.store = new S3ObjectStore({
+      bucket,
+      prefix: '',
+      client: async () => {
+        this.sdk ??= await loadS3Sdk('s3-sink');
+        return this.client();
+      },
+      feature: 's3-sink',
+    });
+  }
+
+  readonly client = (): S3Client => (this.#client ??= new this.sdk!.s3.S3Client(this.#config()));
+
+  async load(): Promise<void> {
+    this.sdk = (await this.store.s3()).sdk;
+  }
+
+  dispose(): void {
+    this.#client?.destroy();
+    this.#client = undefined;
+    void this.store.close();
+  }
+}
+
+/**
+ * A {run} dataset's journal is prepared (a killed run's objects go) and names the manifest first: a
+ * journal naming a manifest that exists is a run that published. A manifest outside the dataset's
+ * root cannot be journaled; such a run counts as published only once it settled.
+ */
+async function prepareRunKeyed(runKeyed: RunKeyedDataset, manifestObjectKey: string | undefined): Promise<void> {
+  await runKeyed.prepare();
+  if (manifestObjectKey?.startsWith(runKeyed.root)) await runKeyed.record(manifestObjectKey);
+}
+
+/**
+ * Once a replacing run published: the objects under the dataset's folder that match its key and
+ * that the previous manifest listed or that carry the dataset's id are removed; other matching
+ * objects are reported, never removed (a key alone does not say whose an object is).
+ */
+async function supersedeObjects(o: {
+  store: S3ObjectStore;
+  ctx: StageContext;
+  bucket: string;
+  key: string;
+  prefix: string;
+  dataset: string;
+  previouslyListed: ReadonlySet<string>;
+  patterns: readonly RegExp[];
+  keep: ReadonlySet<string | undefined>;
+}): Promise<void> {
+  const { store, ctx, bucket, prefix } = o;
+  const candidates: string[] = [];
+  for await (const { rel: k } of store.list(prefix))
+    if (!o.keep.has(k) && o.patterns.some((p) => p.test(k))) candidates.push(k);
+  const stale: string[] = [];
+  const unlisted: string[] = [];
+  for (const k of candidates) {
+    if (o.previouslyListed.has(k) || (await store.metadata(k))?.[DATASET_METADATA] === o.dataset) stale.push(k);
+    else unlisted.push(k);
+  }
+  for (const k of stale) await store.remove(k);
+  if (stale.length > 0)
+    ctx.events.emit('info', {
+      code: 'superseded',
+      message: `removed ${stale.length} object(s) of earlier runs under s3://${bucket}/${prefix}`,
+    });
+  if (unlisted.length > 0)
+    ctx.events.emit('warning', {
+      code: 'sink.cleanup_unlisted',
+      message:
+        `${unlisted.length} object(s) match the key ${o.key} but neither the previous manifest of this dataset lists them nor do they carry its ${DATASET_METADATA} metadata ` +
+        `(another pipeline's objects, or written by a version without it); not removed: ${unlisted.map((k) => s3Location(bucket, k)).join(', ')}`,
+    });
 }
 
 /**

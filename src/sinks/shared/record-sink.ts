@@ -13,19 +13,19 @@
 // - destroyed with an error, destroyed before finishing, or ctx.signal aborted:
 //   every uncommitted part is removed (temp files, multipart uploads) and parts
 //   committed earlier in the run are revoked.
-import { Writable } from 'node:stream';
-import { AbortedError, CatalogStreamsError, SinkError } from '../../errors.js';
+// The hold, settle, revoke and lock release are every publishing sink's (publishing-sink.ts).
+import { SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
-import { fences, type Fence } from '../../core/lock.js';
-import type { HeldPublication, SinkStream, StageContext } from '../../core/stage.js';
+import type { Fence } from '../../core/lock.js';
+import type { StageContext } from '../../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
 import { isPlainObject } from '../../values.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { PathTemplate } from './path-template.js';
-import { PublicationHold } from './publication.js';
+import { PublishingSink } from './publishing-sink.js';
 import { PartitionedParts, type RotationOptions } from './rotation.js';
 
-export const SINK_HIGH_WATER_MARK = 64;
+export { SINK_HIGH_WATER_MARK } from './publishing-sink.js';
 
 export type EmitItem<Item> = (record: Record<string, unknown>, item: Item) => void | Promise<void>;
 
@@ -104,7 +104,7 @@ export function describeRecord(record: Record<string, unknown>, ordinal: number)
     : `record #${ordinal}`;
 }
 
-export class RecordSink<Item> extends Writable implements SinkStream {
+export class RecordSink<Item> extends PublishingSink {
   readonly #spec: RecordSinkSpec<Item>;
   readonly #parts: PartitionedParts<Item>;
   readonly #committed: CommittedOutput[] = [];
@@ -116,16 +116,12 @@ export class RecordSink<Item> extends Writable implements SinkStream {
   #destroying = false;
   /** `_final` writing the side objects (the manifest); the destroy waits for it before disposing. */
   #writingExtras: Promise<unknown> | undefined;
-  readonly #onAbort: () => void;
   #formatClosed = false;
-  #releasing: Promise<void> | undefined;
-  #settling: Promise<void> | undefined;
-  #hold: PublicationHold | undefined;
   readonly #prepared: Promise<void>;
   #settlePrepared!: (err?: Error) => void;
 
   constructor(spec: RecordSinkSpec<Item>) {
-    super({ objectMode: true, highWaterMark: SINK_HIGH_WATER_MARK });
+    super(spec.sinkType, spec.ctx);
     this.#spec = spec;
     this.#prepared = new Promise<void>((resolve, reject) => {
       this.#settlePrepared = (err) => (err ? reject(err) : resolve());
@@ -152,21 +148,7 @@ export class RecordSink<Item> extends Writable implements SinkStream {
       template && template.fields.length > 0
         ? (record, item) => this.#parts.write(template.partitionValues(record, describe), item)
         : (_record, item) => this.#parts.write(noPartition, item);
-    this.#onAbort = () =>
-      this.destroy(
-        new AbortedError(`the run was aborted; ${spec.sinkType} sink output discarded`, { cause: ctx.signal.reason }),
-      );
-    if (ctx.signal.aborted) process.nextTick(this.#onAbort);
-    else ctx.signal.addEventListener('abort', this.#onAbort, { once: true });
-  }
-
-  /**
-   * Makes `_final` wait, with its data complete, until `publish()`, and leaves the removal of
-   * what it superseded and the lock to `settle()` (the tee calls both for every sink).
-   */
-  holdPublication(): HeldPublication {
-    this.#hold = new PublicationHold();
-    return this.#hold.handle(() => this.#settle());
+    this.listenForAbort();
   }
 
   /** Every output committed under its final name (files, objects, the manifest), with rows and bytes. */
@@ -179,10 +161,14 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     return this.#finished && !this.#revoked;
   }
 
+  protected get discarded(): string {
+    return 'its output was discarded';
+  }
+
   #writeOne(record: unknown): void | Promise<void> {
     if (!isPlainObject(record)) {
       throw new SinkError(
-        `${this.#spec.sinkType} sink expects plain object records, received ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`,
+        `${this.sinkType} sink expects plain object records, received ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`,
         { code: 'sink.record' },
       );
     }
@@ -194,13 +180,13 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     try {
       pending = this.#writeOne(record);
     } catch (err) {
-      callback(this.#wrap(err));
+      callback(this.wrap(err));
       return;
     }
     if (pending)
       pending.then(
         () => callback(),
-        (err: unknown) => callback(this.#wrap(err)),
+        (err: unknown) => callback(this.wrap(err)),
       );
     else callback();
   }
@@ -214,94 +200,85 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     };
     run().then(
       () => callback(),
-      (err: unknown) => callback(this.#wrap(err)),
+      (err: unknown) => callback(this.wrap(err)),
     );
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    const { format, afterCommit } = this.#spec;
-    (async () => {
-      await format.flush(this.#emit);
-      if (this.#ordinal === 0 && this.#spec.writeEmpty) {
-        if (format.canWriteEmpty()) await this.#parts.openEmpty();
-        else {
-          this.#spec.ctx.events.emit('warning', {
-            code: 'sink.empty',
-            message: `${this.#spec.sinkType} sink received no records and has no declared columns, so it wrote no file`,
-          });
-        }
-      }
-      await this.#parts.closeAll();
-      await format.close();
-      this.#formatClosed = true;
-      if (this.#hold) await this.#hold.waitForPublish();
-      if (this.#destroying) return;
-      // A run that lost its lock (paused past it, another run took over) publishes nothing.
-      await this.#assertHeld();
-      await this.#spec.beforePublish?.(this.#parts.locations);
-      if (this.#destroying) return;
-      // The renames publish a local dataset: checked again after its record was written.
-      if (this.#spec.beforePublish) await this.#assertHeld();
-      await this.#parts.commitAll();
-      if (this.#destroying) return;
-      if (afterCommit) {
-        const writing = (async () => {
-          // The manifest is the commit point: checked again right before it.
-          await this.#assertHeld();
-          const written = await afterCommit(this.#committed);
-          if (!this.#destroying) return written;
-          // Stopped while the manifest was being written: the destroy removed the data
-          // objects, so the manifest must not stay behind, listing them.
-          await Promise.all(
-            written.map((e) => e.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error))),
-          );
-          return undefined;
-        })();
-        this.#writingExtras = writing;
-        const extras = await writing;
-        if (!extras) return;
-        for (const extra of extras) {
-          this.#committed.push(extra);
-          this.#spec.ctx.events.emit('output', extra.output);
-        }
-      }
-      this.#finished = true;
-      // Held: a sibling may still fail and revoke this version, so what it superseded stays until
-      // the tee settles every sink. Alone: settled before `finish`, so whoever waits for the sink
-      // finds the earlier files gone and the dataset unlocked.
-      if (!this.#hold) await this.#settle();
-    })().then(
-      () => callback(),
-      (err: unknown) => {
-        this.#hold?.fail(this.#wrap(err));
-        callback(this.#wrap(err));
-      },
-    );
+    this.finalizeWith(() => this.#finalize(), callback);
   }
 
-  /** Removes what this run's version superseded, then releases the lock (once). */
-  #settle(): Promise<void> {
-    return (this.#settling ??= (async () => {
-      if (this.#spec.supersede) {
-        // Removing earlier runs' files only under the lock: after a takeover they may be the newer run's.
-        await this.#assertHeld()
-          .then(() => this.#spec.supersede!(this.#parts.locations))
-          .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
-      }
-      await this.#release();
-      // What the clean-up reopened (the S3 client) is released again.
-      if (this.closed) this.#spec.dispose?.();
-    })());
+  async #finalize(): Promise<void> {
+    const { format } = this.#spec;
+    await format.flush(this.#emit);
+    if (this.#ordinal === 0 && this.#spec.writeEmpty) await this.#writeEmpty();
+    await this.#parts.closeAll();
+    await format.close();
+    this.#formatClosed = true;
+    await this.waitForPublish();
+    if (this.#destroying) return;
+    // A run that lost its lock (paused past it, another run took over) publishes nothing.
+    await this.#assertHeld();
+    await this.#spec.beforePublish?.(this.#parts.locations);
+    if (this.#destroying) return;
+    // The renames publish a local dataset: checked again after its record was written.
+    if (this.#spec.beforePublish) await this.#assertHeld();
+    await this.#parts.commitAll();
+    if (this.#destroying) return;
+    if (this.#spec.afterCommit && !(await this.#commitExtras(this.#spec.afterCommit))) return;
+    this.#finished = true;
+    // Held: a sibling may still fail and revoke this version, so what it superseded stays until
+    // the tee settles every sink. Alone: settled before `finish`, so whoever waits for the sink
+    // finds the earlier files gone and the dataset unlocked.
+    await this.settleIfAlone();
+  }
+
+  /** No record arrived at a fixed path: an empty output when the format can write one, else a warning. */
+  async #writeEmpty(): Promise<void> {
+    if (this.#spec.format.canWriteEmpty()) await this.#parts.openEmpty();
+    else {
+      this.ctx.events.emit('warning', {
+        code: 'sink.empty',
+        message: `${this.sinkType} sink received no records and has no declared columns, so it wrote no file`,
+      });
+    }
+  }
+
+  /** Writes the side objects (the manifest, the commit point); false when a stop came meanwhile. */
+  async #commitExtras(afterCommit: NonNullable<RecordSinkSpec<Item>['afterCommit']>): Promise<boolean> {
+    const writing = (async () => {
+      // The manifest is the commit point: checked again right before it.
+      await this.#assertHeld();
+      const written = await afterCommit(this.#committed);
+      if (!this.#destroying) return written;
+      // Stopped while the manifest was being written: the destroy removed the data
+      // objects, so the manifest must not stay behind, listing them.
+      await Promise.all(written.map((e) => e.revoke?.().catch((err: unknown) => this.cleanupWarning(err as Error))));
+      return undefined;
+    })();
+    this.#writingExtras = writing;
+    const extras = await writing;
+    if (!extras) return false;
+    for (const extra of extras) {
+      this.#committed.push(extra);
+      this.ctx.events.emit('output', extra.output);
+    }
+    return true;
+  }
+
+  /** Removes what this run's version superseded (earlier runs' outputs), only under the lock. */
+  protected async supersede(): Promise<void> {
+    const { supersede } = this.#spec;
+    if (!supersede) return;
+    // Removing earlier runs' files only under the lock: after a takeover they may be the newer run's.
+    await this.#assertHeld()
+      .then(() => supersede.call(this.#spec, this.#parts.locations))
+      .catch((err: unknown) => this.cleanupWarning(err instanceof Error ? err : new Error(String(err))));
   }
 
   /** The fence of this sink's commit points: the run's lock and the dataset's (core/lock.ts, Fencing). */
   #assertHeld(): Promise<void> {
-    return fences(this.#spec.ctx.fence, this.#spec.lock?.()).assertHeld();
-  }
-
-  /** Finished and held, not yet settled or revoked: the lock and the superseded files wait for the tee. */
-  #awaitingTee(): boolean {
-    return this.#finished && !!this.#hold && !this.#hold.settled && this.#settling === undefined;
+    return this.fence(this.#spec.lock?.()).assertHeld();
   }
 
   override _construct(callback: (error?: Error | null) => void): void {
@@ -316,7 +293,7 @@ export class RecordSink<Item> extends Writable implements SinkStream {
         callback();
       },
       (err: unknown) => {
-        const wrapped = this.#wrap(err);
+        const wrapped = this.wrap(err);
         this.#settlePrepared(wrapped);
         callback(wrapped);
       },
@@ -328,41 +305,29 @@ export class RecordSink<Item> extends Writable implements SinkStream {
     return this.#prepared;
   }
 
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#spec.ctx.signal.removeEventListener('abort', this.#onAbort);
+  protected async stop(error: Error | null, reason: Error): Promise<void> {
     this.#destroying = true;
-    const reason =
-      error ??
-      new SinkError(`${this.#spec.sinkType} sink was destroyed before it finished; its output was discarded`, {
-        code: 'sink.aborted',
-      });
-    this.#hold?.fail(reason);
-    const release = () => this.#release();
-    if (this.#finished) {
-      // Destroyed after finishing (autoDestroy): a held sink keeps its lock until the tee settles or revokes it.
-      // Stopped while it settled alone: the settle finishes (the outputs stand), then the lock goes.
-      const settled = this.#settling?.catch(() => {}) ?? Promise.resolve();
-      (this.#awaitingTee() && !error ? Promise.resolve() : settled.then(release)).finally(() => {
-        this.#spec.dispose?.();
-        callback(error);
-      });
-      return;
-    }
-    (async () => {
+    try {
+      if (this.#finished) {
+        // Destroyed after finishing (autoDestroy): a held sink keeps its lock until the tee settles or revokes it.
+        // Stopped while it settled alone: the settle finishes (the outputs stand), then the lock goes.
+        const settled = this.settling?.catch(() => {}) ?? Promise.resolve();
+        if (!(this.awaitingTee(true) && !error)) await settled.then(() => this.release());
+        return;
+      }
       await this.#spec.format.abort(reason).catch(() => {});
       // Held back after its side outputs (dead letters) were committed: those go too.
       if (this.#formatClosed)
-        await this.#spec.format.revoke?.().catch((err: unknown) => this.#cleanupWarning(err as Error));
+        await this.#spec.format.revoke?.().catch((err: unknown) => this.cleanupWarning(err as Error));
       const failures = await this.#parts.abort(reason);
-      for (const failure of failures) this.#cleanupWarning(failure);
+      for (const failure of failures) this.cleanupWarning(failure);
       this.#committed.length = 0;
       // A manifest being written when the stop came is removed by `_final` itself, with the client still open.
       await this.#writingExtras?.catch(() => {});
-      await release();
-    })().finally(() => {
+      await this.release();
+    } finally {
       this.#spec.dispose?.();
-      callback(error);
-    });
+    }
   }
 
   /**
@@ -371,41 +336,25 @@ export class RecordSink<Item> extends Writable implements SinkStream {
    * trusting the objects it lists), then the data outputs (S3 objects deleted, files removed).
    * What cannot be removed becomes a `sink.cleanup` warning naming it.
    */
-  async revoke(): Promise<void> {
+  protected async takeBack(): Promise<void> {
     this.#revoked = true;
     const committed = this.#committed.splice(0);
     const remove = (c: CommittedOutput) =>
       (c.revoke ? c.revoke() : (c.destination?.revoke?.() ?? Promise.resolve())).catch((err: unknown) =>
-        this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))),
+        this.cleanupWarning(err instanceof Error ? err : new Error(String(err))),
       );
     await Promise.all(committed.filter((c) => !c.destination).map(remove));
     await Promise.all(committed.filter((c) => c.destination).map(remove));
     await this.#spec.format
       .revoke?.()
-      .catch((err: unknown) => this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))));
-    // Nothing was superseded yet (that waits for the settle), so the earlier version is whole again.
-    this.#settling ??= Promise.resolve();
-    await this.#release();
-    // What the removal reopened (the S3 client) is released again.
+      .catch((err: unknown) => this.cleanupWarning(err instanceof Error ? err : new Error(String(err))));
+  }
+
+  protected async releaseLock(): Promise<void> {
+    await this.#spec.release?.();
+  }
+
+  protected async dispose(): Promise<void> {
     this.#spec.dispose?.();
-  }
-
-  #release(): Promise<void> {
-    return (this.#releasing ??= (this.#spec.release?.() ?? Promise.resolve()).catch((err: unknown) =>
-      this.#cleanupWarning(err instanceof Error ? err : new Error(String(err))),
-    ));
-  }
-
-  #cleanupWarning(failure: Error): void {
-    this.#spec.ctx.events.emit('warning', {
-      code: 'sink.cleanup',
-      message: `${this.#spec.sinkType} sink could not remove a partial output: ${failure.message}`,
-    });
-  }
-
-  #wrap(err: unknown): Error {
-    if (err instanceof CatalogStreamsError) return err;
-    const message = err instanceof Error ? err.message : String(err);
-    return new SinkError(`${this.#spec.sinkType} sink failed: ${message}`, { cause: err });
   }
 }

@@ -47,6 +47,62 @@ export interface PartitionedPartsOptions<Item> {
   onCommit(output: OutputRecord, destination: ByteDestination): void;
 }
 
+/** A part is closed after the item that brings it to `maxRows` rows or `maxBytes` bytes. */
+export function partIsFull(
+  encoder: Pick<PartEncoder<unknown>, 'rows' | 'bytes'>,
+  rotation: Pick<RotationOptions, 'maxRows' | 'maxBytes'>,
+): boolean {
+  const { maxRows, maxBytes } = rotation;
+  return (maxRows !== undefined && encoder.rows >= maxRows) || (maxBytes !== undefined && encoder.bytes >= maxBytes);
+}
+
+/** An opened part of `SequentialParts`: what it was written to and its encoder. */
+export interface SequentialPart<Item> {
+  encoder: Pick<PartEncoder<Item>, 'rows' | 'bytes' | 'write' | 'end'>;
+}
+
+/**
+ * The parts of one output without partitions, numbered from 0 in the order they are opened and
+ * rotated as `PartitionedParts` rotates (the table's snapshot and changes files): the caller opens
+ * each part (names it, stages its file), this class decides when.
+ */
+export class SequentialParts<Item, P extends SequentialPart<Item>> {
+  readonly files: P[] = [];
+  #current: P | undefined;
+  readonly #open: (part: number) => Promise<P>;
+  readonly #rotation: Pick<RotationOptions, 'maxRows' | 'maxBytes'>;
+
+  constructor(open: (part: number) => Promise<P>, rotation: Pick<RotationOptions, 'maxRows' | 'maxBytes'>) {
+    this.#open = open;
+    this.#rotation = rotation;
+  }
+
+  async write(item: Item): Promise<void> {
+    if (!this.#current) {
+      this.#current = await this.#open(this.files.length);
+      this.files.push(this.#current);
+    }
+    const pending = this.#current.encoder.write(item);
+    if (pending) await pending;
+    if (partIsFull(this.#current.encoder, this.#rotation)) {
+      const full = this.#current;
+      this.#current = undefined;
+      await full.encoder.end();
+    }
+  }
+
+  /** Ends the open part; with `atLeastOne`, writes an empty part (a Parquet file's schema) when no item came. */
+  async end(atLeastOne: boolean): Promise<void> {
+    if (this.files.length === 0 && atLeastOne) {
+      this.#current = await this.#open(0);
+      this.files.push(this.#current);
+    }
+    const open = this.#current;
+    this.#current = undefined;
+    await open?.encoder.end();
+  }
+}
+
 export class PartitionedParts<Item> {
   readonly #options: PartitionedPartsOptions<Item>;
   /** Open parts by partition key, least recently used first. */
@@ -143,13 +199,7 @@ export class PartitionedParts<Item> {
   }
 
   #rotateIfFull(part: Part<Item>): void | Promise<void> {
-    const { maxRows, maxBytes } = this.#options.rotation;
-    if (
-      (maxRows !== undefined && part.encoder.rows >= maxRows) ||
-      (maxBytes !== undefined && part.encoder.bytes >= maxBytes)
-    ) {
-      return this.#close(part);
-    }
+    if (partIsFull(part.encoder, this.#options.rotation)) return this.#close(part);
   }
 
   #close(part: Part<Item>): Promise<void> {

@@ -27,7 +27,8 @@ import type {
 } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
-import { prepareCommit, refSnapshotIds, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
+import { refSnapshotIds, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
+import { FastAppend, Overwrite } from './iceberg/snapshot-operations.js';
 import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
@@ -266,10 +267,11 @@ export class IcebergLayout implements TableLayout {
       ...(version.sharedKeys ? { 'catalog-streams.shared-keys': String(version.sharedKeys) } : {}),
     };
     const commit = async (name: TableName, files: NewVersion['snapshot'], extra: Record<string, string>) => {
-      const prepared = await prepareCommit({
+      // `current/` is overwritten whole each run, `changes/` appended to (ARCHITECTURE.md).
+      const Operation = name === 'current' ? Overwrite : FastAppend;
+      const prepared = await new Operation({
         table: this.#tables[name],
         base: this.#loaded[name],
-        operation: name === 'current' ? 'overwrite' : 'append',
         files: files.map((f) => ({
           location: `${storeUri(this.#store.objects)}/${f.path}`,
           rows: f.rows,
@@ -281,7 +283,7 @@ export class IcebergLayout implements TableLayout {
         keepSnapshots: this.#options.keepSnapshots,
         keep: this.#rollbackTarget(name),
         now,
-      });
+      }).commit();
       const commit = prepared.commit;
       if (this.#loaded[name]?.metadata.properties?.[KEY] !== this.#options.key)
         commit.updates.push({ action: 'set-properties', updates: { [KEY]: this.#options.key } });

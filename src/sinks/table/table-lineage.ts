@@ -11,12 +11,10 @@ import type { ColumnSchema } from '../shared/column-schema.js';
 import type { ParquetRow } from '../parquet/parquet-encoder.js';
 import { LINEAGE_EXTRACTED_AT, LINEAGE_RUN_ID } from '../shared/lineage.js';
 import type { Key } from './sorted-records.js';
+import { CHANGE_COLUMNS } from './table-options.js';
 
 /** The run id and extraction instant (epoch milliseconds) of a key's last change, as the state keeps them. */
 export type StoredLineage = readonly [runId: string, extractedAtMs: number];
-
-/** The change columns the table adds after a row's columns, in order, and what the `_run_id` one holds. */
-export const CHANGE_COLUMN_NAMES = ['_change', '_changed_at', '_run_id'] as const;
 
 export class TableLineage {
   /** Column indexes of `_run_id` and `_extracted_at` in the snapshot rows; undefined when lineage is off. */
@@ -38,8 +36,8 @@ export class TableLineage {
   }
 
   /** The change columns a change row adds: without `_run_id` when the row has the lineage column of that name. */
-  changeColumns(): ReadonlyArray<(typeof CHANGE_COLUMN_NAMES)[number]> {
-    return this.#at ? CHANGE_COLUMN_NAMES.slice(0, 2) : CHANGE_COLUMN_NAMES;
+  changeColumns(): ReadonlyArray<(typeof CHANGE_COLUMNS)[number]> {
+    return this.#at ? CHANGE_COLUMNS.slice(0, 2) : CHANGE_COLUMNS;
   }
 
   /** Columns the change comparison leaves out: lineage never makes an unchanged row look changed. */

@@ -15,7 +15,8 @@ import {
   IcebergCommitConflictError,
   type IcebergTableRef,
 } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
-import { prepareCommit, rollbackTo, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { rollbackTo, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { prepareCommit } from '../../../src/sinks/table/iceberg/snapshot-operations.js';
 import { ManifestNames, unreferenced } from '../../../src/sinks/table/iceberg/iceberg-garbage.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { TableMetadata } from '../../../src/sinks/table/iceberg/iceberg-types.js';

@@ -5,7 +5,8 @@
 import { pathToFileURL } from 'node:url';
 import { ParquetEncoder, type ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
 import type { IcebergTableRef, LoadedTable } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
-import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { prepareCommit } from '../../../src/sinks/table/iceberg/snapshot-operations.js';
 import { parquetFooterMetadata } from '../../../src/sinks/table/iceberg/iceberg-schema.js';
 import type { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { IcebergSchema } from '../../../src/sinks/table/iceberg/iceberg-types.js';

@@ -10,7 +10,8 @@ import type { ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.j
 import { IcebergLayout } from '../../../src/sinks/table/iceberg-layout.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
-import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { prepareCommit } from '../../../src/sinks/table/iceberg/snapshot-operations.js';
 import { TableStore } from '../../../src/sinks/table/table-store.js';
 import { LocalObjectStore } from '../../../src/storage/object-store.js';
 import { WriteJournal } from '../../../src/storage/write-journal.js';

@@ -5,7 +5,8 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { icebergRead } from 'icebird';
 import { IcebergCommitConflictError, type IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
-import { prepareCommit, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { prepareCommit } from '../../../src/sinks/table/iceberg/snapshot-operations.js';
 import { unreferenced } from '../../../src/sinks/table/iceberg/iceberg-garbage.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import { createS3Client } from '../../../src/storage/s3-client.js';

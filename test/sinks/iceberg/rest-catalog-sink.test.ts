@@ -17,7 +17,8 @@ import {
   type LoadedTable,
   type TableCommit,
 } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
-import { prepareCommit, rollbackTo, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { rollbackTo, tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { prepareCommit } from '../../../src/sinks/table/iceberg/snapshot-operations.js';
 import type { TableMetadata } from '../../../src/sinks/table/iceberg/iceberg-types.js';
 import { RestCatalog } from '../../../src/sinks/table/iceberg/rest-catalog.js';
 import { type IcebergRestServer, startIcebergRestServer } from '../../helpers/iceberg-rest-server.js';

@@ -149,6 +149,129 @@ function emptyMetadata(now: Date): TableMetadata {
 const invalid = (message: string): IcebergMetadataError =>
   new IcebergMetadataError(message, { code: 'iceberg.update_invalid' });
 
+/** The metadata being built by one commit's updates, and the ids a `-1` ("the last added") means. */
+interface UpdateState {
+  readonly m: TableMetadata & Required<Pick<TableMetadata, 'snapshots' | 'snapshot-log' | 'refs' | 'properties'>>;
+  readonly base: TableMetadata | undefined;
+  readonly now: Date;
+  lastSchema?: number | undefined;
+  lastSpec?: number | undefined;
+  lastOrder?: number | undefined;
+}
+
+type UpdateOf<A extends TableUpdate['action']> = Extract<TableUpdate, { action: A }>;
+
+/** One function per update action, as the REST spec lists them. */
+const APPLY: { [A in TableUpdate['action']]: (u: UpdateOf<A>, s: UpdateState) => void } = {
+  'assign-uuid': (u, { m, base }) => {
+    if (base && base['table-uuid'] !== u.uuid) throw invalid(`cannot change the table uuid to ${u.uuid}`);
+    m['table-uuid'] = u.uuid;
+  },
+  'upgrade-format-version': (u) => {
+    if (u['format-version'] !== 2) throw invalid(`format version ${u['format-version']} is not supported (2 is)`);
+  },
+  'add-schema': (u, s) => {
+    const { m } = s;
+    const existing = m.schemas.find((x) => x['schema-id'] === u.schema['schema-id']);
+    if (existing && JSON.stringify(existing) !== JSON.stringify(u.schema))
+      throw invalid(`schema ${u.schema['schema-id']} exists already with other fields`);
+    if (!existing) m.schemas.push(structuredClone(u.schema));
+    m['last-column-id'] = Math.max(m['last-column-id'], u['last-column-id'] ?? 0, maxFieldId(u.schema.fields));
+    s.lastSchema = u.schema['schema-id'];
+  },
+  'set-current-schema': (u, { m, lastSchema }) => {
+    const id = u['schema-id'] === -1 ? lastSchema : u['schema-id'];
+    if (id === undefined || !m.schemas.some((x) => x['schema-id'] === id))
+      throw invalid(`schema ${u['schema-id']} is not in the table`);
+    m['current-schema-id'] = id;
+  },
+  'add-spec': (u, s) => {
+    const { m } = s;
+    if (!m['partition-specs'].some((x) => x['spec-id'] === u.spec['spec-id']))
+      m['partition-specs'].push(structuredClone(u.spec) satisfies PartitionSpec);
+    m['last-partition-id'] = Math.max(m['last-partition-id'], ...u.spec.fields.map((f) => f['field-id']));
+    s.lastSpec = u.spec['spec-id'];
+  },
+  'set-default-spec': (u, { m, lastSpec }) => {
+    const id = u['spec-id'] === -1 ? lastSpec : u['spec-id'];
+    if (id === undefined || !m['partition-specs'].some((x) => x['spec-id'] === id))
+      throw invalid(`partition spec ${u['spec-id']} is not in the table`);
+    m['default-spec-id'] = id;
+  },
+  'add-sort-order': (u, s) => {
+    const { m } = s;
+    if (!m['sort-orders'].some((x) => x['order-id'] === u['sort-order']['order-id']))
+      m['sort-orders'].push(structuredClone(u['sort-order']) satisfies SortOrder);
+    s.lastOrder = u['sort-order']['order-id'];
+  },
+  'set-default-sort-order': (u, { m, lastOrder }) => {
+    const id = u['sort-order-id'] === -1 ? lastOrder : u['sort-order-id'];
+    if (id === undefined || !m['sort-orders'].some((x) => x['order-id'] === id))
+      throw invalid(`sort order ${u['sort-order-id']} is not in the table`);
+    m['default-sort-order-id'] = id;
+  },
+  'add-snapshot': (u, { m }) => {
+    const s = u.snapshot;
+    if (m.snapshots.some((x) => x['snapshot-id'] === s['snapshot-id']))
+      throw invalid(`snapshot ${s['snapshot-id']} is in the table already`);
+    // A sequence number at or below the table's means the snapshot was built on an older version.
+    if (s['sequence-number'] <= m['last-sequence-number'])
+      throw new IcebergCommitConflictError(
+        `snapshot ${s['snapshot-id']} has sequence number ${s['sequence-number']}, the table is at ${m['last-sequence-number']} already`,
+      );
+    m.snapshots.push(structuredClone(s));
+    m['last-sequence-number'] = s['sequence-number'];
+  },
+  'set-snapshot-ref': (u, { m, now }) => {
+    const { action: _action, 'ref-name': name, ...ref } = u;
+    if (!m.snapshots.some((x) => x['snapshot-id'] === ref['snapshot-id']))
+      throw invalid(`ref ${name} names snapshot ${ref['snapshot-id']}, which is not in the table`);
+    m.refs[name] = ref;
+    if (name === 'main' && m['current-snapshot-id'] !== ref['snapshot-id']) {
+      m['current-snapshot-id'] = ref['snapshot-id'];
+      m['snapshot-log'].push({ 'timestamp-ms': now.getTime(), 'snapshot-id': ref['snapshot-id'] });
+    }
+  },
+  'remove-snapshots': (u, { m }) => {
+    const removed = new Set(u['snapshot-ids']);
+    m.snapshots = m.snapshots.filter((s) => !removed.has(s['snapshot-id']));
+    for (const [name, ref] of Object.entries(m.refs)) if (removed.has(ref['snapshot-id'])) delete m.refs[name];
+    if (m['current-snapshot-id'] != null && removed.has(m['current-snapshot-id'])) delete m['current-snapshot-id'];
+    // The spec: entries before an expired snapshot's are removed with it.
+    const snapshotLog: SnapshotLogEntry[] = m['snapshot-log'];
+    let cut = 0;
+    snapshotLog.forEach((e, i) => {
+      if (removed.has(e['snapshot-id'])) cut = i + 1;
+    });
+    snapshotLog.splice(0, cut);
+  },
+  'remove-snapshot-ref': (u, { m }) => {
+    delete m.refs[u['ref-name']];
+    if (u['ref-name'] === 'main') delete m['current-snapshot-id'];
+  },
+  'set-location': (u, { m }) => {
+    m.location = u.location;
+  },
+  'set-properties': (u, { m }) => {
+    Object.assign(m.properties, u.updates);
+  },
+  'remove-properties': (u, { m }) => {
+    for (const key of u.removals) delete m.properties[key];
+  },
+};
+
+/** What every table's metadata needs once its updates applied (a create commit must bring them). */
+function checkComplete(m: TableMetadata): void {
+  if (!m['table-uuid']) throw invalid('the new table has no uuid (an assign-uuid update is needed)');
+  if (!m.location) throw invalid('the new table has no location (a set-location update is needed)');
+  if (!m.schemas.some((s) => s['schema-id'] === m['current-schema-id']))
+    throw invalid('the table has no current schema');
+  if (!m['partition-specs'].some((s) => s['spec-id'] === m['default-spec-id']))
+    throw invalid('the table has no default partition spec');
+  if (!m['sort-orders'].some((s) => s['order-id'] === m['default-sort-order-id']))
+    throw invalid('the table has no default sort order');
+}
+
 /**
  * Pure: the metadata after the updates, as a REST catalog would compute it (the files-only
  * catalog's commit). Throws IcebergCommitConflictError when a requirement fails (another writer
@@ -167,127 +290,15 @@ export function applyUpdates(
     if (failure !== undefined)
       throw new IcebergCommitConflictError(`the table changed since it was loaded: ${failure} (${req.type})`);
   }
-  const m: TableMetadata = structuredClone(base ?? emptyMetadata(now));
+  const m = structuredClone(base ?? emptyMetadata(now)) as UpdateState['m'];
   m.snapshots ??= [];
   m['snapshot-log'] ??= [];
   m.refs ??= {};
   m.properties ??= {};
-  let lastSchema: number | undefined;
-  let lastSpec: number | undefined;
-  let lastOrder: number | undefined;
-  const snapshotLog: SnapshotLogEntry[] = m['snapshot-log'];
-  for (const u of updates) {
-    switch (u.action) {
-      case 'assign-uuid':
-        if (base && base['table-uuid'] !== u.uuid) throw invalid(`cannot change the table uuid to ${u.uuid}`);
-        m['table-uuid'] = u.uuid;
-        break;
-      case 'upgrade-format-version':
-        if (u['format-version'] !== 2) throw invalid(`format version ${u['format-version']} is not supported (2 is)`);
-        break;
-      case 'add-schema': {
-        const existing = m.schemas.find((s) => s['schema-id'] === u.schema['schema-id']);
-        if (existing && JSON.stringify(existing) !== JSON.stringify(u.schema))
-          throw invalid(`schema ${u.schema['schema-id']} exists already with other fields`);
-        if (!existing) m.schemas.push(structuredClone(u.schema));
-        m['last-column-id'] = Math.max(m['last-column-id'], u['last-column-id'] ?? 0, maxFieldId(u.schema.fields));
-        lastSchema = u.schema['schema-id'];
-        break;
-      }
-      case 'set-current-schema': {
-        const id = u['schema-id'] === -1 ? lastSchema : u['schema-id'];
-        if (id === undefined || !m.schemas.some((s) => s['schema-id'] === id))
-          throw invalid(`schema ${u['schema-id']} is not in the table`);
-        m['current-schema-id'] = id;
-        break;
-      }
-      case 'add-spec': {
-        if (!m['partition-specs'].some((s) => s['spec-id'] === u.spec['spec-id']))
-          m['partition-specs'].push(structuredClone(u.spec) satisfies PartitionSpec);
-        m['last-partition-id'] = Math.max(m['last-partition-id'], ...u.spec.fields.map((f) => f['field-id']));
-        lastSpec = u.spec['spec-id'];
-        break;
-      }
-      case 'set-default-spec': {
-        const id = u['spec-id'] === -1 ? lastSpec : u['spec-id'];
-        if (id === undefined || !m['partition-specs'].some((s) => s['spec-id'] === id))
-          throw invalid(`partition spec ${u['spec-id']} is not in the table`);
-        m['default-spec-id'] = id;
-        break;
-      }
-      case 'add-sort-order': {
-        if (!m['sort-orders'].some((s) => s['order-id'] === u['sort-order']['order-id']))
-          m['sort-orders'].push(structuredClone(u['sort-order']) satisfies SortOrder);
-        lastOrder = u['sort-order']['order-id'];
-        break;
-      }
-      case 'set-default-sort-order': {
-        const id = u['sort-order-id'] === -1 ? lastOrder : u['sort-order-id'];
-        if (id === undefined || !m['sort-orders'].some((s) => s['order-id'] === id))
-          throw invalid(`sort order ${u['sort-order-id']} is not in the table`);
-        m['default-sort-order-id'] = id;
-        break;
-      }
-      case 'add-snapshot': {
-        const s = u.snapshot;
-        if (m.snapshots.some((x) => x['snapshot-id'] === s['snapshot-id']))
-          throw invalid(`snapshot ${s['snapshot-id']} is in the table already`);
-        // A sequence number at or below the table's means the snapshot was built on an older version.
-        if (s['sequence-number'] <= m['last-sequence-number'])
-          throw new IcebergCommitConflictError(
-            `snapshot ${s['snapshot-id']} has sequence number ${s['sequence-number']}, the table is at ${m['last-sequence-number']} already`,
-          );
-        m.snapshots.push(structuredClone(s));
-        m['last-sequence-number'] = s['sequence-number'];
-        break;
-      }
-      case 'set-snapshot-ref': {
-        const { action: _action, 'ref-name': name, ...ref } = u;
-        if (!m.snapshots.some((x) => x['snapshot-id'] === ref['snapshot-id']))
-          throw invalid(`ref ${name} names snapshot ${ref['snapshot-id']}, which is not in the table`);
-        m.refs[name] = ref;
-        if (name === 'main' && m['current-snapshot-id'] !== ref['snapshot-id']) {
-          m['current-snapshot-id'] = ref['snapshot-id'];
-          snapshotLog.push({ 'timestamp-ms': now.getTime(), 'snapshot-id': ref['snapshot-id'] });
-        }
-        break;
-      }
-      case 'remove-snapshots': {
-        const removed = new Set(u['snapshot-ids']);
-        m.snapshots = m.snapshots.filter((s) => !removed.has(s['snapshot-id']));
-        for (const [name, ref] of Object.entries(m.refs)) if (removed.has(ref['snapshot-id'])) delete m.refs[name];
-        if (m['current-snapshot-id'] != null && removed.has(m['current-snapshot-id'])) delete m['current-snapshot-id'];
-        // The spec: entries before an expired snapshot's are removed with it.
-        let cut = 0;
-        snapshotLog.forEach((e, i) => {
-          if (removed.has(e['snapshot-id'])) cut = i + 1;
-        });
-        snapshotLog.splice(0, cut);
-        break;
-      }
-      case 'remove-snapshot-ref':
-        delete m.refs[u['ref-name']];
-        if (u['ref-name'] === 'main') delete m['current-snapshot-id'];
-        break;
-      case 'set-location':
-        m.location = u.location;
-        break;
-      case 'set-properties':
-        Object.assign(m.properties, u.updates);
-        break;
-      case 'remove-properties':
-        for (const key of u.removals) delete m.properties[key];
-        break;
-    }
-  }
-  if (!m['table-uuid']) throw invalid('the new table has no uuid (an assign-uuid update is needed)');
-  if (!m.location) throw invalid('the new table has no location (a set-location update is needed)');
-  if (!m.schemas.some((s) => s['schema-id'] === m['current-schema-id']))
-    throw invalid('the table has no current schema');
-  if (!m['partition-specs'].some((s) => s['spec-id'] === m['default-spec-id']))
-    throw invalid('the table has no default partition spec');
-  if (!m['sort-orders'].some((s) => s['order-id'] === m['default-sort-order-id']))
-    throw invalid('the table has no default sort order');
+  const state: UpdateState = { m, base, now };
+  // An action this toolkit does not know is left alone (the REST spec has more than it writes).
+  for (const u of updates) (APPLY[u.action] as ((u: TableUpdate, s: UpdateState) => void) | undefined)?.(u, state);
+  checkComplete(m);
   m['last-updated-ms'] = now.getTime();
   return m;
 }

@@ -1,0 +1,176 @@
+// The Parquet files one table run writes: snapshot parts and changes parts, rotated at `maxRows`
+// (shared/rotation.ts), staged under the layout's names, with the run in their footer.
+import type { ColumnSchema } from '../shared/column-schema.js';
+import { SequentialParts } from '../shared/rotation.js';
+import { SCHEMA_HASH_METADATA_KEY, SCHEMA_METADATA_KEY } from '../parquet/parquet-encoding.js';
+import {
+  ChunkCopyEncoder,
+  CompressionRatio,
+  ParquetEncoder,
+  type ParquetColumn,
+  type ParquetRow,
+  type RowGroupListener,
+} from '../parquet/parquet-encoder.js';
+import { changeColumnsDescription, changeParquetColumns } from './table-columns.js';
+import type { TableLineage } from './table-lineage.js';
+import type { CHANGE_COLUMNS } from './table-options.js';
+import type { ResolvedConfig } from './table-options.js';
+import type { TableLayout } from './table-layout.js';
+import type { StagedFile } from './table-store.js';
+import type { ChangeKind } from './table-merge.js';
+
+type Folder = 'snapshot' | 'changes';
+
+/**
+ * The changes files of a first run: every row is an insert, so each changes part is its snapshot
+ * part's row groups with `_change`, `_changed_at` and `_run_id` added (ChunkCopyEncoder): the
+ * rows are encoded once. A part is opened at its snapshot part's first row group, so an empty
+ * snapshot (a run without records) has no changes file, as before.
+ */
+class FirstRunChanges {
+  readonly files: Array<{ staged: StagedFile; encoder: ChunkCopyEncoder }> = [];
+  readonly #open: (part: number) => Promise<{ staged: StagedFile; encoder: ChunkCopyEncoder }>;
+
+  constructor(open: (part: number) => Promise<{ staged: StagedFile; encoder: ChunkCopyEncoder }>) {
+    this.#open = open;
+  }
+
+  /** What the snapshot part numbered `part` tells of its row groups. */
+  listener(part: number): RowGroupListener {
+    let current: { staged: StagedFile; encoder: ChunkCopyEncoder } | undefined;
+    return {
+      rowGroup: async (group) => {
+        if (!current) {
+          current = await this.#open(part);
+          this.files.push(current);
+        }
+        await current.encoder.rowGroup(group);
+      },
+      end: async () => {
+        await current?.encoder.end();
+      },
+    };
+  }
+}
+
+export interface TablePartsInput {
+  config: ResolvedConfig;
+  schema: ColumnSchema;
+  layout: TableLayout;
+  run: { id: string; name: string; startedAt: Date };
+  /** A first run: its change rows are its snapshot's row groups, copied. */
+  first: boolean;
+  /** The lineage columns (lineage: true): which change columns a change row adds. */
+  lineage: TableLineage;
+  /** Stages a file of the table (`rel` from its root). */
+  stage(rel: string): Promise<StagedFile>;
+}
+
+/** The run's snapshot and changes parts, and how a merged row goes into them. */
+export class TableParts {
+  readonly #snapshot: SequentialParts<ParquetRow, { staged: StagedFile; encoder: ParquetEncoder }>;
+  readonly #changes: SequentialParts<ParquetRow, { staged: StagedFile; encoder: ParquetEncoder }>;
+  readonly #copied: FirstRunChanges | undefined;
+  readonly #extraAt: number;
+  readonly #changedAt: bigint;
+  readonly #runId: string;
+  readonly #changeNames: ReadonlyArray<(typeof CHANGE_COLUMNS)[number]>;
+
+  constructor(input: TablePartsInput) {
+    const { config, schema, layout, run } = input;
+    // Iceberg has only microsecond timestamps, whatever the record columns keep (timestamps: raw).
+    const timestampKind =
+      config.timestamps === 'micros' || config.format === 'iceberg' ? 'timestamp-micros' : 'timestamp-millis';
+    this.#changedAt = BigInt(run.startedAt.getTime()) * (timestampKind === 'timestamp-micros' ? 1000n : 1n);
+    this.#runId = run.id;
+    this.#changeNames = input.lineage.changeColumns();
+    const planned = schema.parquetColumns();
+    this.#extraAt = planned.length - 1;
+    const { snapshot: columns, changes: changeColumns } = layout.columns({
+      snapshot: planned,
+      changes: changeParquetColumns(planned, timestampKind, input.lineage),
+    });
+    const ratio = new CompressionRatio();
+    const encoderOptions = (folder: Folder, listener?: RowGroupListener) => ({
+      rowGroupListener: listener,
+      compression: config.compression,
+      rowGroupRows: config.rowGroupRows,
+      rowGroupBytes: config.rowGroupBytes,
+      compressionRatio: ratio,
+      metadata: {
+        'catalog-streams.run': run.id,
+        'catalog-streams.name': run.name,
+        [SCHEMA_HASH_METADATA_KEY]: schema.hash,
+        [SCHEMA_METADATA_KEY]: JSON.stringify(
+          folder === 'snapshot' ? schema.describe() : changeColumnsDescription(schema, input.lineage),
+        ),
+        ...layout.fileMetadata(folder),
+      },
+    });
+    const date = run.startedAt.toISOString().slice(0, 10);
+    const stage = (folder: Folder, part: number) => input.stage(layout.dataFile(folder, date, part, run.id));
+    this.#copied = input.first
+      ? new FirstRunChanges(async (part) => {
+          const staged = await stage('changes', part);
+          const constants = this.#changeNames.map((name, i) => ({
+            column: changeColumns[this.#extraAt + i]!,
+            value: this.#changeValue(name, 'insert'),
+          }));
+          const encoder = new ChunkCopyEncoder(staged.file, changeColumns, constants, encoderOptions('changes'));
+          return { staged, encoder };
+        })
+      : undefined;
+    const opener = (folder: Folder, cols: readonly ParquetColumn[]) => async (part: number) => {
+      const staged = await stage(folder, part);
+      const listener = folder === 'snapshot' ? this.#copied?.listener(part) : undefined;
+      return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(folder, listener)) };
+    };
+    const rotation = { maxRows: config.maxRows };
+    this.#snapshot = new SequentialParts(opener('snapshot', columns), rotation);
+    this.#changes = new SequentialParts(opener('changes', changeColumns), rotation);
+  }
+
+  current(row: ParquetRow): Promise<void> {
+    return this.#snapshot.write(row);
+  }
+
+  /** A change row: the row with `_change`, `_changed_at` and `_run_id` before `_extra`. */
+  change(row: ParquetRow, kind: ChangeKind): Promise<void> {
+    // A first run's change rows are its snapshot's (FirstRunChanges).
+    if (this.#copied) return Promise.resolve();
+    const values = row.values.slice(0, this.#extraAt);
+    for (const name of this.#changeNames) values.push(this.#changeValue(name, kind));
+    values.push(row.values[this.#extraAt]);
+    return this.#changes.write({ values, bytes: row.bytes + 48 });
+  }
+
+  #changeValue(name: (typeof CHANGE_COLUMNS)[number], kind: ChangeKind): string | bigint {
+    return name === '_change' ? kind : name === '_changed_at' ? this.#changedAt : this.#runId;
+  }
+
+  /** Ends the open parts: a snapshot has at least one file (its schema), changes may have none. */
+  async end(): Promise<void> {
+    await this.#snapshot.end(true);
+    await this.#changes.end(false);
+  }
+
+  /** The snapshot files as a version lists them; once the files are complete. */
+  snapshotEntries(): TableFileEntry[] {
+    return this.#snapshot.files.map(fileEntry);
+  }
+
+  /** The changes files as a version lists them. */
+  changeEntries(): TableFileEntry[] {
+    return (this.#copied ?? this.#changes).files.map(fileEntry);
+  }
+}
+
+export interface TableFileEntry {
+  path: string;
+  rows: number;
+  bytes: number;
+}
+
+function fileEntry(f: { staged: StagedFile; encoder: { rows: number } }): TableFileEntry {
+  return { path: f.staged.rel, rows: f.encoder.rows, bytes: f.staged.file.bytes };
+}
