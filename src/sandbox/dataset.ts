@@ -112,14 +112,7 @@ export class Dataset {
   assetBase = DEFAULT_ASSET_BASE;
 
   constructor(options: DatasetOptions = {}) {
-    const seed = options.seed ?? DEFAULT_SEED;
-    const count = options.products ?? DEFAULT_PRODUCT_COUNT;
-    if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
-    if (!Number.isInteger(count) || count < 1 || count > MAX_PRODUCTS)
-      throw new RangeError(`products must be an integer from 1 to ${MAX_PRODUCTS}, got ${count}`);
-    const profile = options.profile ?? DEFAULT_PROFILE;
-    if (!isSandboxProfile(profile))
-      throw new RangeError(`profile must be one of ${SANDBOX_PROFILES.join(', ')}, got ${String(profile)}`);
+    const { seed, count, profile } = checkedOptions(options);
     this.seed = seed;
     this.productCount = count;
     this.profile = profile;
@@ -175,23 +168,11 @@ export class Dataset {
       mediaCount += f.photos + f.frontals + f.links;
     }
     this.mediaStart[count] = mediaCount;
-    this.mediaInfo = new Uint8Array(mediaCount);
-    this.mediaLocales = new Uint8Array(mediaCount);
-    this.mediaCreatedAt = new Uint32Array(mediaCount);
-    this.mediaUpdatedAt = new Uint32Array(mediaCount);
-    for (let i = 0; i < count; i++) {
-      const c = mediaCounts[i]!;
-      const photos = c & 7;
-      const frontals = (c >> 3) & 3;
-      for (let m = this.mediaStart[i]!, k = 0; m < this.mediaStart[i + 1]!; m++, k++) {
-        const kind = k < photos ? KIND_PHOTO : k < photos + frontals ? KIND_FRONTAL : KIND_LINK;
-        const d = drawMedia(seed, m, kind, this.createdAt[i]!, profile);
-        this.mediaInfo[m] = d.info;
-        this.mediaLocales[m] = d.locales;
-        this.mediaCreatedAt[m] = d.createdAt;
-        this.mediaUpdatedAt[m] = d.updatedAt;
-      }
-    }
+    const media = drawMediaColumns(seed, profile, this.createdAt, this.mediaStart, mediaCounts);
+    this.mediaInfo = media.info;
+    this.mediaLocales = media.locales;
+    this.mediaCreatedAt = media.createdAt;
+    this.mediaUpdatedAt = media.updatedAt;
     this.corrections = generateCorrections(seed, this.createdAt, this.ref, profile);
     this.news = generateNews(seed, count, this.ref);
   }
@@ -355,4 +336,51 @@ function officialDeletion(f: ProductFacts, createdAt: number): number {
   const from = ended ? createdAt : GENERATION_EPOCH;
   const t = Math.floor(from + frac * (GENERATION_EPOCH + 2 * YEAR - from));
   return t - (t % 86_400);
+}
+
+/** The constructor's options with their defaults, or a RangeError naming the one out of range. */
+function checkedOptions(options: DatasetOptions): { seed: number; count: number; profile: SandboxProfile } {
+  const seed = options.seed ?? DEFAULT_SEED;
+  const count = options.products ?? DEFAULT_PRODUCT_COUNT;
+  if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PRODUCTS)
+    throw new RangeError(`products must be an integer from 1 to ${MAX_PRODUCTS}, got ${count}`);
+  const profile = options.profile ?? DEFAULT_PROFILE;
+  if (!isSandboxProfile(profile))
+    throw new RangeError(`profile must be one of ${SANDBOX_PROFILES.join(', ')}, got ${String(profile)}`);
+  return { seed, count, profile };
+}
+
+/**
+ * The media columns: product i owns media [mediaStart[i], mediaStart[i + 1]), its photos first,
+ * then frontals, then links (counts packed in `mediaCounts` as photos 3 bits, frontals 2, links 1).
+ */
+function drawMediaColumns(
+  seed: number,
+  profile: SandboxProfile,
+  createdAt: Uint32Array,
+  mediaStart: Uint32Array,
+  mediaCounts: Uint8Array,
+): { info: Uint8Array; locales: Uint8Array; createdAt: Uint32Array; updatedAt: Uint32Array } {
+  const total = mediaStart[mediaCounts.length]!;
+  const out = {
+    info: new Uint8Array(total),
+    locales: new Uint8Array(total),
+    createdAt: new Uint32Array(total),
+    updatedAt: new Uint32Array(total),
+  };
+  for (let i = 0; i < mediaCounts.length; i++) {
+    const c = mediaCounts[i]!;
+    const photos = c & 7;
+    const frontals = (c >> 3) & 3;
+    for (let m = mediaStart[i]!, k = 0; m < mediaStart[i + 1]!; m++, k++) {
+      const kind = k < photos ? KIND_PHOTO : k < photos + frontals ? KIND_FRONTAL : KIND_LINK;
+      const d = drawMedia(seed, m, kind, createdAt[i]!, profile);
+      out.info[m] = d.info;
+      out.locales[m] = d.locales;
+      out.createdAt[m] = d.createdAt;
+      out.updatedAt[m] = d.updatedAt;
+    }
+  }
+  return out;
 }

@@ -4,7 +4,7 @@
 // dataset's mutable columns (timestamps, touches) when it is served. Draw
 // order matters: a draw added in the middle changes every later value of that
 // record, so append new draws at the end.
-import { rngFor } from './random.js';
+import { type Rng, rngFor } from './random.js';
 import { SALT } from './timeline.js';
 import { type JsonFragments, localeListJson, localizedJson, q } from './json-fragments.js';
 import {
@@ -14,6 +14,7 @@ import {
   DESCRIPTION_TYPES,
   DIETARY_RESTRICTIONS,
   DOSAGE_FORMS,
+  type IngredientWords,
   LOCALES,
   STRAINS,
   TARGET_GROUPS,
@@ -218,9 +219,37 @@ export function productDrawContext(ref: ReferenceData, profile: SandboxProfile =
   };
 }
 
+/**
+ * Draws a product's filterable facts. The helpers below draw from one `rng` in the order they
+ * are called here, which is the order the draws have always had: keep it (see the file comment).
+ */
 export function drawProductFacts(seed: number, index: number, count: number, ctx: ProductDrawContext): ProductFacts {
   const { ref } = ctx;
   const rng = rngFor(seed, SALT.product, index);
+  const composition = drawComposition(rng, index, count, ctx);
+  const words_ = ref.ingredients[composition.ingredient]!.words;
+  // Spread in this order, the facts keep their field order (live-filters.ts walks their entries).
+  const facts: ProductFacts = {
+    ...composition,
+    ...drawLocaleMasks(rng),
+    ...drawOwnership(rng, ref),
+    ...drawCategories(rng, words_, ctx),
+    ...drawCodes(rng, ctx),
+    ...drawHandling(rng, words_, composition.secondIngredient, ref),
+    ...drawRegulation(rng, words_, composition, ref),
+    ...drawMediaCounts(rng),
+  };
+  return ctx.profile === 'spec' ? facts : liveAdjusted(facts, seed, index, ctx.profile, count, ctx);
+}
+
+type Composition = Pick<
+  ProductFacts,
+  'status' | 'replacement' | 'deleted' | 'ingredient' | 'secondIngredient' | 'form' | 'strength' | 'packContent'
+>;
+
+/** Status, replacement, deleted flag and what the product is: ingredients, dosage form, strength, pack. */
+function drawComposition(rng: Rng, index: number, count: number, ctx: ProductDrawContext): Composition {
+  const { ref } = ctx;
   const status = rng.weighted([
     [0, 80],
     [1, 10],
@@ -236,21 +265,39 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
   const form = words_.cannabis ? rng.pick(CANNABIS_FORMS) : rng.int(DOSAGE_FORMS.length);
   const strength = rng.pick(words_.strengths);
   const packContent = rng.pick(DOSAGE_FORMS[form]!.packContent);
-  // Locale masks: en 90%, nl 75%, fr 60%, de 50%; never empty.
-  const localeMask = () => {
-    let m =
-      (rng.chance(0.9) ? 1 : 0) | (rng.chance(0.75) ? 2 : 0) | (rng.chance(0.6) ? 4 : 0) | (rng.chance(0.5) ? 8 : 0);
-    if (m === 0) m = 1 << rng.int(4);
-    return m;
-  };
-  const nameMask = localeMask();
-  const descriptionMask = rng.chance(0.2) ? 0 : localeMask();
-  const leafletMask = rng.chance(0.5) ? 0 : localeMask();
+  return { status, replacement, deleted, ingredient, secondIngredient, form, strength, packContent };
+}
+
+/** A locale mask: en 90%, nl 75%, fr 60%, de 50%; never empty. */
+function drawLocaleMask(rng: Rng): number {
+  let m =
+    (rng.chance(0.9) ? 1 : 0) | (rng.chance(0.75) ? 2 : 0) | (rng.chance(0.6) ? 4 : 0) | (rng.chance(0.5) ? 8 : 0);
+  if (m === 0) m = 1 << rng.int(4);
+  return m;
+}
+
+function drawLocaleMasks(rng: Rng): Pick<ProductFacts, 'nameMask' | 'descriptionMask' | 'leafletMask'> {
+  const nameMask = drawLocaleMask(rng);
+  const descriptionMask = rng.chance(0.2) ? 0 : drawLocaleMask(rng);
+  const leafletMask = rng.chance(0.5) ? 0 : drawLocaleMask(rng);
+  return { nameMask, descriptionMask, leafletMask };
+}
+
+function drawOwnership(rng: Rng, ref: ReferenceData): Pick<ProductFacts, 'brand' | 'family' | 'organizations'> {
   const brand = rng.chance(0.92) ? rng.between(1, ref.brands.length) : 0;
   const brandEntry = brand ? ref.brands[brand - 1] : undefined;
   const family = brandEntry && rng.chance(0.6) ? rng.pick(brandEntry.families) : 0;
   const organizations = [brandEntry ? brandEntry.organization : rng.pick(ref.supplierIds)];
   if (ref.otherOrganizationIds.length && rng.chance(0.3)) organizations.push(rng.pick(ref.otherOrganizationIds));
+  return { brand, family, organizations };
+}
+
+/** Categories under the root the ingredient belongs to (cannabis, veterinary, hygiene or a general one). */
+function drawCategories(
+  rng: Rng,
+  words_: IngredientWords,
+  ctx: ProductDrawContext,
+): Pick<ProductFacts, 'publicCategories' | 'catalogCategories'> {
   const root = words_.cannabis
     ? CANNABIS_ROOT
     : words_.veterinary
@@ -260,6 +307,16 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
         : rng.pick(GENERAL_ROOTS);
   const publicCategories = rng.chance(0.1) ? [] : rng.subset(ctx.publicChildren[root]!, 1, 2);
   const catalogCategories = rng.chance(0.05) ? [] : rng.subset(ctx.catalogChildren[root]!, 1, 2);
+  return { publicCategories, catalogCategories };
+}
+
+type Codes = Pick<
+  ProductFacts,
+  'gs1' | 'eanGtin8' | 'eanGtin12' | 'eanGtin13' | 'eanGtin14' | 'ean' | 'hsCode' | 'artgId' | 'pbs' | 'fred' | 'zCode'
+>;
+
+/** GS1 category, GTINs and EANs, HS code and the Australian codes (the live profiles drop or change some). */
+function drawCodes(rng: Rng, ctx: ProductDrawContext): Codes {
   const gs1 = rng.chance(0.7) ? rng.pick(ctx.gs1Codes) : null;
   const eanGtin13 = rng.chance(0.95) ? gtin(rng, 13, 93) : undefined;
   const eanGtin14 =
@@ -277,6 +334,16 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
     : undefined;
   const fred = rng.chance(0.5) ? String(rng.between(1000000, 9999999)) : undefined;
   const zCode = rng.chance(0.3) ? `Z${rng.between(100000, 999999)}` : undefined;
+  return { gs1, eanGtin8, eanGtin12, eanGtin13, eanGtin14, ean, hsCode, artgId, pbs, fred, zCode };
+}
+
+/** Storage, species, ATC codes and the descriptive lists (dietary restrictions, colors, attributes). */
+function drawHandling(
+  rng: Rng,
+  words_: IngredientWords,
+  secondIngredient: number,
+  ref: ReferenceData,
+): Pick<ProductFacts, 'conservation' | 'species' | 'atc' | 'dietary' | 'colors' | 'attributes'> {
   const conservation = rng.weighted([
     ['room', 80],
     ['refrigerator', 12],
@@ -296,6 +363,16 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
   const dietary = rng.chance(0.3) ? rng.subset(DIETARY_RESTRICTIONS, 1, 2).map((d) => d.id) : [];
   const colors = rng.chance(0.4) ? rng.subset(COLORS, 1, 2).map((c) => c.id) : [];
   const attributes = rng.chance(0.2) ? [rng.between(1, 40)] : [];
+  return { conservation, species, atc, dietary, colors, attributes };
+}
+
+type Regulation = Pick<
+  ProductFacts,
+  'narcotic' | 'biocide' | 'scheduleCode' | 'artgCategory' | 'cannabis' | 'requiresLegalText' | 'nutritionSupplement'
+>;
+
+/** Narcotic and biocide status, schedule and ARTG category, cannabis data, legal text and supplement flags. */
+function drawRegulation(rng: Rng, words_: IngredientWords, composition: Composition, ref: ReferenceData): Regulation {
   const narcotic = words_.cannabis
     ? rng.pick(['yes', 'assimilated'] as const)
     : rng.weighted([
@@ -313,10 +390,15 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
   const artgCategory = rng.pick(ARTG_CATEGORIES);
   const cannabis =
     words_.cannabis && rng.chance(0.9)
-      ? drawCannabis(rng, DOSAGE_FORMS[form]!.cannabisForm ?? null, ingredient, ref)
+      ? drawCannabis(rng, DOSAGE_FORMS[composition.form]!.cannabisForm ?? null, composition.ingredient, ref)
       : null;
   const requiresLegalText = rng.chance(0.25);
   const nutritionSupplement = rng.chance(0.2) ? null : rng.chance(0.3);
+  return { narcotic, biocide, scheduleCode, artgCategory, cannabis, requiresLegalText, nutritionSupplement };
+}
+
+/** Own media counts (photos, frontals, links) and the official-deletion chance draw. */
+function drawMediaCounts(rng: Rng): Pick<ProductFacts, 'photos' | 'frontals' | 'links' | 'deletionDraw'> {
   const photos = rng.weighted([
     [0, 15],
     [1, 35],
@@ -331,53 +413,7 @@ export function drawProductFacts(seed: number, index: number, count: number, ctx
   ] as const);
   const links = rng.chance(0.25) ? 1 : 0;
   const deletionDraw = rng.next();
-  const facts: ProductFacts = {
-    status,
-    replacement,
-    deleted,
-    ingredient,
-    secondIngredient,
-    form,
-    strength,
-    packContent,
-    nameMask,
-    descriptionMask,
-    leafletMask,
-    brand,
-    family,
-    organizations,
-    publicCategories,
-    catalogCategories,
-    gs1,
-    eanGtin8,
-    eanGtin12,
-    eanGtin13,
-    eanGtin14,
-    ean,
-    hsCode,
-    artgId,
-    pbs,
-    fred,
-    zCode,
-    conservation,
-    species,
-    atc,
-    dietary,
-    colors,
-    attributes,
-    narcotic,
-    biocide,
-    scheduleCode,
-    artgCategory,
-    cannabis,
-    requiresLegalText,
-    nutritionSupplement,
-    photos,
-    frontals,
-    links,
-    deletionDraw,
-  };
-  return ctx.profile === 'spec' ? facts : liveAdjusted(facts, seed, index, ctx.profile, count, ctx);
+  return { photos, frontals, links, deletionDraw };
 }
 
 /** The spec facts changed to what a live region sends: its locales, its fields, replacements only late. */

@@ -23,9 +23,9 @@ import {
   productSlug,
 } from './generate-products.js';
 import { type JsonFragments, localeListJson, localizedJson, q } from './json-fragments.js';
-import { BCFI_CATEGORIES, VAT_RATES } from './live-facts.js';
+import { BCFI_CATEGORIES, type LiveFacts, VAT_RATES } from './live-facts.js';
 import { PROFILE_LOCALES, type SandboxProfile } from './profiles.js';
-import { rngFor } from './random.js';
+import { type Rng, rngFor } from './random.js';
 import { SALT } from './timeline.js';
 import {
   CITIES,
@@ -236,29 +236,54 @@ function descriptionsJson(
 /** The product record in the live shapes of the dataset's profile, as JSON text (fixed field order). */
 export function liveProductJson(ds: LiveProductSource, index: number): string {
   const f = ds.productFacts(index);
-  const live = f.live!;
-  const second = live.second;
   const profile = ds.profile as LiveProfile;
   const fr = ds.liveFragments!;
-  const rng = rngFor(ds.seed, SALT.productRecord, index);
+  // Drawn first, in this order, whatever the profile prints of them.
+  const numbers = drawRecordNumbers(rngFor(ds.seed, SALT.productRecord, index));
   const id = productIdOf(index);
   const createdAt = ds.createdAt[index]!;
   const updatedAt = ds.updatedAt[index]!;
-  const form = DOSAGE_FORMS[f.form]!;
+  const media = ds.productMedia(index);
+  const enName = f.nameMask & 1 ? 0 : Math.log2(f.nameMask & -f.nameMask);
+  let s = identityJson(ds, index, f, profile);
+  s += storageAndPriceJson(ds, index, f, profile, numbers);
+  s += relationsJson(ds, f, fr);
+  s += `,"photos":${join(media.photos.map((m, k) => liveProductPhotoJson(ds, m, k + 1)))}`;
+  s += `,"frontals":${join(media.frontals.map((m, k) => liveProductFrontalJson(ds, m, k + 1)))}`;
+  s += `,"links":${join(media.links.map((m) => ds.mediaJson(m)))}`;
+  s += `,"descriptions":${descriptionsJson(ds, index, f, createdAt, numbers.descriptionCount)}`;
+  s += `,"leaflets":${leafletsJson(id, index, f.leafletMask, createdAt, updatedAt)}`;
+  s += `,"meta":{"createdAt":${createdAt},"updatedAt":${updatedAt}}`;
+  s += `,"embedUrl":"https://embed.catalog-sandbox.test/products/${id}?signature=${Math.imul(index + 1, 2654435761) >>> 0}"`;
+  s += `,"publicPageUrl":"https://www.catalog-sandbox.test/p/${id}/${productSlug(ds, f, enName)}"}`;
+  return s;
+}
+
+/** The record's own random numbers: measures (g, mm), pharmacist price, how many descriptions. */
+interface RecordNumbers {
+  weight: number;
+  width: number;
+  length: number;
+  depth: number;
+  pharmacistPrice: number;
+  descriptionCount: number;
+}
+
+function drawRecordNumbers(rng: Rng): RecordNumbers {
   const weight = rng.between(10, 900);
   const width = rng.between(20, 200);
   const length = rng.between(20, 200);
   const depth = rng.between(10, 80);
   const pharmacistPrice = rng.between(150, 15000);
   const descriptionCount = rng.chance(0.3) ? 2 : 1;
-  const vat = VAT_RATES[profile][live.vat]!;
-  // Prices are integers in minor units; a touch raises the public price so an incremental extract sees a change.
-  const publicPrice = Math.round(pharmacistPrice * 1.45 * (1 + vat / 100)) + ds.revisionOf(index) * 10;
-  const cold = f.conservation !== 'room';
-  const [lo, hi] = CONSERVATION_RANGES[f.conservation]!;
-  const media = ds.productMedia(index);
-  const enName = f.nameMask & 1 ? 0 : Math.log2(f.nameMask & -f.nameMask);
-  let s = `{"id":"${id}","status":"${PRODUCT_STATUSES[f.status]}"`;
+  return { weight, width, length, depth, pharmacistPrice, descriptionCount };
+}
+
+/** From the opening brace to the region's own codes: id, status, names, flags and every code. */
+function identityJson(ds: LiveProductSource, index: number, f: ProductFacts, profile: LiveProfile): string {
+  const live = f.live!;
+  const second = live.second;
+  let s = `{"id":"${productIdOf(index)}","status":"${PRODUCT_STATUSES[f.status]}"`;
   if (f.replacement >= 0) s += `,"replacement":"${productIdOf(f.replacement)}"`;
   s += `,"name":${localizedJson(f.nameMask, (l) => productName(ds, f, l))}`;
   s += `,"seoName":${localizedJson(f.nameMask, (l) => productSlug(ds, f, l))}`;
@@ -276,34 +301,64 @@ export function liveProductJson(ds: LiveProductSource, index: number): string {
     s += text('ndc', second.ndc) + text('isbn10', second.isbn10) + text('isbn13', second.isbn13);
   }
   s += text('routeOfAdministration', second.routeOfAdministration);
+  return s + regionalCodesJson(live, profile, ds.liveFragments!);
+}
+
+/** The codes only one region's service sends: be's CNK and categories, fr's CIP/ACL, de's PZN. */
+function regionalCodesJson(live: LiveFacts, profile: LiveProfile, fr: LiveFragments): string {
   if (profile === 'be') {
-    s +=
+    return (
       text('cnk', live.cnk) +
       (live.bcfi ? `,"bcfiCategory":${fr.bcfiCategory[live.bcfi - 1]!}` : '') +
-      text('apbCategory', live.apbCategory);
-  } else if (profile === 'fr') {
-    s += text('cipOrAcl7', live.cipOrAcl7) + text('cip13', live.cip13) + text('acl13', live.acl13);
-  } else if (profile === 'de') {
-    s += text('pzn', live.pzn);
+      text('apbCategory', live.apbCategory)
+    );
   }
-  s += `,"conservationLabel":${fr.conservationLabel.get(f.conservation)!},"conservation":"${f.conservation}"`;
+  if (profile === 'fr')
+    return text('cipOrAcl7', live.cipOrAcl7) + text('cip13', live.cip13) + text('acl13', live.acl13);
+  if (profile === 'de') return text('pzn', live.pzn);
+  return '';
+}
+
+/** Conservation, VAT and prices, measures and packaging. */
+function storageAndPriceJson(
+  ds: LiveProductSource,
+  index: number,
+  f: ProductFacts,
+  profile: LiveProfile,
+  n: RecordNumbers,
+): string {
+  const live = f.live!;
+  const fr = ds.liveFragments!;
+  const form = DOSAGE_FORMS[f.form]!;
+  const vat = VAT_RATES[profile][live.vat]!;
+  // Prices are integers in minor units; a touch raises the public price so an incremental extract sees a change.
+  const publicPrice = Math.round(n.pharmacistPrice * 1.45 * (1 + vat / 100)) + ds.revisionOf(index) * 10;
+  const cold = f.conservation !== 'room';
+  const [lo, hi] = CONSERVATION_RANGES[f.conservation]!;
+  let s = `,"conservationLabel":${fr.conservationLabel.get(f.conservation)!},"conservation":"${f.conservation}"`;
   if (cold || live.conservationRange) {
     s += `,"conservationMin":${conservationJson(lo, live.fahrenheit)},"conservationMax":${conservationJson(hi, live.fahrenheit)}`;
   }
   s += `,"vat":${vat},"publicPrice":${publicPrice}`;
-  if (profile === 'be') s += `,"pharmacistPrice":${pharmacistPrice}`;
-  if (second.weight !== undefined) s += `,"weight":${second.weight}`;
+  if (profile === 'be') s += `,"pharmacistPrice":${n.pharmacistPrice}`;
+  if (live.second.weight !== undefined) s += `,"weight":${live.second.weight}`;
   s += live.floatMeasures
-    ? measure('weight', weight / 1000, 'kg') +
-      measure('width', width / 10, 'cm') +
-      measure('length', length / 10, 'cm') +
-      measure('depth', depth / 10, 'cm')
-    : measure('weight', weight, 'g') +
-      measure('width', width, 'mm') +
-      measure('length', length, 'mm') +
-      measure('depth', depth, 'mm');
+    ? measure('weight', n.weight / 1000, 'kg') +
+      measure('width', n.width / 10, 'cm') +
+      measure('length', n.length / 10, 'cm') +
+      measure('depth', n.depth / 10, 'cm')
+    : measure('weight', n.weight, 'g') +
+      measure('width', n.width, 'mm') +
+      measure('length', n.length, 'mm') +
+      measure('depth', n.depth, 'mm');
   s += `,"packageContent":"${f.packContent} ${form.contentUnit}","packageQuantity":${f.packContent},"packagingUnit":"${form.packagingUnit}"`;
-  s += `,"atc":"${f.atc[0]}","atcCategory":${JSON.stringify(f.atc)},"notApplicableField":${JSON.stringify(notApplicableFields(f))}`;
+  return s;
+}
+
+/** ATC codes, categories, brand and family, lists, organizations, ingredients and species. */
+function relationsJson(ds: LiveProductSource, f: ProductFacts, fr: LiveFragments): string {
+  const second = f.live!.second;
+  let s = `,"atc":"${f.atc[0]}","atcCategory":${JSON.stringify(f.atc)},"notApplicableField":${JSON.stringify(notApplicableFields(f))}`;
   s += `,"publicCategories":${join(f.publicCategories.map((c) => fr.publicCategory[c - 1]!))}`;
   s += `,"catalogCategories":${join(f.catalogCategories.map((c) => fr.catalogCategory.get(c)!))}`;
   s += `,"gs1Category":${f.gs1 ? ds.fragments.gs1.get(f.gs1)! : null}`;
@@ -315,13 +370,5 @@ export function liveProductJson(ds: LiveProductSource, index: number): string {
   s += `,"deleted":${f.deleted},"organizations":${join(f.organizations.map((o) => fr.organization[o - 1]!))}`;
   s += `,"activeIngredients":[${fr.ingredient[f.ingredient]!}${f.secondIngredient >= 0 ? `,${fr.ingredient[f.secondIngredient]!}` : ''}]`;
   s += `,"allowedSpecies":${join(f.species.map((c) => fr.species.get(c)!))}`;
-  s += `,"photos":${join(media.photos.map((m, k) => liveProductPhotoJson(ds, m, k + 1)))}`;
-  s += `,"frontals":${join(media.frontals.map((m, k) => liveProductFrontalJson(ds, m, k + 1)))}`;
-  s += `,"links":${join(media.links.map((m) => ds.mediaJson(m)))}`;
-  s += `,"descriptions":${descriptionsJson(ds, index, f, createdAt, descriptionCount)}`;
-  s += `,"leaflets":${leafletsJson(id, index, f.leafletMask, createdAt, updatedAt)}`;
-  s += `,"meta":{"createdAt":${createdAt},"updatedAt":${updatedAt}}`;
-  s += `,"embedUrl":"https://embed.catalog-sandbox.test/products/${id}?signature=${Math.imul(index + 1, 2654435761) >>> 0}"`;
-  s += `,"publicPageUrl":"https://www.catalog-sandbox.test/p/${id}/${productSlug(ds, f, enName)}"}`;
   return s;
 }

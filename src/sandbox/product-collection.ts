@@ -55,31 +55,93 @@ export class ProductCollection implements Collection {
   }
 
   leaf(name: string, value: unknown, path: Path): Predicate {
-    const ds = this.ds;
-    const f = (i: number) => this.#facts(i);
-    const strings = () => stringSet(value);
-    const numbers = () => numberSet(value);
-    if (ds.profile !== 'spec') {
-      const live = liveProductLeaf(ds, f, (i, mask) => this.#hasPhoto(i, mask), name, value, path);
+    if (this.ds.profile !== 'spec') {
+      const live = liveProductLeaf(
+        this.ds,
+        (i) => this.#facts(i),
+        (i, mask) => this.#hasPhoto(i, mask),
+        name,
+        value,
+        path,
+      );
       if (live) return live;
     }
+    const predicate =
+      this.#columnLeaf(name, value, path) ?? this.#factLeaf(name, value) ?? this.#cannabisLeaf(name, value);
+    if (predicate) return predicate;
+    throw new FilterValueError(path, `the sandbox does not implement filter "${name}"`);
+  }
+
+  /** Filters on the stored columns (and name search): no facts drawn unless the filter needs them. */
+  #columnLeaf(name: string, value: unknown, path: Path): Predicate | undefined {
+    const ds = this.ds;
     switch (name) {
       case 'id': {
-        const set = new Set([...strings()].map((id) => ds.productIndex(id)));
+        const set = new Set([...stringSet(value)].map((id) => ds.productIndex(id)));
         return (i) => set.has(i);
       }
       case 'status': {
-        const set = new Set([...strings()].map((s) => (PRODUCT_STATUSES as readonly string[]).indexOf(s)));
+        const set = new Set([...stringSet(value)].map((s) => (PRODUCT_STATUSES as readonly string[]).indexOf(s)));
         return (i) => set.has(ds.status[i]!);
       }
       case 'organization': {
-        const set = numbers();
+        const set = numberSet(value);
         return (i) => set.has(ds.organization1[i]!) || set.has(ds.organization2[i]!);
       }
       case 'brand': {
-        const set = numbers();
+        const set = numberSet(value);
         return (i) => set.has(ds.brand[i]!);
       }
+      case 'search': {
+        const { query, locale, type } = value as { query: string; locale: string; type?: string };
+        const test = textTest(query, type, [...path, 'type']);
+        const l = LOCALES.indexOf(locale as (typeof LOCALES)[number]);
+        if (l < 0) return () => false;
+        return (i) => (ds.nameLocales[i]! & (1 << l) ? test(productName(ds, this.#facts(i), l)) : false);
+      }
+      case 'minimumContent': {
+        const want = value as boolean;
+        return (i) => (this.#hasPhoto(i) && ds.descriptionLocales[i]! !== 0 && ds.hasPublicCategory[i] === 1) === want;
+      }
+      case 'hasContent':
+        return this.#hasContentLeaf(value, path);
+      case 'hasCannabisData':
+        return (i) => (ds.hasCannabis[i] === 1) === value;
+      case 'officialDeletionAt':
+        return timestampPredicate(value, 'equal', (i) => ds.officialDeletionAt[i]!);
+      case 'createdAt':
+        return timestampPredicate(value, 'since', (i) => ds.createdAt[i]!);
+      case 'updatedSince':
+        return timestampPredicate(value, 'since', (i) => ds.updatedAt[i]!);
+      default:
+        return undefined;
+    }
+  }
+
+  #hasContentLeaf(value: unknown, path: Path): Predicate {
+    const ds = this.ds;
+    const { flag, locale } = value as { flag: string; locale: string };
+    const bit = localeBit(locale);
+    switch (flag) {
+      case 'name':
+        return (i) => (ds.nameLocales[i]! & bit) !== 0;
+      case 'description':
+        return (i) => (ds.descriptionLocales[i]! & bit) !== 0;
+      case 'leaflet':
+        return (i) => (ds.leafletLocales[i]! & bit) !== 0;
+      case 'photo':
+        return (i) => bit !== 0 && this.#hasPhoto(i, bit);
+      default:
+        throw new FilterValueError([...path, 'flag'], `"${flag}" is not allowed; allowed: ${CONTENT_FLAGS.join(', ')}`);
+    }
+  }
+
+  /** Filters on the drawn facts: categories, codes, ingredients and the descriptive lists. */
+  #factLeaf(name: string, value: unknown): Predicate | undefined {
+    const f = (i: number) => this.#facts(i);
+    const strings = () => stringSet(value);
+    const numbers = () => numberSet(value);
+    switch (name) {
       case 'publicCategory': {
         const set = numbers();
         return (i) => anyIn(set, f(i).publicCategories);
@@ -90,36 +152,6 @@ export class ProductCollection implements Collection {
       }
       case 'productFamily':
         return this.#oneOf(numbers(), (x) => x.family);
-      case 'search': {
-        const { query, locale, type } = value as { query: string; locale: string; type?: string };
-        const test = textTest(query, type, [...path, 'type']);
-        const l = LOCALES.indexOf(locale as (typeof LOCALES)[number]);
-        if (l < 0) return () => false;
-        return (i) => (ds.nameLocales[i]! & (1 << l) ? test(productName(ds, f(i), l)) : false);
-      }
-      case 'minimumContent': {
-        const want = value as boolean;
-        return (i) => (this.#hasPhoto(i) && ds.descriptionLocales[i]! !== 0 && ds.hasPublicCategory[i] === 1) === want;
-      }
-      case 'hasContent': {
-        const { flag, locale } = value as { flag: string; locale: string };
-        const bit = localeBit(locale);
-        switch (flag) {
-          case 'name':
-            return (i) => (ds.nameLocales[i]! & bit) !== 0;
-          case 'description':
-            return (i) => (ds.descriptionLocales[i]! & bit) !== 0;
-          case 'leaflet':
-            return (i) => (ds.leafletLocales[i]! & bit) !== 0;
-          case 'photo':
-            return (i) => bit !== 0 && this.#hasPhoto(i, bit);
-          default:
-            throw new FilterValueError(
-              [...path, 'flag'],
-              `"${flag}" is not allowed; allowed: ${CONTENT_FLAGS.join(', ')}`,
-            );
-        }
-      }
       case 'ean': {
         const set = numbers();
         return (i) => anyIn(set, f(i).ean);
@@ -157,13 +189,25 @@ export class ProductCollection implements Collection {
         return this.#anyOf(numbers(), (x) => x.attributes);
       case 'gs1Category':
         return this.#oneOf(strings(), (x) => x.gs1);
-      case 'hasCannabisData':
-        return (i) => (ds.hasCannabis[i] === 1) === value;
+      case 'narcotic':
+      case 'biocide':
+      case 'scheduleCode':
+      case 'artgCategory':
+        return (i) => f(i)[name] === value;
+      default:
+        return undefined;
+    }
+  }
+
+  /** Filters on the cannabis data (products without it never match). */
+  #cannabisLeaf(name: string, value: unknown): Predicate | undefined {
+    const f = (i: number) => this.#facts(i);
+    switch (name) {
       case 'cannabisForm':
       case 'cannabisCategory':
       case 'cultivarType':
       case 'thcCbdRatio':
-        return this.#oneOf(strings(), (x) => x.cannabis?.[name]);
+        return this.#oneOf(stringSet(value), (x) => x.cannabis?.[name]);
       case 'thcPercentage':
       case 'cbdPercentage': {
         const test = rangeTest(value);
@@ -174,22 +218,11 @@ export class ProductCollection implements Collection {
         return (i) => f(i).cannabis?.strain?.toLowerCase() === want;
       }
       case 'terpene':
-        return this.#anyOf(strings(), (x) => x.cannabis?.terpenes.map((t) => t.name));
+        return this.#anyOf(stringSet(value), (x) => x.cannabis?.terpenes.map((t) => t.name));
       case 'minorCannabinoid':
-        return this.#anyOf(strings(), (x) => x.cannabis?.minorCannabinoids.map((t) => t.name));
-      case 'narcotic':
-      case 'biocide':
-      case 'scheduleCode':
-      case 'artgCategory':
-        return (i) => f(i)[name] === value;
-      case 'officialDeletionAt':
-        return timestampPredicate(value, 'equal', (i) => ds.officialDeletionAt[i]!);
-      case 'createdAt':
-        return timestampPredicate(value, 'since', (i) => ds.createdAt[i]!);
-      case 'updatedSince':
-        return timestampPredicate(value, 'since', (i) => ds.updatedAt[i]!);
+        return this.#anyOf(stringSet(value), (x) => x.cannabis?.minorCannabinoids.map((t) => t.name));
       default:
-        throw new FilterValueError(path, `the sandbox does not implement filter "${name}"`);
+        return undefined;
     }
   }
 

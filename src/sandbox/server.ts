@@ -626,93 +626,28 @@ export class SandboxServer {
     this.#authenticateAdmin(req);
     const route = `${req.method} ${path}`;
     switch (route) {
-      case 'GET /_sandbox/stats': {
+      case 'GET /_sandbox/stats':
         req.resume();
-        const ds = this.dataset;
-        const memory = process.memoryUsage();
-        return sendJson(res, 200, {
-          ...this.stats,
-          dataset: { seed: ds.seed, products: ds.productCount, media: ds.mediaCount, version: ds.version },
-          memory: {
-            rss: memory.rss,
-            heapUsed: memory.heapUsed,
-            external: memory.external,
-            arrayBuffers: memory.arrayBuffers,
-          },
-        });
-      }
+        return sendJson(res, 200, this.#adminStats());
       case 'POST /_sandbox/touch': {
-        const parsed = TouchBody.safeParse(
-          await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
-        );
-        if (!parsed.success)
-          throw apiError(
-            400,
-            `touch: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`,
-          );
-        const { at, ...target } = parsed.data;
-        try {
-          return sendJson(res, 200, this.touch(target, at));
-        } catch (err) {
-          throw apiError(400, err instanceof Error ? err.message : String(err));
-        }
+        const { at, ...target } = await this.#adminBody(req, TouchBody, 'touch');
+        return answerOr400(res, () => this.touch(target, at));
       }
       case 'POST /_sandbox/add':
       case 'POST /_sandbox/hide':
       case 'POST /_sandbox/reveal':
       case 'POST /_sandbox/invalidate': {
-        const verb = path.slice('/_sandbox/'.length);
-        const parsed = MutationBody.safeParse(
-          await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
-        );
-        if (!parsed.success)
-          throw apiError(
-            400,
-            `${verb}: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`,
-          );
-        const { at, ...target } = parsed.data;
-        try {
-          const result =
-            verb === 'hide'
-              ? this.hide(target, at)
-              : verb === 'add'
-                ? this.add(target, at)
-                : verb === 'invalidate'
-                  ? this.invalidate(target, at)
-                  : this.reveal(target, at);
-          return sendJson(res, 200, result);
-        } catch (err) {
-          throw apiError(400, err instanceof Error ? err.message : String(err));
-        }
+        const verb = path.slice('/_sandbox/'.length) as 'add' | 'hide' | 'reveal' | 'invalidate';
+        const { at, ...target } = await this.#adminBody(req, MutationBody, verb);
+        return answerOr400(res, () => this.#mutate(verb, target, at));
       }
       case 'POST /_sandbox/status': {
-        const parsed = StatusBody.safeParse(
-          await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
-        );
-        if (!parsed.success)
-          throw apiError(
-            400,
-            `status: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`,
-          );
-        const { at, ...target } = parsed.data;
-        try {
-          return sendJson(res, 200, this.setStatus(target, at));
-        } catch (err) {
-          throw apiError(400, err instanceof Error ? err.message : String(err));
-        }
+        const { at, ...target } = await this.#adminBody(req, StatusBody, 'status');
+        return answerOr400(res, () => this.setStatus(target, at));
       }
       case 'POST /_sandbox/faults':
-      case 'POST /_sandbox/changes': {
-        const body = await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-        const faults = path.endsWith('/faults');
-        try {
-          if (faults) this.setFaults(body as SandboxFaults);
-          else this.setChanges(body as SandboxChanges);
-        } catch (err) {
-          throw apiError(400, `${faults ? 'faults' : 'changes'}: ${err instanceof Error ? err.message : String(err)}`);
-        }
-        return sendJson(res, 200, faults ? { faults: this.faults.config } : { changes: this.changes.config });
-      }
+      case 'POST /_sandbox/changes':
+        return this.#adminSettings(req, res, path.endsWith('/faults'));
       default:
         req.resume();
         throw apiError(
@@ -720,6 +655,65 @@ export class SandboxServer {
           `no admin route ${route}; there are GET /_sandbox/stats, POST /_sandbox/touch, POST /_sandbox/add, POST /_sandbox/hide, POST /_sandbox/reveal, POST /_sandbox/invalidate, POST /_sandbox/status, POST /_sandbox/faults, POST /_sandbox/changes`,
         );
     }
+  }
+
+  /** GET /_sandbox/stats: the request counters, the dataset's size and version, the process memory. */
+  #adminStats(): object {
+    const ds = this.dataset;
+    const memory = process.memoryUsage();
+    return {
+      ...this.stats,
+      dataset: { seed: ds.seed, products: ds.productCount, media: ds.mediaCount, version: ds.version },
+      memory: {
+        rss: memory.rss,
+        heapUsed: memory.heapUsed,
+        external: memory.external,
+        arrayBuffers: memory.arrayBuffers,
+      },
+    };
+  }
+
+  /** An admin route's JSON body checked against `schema`; a 400 naming each bad field, prefixed with `verb`. */
+  async #adminBody<T extends z.ZodType>(req: IncomingMessage, schema: T, verb: string): Promise<z.output<T>> {
+    const parsed = schema.safeParse(await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+    if (!parsed.success)
+      throw apiError(
+        400,
+        `${verb}: ${parsed.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || 'body'}: ${i.message}`).join('; ')}`,
+      );
+    return parsed.data;
+  }
+
+  #mutate(
+    verb: 'add' | 'hide' | 'reveal' | 'invalidate',
+    target: { ids?: string[]; count?: number },
+    at: number | undefined,
+  ): MutationResult {
+    if (verb === 'hide') return this.hide(target, at);
+    if (verb === 'add') return this.add(target, at);
+    if (verb === 'invalidate') return this.invalidate(target, at);
+    return this.reveal(target, at);
+  }
+
+  /** POST /_sandbox/faults and /_sandbox/changes: replace the configuration, answer the one now in force. */
+  async #adminSettings(req: IncomingMessage, res: ServerResponse, faults: boolean): Promise<void> {
+    const body = await readJsonBody(req, this.settings.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    try {
+      if (faults) this.setFaults(body as SandboxFaults);
+      else this.setChanges(body as SandboxChanges);
+    } catch (err) {
+      throw apiError(400, `${faults ? 'faults' : 'changes'}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return sendJson(res, 200, faults ? { faults: this.faults.config } : { changes: this.changes.config });
+  }
+}
+
+/** Answers 200 with what `act` returns; its error (a target the dataset does not have) becomes a 400. */
+function answerOr400(res: ServerResponse, act: () => unknown): void {
+  try {
+    return sendJson(res, 200, act());
+  } catch (err) {
+    throw apiError(400, err instanceof Error ? err.message : String(err));
   }
 }
 
