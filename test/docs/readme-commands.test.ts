@@ -147,21 +147,16 @@ const COVERAGE: Record<string, Coverage> = {
     test: 'test/docs/dockerfile.test.ts',
     contains: ["'scripts/docker-build.sh'), '--local'"],
   },
-  'npm run bench': { bench: [] },
-  'npm run bench -- --quick': { bench: ['--quick'] },
-  'node --expose-gc dist/test/bench/run.js chain rate': { bench: ['chain', 'rate'] },
-  'node --expose-gc dist/test/bench/run.js sources transforms serving': { bench: ['sources', 'transforms', 'serving'] },
-  'node --expose-gc dist/test/bench/run.js chain jsonl --repeat 1': { bench: ['chain', 'jsonl', '--repeat', '1'] },
-  'node --expose-gc dist/test/bench/run.js chain memory': { bench: ['chain', 'memory'] },
   'node --expose-gc dist/test/bench/run.js memory --repeat 1': { bench: ['memory', '--repeat', '1'] },
-  'node --expose-gc dist/test/bench/run.js chain --repeat 1': { bench: ['chain', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js chain': { bench: ['chain'] },
-  'node --expose-gc dist/test/bench/run.js table': { bench: ['table'] },
   'node --expose-gc dist/test/bench/run.js keys': { bench: ['keys'] },
-  'node --expose-gc dist/test/bench/run.js chain --quick --repeat 1': { bench: ['chain', '--quick', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js jsonl --quick --repeat 1': { bench: ['jsonl', '--quick', '--repeat', '1'] },
   'node --expose-gc dist/test/bench/run.js jsonl': { bench: ['jsonl'] },
-  'node --expose-gc dist/test/bench/run.js': { bench: [] },
+  'node --expose-gc dist/test/bench/run.js chain --quick --repeat 2': { bench: ['chain', '--quick', '--repeat', '2'] },
+  'node --expose-gc dist/test/bench/run.js writers --quick --repeat 3': {
+    bench: ['writers', '--quick', '--repeat', '3'],
+  },
+  'node --expose-gc dist/test/bench/run.js rate': { bench: ['rate'] },
 };
 
 const docs = docFiles();
