@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { z } from 'zod';
 import { defaultUserAgent } from '../../client/user-agent.js';
 import { duration } from '../../core/duration.js';
+import { fences, RunLock, storeLockBackend } from '../../core/lock.js';
 import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
 import { stageFactory } from '../../core/stage-factory.js';
 import type { PartialStageContext } from '../../core/default-context.js';
@@ -22,6 +23,8 @@ import { MediaMirror, type MirrorSummary } from './media-mirror.js';
 import { type MediaTarget, mergeTargets, targetsOf } from './media-targets.js';
 
 const DAY_MS = 86_400_000;
+/** One run at a time per mirror folder (docs/media-mirror.md, "One run at a time"). */
+export const LOCK_REL = '_mirror/lock.json';
 
 export const mediaMirrorOptions = z.strictObject({
   path: z
@@ -121,6 +124,8 @@ export class MediaMirrorSink extends Writable implements SinkStream {
   readonly #ctx: StageContext;
   readonly #targets = new Map<string, MediaTarget>();
   #invalid = 0;
+  #store: ObjectStore | undefined;
+  #lock: RunLock | undefined;
   /** The last run's summary (tests, the code API). */
   summary: MirrorSummary | undefined;
   readonly outputs: OutputRecord[] = [];
@@ -152,6 +157,53 @@ export class MediaMirrorSink extends Writable implements SinkStream {
     done();
   }
 
+  /**
+   * Takes the folder's lock before any record is read: a second run into the same path fails at
+   * once (`publish.locked`, naming the holder) instead of after reading its whole source. Two runs
+   * sharing a folder would overwrite each other's state and table, and one's sweep could remove a
+   * file the other just stored.
+   */
+  override _construct(callback: (error?: Error | null) => void): void {
+    const ctx = this.#ctx;
+    const store = (this.#store = storeOf(this.#config, ctx));
+    RunLock.acquire(
+      storeLockBackend(store, LOCK_REL),
+      { runId: ctx.run.id, pipeline: ctx.run.name },
+      { what: `media mirror ${store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
+    ).then(
+      (lock) => {
+        this.#lock = lock;
+        callback();
+      },
+      (err: unknown) => {
+        this.#closeStore().finally(() => callback(err as Error));
+      },
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#releaseLock()
+      .then(() => this.#closeStore())
+      .finally(() => callback(error));
+  }
+
+  async #releaseLock(): Promise<void> {
+    const lock = this.#lock;
+    this.#lock = undefined;
+    await lock?.release().catch((err: unknown) =>
+      this.#ctx.events.emit('warning', {
+        code: 'sink.unlock',
+        message: `media-mirror could not remove its lock ${lock.location}: ${(err as Error).message}; remove it once no run uses the folder`,
+      }),
+    );
+  }
+
+  async #closeStore(): Promise<void> {
+    const store = this.#store;
+    this.#store = undefined;
+    await store?.close();
+  }
+
   override _final(done: (err?: Error | null) => void): void {
     this.#mirror().then(() => done(), done);
   }
@@ -159,7 +211,7 @@ export class MediaMirrorSink extends Writable implements SinkStream {
   async #mirror(): Promise<void> {
     const c = this.#config;
     const ctx = this.#ctx;
-    const store = storeOf(c, ctx);
+    const store = this.#store!;
     if (this.#invalid > 0)
       ctx.events.emit('warning', {
         code: 'media.url_invalid',
@@ -177,6 +229,8 @@ export class MediaMirrorSink extends Writable implements SinkStream {
       removeAfterMs: c.removeAfterDays * DAY_MS,
       full: !ctx.mode.incremental,
       runId: ctx.run.id,
+      // The state and the table are written only while this run holds the folder's lock (and the run's own).
+      fence: fences(ctx.fence, this.#lock),
       signal: ctx.signal,
       warn: (code, message) => ctx.events.emit('warning', { code, message: `media-mirror: ${message}` }),
     });
@@ -198,7 +252,8 @@ export class MediaMirrorSink extends Writable implements SinkStream {
       // Only now: the runner counts a sink that published as a run that succeeded.
       this.published = true;
     } finally {
-      await store.close();
+      await this.#releaseLock();
+      await this.#closeStore();
     }
   }
 }

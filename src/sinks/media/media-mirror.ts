@@ -4,6 +4,7 @@
 // good body atomically under its name (a failure leaves the previous copy); then the state and
 // the media table. Never loses a good copy: nothing is removed or replaced before a complete new
 // body is in hand, and a removal needs both the grace period and a journal naming the file.
+import type { Fence } from '../../core/lock.js';
 import type { ObjectStore, StagedObject } from '../../storage/object-store.js';
 import { MAX_FILES, WriteJournal } from '../../storage/write-journal.js';
 import { AssetFetcher, type FetcherOptions, type FetchOutcome } from './asset-fetcher.js';
@@ -20,6 +21,8 @@ export interface MirrorSettings extends FetcherOptions {
   /** A full run sees every referenced file, so it may remove the unreferenced ones; an incremental one never does. */
   full: boolean;
   runId: string;
+  /** Asked right before the state or the table is written: the run still holds the folder's lock. */
+  fence?: Fence;
   signal: AbortSignal;
   warn(code: string, message: string): void;
   progress?(summary: MirrorSummary): void;
@@ -99,7 +102,8 @@ export class MediaMirror {
       await this.#recordAhead(plans);
       this.#settings.progress?.(this.#summary);
       await this.#work(plans);
-      await this.#state.save();
+      await this.#save();
+      await this.#settings.fence?.assertHeld();
       this.#summary.table = await writeMediaTable(this.#store, this.#state);
       return this.#summary;
     } finally {
@@ -124,6 +128,12 @@ export class MediaMirror {
       if (this.#existing.has(rel) && !this.#state.files.has(rel))
         this.#state.files.set(rel, { ...UNKNOWN, ...NEVER_STORED, stored: true, firstSeen: now, lastSeen: now });
     this.#journal = await WriteJournal.open(this.#store, this.#settings.runId);
+  }
+
+  /** Saves the state only while the run holds the lock: a run that lost it writes nothing more. */
+  async #save(): Promise<void> {
+    await this.#settings.fence?.assertHeld();
+    await this.#state.save();
   }
 
   #seen(t: MediaTarget, now: number): void {
@@ -205,8 +215,7 @@ export class MediaMirror {
           // In the background, one at a time: the workers do not wait for the state's fsync.
           this.#savedAt = performance.now();
           // A failed intermediate save is only lost progress: the final save (awaited) reports a broken store.
-          this.#saving = this.#state
-            .save()
+          this.#saving = this.#save()
             .catch(() => {})
             .finally(() => (this.#saving = undefined));
         }
