@@ -73,6 +73,15 @@ export const mediaMirrorOptions = z.strictObject({
     .default(2)
     .describe('Attempts after the first for a 5xx, 429, timeout, wrong type or short body, with doubling backoff'),
   retryDelay: duration().default(500).describe('First backoff between attempts ("500ms"), doubled each time'),
+  failedBackoff: duration()
+    .default(3_600_000)
+    .describe(
+      'A file that failed in an earlier run is asked for again only this long after that failure ("1h"), doubled per failed run in a row, at most 7 days',
+    ),
+  retryFailed: z
+    .boolean()
+    .default(false)
+    .describe('Ask again now for every file that failed in an earlier run, whatever its backoff'),
   revalidate: z
     .enum(['auto', 'always'])
     .default('auto')
@@ -228,6 +237,8 @@ export class MediaMirrorSink extends Writable implements SinkStream {
       revalidate: c.revalidate,
       removeAfterMs: c.removeAfterDays * DAY_MS,
       full: !ctx.mode.incremental,
+      failedBackoffMs: c.failedBackoff,
+      retryFailed: c.retryFailed,
       runId: ctx.run.id,
       // The state and the table are written only while this run holds the folder's lock (and the run's own).
       fence: fences(ctx.fence, this.#lock),
@@ -237,6 +248,11 @@ export class MediaMirrorSink extends Writable implements SinkStream {
     try {
       const s = (this.summary = await mirror.run(this.#targets));
       ctx.events.emit('info', { code: 'media.summary', message: describe(s), ...counts(s) });
+      if (s.waiting > 0)
+        ctx.events.emit('warning', {
+          code: 'media.retry_later',
+          message: `media-mirror: ${s.waiting} file(s) that failed in earlier runs were not asked for: each is retried once its backoff (failedBackoff, doubled per failed run) has passed; set retryFailed: true to ask now. See last_error in ${store.location('media.parquet')}`,
+        });
       if (s.table) {
         const output: OutputRecord = {
           kind: store.kind,
@@ -266,6 +282,7 @@ const counts = (s: MirrorSummary) => ({
   unchanged: s.unchanged,
   adopted: s.adopted,
   failed: s.failed,
+  waiting: s.waiting,
   deferred: s.deferred,
   removed: s.removed,
 });
@@ -273,7 +290,7 @@ const counts = (s: MirrorSummary) => ({
 function describe(s: MirrorSummary): string {
   return (
     `media-mirror: ${s.files} file(s) named, ${s.toFetch} to fetch; fetched ${s.fetched} (${s.bytesFetched} bytes), ` +
-    `${s.unchanged} unchanged, ${s.adopted} adopted, ${s.failed} failed, ${s.deferred} deferred, ${s.removed} removed`
+    `${s.unchanged} unchanged, ${s.adopted} adopted, ${s.failed} failed, ${s.waiting} waiting (failed before; retried after a backoff), ${s.deferred} deferred, ${s.removed} removed`
   );
 }
 

@@ -20,6 +20,10 @@ export interface MirrorSettings extends FetcherOptions {
   removeAfterMs: number;
   /** A full run sees every referenced file, so it may remove the unreferenced ones; an incremental one never does. */
   full: boolean;
+  /** A file that failed in an earlier run is asked for again only this long after its last failure, doubled per failure in a row (default 1 h). */
+  failedBackoffMs?: number;
+  /** Retry every failed file now, whatever its backoff. */
+  retryFailed?: boolean;
   runId: string;
   /** Asked right before the state or the table is written: the run still holds the folder's lock. */
   fence?: Fence;
@@ -44,6 +48,8 @@ export interface MirrorSummary {
   /** Stored by a killed run after its last state save: hashed from the store, not downloaded. */
   adopted: number;
   failed: number;
+  /** Failed in an earlier run and still within their backoff: not asked for this run (their previous copy, if any, stays). */
+  waiting: number;
   /** Left for the next run: more files to fetch than one run's journal holds (MAX_FILES). */
   deferred: number;
   removed: number;
@@ -51,7 +57,7 @@ export interface MirrorSummary {
   table?: { location: string; bytes: number; rows: number };
 }
 
-type Plan = 'skip' | 'adopt' | 'fetch' | 'foreign' | 'defer';
+type Plan = 'skip' | 'adopt' | 'fetch' | 'foreign' | 'defer' | 'wait';
 /** The state is saved at most this often while files arrive (a killed run loses at most this much, adopted later). */
 const SAVE_EVERY_MS = 2000;
 
@@ -68,6 +74,7 @@ export class MediaMirror {
     unchanged: 0,
     adopted: 0,
     failed: 0,
+    waiting: 0,
     deferred: 0,
     removed: 0,
     failures: [],
@@ -180,7 +187,19 @@ export class MediaMirror {
     if (present && !ours) return 'foreign';
     if (present && known?.stored && t.contentName && this.#settings.revalidate === 'auto') return 'skip';
     if (present && !known?.stored && t.contentName) return 'adopt';
+    if (known && this.#backingOff(known)) return 'wait';
     return 'fetch';
+  }
+
+  /**
+   * Whether a file that failed in an earlier run is still within its backoff: a host that lost a
+   * file (404) or keeps failing on it is not asked again every run, each costing a failed run.
+   */
+  #backingOff(f: FileState): boolean {
+    if (this.#settings.retryFailed || f.lastStatus !== 'failed' || f.failures < 1) return false;
+    const at = f.lastFailedAt;
+    if (typeof at !== 'number') return false;
+    return this.#now() - at < retryDelayAfter(f.failures, this.#settings.failedBackoffMs ?? DEFAULT_FAILED_BACKOFF_MS);
   }
 
   /**
@@ -246,6 +265,10 @@ export class MediaMirror {
       });
     }
     if (plan === 'defer') return;
+    if (plan === 'wait') {
+      this.#summary.waiting++;
+      return;
+    }
     if (plan === 'adopt') return this.#adopt(t, f);
     const validators = f.stored ? { etag: f.etag ?? undefined, lastModified: f.lastModified ?? undefined } : {};
     let staged: StagedObject | undefined;
@@ -279,6 +302,7 @@ export class MediaMirror {
       lastAttemptAt: now,
       lastError: null,
       failures: 0,
+      lastFailedAt: null,
       etag: v.etag ?? null,
       lastModified: v.lastModified ?? null,
     });
@@ -301,8 +325,10 @@ export class MediaMirror {
   #failed(t: MediaTarget, f: FileState, outcome: Extract<FetchOutcome, { kind: 'failed' }>): void {
     this.#summary.failed++;
     if (this.#summary.failures.length < 100) this.#summary.failures.push({ url: t.url, reason: outcome.reason });
+    const now = this.#now();
     Object.assign(f, {
-      lastAttemptAt: this.#now(),
+      lastAttemptAt: now,
+      lastFailedAt: now,
       lastStatus: 'failed',
       lastError: outcome.reason,
       failures: f.failures + 1,
@@ -329,6 +355,15 @@ export class MediaMirror {
   }
 }
 
+export const DEFAULT_FAILED_BACKOFF_MS = 3_600_000;
+/** The longest wait before a failed file is asked for again. */
+export const MAX_FAILED_BACKOFF_MS = 7 * 86_400_000;
+
+/** The wait after `failures` failed runs in a row: `firstMs`, doubled per further failure, at most 7 days. */
+export function retryDelayAfter(failures: number, firstMs: number): number {
+  return Math.min(firstMs * 2 ** Math.min(Math.max(failures - 1, 0), 30), MAX_FAILED_BACKOFF_MS);
+}
+
 const NEVER_STORED = {
   stored: false,
   contentType: null,
@@ -340,6 +375,7 @@ const NEVER_STORED = {
   lastStatus: 'skipped',
   lastError: null,
   failures: 0,
+  lastFailedAt: null,
 } as const;
 /** What is known of a journaled file no state names: only that it is ours and stored. */
 const UNKNOWN = { url: '', mediaId: null, type: 'photo' as const, format: '', productIds: [] as string[] };

@@ -34,6 +34,12 @@ export interface FileState {
   lastError: string | null;
   /** Failed attempts in a row (the next runs retry; the count shows how long it has failed). */
   failures: number;
+  /**
+   * Unix milliseconds of the last failed attempt (null once one succeeds): the next run asks for
+   * the file only after a backoff from here (media-mirror.ts, `retryDelayAfter`). Absent in states
+   * written before it existed: read as null (retried at once).
+   */
+  lastFailedAt?: number | null;
 }
 
 interface StateDocument {
