@@ -21,6 +21,7 @@ import { byteSize } from '../shared/option-schemas.js';
 import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { MediaMirror, type MirrorSummary } from './media-mirror.js';
 import { type MediaTarget, mergeTargets, targetsOf } from './media-targets.js';
+import { estimateMirror, type MirrorEstimate } from './mirror-estimate.js';
 
 const DAY_MS = 86_400_000;
 /** One run at a time per mirror folder (docs/media-mirror.md, "One run at a time"). */
@@ -116,14 +117,14 @@ export type MediaMirrorConfig = z.output<typeof mediaMirrorOptions>;
 /** Options as a caller writes them (defaults optional), each option's description shown on hover. */
 export type MediaMirrorOptions = WithOptionDocs<'media-mirror', z.input<typeof mediaMirrorOptions>>;
 
-function storeOf(config: MediaMirrorConfig, ctx: StageContext): ObjectStore {
+function storeOf(config: MediaMirrorConfig, baseDir: string, env: NodeJS.ProcessEnv): ObjectStore {
   const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(config.path);
-  if (!m) return new LocalObjectStore(path.resolve(ctx.baseDir, config.path));
+  if (!m) return new LocalObjectStore(path.resolve(baseDir, config.path));
   const prefix = m[2]!.replace(/\/+$/, '');
   return new S3ObjectStore({
     bucket: m[1]!,
     prefix: prefix ? `${prefix}/` : '',
-    client: () => createS3Client(config, ctx.env ?? process.env, 's3-media'),
+    client: () => createS3Client(config, env, 's3-media'),
     feature: 's3-media',
   });
 }
@@ -174,7 +175,7 @@ export class MediaMirrorSink extends Writable implements SinkStream {
    */
   override _construct(callback: (error?: Error | null) => void): void {
     const ctx = this.#ctx;
-    const store = (this.#store = storeOf(this.#config, ctx));
+    const store = (this.#store = storeOf(this.#config, ctx.baseDir, ctx.env ?? process.env));
     RunLock.acquire(
       storeLockBackend(store, LOCK_REL),
       { runId: ctx.run.id, pipeline: ctx.run.name },
@@ -303,6 +304,28 @@ function failedError(s: MirrorSummary, share: number): SinkError {
     `media-mirror: ${s.failed} of ${s.files} file(s) failed (allowed: ${Math.floor(share * s.files)}); the previous copies stay and the next run retries them. First: ${first}`,
     { code: 'media.download_failed' },
   );
+}
+
+/**
+ * The dry run's estimate for a media-mirror sink with these options (as written in the pipeline
+ * file): read from its state only; nothing is written and no lock is taken.
+ */
+export async function estimateMediaMirror(
+  options: unknown,
+  baseDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<MirrorEstimate> {
+  const c = mediaMirrorOptions.parse(options);
+  const store = storeOf(c, baseDir, env);
+  try {
+    return await estimateMirror(store, {
+      revalidate: c.revalidate,
+      failedBackoffMs: c.failedBackoff,
+      retryFailed: c.retryFailed,
+    });
+  } finally {
+    await store.close();
+  }
 }
 
 export const mediaMirrorStage = defineStage({

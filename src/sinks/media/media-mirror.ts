@@ -196,10 +196,7 @@ export class MediaMirror {
    * file (404) or keeps failing on it is not asked again every run, each costing a failed run.
    */
   #backingOff(f: FileState): boolean {
-    if (this.#settings.retryFailed || f.lastStatus !== 'failed' || f.failures < 1) return false;
-    const at = f.lastFailedAt;
-    if (typeof at !== 'number') return false;
-    return this.#now() - at < retryDelayAfter(f.failures, this.#settings.failedBackoffMs ?? DEFAULT_FAILED_BACKOFF_MS);
+    return backingOff(f, this.#settings, this.#now());
   }
 
   /**
@@ -362,6 +359,16 @@ export const MAX_FAILED_BACKOFF_MS = 7 * 86_400_000;
 /** The wait after `failures` failed runs in a row: `firstMs`, doubled per further failure, at most 7 days. */
 export function retryDelayAfter(failures: number, firstMs: number): number {
   return Math.min(firstMs * 2 ** Math.min(Math.max(failures - 1, 0), 30), MAX_FAILED_BACKOFF_MS);
+}
+
+export type BackoffSettings = Pick<MirrorSettings, 'failedBackoffMs' | 'retryFailed'>;
+
+/** Whether `f` failed in an earlier run and its backoff has not passed at `now` (the dry run asks too). */
+export function backingOff(f: FileState, settings: BackoffSettings, now: number): boolean {
+  if (settings.retryFailed || f.lastStatus !== 'failed' || f.failures < 1) return false;
+  const at = f.lastFailedAt;
+  if (typeof at !== 'number') return false;
+  return now - at < retryDelayAfter(f.failures, settings.failedBackoffMs ?? DEFAULT_FAILED_BACKOFF_MS);
 }
 
 const NEVER_STORED = {
