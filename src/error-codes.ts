@@ -510,9 +510,14 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'a write journal of the media mirror could not be used (unreadable or not a journal); the files it names are never removed',
     "remove the journal the message names if it is not the mirror's",
   ),
+  warning(
+    'media.retry_later',
+    'files that failed in earlier runs were not asked for: each waits for its backoff (failedBackoff, doubled per failed run, at most 7 days); a previous copy stays',
+    'nothing to do if the host had an outage; set retryFailed: true for one run to ask now, and read last_error in media.parquet',
+  ),
   info(
     'media.summary',
-    'what the media mirror did: files named, to fetch, fetched, unchanged, adopted, failed, removed',
+    'what the media mirror did: files named, to fetch, fetched, unchanged, adopted, failed, waiting for their backoff, removed',
   ),
   warning(
     'media.url_invalid',

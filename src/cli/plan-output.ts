@@ -20,6 +20,8 @@ import type { StageSpec } from '../pipeline/pipeline-file.js';
 import { PathTemplate } from '../sinks/shared/path-template.js';
 import { regionSummary } from '../pipeline/region-preset.js';
 import { estimateSource, type SourceType } from '../sources/index.js';
+import { estimateMediaMirror } from '../sinks/media/media-mirror-sink.js';
+import type { MirrorEstimate } from '../sinks/media/mirror-estimate.js';
 import { formatDuration, plural } from './progress.js';
 
 const MAX_SLICES_SHOWN = 20;
@@ -44,8 +46,12 @@ export interface PipelinePlanReport {
   keys: number;
   transforms: string[];
   outputs: { sink: string; location: string }[];
+  /** Per media-mirror sink: files and bytes to fetch as its state tells (or why it cannot say). */
+  media?: MediaPlan[];
   state?: { location: string; cursor: number | null };
 }
+
+export type MediaPlan = { location: string } & ({ estimate: MirrorEstimate } | { error: string });
 
 export interface PlanReport {
   pipelines: PipelinePlanReport[];
@@ -107,6 +113,7 @@ async function unredactedPlan(
           sink: s.type,
           location: outputOf({ type: s.type, ...s.written }, p.plan.baseDir, run),
         })),
+        ...(await mediaPlans(p)),
         ...(state ? { state: { location: state.location, cursor: previous ? previous.cursor : null } } : {}),
       });
     }
@@ -149,6 +156,7 @@ export function formatPlanText(report: PlanReport): string {
       lines.push(`    … ${plural(r.slices.length - MAX_SLICES_SHOWN, 'more slice', 'more slices')}`);
     lines.push(`  transforms: ${r.transforms.join(' -> ') || '(none)'}`);
     for (const o of r.outputs) lines.push(`  would write (${o.sink}): ${o.location}`);
+    for (const m of r.media ?? []) lines.push(...mediaLines(m));
     if (r.state)
       lines.push(
         `  state: ${r.state.location} (cursor ${r.state.cursor === null ? 'none yet' : `${isoSeconds(r.state.cursor)}, unix ${r.state.cursor}`}; stored after the sinks commit)`,
@@ -177,6 +185,38 @@ export function planJsonLines(report: PlanReport): string[] {
       message: 'dry run: nothing was written',
     }),
   ];
+}
+
+/** The media-mirror sinks' estimates (none: no such sink). A state that cannot be read is said, not fatal. */
+async function mediaPlans(p: LoadedPipeline): Promise<{ media?: MediaPlan[] }> {
+  const media: MediaPlan[] = [];
+  for (const s of p.plan.sinks) {
+    if (s.type !== 'media-mirror') continue;
+    const location = typeof s.written.path === 'string' ? s.written.path : '(no path)';
+    try {
+      media.push({ location, estimate: await estimateMediaMirror(s.written, p.plan.baseDir) });
+    } catch (err) {
+      media.push({ location, error: (err as Error).message });
+    }
+  }
+  return media.length > 0 ? { media } : {};
+}
+
+/** A media mirror's estimate for a person: what its state tells, then what it cannot know. */
+function mediaLines(m: MediaPlan): string[] {
+  if ('error' in m) return [`  media-mirror ${m.location}: no estimate, its state could not be read (${m.error})`];
+  const e = m.estimate;
+  const bytes =
+    e.estimatedBytesToFetch === null
+      ? 'bytes unknown (no stored file of their type to judge by)'
+      : `~${plural(e.estimatedBytesToFetch, 'byte')} at the mean stored size`;
+  const lines = [
+    `  media-mirror ${m.location}: ${plural(e.known, 'file')} known from earlier runs (${e.state}), ${e.stored.toLocaleString('en-US')} stored (${plural(e.storedBytes, 'byte')})`,
+    `    to fetch: ${plural(e.toFetch, 'known file')} not stored yet, ${bytes}; ${plural(e.waiting, 'failed file')} waiting for a backoff (not asked)`,
+    `    asked again: ${plural(e.revalidated, 'stored file')} by conditional GET (${plural(e.revalidatedBytes, 'byte')} if all changed, none while unchanged)`,
+    `    not counted: ${e.unknown}`,
+  ];
+  return lines;
 }
 
 /**

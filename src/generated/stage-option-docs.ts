@@ -1424,6 +1424,17 @@ export interface StageOptionDocs {
      */
     retryDelay?: unknown;
     /**
+     * A file that failed in an earlier run is asked for again only this long after that failure ("1h"),
+     * doubled per failed run in a row, at most 7 days
+     */
+    failedBackoff?: unknown;
+    /**
+     * Ask again now for every file that failed in an earlier run, whatever its backoff
+     *
+     * Default: `false`
+     */
+    retryFailed?: unknown;
+    /**
      * auto: a stored file named by a content hash is not asked for again, others get a conditional GET;
      * always: conditional GET for every stored file
      *

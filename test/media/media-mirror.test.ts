@@ -121,6 +121,8 @@ describe('media-mirror sink', () => {
 
       assets.faults = {};
       assets.resetStats();
+      // At once after the failures: retryFailed skips their backoff (media-mirror-backoff.test.ts).
+      await writeFile(f.ws.path(f.ws.file), pipeline('    retryFailed: true\n'));
       const good = await runInProcess(f.ws, f.sandbox);
       expect(good.ok).toBe(true);
       await expectAllStored(paths);

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { z } from 'zod';
 import { defaultUserAgent } from '../../client/user-agent.js';
 import { duration } from '../../core/duration.js';
+import { fences, RunLock, storeLockBackend } from '../../core/lock.js';
 import { defineStage, type SinkStream, type StageContext } from '../../core/stage.js';
 import { stageFactory } from '../../core/stage-factory.js';
 import type { PartialStageContext } from '../../core/default-context.js';
@@ -20,8 +21,11 @@ import { byteSize } from '../shared/option-schemas.js';
 import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { MediaMirror, type MirrorSummary } from './media-mirror.js';
 import { type MediaTarget, mergeTargets, targetsOf } from './media-targets.js';
+import { estimateMirror, type MirrorEstimate } from './mirror-estimate.js';
 
 const DAY_MS = 86_400_000;
+/** One run at a time per mirror folder (docs/media-mirror.md, "One run at a time"). */
+export const LOCK_REL = '_mirror/lock.json';
 
 export const mediaMirrorOptions = z.strictObject({
   path: z
@@ -70,6 +74,15 @@ export const mediaMirrorOptions = z.strictObject({
     .default(2)
     .describe('Attempts after the first for a 5xx, 429, timeout, wrong type or short body, with doubling backoff'),
   retryDelay: duration().default(500).describe('First backoff between attempts ("500ms"), doubled each time'),
+  failedBackoff: duration()
+    .default(3_600_000)
+    .describe(
+      'A file that failed in an earlier run is asked for again only this long after that failure ("1h"), doubled per failed run in a row, at most 7 days',
+    ),
+  retryFailed: z
+    .boolean()
+    .default(false)
+    .describe('Ask again now for every file that failed in an earlier run, whatever its backoff'),
   revalidate: z
     .enum(['auto', 'always'])
     .default('auto')
@@ -104,14 +117,14 @@ export type MediaMirrorConfig = z.output<typeof mediaMirrorOptions>;
 /** Options as a caller writes them (defaults optional), each option's description shown on hover. */
 export type MediaMirrorOptions = WithOptionDocs<'media-mirror', z.input<typeof mediaMirrorOptions>>;
 
-function storeOf(config: MediaMirrorConfig, ctx: StageContext): ObjectStore {
+function storeOf(config: MediaMirrorConfig, baseDir: string, env: NodeJS.ProcessEnv): ObjectStore {
   const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(config.path);
-  if (!m) return new LocalObjectStore(path.resolve(ctx.baseDir, config.path));
+  if (!m) return new LocalObjectStore(path.resolve(baseDir, config.path));
   const prefix = m[2]!.replace(/\/+$/, '');
   return new S3ObjectStore({
     bucket: m[1]!,
     prefix: prefix ? `${prefix}/` : '',
-    client: () => createS3Client(config, ctx.env ?? process.env, 's3-media'),
+    client: () => createS3Client(config, env, 's3-media'),
     feature: 's3-media',
   });
 }
@@ -121,6 +134,8 @@ export class MediaMirrorSink extends Writable implements SinkStream {
   readonly #ctx: StageContext;
   readonly #targets = new Map<string, MediaTarget>();
   #invalid = 0;
+  #store: ObjectStore | undefined;
+  #lock: RunLock | undefined;
   /** The last run's summary (tests, the code API). */
   summary: MirrorSummary | undefined;
   readonly outputs: OutputRecord[] = [];
@@ -152,6 +167,53 @@ export class MediaMirrorSink extends Writable implements SinkStream {
     done();
   }
 
+  /**
+   * Takes the folder's lock before any record is read: a second run into the same path fails at
+   * once (`publish.locked`, naming the holder) instead of after reading its whole source. Two runs
+   * sharing a folder would overwrite each other's state and table, and one's sweep could remove a
+   * file the other just stored.
+   */
+  override _construct(callback: (error?: Error | null) => void): void {
+    const ctx = this.#ctx;
+    const store = (this.#store = storeOf(this.#config, ctx.baseDir, ctx.env ?? process.env));
+    RunLock.acquire(
+      storeLockBackend(store, LOCK_REL),
+      { runId: ctx.run.id, pipeline: ctx.run.name },
+      { what: `media mirror ${store.location('')}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
+    ).then(
+      (lock) => {
+        this.#lock = lock;
+        callback();
+      },
+      (err: unknown) => {
+        this.#closeStore().finally(() => callback(err as Error));
+      },
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#releaseLock()
+      .then(() => this.#closeStore())
+      .finally(() => callback(error));
+  }
+
+  async #releaseLock(): Promise<void> {
+    const lock = this.#lock;
+    this.#lock = undefined;
+    await lock?.release().catch((err: unknown) =>
+      this.#ctx.events.emit('warning', {
+        code: 'sink.unlock',
+        message: `media-mirror could not remove its lock ${lock.location}: ${(err as Error).message}; remove it once no run uses the folder`,
+      }),
+    );
+  }
+
+  async #closeStore(): Promise<void> {
+    const store = this.#store;
+    this.#store = undefined;
+    await store?.close();
+  }
+
   override _final(done: (err?: Error | null) => void): void {
     this.#mirror().then(() => done(), done);
   }
@@ -159,7 +221,7 @@ export class MediaMirrorSink extends Writable implements SinkStream {
   async #mirror(): Promise<void> {
     const c = this.#config;
     const ctx = this.#ctx;
-    const store = storeOf(c, ctx);
+    const store = this.#store!;
     if (this.#invalid > 0)
       ctx.events.emit('warning', {
         code: 'media.url_invalid',
@@ -176,13 +238,22 @@ export class MediaMirrorSink extends Writable implements SinkStream {
       revalidate: c.revalidate,
       removeAfterMs: c.removeAfterDays * DAY_MS,
       full: !ctx.mode.incremental,
+      failedBackoffMs: c.failedBackoff,
+      retryFailed: c.retryFailed,
       runId: ctx.run.id,
+      // The state and the table are written only while this run holds the folder's lock (and the run's own).
+      fence: fences(ctx.fence, this.#lock),
       signal: ctx.signal,
       warn: (code, message) => ctx.events.emit('warning', { code, message: `media-mirror: ${message}` }),
     });
     try {
       const s = (this.summary = await mirror.run(this.#targets));
       ctx.events.emit('info', { code: 'media.summary', message: describe(s), ...counts(s) });
+      if (s.waiting > 0)
+        ctx.events.emit('warning', {
+          code: 'media.retry_later',
+          message: `media-mirror: ${s.waiting} file(s) that failed in earlier runs were not asked for: each is retried once its backoff (failedBackoff, doubled per failed run) has passed; set retryFailed: true to ask now. See last_error in ${store.location('media.parquet')}`,
+        });
       if (s.table) {
         const output: OutputRecord = {
           kind: store.kind,
@@ -198,7 +269,8 @@ export class MediaMirrorSink extends Writable implements SinkStream {
       // Only now: the runner counts a sink that published as a run that succeeded.
       this.published = true;
     } finally {
-      await store.close();
+      await this.#releaseLock();
+      await this.#closeStore();
     }
   }
 }
@@ -211,6 +283,7 @@ const counts = (s: MirrorSummary) => ({
   unchanged: s.unchanged,
   adopted: s.adopted,
   failed: s.failed,
+  waiting: s.waiting,
   deferred: s.deferred,
   removed: s.removed,
 });
@@ -218,7 +291,7 @@ const counts = (s: MirrorSummary) => ({
 function describe(s: MirrorSummary): string {
   return (
     `media-mirror: ${s.files} file(s) named, ${s.toFetch} to fetch; fetched ${s.fetched} (${s.bytesFetched} bytes), ` +
-    `${s.unchanged} unchanged, ${s.adopted} adopted, ${s.failed} failed, ${s.deferred} deferred, ${s.removed} removed`
+    `${s.unchanged} unchanged, ${s.adopted} adopted, ${s.failed} failed, ${s.waiting} waiting (failed before; retried after a backoff), ${s.deferred} deferred, ${s.removed} removed`
   );
 }
 
@@ -231,6 +304,28 @@ function failedError(s: MirrorSummary, share: number): SinkError {
     `media-mirror: ${s.failed} of ${s.files} file(s) failed (allowed: ${Math.floor(share * s.files)}); the previous copies stay and the next run retries them. First: ${first}`,
     { code: 'media.download_failed' },
   );
+}
+
+/**
+ * The dry run's estimate for a media-mirror sink with these options (as written in the pipeline
+ * file): read from its state only; nothing is written and no lock is taken.
+ */
+export async function estimateMediaMirror(
+  options: unknown,
+  baseDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<MirrorEstimate> {
+  const c = mediaMirrorOptions.parse(options);
+  const store = storeOf(c, baseDir, env);
+  try {
+    return await estimateMirror(store, {
+      revalidate: c.revalidate,
+      failedBackoffMs: c.failedBackoff,
+      retryFailed: c.retryFailed,
+    });
+  } finally {
+    await store.close();
+  }
 }
 
 export const mediaMirrorStage = defineStage({

@@ -4,6 +4,7 @@
 // good body atomically under its name (a failure leaves the previous copy); then the state and
 // the media table. Never loses a good copy: nothing is removed or replaced before a complete new
 // body is in hand, and a removal needs both the grace period and a journal naming the file.
+import type { Fence } from '../../core/lock.js';
 import type { ObjectStore, StagedObject } from '../../storage/object-store.js';
 import { MAX_FILES, WriteJournal } from '../../storage/write-journal.js';
 import { AssetFetcher, type FetcherOptions, type FetchOutcome } from './asset-fetcher.js';
@@ -19,7 +20,13 @@ export interface MirrorSettings extends FetcherOptions {
   removeAfterMs: number;
   /** A full run sees every referenced file, so it may remove the unreferenced ones; an incremental one never does. */
   full: boolean;
+  /** A file that failed in an earlier run is asked for again only this long after its last failure, doubled per failure in a row (default 1 h). */
+  failedBackoffMs?: number;
+  /** Retry every failed file now, whatever its backoff. */
+  retryFailed?: boolean;
   runId: string;
+  /** Asked right before the state or the table is written: the run still holds the folder's lock. */
+  fence?: Fence;
   signal: AbortSignal;
   warn(code: string, message: string): void;
   progress?(summary: MirrorSummary): void;
@@ -41,6 +48,8 @@ export interface MirrorSummary {
   /** Stored by a killed run after its last state save: hashed from the store, not downloaded. */
   adopted: number;
   failed: number;
+  /** Failed in an earlier run and still within their backoff: not asked for this run (their previous copy, if any, stays). */
+  waiting: number;
   /** Left for the next run: more files to fetch than one run's journal holds (MAX_FILES). */
   deferred: number;
   removed: number;
@@ -48,7 +57,7 @@ export interface MirrorSummary {
   table?: { location: string; bytes: number; rows: number };
 }
 
-type Plan = 'skip' | 'adopt' | 'fetch' | 'foreign' | 'defer';
+type Plan = 'skip' | 'adopt' | 'fetch' | 'foreign' | 'defer' | 'wait';
 /** The state is saved at most this often while files arrive (a killed run loses at most this much, adopted later). */
 const SAVE_EVERY_MS = 2000;
 
@@ -65,6 +74,7 @@ export class MediaMirror {
     unchanged: 0,
     adopted: 0,
     failed: 0,
+    waiting: 0,
     deferred: 0,
     removed: 0,
     failures: [],
@@ -99,7 +109,8 @@ export class MediaMirror {
       await this.#recordAhead(plans);
       this.#settings.progress?.(this.#summary);
       await this.#work(plans);
-      await this.#state.save();
+      await this.#save();
+      await this.#settings.fence?.assertHeld();
       this.#summary.table = await writeMediaTable(this.#store, this.#state);
       return this.#summary;
     } finally {
@@ -124,6 +135,12 @@ export class MediaMirror {
       if (this.#existing.has(rel) && !this.#state.files.has(rel))
         this.#state.files.set(rel, { ...UNKNOWN, ...NEVER_STORED, stored: true, firstSeen: now, lastSeen: now });
     this.#journal = await WriteJournal.open(this.#store, this.#settings.runId);
+  }
+
+  /** Saves the state only while the run holds the lock: a run that lost it writes nothing more. */
+  async #save(): Promise<void> {
+    await this.#settings.fence?.assertHeld();
+    await this.#state.save();
   }
 
   #seen(t: MediaTarget, now: number): void {
@@ -170,7 +187,16 @@ export class MediaMirror {
     if (present && !ours) return 'foreign';
     if (present && known?.stored && t.contentName && this.#settings.revalidate === 'auto') return 'skip';
     if (present && !known?.stored && t.contentName) return 'adopt';
+    if (known && this.#backingOff(known)) return 'wait';
     return 'fetch';
+  }
+
+  /**
+   * Whether a file that failed in an earlier run is still within its backoff: a host that lost a
+   * file (404) or keeps failing on it is not asked again every run, each costing a failed run.
+   */
+  #backingOff(f: FileState): boolean {
+    return backingOff(f, this.#settings, this.#now());
   }
 
   /**
@@ -205,8 +231,7 @@ export class MediaMirror {
           // In the background, one at a time: the workers do not wait for the state's fsync.
           this.#savedAt = performance.now();
           // A failed intermediate save is only lost progress: the final save (awaited) reports a broken store.
-          this.#saving = this.#state
-            .save()
+          this.#saving = this.#save()
             .catch(() => {})
             .finally(() => (this.#saving = undefined));
         }
@@ -237,6 +262,10 @@ export class MediaMirror {
       });
     }
     if (plan === 'defer') return;
+    if (plan === 'wait') {
+      this.#summary.waiting++;
+      return;
+    }
     if (plan === 'adopt') return this.#adopt(t, f);
     const validators = f.stored ? { etag: f.etag ?? undefined, lastModified: f.lastModified ?? undefined } : {};
     let staged: StagedObject | undefined;
@@ -270,6 +299,7 @@ export class MediaMirror {
       lastAttemptAt: now,
       lastError: null,
       failures: 0,
+      lastFailedAt: null,
       etag: v.etag ?? null,
       lastModified: v.lastModified ?? null,
     });
@@ -292,8 +322,10 @@ export class MediaMirror {
   #failed(t: MediaTarget, f: FileState, outcome: Extract<FetchOutcome, { kind: 'failed' }>): void {
     this.#summary.failed++;
     if (this.#summary.failures.length < 100) this.#summary.failures.push({ url: t.url, reason: outcome.reason });
+    const now = this.#now();
     Object.assign(f, {
-      lastAttemptAt: this.#now(),
+      lastAttemptAt: now,
+      lastFailedAt: now,
       lastStatus: 'failed',
       lastError: outcome.reason,
       failures: f.failures + 1,
@@ -320,6 +352,25 @@ export class MediaMirror {
   }
 }
 
+export const DEFAULT_FAILED_BACKOFF_MS = 3_600_000;
+/** The longest wait before a failed file is asked for again. */
+export const MAX_FAILED_BACKOFF_MS = 7 * 86_400_000;
+
+/** The wait after `failures` failed runs in a row: `firstMs`, doubled per further failure, at most 7 days. */
+export function retryDelayAfter(failures: number, firstMs: number): number {
+  return Math.min(firstMs * 2 ** Math.min(Math.max(failures - 1, 0), 30), MAX_FAILED_BACKOFF_MS);
+}
+
+export type BackoffSettings = Pick<MirrorSettings, 'failedBackoffMs' | 'retryFailed'>;
+
+/** Whether `f` failed in an earlier run and its backoff has not passed at `now` (the dry run asks too). */
+export function backingOff(f: FileState, settings: BackoffSettings, now: number): boolean {
+  if (settings.retryFailed || f.lastStatus !== 'failed' || f.failures < 1) return false;
+  const at = f.lastFailedAt;
+  if (typeof at !== 'number') return false;
+  return now - at < retryDelayAfter(f.failures, settings.failedBackoffMs ?? DEFAULT_FAILED_BACKOFF_MS);
+}
+
 const NEVER_STORED = {
   stored: false,
   contentType: null,
@@ -331,6 +382,7 @@ const NEVER_STORED = {
   lastStatus: 'skipped',
   lastError: null,
   failures: 0,
+  lastFailedAt: null,
 } as const;
 /** What is known of a journaled file no state names: only that it is ours and stored. */
 const UNKNOWN = { url: '', mediaId: null, type: 'photo' as const, format: '', productIds: [] as string[] };

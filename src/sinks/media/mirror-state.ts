@@ -34,6 +34,12 @@ export interface FileState {
   lastError: string | null;
   /** Failed attempts in a row (the next runs retry; the count shows how long it has failed). */
   failures: number;
+  /**
+   * Unix milliseconds of the last failed attempt (null once one succeeds): the next run asks for
+   * the file only after a backoff from here (media-mirror.ts, `retryDelayAfter`). Absent in states
+   * written before it existed: read as null (retried at once).
+   */
+  lastFailedAt?: number | null;
 }
 
 interface StateDocument {
@@ -44,22 +50,25 @@ interface StateDocument {
 
 export class MirrorState {
   readonly files: Map<string, FileState>;
+  /** Whether a state document was there (false: a first run). */
+  readonly found: boolean;
   readonly #store: ObjectStore;
   #saving: Promise<void> = Promise.resolve();
 
-  private constructor(store: ObjectStore, files: Map<string, FileState>) {
+  private constructor(store: ObjectStore, files: Map<string, FileState>, found: boolean) {
     this.#store = store;
     this.files = files;
+    this.found = found;
   }
 
   /** The state in `store`, or an empty one; a document of another form is an error (never overwritten blindly). */
   static async load(store: ObjectStore): Promise<MirrorState> {
     const text = await store.readText(STATE_REL, { maxBytes: MAX_STATE_BYTES });
-    if (text === undefined) return new MirrorState(store, new Map());
+    if (text === undefined) return new MirrorState(store, new Map(), false);
     const doc = JSON.parse(text) as Partial<StateDocument>;
     if (doc.format !== FORMAT || doc.version !== 1 || typeof doc.files !== 'object' || doc.files === null)
       throw new Error(`${store.location(STATE_REL)} is not a media mirror state (format ${FORMAT}, version 1)`);
-    return new MirrorState(store, new Map(Object.entries(doc.files)));
+    return new MirrorState(store, new Map(Object.entries(doc.files)), true);
   }
 
   /** Writes the whole state atomically; saves run one after another, the last one whole. */
