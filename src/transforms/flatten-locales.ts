@@ -274,4 +274,3 @@ export function withRegionLocales<F extends (options?: any, ctx?: PartialStageCo
     return factory(preset, ctx);
   }) as F;
 }
-

@@ -19,7 +19,6 @@ import {
   type LineageValues,
 } from '../shared/lineage.js';
 
-
 /** Writes records as JSON lines into one destination (see TextLinesEncoder). */
 export class JsonlEncoder extends TextLinesEncoder<Record<string, unknown>> {
   constructor(dest: ByteDestination, options: { gzip: boolean; lineage?: LineageValues | undefined }) {

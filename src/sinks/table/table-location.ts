@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { StageContext } from '../../core/stage.js';
 import { LocalObjectStore, type ObjectStore } from '../../storage/object-store.js';
 import { S3ObjectStore } from '../../storage/s3-object-store.js';
-import { createS3Client } from '../../storage/s3-client.js';
+import { createS3Client, parseS3Location } from '../../storage/s3-client.js';
 import { HiveLayout } from './hive-layout.js';
 import { IcebergLayout } from './iceberg-layout.js';
 import { icebergCatalog } from './iceberg-catalog-option.js';
@@ -12,20 +12,12 @@ import type { ResolvedConfig } from './table-options.js';
 import type { TableLayout } from './table-layout.js';
 import { TableStore } from './table-store.js';
 
-/** Splits `s3://bucket/prefix` (prefix ends with `/` unless empty); undefined for a local path. */
-function s3Path(p: string): { bucket: string; prefix: string } | undefined {
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(p);
-  if (!m) return undefined;
-  const prefix = m[2]!.replace(/\/+$/, '');
-  return { bucket: m[1]!, prefix: prefix ? `${prefix}/` : '' };
-}
-
 /** The table's root store and its layout. */
 export function openTableLocation(
   config: ResolvedConfig,
   ctx: StageContext,
 ): { store: TableStore; layout: TableLayout } {
-  const s3 = s3Path(config.path);
+  const s3 = parseS3Location(config.path);
   // The table's root, and for an Iceberg layout each table's root (Iceberg locations are per table).
   const storeAt = (sub: string): ObjectStore =>
     s3

@@ -35,13 +35,7 @@ import { TableInputs } from './table-inputs.js';
 import { TablePublication } from './table-publication.js';
 
 export { TABLE_MANIFEST, type TableFile, type TableManifest, type TableVersion } from './hive-layout.js';
-export {
-  CHANGE_COLUMNS,
-  TABLE_ROW_GROUP_BYTES,
-  tableSinkOptions,
-  type TableSinkConfig,
-  type TableSinkOptions,
-} from './table-options.js';
+export { tableSinkOptions, type TableSinkConfig, type TableSinkOptions } from './table-options.js';
 
 /** Interval of the merge's progress events (table.merge). */
 const MERGE_PROGRESS_MS = 15_000;
