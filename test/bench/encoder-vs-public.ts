@@ -10,11 +10,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
 import type { PartEncoder } from '../../src/sinks/shared/part-encoder.js';
-import {
-  ParquetEncoder,
-  type ParquetEncoderOptions,
-  type ParquetRow,
-} from '../../src/sinks/parquet/parquet-encoder.js';
+import { ParquetEncoder, type ParquetEncoderOptions } from '../../src/sinks/parquet/parquet-encoder.js';
+import { type ShapedRow } from '../../src/sinks/shared/column-types.js';
 import { chainRows } from '../sinks/chain-rows.js';
 import { isMain } from './measure.js';
 import { PublicApiParquetEncoder } from './public-parquet-encoder.js';
@@ -36,10 +33,10 @@ export function countingDestination(): ByteDestination & { bytes: number } {
   };
 }
 
-type Make = (dest: ByteDestination) => PartEncoder<ParquetRow>;
+type Make = (dest: ByteDestination) => PartEncoder<ShapedRow>;
 
 /** Encodes `rows` `times` times over; CPU µs per row and the file's bytes. */
-async function timeEncoder(make: Make, rows: readonly ParquetRow[], times: number) {
+async function timeEncoder(make: Make, rows: readonly ShapedRow[], times: number) {
   globalThis.gc?.();
   const cpu0 = process.cpuUsage();
   let bytes = 0;

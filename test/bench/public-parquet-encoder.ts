@@ -10,17 +10,12 @@ import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
 import type { PartEncoder } from '../../src/sinks/shared/part-encoder.js';
-import {
-  parquetSchema,
-  type ParquetColumn,
-  type ParquetEncoderOptions,
-  type ParquetRow,
-  type ParquetType,
-} from '../../src/sinks/parquet/parquet-encoder.js';
+import { parquetSchema, type ParquetEncoderOptions } from '../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn, type ShapedRow, type ColumnType } from '../../src/sinks/shared/column-types.js';
 
 const PAGE_SIZE = 1024 * 1024;
 
-function hasJsonLeaf(type: ParquetType): boolean {
+function hasJsonLeaf(type: ColumnType): boolean {
   if (type.kind === 'list') return hasJsonLeaf(type.element);
   if (type.kind === 'struct') return type.fields.some((f) => hasJsonLeaf(f.type));
   return type.kind === 'json';
@@ -90,10 +85,10 @@ class Utf8Values {
   }
 }
 
-export class PublicApiParquetEncoder implements PartEncoder<ParquetRow> {
+export class PublicApiParquetEncoder implements PartEncoder<ShapedRow> {
   rows = 0;
   readonly #dest: ByteDestination;
-  readonly #columns: readonly ParquetColumn[];
+  readonly #columns: readonly TypedColumn[];
   readonly #options: ParquetEncoderOptions;
   readonly #bytes = new ByteWriter();
   readonly #writer: ParquetWriter;
@@ -104,7 +99,7 @@ export class PublicApiParquetEncoder implements PartEncoder<ParquetRow> {
   #bufferedRows = 0;
   #bufferedBytes = 0;
 
-  constructor(dest: ByteDestination, columns: readonly ParquetColumn[], options: ParquetEncoderOptions) {
+  constructor(dest: ByteDestination, columns: readonly TypedColumn[], options: ParquetEncoderOptions) {
     this.#dest = dest;
     this.#columns = columns;
     this.#options = options;
@@ -127,7 +122,7 @@ export class PublicApiParquetEncoder implements PartEncoder<ParquetRow> {
     return this.#bytes.offset + this.#bufferedBytes;
   }
 
-  write(row: ParquetRow): void | Promise<void> {
+  write(row: ShapedRow): void | Promise<void> {
     const { values } = row;
     for (let c = 0; c < this.#columns.length; c++) {
       const utf8 = this.#utf8[c];

@@ -8,13 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
-import {
-  ParquetEncoder,
-  zstdCompressor,
-  type ParquetColumn,
-  type ParquetCompression,
-  type ParquetRow,
-} from '../../src/sinks/parquet/parquet-encoder.js';
+import { ParquetEncoder, zstdCompressor, type ParquetCompression } from '../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn, type ShapedRow } from '../../src/sinks/shared/column-types.js';
 import { chainRows } from '../sinks/chain-rows.js';
 import { ParquetEncoder as LegacyParquetEncoder } from '../sinks/legacy-parquet-encoder.js';
 import { isMain } from './measure.js';
@@ -37,8 +32,8 @@ function countingDestination(): ByteDestination {
 
 /** Encodes `rows` `times` times over; returns CPU µs per row and the file's bytes. */
 async function timeEncoder(
-  make: (dest: ByteDestination) => { write(row: ParquetRow): void | Promise<void>; end(): Promise<void> },
-  rows: readonly ParquetRow[],
+  make: (dest: ByteDestination) => { write(row: ShapedRow): void | Promise<void>; end(): Promise<void> },
+  rows: readonly ShapedRow[],
   times: number,
 ): Promise<{ usPerRow: number; bytes: number }> {
   globalThis.gc?.();
@@ -66,7 +61,7 @@ export async function shredderBench(products = 5000, repeat = 5): Promise<Record
   try {
     const chain = await chainRows('be', products, dir);
     const rows = chain.shape(chain.records);
-    const columns: readonly ParquetColumn[] = chain.columns;
+    const columns: readonly TypedColumn[] = chain.columns;
     const legacy: number[] = [];
     const current: number[] = [];
     for (let r = 0; r < repeat; r++) {

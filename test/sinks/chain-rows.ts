@@ -10,7 +10,7 @@ import { parsePipelines } from '../../src/pipeline/loader.js';
 import { runPipeline } from '../../src/pipeline/runner.js';
 import type { SandboxProfile } from '../../src/sandbox/profiles.js';
 import { ParquetFormat, type ParquetFormatOptions } from '../../src/sinks/parquet/parquet-encoding.js';
-import type { ParquetColumn, ParquetRow } from '../../src/sinks/parquet/parquet-encoder.js';
+import type { TypedColumn, ShapedRow } from '../../src/sinks/shared/column-types.js';
 import { startTestSandbox } from '../helpers/sandbox.js';
 import { testContext } from '../helpers/stage-context.js';
 
@@ -37,9 +37,9 @@ sinks:
 
 export interface ChainRows {
   records: Array<Record<string, unknown>>;
-  columns: ParquetColumn[];
+  columns: TypedColumn[];
   /** Shapes records with the sink's ParquetFormat (the `_extra` column included). */
-  shape(records: ReadonlyArray<Record<string, unknown>>): ParquetRow[];
+  shape(records: ReadonlyArray<Record<string, unknown>>): ShapedRow[];
 }
 
 /** `products` records of `profile` after the chain's transforms, and the parquet sink's shaping of them. */
@@ -76,7 +76,7 @@ export async function chainRows(profile: SandboxProfile, products: number, dir: 
       records: captured as Array<Record<string, unknown>>,
       columns: format.schema.parquetColumns(),
       shape(records) {
-        const rows: ParquetRow[] = [];
+        const rows: ShapedRow[] = [];
         for (const record of records) void format.accept(record, 0, (_r, row) => void rows.push(row));
         return rows;
       },

@@ -8,12 +8,8 @@
 // those bytes; test/sinks/parquet/parquet-spec.test.ts holds the files to the format.)
 import { describe, expect, it } from 'vitest';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
-import {
-  ParquetEncoder,
-  type ParquetColumn,
-  type ParquetCompression,
-  type ParquetRow,
-} from '../../src/sinks/parquet/parquet-encoder.js';
+import { ParquetEncoder, type ParquetCompression } from '../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn, type ShapedRow } from '../../src/sinks/shared/column-types.js';
 import { ParquetEncoder as LegacyParquetEncoder } from './legacy-parquet-encoder.js';
 
 function memoryDestination(): ByteDestination & { bytesOut(): Buffer } {
@@ -42,7 +38,7 @@ function random(seed: number): () => number {
   };
 }
 
-const COLUMNS: ParquetColumn[] = [
+const COLUMNS: TypedColumn[] = [
   { name: 's', type: { kind: 'string' } },
   { name: 'l', type: { kind: 'list', element: { kind: 'string' } } },
   {
@@ -76,14 +72,14 @@ const STRINGS = [
   '\uD83D',
 ];
 
-function rows(count: number, distinct: boolean, long: boolean): ParquetRow[] {
+function rows(count: number, distinct: boolean, long: boolean): ShapedRow[] {
   const next = random(count + (distinct ? 1 : 0) + (long ? 2 : 0));
   const pick = (r: number) => {
     const s = STRINGS[Math.floor(next() * STRINGS.length)]!;
     return (long ? 'y'.repeat(20) : '') + (distinct ? `${s}${r}` : s);
   };
   const maybe = <T>(value: () => T): T | null => (next() < 0.1 ? null : value());
-  const out: ParquetRow[] = [];
+  const out: ShapedRow[] = [];
   for (let r = 0; r < count; r++) {
     out.push({
       values: [
@@ -103,7 +99,7 @@ function rows(count: number, distinct: boolean, long: boolean): ParquetRow[] {
 
 async function encode(
   Encoder: typeof ParquetEncoder | typeof LegacyParquetEncoder,
-  data: readonly ParquetRow[],
+  data: readonly ShapedRow[],
   compression: Exclude<ParquetCompression, 'zstd'>,
   rowGroupRows = 25_000,
 ): Promise<Buffer> {
@@ -135,7 +131,7 @@ describe('the encoder writes what hyparquet-writer writes shredding each leaf it
     // (rejected by the sample), about two thirds distinct (passes the sample, rejected by the
     // full check), all null, and 1,500 rows (a sample of 1,000 of them).
     const kinds = ['repeated', 'distinct', 'repeated', 'mostly', 'repeated', 'null', 'repeated', 'distinct', 'mostly'];
-    const data: ParquetRow[] = [];
+    const data: ShapedRow[] = [];
     const next = random(11);
     kinds.forEach((kind, block) => {
       const size = block === 6 ? 1500 : 400;
@@ -173,7 +169,7 @@ describe('the encoder writes what hyparquet-writer writes shredding each leaf it
     // 10,000 rows: the sample (1,000 of them) sees only distinct strings and rejects a dictionary
     // the whole chunk would keep (9,000 rows of one string), after a chunk that kept one.
     const sampled = (r: number) => Math.floor((Math.round((r * 999) / 9999) * 9999) / 999) === r;
-    const wide: ParquetRow[] = [];
+    const wide: ShapedRow[] = [];
     for (const block of ['repeated', 'sampled', 'repeated']) {
       for (let r = 0; r < 10_000; r++) {
         const text = block === 'repeated' ? STRINGS[r % 5]! : sampled(r) ? `s${r}` : 'same';

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { describe, expect, it } from 'vitest';
 import type { ByteDestination } from '../../src/sinks/shared/byte-destination.js';
-import { parquetSchema, ParquetEncoder, type ParquetColumn } from '../../src/sinks/parquet/parquet-encoder.js';
+import { parquetSchema, ParquetEncoder } from '../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn } from '../../src/sinks/shared/column-types.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { tempDir } from './records.js';
 
@@ -31,7 +32,7 @@ function memoryDestination(): ByteDestination & { bytesOut(): Buffer; chunkSizes
   };
 }
 
-const COLUMNS: ParquetColumn[] = [
+const COLUMNS: TypedColumn[] = [
   { name: 'id', type: { kind: 'string' } },
   { name: 'serial', type: { kind: 'int64' } },
   { name: 'weight', type: { kind: 'double' } },
@@ -124,7 +125,7 @@ describe('parquet encoder footer', () => {
 
   it('writes the page indexes of multi-page column chunks after their row group, and DuckDB reads every value', async () => {
     // Values of 3 KiB in row groups of 1,000 rows: about 3 MiB a chunk, so three or more 1 MiB pages each.
-    const columns: ParquetColumn[] = [
+    const columns: TypedColumn[] = [
       { name: 'n', type: { kind: 'int64' } },
       { name: 'text', type: { kind: 'string' } },
       { name: 'doc', type: { kind: 'json' } },

@@ -13,11 +13,9 @@ import {
   ParquetEncoder,
   ZstdUnavailableError,
   zstdCompressor,
-  type ParquetColumn,
   type ParquetCompression,
-  type ParquetRow,
-  type ParquetType,
 } from '../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn, type ShapedRow, type ColumnType } from '../../src/sinks/shared/column-types.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { chainRows } from './chain-rows.js';
 import { ParquetEncoder as LegacyParquetEncoder } from './legacy-parquet-encoder.js';
@@ -42,17 +40,17 @@ function memoryDestination(): ByteDestination & { bytesOut(): Buffer } {
   };
 }
 
-type Encoder = { write(row: ParquetRow): void | Promise<void>; end(): Promise<void> };
+type Encoder = { write(row: ShapedRow): void | Promise<void>; end(): Promise<void> };
 type EncoderClass = new (
   dest: ByteDestination,
-  columns: readonly ParquetColumn[],
+  columns: readonly TypedColumn[],
   options: { compression: 'snappy' | 'gzip' | 'none'; rowGroupRows: number; rowGroupBytes: number },
 ) => Encoder;
 
 async function encode(
   Encoder: EncoderClass | typeof ParquetEncoder,
-  columns: readonly ParquetColumn[],
-  rows: readonly ParquetRow[],
+  columns: readonly TypedColumn[],
+  rows: readonly ShapedRow[],
   compression: ParquetCompression = 'snappy',
 ): Promise<Buffer> {
   const dest = memoryDestination();
@@ -68,7 +66,7 @@ async function encode(
 }
 
 /** Copies of a shaped value with nulls where nested types allow them: the value itself, an empty list, null elements, null members. */
-function nullVariants(type: ParquetType, value: unknown): unknown[] {
+function nullVariants(type: ColumnType, value: unknown): unknown[] {
   const out: unknown[] = [null];
   if (type.kind === 'list' && Array.isArray(value)) {
     out.push([], [null], [...value, null]);
@@ -86,8 +84,8 @@ function nullVariants(type: ParquetType, value: unknown): unknown[] {
 }
 
 /** Rows with one nested column replaced by each of its null variants (the other columns as they were). */
-function withNullsEverywhere(columns: readonly ParquetColumn[], rows: readonly ParquetRow[]): ParquetRow[] {
-  const out: ParquetRow[] = [];
+function withNullsEverywhere(columns: readonly TypedColumn[], rows: readonly ShapedRow[]): ShapedRow[] {
+  const out: ShapedRow[] = [];
   columns.forEach((column, c) => {
     if (column.type.kind !== 'list' && column.type.kind !== 'struct') return;
     const source = rows.find((r) => Array.isArray(r.values[c]) && (r.values[c] as unknown[]).length > 1) ?? rows[0]!;
@@ -151,7 +149,7 @@ describe('the compiled shredder', () => {
     const columns = chain.columns;
     const rows = chain.shape(chain.records);
     const extraAt = columns.length - 1;
-    const changeColumns: ParquetColumn[] = [
+    const changeColumns: TypedColumn[] = [
       ...columns.slice(0, extraAt),
       { name: '_change', type: { kind: 'string' } },
       { name: '_changed_at', type: { kind: 'timestamp-millis' } },

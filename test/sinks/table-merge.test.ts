@@ -5,7 +5,7 @@ import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import type { RecordSchema } from '../../src/core/record-schema.js';
 import { ColumnSchema, RecordShaper, type ColumnSchemaSettings } from '../../src/sinks/shared/column-schema.js';
-import type { ParquetRow } from '../../src/sinks/parquet/parquet-encoder.js';
+import type { ShapedRow } from '../../src/sinks/shared/column-types.js';
 import type { PreviousRecord } from '../../src/sinks/table/merge-state.js';
 import {
   mergeTable,
@@ -57,8 +57,8 @@ async function merge(
   options: Partial<MergeOptions> & Pick<MergeOptions, 'mode'>,
   found?: string[],
 ) {
-  const current: ParquetRow[] = [];
-  const changes: Array<[ChangeKind, ParquetRow]> = [];
+  const current: ShapedRow[] = [];
+  const changes: Array<[ChangeKind, ShapedRow]> = [];
   const state: Uint8Array[] = [];
   const result = await mergeTable(
     previous(prev),
@@ -70,7 +70,7 @@ async function merge(
     },
     { shaper: new RecordShaper(schema), previousShaper: new RecordShaper(schema), ignored: [], ...options },
   );
-  const show = (row: ParquetRow) => `${String(row.values[0])}/${String(row.values[NAME])}`;
+  const show = (row: ShapedRow) => `${String(row.values[0])}/${String(row.values[NAME])}`;
   return {
     result,
     current: current.map(show),

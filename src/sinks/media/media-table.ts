@@ -3,14 +3,15 @@
 // replaced atomically, so a reader (DuckDB, Spark) sees the previous or the new table.
 import type { ObjectStore } from '../../storage/object-store.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
-import { ParquetEncoder, type ParquetColumn } from '../parquet/parquet-encoder.js';
+import { ParquetEncoder } from '../parquet/parquet-encoder.js';
+import { type TypedColumn } from '../shared/column-types.js';
 import type { FileState, MirrorState } from './mirror-state.js';
 
 export const TABLE_REL = 'media.parquet';
 
 const str = { kind: 'string' } as const;
 const ts = { kind: 'timestamp-millis' } as const;
-export const MEDIA_TABLE_COLUMNS: readonly ParquetColumn[] = [
+export const MEDIA_TABLE_COLUMNS: readonly TypedColumn[] = [
   { name: 'media_id', type: str },
   { name: 'type', type: str },
   { name: 'format', type: str },

@@ -1,7 +1,7 @@
 // With column-shredder.ts, the only modules that talk to hyparquet-writer (pinned: it is 0.x,
 // and this file imports its internal writeColumn, writeIndexes, writeMetadata and snappy;
 // test/docs/dependencies.test.ts fails when the pin or those exports change). Everything else
-// deals in our own ParquetColumn/ParquetRow types, so swapping the writer means rewriting
+// deals in the neutral column types (shared/column-types.ts), so swapping the writer means rewriting
 // these files only.
 //
 // Streaming: rows are shredded into leaf columns until a row group is full
@@ -100,11 +100,6 @@ function codecOf(compression: ParquetCompression): {
       return { codec: 'UNCOMPRESSED', compressors: {} };
   }
 }
-
-// Re-exported for src/sinks/table/table-layout.ts, src/sinks/table/iceberg/iceberg-schema.ts and tests that import them
-// from here; new code imports shared/column-types.ts.
-export type { ParquetColumn, ParquetRow, ParquetType } from './parquet-types.js';
-export { DECIMAL_PRECISION, DECIMAL_SCALE } from '../shared/column-types.js';
 
 export interface ParquetEncoderOptions {
   compression: ParquetCompression;

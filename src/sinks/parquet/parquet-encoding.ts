@@ -27,8 +27,8 @@ import {
   ParquetEncoder,
   ZstdUnavailableError,
   zstdCompressor,
-  type ParquetRow,
 } from './parquet-encoder.js';
+import { type ShapedRow } from '../shared/column-types.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
 import type { EmitItem, RecordEncoding } from '../shared/record-sink.js';
 
@@ -168,7 +168,7 @@ export function extraFieldMessage(stage: string, path: string, value: unknown, d
   );
 }
 
-export class ParquetFormat implements RecordEncoding<ParquetRow> {
+export class ParquetFormat implements RecordEncoding<ShapedRow> {
   readonly #setup: ParquetFormatSetup;
   readonly #shaper: RecordShaper;
   readonly #metadata: Record<string, string>;
@@ -210,13 +210,13 @@ export class ParquetFormat implements RecordEncoding<ParquetRow> {
     return this.#shaper.schema;
   }
 
-  accept(record: Record<string, unknown>, _ordinal: number, emit: EmitItem<ParquetRow>): void | Promise<void> {
+  accept(record: Record<string, unknown>, _ordinal: number, emit: EmitItem<ShapedRow>): void | Promise<void> {
     return emit(record, this.#shaper.shape(record));
   }
 
   async flush(): Promise<void> {}
 
-  createEncoder(destination: ByteDestination): PartEncoder<ParquetRow> {
+  createEncoder(destination: ByteDestination): PartEncoder<ShapedRow> {
     const { compression, rowGroupRows, rowGroupBytes } = this.#setup.options;
     return new ParquetEncoder(destination, this.#shaper.schema.parquetColumns(), {
       compression,

@@ -8,7 +8,7 @@ import { EXTRA_COLUMN, RecordShaper, type ColumnSchema } from '../shared/column-
 import type { RunEvents } from '../../events.js';
 import { columnNamer, snakeCase } from '../shared/column-names.js';
 import { columnSchemaFor } from '../parquet/parquet-encoding.js';
-import type { ParquetColumn } from '../parquet/parquet-encoder.js';
+import type { TypedColumn } from '../shared/column-types.js';
 import type { ResolvedConfig } from './table-options.js';
 import { TableLineage } from './table-lineage.js';
 import type { PreviousVersion } from './table-layout.js';
@@ -65,10 +65,10 @@ export type ChangeTimestampKind = 'timestamp-micros' | 'timestamp-millis';
 
 /** The Parquet columns of the change rows: the snapshot's with the change columns before `_extra`. */
 export function changeParquetColumns(
-  planned: readonly ParquetColumn[],
+  planned: readonly TypedColumn[],
   timestampKind: ChangeTimestampKind,
   lineage: TableLineage,
-): ParquetColumn[] {
+): TypedColumn[] {
   const extraAt = planned.length - 1;
   // With lineage the row's own `_run_id` column is the change's: the run that saw the change.
   const kinds = { _change: 'string', _changed_at: timestampKind, _run_id: 'string' } as const;

@@ -4,7 +4,7 @@
 // layouts are `hive` (folders and `_table.json`, hive-layout.ts) and `iceberg` (two Iceberg tables,
 // iceberg-layout.ts). ARCHITECTURE.md, "The table sink".
 import type { Fence } from '../../core/lock.js';
-import type { ParquetColumn } from '../parquet/parquet-encoder.js';
+import type { TypedColumn } from '../shared/column-types.js';
 import type { ColumnSchema } from '../shared/column-schema.js';
 
 export interface TableFile {
@@ -46,8 +46,8 @@ export interface NewVersion {
 
 /** The columns of the two kinds of data file, as the encoder writes them. */
 export interface TableColumns {
-  snapshot: readonly ParquetColumn[];
-  changes: readonly ParquetColumn[];
+  snapshot: readonly TypedColumn[];
+  changes: readonly TypedColumn[];
 }
 
 export interface CleanupWarning {

@@ -8,7 +8,7 @@
 // A key of a state written before lineage was turned on has no stored lineage: null until it changes.
 import { serialize } from 'node:v8';
 import type { ColumnSchema } from '../shared/column-schema.js';
-import type { ParquetRow } from '../parquet/parquet-encoder.js';
+import type { ShapedRow } from '../shared/column-types.js';
 import { LINEAGE_EXTRACTED_AT, LINEAGE_RUN_ID } from '../shared/lineage.js';
 import type { Key } from './sorted-records.js';
 import { CHANGE_COLUMNS } from './table-options.js';
@@ -67,7 +67,7 @@ export class TableLineage {
   }
 
   /** A snapshot row of a key this run did not change: the lineage of the run that last did (null if unknown). */
-  stamp(row: ParquetRow, lineage: StoredLineage | null): ParquetRow {
+  stamp(row: ShapedRow, lineage: StoredLineage | null): ShapedRow {
     const at = this.#at;
     if (!at) return row;
     row.values[at.runId] = lineage ? lineage[0] : null;

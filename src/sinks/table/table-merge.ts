@@ -4,7 +4,7 @@
 // three outputs: the sink gives it files, a test gives it arrays.
 import { serialize } from 'node:v8';
 import type { RecordShaper } from '../shared/column-schema.js';
-import type { ParquetRow } from '../parquet/parquet-encoder.js';
+import type { ShapedRow } from '../shared/column-types.js';
 import type { PreviousRecord } from './merge-state.js';
 import { compareKeys, type Key } from './sorted-records.js';
 import type { TableMode } from './table-layout.js';
@@ -23,9 +23,9 @@ export type ChangeKind = 'insert' | 'update' | 'delete';
 /** Where the merge writes; each is awaited, in key order. */
 export interface MergeOutputs {
   /** A row of the new snapshot (one per key that stays). */
-  current(row: ParquetRow): Promise<void>;
+  current(row: ShapedRow): Promise<void>;
   /** A change row: the shaped row and what happened to its key. */
-  change(row: ParquetRow, kind: ChangeKind): Promise<void>;
+  change(row: ShapedRow, kind: ChangeKind): Promise<void>;
   /** A frame body of the new merge state (`v8.serialize([key, record])`). */
   state(body: Uint8Array): Promise<void>;
 }
@@ -176,12 +176,12 @@ async function both(
 }
 
 /** A row of a key this run did not change, with the lineage of the run that last did. */
-function stamp(options: MergeOptions, row: ParquetRow, previous: PreviousRecord): ParquetRow {
+function stamp(options: MergeOptions, row: ShapedRow, previous: PreviousRecord): ShapedRow {
   return options.lineage ? options.lineage.stamp(row, previous.lineage) : row;
 }
 
 /** A row's values as bytes, the ignored columns blanked: equal bytes, the same row. */
-function comparable(row: ParquetRow, ignored: readonly number[]): Buffer {
+function comparable(row: ShapedRow, ignored: readonly number[]): Buffer {
   if (ignored.length === 0) return serialize(row.values);
   const values = row.values.slice();
   for (const i of ignored) values[i] = null;

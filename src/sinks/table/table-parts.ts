@@ -7,10 +7,9 @@ import {
   ChunkCopyEncoder,
   CompressionRatio,
   ParquetEncoder,
-  type ParquetColumn,
-  type ParquetRow,
   type RowGroupListener,
 } from '../parquet/parquet-encoder.js';
+import { type TypedColumn, type ShapedRow } from '../shared/column-types.js';
 import { changeColumnsDescription, changeParquetColumns } from './table-columns.js';
 import type { TableLineage } from './table-lineage.js';
 import type { CHANGE_COLUMNS } from './table-options.js';
@@ -68,8 +67,8 @@ export interface TablePartsInput {
 
 /** The run's snapshot and changes parts, and how a merged row goes into them. */
 export class TableParts {
-  readonly #snapshot: SequentialParts<ParquetRow, { staged: StagedFile; encoder: ParquetEncoder }>;
-  readonly #changes: SequentialParts<ParquetRow, { staged: StagedFile; encoder: ParquetEncoder }>;
+  readonly #snapshot: SequentialParts<ShapedRow, { staged: StagedFile; encoder: ParquetEncoder }>;
+  readonly #changes: SequentialParts<ShapedRow, { staged: StagedFile; encoder: ParquetEncoder }>;
   readonly #copied: FirstRunChanges | undefined;
   readonly #extraAt: number;
   readonly #changedAt: bigint;
@@ -120,7 +119,7 @@ export class TableParts {
           return { staged, encoder };
         })
       : undefined;
-    const opener = (folder: Folder, cols: readonly ParquetColumn[]) => async (part: number) => {
+    const opener = (folder: Folder, cols: readonly TypedColumn[]) => async (part: number) => {
       const staged = await stage(folder, part);
       const listener = folder === 'snapshot' ? this.#copied?.listener(part) : undefined;
       return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(folder, listener)) };
@@ -130,12 +129,12 @@ export class TableParts {
     this.#changes = new SequentialParts(opener('changes', changeColumns), rotation);
   }
 
-  current(row: ParquetRow): Promise<void> {
+  current(row: ShapedRow): Promise<void> {
     return this.#snapshot.write(row);
   }
 
   /** A change row: the row with `_change`, `_changed_at` and `_run_id` before `_extra`. */
-  change(row: ParquetRow, kind: ChangeKind): Promise<void> {
+  change(row: ShapedRow, kind: ChangeKind): Promise<void> {
     // A first run's change rows are its snapshot's (FirstRunChanges).
     if (this.#copied) return Promise.resolve();
     const values = row.values.slice(0, this.#extraAt);

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import avro from 'avsc';
 import { icebergRead } from 'icebird';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
+import type { TypedColumn } from '../../../src/sinks/shared/column-types.js';
 import {
   applyUpdates,
   IcebergCommitConflictError,
@@ -40,14 +40,14 @@ afterAll(() => {
   vi.unstubAllGlobals();
 });
 
-const BASE_COLUMNS: ParquetColumn[] = [
+const BASE_COLUMNS: TypedColumn[] = [
   { name: 'id', type: { kind: 'string' } },
   { name: 'qty', type: { kind: 'int64' } },
   { name: 'tags', type: { kind: 'list', element: { kind: 'string' } } },
 ];
-const WITH_COLOR: ParquetColumn[] = [...BASE_COLUMNS, { name: 'color', type: { kind: 'string' } }];
+const WITH_COLOR: TypedColumn[] = [...BASE_COLUMNS, { name: 'color', type: { kind: 'string' } }];
 
-const CHANGE_COLUMNS: ParquetColumn[] = [
+const CHANGE_COLUMNS: TypedColumn[] = [
   { name: '_change', type: { kind: 'string' } },
   { name: '_changed_at', type: { kind: 'timestamp-micros' } },
   { name: '_run_id', type: { kind: 'string' } },

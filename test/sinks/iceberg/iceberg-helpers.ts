@@ -3,7 +3,8 @@
 // schemas, written out here from the Iceberg spec
 // (format/spec.md: Manifest Entry Fields, Data File Fields, Manifest Lists) independently of src.
 import { pathToFileURL } from 'node:url';
-import { ParquetEncoder, type ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
+import { ParquetEncoder } from '../../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn } from '../../../src/sinks/shared/column-types.js';
 import type { IcebergTableRef, LoadedTable } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import { tableSchema } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
 import { prepareCommit } from '../../../src/sinks/table/iceberg/snapshot-operations.js';
@@ -25,7 +26,7 @@ export function localTable(root: string, name: 'current' | 'changes'): IcebergTa
 export async function writeDataFile(
   table: IcebergTableRef,
   rel: string,
-  columns: readonly ParquetColumn[],
+  columns: readonly TypedColumn[],
   schema: IcebergSchema,
   rows: unknown[][],
 ): Promise<{ location: string; rows: number; bytes: number }> {
@@ -53,7 +54,7 @@ export async function run(
   args: {
     runId: string;
     operation: 'append' | 'overwrite';
-    columns: ParquetColumn[];
+    columns: TypedColumn[];
     rows: unknown[][];
     keepSnapshots?: number;
     minute: number;

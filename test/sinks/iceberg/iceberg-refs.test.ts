@@ -3,13 +3,13 @@
 // commits with keepSnapshots: 1 expire every other old snapshot, and a rollback past the tagged
 // one keeps it too.
 import { describe, expect, it } from 'vitest';
-import type { ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
+import type { TypedColumn } from '../../../src/sinks/shared/column-types.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import { rollbackTo } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
 import { tempDir } from '../records.js';
 import { localTable, run } from './iceberg-helpers.js';
 
-const COLUMNS: ParquetColumn[] = [{ name: 'id', type: { kind: 'string' } }];
+const COLUMNS: TypedColumn[] = [{ name: 'id', type: { kind: 'string' } }];
 
 describe('Iceberg refs made by another engine', () => {
   it('expiry keeps the tagged snapshot and the tag; a rollback past it keeps both too', async () => {

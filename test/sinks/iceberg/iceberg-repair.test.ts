@@ -6,7 +6,7 @@
 // prepareCommit as that version committed; read back by icebird.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
+import type { TypedColumn } from '../../../src/sinks/shared/column-types.js';
 import { IcebergLayout } from '../../../src/sinks/table/iceberg-layout.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import type { IcebergTableRef } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
@@ -20,7 +20,7 @@ import { readIceberg } from '../../helpers/iceberg-reader.js';
 import { tempDir } from '../records.js';
 import { localTable, T0, writeDataFile } from './iceberg-helpers.js';
 
-const COLUMNS: ParquetColumn[] = [
+const COLUMNS: TypedColumn[] = [
   { name: '_run_id', type: { kind: 'string' } },
   { name: 'id', type: { kind: 'string' } },
 ];

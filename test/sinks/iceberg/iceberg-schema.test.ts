@@ -3,12 +3,13 @@
 // as a REST catalog would apply a commit.
 import { describe, expect, it } from 'vitest';
 import type { ByteDestination } from '../../../src/sinks/shared/byte-destination.js';
-import { ParquetEncoder, parquetSchema, type ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
+import { ParquetEncoder, parquetSchema } from '../../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn } from '../../../src/sinks/shared/column-types.js';
 import { applyUpdates, IcebergCommitConflictError } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
 import { icebergSchema } from '../../../src/sinks/table/iceberg/iceberg-schema.js';
 import type { TableMetadata, TableUpdate } from '../../../src/sinks/table/iceberg/iceberg-types.js';
 
-const COLUMNS: ParquetColumn[] = [
+const COLUMNS: TypedColumn[] = [
   { name: 'id', type: { kind: 'string' } },
   { name: 'price', type: { kind: 'decimal' } },
   { name: 'updatedAt', type: { kind: 'timestamp-micros' } },
@@ -84,7 +85,7 @@ describe('icebergSchema', () => {
       lastColumnId: 8,
       schema: { 'schema-id': 0 },
     });
-    const next: ParquetColumn[] = [
+    const next: TypedColumn[] = [
       { name: 'raw', type: { kind: 'json' } },
       { name: 'id', type: { kind: 'int64' } },
       {
@@ -160,7 +161,7 @@ describe('Parquet field ids', () => {
 
   // Files without ids: test/sinks/parquet-encoder.test.ts holds them byte for byte against hyparquet-writer, unchanged.
   it('change nothing but the field_id of the schema elements', async () => {
-    const encode = async (columns: ParquetColumn[]): Promise<Buffer> => {
+    const encode = async (columns: TypedColumn[]): Promise<Buffer> => {
       const chunks: Uint8Array[] = [];
       const dest: ByteDestination = {
         kind: 'file',

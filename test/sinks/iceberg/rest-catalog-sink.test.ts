@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { icebergRead } from 'icebird';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ParquetColumn } from '../../../src/sinks/parquet/parquet-encoder.js';
+import type { TypedColumn } from '../../../src/sinks/shared/column-types.js';
 import {
   applyUpdates,
   type IcebergTableRef,
@@ -26,11 +26,11 @@ import { localTable, writeDataFile } from './iceberg-helpers.js';
 import { icebirdFetch } from '../../helpers/iceberg-reader.js';
 
 const NAMESPACE = ['lake', 'products'];
-const COLUMNS: ParquetColumn[] = [
+const COLUMNS: TypedColumn[] = [
   { name: 'id', type: { kind: 'string' } },
   { name: 'qty', type: { kind: 'int64' } },
 ];
-const WITH_COLOR: ParquetColumn[] = [...COLUMNS, { name: 'color', type: { kind: 'string' } }];
+const WITH_COLOR: TypedColumn[] = [...COLUMNS, { name: 'color', type: { kind: 'string' } }];
 const T0 = Date.parse('2026-11-01T00:00:00Z');
 
 let dir: string;
@@ -58,7 +58,7 @@ afterEach(async () => {
 async function prepare(
   table: IcebergTableRef,
   base: LoadedTable | undefined,
-  args: { runId: string; columns: ParquetColumn[]; rows: unknown[][]; minute: number; keepSnapshots?: number },
+  args: { runId: string; columns: TypedColumn[]; rows: unknown[][]; minute: number; keepSnapshots?: number },
 ): Promise<TableCommit> {
   const schema = tableSchema(base?.metadata, args.columns);
   const file = await writeDataFile(table, `data/${args.runId}.parquet`, schema.columns, schema.schema, args.rows);

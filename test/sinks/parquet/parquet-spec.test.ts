@@ -15,15 +15,11 @@ import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ByteDestination } from '../../../src/sinks/shared/byte-destination.js';
-import {
-  ParquetEncoder,
-  type ParquetColumn,
-  type ParquetCompression,
-  type ParquetRow,
-} from '../../../src/sinks/parquet/parquet-encoder.js';
+import { ParquetEncoder, type ParquetCompression } from '../../../src/sinks/parquet/parquet-encoder.js';
+import { type TypedColumn, type ShapedRow } from '../../../src/sinks/shared/column-types.js';
 import { duckdbQuery, sqlString } from '../../helpers/duckdb.js';
 
-const COLUMNS: ParquetColumn[] = [
+const COLUMNS: TypedColumn[] = [
   { name: 'id', type: { kind: 'int32' } },
   { name: 's', type: { kind: 'string' } },
   { name: 'i', type: { kind: 'int32' } },
@@ -79,13 +75,13 @@ interface Shape {
   pad: number;
 }
 
-function makeRows({ rows, distinct, pad }: Shape, seed: number): ParquetRow[] {
+function makeRows({ rows, distinct, pad }: Shape, seed: number): ShapedRow[] {
   const next = random(seed);
   const int = (n: number) => Math.floor(next() * n);
   const text = (r: number) => STRINGS[int(STRINGS.length)]! + (distinct ? `#${r}-${int(1e6)}` : '');
   const maybe = <T>(value: () => T): T | null => (next() < 0.15 ? null : value());
   const list = <T>(item: () => T): T[] | null => maybe(() => Array.from({ length: int(4) }, item));
-  const out: ParquetRow[] = [];
+  const out: ShapedRow[] = [];
   for (let r = 0; r < rows; r++) {
     const big = distinct ? BigInt(int(1e9)) * 2n ** 33n - 2n ** 62n : BigInt(int(5)) - 2n;
     out.push({
@@ -114,7 +110,7 @@ function makeRows({ rows, distinct, pad }: Shape, seed: number): ParquetRow[] {
   return out;
 }
 
-async function encode(rows: readonly ParquetRow[], compression: ParquetCompression, rowGroupRows: number) {
+async function encode(rows: readonly ShapedRow[], compression: ParquetCompression, rowGroupRows: number) {
   const chunks: Uint8Array[] = [];
   const dest: ByteDestination = {
     kind: 'file',
@@ -143,7 +139,7 @@ type Mapper = {
 };
 
 /** A written row as a reader returns it, each kind of value mapped as that reader maps it. */
-function expected(row: ParquetRow, m: Mapper): Record<string, unknown> {
+function expected(row: ShapedRow, m: Mapper): Record<string, unknown> {
   const [id, s, i, j, dec, d, b, tm, tu, js, l, li, st] = row.values as [
     number,
     string | null,
@@ -292,7 +288,7 @@ function dataPages(
 }
 
 /** The least and greatest non-null value of column `c` over `rows`, strings in UTF-8 byte order. */
-function bounds(rows: readonly ParquetRow[], c: number): [unknown, unknown] {
+function bounds(rows: readonly ShapedRow[], c: number): [unknown, unknown] {
   const values = rows.map((r) => r.values[c]).filter((v) => v !== null && v !== undefined);
   const compare = (a: unknown, b: unknown) =>
     typeof a === 'string'
@@ -314,7 +310,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function roundTrip(name: string, rows: readonly ParquetRow[], compression: ParquetCompression, groups: number) {
+async function roundTrip(name: string, rows: readonly ShapedRow[], compression: ParquetCompression, groups: number) {
   const bytes = await encode(rows, compression, Math.ceil(rows.length / groups));
   const file = join(dir, `${name}.parquet`);
   await writeFile(file, bytes);

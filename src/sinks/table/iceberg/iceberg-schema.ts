@@ -1,4 +1,4 @@
-// The lake's columns (the Parquet writer's ParquetColumn[]) as an Iceberg schema, and the same
+// The lake's columns (TypedColumn[], as the Parquet writer writes them) as an Iceberg schema, and the same
 // columns annotated with the Iceberg field ids the Parquet files must carry: Iceberg readers
 // match a data file's columns to the table schema by id, never by name or position.
 //
@@ -9,15 +9,14 @@
 // not promote (only int -> long among ours) gets a new id: to a reader it is a new column, so the
 // old files' values of another type are not read as the new type.
 import { ConfigError } from '../../../errors.js';
-import { DECIMAL_PRECISION, DECIMAL_SCALE } from '../../parquet/parquet-encoder.js';
-import type { ParquetColumn, ParquetType } from '../../parquet/parquet-types.js';
+import { DECIMAL_PRECISION, DECIMAL_SCALE, type ColumnType, type TypedColumn } from '../../shared/column-types.js';
 import type { IcebergField, IcebergSchema, IcebergType } from './iceberg-types.js';
 
 export interface IcebergSchemaResult {
   /** The schema to commit: the previous one itself (same id) when nothing changed. */
   schema: IcebergSchema;
   /** The input columns with `fieldId` (and `elementId` on lists) for the Parquet writer. */
-  columns: ParquetColumn[];
+  columns: TypedColumn[];
   /** The table's `last-column-id` after this schema. */
   lastColumnId: number;
   /** Whether `schema` differs from the previous one (the commit then adds it and makes it current). */
@@ -34,7 +33,7 @@ function collect(ids: IdsByPath, path: string[], id: number, type: IcebergType):
   else for (const f of type.fields) collect(ids, [...path, f.name], f.id, f.type);
 }
 
-function primitiveOf(kind: Exclude<ParquetType['kind'], 'list' | 'struct'>, path: string[]): string {
+function primitiveOf(kind: Exclude<ColumnType['kind'], 'list' | 'struct'>, path: string[]): string {
   switch (kind) {
     case 'string':
     case 'json':
@@ -61,7 +60,7 @@ function primitiveOf(kind: Exclude<ParquetType['kind'], 'list' | 'struct'>, path
 }
 
 /** Whether a field of type `before` may keep its id as `after` (the spec's allowed promotions, of the types we write). */
-function keepsId(before: IcebergType, after: ParquetType, afterPrimitive: string | undefined): boolean {
+function keepsId(before: IcebergType, after: ColumnType, afterPrimitive: string | undefined): boolean {
   if (typeof before === 'string')
     return (
       afterPrimitive !== undefined && (before === afterPrimitive || (before === 'int' && afterPrimitive === 'long'))
@@ -78,14 +77,14 @@ class Assigner {
     this.lastColumnId = lastColumnId;
   }
 
-  #id(path: string[], type: ParquetType, primitive: string | undefined): number {
+  #id(path: string[], type: ColumnType, primitive: string | undefined): number {
     const before = this.#previous.get(JSON.stringify(path));
     if (before && keepsId(before.type, type, primitive)) return before.id;
     return ++this.lastColumnId;
   }
 
   /** The Iceberg field and the annotated column of `column` at `path`. */
-  column(column: ParquetColumn, path: string[]): { field: IcebergField; column: ParquetColumn } {
+  column(column: TypedColumn, path: string[]): { field: IcebergField; column: TypedColumn } {
     const primitive = scalar(column.type) ? primitiveOf(column.type.kind, path) : undefined;
     const id = this.#id(path, column.type, primitive);
     const { type, annotated } = this.#type(column.type, path, primitive);
@@ -95,11 +94,7 @@ class Assigner {
     };
   }
 
-  #type(
-    type: ParquetType,
-    path: string[],
-    primitive: string | undefined,
-  ): { type: IcebergType; annotated: ParquetType } {
+  #type(type: ColumnType, path: string[], primitive: string | undefined): { type: IcebergType; annotated: ColumnType } {
     if (type.kind === 'list') {
       const elementPath = [...path, 'element'];
       const elementPrimitive = scalar(type.element) ? primitiveOf(type.element.kind, elementPath) : undefined;
@@ -122,8 +117,8 @@ class Assigner {
 }
 
 function scalar(
-  type: ParquetType,
-): type is Extract<ParquetType, { kind: Exclude<ParquetType['kind'], 'list' | 'struct'> }> {
+  type: ColumnType,
+): type is Extract<ColumnType, { kind: Exclude<ColumnType['kind'], 'list' | 'struct'> }> {
   return type.kind !== 'list' && type.kind !== 'struct';
 }
 
@@ -148,7 +143,7 @@ function canonical(fields: readonly IcebergField[]): string {
  * gets (one above every schema id of the table; default one above `previous`'s).
  */
 export function icebergSchema(
-  columns: readonly ParquetColumn[],
+  columns: readonly TypedColumn[],
   previous: IcebergSchema | undefined,
   lastColumnId: number,
   nextSchemaId: number = previous ? previous['schema-id'] + 1 : 0,
