@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { Fence } from '../../core/lock.js';
 import { SinkError } from '../../errors.js';
 import type { ObjectStore } from '../../storage/object-store.js';
-import type { ParquetColumn } from '../parquet/parquet-types.js';
+import type { TypedColumn } from '../shared/column-types.js';
 import { isTableFile, type TableStore } from './table-store.js';
 import { TABLE_MANIFEST, type TableVersion } from './hive-layout.js';
 import { FilesCatalog, VERSION_HINT } from './iceberg/files-catalog.js';
@@ -76,7 +76,7 @@ export class IcebergLayout implements TableLayout {
   };
   readonly #loaded: Partial<Record<TableName, LoadedTable>> = {};
   readonly #schemas: Partial<Record<TableName, IcebergSchemaResult>> = {};
-  readonly #columns: Partial<Record<TableName, readonly ParquetColumn[]>> = {};
+  readonly #columns: Partial<Record<TableName, readonly TypedColumn[]>> = {};
   #previous: PreviousVersion | undefined;
   /** This run's merge state, which its commit names. */
   #state: string | undefined;
@@ -234,7 +234,7 @@ export class IcebergLayout implements TableLayout {
   }
 
   columns(planned: TableColumns): TableColumns {
-    const ids = (name: TableName, columns: readonly ParquetColumn[]) => {
+    const ids = (name: TableName, columns: readonly TypedColumn[]) => {
       const result = tableSchema(this.#loaded[name]?.metadata, columns);
       this.#schemas[name] = result;
       this.#columns[name] = columns;

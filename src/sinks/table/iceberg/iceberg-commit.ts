@@ -3,7 +3,7 @@
 // rollback and the repair of an append-only table. A run's snapshot is one class per operation
 // (snapshot-operations.ts: `FastAppend`, `Overwrite`), its expiry expire-snapshots.ts.
 import { randomBytes } from 'node:crypto';
-import type { ParquetColumn } from '../../parquet/parquet-types.js';
+import type { TypedColumn } from '../../shared/column-types.js';
 import { IcebergMetadataError } from './iceberg-catalog.js';
 import type { IcebergTableRef, LoadedTable, TableCommit } from './iceberg-catalog.js';
 import { icebergSchema, type IcebergSchemaResult } from './iceberg-schema.js';
@@ -25,7 +25,7 @@ export interface PrepareCommitArgs {
   /** Which snapshot operation (snapshot-operations.ts `prepareCommit`: `Overwrite` or `FastAppend`). */
   operation: 'append' | 'overwrite';
   /** The table's columns as the run wrote them (ids are assigned here again, the same way: see tableSchema). */
-  columns: readonly ParquetColumn[];
+  columns: readonly TypedColumn[];
   /** Extra snapshot summary entries (the sink's run id, state, key, mode, counts). */
   summary: Record<string, string>;
   runId: string;
@@ -62,7 +62,7 @@ export function currentSchema(metadata: TableMetadata): IcebergSchema {
  * The schema a run's columns have in the table `base` (a new table: none), ids stable by name:
  * the sink calls it for the Parquet writer's columns, the snapshot operations (snapshot-operations.ts) for the same result.
  */
-export function tableSchema(base: TableMetadata | undefined, columns: readonly ParquetColumn[]): IcebergSchemaResult {
+export function tableSchema(base: TableMetadata | undefined, columns: readonly TypedColumn[]): IcebergSchemaResult {
   if (!base) return icebergSchema(columns, undefined, 0, 0);
   const next = Math.max(...base.schemas.map((s) => s['schema-id'])) + 1;
   return icebergSchema(columns, currentSchema(base), base['last-column-id'], next);
