@@ -318,6 +318,24 @@ function inSeconds(schema: z.ZodType, value: unknown): unknown {
 }
 
 /**
+ * The issues `leaf` finds at each leaf filter of a tree (`and`/`or`/`not` walked), with the
+ * leaf's name resolved through `aliases` (deprecated names an endpoint accepts) and its path.
+ */
+export function filterLeafIssues(
+  filter: unknown,
+  path: (string | number)[],
+  aliases: Readonly<Record<string, string>>,
+  leaf: (name: string, value: unknown, at: (string | number)[]) => FilterIssue[],
+): FilterIssue[] {
+  if (!isPlainObject(filter) || Object.keys(filter).length !== 1) return [];
+  const [key, value] = Object.entries(filter)[0]!;
+  if ((key === 'and' || key === 'or') && Array.isArray(value))
+    return value.flatMap((f, i) => filterLeafIssues(f, [...path, key, i], aliases, leaf));
+  if (key === 'not') return filterLeafIssues(value, [...path, key], aliases, leaf);
+  return leaf(Object.hasOwn(aliases, key) ? aliases[key]! : key, value, [...path, key]);
+}
+
+/**
  * Times in a filter that are not unix seconds, as the service sees them: it takes no dates (a
  * client converts them, `toWireFilter`), so the sandbox refuses a request that carries one.
  */
@@ -327,17 +345,17 @@ export function timesNotInSeconds(
   path: (string | number)[] = ['filter'],
   aliases: Readonly<Record<string, string>> = {},
 ): FilterIssue[] {
-  if (!isPlainObject(filter) || Object.keys(filter).length !== 1) return [];
-  const [key, value] = Object.entries(filter)[0]!;
-  if ((key === 'and' || key === 'or') && Array.isArray(value))
-    return value.flatMap((f, i) => timesNotInSeconds(params, f, [...path, key, i], aliases));
-  if (key === 'not') return timesNotInSeconds(params, value, [...path, key], aliases);
-  const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
-  const schema = Object.hasOwn(params, name) ? params[name] : undefined;
-  if (!schema || catalogKindOf(schema) !== 'timestamp-filter') return [];
+  return filterLeafIssues(filter, path, aliases, (name, value, at) => {
+    const schema = Object.hasOwn(params, name) ? params[name] : undefined;
+    if (!schema || catalogKindOf(schema) !== 'timestamp-filter') return [];
+    return timeIssues(value, at);
+  });
+}
+
+function timeIssues(value: unknown, path: (string | number)[]): FilterIssue[] {
   const times: [unknown, (string | number)[]][] = isPlainObject(value)
-    ? Object.entries(value).map(([k, v]) => [v, [...path, key, k]])
-    : [[value, [...path, key]]];
+    ? Object.entries(value).map(([k, v]) => [v, [...path, k]])
+    : [[value, path]];
   return times
     .filter(([v]) => v !== undefined && typeof v !== 'number')
     .map(([v, at]) => ({

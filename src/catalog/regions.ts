@@ -4,8 +4,7 @@
 // its default locales, the plan and the client the filters and code formats a region takes, and
 // the sandbox the locales and codes of the profile of the same name.
 import { closestName } from '../closest-name.js';
-import { isPlainObject } from '../values.js';
-import type { FilterIssue } from './filters.js';
+import { filterLeafIssues, type FilterIssue } from './filters.js';
 
 export const REGIONS = ['be', 'fr', 'de', 'au', 'us'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -151,17 +150,12 @@ export function regionFilterIssues(
   path: (string | number)[] = ['filter'],
   aliases: Readonly<Record<string, string>> = {},
 ): FilterIssue[] {
-  if (!isPlainObject(filter) || Object.keys(filter).length !== 1) return [];
-  const [key, value] = Object.entries(filter)[0]!;
-  if ((key === 'and' || key === 'or') && Array.isArray(value))
-    return value.flatMap((f, i) => regionFilterIssues(region, resource, f, [...path, key, i], aliases));
-  if (key === 'not') return regionFilterIssues(region, resource, value, [...path, key], aliases);
-  const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
-  const regions = REGIONAL_FILTERS[resource]?.[name];
-  if (regions && !regions.includes(region))
-    return [foreignFilterIssue(region, resource, name, regions, [...path, key])];
-  const format = Object.hasOwn(CODE_FORMATS, name) ? CODE_FORMATS[name] : undefined;
-  return format ? codeIssues(name, format, value, [...path, key]) : [];
+  return filterLeafIssues(filter, path, aliases, (name, value, at) => {
+    const regions = REGIONAL_FILTERS[resource]?.[name];
+    if (regions && !regions.includes(region)) return [foreignFilterIssue(region, resource, name, regions, at)];
+    const format = Object.hasOwn(CODE_FORMATS, name) ? CODE_FORMATS[name] : undefined;
+    return format ? codeIssues(name, format, value, at) : [];
+  });
 }
 
 function foreignFilterIssue(
