@@ -116,8 +116,10 @@ export class HiveLayout implements TableLayout {
     if (!manifest) return { previous: undefined, removed, foreign: notes };
     const current = manifest.versions.find((v) => v.runId === manifest.current);
     if (!current) return { previous: undefined, removed, foreign: notes };
-    const columnNames = manifest.schemas?.[current.schemaHash]?.map((c) => c.name);
-    return { previous: { runId: current.runId, state: manifest.state, columnNames }, removed, foreign: notes };
+    const columns = manifest.schemas?.[current.schemaHash];
+    const columnNames = columns?.map((c) => c.name);
+    const schema = columns ? { hash: current.schemaHash, columns } : undefined;
+    return { previous: { runId: current.runId, state: manifest.state, columnNames, schema }, removed, foreign: notes };
   }
 
   #parse(text: string): TableManifest {

@@ -11,6 +11,7 @@ import { columnSchemaFor } from '../parquet/parquet-encoding.js';
 import type { TypedColumn } from '../shared/column-types.js';
 import type { ResolvedConfig } from './table-options.js';
 import { TableLineage } from './table-lineage.js';
+import { reportSchemaChange, schemaChange } from '../shared/schema-change.js';
 import type { PreviousVersion } from './table-layout.js';
 
 /** The snapshot's columns: the records' schema (resource through the transforms) with the sink's `columns:`. */
@@ -107,6 +108,21 @@ export function checkColumnNames(
       `set columnNames: ${wrote} to keep writing this table, or point path at a new folder to start a table with columnNames: ${columnNames}`,
     { code: 'table.column_names_changed' },
   );
+}
+
+/**
+ * The previous version's columns against this run's: a naming switched is refused
+ * (checkColumnNames), any other change is said (`sink.schema_changed`, listed by the summary).
+ */
+export function checkPreviousColumns(
+  previous: PreviousVersion,
+  schema: ColumnSchema,
+  config: ResolvedConfig,
+  where: { commitPoint: string; location: string; events: RunEvents },
+): void {
+  checkColumnNames(previous, schema, config.columnNames, where.commitPoint);
+  const changed = schemaChange(previous.schema, { hash: schema.hash, columns: schema.describe() });
+  if (changed) reportSchemaChange(where.events, 'table', where.location, changed);
 }
 
 /** A shaper of incoming records that warns (`sink.parquet.extra`) of each field it puts in `_extra`. */

@@ -21,6 +21,8 @@ export interface PreviousVersion {
   state: string;
   /** The column names it was written with, when the layout records them. */
   columnNames?: readonly string[];
+  /** Its columns as `_table.json` describes them (hive layout), to say when this run's differ. */
+  schema?: { hash: string; columns: ReadonlyArray<{ name: string; type: string }> };
 }
 
 export type TableMode = 'first' | 'incremental' | 'full';

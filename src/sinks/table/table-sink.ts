@@ -23,7 +23,7 @@ import {
   type TableSinkConfig,
   type TableSinkOptions,
 } from './table-options.js';
-import { checkColumnNames, ignoredColumns, recordShaper, tableColumns } from './table-columns.js';
+import { checkPreviousColumns, ignoredColumns, recordShaper, tableColumns } from './table-columns.js';
 import { openTableLocation } from './table-location.js';
 import { isKey, keyError, keyOf, sharedKeyCheck, type SharedKeys } from './table-key.js';
 import { StateWriter } from './merge-state.js';
@@ -122,8 +122,9 @@ export class TableSink extends PublishingSink {
       { runId: ctx.run.id, pipeline: ctx.run.name },
       { what: `table ${this.#where}`, code: 'publish.locked', onLost: (err) => this.destroy(err) },
     );
+    const where = { commitPoint: this.#layout.commitPoint, location: this.#where, events: ctx.events };
     this.#previous = await this.#publication.open((previous) =>
-      checkColumnNames(previous, this.#schema, this.#config.columnNames, this.#layout.commitPoint),
+      checkPreviousColumns(previous, this.#schema, this.#config, where),
     );
     await this.#inputs.open();
   }
