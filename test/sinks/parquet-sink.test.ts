@@ -322,11 +322,13 @@ describe('parquet sink', () => {
     expect(count[0]).toEqual({ n: 6000n });
     const extra = warnings.filter((w) => w.code === 'sink.parquet.extra').map((w) => w.message);
     expect(extra).toEqual([
-      expect.stringMatching(/field "publicPrice" \(string "12,50"\).*kept in the _extra JSON column/),
+      expect.stringMatching(
+        /field "publicPrice" has a column, but this value \(string "12,50"\).*kept in the _extra JSON column/,
+      ),
       expect.stringMatching(/field "replacement"/),
       expect.stringMatching(/field "cnk"/),
       expect.stringMatching(/field "meta\.source"/),
-      expect.stringMatching(/field "serial" \(integer 9007199254740994 \(beyond 2\^53/),
+      expect.stringMatching(/field "serial" has a column, but this value \(integer 9007199254740994 \(beyond 2\^53/),
     ]);
     expect(infos.find((i) => i.code === 'sink.parquet.extra_fields')).toMatchObject({
       fields: { publicPrice: 1, replacement: 2, cnk: 1, 'meta.source': 1, serial: 1 },
