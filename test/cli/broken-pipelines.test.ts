@@ -67,7 +67,7 @@ const cases: Array<[file: string, message: string]> = [
   ],
   [
     'sink-option-typo.json',
-    `${F}/sink-option-typo.json:5:56: sinks[0].compresion: unknown key "compresion"; did you mean "compression"? (allowed: path, columns, columnNames, nested, lists, timestampFields, timestamps, timestampInput, prices, compression, rowGroupRows, rowGroupBytes, maxRows, maxBytes, maxOpenPartitions)`,
+    `${F}/sink-option-typo.json:5:56: sinks[0].compresion: unknown key "compresion"; did you mean "compression"? (allowed: path, columns, columnNames, lineage, nested, lists, timestampFields, timestamps, timestampInput, prices, compression, rowGroupRows, rowGroupBytes, maxRows, maxBytes, maxOpenPartitions)`,
   ],
 ];
 

@@ -31,12 +31,14 @@ describe('StageRegistry', () => {
   it('holds every built-in stage once, by kind', () => {
     const registry = createRegistry();
     expect(registry.list()).toHaveLength(builtinStages.length);
-    // A source per paged or stream endpoint of the endpoint table; a local sink per format, s3, and table.
+    // A source per paged or stream endpoint of the endpoint table; a local sink per format, s3, table and media-mirror.
     const sourceEndpoints = ENDPOINT_NAMES.filter(
       (name) => endpoints[name].mode === 'paged' || endpoints[name].mode === 'stream',
     );
     expect(registry.types('source').sort()).toEqual([...sourceEndpoints].sort());
-    expect(registry.types('sink').sort()).toEqual([...outputFormats.map((f) => f.name), 's3', 'table'].sort());
+    expect(registry.types('sink').sort()).toEqual(
+      [...outputFormats.map((f) => f.name), 's3', 'table', 'media-mirror'].sort(),
+    );
     expect(() => createRegistry().register(upper, upper)).toThrow('stage type "uppercase-id" is registered twice');
   });
 
