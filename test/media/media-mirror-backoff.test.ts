@@ -5,17 +5,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { retryDelayAfter } from '../../src/sinks/media/media-mirror.js';
 import { faultFixture, runInProcess } from '../faults/support.js';
+import { mirrorPipeline } from './mirror-pipeline.js';
 
-const pipeline = (options = '') => `name: mirror
-source: { type: products.query, filter: { status: active } }
-sinks:
-  - type: media-mirror
-    path: out/media
-    retries: 0
-    maxFailedShare: 0.5
-${options}`;
-
-const f = faultFixture('mirror-backoff', pipeline(), { products: 10, rateLimit: 0, assetHost: true });
+const f = faultFixture('mirror-backoff', mirrorPipeline(), { products: 10, rateLimit: 0, assetHost: true });
 const HOUR = 3_600_000;
 
 function summaryOf(run: { events: Array<{ name: string; payload: any }> }): any {
@@ -36,7 +28,7 @@ describe('media-mirror backoff for failed files', () => {
     const statePath = f.ws.path('out/media/_mirror/state.json');
     const state = async () => JSON.parse(await readFile(statePath, 'utf8')) as { files: Record<string, any> };
     const run = async (options = '') => {
-      await writeFile(f.ws.path(f.ws.file), pipeline(options));
+      await writeFile(f.ws.path(f.ws.file), mirrorPipeline(options));
       assets.resetStats();
       const r = await runInProcess(f.ws, f.sandbox);
       expect(r.ok, r.ok ? '' : r.error.message).toBe(true);

@@ -5,20 +5,12 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { faultFixture, runCli, runInProcess, sandboxEnv } from '../faults/support.js';
+import { mirrorPipeline } from './mirror-pipeline.js';
 
-const pipeline = (options = '') => `name: mirror
-source: { type: products.query, filter: { status: active } }
-sinks:
-  - type: media-mirror
-    path: out/media
-    retries: 0
-    maxFailedShare: 0.5
-${options}`;
-
-const f = faultFixture('mirror-dry', pipeline(), { products: 10, rateLimit: 0, assetHost: true });
+const f = faultFixture('mirror-dry', mirrorPipeline(), { products: 10, rateLimit: 0, assetHost: true });
 
 async function dryRun(options = ''): Promise<string> {
-  await writeFile(f.ws.path(f.ws.file), pipeline(options));
+  await writeFile(f.ws.path(f.ws.file), mirrorPipeline(options));
   const dry = await runCli(['run', f.ws.file, '--dry-run', '--log-format', 'pretty'], {
     cwd: f.ws.dir,
     env: sandboxEnv(f.sandbox),
