@@ -25,6 +25,7 @@ import { COLUMNS_ONLY, lineageFor, lineageOption } from '../shared/lineage.js';
 import type { RecordEncoding } from '../shared/record-sink.js';
 import { defineSinkFormat, type FormatEnv } from '../shared/output-format.js';
 import { TextLinesEncoder } from '../shared/text-lines-encoder.js';
+import { csvPublishedSchema } from './csv-header.js';
 
 const DELIMITERS = { comma: ',', semicolon: ';', tab: '\t', pipe: '|' } as const;
 
@@ -153,6 +154,10 @@ export function csvFormat(options: CsvFormatOptions, env: FormatEnv): RecordEnco
       new TextLinesEncoder<string>(destination, { gzip, line: (text) => text, ...(header ? { header } : {}) }),
     canWriteEmpty: () => true,
     describeSchema: () => ({ hash: schema.hash, columns: schema.describe() }),
+    // Without a header line an earlier file names no columns to compare with.
+    ...(header
+      ? { readPublishedSchema: (file: string) => csvPublishedSchema(file, delimiter, schema.describe()) }
+      : {}),
     close: async () => {
       if (shaper.extraFields.size === 0) return;
       ctx.events.emit('info', {

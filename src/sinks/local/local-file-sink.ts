@@ -21,6 +21,7 @@ import { PathTemplate } from '../shared/path-template.js';
 import { RecordSink, type RecordEncoding } from '../shared/record-sink.js';
 import { datasetTag, RunKeyedDataset, runKeyedRoot } from '../shared/run-keyed-dataset.js';
 import type { RotationOptions } from '../shared/rotation.js';
+import { LocalSchemaCheck } from './local-schema-check.js';
 
 export const STDOUT_PATH = '-';
 
@@ -59,6 +60,11 @@ export function createLocalFileSink<Item>(
   const runKeyed = template?.hasRun ? runKeyedDataset(setup, () => sink) : undefined;
   // A dataset of several files that each run replaces (no {run}): recorded, locked, and superseded.
   const replaced = template && template.isDynamic && !template.hasRun ? template : undefined;
+  // A format that records its columns in its files (Parquet, CSV): the previous output's are compared with this run's.
+  const schemaCheck =
+    template && setup.format.readPublishedSchema
+      ? new LocalSchemaCheck({ sinkType: setup.sinkType, ctx, template, format: setup.format })
+      : undefined;
   const sink: RecordSink<Item> = new RecordSink<Item>({
     sinkType: setup.sinkType,
     ctx,
@@ -77,8 +83,19 @@ export function createLocalFileSink<Item>(
     writeEmpty: !template || template.fields.length === 0,
     prepare: template ? () => prepareLocal(template, ctx, runKeyed, held, (err) => sink.destroy(err)) : undefined,
     lock: () => runKeyed ?? held.lock,
-    beforePublish: replaced
-      ? (written) => recordPending(replaced, ctx.baseDir, written, ctx.run.id, ctx.events)
+    beforePublish:
+      replaced || schemaCheck
+        ? async (written) => {
+            // Before the renames: the file this run replaces still holds the previous columns.
+            await schemaCheck?.readPrevious(written);
+            if (replaced) await recordPending(replaced, ctx.baseDir, written, ctx.run.id, ctx.events);
+          }
+        : undefined,
+    afterCommit: schemaCheck
+      ? async () => {
+          schemaCheck.report();
+          return [];
+        }
       : undefined,
     // Without {run} a run replaces the dataset: the files earlier runs of it recorded and this run did not overwrite go.
     // A fixed path is one file, which the run overwrote: nothing to record or remove.

@@ -29,6 +29,7 @@ import {
   zstdCompressor,
 } from './parquet-encoder.js';
 import { type ShapedRow } from '../shared/column-types.js';
+import { parquetKeyValues } from './parquet-footer.js';
 import type { PartEncoder } from '../shared/part-encoder.js';
 import type { EmitItem, RecordEncoding } from '../shared/record-sink.js';
 
@@ -140,6 +141,23 @@ export function columnSchemaFor(
   return new ColumnSchema(withDeclaredColumns(schema, options.columns), settings);
 }
 
+/**
+ * The `{hash, columns}` this toolkit wrote into the footer of the Parquet file `file`
+ * (SCHEMA_HASH_METADATA_KEY, SCHEMA_METADATA_KEY); undefined for any other file, or one that
+ * cannot be read (parquet-footer.ts). Never throws.
+ */
+export async function publishedParquetSchema(file: string): Promise<unknown> {
+  const metadata = await parquetKeyValues(file);
+  const hash = metadata?.get(SCHEMA_HASH_METADATA_KEY);
+  const columns = metadata?.get(SCHEMA_METADATA_KEY);
+  if (hash === undefined || columns === undefined) return undefined;
+  try {
+    return { hash, columns: JSON.parse(columns) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
 export interface ParquetFormatSetup {
   options: ParquetFormatOptions;
   ctx: StageContext;
@@ -234,6 +252,10 @@ export class ParquetFormat implements RecordEncoding<ShapedRow> {
   describeSchema(): unknown {
     const schema = this.#shaper.schema;
     return { hash: schema.hash, columns: schema.describe() };
+  }
+
+  readPublishedSchema(file: string): Promise<unknown> {
+    return publishedParquetSchema(file);
   }
 
   /** Field paths kept in `_extra` during the run, with the number of records that had them. */

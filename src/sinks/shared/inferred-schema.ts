@@ -84,6 +84,10 @@ export class DeferredEncoding<Item> implements RecordEncoding<Item> {
     return this.#inner?.describeSchema() ?? null;
   }
 
+  async readPublishedSchema(file: string): Promise<unknown> {
+    return this.#inner?.readPublishedSchema?.(file);
+  }
+
   async close(): Promise<void> {
     await this.#inner?.close();
   }

@@ -40,6 +40,14 @@ export interface RecordEncoding<Item> {
   canWriteEmpty(): boolean;
   /** Schema for manifests (Parquet columns), or null. */
   describeSchema(): unknown;
+  /**
+   * The schema (`{hash, columns}`, as describeSchema gives it) that an earlier output of this
+   * format at `file` records in its own bytes (a Parquet footer, a CSV header line), to say when
+   * this run's columns differ (shared/schema-change.ts); undefined when the file does not tell
+   * (another tool's, unreadable, over a size limit). Never throws. Absent when the format records
+   * no columns (JSON Lines).
+   */
+  readPublishedSchema?(file: string): Promise<unknown>;
   /** Success: ends side outputs (the dead-letter sink). */
   close(): Promise<void>;
   /** Failure: destroys side outputs. */
