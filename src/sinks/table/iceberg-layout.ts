@@ -36,6 +36,14 @@ import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 const RUN_ID = 'catalog-streams.run-id';
 const STATE = 'catalog-streams.state';
 const KEY = 'catalog-streams.key';
+/**
+ * The table property holding the columns of the version `current/` holds, as `_table.json` keeps a
+ * hive table's (`{hash, columns: [{name, type}]}`, DuckDB type names): the next run compares its
+ * own with them to say when they changed (shared/schema-change.ts). Iceberg's schema has the
+ * Iceberg types; these are the ones the run summary and the other sinks name.
+ */
+const COLUMNS = 'catalog-streams.columns';
+const SCHEMA_HASH = 'catalog-streams.schema-hash';
 
 const TABLES = ['current', 'changes'] as const;
 type TableName = (typeof TABLES)[number];
@@ -141,7 +149,13 @@ export class IcebergLayout implements TableLayout {
       );
     }
     const schema = metadata.schemas.find((s) => s['schema-id'] === metadata['current-schema-id']);
-    return { runId, state, columnNames: schema?.fields.map((f) => f.name) };
+    const described = describedColumns(metadata.properties?.[COLUMNS], snapshot.summary[SCHEMA_HASH]);
+    return {
+      runId,
+      state,
+      columnNames: schema?.fields.map((f) => f.name),
+      ...(described ? { schema: described } : {}),
+    };
   }
 
   /**
@@ -258,7 +272,7 @@ export class IcebergLayout implements TableLayout {
       'catalog-streams.mode': version.mode,
       'catalog-streams.date': version.date,
       'catalog-streams.started-at': version.startedAt.toISOString(),
-      'catalog-streams.schema-hash': version.schema.hash,
+      [SCHEMA_HASH]: version.schema.hash,
       'catalog-streams.rows': String(version.rows),
       'catalog-streams.inserted': String(version.counts.inserted),
       'catalog-streams.updated': String(version.counts.updated),
@@ -285,8 +299,8 @@ export class IcebergLayout implements TableLayout {
         now,
       }).commit();
       const commit = prepared.commit;
-      if (this.#loaded[name]?.metadata.properties?.[KEY] !== this.#options.key)
-        commit.updates.push({ action: 'set-properties', updates: { [KEY]: this.#options.key } });
+      const properties = this.#properties(name, version);
+      if (Object.keys(properties).length > 0) commit.updates.push({ action: 'set-properties', updates: properties });
       return commit;
     };
     this.#state = version.state;
@@ -299,6 +313,17 @@ export class IcebergLayout implements TableLayout {
     this.#committed = { changes: changed, current: currented };
     // The catalog wrote the metadata files: their size is not known here.
     return [{ location: changed!.metadataLocation }, { location: currented!.metadataLocation }];
+  }
+
+  /** The table properties this commit of `name` changes: the key, and on `current/` the columns (COLUMNS). */
+  #properties(name: TableName, version: NewVersion): Record<string, string> {
+    const had = this.#loaded[name]?.metadata.properties ?? {};
+    const wanted: Record<string, string> = { [KEY]: this.#options.key };
+    if (name === 'current') {
+      const columns = version.schema.describe().map((c) => ({ name: c.name, type: c.type }));
+      wanted[COLUMNS] = JSON.stringify({ hash: version.schema.hash, columns });
+    }
+    return Object.fromEntries(Object.entries(wanted).filter(([k, v]) => had[k] !== v));
   }
 
   /**
@@ -372,6 +397,28 @@ export class IcebergLayout implements TableLayout {
       ),
     );
     return true;
+  }
+}
+
+/**
+ * The columns the COLUMNS property describes, when they are those of the current snapshot (its
+ * summary's schema hash): a property left by a version that was taken back afterwards (a revoke
+ * rolls the snapshot back, not the properties), or one another writer set, compares nothing.
+ */
+function describedColumns(property: string | undefined, hash: string | undefined): PreviousVersion['schema'] {
+  if (property === undefined || hash === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(property) as { hash?: unknown; columns?: unknown };
+    const columns = parsed.columns;
+    const valid =
+      parsed.hash === hash &&
+      Array.isArray(columns) &&
+      columns.every(
+        (c: { name?: unknown; type?: unknown }) => typeof c?.name === 'string' && typeof c.type === 'string',
+      );
+    return valid ? { hash, columns: columns as Array<{ name: string; type: string }> } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

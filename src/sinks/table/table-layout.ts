@@ -21,7 +21,10 @@ export interface PreviousVersion {
   state: string;
   /** The column names it was written with, when the layout records them. */
   columnNames?: readonly string[];
-  /** Its columns as `_table.json` describes them (hive layout), to say when this run's differ. */
+  /**
+   * Its columns as `_table.json` describes them (hive layout) or the current table's
+   * `catalog-streams.columns` property (iceberg layout), to say when this run's differ.
+   */
   schema?: { hash: string; columns: ReadonlyArray<{ name: string; type: string }> };
 }
 
