@@ -730,7 +730,7 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   info(
     'sink.schema_changed',
-    "an output's columns differ from the previous run's (added, removed, retyped); the manifest's schemaChanged says how",
+    "an output's columns differ from the previous run's (added, removed, retyped), read from an s3 manifest, a Parquet footer, a CSV header or a table's columns; an s3 manifest's schemaChanged says the same",
   ),
   warning(
     'sink.unlock',
