@@ -41,6 +41,8 @@ export class LocalSchemaCheck {
   /** Right before the renames (`written`: this run's final paths), while a replaced file is still there. */
   async readPrevious(written: ReadonlySet<string>): Promise<void> {
     const { format, template, ctx } = this.#setup;
+    // Records written as they come (JSON Lines, also behind a code-API sink's deferred encoding): no columns.
+    if (format.describeSchema() === null) return;
     try {
       const file = await earlierOutput(template, ctx, written);
       this.#previous = file === undefined ? undefined : await format.readPublishedSchema?.(file);
