@@ -3,7 +3,7 @@
 // as the s3 sink does from its manifest (schema-changed.test.ts). The previous columns come from
 // the previous file itself: a Parquet footer's catalog-streams.schema, a CSV header line. A file
 // another tool put at the path (or garbage) means no comparison, never a failure.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -64,6 +64,21 @@ describe('a local file sink says when its columns changed since the previous out
       },
     ]);
     expect(await summary(sink(', columns: { logoUrl: string }'))).not.toHaveProperty('schemaChanges');
+  });
+
+  it('parquet, a {date} path on a new day: compared with the newest earlier day of the dataset', async () => {
+    const sink = (columns: string) => `{ type: parquet, path: "out/daily/dt={date}/brands.parquet"${columns} }`;
+    await summary(sink(''));
+    // That run as yesterday's: today's folder does not exist yet at the next run.
+    const today = (await readdir(join(ws.dir, 'out/daily')))[0]!;
+    await rename(join(ws.dir, 'out/daily', today), join(ws.dir, 'out/daily/dt=2020-01-01'));
+    const promoted = await summary(sink(', columns: { logoUrl: string }'));
+    expect(promoted.schemaChanges).toEqual([
+      expect.objectContaining({
+        location: join(ws.dir, 'out/daily', today, 'brands.parquet'),
+        change: expect.objectContaining({ added: [PROMOTED], removed: [], retyped: [] }),
+      }),
+    ]);
   });
 
   it('csv: the header line of the replaced file; a column a transform adds is listed, the same columns again nothing', async () => {
