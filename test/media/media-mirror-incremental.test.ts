@@ -166,6 +166,28 @@ describe('media-mirror, incremental', () => {
     }
   });
 
+  it('a product source (the shipped pipeline): a replaced frontal or photo moves its products, and only its new file is downloaded', async () => {
+    await ws.write(
+      'media-incr.yml',
+      PIPELINE.replace(
+        '{ type: media.stream, filter: { available: true } }',
+        '{ type: products.query, filter: { status: active } }',
+      ),
+    );
+    await run();
+    const [replaced] = await storedMediaIds(1);
+    const old = filesOf(replaced!);
+    // A second ago: a run reads up to the second before it started.
+    sandbox.touch({ replaceMedia: [replaced!] }, Math.floor(Date.now() / 1000) - 1);
+    sandbox.assets!.resetStats();
+    const second = await run();
+    expect(second.infos.some((i) => i.code === 'incremental')).toBe(true);
+    const now = filesOf(replaced!);
+    expect(now).not.toEqual(old);
+    expect(sandbox.assets!.requests.map((r) => r.path)).toEqual(now);
+    expect(second.summary).toMatchObject({ fetched: 1, removed: 0 });
+  });
+
   it('--full-refresh re-lists at once', async () => {
     await run();
     const [gone] = await storedMediaIds(1);
