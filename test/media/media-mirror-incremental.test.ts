@@ -11,6 +11,7 @@ import { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { runPipeline } from '../../src/pipeline/runner.js';
+import { planReport } from '../../src/cli/plan-output.js';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { listFiles, workspace, type Workspace } from '../faults/support.js';
@@ -57,6 +58,13 @@ async function run(fullRefresh = false): Promise<Run> {
     await client.close();
   }
   return { infos, summary: infos.find((i) => i.code === 'media.summary') };
+}
+
+/** `run --dry-run` of the pipeline, in this process. */
+async function dryRun() {
+  const file = ws.path('media-incr.yml');
+  const [loaded] = parsePipelines(await readFile(file, 'utf8'), createRegistry(), { file });
+  return planReport([loaded!], { baseUrl: sandbox.url, credentials: [sandbox.credentials], rateLimit: 0 });
 }
 
 const readState = async () => JSON.parse(await ws.read('state.json'));
@@ -147,6 +155,10 @@ describe('media-mirror, incremental', () => {
       const state = await readState();
       const lastFull = new Date(Date.now() - 8 * 86_400_000).toISOString();
       await writeFile(ws.path('state.json'), JSON.stringify({ ...state, lastFullRunAt: lastFull }));
+      // The dry run says so too, from the same state.
+      const [plan] = (await dryRun()).pipelines;
+      expect(plan).toMatchObject({ mode: 'full', fullReadDue: true });
+      expect(plan!.updatedSince).toBeUndefined();
       sandbox.assets!.resetStats();
       const relist = await run();
       expect(relist.infos.some((i) => i.code === 'full_read_due')).toBe(true);
