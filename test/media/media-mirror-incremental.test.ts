@@ -91,52 +91,56 @@ function filesOf(id: number): string[] {
 }
 
 describe('media-mirror, incremental', () => {
-  it('reads from the stored second on, downloads only the replaced media (ties at the cursor second too), and updates their rows', async () => {
-    const assets = sandbox.assets!;
-    const [x, y, z, untouched] = await (async () => {
-      const first = await run();
-      expect(first.summary.fetched).toBeGreaterThan(10);
-      return storedMediaIds(4);
-    })();
-    expect(untouched).toBeDefined();
-    // The cursor is the newest updatedAt the run read (overlap 0): make it a second X was read at.
-    const tie = Math.floor(Date.now() / 1000) - 5;
-    sandbox.touch({ replaceMedia: [x!] }, tie);
-    const second = await run();
-    const cursor = (await readState()).cursor as number;
-    expect(cursor).toBe(tie);
-    expect(second.summary).toMatchObject({ fetched: 1, failed: 0 });
-    assets.resetStats();
-    const before = await mirrorState();
+  it.each(['media.stream', 'media.query'])(
+    '%s: reads from the stored second on, downloads only the replaced media (ties at the cursor second too), and updates their rows',
+    async (source) => {
+      await ws.write('media-incr.yml', PIPELINE.replace('type: media.stream', `type: ${source}`));
+      const assets = sandbox.assets!;
+      const [x, y, z, untouched] = await (async () => {
+        const first = await run();
+        expect(first.summary.fetched).toBeGreaterThan(10);
+        return storedMediaIds(4);
+      })();
+      expect(untouched).toBeDefined();
+      // The cursor is the newest updatedAt the run read (overlap 0): make it a second X was read at.
+      const tie = Math.floor(Date.now() / 1000) - 5;
+      sandbox.touch({ replaceMedia: [x!] }, tie);
+      const second = await run();
+      const cursor = (await readState()).cursor as number;
+      expect(cursor).toBe(tie);
+      expect(second.summary).toMatchObject({ fetched: 1, failed: 0 });
+      assets.resetStats();
+      const before = await mirrorState();
 
-    // Y replaced at the cursor second itself after the run read it: a `>` resume would lose it.
-    // Z only touched (same URL): read again, asked for nothing. X is read again (same second): deduplicated.
-    sandbox.touch({ replaceMedia: [y!] }, cursor);
-    sandbox.touch({ media: [z!] }, cursor);
-    const third = await run();
-    const incremental = third.infos.find((i) => i.code === 'incremental');
-    expect(incremental?.message).toContain(`unix ${cursor}..`);
-    const newY = filesOf(y!);
-    expect(newY.length).toBe(1);
-    expect(assets.requests.map((r) => r.path)).toEqual(newY);
-    expect(assets.downloads(newY[0])).toBe(1);
-    for (const p of filesOf(x!)) expect(assets.downloads(p), p).toBe(0);
-    expect(third.summary).toMatchObject({ files: 3, fetched: 1, unchanged: 2, removed: 0 });
-    expect(await stored()).toContain(newY[0]);
+      // Y replaced at the cursor second itself after the run read it: a `>` resume would lose it.
+      // Z only touched (same URL): read again, asked for nothing. X is read again (same second): deduplicated.
+      sandbox.touch({ replaceMedia: [y!] }, cursor);
+      sandbox.touch({ media: [z!] }, cursor);
+      const third = await run();
+      const incremental = third.infos.find((i) => i.code === 'incremental');
+      expect(incremental?.message).toContain(`unix ${cursor}..`);
+      const newY = filesOf(y!);
+      expect(newY.length).toBe(1);
+      expect(assets.requests.map((r) => r.path)).toEqual(newY);
+      expect(assets.downloads(newY[0])).toBe(1);
+      for (const p of filesOf(x!)) expect(assets.downloads(p), p).toBe(0);
+      expect(third.summary).toMatchObject({ files: 3, fetched: 1, unchanged: 2, removed: 0 });
+      expect(await stored()).toContain(newY[0]);
 
-    // Only the rows of the media read again moved; the others keep the last_seen of their run.
-    const after = await mirrorState();
-    const rel = (p: string) => `files${p}`;
-    expect(after[rel(newY[0]!)]!.mediaId).toBe(String(y));
-    for (const id of [x!, z!])
-      for (const p of filesOf(id)) expect(after[rel(p)]!.lastSeen).toBeGreaterThan(before[rel(p)]!.lastSeen);
-    for (const p of filesOf(untouched!)) expect(after[rel(p)]!.lastSeen).toBe(before[rel(p)]!.lastSeen);
-    const { rows } = await duckdbQuery(
-      `SELECT source_url FROM read_parquet(${sqlString(join(ws.path('out/media'), 'media.parquet'))}) WHERE media_id = '${y}'`,
-    );
-    // The replaced file's old row stays (an incremental run cannot tell it is gone), the new one is added.
-    expect(rows.length).toBe(2);
-  });
+      // Only the rows of the media read again moved; the others keep the last_seen of their run.
+      const after = await mirrorState();
+      const rel = (p: string) => `files${p}`;
+      expect(after[rel(newY[0]!)]!.mediaId).toBe(String(y));
+      for (const id of [x!, z!])
+        for (const p of filesOf(id)) expect(after[rel(p)]!.lastSeen).toBeGreaterThan(before[rel(p)]!.lastSeen);
+      for (const p of filesOf(untouched!)) expect(after[rel(p)]!.lastSeen).toBe(before[rel(p)]!.lastSeen);
+      const { rows } = await duckdbQuery(
+        `SELECT source_url FROM read_parquet(${sqlString(join(ws.path('out/media'), 'media.parquet'))}) WHERE media_id = '${y}'`,
+      );
+      // The replaced file's old row stays (an incremental run cannot tell it is gone), the new one is added.
+      expect(rows.length).toBe(2);
+    },
+  );
 
   it('finds an item that left `available` (no timestamp moved) on the periodic full re-list (fullRelistDays), not on the incremental runs between', async () => {
     await run();
