@@ -316,11 +316,12 @@ export class SandboxServer {
       media.map((id) => id - 1),
       at,
     );
-    ds.replaceMedia(
-      replaced.map((id) => id - 1),
-      at,
-    );
-    ds.expireMedia(expired.map((id) => id - 1));
+    if (replaced.length > 0)
+      ds.replaceMedia(
+        replaced.map((id) => id - 1),
+        at,
+      );
+    if (expired.length > 0) ds.expireMedia(expired.map((id) => id - 1));
     return { products: sorted.map((i) => ds.productId(i)), media: [...new Set([...media, ...replaced])], at };
   }
 
