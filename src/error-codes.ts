@@ -387,6 +387,10 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'flatten-locales has no localized fields to flatten for this resource; records pass unchanged',
     'remove the stage, or set resource: to the one the records are',
   ),
+  info(
+    'full_read_due',
+    "the run reads its source whole although the state holds a cursor: a sink's periodic full read (a media-mirror's fullRelistDays) was due",
+  ),
   warning(
     'history.failed',
     "the run's line could not be added to the run history; the run's outcome is unchanged",

@@ -9,6 +9,7 @@ import { Redactor } from '../pipeline/env.js';
 import type { LoadedPipeline } from '../pipeline/loader.js';
 import {
   clientOptions,
+  fullReadEvery,
   openPipelineState,
   sourceWithCursor,
   stateIdentity,
@@ -35,6 +36,8 @@ export interface PipelinePlanReport {
   /** `incremental` from a stored cursor, `full` for a stateful pipeline without one; absent when stateless. */
   mode?: 'incremental' | 'full';
   updatedSince?: number;
+  /** A full run although the state holds a cursor: a sink's periodic full read is due (fullReadEvery). */
+  fullReadDue?: boolean;
   total?: number;
   slices: { label?: string; total?: number; requests: number }[];
   requests: number;
@@ -88,9 +91,17 @@ async function unredactedPlan(
     for (const p of pipelines) {
       const state = openPipelineState(p.plan);
       const identity = stateIdentity(p.plan, connection.baseUrl, connection.sandbox);
-      started.push({ p, state, ...(await sourceWithCursor(p.plan.source, state, opts.fullRefresh, identity)) });
+      const read = await sourceWithCursor(
+        p.plan.source,
+        state,
+        opts.fullRefresh,
+        identity,
+        new Date(),
+        fullReadEvery(p.plan),
+      );
+      started.push({ p, state, ...read });
     }
-    for (const { p, state, source, previous } of started) {
+    for (const { p, state, source, previous, fullReadDue } of started) {
       const sp = await estimateSource(client, source.type as SourceType, source.written);
       requests += sp.requests;
       const run = { name: p.plan.name, id: newRunId(), startedAt: new Date() };
@@ -101,6 +112,7 @@ async function unredactedPlan(
         ...(region !== undefined ? { region } : {}),
         ...(state ? { mode: previous ? ('incremental' as const) : ('full' as const) } : {}),
         ...(previous ? { updatedSince: previous.cursor } : {}),
+        ...(fullReadDue ? { fullReadDue: true } : {}),
         total: sp.total,
         slices: sp.slices.map((s) => ({ label: s.label, total: s.total, requests: s.requests })),
         requests: sp.requests,
@@ -140,7 +152,9 @@ export function formatPlanText(report: PlanReport): string {
       r.updatedSince !== undefined
         ? ` (incremental: updatedSince ${isoSeconds(r.updatedSince)}, unix ${r.updatedSince})`
         : r.mode === 'full'
-          ? ' (full extract: no cursor yet, or --full-refresh)'
+          ? r.fullReadDue
+            ? " (full extract: a sink's periodic full read is due, the stored cursor is not used)"
+            : ' (full extract: no cursor yet, or --full-refresh)'
           : '';
     lines.push(`pipeline ${r.pipeline}: ${r.source}${mode}`);
     if (r.region) lines.push(`  ${r.region}`);

@@ -198,6 +198,14 @@ export interface StageDefinition<Options = any, Out = Readable | Transform | Wri
    * and a local `path` is checked for writability before the first request (pipeline/preflight.ts).
    */
   replacesAt?: 'path' | 'key';
+  /**
+   * Sinks: how often (milliseconds) a pipeline with `state:` must read its source whole instead of
+   * the changes since the cursor, given the sink's options; undefined: never. Some things leave a
+   * source without any timestamp moving (a media item leaving `available`), and only a whole read
+   * shows they are gone; the runner makes a run full once this long has passed since the last full
+   * one (pipeline/incremental-window.ts).
+   */
+  fullReadEvery?(options: Options): number | undefined;
 }
 
 /** What a preflight check may look at. */
@@ -224,6 +232,7 @@ export function defineStage<
   preflight?(options: z.output<S>, env: PreflightEnv): LocatedIssue[];
   schema?(input: RecordSchema, options: z.output<S>, env: SchemaEnv): RecordSchema;
   replacesAt?: 'path' | 'key';
+  fullReadEvery?(options: z.output<S>): number | undefined;
 }): StageDefinition<z.output<S>, Out> & { type: T; options: S } {
   return def as StageDefinition<z.output<S>, Out> & { type: T; options: S };
 }

@@ -1449,6 +1449,14 @@ export interface StageOptionDocs {
      */
     removeAfterDays?: unknown;
     /**
+     * With state: (incremental runs), read the source whole once this many days passed since the last full
+     * run, to find items that left it with no timestamp moving (expired media); --full-refresh does it at
+     * once
+     *
+     * Default: `7`
+     */
+    fullRelistDays?: unknown;
+    /**
      * Share of the files that may fail before the run fails with media.download_failed (exit 1); default
      * 0: any failure
      *

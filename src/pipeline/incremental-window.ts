@@ -72,9 +72,42 @@ export function windowedSource(
 }
 
 /**
- * Reads the state once: the stored cursor (none on a full refresh), checked against the identity
- * of the pipeline, and the source the run starts from. With a state every run, the first and a
- * full refresh too, reads a bounded window. `run` and `run --dry-run` both start here.
+ * How often the plan's sinks need the source read whole (`fullReadEvery` of their definitions, the
+ * shortest), in milliseconds; undefined when none does.
+ */
+export function fullReadEvery(plan: Pick<PipelinePlan, 'sinks'>): number | undefined {
+  const every = plan.sinks
+    .map((s) => s.definition.fullReadEvery?.(s.options))
+    .filter((ms): ms is number => ms !== undefined);
+  return every.length > 0 ? Math.min(...every) : undefined;
+}
+
+/**
+ * Whether a run with this stored state must read its source whole: a sink needs a full read every
+ * `everyMs` and the last full run started that long ago (or is not recorded: a state written
+ * before full runs were). The whole read is what finds what left the source with no timestamp
+ * moving; the incremental runs in between cannot.
+ */
+export function fullReadDue(previous: PipelineState, everyMs: number | undefined, startedAt: Date): boolean {
+  if (everyMs === undefined) return false;
+  const last = previous.lastFullRunAt === undefined ? Number.NaN : Date.parse(previous.lastFullRunAt);
+  return !Number.isFinite(last) || startedAt.getTime() - last >= everyMs;
+}
+
+/** How a run reads: the source as sent, the state read (undefined on a full run) and why a stored cursor was not used. */
+export interface WindowedRead {
+  source: PlannedStage<'source'>;
+  /** The stored state whose cursor the run reads from; undefined for a full run. */
+  previous: PipelineState | undefined;
+  /** A stored cursor was set aside because a sink's full read was due (`fullReadEvery`): when the last full run started. */
+  fullReadDue?: { lastFullRunAt: string | undefined; everyMs: number };
+}
+
+/**
+ * Reads the state once: the stored cursor (none on a full refresh, nor when a sink's periodic full
+ * read is due), checked against the identity of the pipeline, and the source the run starts from.
+ * With a state every run, the first and a full refresh too, reads a bounded window. `run` and `run
+ * --dry-run` both start here.
  */
 export async function sourceWithCursor(
   source: PlannedStage<'source'>,
@@ -82,10 +115,17 @@ export async function sourceWithCursor(
   fullRefresh: boolean | undefined,
   identity?: StateIdentity,
   startedAt: Date = new Date(),
-): Promise<{ source: PlannedStage<'source'>; previous: PipelineState | undefined }> {
-  const previous = store && !fullRefresh ? await store.read() : undefined;
-  if (previous && identity) checkStateIdentity(previous, identity, store!.location);
-  return { source: store ? windowedSource(source, previous?.cursor, windowUntil(startedAt)) : source, previous };
+  fullReadEveryMs?: number,
+): Promise<WindowedRead> {
+  const stored = store && !fullRefresh ? await store.read() : undefined;
+  if (stored && identity) checkStateIdentity(stored, identity, store!.location);
+  const due = stored !== undefined && fullReadDue(stored, fullReadEveryMs, startedAt);
+  const previous = due ? undefined : stored;
+  return {
+    source: store ? windowedSource(source, previous?.cursor, windowUntil(startedAt)) : source,
+    previous,
+    ...(due ? { fullReadDue: { lastFullRunAt: stored.lastFullRunAt, everyMs: fullReadEveryMs! } } : {}),
+  };
 }
 
 /** What a pipeline's cursor belongs to: its name, the API host (`sandbox` for --sandbox) and its source as written. */

@@ -22,7 +22,15 @@ import { newRunId } from '../core/run-id.js';
 import type { RunDescription, RunMode, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
 import { clientOptions, type ConnectionOverride, resolveConnection } from './connection.js';
-import { nextCursor, openPipelineState, sourceWithCursor, stateIdentity, windowUntil } from './incremental-window.js';
+import {
+  fullReadEvery,
+  nextCursor,
+  openPipelineState,
+  sourceWithCursor,
+  stateIdentity,
+  type WindowedRead,
+  windowUntil,
+} from './incremental-window.js';
 import type { LoadedPipeline } from './loader.js';
 import { planOrThrow, type PipelinePlan } from './plan.js';
 import { checkDestinations } from './preflight.js';
@@ -35,6 +43,7 @@ import { DEFAULT_STALL_TIMEOUT_MS, StallWatchdog } from './watchdog.js';
 
 export { clientOptions, type ConnectionOverride, resolveConnection, type ResolvedConnection } from './connection.js';
 export {
+  fullReadEvery,
   nextCursor,
   openPipelineState,
   sourceWithCursor,
@@ -204,13 +213,16 @@ class PipelineRun {
     const plan = this.#plan;
     const sandbox = this.#opts.sandbox ?? this.#opts.connection?.sandbox;
     this.#identity = stateIdentity(plan, this.#client!.baseUrl, sandbox);
-    ({ source: this.#source, previous: this.#previous } = await sourceWithCursor(
+    const read = await sourceWithCursor(
       plan.source,
       this.#stateStore,
       this.#opts.fullRefresh,
       this.#identity,
       this.#startedAt,
-    ));
+      fullReadEvery(plan),
+    );
+    ({ source: this.#source, previous: this.#previous } = read);
+    if (read.fullReadDue) this.#announceFullRead(read.fullReadDue);
     if (this.#previous) {
       const cursor = this.#previous.cursor;
       const until = windowUntil(this.#startedAt);
@@ -223,6 +235,16 @@ class PipelineRun {
     const source = this.#source;
     if (concurrency !== undefined && source.written.concurrency === undefined && plan.endpoint?.mode === 'paged')
       this.#source = { ...source, options: { ...source.options, concurrency } };
+  }
+
+  /** Says why a run with a stored cursor reads its source whole: a sink's periodic full read is due. */
+  #announceFullRead(due: NonNullable<WindowedRead['fullReadDue']>): void {
+    const days = due.everyMs / 86_400_000;
+    const since = due.lastFullRunAt ? `the last full run started ${due.lastFullRunAt}` : 'no full run is recorded';
+    this.#events.emit('info', {
+      code: 'full_read_due',
+      message: `full run: a sink reads the whole source every ${days} day(s) to find what left it (fullReadEvery), and ${since}; the cursor in ${this.#stateStore!.location} is not used this time`,
+    });
   }
 
   /** The context every stage of this run is created with. */
@@ -324,6 +346,12 @@ class PipelineRun {
       source: this.#identity!.source,
       cursor: this.#next,
       updatedAt: finishedAt.toISOString(),
+      // A run without a cursor read the source whole: the next periodic full read counts from it.
+      ...(this.#previous === undefined
+        ? { lastFullRunAt: this.#startedAt.toISOString() }
+        : this.#previous.lastFullRunAt !== undefined
+          ? { lastFullRunAt: this.#previous.lastFullRunAt }
+          : {}),
       lastRun: {
         runId: this.#runId,
         startedAt: this.#startedAt.toISOString(),

@@ -28,6 +28,11 @@ export const PipelineState = z.looseObject({
   /** Unix seconds: the next run asks for `updatedSince: {from: cursor}`. */
   cursor: z.int().nonnegative(),
   updatedAt: z.string(),
+  /**
+   * When the last full run (no cursor: the first, a --full-refresh, or one a sink's `fullReadEvery`
+   * made due) started, ISO time; absent in older states (a sink that needs full reads then gets one).
+   */
+  lastFullRunAt: z.string().optional(),
   lastRun: z
     .looseObject({
       runId: z.string(),

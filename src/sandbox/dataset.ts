@@ -98,6 +98,9 @@ export class Dataset {
   readonly #revisions = new Map<number, number>();
   /** Products the admin route `hide` took out of every result (until `reveal`). */
   readonly hidden = new Set<number>();
+  /** Media items taken out of the `available` set (expireMedia), over the drawn availability (live-filters.ts). */
+  readonly expiredMedia = new Set<number>();
+  readonly #mediaRevisions = new Map<number, number>();
   /** Status and deleted flag set by the admin route `status`, over the drawn ones. */
   readonly #overrides = new Map<number, { status: number; deleted: boolean; replacement: number }>();
   readonly #drawContext: ProductDrawContext;
@@ -323,6 +326,30 @@ export class Dataset {
 
   touchMedia(indexes: readonly number[], at: number): void {
     for (const m of indexes) this.mediaUpdatedAt[m] = Math.max(at, this.mediaCreatedAt[m]!);
+    this.version++;
+  }
+
+  /** How many times media item m's files were replaced (generate-media.ts `fileKey`). */
+  mediaRevision(m: number): number {
+    return this.#mediaRevisions.get(m) ?? 0;
+  }
+
+  /**
+   * New files for these media items (a new upload: new URLs, the old ones stay served), updatedAt
+   * moved to `at`; the products they are linked to show the new URLs and move to `at` as well.
+   */
+  replaceMedia(indexes: readonly number[], at: number): void {
+    for (const m of indexes) this.#mediaRevisions.set(m, this.mediaRevision(m) + 1);
+    this.touchMedia(indexes, at);
+    this.touchProducts([...new Set(indexes.flatMap((m) => this.mediaProductIndexes(m)))], at);
+  }
+
+  /**
+   * These media items leave the `available` set with no timestamp moving, as one does on the live
+   * service when its `availableUntil` passes: only a full re-list of the available set notices.
+   */
+  expireMedia(indexes: readonly number[]): void {
+    for (const m of indexes) this.expiredMedia.add(m);
     this.version++;
   }
 }

@@ -29,6 +29,8 @@ export interface MediaSource {
   mediaProducts(m: number): string[];
   /** Base URL of the asset host the media URLs point at (sandbox/asset-host.ts). */
   readonly assetBase: string;
+  /** How many times media item m's files were replaced (0: never): each replacement is new content under new URLs. */
+  mediaRevision(m: number): number;
 }
 
 export const MEDIA_KINDS = ['photo', 'frontal', 'link'] as const;
@@ -52,17 +54,29 @@ export const mediaInfo = {
 const SIZE_NAMES: Record<string, string> = { '200': 'thumbnail', '450': 'medium', '900': 'large', '1500': 'huge' };
 
 /**
- * The URL of media item `id`'s file `file` (`900.webp`, `1500-2.png`) in the live shape
- * `<base>/media/{thumbnail|medium|large|huge}/<hex>.{jpeg|png|webp}`: a hex name, stable per item and file.
+ * What names media item m's files: its id, and the revision once its files were replaced. The
+ * live host names files by content, so a new upload is a new URL (a mirror downloads it) while an
+ * untouched item keeps its URLs whatever else moves.
  */
-export function mediaFileUrl(base: string, id: number, file: string): string {
+export function fileKey(ds: MediaSource, m: number): string {
+  const rev = ds.mediaRevision(m);
+  return rev === 0 ? String(m + 1) : `${m + 1}~${rev}`;
+}
+
+/**
+ * The URL of media item `id`'s file `file` (`900.webp`, `1500-2.png`) in the live shape
+ * `<base>/media/{thumbnail|medium|large|huge}/<hex>.{jpeg|png|webp}`: a hex name, stable per item
+ * and file; `id` is the item's `fileKey` (its id, with its revision once replaced).
+ */
+export function mediaFileUrl(base: string, id: number | string, file: string): string {
   const [stem, ext] = file.split('.') as [string, string];
   const size = SIZE_NAMES[stem.split('-')[0]!] ?? 'large';
   return `${base}/media/${size}/${hexName(`${id}/${file}`)}.${ext === 'jpg' ? 'jpeg' : ext}`;
 }
 
 /** A brochure's PDF URL on the asset host. */
-export const brochureUrl = (base: string, id: number) => `${base}/media/brochures/${hexName(`${id}/brochure`)}.pdf`;
+export const brochureUrl = (base: string, id: number | string) =>
+  `${base}/media/brochures/${hexName(`${id}/brochure`)}.pdf`;
 
 /** 24 hex digits from a string (FNV-1a, three lanes): cheap, deterministic, not a secret. */
 function hexName(key: string): string {
@@ -131,7 +145,7 @@ function details(seed: number, m: number): { rng: Rng } {
   return { rng: rngFor(seed, SALT.mediaRecord, m) };
 }
 
-export function photoFormatsJson(base: string, id: number, lacks: boolean): string {
+export function photoFormatsJson(base: string, id: number | string, lacks: boolean): string {
   const u = (file: string) => mediaFileUrl(base, id, file);
   // Small source images have no huge variants.
   const huge = lacks ? '' : `,"huge":"${u('1500.jpg')}","hugeWebp":"${u('1500.webp')}"`;
@@ -139,7 +153,7 @@ export function photoFormatsJson(base: string, id: number, lacks: boolean): stri
 }
 
 /** Frontal format names differ from photo ones (`mediumJpeg`, `largeJpg`); some frontals lack `largeWebp`. */
-function frontalFormatsJson(base: string, id: number, lacks: boolean): string {
+function frontalFormatsJson(base: string, id: number | string, lacks: boolean): string {
   const u = (file: string) => mediaFileUrl(base, id, file);
   const largeWebp = lacks ? '' : `,"largeWebp":"${u('900.webp')}"`;
   return `{"thumbnail":"${u('200.png')}","thumbnailWebp":"${u('200.webp')}","medium":"${u('450.png')}","mediumJpeg":"${u('450.jpg')}","mediumWebp":"${u('450.webp')}","largeJpg":"${u('900.jpg')}"${largeWebp},"huge":"${u('1500.png')}","hugeWebp":"${u('1500.webp')}"}`;
@@ -163,7 +177,7 @@ function photoFieldsJson(ds: MediaSource, m: number): string {
   const { rng } = details(ds.seed, m);
   const targetGroups = JSON.stringify(drawTargetGroups(rng, KIND_PHOTO));
   const sides = JSON.stringify(rng.subset(VISIBLE_SIDES, 1, 2));
-  return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(ds.assetBase, m + 1, mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
+  return `"locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${targetGroups},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${photoFormatsJson(ds.assetBase, fileKey(ds, m), mediaInfo.lacksFormat(info) === 1)},"visibleSides":${sides}`;
 }
 
 export const metaJson = (ds: MediaSource, m: number) =>
@@ -180,12 +194,15 @@ export function mediaJson(ds: MediaSource, m: number): string {
   if (kind === KIND_PHOTO)
     return `{"id":${id},"kind":"photo",${photoFieldsJson(ds, m)},${metaJson(ds, m)},${organizationsJson(ds, ds.mediaOwner(m))},${products}}`;
   if (kind === KIND_FRONTAL) {
-    return `{"id":${id},"kind":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(ds.assetBase, id, mediaInfo.lacksFormat(info) === 1)},${metaJson(ds, m)},${products}}`;
+    return `{"id":${id},"kind":"frontal","photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(ds.assetBase, fileKey(ds, m), mediaInfo.lacksFormat(info) === 1)},${metaJson(ds, m)},${products}}`;
   }
   const { rng } = details(ds.seed, m);
   // Only brochures are files (PDFs on the asset host); app, video and website links are pages.
   const linkType = linkTypeOf(m);
-  const url = linkType === 'brochure' ? brochureUrl(ds.assetBase, id) : `https://www.catalog-sandbox.test/links/${id}`;
+  const url =
+    linkType === 'brochure'
+      ? brochureUrl(ds.assetBase, fileKey(ds, m))
+      : `https://www.catalog-sandbox.test/links/${id}`;
   return `{"id":${id},"kind":"link","linkType":"${linkType}","url":"${url}","locales":${localeListJson(ds.mediaLocales[m]!)},"targetGroups":${JSON.stringify(drawTargetGroups(rng, KIND_LINK))},${metaJson(ds, m)},${products}}`;
 }
 
@@ -196,7 +213,7 @@ export function productPhotoJson(ds: MediaSource, m: number, displayOrder: numbe
 
 export function productFrontalJson(ds: MediaSource, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
-  return `{"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(ds.assetBase, m + 1, mediaInfo.lacksFormat(info) === 1)},"displayOrder":${displayOrder}}`;
+  return `{"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}","formats":${frontalFormatsJson(ds.assetBase, fileKey(ds, m), mediaInfo.lacksFormat(info) === 1)},"displayOrder":${displayOrder}}`;
 }
 
 /**
@@ -208,7 +225,7 @@ export function liveProductPhotoJson(ds: MediaSource, m: number, displayOrder: n
   const info = ds.mediaInfo[m]!;
   const rng = rngFor(ds.seed, SALT.liveMedia, m);
   let s = `{"id":${m + 1},"photoType":"${PHOTO_TYPES[mediaInfo.photoType(info)]}"`;
-  s += `,"formats":${photoFormatsJson(ds.assetBase, m + 1, mediaInfo.lacksFormat(info) === 1)}`;
+  s += `,"formats":${photoFormatsJson(ds.assetBase, fileKey(ds, m), mediaInfo.lacksFormat(info) === 1)}`;
   if (rng.chance(0.7)) s += `,"displayOrder":${displayOrder}`;
   if (rng.chance(0.6)) s += `,"locales":${localeListJson(ds.mediaLocales[m]!)}`;
   if (rng.chance(0.6)) s += `,"targetGroups":${JSON.stringify(rng.subset(LIVE_TARGET_GROUPS, 1, 3))}`;
@@ -225,7 +242,7 @@ export function liveProductPhotoJson(ds: MediaSource, m: number, displayOrder: n
 export function liveProductFrontalJson(ds: MediaSource, m: number, displayOrder: number): string {
   const info = ds.mediaInfo[m]!;
   const rng = rngFor(ds.seed, SALT.liveMedia, m);
-  const u = (file: string) => mediaFileUrl(ds.assetBase, m + 1, file);
+  const u = (file: string) => mediaFileUrl(ds.assetBase, fileKey(ds, m), file);
   const lacks = mediaInfo.lacksFormat(info) === 1;
   let formats = `"thumbnail":"${u('200.png')}","medium":"${u('450.png')}","mediumJpeg":"${u('450.jpg')}","large":"${u('900.png')}"`;
   if (!lacks) formats += `,"largePng":"${u('900-2.png')}"`;

@@ -97,7 +97,9 @@ export interface Sandbox {
   setFaults(faults: SandboxFaults): void;
   /**
    * Moves meta.updatedAt of products (by id, or `{count}` chosen from the seed)
-   * and media (`{media: [ids]}`) to `at` (default: now, unix seconds).
+   * and media (`{media: [ids]}`) to `at` (default: now, unix seconds). `replaceMedia: [ids]`
+   * gives media items new files (new URLs; they and their products move to `at`);
+   * `expireMedia: [ids]` takes them out of the `available` set without moving any timestamp.
    */
   touch(target: string[] | TouchRequest, at?: number): TouchResult;
   /** Products created now (`pending` ones, or any hidden): createdAt and updatedAt move to `at`. */

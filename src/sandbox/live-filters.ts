@@ -108,7 +108,7 @@ export function liveMediaLeaf(ds: Dataset, name: string, value: unknown): Predic
     case 'published':
       return (m) => mediaPublished(m) === value;
     case 'available':
-      return (m) => mediaAvailable(m) === value;
+      return (m) => (mediaAvailable(m) && !ds.expiredMedia.has(m)) === value;
     case 'organization': {
       const set = new Set(listOf(value).map(Number));
       return (m) => set.has(ds.organization1[ds.mediaOwner(m)]!);

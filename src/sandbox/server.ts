@@ -127,12 +127,18 @@ export interface TouchRequest {
   ids?: string[];
   count?: number;
   media?: number[];
+  /** Media ids whose files are replaced (new URLs), updatedAt moved to `at` with the products they are linked to. */
+  replaceMedia?: number[];
+  /** Media ids that leave the `available` set; no timestamp moves (an `availableUntil` passing). */
+  expireMedia?: number[];
 }
 
 const TouchBody = z.strictObject({
   ids: z.array(z.string()).optional(),
   count: z.int().nonnegative().optional(),
   media: z.array(z.int()).optional(),
+  replaceMedia: z.array(z.int()).optional(),
+  expireMedia: z.array(z.int()).optional(),
   at: z.int().nonnegative().optional(),
 });
 
@@ -298,7 +304,9 @@ export class SandboxServer {
     for (let k = 0; indexes.size < wanted; k++)
       indexes.add(Math.floor(ds.productCount * unitFloat(ds.seed, SALT.touch, this.#touches, k)));
     const media = request.media ?? [];
-    for (const id of media)
+    const replaced = request.replaceMedia ?? [];
+    const expired = request.expireMedia ?? [];
+    for (const id of [...media, ...replaced, ...expired])
       if (!Number.isInteger(id) || id < 1 || id > ds.mediaCount) throw new RangeError(`touch: no media ${id}`);
     this.#touches++;
     const sorted = [...indexes].sort((a, b) => a - b);
@@ -308,7 +316,13 @@ export class SandboxServer {
       media.map((id) => id - 1),
       at,
     );
-    return { products: sorted.map((i) => ds.productId(i)), media: [...media], at };
+    if (replaced.length > 0)
+      ds.replaceMedia(
+        replaced.map((id) => id - 1),
+        at,
+      );
+    if (expired.length > 0) ds.expireMedia(expired.map((id) => id - 1));
+    return { products: sorted.map((i) => ds.productId(i)), media: [...new Set([...media, ...replaced])], at };
   }
 
   /**

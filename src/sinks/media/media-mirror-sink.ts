@@ -96,6 +96,13 @@ export const mediaMirrorOptions = z.strictObject({
     .describe(
       'A stored file no record names is removed after this many days (full runs only; only files the mirror wrote)',
     ),
+  fullRelistDays: z
+    .number()
+    .positive()
+    .default(7)
+    .describe(
+      'With state: (incremental runs), read the source whole once this many days passed since the last full run, to find items that left it with no timestamp moving (expired media); --full-refresh does it at once',
+    ),
   maxFailedShare: z
     .number()
     .min(0)
@@ -335,6 +342,9 @@ export const mediaMirrorStage = defineStage({
     'Mirrors the chosen image format of photos/frontals and the brochure PDFs that product or media records name into a folder or S3 prefix, each file once, with a media table (media.parquet)',
   options: mediaMirrorOptions,
   create: (options, ctx): SinkStream => new MediaMirrorSink(options, ctx),
+  // An item can leave the catalog's available set with no timestamp moving (availableUntil
+  // passing): only a whole read shows it gone, so an incremental pipeline re-lists periodically.
+  fullReadEvery: (options) => options.fullRelistDays * DAY_MS,
 });
 
 /** The media mirror for code: `await pipeline(productsQuery(...), mediaMirror({path: 'out/media'}))`. */
