@@ -10,10 +10,10 @@ import { defineConfig } from 'vitest/config';
  */
 const LONG_FILES = [
   'test/cli/profiles.test.ts',
-  'test/faults/kill-every-step.test.ts',
-  'test/faults/kill-every-step-s3.test.ts',
   'test/faults/kill-every-step-iceberg-late.test.ts',
   'test/faults/kill-every-step-iceberg.test.ts',
+  'test/faults/kill-every-step-s3.test.ts',
+  'test/faults/kill-every-step.test.ts',
   'test/faults/kill-every-step-s3-sink.test.ts',
   'test/docs/readme-commands.test.ts',
   'test/cli/package.test.ts',
