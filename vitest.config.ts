@@ -10,11 +10,11 @@ import { defineConfig } from 'vitest/config';
  */
 const LONG_FILES = [
   'test/cli/profiles.test.ts',
-  'test/faults/kill-every-step.test.ts',
-  'test/faults/kill-every-step-s3.test.ts',
   'test/faults/kill-every-step-iceberg-late.test.ts',
   'test/faults/kill-every-step-iceberg.test.ts',
-  'test/faults/kill-every-step-s3-late.test.ts',
+  'test/faults/kill-every-step-s3.test.ts',
+  'test/faults/kill-every-step.test.ts',
+  'test/faults/kill-every-step-s3-sink.test.ts',
   'test/docs/readme-commands.test.ts',
   'test/cli/package.test.ts',
   'test/docs/orchestrators.test.ts',
