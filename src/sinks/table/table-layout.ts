@@ -23,6 +23,11 @@ export interface PreviousVersion {
   columnNames?: readonly string[];
   /** Its columns as `_table.json` describes them (hive layout), to say when this run's differ. */
   schema?: { hash: string; columns: ReadonlyArray<{ name: string; type: string }> };
+  /**
+   * The snapshot's files in key order (Iceberg `current/`: copy-on-write per file), with what the
+   * rows were written as (`filesKey`): a run whose rows would be written otherwise writes them all.
+   */
+  files?: { filesKey: string; files: readonly TableFile[] };
 }
 
 export type TableMode = 'first' | 'incremental' | 'full';
@@ -40,7 +45,10 @@ export interface NewVersion {
   rows: number;
   counts: { inserted: number; updated: number; deleted: number; unchanged: number };
   sharedKeys?: number;
+  /** The snapshot files this run wrote. */
   snapshot: TableFile[];
+  /** Every file of the new snapshot in key order, the previous ones it kept included, and what its rows were written as. */
+  currentFiles?: { filesKey: string; files: Array<TableFile & { kept: boolean }> };
   changes: TableFile[];
   /** The new merge state, relative to the table's root. */
   state: string;
