@@ -24,6 +24,7 @@ import type {
   PublishedFile,
   TableColumns,
   TableFile,
+  TableFilesReport,
   TableLayout,
 } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
@@ -346,6 +347,20 @@ export class IcebergLayout implements TableLayout {
     this.#committed = { changes: changed, current: currented };
     // The catalog wrote the metadata files: their size is not known here.
     return [{ location: changed!.metadataLocation }, { location: currented!.metadataLocation }];
+  }
+
+  filesReport(): TableFilesReport | undefined {
+    const s = this.#rewrite;
+    if (!s) return undefined;
+    const n = (key: string) => Number(s[key] ?? 0);
+    return {
+      location: this.#tables.current.location,
+      filesInTable: n('total-data-files'),
+      bytesInTable: n('total-files-size'),
+      filesAdded: n('added-data-files'),
+      filesRemoved: n('deleted-data-files'),
+      bytesWritten: n('added-files-size'),
+    };
   }
 
   /**

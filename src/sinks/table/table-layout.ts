@@ -70,6 +70,21 @@ export interface PublishedFile {
   bytes?: number | undefined;
 }
 
+/**
+ * What a commit did to the files of a table that keeps unchanged files (Iceberg `current/`): the
+ * run's cost and the table's size, as the run's summary reports them (`tables`).
+ */
+export interface TableFilesReport {
+  /** The table's location. */
+  location: string;
+  filesInTable: number;
+  bytesInTable: number;
+  filesAdded: number;
+  filesRemoved: number;
+  /** The bytes of the files this run wrote into the table (its data files; metadata aside). */
+  bytesWritten: number;
+}
+
 export interface TableLayout {
   readonly name: 'hive' | 'iceberg';
   /** Where the commit point is, for messages (`…/_table.json`, `…/current/metadata/version-hint.text`). */
@@ -94,6 +109,8 @@ export interface TableLayout {
    * (for the run's output records), with their size when the layout wrote them itself.
    */
   publish(version: NewVersion, fence: Fence): Promise<PublishedFile[]>;
+  /** After `publish`: the files the snapshot table's commit added and removed, when the layout counts them. */
+  filesReport?(): TableFilesReport | undefined;
   /** After every sink of the run published: removes what the new version superseded. */
   settle(warn: CleanupWarning): Promise<void>;
   /** Releases what the layout holds beside the table's store (its tables' stores, a catalog's connections). */
