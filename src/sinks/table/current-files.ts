@@ -15,6 +15,12 @@ export interface WrittenPart {
   encoder: { readonly rows: number; write(row: ShapedRow): void | Promise<void>; end(): Promise<void> };
 }
 
+/**
+ * The most an unchanged range's rows hold in memory before it is written anyway (a range of a
+ * large `fileRows`): writing a range that turns out unchanged costs bytes, never correctness.
+ */
+export const HELD_BYTES = 16 * 1024 * 1024;
+
 /** One file of the new snapshot, in key order: a previous file kept, or one this run wrote. */
 export type CurrentFile<P> = { kept: TableFile } | { written: P };
 
@@ -30,6 +36,7 @@ export class CurrentFiles<P extends WrittenPart> {
   #consumed = 0;
   /** Rows of range #index while it is unchanged: dropped if it stays so, written once it is not. */
   #held: ShapedRow[] = [];
+  #heldBytes = 0;
   #dirty = false;
   #part: P | undefined;
 
@@ -44,8 +51,10 @@ export class CurrentFiles<P extends WrittenPart> {
     if (!this.#ranges) return this.#write(row, this.#fileRows);
     if (origin !== 'inserted') await this.#previousRow();
     if (origin !== 'unchanged') await this.#change();
-    if (this.#dirty) await this.#write(row, 2 * this.#fileRows);
-    else this.#held.push(row);
+    if (this.#dirty) return this.#write(row, 2 * this.#fileRows);
+    this.#held.push(row);
+    this.#heldBytes += row.bytes;
+    if (this.#heldBytes > HELD_BYTES) await this.#change();
   }
 
   /** A previous key the run deleted: its range is written again without it. */
@@ -83,6 +92,7 @@ export class CurrentFiles<P extends WrittenPart> {
     this.#dirty = true;
     const held = this.#held;
     this.#held = [];
+    this.#heldBytes = 0;
     for (const row of held) await this.#write(row, 2 * this.#fileRows);
   }
 
@@ -92,6 +102,7 @@ export class CurrentFiles<P extends WrittenPart> {
     if (this.#dirty) await this.#endPart();
     else if (range.rows > 0) this.order.push({ kept: range });
     this.#held = [];
+    this.#heldBytes = 0;
     this.#dirty = false;
     this.#index++;
     this.#consumed = 0;

@@ -3,7 +3,7 @@
 // delete is written again with its rows in order, and row counts that do not add up are refused.
 // Snapshot expiry by age (expire-snapshots.ts) beside: by count and by age, the newest stays.
 import { describe, expect, it } from 'vitest';
-import { CurrentFiles, type WrittenPart } from '../../../src/sinks/table/current-files.js';
+import { CurrentFiles, HELD_BYTES, type WrittenPart } from '../../../src/sinks/table/current-files.js';
 import { ExpireSnapshots } from '../../../src/sinks/table/iceberg/expire-snapshots.js';
 import type { ShapedRow } from '../../../src/sinks/shared/column-types.js';
 import type { Snapshot, TableMetadata } from '../../../src/sinks/table/iceberg/iceberg-types.js';
@@ -76,6 +76,18 @@ describe('CurrentFiles', () => {
       'current/data/b.parquet',
       'new:c1,c2,c3,c4,c5,c6',
       'new:c7',
+    ]);
+  });
+
+  it('writes an unchanged range whose rows pass the memory bound instead of holding them', async () => {
+    const files = new CurrentFiles(previous, 3, () => Promise.resolve(new ArrayPart()));
+    for (const k of ['a1', 'a2', 'a3']) await files.row({ values: [k], bytes: HELD_BYTES / 2 }, 'unchanged');
+    for (const k of ['b1', 'b2', 'b3', 'c1', 'c2', 'c3']) await files.row({ values: [k], bytes: 1 }, 'unchanged');
+    await files.end();
+    expect(files.order.map((f) => ('kept' in f ? f.kept.path : `new:${f.written.values.join(',')}`))).toEqual([
+      'new:a1,a2,a3',
+      'current/data/b.parquet',
+      'current/data/c.parquet',
     ]);
   });
 
