@@ -98,12 +98,17 @@ export class CurrentFiles<P extends WrittenPart> {
 
   /** An unchanged range keeps its file (an empty one goes); a changed one's files are complete. */
   async #closeRange(): Promise<void> {
-    const range = this.#ranges![this.#index]!;
-    if (this.#dirty) await this.#endPart();
-    else if (range.rows > 0) this.order.push({ kept: range });
+    const ranges = this.#ranges!;
+    const range = ranges[this.#index]!;
+    // A rewritten range left small (its keys deleted) is not a file of its own: the next range is
+    // written into the same file, so files merge as they are rewritten instead of shrinking.
+    const small = this.#dirty && (this.#part?.encoder.rows ?? 0) < this.#fileRows / 2;
+    const merge = small && this.#part !== undefined && this.#index + 1 < ranges.length;
+    if (this.#dirty && !merge) await this.#endPart();
+    else if (!this.#dirty && range.rows > 0) this.order.push({ kept: range });
     this.#held = [];
     this.#heldBytes = 0;
-    this.#dirty = false;
+    this.#dirty = merge;
     this.#index++;
     this.#consumed = 0;
   }

@@ -69,6 +69,19 @@ describe('CurrentFiles', () => {
     ).toEqual(['new:a1,a2,a3,a4', 'current/data/b.parquet', 'current/data/c.parquet']);
   });
 
+  it('writes the next range into the file of a rewritten range left under half the file size', async () => {
+    // a keeps one row of three: a1 goes with b's rows; c stays. The last range has no next: alone.
+    expect(await layout([u('a1'), 'delete', 'delete', ...['b1', 'b2', 'b3', 'c1', 'c2', 'c3'].map(u)])).toEqual([
+      'new:a1,b1,b2,b3',
+      'current/data/c.parquet',
+    ]);
+    expect(await layout([...['a1', 'a2', 'a3', 'b1', 'b2', 'b3'].map(u), 'delete', 'delete', u('c3')])).toEqual([
+      'current/data/a.parquet',
+      'current/data/b.parquet',
+      'new:c3',
+    ]);
+  });
+
   it('splits a rewritten range that grew past twice the file size', async () => {
     const inserts = ['c4', 'c5', 'c6', 'c7'].map((k): [string, RowOrigin] => [k, 'inserted']);
     expect(await layout([...['a1', 'a2', 'a3', 'b1', 'b2', 'b3', 'c1', 'c2', 'c3'].map(u), ...inserts])).toEqual([
