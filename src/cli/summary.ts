@@ -37,6 +37,10 @@ export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {
     lines.push(
       `  schema changed: ${c.location}: ${describeSchemaChange(c.change)} (read old and new files with union_by_name)`,
     );
+  for (const t of s.tables ?? [])
+    lines.push(
+      `  table ${t.location}: ${plural(t.filesAdded, 'file')} written (${fmt.format(t.bytesWritten)} bytes), ${fmt.format(t.filesRemoved)} replaced; ${plural(t.filesInTable, 'file')} in the table`,
+    );
   if (s.cursor) {
     lines.push(
       s.cursor.stored

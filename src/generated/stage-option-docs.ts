@@ -1224,6 +1224,17 @@ export interface StageOptionDocs {
      */
     keepSnapshots?: unknown;
     /**
+     * format: iceberg: snapshots older than this many days expire too, even within keepSnapshots (by count
+     * and by age: whichever keeps fewer); the newest run's snapshot always stays. Default: no age limit
+     */
+    keepSnapshotsDays?: unknown;
+    /**
+     * format: iceberg: rows per data file of current/ (files hold key ranges; a run rewrites only the
+     * files whose keys changed, so smaller files mean fewer bytes rewritten per change and more files per
+     * table). Default 1000, or maxRows if smaller
+     */
+    fileRows?: unknown;
+    /**
      * format: iceberg: commit through an Iceberg REST catalog; credentials from env
      * ICEBERG_REST_CREDENTIAL (client_id:client_secret, OAuth2) or ICEBERG_REST_TOKEN (a bearer token).
      * Default: no catalog, each table's metadata/version-hint.text is the commit point

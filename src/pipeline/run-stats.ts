@@ -2,6 +2,7 @@
 // JSON log lines and the final summary are made of. One listener set per run.
 import type { OutputRecord, RunEvents } from '../events.js';
 import type { SchemaChange } from '../sinks/index.js';
+import type { TableFilesReport } from '../sinks/table/table-layout.js';
 
 export interface RunCounters {
   recordsRead: number;
@@ -21,6 +22,8 @@ export interface RunCounters {
   warningCounts: Record<string, number>;
   /** Outputs whose columns changed since their previous run (`sink.schema_changed` events). */
   schemaChanges: OutputSchemaChange[];
+  /** Tables that keep unchanged files (Iceberg current/): what each commit wrote and the table's size (`table.files` events). */
+  tables: TableFilesReport[];
 }
 
 /** An output whose columns differ from the previous run's published schema of it. */
@@ -45,6 +48,7 @@ export class RunStats {
     warnings: [],
     warningCounts: {},
     schemaChanges: [],
+    tables: [],
   };
   readonly startedAt = Date.now();
   /** The latest total each endpoint announced (estimates grow, the exact one comes last). */
@@ -91,6 +95,7 @@ export class RunStats {
           location: String(e.location),
           change: e.schemaChanged as SchemaChange,
         });
+      if (e.code === 'table.files') c.tables.push(e.files as TableFilesReport);
     });
     events.on('warning', (w) => {
       c.warnings.push(w.message);

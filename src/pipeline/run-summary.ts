@@ -6,6 +6,7 @@ import { type Remedy, describeCode } from '../error-codes.js';
 import type { OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
 import type { OutputSchemaChange, RunCounters } from './run-stats.js';
+import type { TableFilesReport } from '../sinks/table/table-layout.js';
 
 export interface RunSummary {
   pipeline: string;
@@ -54,6 +55,11 @@ export interface RunSummary {
    * removed, retyped): absent when none did. Each is also the `schemaChanged` block of its manifest.
    */
   schemaChanges?: OutputSchemaChange[];
+  /**
+   * Iceberg `current/` tables (copy-on-write per file): files written and replaced by this run, its
+   * bytes written, and the files and bytes in the table; absent when no such sink ran.
+   */
+  tables?: TableFilesReport[];
   /**
    * Why the run did not succeed. `remedy` (from the error-code catalogue, when it knows the code):
    * `retry` when running again unchanged may pass, `fix` when something must change first.
@@ -135,6 +141,7 @@ export function summarizeRun(f: RunFacts): RunSummary {
     warnings: c.warnings,
     warningCounts: { ...c.warningCounts },
     ...(c.schemaChanges.length > 0 ? { schemaChanges: [...c.schemaChanges] } : {}),
+    ...(c.tables.length > 0 ? { tables: [...c.tables] } : {}),
     error: err
       ? { code: err.code ?? 'error', message: f.redact(err.message ?? String(err)), ...remedyOf(err.code ?? 'error') }
       : undefined,

@@ -52,6 +52,7 @@ const SUMMARY_FIELDS: Record<keyof RunSummary, true> = {
   warnings: true,
   warningCounts: true,
   schemaChanges: true,
+  tables: true,
   error: true,
 };
 const RECORD_FIELDS: Record<keyof RunSummary['records'], true> = {

@@ -23,12 +23,15 @@ import type {
   PreviousVersion,
   PublishedFile,
   TableColumns,
+  TableFile,
+  TableFilesReport,
   TableLayout,
 } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
 import { refSnapshotIds, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
-import { FastAppend, Overwrite } from './iceberg/snapshot-operations.js';
+import { FastAppend, Overwrite, RewriteFiles } from './iceberg/snapshot-operations.js';
+import { DELETED, readSnapshotManifests } from './iceberg/manifests.js';
 import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
@@ -44,6 +47,11 @@ const KEY = 'catalog-streams.key';
  */
 const COLUMNS = 'catalog-streams.columns';
 const SCHEMA_HASH = 'catalog-streams.schema-hash';
+/**
+ * Set on a snapshot of `current/` whose live files one manifest lists in key order (RewriteFiles),
+ * with what the rows were written as: the next run keeps the files of unchanged key ranges.
+ */
+const FILES_KEY = 'catalog-streams.files-key';
 
 const TABLES = ['current', 'changes'] as const;
 type TableName = (typeof TABLES)[number];
@@ -54,6 +62,8 @@ const FOLDERS = ['current/data/', 'current/metadata/', 'changes/data/', 'changes
 export interface IcebergLayoutOptions {
   key: string;
   keepSnapshots: number;
+  /** Snapshots older than this many days expire too (undefined: no age limit). */
+  keepSnapshotsDays?: number | undefined;
   catalog: IcebergCatalog;
   /** The stores rooted at `<path>/current` and `<path>/changes`. */
   stores: Record<TableName, ObjectStore>;
@@ -64,6 +74,8 @@ export function storeUri(store: ObjectStore): string {
   const location = store.location('').replace(/\/+$/, '');
   return store.kind === 'file' ? pathToFileURL(location).href : location;
 }
+
+const days = (n: number | undefined) => (n === undefined ? undefined : n * 24 * 60 * 60 * 1000);
 
 function currentSnapshot(loaded: LoadedTable | undefined): Snapshot | undefined {
   const metadata = loaded?.metadata;
@@ -88,6 +100,8 @@ export class IcebergLayout implements TableLayout {
   #previous: PreviousVersion | undefined;
   /** This run's merge state, which its commit names. */
   #state: string | undefined;
+  /** The summary of this run's snapshot of `current/` (files added, deleted, in the table). */
+  #rewrite: Snapshot['summary'] | undefined;
   /** The tables as this run committed them, for the settle (expired files) and a revoke. */
   #committed: Partial<Record<TableName, LoadedTable>> | undefined;
 
@@ -133,6 +147,10 @@ export class IcebergLayout implements TableLayout {
     }
     const snapshot = currentSnapshot(current);
     this.#previous = snapshot ? this.#previousOf(snapshot, current!.metadata) : undefined;
+    if (snapshot && this.#previous) {
+      const files = await this.#filesOf(snapshot);
+      if (files) this.#previous.files = files;
+    }
     const repaired = await this.#repairChanges();
     const { removed, foreign } = await this.#removeGarbage();
     return { previous: this.#previous, removed, foreign, ...(repaired ? { repaired } : {}) };
@@ -156,6 +174,32 @@ export class IcebergLayout implements TableLayout {
       columnNames: schema?.fields.map((f) => f.name),
       ...(described ? { schema: described } : {}),
     };
+  }
+
+  /**
+   * The live files of the current snapshot in key order, when its summary says one manifest lists
+   * them so (RewriteFiles) and their rows add up to the snapshot's (the merge state has one frame
+   * per row, in the same order); else none: the run writes every row again, as before this layout.
+   */
+  async #filesOf(snapshot: Snapshot): Promise<PreviousVersion['files']> {
+    const filesKey = snapshot.summary[FILES_KEY];
+    if (typeof filesKey !== 'string') return undefined;
+    const table = this.#tables.current;
+    const manifests = await readSnapshotManifests(table.store, table.location, snapshot['manifest-list']);
+    const live = manifests.flatMap((m) => m.entries).filter((e) => e.status !== DELETED);
+    const root = `${storeUri(this.#store.objects)}/`;
+    const files: TableFile[] = [];
+    for (const e of live) {
+      const path = e.data_file.file_path;
+      if (!path.startsWith(root)) return undefined;
+      files.push({
+        path: path.slice(root.length),
+        rows: e.data_file.record_count,
+        bytes: e.data_file.file_size_in_bytes,
+      });
+    }
+    const rows = files.reduce((n, f) => n + f.rows, 0);
+    return String(rows) === snapshot.summary['catalog-streams.rows'] ? { filesKey, files } : undefined;
   }
 
   /**
@@ -280,24 +324,27 @@ export class IcebergLayout implements TableLayout {
       'catalog-streams.unchanged': String(version.counts.unchanged),
       ...(version.sharedKeys ? { 'catalog-streams.shared-keys': String(version.sharedKeys) } : {}),
     };
+    const uri = (f: { path: string }) => `${storeUri(this.#store.objects)}/${f.path}`;
     const commit = async (name: TableName, files: NewVersion['snapshot'], extra: Record<string, string>) => {
-      // `current/` is overwritten whole each run, `changes/` appended to (ARCHITECTURE.md).
-      const Operation = name === 'current' ? Overwrite : FastAppend;
-      const prepared = await new Operation({
+      const args = {
         table: this.#tables[name],
         base: this.#loaded[name],
-        files: files.map((f) => ({
-          location: `${storeUri(this.#store.objects)}/${f.path}`,
-          rows: f.rows,
-          bytes: f.bytes,
-        })),
+        files: files.map((f) => ({ location: uri(f), rows: f.rows, bytes: f.bytes })),
         columns: this.#columns[name]!,
         summary: { ...summary, ...extra },
         runId: version.runId,
         keepSnapshots: this.#options.keepSnapshots,
+        keepSnapshotsMs: days(this.#options.keepSnapshotsDays),
         keep: this.#rollbackTarget(name),
         now,
-      }).commit();
+      };
+      // `current/`: the files of changed key ranges replaced (copy-on-write per file), `changes/`
+      // appended to (ARCHITECTURE.md).
+      const order = version.currentFiles?.files.map(uri);
+      const operation =
+        name === 'changes' ? new FastAppend(args) : order ? new RewriteFiles({ ...args, order }) : new Overwrite(args);
+      const prepared = await operation.commit();
+      if (name === 'current') this.#rewrite = prepared.snapshot.summary;
       const commit = prepared.commit;
       const properties = this.#properties(name, version);
       if (Object.keys(properties).length > 0) commit.updates.push({ action: 'set-properties', updates: properties });
@@ -305,7 +352,8 @@ export class IcebergLayout implements TableLayout {
     };
     this.#state = version.state;
     const changes = await commit('changes', version.changes, {});
-    const current = await commit('current', version.snapshot, { [STATE]: version.state });
+    const filesKey: Record<string, string> = version.currentFiles ? { [FILES_KEY]: version.currentFiles.filesKey } : {};
+    const current = await commit('current', version.snapshot, { [STATE]: version.state, ...filesKey });
     // The files catalog asserts the fence before each of its writes; a REST catalog's commit is
     // conditional on the versions loaded besides (its requirements).
     await fence.assertHeld();
@@ -324,6 +372,21 @@ export class IcebergLayout implements TableLayout {
       wanted[COLUMNS] = JSON.stringify({ hash: version.schema.hash, columns });
     }
     return Object.fromEntries(Object.entries(wanted).filter(([k, v]) => had[k] !== v));
+  }
+
+  /** What this run's commit of `current/` wrote against the table's size (the summary's `tables`). */
+  filesReport(): TableFilesReport | undefined {
+    const s = this.#rewrite;
+    if (!s) return undefined;
+    const n = (key: string) => Number(s[key] ?? 0);
+    return {
+      location: this.#tables.current.location,
+      filesInTable: n('total-data-files'),
+      bytesInTable: n('total-files-size'),
+      filesAdded: n('added-data-files'),
+      filesRemoved: n('deleted-data-files'),
+      bytesWritten: n('added-files-size'),
+    };
   }
 
   /**

@@ -26,6 +26,11 @@ export interface PreviousVersion {
    * `catalog-streams.columns` property (iceberg layout), to say when this run's differ.
    */
   schema?: { hash: string; columns: ReadonlyArray<{ name: string; type: string }> };
+  /**
+   * The snapshot's files in key order (Iceberg `current/`: copy-on-write per file), with what the
+   * rows were written as (`filesKey`): a run whose rows would be written otherwise writes them all.
+   */
+  files?: { filesKey: string; files: readonly TableFile[] };
 }
 
 export type TableMode = 'first' | 'incremental' | 'full';
@@ -43,7 +48,10 @@ export interface NewVersion {
   rows: number;
   counts: { inserted: number; updated: number; deleted: number; unchanged: number };
   sharedKeys?: number;
+  /** The snapshot files this run wrote. */
   snapshot: TableFile[];
+  /** Every file of the new snapshot in key order, the previous ones it kept included, and what its rows were written as. */
+  currentFiles?: { filesKey: string; files: Array<TableFile & { kept: boolean }> };
   changes: TableFile[];
   /** The new merge state, relative to the table's root. */
   state: string;
@@ -63,6 +71,21 @@ export interface CleanupWarning {
 export interface PublishedFile {
   location: string;
   bytes?: number | undefined;
+}
+
+/**
+ * What a commit did to the files of a table that keeps unchanged files (Iceberg `current/`): the
+ * run's cost and the table's size, as the run's summary reports them (`tables`).
+ */
+export interface TableFilesReport {
+  /** The table's location. */
+  location: string;
+  filesInTable: number;
+  bytesInTable: number;
+  filesAdded: number;
+  filesRemoved: number;
+  /** The bytes of the files this run wrote into the table (its data files; metadata aside). */
+  bytesWritten: number;
 }
 
 export interface TableLayout {
@@ -89,6 +112,8 @@ export interface TableLayout {
    * (for the run's output records), with their size when the layout wrote them itself.
    */
   publish(version: NewVersion, fence: Fence): Promise<PublishedFile[]>;
+  /** After `publish`: the files the snapshot table's commit added and removed, when the layout counts them. */
+  filesReport?(): TableFilesReport | undefined;
   /** After every sink of the run published: removes what the new version superseded. */
   settle(warn: CleanupWarning): Promise<void>;
   /** Releases what the layout holds beside the table's store (its tables' stores, a catalog's connections). */

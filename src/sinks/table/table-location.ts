@@ -37,6 +37,7 @@ export function openTableLocation(
       ? new IcebergLayout(store, {
           key: config.key,
           keepSnapshots: config.keepSnapshots,
+          keepSnapshotsDays: config.keepSnapshotsDays,
           catalog: icebergCatalog(config, ctx),
           // Their writes (data files aside: staged by the sink) are journaled in the table's root.
           stores: {

@@ -20,10 +20,16 @@ export interface IncomingRecord {
 
 export type ChangeKind = 'insert' | 'update' | 'delete';
 
+/**
+ * Where a snapshot row comes from: a previous key's row as it was, a previous key's new row, or a
+ * new key's. The Iceberg layout keeps the files whose rows are all `unchanged` (current-files.ts).
+ */
+export type RowOrigin = 'unchanged' | 'updated' | 'inserted';
+
 /** Where the merge writes; each is awaited, in key order. */
 export interface MergeOutputs {
-  /** A row of the new snapshot (one per key that stays). */
-  current(row: ShapedRow): Promise<void>;
+  /** A row of the new snapshot (one per key that stays), and whether its key or row is new. */
+  current(row: ShapedRow, origin: RowOrigin): Promise<void>;
   /** A change row: the shaped row and what happened to its key. */
   change(row: ShapedRow, kind: ChangeKind): Promise<void>;
   /** A frame body of the new merge state (`v8.serialize([key, record])`). */
@@ -93,7 +99,7 @@ export async function mergeTable(
       p = await prevIt.next();
     } else if (order > 0) {
       const row = options.shaper.shape(n.value!.record);
-      await out.current(row);
+      await out.current(row, 'inserted');
       await out.change(row, 'insert');
       await out.state(options.lineage?.changedBody(n.value!) ?? n.value!.body);
       result.rows++;
@@ -120,7 +126,7 @@ async function onlyPrevious(
   // A candidate the check found invalid now exists: its last valid row stays, as in an incremental run.
   const invalidNow = options.keptInvalid?.(previous) ?? false;
   if (options.mode === 'incremental' || invalidNow) {
-    await out.current(stamp(options, row, previous));
+    await out.current(stamp(options, row, previous), 'unchanged');
     await out.state(previous.body);
     result.rows++;
     result.counts.unchanged++;
@@ -149,7 +155,7 @@ async function both(
   if (Buffer.compare(TableLineage.recordBody(previous), next.body) === 0) {
     // The same key and record serialized to the same bytes: the same row, unchanged. Shaped
     // by this run's shaper, which warns of fields it puts in _extra, as for any incoming record.
-    await out.current(stamp(options, options.shaper.shape(before), previous));
+    await out.current(stamp(options, options.shaper.shape(before), previous), 'unchanged');
     await out.state(body);
     result.counts.unchanged++;
     return;
@@ -158,7 +164,7 @@ async function both(
   const row = options.shaper.shape(next.record);
   const ignored = [...options.ignored, ...(options.lineage?.compareIgnored ?? [])];
   if (comparable(old, ignored).equals(comparable(row, ignored))) {
-    await out.current(stamp(options, old, previous));
+    await out.current(stamp(options, old, previous), 'unchanged');
     // The same row from other bytes (fields in another order, a number or string held in
     // another representation, as a state written by an earlier version holds them). With
     // ignoreFields the earlier record stays (the snapshot keeps its row); without, the
@@ -168,7 +174,7 @@ async function both(
     await out.state(options.ignored.length === 0 ? kept : body);
     result.counts.unchanged++;
   } else {
-    await out.current(row);
+    await out.current(row, 'updated');
     await out.change(row, 'update');
     await out.state(options.lineage?.changedBody(next) ?? next.body);
     result.counts.updated++;

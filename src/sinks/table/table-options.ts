@@ -37,6 +37,21 @@ export const tableSinkOptions = z.strictObject({
     .describe(
       'format: iceberg: the snapshots each table keeps (time travel reaches back this many runs), plus the one before the newest run until the next run commits (what a repair or a rollback needs); files that only older snapshots reference are removed',
     ),
+  keepSnapshotsDays: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      "format: iceberg: snapshots older than this many days expire too, even within keepSnapshots (by count and by age: whichever keeps fewer); the newest run's snapshot always stays. Default: no age limit",
+    ),
+  fileRows: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      'format: iceberg: rows per data file of current/ (files hold key ranges; a run rewrites only the files whose keys changed, so smaller files mean fewer bytes rewritten per change and more files per table). Default 1000, or maxRows if smaller',
+    ),
   catalog: icebergCatalogOption.optional(),
   key: z
     .string()
@@ -108,6 +123,13 @@ export type TableSinkConfig = z.output<typeof tableSinkOptions>;
 
 export type ResolvedConfig = TableSinkConfig & { timestamps: 'millis' | 'micros' | 'raw' };
 
+/** Rows per data file of an Iceberg current/ table (fileRows). */
+export const DEFAULT_FILE_ROWS = 1000;
+
+export function currentFileRows(config: TableSinkConfig): number {
+  return config.fileRows ?? Math.min(DEFAULT_FILE_ROWS, config.maxRows);
+}
+
 /** The timestamps option resolved: Iceberg has only microsecond timestamps. */
 export function withTimestamps(config: TableSinkConfig): ResolvedConfig {
   if (config.catalog && config.format !== 'iceberg') {
@@ -115,6 +137,14 @@ export function withTimestamps(config: TableSinkConfig): ResolvedConfig {
       path: 'catalog',
     });
   }
+  for (const option of ['fileRows', 'keepSnapshotsDays'] as const)
+    if (config[option] !== undefined && config.format !== 'iceberg')
+      throw new ConfigError(
+        `table: ${option}: is an option of format: iceberg; add format: iceberg or remove ${option}:`,
+        {
+          path: option,
+        },
+      );
   if (config.format === 'iceberg' && config.timestamps === 'millis') {
     throw new ConfigError(
       'table: format: iceberg writes timestamps in microseconds (Iceberg has no millisecond timestamp); remove timestamps: millis, or set micros or raw',

@@ -16,7 +16,9 @@ import type { CHANGE_COLUMNS } from './table-options.js';
 import type { ResolvedConfig } from './table-options.js';
 import type { TableLayout } from './table-layout.js';
 import type { StagedFile } from './table-store.js';
-import type { ChangeKind } from './table-merge.js';
+import type { ChangeKind, RowOrigin } from './table-merge.js';
+import { CurrentFiles } from './current-files.js';
+import type { TableFile } from './table-layout.js';
 
 type Folder = 'snapshot' | 'changes';
 
@@ -63,11 +65,18 @@ export interface TablePartsInput {
   lineage: TableLineage;
   /** Stages a file of the table (`rel` from its root). */
   stage(rel: string): Promise<StagedFile>;
+  /**
+   * The previous snapshot's files in key order, when the layout keeps unchanged ones (Iceberg):
+   * only the ranges with a change are written (current-files.ts); undefined: every row is.
+   */
+  previousFiles?: readonly TableFile[] | undefined;
+  /** Rows per snapshot file (default `maxRows`). */
+  fileRows?: number | undefined;
 }
 
 /** The run's snapshot and changes parts, and how a merged row goes into them. */
 export class TableParts {
-  readonly #snapshot: SequentialParts<ShapedRow, { staged: StagedFile; encoder: ParquetEncoder }>;
+  readonly #snapshot: CurrentFiles<{ staged: StagedFile; encoder: ParquetEncoder }>;
   readonly #changes: SequentialParts<ShapedRow, { staged: StagedFile; encoder: ParquetEncoder }>;
   readonly #copied: FirstRunChanges | undefined;
   readonly #extraAt: number;
@@ -125,22 +134,24 @@ export class TableParts {
       return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(folder, listener)) };
     };
     const rotation = { maxRows: config.maxRows };
-    this.#snapshot = new SequentialParts(opener('snapshot', columns), rotation);
+    const fileRows = input.fileRows ?? config.maxRows;
+    this.#snapshot = new CurrentFiles(input.previousFiles, fileRows, opener('snapshot', columns));
     this.#changes = new SequentialParts(opener('changes', changeColumns), rotation);
   }
 
-  current(row: ShapedRow): Promise<void> {
-    return this.#snapshot.write(row);
+  current(row: ShapedRow, origin: RowOrigin): Promise<void> {
+    return this.#snapshot.row(row, origin);
   }
 
   /** A change row: the row with `_change`, `_changed_at` and `_run_id` before `_extra`. */
-  change(row: ShapedRow, kind: ChangeKind): Promise<void> {
+  async change(row: ShapedRow, kind: ChangeKind): Promise<void> {
+    if (kind === 'delete') await this.#snapshot.deleted();
     // A first run's change rows are its snapshot's (FirstRunChanges).
-    if (this.#copied) return Promise.resolve();
+    if (this.#copied) return;
     const values = row.values.slice(0, this.#extraAt);
     for (const name of this.#changeNames) values.push(this.#changeValue(name, kind));
     values.push(row.values[this.#extraAt]);
-    return this.#changes.write({ values, bytes: row.bytes + 48 });
+    await this.#changes.write({ values, bytes: row.bytes + 48 });
   }
 
   #changeValue(name: (typeof CHANGE_COLUMNS)[number], kind: ChangeKind): string | bigint {
@@ -149,13 +160,20 @@ export class TableParts {
 
   /** Ends the open parts: a snapshot has at least one file (its schema), changes may have none. */
   async end(): Promise<void> {
-    await this.#snapshot.end(true);
+    await this.#snapshot.end();
     await this.#changes.end(false);
   }
 
-  /** The snapshot files as a version lists them; once the files are complete. */
+  /** The snapshot files this run wrote, as a version lists them; once the files are complete. */
   snapshotEntries(): TableFileEntry[] {
-    return this.#snapshot.files.map(fileEntry);
+    return this.#snapshot.written.map(fileEntry);
+  }
+
+  /** Every file of the new snapshot in key order: the previous files kept and this run's. */
+  currentFiles(): Array<TableFileEntry & { kept: boolean }> {
+    return this.#snapshot.order.map((f) =>
+      'kept' in f ? { ...f.kept, kept: true } : { ...fileEntry(f.written), kept: false },
+    );
   }
 
   /** The changes files as a version lists them. */

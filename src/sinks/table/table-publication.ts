@@ -126,6 +126,13 @@ export class TablePublication {
     this.#emitOutput({ kind, location: stateFile.location, rows: 0, bytes: stateFile.file.bytes, sink, role: 'state' });
     for (const m of metadata)
       this.#emitOutput({ kind, location: m.location, rows: 0, bytes: m.bytes ?? 0, sink, role: 'metadata' });
+    const files = layout.filesReport?.();
+    if (files)
+      this.#deps.ctx.events.emit('info', {
+        code: 'table.files',
+        message: `table ${files.location}: ${files.filesAdded} file(s) written (${files.bytesWritten} bytes), ${files.filesRemoved} replaced; ${files.filesInTable} file(s), ${files.bytesInTable} bytes in the table`,
+        files,
+      });
     const { mode, runId, date, rows, counts } = version;
     this.#deps.ctx.events.emit('info', {
       code: 'table.version',

@@ -17,6 +17,7 @@ import { checkCompression } from '../parquet/parquet-encoder.js';
 import type { TableStore } from './table-store.js';
 import type { PreviousVersion, TableLayout, TableMode } from './table-layout.js';
 import {
+  currentFileRows,
   tableSinkOptions,
   withTimestamps,
   type ResolvedConfig,
@@ -156,7 +157,11 @@ export class TableSink extends PublishingSink {
     const mode = !previous ? 'first' : ctx.mode.incremental ? 'incremental' : 'full';
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
     const check = mode === 'full' ? await this.#inputs.checkDeletes(previous!.state) : undefined;
+    const filesKey = `${this.#schema.hash} timestamps=${this.#config.timestamps}`;
     const parts = new TableParts({
+      // Rows written as the previous files' were: the unchanged ranges keep their files.
+      previousFiles: previous?.files?.filesKey === filesKey ? previous.files.files : undefined,
+      fileRows: this.#config.format === 'iceberg' ? currentFileRows(this.#config) : undefined,
       config: this.#config,
       schema: this.#schema,
       layout: this.#layout,
@@ -173,7 +178,7 @@ export class TableSink extends PublishingSink {
     const state = (this.#state = new StateWriter(stateFile));
     const shared = sharedKeyCheck(this.#config.key, this.#where, ctx.events);
     const result = await this.#merge(mode, check, shared, {
-      current: (row) => parts.current(row),
+      current: (row, origin) => parts.current(row, origin),
       change: (row, kind) => parts.change(row, kind),
       state: (body) => state.write(body),
     });
@@ -197,6 +202,7 @@ export class TableSink extends PublishingSink {
         counts: result.counts,
         ...(shared.count() > 0 ? { sharedKeys: shared.count() } : {}),
         snapshot: parts.snapshotEntries(),
+        currentFiles: { filesKey, files: parts.currentFiles() },
         changes: parts.changeEntries(),
         state: stateRel,
       }),

@@ -36,6 +36,8 @@ export interface PrepareCommitArgs {
    * (the one each table had when the run started), so expiry must not take them yet.
    */
   keep?: readonly number[];
+  /** Snapshots older than this (ms before `now`) expire too, whatever `keepSnapshots` says; the new one stays. */
+  keepSnapshotsMs?: number | undefined;
   now: Date;
 }
 

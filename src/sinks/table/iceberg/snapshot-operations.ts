@@ -111,6 +111,11 @@ abstract class SnapshotProducer {
   /** The parent's part: its manifests listed again (append) or its files deleted (overwrite); returns the deleted entries. */
   protected abstract carryOver(): Promise<ManifestEntry[]>;
 
+  /** The run's files' entries: a manifest of their own (a rewrite lists them with the files it keeps). */
+  protected async addFiles(added: ManifestEntry[]): Promise<void> {
+    if (added.length > 0) await this.writeManifest(added);
+  }
+
   /** The summary entries of the files this snapshot deletes (an overwrite's). */
   protected deletedSummary(_deleted: readonly ManifestEntry[]): Record<string, string> {
     return {};
@@ -138,7 +143,7 @@ abstract class SnapshotProducer {
         file_size_in_bytes: f.bytes,
       },
     }));
-    if (added.length > 0) await this.writeManifest(added);
+    await this.addFiles(added);
     const deleted = await this.carryOver();
     const listRel = `metadata/snap-${this.snapshotId}-${runId}.avro`;
     const list = encodeManifestList(this.listed, {
@@ -151,7 +156,9 @@ abstract class SnapshotProducer {
       throw new IcebergMetadataError(`${table.store.location(listRel)} exists already; nothing was committed`);
     this.#written.push(listRel);
     const snapshot = this.#snapshot(listRel, deleted);
-    const expiry = new ExpireSnapshots(this.metadata, this.args.keepSnapshots, this.args.keep);
+    const { keepSnapshotsMs, now } = this.args;
+    const age = keepSnapshotsMs === undefined ? undefined : { maxAgeMs: keepSnapshotsMs, now };
+    const expiry = new ExpireSnapshots(this.metadata, this.args.keepSnapshots, this.args.keep, age);
     const updates: TableUpdate[] = [
       ...this.#tableUpdates(),
       ...expiry.logUpdates(),
@@ -277,6 +284,71 @@ export class Overwrite extends SnapshotProducer {
       file_sequence_number: e.file_sequence_number,
       data_file: e.data_file,
     }));
+    if (deleted.length > 0) await this.writeManifest(deleted);
+    return deleted;
+  }
+
+  protected override deletedSummary(deleted: readonly ManifestEntry[]): Record<string, string> {
+    return {
+      'deleted-data-files': String(deleted.length),
+      'deleted-records': String(sum(deleted.map((e) => e.data_file.record_count))),
+      'removed-files-size': String(sum(deleted.map((e) => e.data_file.file_size_in_bytes))),
+    };
+  }
+}
+
+/**
+ * The current table's snapshot, copy-on-write per file: `order` is every live file of the new
+ * snapshot in key order, each either one of the run's files or a live file of the parent kept as
+ * it is; the parent's other files are deleted. One manifest lists the live files in that order
+ * (the kept ones EXISTING, with their own snapshot ids and sequence numbers), so a reader that
+ * reads files in manifest order reads the rows in key order, and the next run finds the files'
+ * order there (iceberg-layout.ts); a second one the DELETED files. Its cost is the run's files
+ * plus two manifests, whatever the table's size.
+ */
+export class RewriteFiles extends SnapshotProducer {
+  readonly operation = 'overwrite';
+  readonly #order: readonly string[];
+  #added: ManifestEntry[] = [];
+
+  constructor(args: SnapshotArgs & { order: readonly string[] }) {
+    const { order, ...rest } = args;
+    super(rest);
+    this.#order = order;
+  }
+
+  protected override addFiles(added: ManifestEntry[]): Promise<void> {
+    this.#added = added;
+    return Promise.resolve();
+  }
+
+  protected async carryOver(): Promise<ManifestEntry[]> {
+    const { table } = this.args;
+    const parentLive = new Map<string, ManifestEntry>();
+    if (this.parent)
+      for (const m of await readSnapshotManifests(table.store, table.location, this.parent['manifest-list']))
+        for (const e of m.entries) if (e.status !== DELETED) parentLive.set(e.data_file.file_path, e);
+    const added = new Map(this.#added.map((e) => [e.data_file.file_path, e]));
+    const live = this.#order.map((location): ManifestEntry => {
+      const mine = added.get(location);
+      if (mine) return mine;
+      const kept = parentLive.get(location);
+      if (!kept)
+        throw new IcebergMetadataError(
+          `${location} is kept by the new snapshot of ${table.location} but is not a live file of its parent; nothing was committed`,
+          { code: 'iceberg.update_invalid' },
+        );
+      return { ...kept, status: EXISTING };
+    });
+    if (added.size !== live.filter((e) => e.status === ADDED).length)
+      throw new IcebergMetadataError(`the run's files of ${table.location} are not all in the new snapshot's order`, {
+        code: 'iceberg.update_invalid',
+      });
+    const keptPaths = new Set(this.#order);
+    const deleted = [...parentLive.values()]
+      .filter((e) => !keptPaths.has(e.data_file.file_path))
+      .map((e): ManifestEntry => ({ ...e, status: DELETED, snapshot_id: this.snapshotId }));
+    if (live.length > 0) await this.writeManifest(live);
     if (deleted.length > 0) await this.writeManifest(deleted);
     return deleted;
   }
