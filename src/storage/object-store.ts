@@ -36,6 +36,13 @@ export interface ObjectWriteOptions {
   contentType?: string;
   /** S3 user metadata, `x-amz-meta-*` (ignored locally). */
   metadata?: Record<string, string>;
+  /**
+   * `stage` on S3: the upload completes only if no object has the key (`If-None-Match: *` on the
+   * PUT or the completing request; 412 when one has). Ignored locally. A server that ignores the
+   * header (s3rver) overwrites: the caller checked the name beforehand, so only an object put
+   * there meanwhile is at stake.
+   */
+  ifAbsent?: boolean;
 }
 
 /**

@@ -55,27 +55,45 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 /**
- * The run's signal plus this attempt's timeout, released when the attempt ends. Not
- * `AbortSignal.any([outer, AbortSignal.timeout()])`: on Node 20 each call leaves a dependent signal
- * on the run's signal until a garbage collection, and a timer that outlives the attempt; at
- * hundreds of files per second that cost more than the download's own bookkeeping.
+ * The run's signal plus each attempt's timeout. Not `AbortSignal.any([outer,
+ * AbortSignal.timeout()])` per attempt: on Node 20 each call leaves a dependent signal on the
+ * run's signal until a garbage collection and a timer that outlives the attempt, which at hundreds
+ * of files per second cost more than the download's own bookkeeping. One listener on the run's
+ * signal aborts every attempt in flight (16 listeners would trip Node's leak warning).
  */
-function attemptSignal(outer: AbortSignal, timeoutMs: number): { signal: AbortSignal; done: () => void } {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(outer.reason);
-  const timer = setTimeout(
-    () => controller.abort(new DOMException(`no complete answer within ${timeoutMs} ms`, 'TimeoutError')),
-    timeoutMs,
-  );
-  if (outer.aborted) onAbort();
-  else outer.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    done: () => {
-      clearTimeout(timer);
-      outer.removeEventListener('abort', onAbort);
-    },
+class AttemptSignals {
+  readonly #live = new Set<AbortController>();
+  #outer: AbortSignal | undefined;
+  readonly #onAbort = () => {
+    for (const c of this.#live) c.abort(this.#outer?.reason);
   };
+
+  open(outer: AbortSignal, timeoutMs: number): { signal: AbortSignal; done: () => void } {
+    if (outer !== this.#outer) {
+      this.#outer?.removeEventListener('abort', this.#onAbort);
+      this.#outer = outer;
+      outer.addEventListener('abort', this.#onAbort, { once: true });
+    }
+    const controller = new AbortController();
+    if (outer.aborted) controller.abort(outer.reason);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`no complete answer within ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
+    this.#live.add(controller);
+    return {
+      signal: controller.signal,
+      done: () => {
+        clearTimeout(timer);
+        this.#live.delete(controller);
+      },
+    };
+  }
+
+  close(): void {
+    this.#outer?.removeEventListener('abort', this.#onAbort);
+    this.#outer = undefined;
+  }
 }
 
 export class AssetFetcher {
@@ -84,6 +102,7 @@ export class AssetFetcher {
   #active = 0;
   readonly #waiting: Array<() => void> = [];
   #nextSlot = 0;
+  readonly #signals = new AttemptSignals();
 
   constructor(options: FetcherOptions) {
     this.#options = options;
@@ -139,7 +158,7 @@ export class AssetFetcher {
     open: (contentType: string) => Promise<BodySink & { discard(): Promise<void> }>,
     outer: AbortSignal,
   ): Promise<FetchOutcome> {
-    const { signal, done } = attemptSignal(outer, this.#options.timeoutMs);
+    const { signal, done } = this.#signals.open(outer, this.#options.timeoutMs);
     let sink: (BodySink & { discard(): Promise<void> }) | undefined;
     try {
       const res = await this.#get(url, validators, signal);
@@ -203,6 +222,7 @@ export class AssetFetcher {
   }
 
   close(): Promise<void> {
+    this.#signals.close();
     return this.#agent.close();
   }
 }
