@@ -191,8 +191,16 @@ export class LocalObjectStore implements ObjectStore {
   // only the folders above it need checking.
   async write(rel: string, body: string | Uint8Array): Promise<void> {
     checkedSegments(rel, this.root);
-    await this.assertNoLinks(rel, true);
-    return writeFileAtomic(this.location(rel), body);
+    const location = this.location(rel);
+    // A folder that cannot be made is left to writeFileAtomic, whose error names the file and the cause.
+    const folderReady = await this.#readyFolder(rel, location).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof StorageError) throw err;
+        return false;
+      },
+    );
+    return writeFileAtomic(location, body, { folderReady });
   }
 
   async putIfAbsent(rel: string, body: string | Uint8Array): Promise<boolean> {
@@ -254,16 +262,9 @@ export class LocalObjectStore implements ObjectStore {
   async stage(rel: string): Promise<StagedObject> {
     checkedSegments(rel, this.root);
     const location = this.location(rel);
-    const check = () => this.assertNoLinks(rel, true);
-    // Checked before, made, and checked again once made: the identity kept is that of a folder no link leads to.
-    const full = async () => {
-      await check();
-      await makeFolder(path.dirname(location));
-      await check();
-    };
     const file = await AtomicFile.create(location, {
-      check,
-      folder: () => this.#folders.ready(path.dirname(location), full),
+      check: () => this.assertNoLinks(rel, true),
+      folder: () => this.#readyFolder(rel, location),
     });
     return {
       rel,
@@ -276,6 +277,17 @@ export class LocalObjectStore implements ObjectStore {
         await file.revoke();
       },
     };
+  }
+
+  /** The folder of `rel` made and free of links (checked in full once, then by identity). */
+  #readyFolder(rel: string, location: string): Promise<void> {
+    // Checked before, made, and checked again once made: the identity kept is that of a folder no link leads to.
+    const full = async () => {
+      await this.assertNoLinks(rel, true);
+      await makeFolder(path.dirname(location));
+      await this.assertNoLinks(rel, true);
+    };
+    return this.#folders.ready(path.dirname(location), full);
   }
 
   async removeAbandoned(prefix: string, accept: (finalRel: string) => boolean, maxDepth = Infinity): Promise<string[]> {

@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => host.close());
 
-/** Another writer puts an object at `raced` just before the mirror stages its body there. */
+/** Another writer puts an object at `raced` just before the mirror writes its body there (one PUT, or staged). */
 class RacedStore extends S3ObjectStore {
   constructor(
     prefix: string,
@@ -29,8 +29,17 @@ class RacedStore extends S3ObjectStore {
     super({ bucket: s3.bucket, prefix, client: () => createS3Client({}), feature: 's3-sink' });
   }
 
-  override async stage(rel: string, options?: ObjectWriteOptions): Promise<StagedObject> {
+  async #race(rel: string): Promise<void> {
     if (rel === this.raced) await this.write(rel, 'put by someone else', { contentType: 'text/plain' });
+  }
+
+  override async putIfAbsent(rel: string, body: string | Uint8Array, options?: ObjectWriteOptions): Promise<boolean> {
+    await this.#race(rel);
+    return super.putIfAbsent(rel, body, options);
+  }
+
+  override async stage(rel: string, options?: ObjectWriteOptions): Promise<StagedObject> {
+    await this.#race(rel);
     return super.stage(rel, options);
   }
 }
@@ -85,5 +94,24 @@ describe('media-mirror into S3', () => {
       const bytes = Buffer.from(await objectText(`mirror-s3/files${p}`), 'latin1');
       expect(createHash('sha256').update(bytes).digest('hex'), p).toBe(host.sha256(p));
     }
+  });
+
+  it('a staged upload (a body too big to hold) with ifAbsent does not replace an object that exists', async () => {
+    const store = new S3ObjectStore({
+      bucket: s3.bucket,
+      prefix: 'staged-s3/',
+      client: () => createS3Client({}),
+      feature: 's3-sink',
+    });
+    await store.write('files/a.pdf', 'theirs', { contentType: 'text/plain' });
+    const staged = await store.stage('files/a.pdf', { contentType: 'application/pdf', ifAbsent: true });
+    await staged.file.write(Buffer.from('ours'));
+    await expect(staged.finish()).rejects.toMatchObject({ cause: { $metadata: { httpStatusCode: 412 } } });
+    const fresh = await store.stage('files/b.pdf', { contentType: 'application/pdf', ifAbsent: true });
+    await fresh.file.write(Buffer.from('ours'));
+    await fresh.finish();
+    await store.close();
+    expect(await objectText('staged-s3/files/a.pdf')).toBe('theirs');
+    expect(await objectText('staged-s3/files/b.pdf')).toBe('ours');
   });
 });

@@ -7,6 +7,7 @@
 // the final name only through the store's stage (temp name, fsync, atomic rename; on S3 one
 // PUT), and a failed attempt discards them: the previous copy stays.
 import type { ObjectStore, ObjectWriteOptions, StagedObject } from '../../storage/object-store.js';
+import { s3Status } from '../../storage/s3-client.js';
 
 /** The most bytes of one body held in memory before it is staged in the store. */
 export const MEMORY_BYTES = 512 * 1024;
@@ -32,17 +33,34 @@ export class DownloadedBody {
     if (this.#held > MEMORY_BYTES) return this.#stage();
   }
 
-  /** Makes the bytes visible under the final name (staged now if still in memory). */
-  async publish(): Promise<void> {
-    if (!this.#staged) await this.#stage();
-    const staged = this.#staged!;
+  /**
+   * Makes the bytes visible under the final name. A body in memory is written in one go (locally a
+   * temp file, fsync, rename; on S3 one PUT, conditional when `ifAbsent`); a staged one is finished.
+   * False when the conditional put found an object at the name (not the mirror's: left as it is).
+   */
+  async publish(): Promise<boolean> {
+    if (!this.#staged) return this.#writeWhole();
+    const staged = this.#staged;
     try {
       await staged.finish();
       await staged.commit();
+      return true;
     } catch (err) {
       await staged.discard().catch(() => {});
+      // A staged upload completes with If-None-Match too: 412 (409: another conditional put under way).
+      const status = s3Status((err as { cause?: unknown }).cause);
+      if (status === 412 || status === 409) return false;
       throw err;
     }
+  }
+
+  async #writeWhole(): Promise<boolean> {
+    const body = Buffer.concat(this.#chunks);
+    this.#chunks = [];
+    if (this.#options.ifAbsent && this.#store.kind === 'object')
+      return this.#store.putIfAbsent(this.#rel, body, this.#options);
+    await this.#store.write(this.#rel, body, this.#options);
+    return true;
   }
 
   async discard(): Promise<void> {

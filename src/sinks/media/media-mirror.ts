@@ -7,7 +7,6 @@
 import type { Fence } from '../../core/lock.js';
 import { StorageError } from '../../errors.js';
 import type { ObjectStore } from '../../storage/object-store.js';
-import { s3Status } from '../../storage/s3-client.js';
 import { MAX_FILES, WriteJournal } from '../../storage/write-journal.js';
 import { AssetFetcher, type FetcherOptions, type FetchOutcome } from './asset-fetcher.js';
 import { DownloadedBody } from './downloaded-body.js';
@@ -293,18 +292,18 @@ export class MediaMirror {
 
   /** Publishes a complete, checked body; a store that refuses (a link, a name outside) fails the run. */
   async #publish(t: MediaTarget, f: FileState, body: DownloadedBody, outcome: FetchOutcome): Promise<void> {
+    const where = this.#store.location(t.rel);
+    let reason: string | undefined;
     try {
-      await body.publish();
+      if (!(await body.publish()))
+        reason = `an object appeared at ${where} during the run (the conditional put found it); it is left as it is`;
     } catch (err) {
       await body.discard().catch(() => {});
       if (err instanceof StorageError) throw err;
-      return this.#failed(t, f, {
-        kind: 'failed',
-        reason: storeFailure(err, this.#store.location(t.rel)),
-        transient: true,
-      });
+      reason = `storing it failed: ${(err as Error).message}`;
     }
-    this.#record(t, f, outcome);
+    if (reason === undefined) return this.#record(t, f, outcome);
+    this.#failed(t, f, { kind: 'failed', reason, transient: true });
   }
 
   #record(t: MediaTarget, f: FileState, outcome: FetchOutcome): void {
@@ -402,14 +401,6 @@ const NEVER_STORED = {
 } as const;
 /** What is known of a journaled file no state names: only that it is ours and stored. */
 const UNKNOWN = { url: '', mediaId: null, type: 'photo' as const, format: '', productIds: [] as string[] };
-
-/** Why a publish failed, for the table's `last_error`. */
-function storeFailure(err: unknown, where: string): string {
-  const status = s3Status((err as { cause?: unknown }).cause);
-  if (status === 412 || status === 409)
-    return `an object appeared at ${where} during the run (the conditional put found it); it is left as it is`;
-  return `storing it failed: ${(err as Error).message}`;
-}
 
 function guessType(t: MediaTarget): string {
   if (!t.expect.endsWith('/')) return t.expect;
