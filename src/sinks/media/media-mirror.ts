@@ -115,9 +115,9 @@ export class MediaMirror {
       await this.#recordAhead(plans);
       this.#settings.progress?.(this.#summary);
       await this.#work(plans);
-      await this.#save();
-      await this.#settings.fence?.assertHeld();
-      this.#summary.table = await writeMediaTable(this.#store, this.#state);
+      // Both from the state in memory, so at once: the state's fsync while the table is encoded.
+      const [, table] = await Promise.all([this.#save(), this.#writeTable()]);
+      this.#summary.table = table;
       return this.#summary;
     } finally {
       await this.#fetcher.close();
@@ -141,6 +141,11 @@ export class MediaMirror {
       if (this.#existing.has(rel) && !this.#state.files.has(rel))
         this.#state.files.set(rel, { ...UNKNOWN, ...NEVER_STORED, stored: true, firstSeen: now, lastSeen: now });
     this.#journal = await WriteJournal.open(this.#store, this.#settings.runId);
+  }
+
+  async #writeTable(): Promise<MirrorSummary['table']> {
+    await this.#settings.fence?.assertHeld();
+    return writeMediaTable(this.#store, this.#state);
   }
 
   /** Saves the state only while the run holds the lock: a run that lost it writes nothing more. */
