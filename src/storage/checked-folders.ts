@@ -21,13 +21,25 @@ interface Identity {
 
 export class CheckedFolders {
   readonly #known = new Map<string, Identity>();
+  readonly #pending = new Map<string, Promise<void>>();
 
   /**
    * Resolves once `dir` exists and holds no link below the root: at once after one lstat when
    * `dir` is the folder checked before, else through `full` (check the segments, make the folder,
    * which throws `storage.symlink` for a link) and a fresh identity.
    */
-  async ready(dir: string, full: () => Promise<void>): Promise<void> {
+  ready(dir: string, full: () => Promise<void>): Promise<void> {
+    // Files staged at once into one folder share the check under way: its lstat was issued at most
+    // one lstat before theirs would have been, the same window as any check before an open.
+    let pending = this.#pending.get(dir);
+    if (!pending) {
+      pending = this.#check(dir, full).finally(() => this.#pending.delete(dir));
+      this.#pending.set(dir, pending);
+    }
+    return pending;
+  }
+
+  async #check(dir: string, full: () => Promise<void>): Promise<void> {
     const known = this.#known.get(dir);
     if (known) {
       const now = await identity(dir);

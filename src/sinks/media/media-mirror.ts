@@ -297,11 +297,10 @@ export class MediaMirror {
 
   /** Publishes a complete, checked body; a store that refuses (a link, a name outside) fails the run. */
   async #publish(t: MediaTarget, f: FileState, body: DownloadedBody, outcome: FetchOutcome): Promise<void> {
-    const where = this.#store.location(t.rel);
     let reason: string | undefined;
     try {
       if (!(await body.publish()))
-        reason = `an object appeared at ${where} during the run (the conditional put found it); it is left as it is`;
+        reason = `an object appeared at ${this.#store.location(t.rel)} during the run (the conditional put found it); it is left as it is`;
     } catch (err) {
       await body.discard().catch(() => {});
       if (err instanceof StorageError) throw err;
