@@ -15,7 +15,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { makeFolder } from './make-folder.js';
 import { dirname } from 'node:path';
-import { SinkError } from '../errors.js';
+import { SinkError, StorageError } from '../errors.js';
 import { tempPathFor } from './local-file.js';
 import { storageStep } from './step-hook.js';
 import { waitForDrain, writeWithBackpressure } from './stream-write.js';
@@ -29,6 +29,11 @@ export interface AtomicFileOptions {
    * needs none: through a folder swapped for a link meanwhile it finds no temp file and fails.
    */
   check?: () => Promise<void>;
+  /**
+   * Makes the folder ready instead of `check` and making it here: a store that remembers the
+   * folders it checked (storage/checked-folders.ts) spends one lstat per file, not one per level.
+   */
+  folder?: () => Promise<void>;
 }
 
 /** A ByteDestination (sinks/shared/byte-destination.ts) by shape: storage knows nothing of sinks. */
@@ -54,9 +59,9 @@ export class AtomicFile {
     const dir = dirname(finalPath);
     const tempPath = tempPathFor(finalPath);
     // A link where one of our folders should be is refused as it is (storage.symlink), not as a sink error.
-    await options.check?.();
+    if (!options.folder) await options.check?.();
     try {
-      await makeFolder(dir);
+      await (options.folder ?? (() => makeFolder(dir)))();
       // `flush`: fsync before close, so a committed file survives a crash right after the rename.
       const stream = createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: STREAM_HIGH_WATER_MARK });
       // Errors surface through write()/close(); keep an unobserved one from crashing the process.
@@ -64,6 +69,7 @@ export class AtomicFile {
       await once(stream, 'ready');
       return new AtomicFile(finalPath, tempPath, stream, options.check);
     } catch (err) {
+      if (err instanceof StorageError) throw err;
       throw new SinkError(`cannot create ${finalPath}: ${(err as Error).message}`, { code: 'sink.file', cause: err });
     }
   }

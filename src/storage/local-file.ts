@@ -29,6 +29,8 @@ const DEFAULT_MODE = 0o666;
 export interface LocalWriteOptions {
   /** Permission bits of the new file (before the umask); 0o666 when absent. */
   mode?: number;
+  /** The caller made (and checked) the folder just now: no stat here (storage/checked-folders.ts). */
+  folderReady?: boolean;
 }
 
 /** A fresh, unpredictable temp name beside `finalPath`, naming its writer (host tag and pid). */
@@ -56,7 +58,7 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   options: LocalWriteOptions = {},
 ): Promise<void> {
-  await createFolder(file, 'write');
+  if (!options.folderReady) await createFolder(file, 'write');
   const temp = await writeTempFile(file, data, options.mode ?? DEFAULT_MODE, 'write');
   try {
     storageStep('rename', file);

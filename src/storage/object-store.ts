@@ -9,8 +9,10 @@
 // no symbolic link under the root is followed either (storage/no-symlink.ts): every folder between
 // the root and a name is checked with lstat before the operation, a file is read with O_NOFOLLOW,
 // and a listing never descends into a link. The root itself may be a link (a lake moved onto a
-// bigger disk). The check runs per operation, not cached: a folder swapped for a link mid-run is
-// caught at the next operation, and the few lstat calls cost nothing beside the write they guard.
+// bigger disk). The check runs per operation: a folder swapped for a link mid-run is caught at the
+// next operation. A staged file's folder is checked in full once, then by its identity (one lstat
+// per file, storage/checked-folders.ts): a store writing thousands of files into one folder (the
+// media mirror) would otherwise spend more on the check than on the write it guards.
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StorageError } from '../errors.js';
@@ -19,6 +21,8 @@ import type { S3ObjectUpload } from './s3-object-upload.js';
 import { openRegularFileStream, READ_LIMITS, readBoundedRegularFile } from './bounded-read.js';
 import { createFileExclusive, isStaleTemp, parseTempName, writeFileAtomic } from './local-file.js';
 import { assertNoSymlinks } from './no-symlink.js';
+import { CheckedFolders } from './checked-folders.js';
+import { makeFolder } from './make-folder.js';
 import { storageStep } from './step-hook.js';
 
 export interface StoredObject {
@@ -32,6 +36,13 @@ export interface ObjectWriteOptions {
   contentType?: string;
   /** S3 user metadata, `x-amz-meta-*` (ignored locally). */
   metadata?: Record<string, string>;
+  /**
+   * `stage` on S3: the upload completes only if no object has the key (`If-None-Match: *` on the
+   * PUT or the completing request; 412 when one has). Ignored locally. A server that ignores the
+   * header (s3rver) overwrites: the caller checked the name beforehand, so only an object put
+   * there meanwhile is at stake.
+   */
+  ifAbsent?: boolean;
 }
 
 /**
@@ -124,6 +135,8 @@ export class LocalObjectStore implements ObjectStore {
   /** Where the no-symlink check starts, and the segments from there to the root. */
   readonly #checkFrom: string;
   readonly #lead: string[];
+  /** The folders `stage` checked and made (a file per folder then costs one lstat). */
+  readonly #folders = new CheckedFolders();
 
   constructor(root: string, options: LocalStoreOptions = {}) {
     this.root = path.resolve(root);
@@ -178,8 +191,16 @@ export class LocalObjectStore implements ObjectStore {
   // only the folders above it need checking.
   async write(rel: string, body: string | Uint8Array): Promise<void> {
     checkedSegments(rel, this.root);
-    await this.assertNoLinks(rel, true);
-    return writeFileAtomic(this.location(rel), body);
+    const location = this.location(rel);
+    // A folder that cannot be made is left to writeFileAtomic, whose error names the file and the cause.
+    const folderReady = await this.#readyFolder(rel, location).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof StorageError) throw err;
+        return false;
+      },
+    );
+    return writeFileAtomic(location, body, { folderReady });
   }
 
   async putIfAbsent(rel: string, body: string | Uint8Array): Promise<boolean> {
@@ -241,7 +262,10 @@ export class LocalObjectStore implements ObjectStore {
   async stage(rel: string): Promise<StagedObject> {
     checkedSegments(rel, this.root);
     const location = this.location(rel);
-    const file = await AtomicFile.create(location, { check: () => this.assertNoLinks(rel, true) });
+    const file = await AtomicFile.create(location, {
+      check: () => this.assertNoLinks(rel, true),
+      folder: () => this.#readyFolder(rel, location),
+    });
     return {
       rel,
       location,
@@ -253,6 +277,17 @@ export class LocalObjectStore implements ObjectStore {
         await file.revoke();
       },
     };
+  }
+
+  /** The folder of `rel` made and free of links (checked in full once, then by identity). */
+  #readyFolder(rel: string, location: string): Promise<void> {
+    // Checked before, made, and checked again once made: the identity kept is that of a folder no link leads to.
+    const full = async () => {
+      await this.assertNoLinks(rel, true);
+      await makeFolder(path.dirname(location));
+      await this.assertNoLinks(rel, true);
+    };
+    return this.#folders.ready(path.dirname(location), full);
   }
 
   async removeAbandoned(prefix: string, accept: (finalRel: string) => boolean, maxDepth = Infinity): Promise<string[]> {

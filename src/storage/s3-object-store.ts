@@ -189,6 +189,7 @@ export class S3ObjectStore implements ObjectStore {
       key: Key,
       contentType: options.contentType,
       ...(options.metadata ? { metadata: options.metadata } : {}),
+      ...(options.ifAbsent ? { ifAbsent: true } : {}),
       partSize: this.#options.partSize ?? 16 * 1024 * 1024,
       queueSize: this.#options.queueSize ?? 2,
     });

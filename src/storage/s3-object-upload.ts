@@ -31,6 +31,8 @@ export interface S3ObjectUploadOptions {
   queueSize: number;
   /** User metadata (`x-amz-meta-*`) of the object. */
   metadata?: Record<string, string>;
+  /** Completes only if no object has the key (`If-None-Match: *` on the PUT or CompleteMultipartUpload). */
+  ifAbsent?: boolean;
 }
 
 /** A ByteDestination (sinks/shared/byte-destination.ts) by shape: storage imports nothing of the sinks. */
@@ -79,6 +81,8 @@ export class S3ObjectUpload {
         Body: this.#body,
         ...(options.contentType ? { ContentType: options.contentType } : {}),
         ...(options.metadata ? { Metadata: options.metadata } : {}),
+        // lib-storage passes its params to PutObject and CompleteMultipartUpload, which both take it.
+        ...(options.ifAbsent ? { IfNoneMatch: '*' } : {}),
       },
       partSize: options.partSize,
       queueSize: options.queueSize,

@@ -54,12 +54,55 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
 
+/**
+ * The run's signal plus each attempt's timeout. Not `AbortSignal.any([outer,
+ * AbortSignal.timeout()])` per attempt: on Node 20 each call leaves a dependent signal on the
+ * run's signal until a garbage collection and a timer that outlives the attempt, which at hundreds
+ * of files per second cost more than the download's own bookkeeping. One listener on the run's
+ * signal aborts every attempt in flight (16 listeners would trip Node's leak warning).
+ */
+class AttemptSignals {
+  readonly #live = new Set<AbortController>();
+  #outer: AbortSignal | undefined;
+  readonly #onAbort = () => {
+    for (const c of this.#live) c.abort(this.#outer?.reason);
+  };
+
+  open(outer: AbortSignal, timeoutMs: number): { signal: AbortSignal; done: () => void } {
+    if (outer !== this.#outer) {
+      this.#outer?.removeEventListener('abort', this.#onAbort);
+      this.#outer = outer;
+      outer.addEventListener('abort', this.#onAbort, { once: true });
+    }
+    const controller = new AbortController();
+    if (outer.aborted) controller.abort(outer.reason);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`no complete answer within ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
+    this.#live.add(controller);
+    return {
+      signal: controller.signal,
+      done: () => {
+        clearTimeout(timer);
+        this.#live.delete(controller);
+      },
+    };
+  }
+
+  close(): void {
+    this.#outer?.removeEventListener('abort', this.#onAbort);
+    this.#outer = undefined;
+  }
+}
+
 export class AssetFetcher {
   readonly #options: FetcherOptions;
   readonly #agent: Agent;
   #active = 0;
   readonly #waiting: Array<() => void> = [];
   #nextSlot = 0;
+  readonly #signals = new AttemptSignals();
 
   constructor(options: FetcherOptions) {
     this.#options = options;
@@ -115,7 +158,7 @@ export class AssetFetcher {
     open: (contentType: string) => Promise<BodySink & { discard(): Promise<void> }>,
     outer: AbortSignal,
   ): Promise<FetchOutcome> {
-    const signal = AbortSignal.any([outer, AbortSignal.timeout(this.#options.timeoutMs)]);
+    const { signal, done } = this.#signals.open(outer, this.#options.timeoutMs);
     let sink: (BodySink & { discard(): Promise<void> }) | undefined;
     try {
       const res = await this.#get(url, validators, signal);
@@ -140,6 +183,8 @@ export class AssetFetcher {
       if (outer.aborted) throw err;
       // Network errors, timeouts and bodies cut short: the next attempt (or run) may succeed.
       return { kind: 'failed', reason: (err as Error).message || String(err), transient: true };
+    } finally {
+      done();
     }
   }
 
@@ -177,6 +222,7 @@ export class AssetFetcher {
   }
 
   close(): Promise<void> {
+    this.#signals.close();
     return this.#agent.close();
   }
 }

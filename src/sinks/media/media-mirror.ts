@@ -5,10 +5,13 @@
 // the media table. Never loses a good copy: nothing is removed or replaced before a complete new
 // body is in hand, and a removal needs both the grace period and a journal naming the file.
 import type { Fence } from '../../core/lock.js';
-import type { ObjectStore, StagedObject } from '../../storage/object-store.js';
+import { StorageError } from '../../errors.js';
+import type { ObjectStore } from '../../storage/object-store.js';
 import { MAX_FILES, WriteJournal } from '../../storage/write-journal.js';
 import { AssetFetcher, type FetcherOptions, type FetchOutcome } from './asset-fetcher.js';
+import { DownloadedBody } from './downloaded-body.js';
 import { FILES_FOLDER, type MediaTarget } from './media-targets.js';
+import { PublishQueue } from './publish-queue.js';
 import { type FileState, MirrorState, STATE_REL } from './mirror-state.js';
 import { TABLE_REL, writeMediaTable } from './media-table.js';
 import { createHash } from 'node:crypto';
@@ -82,6 +85,8 @@ export class MediaMirror {
   #state!: MirrorState;
   #journal!: WriteJournal;
   #journaled = new Set<string>();
+  /** Bodies being published beside the downloads (at most `concurrency` at once). */
+  readonly #publishing: PublishQueue;
   #existing = new Set<string>();
   #savedAt = performance.now();
   #saving: Promise<void> | undefined;
@@ -90,6 +95,7 @@ export class MediaMirror {
     this.#store = store;
     this.#settings = settings;
     this.#fetcher = new AssetFetcher(settings);
+    this.#publishing = new PublishQueue(settings.concurrency);
   }
 
   #now(): number {
@@ -109,9 +115,9 @@ export class MediaMirror {
       await this.#recordAhead(plans);
       this.#settings.progress?.(this.#summary);
       await this.#work(plans);
-      await this.#save();
-      await this.#settings.fence?.assertHeld();
-      this.#summary.table = await writeMediaTable(this.#store, this.#state);
+      // Both from the state in memory, so at once: the state's fsync while the table is encoded.
+      const [, table] = await Promise.all([this.#save(), this.#writeTable()]);
+      this.#summary.table = table;
       return this.#summary;
     } finally {
       await this.#fetcher.close();
@@ -135,6 +141,11 @@ export class MediaMirror {
       if (this.#existing.has(rel) && !this.#state.files.has(rel))
         this.#state.files.set(rel, { ...UNKNOWN, ...NEVER_STORED, stored: true, firstSeen: now, lastSeen: now });
     this.#journal = await WriteJournal.open(this.#store, this.#settings.runId);
+  }
+
+  async #writeTable(): Promise<MirrorSummary['table']> {
+    await this.#settings.fence?.assertHeld();
+    return writeMediaTable(this.#store, this.#state);
   }
 
   /** Saves the state only while the run holds the lock: a run that lost it writes nothing more. */
@@ -220,11 +231,11 @@ export class MediaMirror {
     if (names.length > 0) await this.#journal.record(names);
   }
 
-  /** `concurrency` workers take the targets in turn. */
+  /** `concurrency` workers take the targets in turn; finished bodies are published beside them. */
   async #work(plans: Array<{ target: MediaTarget; plan: Plan }>): Promise<void> {
     let next = 0;
     const worker = async () => {
-      while (next < plans.length && !this.#settings.signal.aborted) {
+      while (next < plans.length && !this.#settings.signal.aborted && !this.#publishing.failed) {
         const { target, plan } = plans[next++]!;
         await this.#one(target, plan);
         if (performance.now() - this.#savedAt >= SAVE_EVERY_MS && !this.#saving) {
@@ -238,8 +249,12 @@ export class MediaMirror {
         this.#settings.progress?.(this.#summary);
       }
     };
-    await Promise.all(Array.from({ length: this.#settings.concurrency }, worker));
-    await this.#saving;
+    try {
+      await Promise.all(Array.from({ length: this.#settings.concurrency }, worker));
+    } finally {
+      // Even when a worker failed: no publish may outlive the run (the state and table come after).
+      await this.#publishing.settle().finally(() => this.#saving);
+    }
     this.#settings.signal.throwIfAborted();
   }
 
@@ -268,27 +283,31 @@ export class MediaMirror {
     }
     if (plan === 'adopt') return this.#adopt(t, f);
     const validators = f.stored ? { etag: f.etag ?? undefined, lastModified: f.lastModified ?? undefined } : {};
-    let staged: StagedObject | undefined;
+    let body: DownloadedBody | undefined;
     const open = async (contentType: string) => {
-      const s = await this.#store.stage(t.rel, this.#journal.writeOptions({ contentType }));
-      staged = s;
-      return { write: (chunk: Uint8Array) => s.file.write(chunk), discard: () => s.discard() };
+      // A name never stored is created on S3 only if no object took it meanwhile (If-None-Match: *).
+      const options = this.#journal.writeOptions({ contentType, ifAbsent: !f.stored });
+      return (body = new DownloadedBody(this.#store, t.rel, options));
     };
     const outcome = await this.#fetcher.fetch(t.url, t.expect, validators, open, this.#settings.signal);
-    if (outcome.kind === 'stored') {
-      try {
-        await staged!.finish();
-        await staged!.commit();
-      } catch (err) {
-        await staged!.discard().catch(() => {});
-        return this.#failed(t, f, {
-          kind: 'failed',
-          reason: `storing it failed: ${(err as Error).message}`,
-          transient: true,
-        });
-      }
+    if (outcome.kind !== 'stored') return this.#record(t, f, outcome);
+    const stored = body!;
+    await this.#publishing.add(() => this.#publish(t, f, stored, outcome));
+  }
+
+  /** Publishes a complete, checked body; a store that refuses (a link, a name outside) fails the run. */
+  async #publish(t: MediaTarget, f: FileState, body: DownloadedBody, outcome: FetchOutcome): Promise<void> {
+    let reason: string | undefined;
+    try {
+      if (!(await body.publish()))
+        reason = `an object appeared at ${this.#store.location(t.rel)} during the run (the conditional put found it); it is left as it is`;
+    } catch (err) {
+      await body.discard().catch(() => {});
+      if (err instanceof StorageError) throw err;
+      reason = `storing it failed: ${(err as Error).message}`;
     }
-    this.#record(t, f, outcome);
+    if (reason === undefined) return this.#record(t, f, outcome);
+    this.#failed(t, f, { kind: 'failed', reason, transient: true });
   }
 
   #record(t: MediaTarget, f: FileState, outcome: FetchOutcome): void {
