@@ -53,6 +53,7 @@ const SUMMARY_FIELDS: Record<keyof RunSummary, true> = {
   warningCounts: true,
   schemaChanges: true,
   error: true,
+  regions: true,
 };
 const RECORD_FIELDS: Record<keyof RunSummary['records'], true> = {
   read: true,
