@@ -61,7 +61,7 @@ export function resolveConnection(
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedConnection {
   const regions = loaded.plan.connection.regions;
-  if (regions) return resolveRegionConnections(loaded, { [regionOf(regions[0]!)]: override }, env)[0]!.connection;
+  if (regions) return resolveRegion(loaded, regions[0]!, override, env);
   return resolveBlock(loaded, loaded.plan.connection, override, env);
 }
 
@@ -81,29 +81,40 @@ export function resolveRegionConnections(
   overrides: Partial<Record<Region, ConnectionOverride>> = {},
   env: NodeJS.ProcessEnv = process.env,
 ): { region: Region; connection: ResolvedConnection }[] {
-  const { regions: entries = [], ...shared } = loaded.plan.connection;
-  return entries.map((entry) => {
-    const region = regionOf(entry);
-    const own = typeof entry === 'string' ? { region } : entry;
-    const prefix = `CATALOG_${region.toUpperCase()}_`;
-    const regionEnv: NodeJS.ProcessEnv = {
-      ...env,
-      CATALOG_BASE_URL: undefined,
-      CATALOG_API_KEY: env[`${prefix}API_KEY`],
-      CATALOG_API_SECRET: env[`${prefix}API_SECRET`],
-    };
-    // Messages name the unprefixed variables resolveBlock reads; the region's are what to set.
-    const named = (text: string) =>
-      text.replaceAll('CATALOG_API_KEY', `${prefix}API_KEY`).replaceAll('CATALOG_API_SECRET', `${prefix}API_SECRET`);
-    try {
-      const connection = resolveBlock(loaded, { ...shared, ...own }, overrides[region] ?? {}, regionEnv);
-      const source = connection.credentialSource;
-      return { region, connection: { ...connection, ...(source ? { credentialSource: named(source) } : {}) } };
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      throw new ConfigError(`region ${region}: ${named(err.message)}`, err.location, { code: err.code });
-    }
-  });
+  return (loaded.plan.connection.regions ?? []).map((entry) => ({
+    region: regionOf(entry),
+    connection: resolveRegion(loaded, entry, overrides[regionOf(entry)] ?? {}, env),
+  }));
+}
+
+/** One region of a fan-out resolved: see resolveRegionConnections. */
+function resolveRegion(
+  loaded: Pick<LoadedPipeline, 'file' | 'redactor' | 'plan'>,
+  entry: RegionConnection,
+  override: ConnectionOverride,
+  env: NodeJS.ProcessEnv,
+): ResolvedConnection {
+  const { regions: _regions, ...shared } = loaded.plan.connection;
+  const region = regionOf(entry);
+  const own = typeof entry === 'string' ? { region } : entry;
+  const prefix = `CATALOG_${region.toUpperCase()}_`;
+  const regionEnv: NodeJS.ProcessEnv = {
+    ...env,
+    CATALOG_BASE_URL: undefined,
+    CATALOG_API_KEY: env[`${prefix}API_KEY`],
+    CATALOG_API_SECRET: env[`${prefix}API_SECRET`],
+  };
+  // Messages name the unprefixed variables resolveBlock reads; the region's are what to set.
+  const named = (text: string) =>
+    text.replaceAll('CATALOG_API_KEY', `${prefix}API_KEY`).replaceAll('CATALOG_API_SECRET', `${prefix}API_SECRET`);
+  try {
+    const connection = resolveBlock(loaded, { ...shared, ...own }, override, regionEnv);
+    const source = connection.credentialSource;
+    return { ...connection, ...(source ? { credentialSource: named(source) } : {}) };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(`region ${region}: ${named(err.message)}`, err.location, { code: err.code });
+  }
 }
 
 function resolveBlock(

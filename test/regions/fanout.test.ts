@@ -187,4 +187,32 @@ describe('a fan-out over BE and FR', () => {
     expect(error!.message).toContain('key: region,id');
     expect(be.stats.requests).toBe(0);
   });
+
+  it('--sandbox serves each region of a fan-out from a sandbox of its own profile', async () => {
+    const file = join(ws.dir, 'sandboxed.yml');
+    const yaml = PIPELINE.replace('name: eu-products', 'name: eu-sandboxed')
+      .replace('{ region: be, baseUrl: "${BE_URL}" }', 'be')
+      .replace('{ region: fr, baseUrl: "${FR_URL}" }', 'fr')
+      .replaceAll('lake/products', 'lake/sandboxed')
+      .replace('tables/products', 'tables/sandboxed')
+      .replace('state/eu-products', 'state/eu-sandboxed');
+    await writeFile(file, yaml);
+    const summaryFile = join(ws.dir, 'sandboxed-summary.json');
+    const args = ['run', file, '--sandbox', '--sandbox-products', '30', '--summary-file', summaryFile];
+    // No region credentials in the environment: each sandbox's own are used.
+    const { code, stderr } = await runMain(args, cleanEnv({ CATALOG_RATE_LIMIT: '0' }));
+    expect(code, stderr).toBe(0);
+    const [summary] = (await readJson(summaryFile)).pipelines;
+    expect(summary.regions.map((r: Rec) => r.region)).toEqual(['be', 'fr']);
+    for (const region of ['be', 'fr']) {
+      const state = await readJson(join(ws.dir, `state/eu-sandboxed.${region}.json`));
+      expect(state.host).toBe('sandbox');
+      const folder = join(ws.dir, 'lake/sandboxed', `region=${region}`);
+      const rows = await parquetRows((await readdir(folder)).map((f) => join(folder, f)));
+      expect(rows.length).toBe(summary.regions.find((r: Rec) => r.region === region).records);
+      // Each profile's national code: cnk in BE, cip13 in FR.
+      const code = region === 'be' ? 'cnk' : 'cip13';
+      expect(rows.some((r) => typeof r[code] === 'string')).toBe(true);
+    }
+  });
 });
