@@ -1,14 +1,15 @@
 // Issue 40, the fan-out over regions: one pipeline file reads BE and FR (their sandbox profiles,
 // small catalogs whose ids overlap), each with its own credentials (CATALOG_<REGION>_API_KEY and
-// _SECRET) and state cursor, into one Parquet dataset partitioned by region= and one hive table
-// keyed (region, id). Every product of each region lands once with its region; a run whose FR key
-// is refused (401) still publishes BE's records and cursor, keeps FR's table rows and cursor, and
-// says so per region in the summary, with the exit code of the 401 alone.
+// _SECRET) and state cursor, into one Parquet dataset partitioned by region= and a hive and an
+// Iceberg table keyed (region, id). Every product of each region lands once with its region; a
+// run whose FR key is refused (401) still publishes BE's records and cursor, keeps FR's table rows
+// and cursor, and says so per region in the summary, with the exit code of the 401 alone.
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, jsonLines, readJson, runMain, workspace } from '../cli/cli-process.js';
+import { readIceberg } from '../helpers/iceberg-reader.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 type Rec = Record<string, any>;
@@ -23,6 +24,7 @@ const PIPELINE = [
   'sinks:',
   '  - { type: parquet, path: "lake/products/region={region}/part-{run}-{part}.parquet" }',
   '  - { type: table, path: tables/products, key: "region,id" }',
+  '  - { type: table, path: tables/ice, format: iceberg, key: "region,id" }',
   'state: { path: state/eu-products.json }',
   '',
 ].join('\n');
@@ -126,6 +128,7 @@ describe('a fan-out over BE and FR', () => {
     }
     const table = await tableRows();
     expect(keysOf(table)).toEqual(expectedKeys());
+    expect(keysOf(await readIceberg(join(ws.dir, 'tables/ice/current')))).toEqual(expectedKeys());
 
     firstCursors = {};
     for (const region of ['be', 'fr']) {
@@ -174,6 +177,7 @@ describe('a fan-out over BE and FR', () => {
     const manifest = await readJson(join(ws.dir, 'tables/products/_table.json'));
     expect(manifest.current).toBe(summary.runId);
     expect(keysOf(await tableRows())).toEqual(expectedKeys());
+    expect(keysOf(await readIceberg(join(ws.dir, 'tables/ice/current')))).toEqual(expectedKeys());
   });
 
   it('a table keyed by id alone is refused before any request', async () => {
@@ -195,6 +199,7 @@ describe('a fan-out over BE and FR', () => {
       .replace('{ region: fr, baseUrl: "${FR_URL}" }', 'fr')
       .replaceAll('lake/products', 'lake/sandboxed')
       .replace('tables/products', 'tables/sandboxed')
+      .replace('tables/ice', 'tables/ice-sandboxed')
       .replace('state/eu-products', 'state/eu-sandboxed');
     await writeFile(file, yaml);
     const summaryFile = join(ws.dir, 'sandboxed-summary.json');
