@@ -8,7 +8,7 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, jsonLines, readJson, runMain, workspace } from '../cli/cli-process.js';
+import { REPO, cleanEnv, jsonLines, readJson, runMain, workspace } from '../cli/cli-process.js';
 import { readIceberg } from '../helpers/iceberg-reader.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -219,5 +219,16 @@ describe('a fan-out over BE and FR', () => {
       const code = region === 'be' ? 'cnk' : 'cip13';
       expect(rows.some((r) => typeof r[code] === 'string')).toBe(true);
     }
+  });
+
+  it('the example of docs/live-service.md is a valid pipeline file', async () => {
+    const doc = await readFile(join(REPO, 'docs/live-service.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### Several regions in one run'));
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(yaml).toContain('regions:');
+    const file = join(ws.dir, 'documented.yml');
+    await writeFile(file, yaml);
+    const { code, stderr } = await runMain(['validate', file], env());
+    expect(code, stderr).toBe(0);
   });
 });
