@@ -57,6 +57,7 @@ export {
   withUpdatedSince,
 } from './incremental-window.js';
 export { RunFailedError, type RunSummary } from './run-summary.js';
+export type { RegionOutcome } from './region-fanout.js';
 export { DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
 
 export interface RunOptions {
