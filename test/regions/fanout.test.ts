@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, cleanEnv, jsonLines, readJson, runMain, workspace } from '../cli/cli-process.js';
+import { formatSummaryText } from '../../src/cli/summary.js';
+import type { RunSummary } from '../../src/pipeline/runner.js';
 import { readIceberg } from '../helpers/iceberg-reader.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -159,6 +161,13 @@ describe('a fan-out over BE and FR', () => {
     expect(frOutcome.cursor.stored).toBe(false);
     const warnings = jsonLines(stderr).filter((l) => l.event === 'region.failed');
     expect(warnings).toHaveLength(1);
+    // The pretty summary says it per region.
+    const text = formatSummaryText(summary as RunSummary);
+    expect(text).toContain(`region be published: ${ids.be!.length} records, cursor ${beOutcome.cursor.next} saved to`);
+    // A full refresh reads no cursor: the FR state file is left as it was (checked below).
+    expect(text).toMatch(
+      /region fr failed \[auth\.unauthorized\]: 0 records, state left as it was in .*eu-products\.fr\.json/,
+    );
     expect(summary.outputs.length).toBeGreaterThan(0);
 
     // BE: this run's part was published beside the first run's; its cursor moved. FR: nothing new,
