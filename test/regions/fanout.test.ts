@@ -189,6 +189,31 @@ describe('a fan-out over BE and FR', () => {
     expect(keysOf(await readIceberg(join(ws.dir, 'tables/ice/current')))).toEqual(expectedKeys());
   });
 
+  it('the next run reads each region from its own cursor', async () => {
+    const { code, stderr, summary } = await run([], env());
+    expect(code, stderr).toBe(0);
+    const windows = jsonLines(stderr).filter((l) => l.event === 'incremental');
+    expect(windows.map((l) => /^region (\w+): incremental run/.exec(l.message)?.[1]).sort()).toEqual(['be', 'fr']);
+    for (const [i, region] of ['be', 'fr'].entries()) {
+      const outcome = summary.regions[i];
+      expect(outcome).toMatchObject({ region, status: 'succeeded', cursor: { stored: true } });
+      // FR's window starts at the first run's cursor, which the refused run left.
+      if (region === 'fr') expect(outcome.cursor.previous).toBe(firstCursors.fr!.cursor);
+    }
+    expect(keysOf(await tableRows())).toEqual(expectedKeys());
+  });
+
+  it('when every region fails the run publishes nothing', async () => {
+    const before = await readFile(join(ws.dir, 'tables/products/_table.json'), 'utf8');
+    const given = { ...env('not-the-secret'), CATALOG_BE_API_SECRET: 'not-this-one-either' };
+    const { code, summary } = await run(['--full-refresh'], given);
+    expect(code).toBe(1);
+    expect(summary.error.code).toBe('auth.unauthorized');
+    expect(summary.outputs).toEqual([]);
+    expect(summary.regions.map((r: Rec) => r.status)).toEqual(['failed', 'failed']);
+    expect(await readFile(join(ws.dir, 'tables/products/_table.json'), 'utf8')).toBe(before);
+  });
+
   it('a table keyed by id alone is refused before any request', async () => {
     const file = join(ws.dir, 'by-id.yml');
     await writeFile(file, PIPELINE.replace('key: "region,id"', 'key: id'));
