@@ -26,6 +26,7 @@ import {
   type ConnectionOverride,
   type ResolvedConnection,
   resolveConnection,
+  regionOf,
   resolveRegionConnections,
 } from './connection.js';
 import { nextCursor, openPipelineState, sourceWithCursor, stateIdentity, windowUntil } from './incremental-window.js';
@@ -43,7 +44,7 @@ import {
   type RegionOutcome,
   type SourceLane,
 } from './region-fanout.js';
-import { openStateStore } from './state.js';
+import { openStateStore, type StateStore } from './state.js';
 import { TeeSink } from './tee.js';
 import { DEFAULT_STALL_TIMEOUT_MS, StallWatchdog } from './watchdog.js';
 
@@ -134,6 +135,8 @@ class PipelineRun {
    * state, lock and window. Made in preflight; the first one's client is the stages' `ctx.client`.
    */
   #lanes: SourceLane[] = [];
+  /** Each lane's state store by region (undefined: the pipeline's one source), opened with the run. */
+  readonly #stores: Map<Region | undefined, StateStore | undefined>;
   #ctx: StageContext | undefined;
   #sinkStream: SinkStream | undefined;
   #transforms: Transform[] = [];
@@ -149,6 +152,7 @@ class PipelineRun {
     this.#unforward = opts.events ? forwardEvents(this.#events, opts.events) : undefined;
     this.#startedAt = opts.now?.() ?? new Date();
     this.#runId = newRunId(this.#startedAt);
+    this.#stores = openStores(this.#plan);
     if (opts.signal?.aborted) this.#onAbort();
     opts.signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -220,10 +224,7 @@ class PipelineRun {
               events: this.#events,
               signal: this.#controller.signal,
             });
-      const store =
-        region === undefined
-          ? openPipelineState(plan)
-          : plan.state && openStateStore(regionStatePath(plan.state.path, region), { baseDir: plan.baseDir });
+      const store = this.#stores.get(region);
       const own = client !== this.#opts.client;
       return { region, client, ownClient: own, store, source: plan.source, stored: false, records: 0 };
     };
@@ -624,6 +625,19 @@ function declaredColumns(plan: PipelinePlan): ReadonlySet<string> {
     if (columns && typeof columns === 'object') for (const path of Object.keys(columns)) paths.add(path);
   }
   return paths;
+}
+
+/** The state store of each source: the pipeline's, or a file per region of a fan-out (regionStatePath). */
+function openStores(plan: PipelinePlan): Map<Region | undefined, StateStore | undefined> {
+  const regions = plan.connection.regions;
+  if (!regions) return new Map([[undefined, openPipelineState(plan)]]);
+  const state = plan.state;
+  return new Map(
+    regions.map((entry) => {
+      const region = regionOf(entry);
+      return [region, state && openStateStore(regionStatePath(state.path, region), { baseDir: plan.baseDir })];
+    }),
+  );
 }
 
 /** What the summary says of one region of a fan-out. */
