@@ -598,6 +598,11 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'another run holds the lock of the dataset this sink publishes into',
     'wait for it (a lock whose holder died is taken over after two minutes), or give the runs different paths',
   ),
+  warning(
+    'region.failed',
+    "one region of a fan-out (connection.regions) failed, e.g. its credentials were refused: the other regions' records went on to the outputs, this region's cursor stays where it was",
+    "fix what the message names for that region (its CATALOG_<REGION>_API_KEY, its host); the next run reads the region's window again",
+  ),
   usageError(
     'registry.duplicate',
     'a stage type is registered twice (code API: a custom registry)',

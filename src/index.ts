@@ -257,6 +257,7 @@ export {
   runPipeline,
   RunFailedError,
   type ConnectionOverride,
+  type RegionOutcome,
   type RunnablePipeline,
   type RunOptions,
   type RunSummary,

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
 import { createRegistry } from '../pipeline/builtins.js';
 import { loadPipelineFile, type LoadedPipeline } from '../pipeline/loader.js';
+import type { Region } from '../catalog/regions.js';
+import { regionOf } from '../pipeline/connection.js';
 import { type ConnectionOverride, resolveConnection, type ResolvedConnection } from '../pipeline/runner.js';
 import { checkDestinations } from '../pipeline/preflight.js';
 import {
@@ -76,16 +78,45 @@ async function runCommand(argv: string[], io: CliIO): Promise<number> {
     env: io.env,
     outputDir: (dir) => installedOutputDir(dir, process.cwd()),
   });
-  const sandbox = sandboxFlags
-    ? await startSandbox({ port: 0, ...sandboxFlags, profile: sandboxProfile(sandboxFlags, pipelines, io.env) })
-    : undefined;
+  // A fan-out reads a sandbox per region (startRegionSandboxes), not the one of --profile.
+  const fanOut = pipelines.some((p) => p.plan.connection.regions);
+  const sandbox =
+    sandboxFlags && !fanOut
+      ? await startSandbox({ port: 0, ...sandboxFlags, profile: sandboxProfile(sandboxFlags, pipelines, io.env) })
+      : undefined;
+  const regionSandboxes: Sandbox[] = [];
   try {
-    const connection = sharedConnection(pipelines, sandboxConnection(sandbox, sandboxFlags?.rateLimit), io.env);
+    const regionConnections =
+      sandboxFlags && fanOut ? await startRegionSandboxes(pipelines, sandboxFlags, regionSandboxes) : undefined;
+    // The session's client (progress plan, dry run) is the first region's.
+    const override = regionConnections
+      ? Object.values(regionConnections)[0]!
+      : sandboxConnection(sandbox, sandboxFlags?.rateLimit);
+    const connection = sharedConnection(pipelines, override, io.env);
     if (dryRun) return await printPlan(pipelines, connection, session, io);
-    return await new RunSession(pipelines, connection, io, { ...session, registry }).run();
+    return await new RunSession(pipelines, connection, io, { ...session, registry, regionConnections }).run();
   } finally {
-    await sandbox?.close();
+    await Promise.all([sandbox?.close(), ...regionSandboxes.map((s) => s.close())]);
   }
+}
+
+/**
+ * With --sandbox, a fan-out (`connection.regions`) reads one embedded sandbox per region, each
+ * serving its region's profile with credentials of its own, as the live regions do.
+ */
+async function startRegionSandboxes(
+  pipelines: LoadedPipeline[],
+  flags: { products?: number; rateLimit?: number },
+  started: Sandbox[],
+): Promise<Partial<Record<Region, ConnectionOverride>>> {
+  const regions = new Set(pipelines.flatMap((p) => (p.plan.connection.regions ?? []).map(regionOf)));
+  const connections: Partial<Record<Region, ConnectionOverride>> = {};
+  for (const region of regions) {
+    const sandbox = await startSandbox({ port: 0, ...flags, profile: region });
+    started.push(sandbox);
+    connections[region] = sandboxConnection(sandbox, flags.rateLimit);
+  }
+  return connections;
 }
 
 async function parseRunFlags(argv: string[], io: CliIO): Promise<RunFlags> {

@@ -17,6 +17,7 @@ import {
   clientOptions,
   runPipeline,
   type ResolvedConnection,
+  type RunOptions,
   type RunSummary,
 } from '../pipeline/runner.js';
 import { RunStats } from '../pipeline/run-stats.js';
@@ -29,6 +30,8 @@ import { RunSignals } from './run-signals.js';
 
 export interface RunSessionOptions {
   registry: StageRegistry;
+  /** A fan-out's connections by region (--sandbox: each region's embedded sandbox). */
+  regionConnections?: RunOptions['regionConnections'];
   /** The pipeline file, as the metrics label it. */
   file: string;
   fullRefresh: boolean;
@@ -186,6 +189,7 @@ export class RunSession {
       events,
       env: this.#io.env,
       sandbox: this.#connection.sandbox,
+      ...(this.#options.regionConnections ? { regionConnections: this.#options.regionConnections } : {}),
       onPreflight: (source) => probes.start(p.plan.name, source, shown),
     }).finally(() => {
       shown.finished = true;

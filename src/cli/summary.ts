@@ -1,5 +1,5 @@
 // The end-of-run summary: a few readable lines on a TTY, one JSON line otherwise.
-import type { RunSummary } from '../pipeline/runner.js';
+import type { RegionOutcome, RunSummary } from '../pipeline/runner.js';
 import { describeSchemaChange } from '../sinks/shared/schema-change.js';
 import { formatDuration, outputFacts, plural } from './progress.js';
 
@@ -29,8 +29,10 @@ export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {
       `  invalid ${fmt.format(s.records.invalid)} (dead-lettered ${fmt.format(s.records.deadLettered)}, skipped ${fmt.format(s.records.skipped)}) · dropped by transforms ${fmt.format(s.records.dropped)}`,
     );
   }
-  // A run that did not succeed lists only what it could not take back: say that it stays.
-  const verb = s.status === 'succeeded' ? 'wrote' : 'left published';
+  // A run that did not succeed lists only what it could not take back: say that it stays. A fan-out
+  // whose region failed published the other regions' records.
+  const partial = s.regions?.some((r) => r.status === 'succeeded') ?? false;
+  const verb = s.status === 'succeeded' ? 'wrote' : partial ? 'published' : 'left published';
   for (const o of s.outputs) lines.push(`  ${verb} ${o.location} (${outputFacts(o)})`);
   // One line per output whose columns changed: old and new files now read differently.
   for (const c of s.schemaChanges ?? [])
@@ -41,7 +43,8 @@ export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {
     lines.push(
       `  table ${t.location}: ${plural(t.filesAdded, 'file')} written (${fmt.format(t.bytesWritten)} bytes), ${fmt.format(t.filesRemoved)} replaced; ${plural(t.filesInTable, 'file')} in the table`,
     );
-  if (s.cursor) {
+  if (s.regions) lines.push(...s.regions.map(regionLine));
+  else if (s.cursor) {
     lines.push(
       s.cursor.stored
         ? `  cursor ${s.cursor.next} (${new Date(s.cursor.next! * 1000).toISOString()}) saved to ${s.cursor.location}`
@@ -55,6 +58,14 @@ export function formatSummaryText(s: RunSummary, options: SummaryTextOptions = {
   lines.push(...warningLines(s, options));
   if (s.error && !options.readerStopped) lines.push(`  error [${s.error.code}]: ${s.error.message}`);
   return lines.join('\n');
+}
+
+/** A region of a fan-out: its records, and its cursor stored or left (`region fr failed [auth.unauthorized]: ...`). */
+function regionLine(r: RegionOutcome): string {
+  const head = `  region ${r.region} ${r.status === 'failed' ? `failed [${r.error?.code ?? 'error'}]` : 'published'}: ${plural(r.records, 'record')}`;
+  if (!r.cursor) return head;
+  if (r.cursor.stored) return `${head}, cursor ${r.cursor.next} saved to ${r.cursor.location}`;
+  return `${head}, ${r.cursor.previous !== undefined ? `cursor left at ${r.cursor.previous}` : 'state left as it was'} in ${r.cursor.location}: the next run reads it again`;
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { getEndpoint } from '../catalog/endpoints/index.js';
 import { resourceSchemas } from '../catalog/resources/index.js';
-import type { RecordSchema } from './record-schema.js';
+import type { RecordField, RecordSchema } from './record-schema.js';
 import type { StageDefinition, StageKind } from './stage.js';
 import { recordSchemaFromZod } from './zod-column-hints.js';
 
@@ -100,9 +100,11 @@ export function sourceSchema(sourceType: string): { schema: RecordSchema | undef
 export function stageSchemas(
   source: Pick<PlannedStage, 'type'>,
   transforms: readonly Pick<PlannedStage, 'definition' | 'options'>[],
+  added: readonly RecordField[] = [],
 ): { schemas: RecordSchema[]; declared: boolean } {
   const { schema: first, resource } = sourceSchema(source.type);
-  let schema: RecordSchema = first ?? { fields: [] };
+  // `added`: fields the run sets on every record before the transforms (a fan-out's `region`).
+  let schema: RecordSchema = { fields: [...added, ...(first?.fields ?? [])] };
   let declared = first !== undefined;
   const schemas = [schema];
   for (const t of transforms) {

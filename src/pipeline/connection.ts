@@ -13,7 +13,7 @@ import {
 } from '../client/catalog-client.js';
 import { ConfigError } from '../errors.js';
 import type { LoadedPipeline } from './loader.js';
-import type { ConnectionBlock } from './pipeline-file.js';
+import type { ConnectionBlock, RegionConnection } from './pipeline-file.js';
 
 export interface ResolvedConnection {
   baseUrl: string;
@@ -50,13 +50,79 @@ export interface ResolvedConnection {
  */
 export type ConnectionOverride = Partial<ResolvedConnection> & { apiKey?: string; apiSecret?: string };
 
-/** Connection settings: the override, then the file's block, then the environment. */
+/**
+ * Connection settings: the override, then the file's block, then the environment. For a fan-out
+ * (`connection.regions`), the first region's: what a caller that knows one connection (the
+ * progress plan, the dry run) reads; the run itself resolves every region (resolveRegionConnections).
+ */
 export function resolveConnection(
   loaded: Pick<LoadedPipeline, 'file' | 'redactor' | 'plan'>,
   override: ConnectionOverride = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedConnection {
-  const block: ConnectionBlock = loaded.plan.connection;
+  const regions = loaded.plan.connection.regions;
+  if (regions) return resolveRegion(loaded, regions[0]!, override, env);
+  return resolveBlock(loaded, loaded.plan.connection, override, env);
+}
+
+/** The region of an entry of `connection.regions`. */
+export function regionOf(entry: RegionConnection): Region {
+  return typeof entry === 'string' ? entry : entry.region;
+}
+
+/**
+ * Each region of a fan-out (`connection.regions`) resolved as a connection of its own: the file's
+ * shared settings (rateLimit, concurrency, timeouts...) with the region's base URL and its own
+ * credentials, from the entry or from CATALOG_<REGION>_API_KEY / _SECRET. A key serves one
+ * platform, so the unprefixed CATALOG_API_KEY and CATALOG_BASE_URL are never used for a region.
+ */
+export function resolveRegionConnections(
+  loaded: Pick<LoadedPipeline, 'file' | 'redactor' | 'plan'>,
+  overrides: Partial<Record<Region, ConnectionOverride>> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): { region: Region; connection: ResolvedConnection }[] {
+  return (loaded.plan.connection.regions ?? []).map((entry) => ({
+    region: regionOf(entry),
+    connection: resolveRegion(loaded, entry, overrides[regionOf(entry)] ?? {}, env),
+  }));
+}
+
+/** One region of a fan-out resolved: see resolveRegionConnections. */
+function resolveRegion(
+  loaded: Pick<LoadedPipeline, 'file' | 'redactor' | 'plan'>,
+  entry: RegionConnection,
+  override: ConnectionOverride,
+  env: NodeJS.ProcessEnv,
+): ResolvedConnection {
+  const { regions: _regions, ...shared } = loaded.plan.connection;
+  const region = regionOf(entry);
+  const own = typeof entry === 'string' ? { region } : entry;
+  const prefix = `CATALOG_${region.toUpperCase()}_`;
+  const regionEnv: NodeJS.ProcessEnv = {
+    ...env,
+    CATALOG_BASE_URL: undefined,
+    CATALOG_API_KEY: env[`${prefix}API_KEY`],
+    CATALOG_API_SECRET: env[`${prefix}API_SECRET`],
+  };
+  // Messages name the unprefixed variables resolveBlock reads; the region's are what to set.
+  const named = (text: string) =>
+    text.replaceAll('CATALOG_API_KEY', `${prefix}API_KEY`).replaceAll('CATALOG_API_SECRET', `${prefix}API_SECRET`);
+  try {
+    const connection = resolveBlock(loaded, { ...shared, ...own }, override, regionEnv);
+    const source = connection.credentialSource;
+    return { ...connection, ...(source ? { credentialSource: named(source) } : {}) };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(`region ${region}: ${named(err.message)}`, err.location, { code: err.code });
+  }
+}
+
+function resolveBlock(
+  loaded: Pick<LoadedPipeline, 'file' | 'redactor' | 'plan'>,
+  block: ConnectionBlock,
+  override: ConnectionOverride,
+  env: NodeJS.ProcessEnv,
+): ResolvedConnection {
   const region = override.region ?? block.region;
   const environment = override.environment ?? block.environment;
   // An explicit base URL wins over the region's (a proxy, the sandbox); the region's over CATALOG_BASE_URL.

@@ -8,8 +8,42 @@ import { duration } from '../core/duration.js';
 export const StageSpec = z.looseObject({ type: z.string().min(1) }).describe('a stage: {type, ...its options}');
 export type StageSpec = z.infer<typeof StageSpec>;
 
+/**
+ * One region of a fan-out (`connection.regions`): the region alone (`be`: its credentials from
+ * CATALOG_BE_API_KEY and CATALOG_BE_API_SECRET), or with its own environment, base URL and keys.
+ */
+export const RegionConnection = z.union([
+  z.enum(REGIONS),
+  z.strictObject({
+    region: z.enum(REGIONS).describe('the region (be, fr, de, au, us)'),
+    environment: z.enum(ENVIRONMENTS).optional().describe('production (default) or sandbox (be and fr only)'),
+    baseUrl: z
+      .url({ message: 'must be an absolute URL such as https://api.example.com' })
+      .optional()
+      .describe("the region's API base URL (default: the region's)"),
+    apiKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("the region's API key, or several comma-separated (default: $CATALOG_<REGION>_API_KEY)"),
+    apiSecret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("the region's API secret, one per key (default: $CATALOG_<REGION>_API_SECRET)"),
+  }),
+]);
+export type RegionConnection = z.infer<typeof RegionConnection>;
+
 export const ConnectionBlock = z
   .strictObject({
+    regions: z
+      .array(RegionConnection)
+      .min(2, { message: 'a fan-out reads two regions or more; for one, use region:' })
+      .optional()
+      .describe(
+        'a fan-out: read each region with its own credentials, limiter and state cursor into one output, with a region field on every record (docs/live-service.md, Several regions in one run)',
+      ),
     baseUrl: z
       .url({ message: 'must be an absolute URL such as https://api.example.com' })
       .optional()

@@ -14,7 +14,7 @@ import type { StageRegistry } from '../core/registry.js';
 import type { StageKind } from '../core/stage.js';
 import { incrementalOutputProblems } from './incremental-outputs.js';
 import type { ConnectionBlock, PipelineFile, StageSpec, StateBlock } from './pipeline-file.js';
-import { type RegionPresetEffect, applyRegionPreset, regionProblems } from './region-preset.js';
+import { type RegionPresetEffect, applyRegionPreset, REGION_FIELD, regionProblems } from './region-preset.js';
 
 /** A sink's output a run replaces unless its template has `{run}`: the option, and the template as written. */
 export interface PlannedOutput {
@@ -126,7 +126,7 @@ export function planPipeline(
   const source = plan('source', config.source, ['source']);
   const transforms = config.transforms.map((t, i) => plan('transform', t, ['transforms', i]));
   const sinks = config.sinks.map((s, i) => plan('sink', s, ['sinks', i]));
-  problems.push(...regionProblems(config, source));
+  problems.push(...regionProblems(config, source, sinks));
   if (config.state) problems.push(...stateProblems(config, registry));
   for (const { issue, at } of fixed) problems.push({ at, issue, code: 'config.state_fixed_output' });
   if (problems.length > 0 || !source) return { plan: undefined, problems };
@@ -228,7 +228,9 @@ type PlanParts = Omit<PipelinePlan, 'schemas' | 'recordSchema' | 'schemaDeclared
 
 /** The parts every plan derives the same way: the schema chain, the endpoint, the replaced outputs. */
 function assemblePlan(parts: PlanParts): PipelinePlan {
-  const { schemas, declared } = stageSchemas(parts.source, parts.transforms);
+  // A fan-out sets the region of every record before the transforms (region-fanout.ts).
+  const added = parts.connection.regions ? [REGION_FIELD] : [];
+  const { schemas, declared } = stageSchemas(parts.source, parts.transforms, added);
   const endpoint = getEndpoint(parts.source.type);
   const outputs: PlannedOutput[] = [];
   for (const stage of [...parts.sinks, ...parts.nestedSinks.map((n) => n.stage)]) {

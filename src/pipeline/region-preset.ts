@@ -14,6 +14,7 @@ import {
 import type { PlannedStage } from '../core/planned-stage.js';
 import type { ConnectionBlock, PipelineFile, StageSpec } from './pipeline-file.js';
 import type { LocatedIssue } from '../core/issues.js';
+import { type RecordField, STRING_TYPE } from '../core/record-schema.js';
 
 /** A refusal found while planning (plan.ts takes it as a PlanProblem; declared here so plan.ts is not imported back). */
 interface PlanProblem {
@@ -45,8 +46,16 @@ export function applyRegionPreset(config: PipelineFile): { config: PipelineFile;
   return { config: { ...config, transforms }, effects };
 }
 
+/** The field a fan-out (`connection.regions`) sets on every record: the region it was read from. */
+export const REGION_FIELD: RecordField = { name: 'region', type: STRING_TYPE };
+
 /** The region's refusals of the file's environment and of its source's filter, as plan problems. */
-export function regionProblems(config: PipelineFile, source: PlannedStage<'source'> | undefined): PlanProblem[] {
+export function regionProblems(
+  config: PipelineFile,
+  source: PlannedStage<'source'> | undefined,
+  sinks: readonly (PlannedStage<'sink'> | undefined)[] = [],
+): PlanProblem[] {
+  if (config.connection?.regions) return fanOutProblems(config, source, sinks);
   const region = config.connection?.region;
   const environment = config.connection?.environment;
   if (region === undefined) {
@@ -60,6 +69,53 @@ export function regionProblems(config: PipelineFile, source: PlannedStage<'sourc
     problems.push({ at: ['connection', 'environment'], issue: { path: [], message }, code: 'config.region' });
   }
   if (source) problems.push(...sourceFilterProblems(region, source));
+  return problems;
+}
+
+/** Settings a fan-out takes per region (in each entry of `regions`), never for the whole block. */
+const PER_REGION = ['region', 'environment', 'baseUrl', 'apiKey', 'apiSecret', 'credentials'] as const;
+
+/**
+ * A fan-out's refusals: a per-region setting given for the whole block, a region listed twice, a
+ * region's environment it does not have, the source's filter as each region takes it, and a table
+ * keyed without the region (product ids are per platform: two regions share ids).
+ */
+function fanOutProblems(
+  config: PipelineFile,
+  source: PlannedStage<'source'> | undefined,
+  sinks: readonly (PlannedStage<'sink'> | undefined)[],
+): PlanProblem[] {
+  const connection = config.connection!;
+  const problems: PlanProblem[] = [];
+  const problem = (at: (string | number)[], message: string) =>
+    problems.push({ at, issue: { path: [], message }, code: 'config.region' });
+  for (const name of PER_REGION)
+    if (connection[name] !== undefined)
+      problem(
+        ['connection', name],
+        `connection.regions reads each region with its own ${name === 'region' ? 'settings' : name}: set it in the region's entry of regions (- {region: be, ${name === 'region' ? 'apiKey: ...' : `${name}: ...`}}), or leave regions out`,
+      );
+  const seen = new Set<Region>();
+  for (const [i, entry] of connection.regions!.entries()) {
+    const region = typeof entry === 'string' ? entry : entry.region;
+    if (seen.has(region)) problem(['connection', 'regions', i], `region ${region} is listed twice; list each once`);
+    seen.add(region);
+    const environment = typeof entry === 'string' ? undefined : entry.environment;
+    if (environment !== undefined && regionBaseUrl(region, environment) === undefined)
+      problem(
+        ['connection', 'regions', i, 'environment'],
+        `region ${regionLabel(region)} has no ${environment} environment; the vendor has sandboxes for ${regionsWithSandbox().join(', ')} only`,
+      );
+    if (source) problems.push(...sourceFilterProblems(region, source));
+  }
+  for (const sink of sinks) {
+    const key = sink?.type === 'table' ? sink.options.key : undefined;
+    if (typeof key === 'string' && !key.split(',').some((k) => k.trim() === REGION_FIELD.name))
+      problem(
+        [...sink!.at.replace(/\]/g, '').split('['), 'key'].map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
+        `a fan-out over regions needs the table keyed by region and id (key: region,id): product ids are per region, so "${key}" alone would merge two regions' products`,
+      );
+  }
   return problems;
 }
 

@@ -5,6 +5,7 @@ import { CatalogStreamsError } from '../errors.js';
 import { type Remedy, describeCode } from '../error-codes.js';
 import type { OutputRecord } from '../events.js';
 import { RecordTransform } from '../transforms/record-transform.js';
+import type { RegionOutcome } from './region-fanout.js';
 import type { OutputSchemaChange, RunCounters } from './run-stats.js';
 import type { TableFilesReport } from '../sinks/table/table-layout.js';
 
@@ -65,6 +66,11 @@ export interface RunSummary {
    * `retry` when running again unchanged may pass, `fix` when something must change first.
    */
   error?: { code: string; message: string; remedy?: Remedy };
+  /**
+   * A fan-out over regions (`connection.regions`): each region's records, cursor and, when it
+   * failed, its error (the other regions' outputs are published all the same).
+   */
+  regions?: RegionOutcome[];
 }
 
 /** A run that did not succeed, with the summary of what it did before it stopped. */

@@ -21,7 +21,15 @@ import type { StageRegistry } from '../core/registry.js';
 import { newRunId } from '../core/run-id.js';
 import type { RunDescription, RunMode, SinkStream, StageContext } from '../core/stage.js';
 import type { RunLock } from '../core/lock.js';
-import { clientOptions, type ConnectionOverride, resolveConnection } from './connection.js';
+import type { Region } from '../catalog/regions.js';
+import {
+  clientOptions,
+  type ConnectionOverride,
+  type ResolvedConnection,
+  resolveConnection,
+  regionOf,
+  resolveRegionConnections,
+} from './connection.js';
 import {
   fullReadEvery,
   nextCursor,
@@ -37,7 +45,15 @@ import { checkDestinations } from './preflight.js';
 import { createRecordLookup } from './record-lookup.js';
 import { RunStats } from './run-stats.js';
 import { RunFailedError, summarizeRun, type RunSummary } from './run-summary.js';
-import type { PipelineState, StateIdentity, StateStore } from './state.js';
+import {
+  FanOutSource,
+  fanOutLookup,
+  fenceOfAll,
+  regionStatePath,
+  type RegionOutcome,
+  type SourceLane,
+} from './region-fanout.js';
+import { openStateStore, type StateStore } from './state.js';
 import { TeeSink } from './tee.js';
 import { DEFAULT_STALL_TIMEOUT_MS, StallWatchdog } from './watchdog.js';
 
@@ -52,12 +68,15 @@ export {
   withUpdatedSince,
 } from './incremental-window.js';
 export { RunFailedError, type RunSummary } from './run-summary.js';
+export type { RegionOutcome } from './region-fanout.js';
 export { DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
 
 export interface RunOptions {
   registry: StageRegistry;
   /** Overrides the file's `connection:` and the environment (the `--sandbox` flag uses it). */
   connection?: ConnectionOverride;
+  /** A fan-out's (`connection.regions`) overrides, by region (each region's embedded sandbox). */
+  regionConnections?: Partial<Record<Region, ConnectionOverride>>;
   fullRefresh?: boolean;
   /** `--allow-deletes`: table sinks publish a full run's deletes above their `deletes.maxRatio`. */
   allowDeletes?: boolean;
@@ -119,16 +138,15 @@ class PipelineRun {
   readonly #runId: string;
   readonly #controller = new AbortController();
   readonly #onAbort = () => this.#controller.abort(this.#opts.signal?.reason);
-  readonly #stateStore: StateStore | undefined;
-  readonly #ownClient: boolean;
 
   #phase: RunPhase = 'preflight';
-  #client: CatalogClient | undefined;
-  #stateLock: RunLock | undefined;
-  #identity: StateIdentity | undefined;
-  /** The source as sent: the plan's, with the incremental window and the connection's concurrency. */
-  #source: PlannedStage<'source'>;
-  #previous: PipelineState | undefined;
+  /**
+   * The run's sources: one, or one per region of a fan-out (region-fanout.ts), each with its client,
+   * state, lock and window. Made in preflight; the first one's client is the stages' `ctx.client`.
+   */
+  #lanes: SourceLane[] = [];
+  /** Each lane's state store by region (undefined: the pipeline's one source), opened with the run. */
+  readonly #stores: Map<Region | undefined, StateStore | undefined>;
   #ctx: StageContext | undefined;
   #sinkStream: SinkStream | undefined;
   #transforms: Transform[] = [];
@@ -136,10 +154,6 @@ class PipelineRun {
   #chain: (Readable | Transform | Writable)[] = [];
   #watchdog: StallWatchdog | undefined;
   #stalled: CatalogStreamsError | undefined;
-  /** The newest `meta.updatedAt` the source delivered (the next cursor never passes it). */
-  #maxUpdatedAt: number | undefined;
-  #next: number | undefined;
-  #stored = false;
 
   constructor(loaded: LoadedPipeline, opts: RunOptions) {
     this.#loaded = loaded;
@@ -148,10 +162,7 @@ class PipelineRun {
     this.#unforward = opts.events ? forwardEvents(this.#events, opts.events) : undefined;
     this.#startedAt = opts.now?.() ?? new Date();
     this.#runId = newRunId(this.#startedAt);
-    this.#stateStore = openPipelineState(this.#plan);
-    this.#source = this.#plan.source;
-    this.#client = opts.client;
-    this.#ownClient = !opts.client;
+    this.#stores = openStores(this.#plan);
     if (opts.signal?.aborted) this.#onAbort();
     opts.signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -166,8 +177,9 @@ class PipelineRun {
       this.#phase = 'committing';
       await this.#commit();
       this.#phase = 'done';
-      return this.#summarize('succeeded');
+      return this.#outcome();
     } catch (error) {
+      if (error instanceof RunFailedError) throw error;
       await this.#closeChain(error);
       if (this.#phase === 'streaming' && this.#pastCommitPoint()) return await this.#committedBefore(error);
       throw this.#failed(error);
@@ -183,20 +195,14 @@ class PipelineRun {
    */
   async #preflight(): Promise<void> {
     const plan = this.#plan;
-    if (!this.#client) {
-      const connection = resolveConnection(this.#loaded, this.#opts.connection, this.#opts.env);
-      this.#client = new CatalogClient({
-        ...clientOptions(connection),
-        events: this.#events,
-        signal: this.#controller.signal,
-      });
-    }
+    this.#lanes = this.#makeLanes();
     await checkDestinations(this.#loaded);
     // One run per state at a time; a run that loses its lock stops.
-    this.#stateLock = await this.#stateStore?.lock({ runId: this.#runId, pipeline: plan.name }, (err) =>
-      this.#controller.abort(err),
-    );
-    await this.#openWindow();
+    for (const lane of this.#lanes)
+      lane.lock = await lane.store?.lock({ runId: this.#runId, pipeline: plan.name }, (err) =>
+        this.#controller.abort(err),
+      );
+    for (const lane of this.#lanes) await this.#openWindow(lane);
     const ctx = this.#context();
     // Until the chain streams, the tee (or sink) has no other 'error' listener: a failed preparation reaches the run
     // through prepared().
@@ -208,51 +214,98 @@ class PipelineRun {
     this.#opts.onPreflight?.(this.#source);
   }
 
-  /** Reads the state (once) and sets the source as sent: the incremental window, the connection's concurrency. */
-  async #openWindow(): Promise<void> {
+  /** The source as sent (the first lane's: a fan-out's regions differ only in their windows). */
+  get #source(): PlannedStage<'source'> {
+    return this.#lanes[0]?.source ?? this.#plan.source;
+  }
+
+  /**
+   * The run's sources: the pipeline's one, on the caller's client or its own; or one per region of a
+   * fan-out, each on a client of its own (credentials, limiter) with a state file of its own.
+   */
+  #makeLanes(): SourceLane[] {
     const plan = this.#plan;
-    const sandbox = this.#opts.sandbox ?? this.#opts.connection?.sandbox;
-    this.#identity = stateIdentity(plan, this.#client!.baseUrl, sandbox);
-    const read = await sourceWithCursor(
+    const lane = (connection: ResolvedConnection | undefined, region?: Region): SourceLane => {
+      const client =
+        region === undefined && this.#opts.client
+          ? this.#opts.client
+          : new CatalogClient({
+              ...clientOptions(connection ?? resolveConnection(this.#loaded, this.#opts.connection, this.#opts.env)),
+              events: this.#events,
+              signal: this.#controller.signal,
+            });
+      const store = this.#stores.get(region);
+      const own = client !== this.#opts.client;
+      return { region, client, ownClient: own, store, source: plan.source, stored: false, records: 0 };
+    };
+    if (!plan.connection.regions) return [lane(undefined)];
+    const regions = resolveRegionConnections(this.#loaded, this.#opts.regionConnections, this.#opts.env);
+    const lanes: SourceLane[] = [];
+    try {
+      for (const r of regions) lanes.push(lane(r.connection, r.region));
+    } catch (err) {
+      for (const l of lanes) void l.client.close();
+      throw err;
+    }
+    return lanes;
+  }
+
+  /** Reads a lane's state (once) and sets its source as sent: the incremental window, the connection's concurrency. */
+  async #openWindow(lane: SourceLane): Promise<void> {
+    const plan = this.#plan;
+    const sandbox = this.#opts.sandbox ?? this.#opts.connection?.sandbox ?? this.#regionOverride(lane)?.sandbox;
+    lane.identity = stateIdentity(plan, lane.client.baseUrl, sandbox);
+    ({
+      source: lane.source,
+      previous: lane.previous,
+      fullReadDue: lane.fullReadDue,
+    } = await sourceWithCursor(
       plan.source,
-      this.#stateStore,
+      lane.store,
       this.#opts.fullRefresh,
-      this.#identity,
+      lane.identity,
       this.#startedAt,
       fullReadEvery(plan),
-    );
-    ({ source: this.#source, previous: this.#previous } = read);
-    if (read.fullReadDue) this.#announceFullRead(read.fullReadDue);
-    if (this.#previous) {
-      const cursor = this.#previous.cursor;
+    ));
+    if (lane.fullReadDue) this.#announceFullRead(lane, lane.fullReadDue);
+    if (lane.previous) {
+      const cursor = lane.previous.cursor;
       const until = windowUntil(this.#startedAt);
       this.#events.emit('info', {
         code: 'incremental',
-        message: `incremental run: updatedSince ${isoSeconds(cursor)} until ${isoSeconds(until)} (unix ${cursor}..${until}) from ${this.#stateStore!.location}`,
+        message: `${lane.region ? `region ${lane.region}: ` : ''}incremental run: updatedSince ${isoSeconds(cursor)} until ${isoSeconds(until)} (unix ${cursor}..${until}) from ${lane.store!.location}`,
       });
     }
-    const concurrency = this.#opts.connection?.concurrency ?? plan.connection.concurrency;
-    const source = this.#source;
+    const concurrency =
+      this.#opts.connection?.concurrency ?? this.#regionOverride(lane)?.concurrency ?? plan.connection.concurrency;
+    const source = lane.source;
     if (concurrency !== undefined && source.written.concurrency === undefined && plan.endpoint?.mode === 'paged')
-      this.#source = { ...source, options: { ...source.options, concurrency } };
+      lane.source = { ...source, options: { ...source.options, concurrency } };
+  }
+
+  #regionOverride(lane: SourceLane): ConnectionOverride | undefined {
+    return lane.region === undefined ? undefined : this.#opts.regionConnections?.[lane.region];
   }
 
   /** Says why a run with a stored cursor reads its source whole: a sink's periodic full read is due. */
-  #announceFullRead(due: NonNullable<WindowedRead['fullReadDue']>): void {
+  #announceFullRead(lane: SourceLane, due: NonNullable<WindowedRead['fullReadDue']>): void {
     const days = due.everyMs / 86_400_000;
     const since = due.lastFullRunAt ? `the last full run started ${due.lastFullRunAt}` : 'no full run is recorded';
     this.#events.emit('info', {
       code: 'full_read_due',
-      message: `full run: a sink reads the whole source every ${days} day(s) to find what left it (fullReadEvery), and ${since}; the cursor in ${this.#stateStore!.location} is not used this time`,
+      message: `${lane.region ? `region ${lane.region}: ` : ''}full run: a sink reads the whole source every ${days} day(s) to find what left it (fullReadEvery), and ${since}; the cursor in ${lane.store!.location} is not used this time`,
     });
   }
 
   /** The context every stage of this run is created with. */
   #context(): StageContext {
     const plan = this.#plan;
+    // A fan-out is incremental when every region has a cursor; it reads from the earliest.
+    const cursors = this.#lanes.map((l) => l.previous?.cursor);
+    const incremental = cursors.every((c) => c !== undefined);
     const mode: RunMode = {
-      incremental: this.#previous?.cursor !== undefined,
-      previousCursor: this.#previous?.cursor,
+      incremental,
+      previousCursor: incremental ? Math.min(...(cursors as number[])) : undefined,
       allowDeletes: this.#opts.allowDeletes === true,
     };
     const ctx: StageContext = {
@@ -261,7 +314,7 @@ class PipelineRun {
       moduleDir: plan.moduleDir,
       signal: this.#controller.signal,
       events: this.#events,
-      client: this.#client,
+      client: this.#lanes[0]!.client,
       mode,
       source: { type: plan.source.type, resource: plan.endpoint?.resource, endpoint: plan.endpoint?.name },
       resourceSchemas,
@@ -271,12 +324,21 @@ class PipelineRun {
       // Sinks take their columns from the records' schema: the resource through the transforms.
       recordSchema: plan.recordSchema,
       declaredColumns: declaredColumns(plan),
-      recordLookup: createRecordLookup({ plan, source: () => this.#source, ctx: () => ctx }),
-      // Every sink's commit points prove the run still holds its state lock (core/lock.ts, Fencing).
-      fence: this.#stateLock,
+      recordLookup: this.#recordLookup(() => ctx),
+      // Every sink's commit points prove the run still holds its state locks (core/lock.ts, Fencing).
+      fence: fenceOfAll(this.#lanes.map((l) => l.lock)),
     };
     this.#ctx = ctx;
     return ctx;
+  }
+
+  /** The run's source asked again by id: through each region's client in a fan-out. */
+  #recordLookup(ctx: () => StageContext): StageContext['recordLookup'] {
+    const plan = this.#plan;
+    const lookups = this.#lanes.map((lane) =>
+      createRecordLookup({ plan, source: () => lane.source, ctx: () => ({ ...ctx(), client: lane.client }) }),
+    );
+    return plan.connection.regions ? fanOutLookup(this.#lanes, lookups) : lookups[0];
   }
 
   /** A dead-letter sink a stage asks for: planned with the stage's options, so it is made, not parsed again. */
@@ -293,19 +355,26 @@ class PipelineRun {
     this.#controller.signal.throwIfAborted();
     const ctx = this.#ctx!;
     const sink = this.#sinkStream!;
-    const source = this.#source.definition.create(this.#source.options, ctx) as Readable;
-    // Like the sink's: a stop that destroys the source before pipeline() joins it must not be an uncaught 'error'
-    // (pipeline() and the run's abort handling report it).
+    const streams = this.#lanes.map((lane) => {
+      const stream = lane.source.definition.create(lane.source.options, { ...ctx, client: lane.client }) as Readable;
+      // Like the sink's: a stop that destroys the source before pipeline() joins it must not be an uncaught 'error'
+      // (pipeline() and the run's abort handling report it).
+      stream.on('error', () => {});
+      // A second 'data' listener does not change flow control.
+      if (lane.store) {
+        stream.on('data', (record: { meta?: { updatedAt?: unknown } }) => {
+          const u = record?.meta?.updatedAt;
+          if (typeof u === 'number' && (lane.maxUpdatedAt === undefined || u > lane.maxUpdatedAt))
+            lane.maxUpdatedAt = u;
+        });
+      }
+      return { lane, stream };
+    });
+    const source = this.#plan.connection.regions
+      ? new FanOutSource(streams, this.#events, this.#controller.signal)
+      : streams[0]!.stream;
     source.on('error', () => {});
     this.#chain = [source, sink];
-    // A second 'data' listener does not change flow control.
-    if (this.#stateStore) {
-      source.on('data', (record: { meta?: { updatedAt?: unknown } }) => {
-        const u = record?.meta?.updatedAt;
-        if (typeof u === 'number' && (this.#maxUpdatedAt === undefined || u > this.#maxUpdatedAt))
-          this.#maxUpdatedAt = u;
-      });
-    }
     this.#transforms = this.#plan.transforms.map((t) => {
       const stream = t.definition.create(t.options, ctx) as Transform;
       if (stream instanceof RecordTransform) stream.placement = placementOf(t);
@@ -330,38 +399,62 @@ class PipelineRun {
   async #commit(): Promise<void> {
     const plan = this.#plan;
     this.#opts.signal?.removeEventListener('abort', this.#onAbort);
-    const store = this.#stateStore;
+    const stored = this.#lanes.some((l) => l.store);
     this.#events.emit('info', {
       code: 'outputs_committed',
       pipeline: plan.name,
-      message: `${plan.name}: every output committed${store ? '; storing the cursor' : ''}`,
+      message: `${plan.name}: every output committed${stored ? '; storing the cursor' : ''}`,
     });
-    if (!store) return;
-    this.#next = this.#nextCursor();
+    // A region that failed keeps its cursor: the next run reads its window again.
+    for (const lane of this.#lanes) if (lane.store && lane.error === undefined) await this.#storeCursor(lane);
+  }
+
+  async #storeCursor(lane: SourceLane): Promise<void> {
+    const plan = this.#plan;
+    const store = lane.store!;
+    lane.next = this.#nextCursor(lane);
     const finishedAt = new Date();
     await store.write({
       version: 1,
       pipeline: plan.name,
-      host: this.#identity!.host,
-      source: this.#identity!.source,
-      cursor: this.#next,
+      host: lane.identity!.host,
+      source: lane.identity!.source,
+      cursor: lane.next,
       updatedAt: finishedAt.toISOString(),
       // A run without a cursor read the source whole: the next periodic full read counts from it.
-      ...(this.#previous === undefined
+      ...(lane.previous === undefined
         ? { lastFullRunAt: this.#startedAt.toISOString() }
-        : this.#previous.lastFullRunAt !== undefined
-          ? { lastFullRunAt: this.#previous.lastFullRunAt }
+        : lane.previous.lastFullRunAt !== undefined
+          ? { lastFullRunAt: lane.previous.lastFullRunAt }
           : {}),
       lastRun: {
         runId: this.#runId,
         startedAt: this.#startedAt.toISOString(),
         finishedAt: finishedAt.toISOString(),
-        records: this.#stats.counters.recordsRead,
+        records: lane.region === undefined ? this.#stats.counters.recordsRead : lane.records,
         source: plan.source.type,
       },
     });
-    this.#stored = true;
-    this.#events.emit('info', { code: 'state_saved', message: `cursor ${this.#next} saved to ${store.location}` });
+    lane.stored = true;
+    this.#events.emit('info', { code: 'state_saved', message: `cursor ${lane.next} saved to ${store.location}` });
+  }
+
+  /**
+   * A run that committed: succeeded, unless a region of its fan-out failed. Then the other regions'
+   * outputs stay published and their cursors stored, and the run fails with the first failed
+   * region's error (its code and exit code: what that region alone would have given).
+   */
+  #outcome(): RunSummary {
+    const failed = this.#lanes.filter((l) => l.error !== undefined);
+    if (failed.length === 0) return this.#summarize('succeeded');
+    const published = this.#lanes.filter((l) => l.error === undefined).map((l) => `${l.region} (${l.records} records)`);
+    const cause = failed[0]!.error as Error;
+    const error = new CatalogStreamsError(
+      cause instanceof CatalogStreamsError ? cause.code : 'run.failed',
+      `region ${failed.map((l) => l.region).join(', ')} failed: ${cause.message}; published: ${published.join(', ')}`,
+      { cause, exitCode: cause instanceof CatalogStreamsError ? cause.exitCode : 1 },
+    );
+    throw new RunFailedError(this.#summarize('failed', error), error);
   }
 
   /** Waits for the streams' clean-up after a failure (destroying them first when nothing owns the chain yet). */
@@ -402,8 +495,9 @@ class PipelineRun {
       this.#phase = 'committing';
       await this.#commit();
       this.#phase = 'done';
-      return this.#summarize('succeeded');
+      return this.#outcome();
     } catch (err) {
+      if (err instanceof RunFailedError) throw err;
       // The outputs are published, the cursor could not be stored: a failure, not a stop.
       throw new RunFailedError(this.#summarize('failed', err), err);
     }
@@ -431,15 +525,16 @@ class PipelineRun {
 
   async #release(): Promise<void> {
     this.#watchdog?.stop();
-    await this.#stateLock?.release().catch((err: unknown) =>
-      this.#events.emit('warning', {
-        code: 'state.unlock',
-        message: `could not remove the state lock: ${(err as Error).message}`,
-      }),
-    );
+    for (const lane of this.#lanes)
+      await lane.lock?.release().catch((err: unknown) =>
+        this.#events.emit('warning', {
+          code: 'state.unlock',
+          message: `could not remove the state lock: ${(err as Error).message}`,
+        }),
+      );
     this.#opts.signal?.removeEventListener('abort', this.#onAbort);
     this.#unforward?.();
-    if (this.#ownClient) await this.#client?.close();
+    for (const lane of this.#lanes) if (lane.ownClient) await lane.client.close();
   }
 
   /** What sinks write into manifests: the run, its source and filter, its cursor window. */
@@ -448,10 +543,10 @@ class PipelineRun {
    * than this machine's (server-clock.ts), so a clock running ahead here never skips what the API
    * changed in the run's first seconds.
    */
-  #nextCursor(): number {
-    const onApi = this.#client?.serverClock.toServer(this.#startedAt) ?? this.#startedAt;
+  #nextCursor(lane: SourceLane): number {
+    const onApi = lane.client.serverClock.toServer(this.#startedAt) ?? this.#startedAt;
     const start = onApi < this.#startedAt ? onApi : this.#startedAt;
-    return nextCursor(start, this.#plan.state!.overlapSeconds, this.#maxUpdatedAt);
+    return nextCursor(start, this.#plan.state!.overlapSeconds, lane.maxUpdatedAt);
   }
 
   #describe(): RunDescription {
@@ -462,18 +557,19 @@ class PipelineRun {
       startedAt: this.#startedAt,
       sourceType: plan.source.type,
       sourceFilter: this.#source.written.filter,
-      cursor: this.#stateStore
+      cursor: this.#lanes[0]?.store
         ? {
-            previous: this.#previous?.cursor,
-            next: this.#next ?? this.#nextCursor(),
+            previous: this.#lanes[0].previous?.cursor,
+            next: this.#lanes[0].next ?? this.#nextCursor(this.#lanes[0]),
           }
         : undefined,
     };
   }
 
   #summarize(status: RunSummary['status'], error?: unknown): RunSummary {
-    const store = this.#stateStore;
-    return summarizeRun({
+    const [first] = this.#lanes;
+    const store = first?.store;
+    const summary = summarizeRun({
       status,
       error,
       pipeline: this.#plan.name,
@@ -485,10 +581,13 @@ class PipelineRun {
       sinkOutputs: this.#sinkStream ? [...this.#sinkStream.outputs] : [],
       transforms: this.#transforms,
       cursor: store
-        ? { previous: this.#previous?.cursor, next: this.#next, stored: this.#stored, location: store.location }
+        ? { previous: first.previous?.cursor, next: first.next, stored: first.stored, location: store.location }
         : undefined,
       redact: (text) => this.#loaded.redactor.redact(text),
     });
+    if (!this.#plan.connection.regions) return summary;
+    const redact = (text: string) => this.#loaded.redactor.redact(text);
+    return { ...summary, regions: this.#lanes.map((lane) => regionOutcome(lane, redact)) };
   }
 }
 
@@ -558,4 +657,38 @@ function declaredColumns(plan: PipelinePlan): ReadonlySet<string> {
     if (columns && typeof columns === 'object') for (const path of Object.keys(columns)) paths.add(path);
   }
   return paths;
+}
+
+/** The state store of each source: the pipeline's, or a file per region of a fan-out (regionStatePath). */
+function openStores(plan: PipelinePlan): Map<Region | undefined, StateStore | undefined> {
+  const regions = plan.connection.regions;
+  if (!regions) return new Map([[undefined, openPipelineState(plan)]]);
+  const state = plan.state;
+  return new Map(
+    regions.map((entry) => {
+      const region = regionOf(entry);
+      return [region, state && openStateStore(regionStatePath(state.path, region), { baseDir: plan.baseDir })];
+    }),
+  );
+}
+
+/** What the summary says of one region of a fan-out. */
+function regionOutcome(lane: SourceLane, redact: (text: string) => string): RegionOutcome {
+  const err = lane.error as CatalogStreamsError | undefined;
+  return {
+    region: lane.region!,
+    status: err ? 'failed' : 'succeeded',
+    records: lane.records,
+    ...(lane.store
+      ? {
+          cursor: {
+            ...(lane.previous ? { previous: lane.previous.cursor } : {}),
+            ...(lane.next !== undefined ? { next: lane.next } : {}),
+            stored: lane.stored,
+            location: lane.store.location,
+          },
+        }
+      : {}),
+    ...(err ? { error: { code: err.code ?? 'error', message: redact(err.message ?? String(err)) } } : {}),
+  };
 }

@@ -54,6 +54,7 @@ const SUMMARY_FIELDS: Record<keyof RunSummary, true> = {
   schemaChanges: true,
   tables: true,
   error: true,
+  regions: true,
 };
 const RECORD_FIELDS: Record<keyof RunSummary['records'], true> = {
   read: true,

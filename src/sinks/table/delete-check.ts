@@ -11,7 +11,7 @@ import { AbortedError, CatalogStreamsError, DataError, SinkError } from '../../e
 import type { RunEvents } from '../../events.js';
 import type { RecordLookup } from '../../core/stage.js';
 import { compareKeys, ExternalSort, frameBody, keyOfBody, readFrameBodies, type Key } from './sorted-records.js';
-import { isKey, keyError, keyOf } from './table-key.js';
+import { isKey, keyError, keyOf, keyPaths } from './table-key.js';
 
 /** What a full run's check of its delete candidates did. */
 export interface DeleteCheck {
@@ -144,7 +144,7 @@ async function lookUp(
   candidatesFile: string,
   into: { found: ExternalSort; invalid: Set<string | number>; checked: number },
 ): Promise<number> {
-  const steps = input.key.split('.');
+  const steps = keyPaths(input.key);
   let requests = 0;
   const batch = new Set<string | number>();
   const flush = async () => {

@@ -6,8 +6,26 @@ import type { RunEvents } from '../../events.js';
 import { isPlainObject } from '../../values.js';
 import type { Key } from './sorted-records.js';
 
-/** The value at `steps` (the key's path split at dots), or undefined. */
-export function keyOf(record: Record<string, unknown>, steps: readonly string[]): unknown {
+/**
+ * The fields of a `key:` option, each split at dots: `id` is one field, `region,id` two (a
+ * composite key: a fan-out over regions, where product ids are per region).
+ */
+export function keyPaths(key: string): string[][] {
+  return key.split(',').map((field) => field.trim().split('.'));
+}
+
+/**
+ * The key of `record`: the value at the one path, or for several paths one string of their
+ * values (JSON of the list, so `be`,`1` and `be,1` never meet), or undefined when a value is not a key.
+ */
+export function keyOf(record: Record<string, unknown>, paths: readonly (readonly string[])[]): unknown {
+  if (paths.length === 1) return valueAt(record, paths[0]!);
+  const values = paths.map((steps) => valueAt(record, steps));
+  if (!values.every(isKey)) return undefined;
+  return JSON.stringify(values.map((v) => (typeof v === 'bigint' ? v.toString() : v)));
+}
+
+function valueAt(record: Record<string, unknown>, steps: readonly string[]): unknown {
   let value: unknown = record;
   for (const step of steps) value = isPlainObject(value) ? value[step] : undefined;
   return value;

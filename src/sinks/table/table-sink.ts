@@ -26,7 +26,7 @@ import {
 } from './table-options.js';
 import { checkPreviousColumns, ignoredColumns, recordShaper, tableColumns } from './table-columns.js';
 import { openTableLocation } from './table-location.js';
-import { isKey, keyError, keyOf, sharedKeyCheck, type SharedKeys } from './table-key.js';
+import { isKey, keyError, keyOf, keyPaths, sharedKeyCheck, type SharedKeys } from './table-key.js';
 import { StateWriter } from './merge-state.js';
 import { refuseDeletes, reportCheck, type DeleteCheck } from './delete-check.js';
 import { mergeTable, type MergeOutputs, type MergeResult } from './table-merge.js';
@@ -45,7 +45,7 @@ export class TableSink extends PublishingSink {
   readonly #config: ResolvedConfig;
   readonly #store: TableStore;
   readonly #layout: TableLayout;
-  readonly #keySteps: string[];
+  readonly #keySteps: string[][];
   readonly #schema: ColumnSchema;
   readonly #shaper: RecordShaper;
   readonly #previousShaper: RecordShaper;
@@ -69,7 +69,7 @@ export class TableSink extends PublishingSink {
     this.#config = config;
     this.#store = store;
     this.#layout = layout;
-    this.#keySteps = config.key.split('.');
+    this.#keySteps = keyPaths(config.key);
     this.#schema = schema;
     // The incoming records' shaper warns of fields it puts in _extra; the previous records' is silent.
     this.#shaper = recordShaper(schema, ctx.events);
