@@ -6,10 +6,15 @@
 // its records sorted and inside the range asked for, and its length what its own total allows.
 //
 // Lanes: a run that keeps `concurrency` requests going splits the range after the first page
-// into as many lanes, sized by the density that page showed; each lane is read in order on its
-// own, and the lanes are emitted one after the other, so records come out in createdAt order
-// whatever the user's sorting (documented; a sorting by a value that changes cannot be paged
-// exactly). A lane holds at most two fetched pages, kept as bytes, ahead of the consumer.
+// into lanes, sized by the density that page showed; each lane is read in order on its own, and
+// the lanes are emitted one after the other, so records come out in createdAt order whatever the
+// user's sorting (documented; a sorting by a value that changes cannot be paged exactly). The
+// first `concurrency` lanes are read at once: the head lane holds at most two fetched pages,
+// kept as bytes, ahead of the consumer, and the lanes after it are cut short (AHEAD_LANE_PAGES,
+// createdat-split.ts) and hold at most that many, so that they are emitted soon after they are
+// read and the next ones can start: long lanes after the head would wait, full, for the head to
+// end, and leave one request on its way (issue 40: a run with 4 or 8 keys went no faster than
+// one key's budget).
 //
 // Code chunks (code-chunks.ts) are read one after the other, each by its own lanes.
 import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName } from '../client/index.js';
@@ -19,7 +24,7 @@ import { setOrigin } from '../core/origin.js';
 import { CatalogSource } from './source-stream.js';
 import { type PagedQueryOptions, type SourceBody, pageRequest } from './paged-query.js';
 import { CreatedAtLane, type Direction, type LaneStep, createdAtOf, listedCodes } from './createdat-lane.js';
-import { estimateFarEnd, rebalance } from './createdat-split.js';
+import { AHEAD_LANE_PAGES, estimateFarEnd, rebalance } from './createdat-split.js';
 import { listedIds } from './read-window.js';
 import { PROBE_PAGE_SIZE, isCapped } from './sliced-products-query.js';
 
@@ -127,13 +132,19 @@ export class CreatedAtQuerySource extends CatalogSource {
     return true;
   }
 
-  /** Sends requests for lanes that have room, head lane first, while fewer than `concurrency` are on their way. */
+  /**
+   * Sends requests for lanes that have room, head lane first, while fewer than `concurrency` are on
+   * their way. Only the first `concurrency` lanes are read (done ones count until emitted), the head
+   * holding PAGES_AHEAD pages and the others AHEAD_LANE_PAGES: what is held stays bounded however
+   * fast the pages come (createdat-split.ts).
+   */
   #pump(): void {
-    for (const lane of this.#lanes) {
-      if (this.#inFlight >= this.#concurrency || this.destroyed) return;
+    for (const [i, lane] of this.#lanes.entries()) {
+      if (i >= this.#concurrency || this.#inFlight >= this.#concurrency || this.destroyed) return;
       // The first page decides the split: nothing else is asked for before it.
       if (this.#lanes[0]!.requests === 1 && this.#lanes[0]!.inFlight) return;
-      if (lane.done || lane.inFlight || this.#pages.get(lane)!.length >= PAGES_AHEAD) continue;
+      const room = i === 0 ? PAGES_AHEAD : AHEAD_LANE_PAGES;
+      if (lane.done || lane.inFlight || this.#pages.get(lane)!.length >= room) continue;
       this.#request(lane);
     }
   }
