@@ -34,31 +34,39 @@ export function estimateFarEnd(lane: CreatedAtLane, page: LazyPage, total: numbe
 export const AHEAD_LANE_PAGES = 8;
 
 /**
- * Makes `lanes` lanes readable at the front of `order`: the last lane, while it is expected to
- * hold at least twice AHEAD_LANE_PAGES pages, gives all but its near AHEAD_LANE_PAGES pages to a
- * new last lane (read once it is among the first `lanes`), until `lanes` + 1 are open. Near the
- * end, the lanes with the most records left are split in halves until `lanes` are being read, or
- * none is expected to hold SPLIT_PAGES pages more (each lane ends on a page that is not full: a
- * split costs about one request, worth it only where it shares several). New lanes go right after
- * the lane they came from, so the order of the records stays createdAt's.
+ * Keeps `lanes` + 1 lanes readable (not done, not `stalled`: holding as many pages as it may). A
+ * stalled lane with at least twice AHEAD_LANE_PAGES pages left keeps AHEAD_LANE_PAGES of them
+ * and gives the rest to a new lane right after it, which can be read at once (density is uneven:
+ * a lane cut by an estimate may hold far more than it); else the last lane, while it is expected
+ * to hold that much, keeps its near AHEAD_LANE_PAGES pages and gives the rest to a new last lane.
+ * Near the end, the lanes with the most records left are split in halves until `lanes` are open,
+ * or none is expected to hold SPLIT_PAGES pages more (each lane ends on a page that is not full:
+ * a split costs about one request, worth it only where it shares several). New lanes go right
+ * after the lane they came from, so the order of the records stays createdAt's.
  */
-export function rebalance(order: CreatedAtLane[], lanes: number, pageSize: number, density: number): CreatedAtLane[] {
+export function rebalance(
+  order: CreatedAtLane[],
+  lanes: number,
+  pageSize: number,
+  density: number,
+  stalled: (lane: CreatedAtLane) => boolean = () => false,
+): CreatedAtLane[] {
   const added: CreatedAtLane[] = [];
   const cut = AHEAD_LANE_PAGES * pageSize;
   for (;;) {
-    const open = order.filter((l) => !l.done);
+    const open = order.filter((l) => !l.done && !stalled(l));
     if (open.length >= lanes + 1) break;
-    const last = open.at(-1);
-    const expected = last?.expected(density) ?? 0;
-    let from: CreatedAtLane | undefined;
+    const from =
+      order.find((l) => !l.done && stalled(l) && l.expected(density) >= 2 * cut) ??
+      (open.length > 0 && open.at(-1)!.expected(density) >= 2 * cut ? open.at(-1) : undefined);
     let lane: CreatedAtLane | undefined;
-    if (last && expected >= 2 * cut) {
-      from = last;
-      lane = last.split(cut / expected);
-    } else if (open.length < lanes) {
-      from = widest(order, density);
-      if (!from || from.expected(density) < SPLIT_PAGES * pageSize) break;
-      lane = from.split();
+    if (from) lane = from.split(cut / from.expected(density));
+    else if (open.length < lanes) {
+      const wide = widest(order, density);
+      if (wide && wide.expected(density) >= SPLIT_PAGES * pageSize) lane = wide.split();
+      if (lane) order.splice(order.indexOf(wide!) + 1, 0, lane);
+      if (lane) added.push(lane);
+      if (lane) continue;
     }
     if (!from || !lane) break;
     order.splice(order.indexOf(from) + 1, 0, lane);
