@@ -32,7 +32,7 @@ export interface BudgetOptions {
   sinks: BudgetSink[];
   /** Requests each key makes (sets the catalog's size: keys x requestsPerKey x page size). */
   requestsPerKey: number;
-  /** The connection's concurrency (default: the source's). */
+  /** The connection's concurrency (default: 2 per key, at least the source's 3, at most 16). */
   concurrency?: number;
 }
 
@@ -53,6 +53,7 @@ export interface BudgetRun {
   keys: number;
   products: number;
   pageSize: number;
+  concurrency: number;
   /** Requests the sandbox admitted (all keys), and each key's. */
   requests: number;
   perKey: number[];
@@ -117,6 +118,11 @@ export function scaled(scale: number): { pageSize: number; windowMs: number; per
   };
 }
 
+/** Requests kept on their way: what K keys need is about K x rate x latency, so 2 per key (what docs/performance.md advises). */
+export function concurrencyOf(options: BudgetOptions, keys: number): number {
+  return options.concurrency ?? Math.min(16, Math.max(3, 2 * keys));
+}
+
 /** One run: a fresh sandbox (its windows empty) with `keys` keys, the pipeline, the sandbox's counters. */
 async function budgetRun(options: BudgetOptions, sink: BudgetSink, keys: number, dir: string): Promise<BudgetRun> {
   const { pageSize, windowMs, perMinute } = scaled(options.scale);
@@ -135,7 +141,7 @@ async function budgetRun(options: BudgetOptions, sink: BudgetSink, keys: number,
       connection: {
         ...connectionOf(sandbox),
         rateLimit: perMinute,
-        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        concurrency: concurrencyOf(options, keys),
       },
       rateLimitWindowMs: windowMs,
     });
@@ -154,6 +160,7 @@ async function budgetRun(options: BudgetOptions, sink: BudgetSink, keys: number,
       keys,
       products,
       pageSize,
+      concurrency: concurrencyOf(options, keys),
       requests,
       perKey,
       tooMany,
@@ -184,7 +191,7 @@ export function budgetRow(r: BudgetRun, scale: number): BudgetRow {
     ...(r.targeted ? { target: `<= ${TARGET_RATIO} x floor, 0 x 429`, met: r.met } : {}),
     notes:
       `${r.requests} requests (per key ${r.perKey.join('/')}), ${r.tooMany} x 429, ${r.run.retries} retries; ` +
-      `pages of ${r.pageSize}, budget ${scale}x live; first request at ${round(r.run.firstRequestSeconds, 2)} s, ` +
+      `pages of ${r.pageSize}, concurrency ${r.concurrency}, budget ${scale}x live; first request at ${round(r.run.firstRequestSeconds, 2)} s, ` +
       `${round(tail, 2)} s after the last; requests ${r.run.requestMs.mean} ms on average (median ${r.run.requestMs.p50}, ` +
       `p90 ${r.run.requestMs.p90}), ${r.run.inFlight} on their way on average; sandbox CPU ${r.sandboxCpuSeconds ?? '?'} s`,
   };
