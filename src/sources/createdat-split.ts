@@ -56,23 +56,42 @@ export function rebalance(
   for (;;) {
     const open = order.filter((l) => !l.done && !stalled(l));
     if (open.length >= lanes + 1) break;
-    const from =
-      order.find((l) => !l.done && stalled(l) && l.expected(density) >= 2 * cut) ??
-      (open.length > 0 && open.at(-1)!.expected(density) >= 2 * cut ? open.at(-1) : undefined);
-    let lane: CreatedAtLane | undefined;
-    if (from) lane = from.split(cut / from.expected(density));
-    else if (open.length < lanes) {
-      const wide = widest(order, density);
-      if (wide && wide.expected(density) >= SPLIT_PAGES * pageSize) lane = wide.split();
-      if (lane) order.splice(order.indexOf(wide!) + 1, 0, lane);
-      if (lane) added.push(lane);
-      if (lane) continue;
-    }
-    if (!from || !lane) break;
-    order.splice(order.indexOf(from) + 1, 0, lane);
-    added.push(lane);
+    const split =
+      cutShort(order, open, density, cut, stalled) ??
+      (open.length < lanes ? halve(order, density, SPLIT_PAGES * pageSize) : undefined);
+    if (!split) break;
+    order.splice(order.indexOf(split.from) + 1, 0, split.lane);
+    added.push(split.lane);
   }
   return added;
+}
+
+interface Split {
+  from: CreatedAtLane;
+  lane: CreatedAtLane;
+}
+
+/** A stalled lane, else the last open one, with twice `cut` records left keeps `cut` of them. */
+function cutShort(
+  order: CreatedAtLane[],
+  open: CreatedAtLane[],
+  density: number,
+  cut: number,
+  stalled: (lane: CreatedAtLane) => boolean,
+): Split | undefined {
+  const last = open.at(-1);
+  const from =
+    order.find((l) => !l.done && stalled(l) && l.expected(density) >= 2 * cut) ??
+    (last && last.expected(density) >= 2 * cut ? last : undefined);
+  const lane = from?.split(cut / from.expected(density));
+  return from && lane ? { from, lane } : undefined;
+}
+
+/** The lane with the most records left, in halves, when it holds at least `least`. */
+function halve(order: CreatedAtLane[], density: number, least: number): Split | undefined {
+  const from = widest(order, density);
+  const lane = from && from.expected(density) >= least ? from.split() : undefined;
+  return from && lane ? { from, lane } : undefined;
 }
 
 function widest(order: CreatedAtLane[], density: number): CreatedAtLane | undefined {
