@@ -34,6 +34,7 @@ const options = {
   products: { type: 'string' },
   seed: { type: 'string' },
   'rate-limit': { type: 'string' },
+  'rate-window-ms': { type: 'string' },
   'true-total': { type: 'boolean' },
   'result-window': { type: 'string' },
   'bulk-instant': { type: 'string' },
@@ -61,6 +62,9 @@ Options:
   --products N        number of products (default ${DEFAULT_PRODUCT_COUNT}, at most ${MAX_PRODUCTS})
   --seed S            integer seed; the same seed serves the same bytes (default ${DEFAULT_SEED})
   --rate-limit N      requests per minute per credential (default ${DEFAULT_RATE_LIMIT_PER_MINUTE}; 0 = no limit)
+  --rate-window-ms N  length of the rolling window --rate-limit counts in, ms (default 60000): a shorter one
+                      is the same budget scaled up in rate (100 per 6000 ms: the live budget 10x as fast;
+                      a client is then told rateLimit 1000 with rateLimitWindowMs 6000)
   --true-total        report products/query's real meta.total; by default it is capped at
                       ${MAX_REACHABLE_RESULTS} as the public service does (offsets past the cap are refused either way)
   --result-window N   results products/query can reach (default and maximum ${MAX_REACHABLE_RESULTS})
@@ -92,8 +96,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
     DEFAULT_PROFILE;
   const products = integerOption(NAME, 'products', v.products, 1, MAX_PRODUCTS) ?? DEFAULT_PRODUCT_COUNT;
   const seed = integerOption(NAME, 'seed', v.seed, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) ?? DEFAULT_SEED;
-  const rateLimit =
-    integerOption(NAME, 'rate-limit', v['rate-limit'], 0, 1_000_000_000) ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  const { rateLimit, rateLimitWindowMs } = rateLimitOf(v);
   const resultWindow = integerOption(NAME, 'result-window', v['result-window'], 1, MAX_REACHABLE_RESULTS);
   const bulkInstant = integerOption(NAME, 'bulk-instant', v['bulk-instant'], 0, products);
   const latencyMs = integerOption(NAME, 'latency-ms', v['latency-ms'], 0, 600_000);
@@ -114,6 +117,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
       seed,
       profile,
       rateLimit,
+      rateLimitWindowMs,
       resultWindow,
       bulkInstant,
       trueTotal: v['true-total'] ?? false,
@@ -158,7 +162,7 @@ async function run(args: string[], io: CliIO): Promise<number> {
     `catalog-streams sandbox listening on ${url} (CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}, ${products.toLocaleString('en-US')} products, seed ${seed}, profile ${profile})\n` +
       `export CATALOG_BASE_URL=${url} CATALOG_API_KEY=${credentials.apiKey} CATALOG_API_SECRET=${credentials.apiSecret}${resultWindow !== undefined ? ` CATALOG_RESULT_WINDOW=${resultWindow}` : ''}\n` +
       `${adminLine(admin.from, sandbox.adminSecret)}\n` +
-      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per minute per credential${keys > 1 ? ` (${keys} keys)` : ''}` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n` +
+      `rate limit: ${rateLimit > 0 ? `${rateLimit.toLocaleString('en-US')} ${rateLimit === 1 ? 'request' : 'requests'} per ${rateLimitWindowMs === undefined ? 'minute' : `${rateLimitWindowMs} ms`} per credential${keys > 1 ? ` (${keys} keys)` : ''}` : 'off'}; products/query meta.total ${v['true-total'] ? 'is the true total' : `is capped at ${resultWindow ?? MAX_REACHABLE_RESULTS} like the public service (--true-total to report the real count)`}\n` +
       `media files (no key needed) on ${sandbox.assets?.url ?? 'no asset host'}\n`,
   );
   await stopped;
@@ -166,6 +170,14 @@ async function run(args: string[], io: CliIO): Promise<number> {
   await sandbox.close();
   io.stderr.write(`catalog-streams sandbox stopped after ${served} request${served === 1 ? '' : 's'}\n`);
   return 0;
+}
+
+/** --rate-limit and its window (--rate-window-ms: undefined, the default minute). */
+function rateLimitOf(v: { 'rate-limit'?: string; 'rate-window-ms'?: string }) {
+  return {
+    rateLimit: integerOption(NAME, 'rate-limit', v['rate-limit'], 0, 1_000_000_000) ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+    rateLimitWindowMs: integerOption(NAME, 'rate-window-ms', v['rate-window-ms'], 100, 3_600_000),
+  };
 }
 
 /**

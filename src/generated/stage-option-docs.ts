@@ -23,8 +23,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -50,8 +51,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -77,8 +79,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -103,8 +106,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -129,8 +133,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -151,8 +156,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -178,8 +184,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -204,8 +211,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -230,8 +238,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -255,8 +264,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -281,8 +291,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -307,8 +318,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -333,8 +345,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */
@@ -359,8 +372,9 @@ export interface StageOptionDocs {
      */
     pageSize?: unknown;
     /**
-     * Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default 3);
-     * the rate limit still applies.
+     * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
+     * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
+     * plus 2; the rate limit still applies.
      *
      * Default: `3`
      */

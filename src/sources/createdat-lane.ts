@@ -170,17 +170,19 @@ export class CreatedAtLane {
   }
 
   /**
-   * Gives the far half of what is left to a new lane (read after this one); undefined when less
-   * than two seconds are left. A request on its way keeps its range: what it brings past the new
-   * end is dropped when emitted (`owns`), and the new lane reads it.
+   * Gives the far part of what is left to a new lane (read after this one): by default the far
+   * half, else all but the near `share` of the seconds left; undefined when less than two seconds
+   * are left. A request on its way keeps its range: what it brings past the new end is dropped
+   * when emitted (`owns`), and the new lane reads it.
    */
-  split(): CreatedAtLane | undefined {
-    if (this.remaining() < 1) return undefined;
+  split(share = 0.5): CreatedAtLane | undefined {
+    const left = this.remaining();
+    if (left < 1) return undefined;
     const asc = this.direction === 'ASC';
     const near = (asc ? this.from : this.until)!;
     const open = (asc ? this.until : this.from) === undefined;
-    const far = ((asc ? this.until : this.from) ?? this.hint)!;
-    const mid = asc ? Math.floor((near + far) / 2) : Math.ceil((near + far) / 2);
+    const kept = Math.min(left - 1, Math.floor(left * Math.min(1, Math.max(0, share))));
+    const mid = asc ? near + kept : near - kept;
     const lane = asc
       ? new CreatedAtLane('ASC', mid + 1, this.until, this.baseCodes)
       : new CreatedAtLane('DESC', this.from, mid - 1, this.baseCodes);

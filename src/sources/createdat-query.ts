@@ -6,10 +6,16 @@
 // its records sorted and inside the range asked for, and its length what its own total allows.
 //
 // Lanes: a run that keeps `concurrency` requests going splits the range after the first page
-// into as many lanes, sized by the density that page showed; each lane is read in order on its
-// own, and the lanes are emitted one after the other, so records come out in createdAt order
-// whatever the user's sorting (documented; a sorting by a value that changes cannot be paged
-// exactly). A lane holds at most two fetched pages, kept as bytes, ahead of the consumer.
+// into lanes, sized by the density that page showed; each lane is read in order on its own, and
+// the lanes are emitted one after the other, so records come out in createdAt order whatever the
+// user's sorting (documented; a sorting by a value that changes cannot be paged exactly). The
+// lanes are read at once, in order: the head lane holds at most two fetched pages,
+// kept as bytes, ahead of the consumer, and the lanes after it are cut short (AHEAD_LANE_PAGES,
+// createdat-split.ts) and hold at most that many (a lane that fills up and has more to read gives
+// the rest to a new lane), so that they are emitted soon after they are read and the next ones can
+// start: long lanes after the head would wait, full, for the head to
+// end, and leave one request on its way (issue 40: a run with 4 or 8 keys went no faster than
+// one key's budget).
 //
 // Code chunks (code-chunks.ts) are read one after the other, each by its own lanes.
 import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName } from '../client/index.js';
@@ -19,7 +25,7 @@ import { setOrigin } from '../core/origin.js';
 import { CatalogSource } from './source-stream.js';
 import { type PagedQueryOptions, type SourceBody, pageRequest } from './paged-query.js';
 import { CreatedAtLane, type Direction, type LaneStep, createdAtOf, listedCodes } from './createdat-lane.js';
-import { estimateFarEnd, rebalance } from './createdat-split.js';
+import { AHEAD_LANE_PAGES, estimateFarEnd, rebalance } from './createdat-split.js';
 import { listedIds } from './read-window.js';
 import { PROBE_PAGE_SIZE, isCapped } from './sliced-products-query.js';
 
@@ -127,15 +133,35 @@ export class CreatedAtQuerySource extends CatalogSource {
     return true;
   }
 
-  /** Sends requests for lanes that have room, head lane first, while fewer than `concurrency` are on their way. */
+  /**
+   * Sends requests for lanes that have room, head lane first, while fewer than `concurrency` are on
+   * their way. The head holds PAGES_AHEAD pages, the lanes after it all together (with the requests
+   * on their way) `concurrency` x AHEAD_LANE_PAGES, the nearest first: what is held stays bounded
+   * however fast the pages come, and the head is always read (createdat-split.ts).
+   */
   #pump(): void {
-    for (const lane of this.#lanes) {
+    let held = this.#inFlight;
+    for (const pages of this.#pages.values()) held += pages.length;
+    for (const [i, lane] of this.#lanes.entries()) {
       if (this.#inFlight >= this.#concurrency || this.destroyed) return;
       // The first page decides the split: nothing else is asked for before it.
       if (this.#lanes[0]!.requests === 1 && this.#lanes[0]!.inFlight) return;
-      if (lane.done || lane.inFlight || this.#pages.get(lane)!.length >= PAGES_AHEAD) continue;
+      if (lane.done || lane.inFlight) continue;
+      const pages = this.#pages.get(lane)!.length;
+      if (i === 0 ? pages >= PAGES_AHEAD : held >= this.#heldBound) continue;
+      held++;
       this.#request(lane);
     }
+  }
+
+  /** Pages the lanes after the head may hold, with the requests on their way. */
+  get #heldBound(): number {
+    return this.#concurrency * AHEAD_LANE_PAGES;
+  }
+
+  /** A lane after the head that holds AHEAD_LANE_PAGES pages: what it has left more is worth a lane of its own. */
+  #stalled(lane: CreatedAtLane): boolean {
+    return lane !== this.#lanes[0] && (this.#pages.get(lane)?.length ?? 0) >= AHEAD_LANE_PAGES;
   }
 
   #request(lane: CreatedAtLane, retried = false): void {
@@ -200,7 +226,9 @@ export class CreatedAtQuerySource extends CatalogSource {
   /** Splits lanes (none while the far end is being asked for) until `concurrency` are being read. */
   #rebalance(): void {
     if (this.#concurrency === 1 || this.#probing || this.#few) return;
-    for (const l of rebalance(this.#lanes, this.#concurrency, this.#size, this.#density)) this.#pages.set(l, []);
+    const stalled = (lane: CreatedAtLane) => this.#stalled(lane);
+    for (const l of rebalance(this.#lanes, this.#concurrency, this.#size, this.#density, stalled))
+      this.#pages.set(l, []);
   }
 
   /**

@@ -24,21 +24,78 @@ export function estimateFarEnd(lane: CreatedAtLane, page: LazyPage, total: numbe
 }
 
 /**
- * Splits the lanes with the most records left until `lanes` are being read, or none is expected
- * to hold SPLIT_PAGES pages more (each lane ends on a page that is not full: a split costs about
- * one request, worth it only where it shares several); the new lanes go right
+ * Pages a lane read beside the head lane is cut to, and may hold fetched. Lanes are emitted one
+ * after the other, so whatever a lane reads while an earlier one is still being read waits in
+ * memory: lanes this short are emitted soon after they are read, which is what lets `concurrency`
+ * requests stay on their way (a run with several keys needs them) with at most this many pages
+ * held per lane. Each lane costs about half a request more than reading its records in one lane
+ * (its last page is not full): 1/16 of the requests at 8.
+ */
+export const AHEAD_LANE_PAGES = 8;
+
+/**
+ * Keeps `lanes` + 1 lanes readable (not done, not `stalled`: holding as many pages as it may). A
+ * stalled lane with at least twice AHEAD_LANE_PAGES pages left keeps AHEAD_LANE_PAGES of them
+ * and gives the rest to a new lane right after it, which can be read at once (density is uneven:
+ * a lane cut by an estimate may hold far more than it); else the last lane, while it is expected
+ * to hold that much, keeps its near AHEAD_LANE_PAGES pages and gives the rest to a new last lane.
+ * Near the end, the lanes with the most records left are split in halves until `lanes` are open,
+ * or none is expected to hold SPLIT_PAGES pages more (each lane ends on a page that is not full:
+ * a split costs about one request, worth it only where it shares several). New lanes go right
  * after the lane they came from, so the order of the records stays createdAt's.
  */
-export function rebalance(order: CreatedAtLane[], lanes: number, pageSize: number, density: number): CreatedAtLane[] {
+export function rebalance(
+  order: CreatedAtLane[],
+  lanes: number,
+  pageSize: number,
+  density: number,
+  stalled: (lane: CreatedAtLane) => boolean = () => false,
+): CreatedAtLane[] {
   const added: CreatedAtLane[] = [];
-  while (order.filter((l) => !l.done).length < lanes) {
-    let widest: CreatedAtLane | undefined;
-    for (const l of order) if (!widest || l.expected(density) > widest.expected(density)) widest = l;
-    if (!widest || widest.expected(density) < SPLIT_PAGES * pageSize) break;
-    const lane = widest.split();
-    if (!lane) break;
-    order.splice(order.indexOf(widest) + 1, 0, lane);
-    added.push(lane);
+  const cut = AHEAD_LANE_PAGES * pageSize;
+  for (;;) {
+    const open = order.filter((l) => !l.done && !stalled(l));
+    if (open.length >= lanes + 1) break;
+    const split =
+      cutShort(order, open, density, cut, stalled) ??
+      (open.length < lanes ? halve(order, density, SPLIT_PAGES * pageSize) : undefined);
+    if (!split) break;
+    order.splice(order.indexOf(split.from) + 1, 0, split.lane);
+    added.push(split.lane);
   }
   return added;
+}
+
+interface Split {
+  from: CreatedAtLane;
+  lane: CreatedAtLane;
+}
+
+/** A stalled lane, else the last open one, with twice `cut` records left keeps `cut` of them. */
+function cutShort(
+  order: CreatedAtLane[],
+  open: CreatedAtLane[],
+  density: number,
+  cut: number,
+  stalled: (lane: CreatedAtLane) => boolean,
+): Split | undefined {
+  const last = open.at(-1);
+  const from =
+    order.find((l) => !l.done && stalled(l) && l.expected(density) >= 2 * cut) ??
+    (last && last.expected(density) >= 2 * cut ? last : undefined);
+  const lane = from?.split(cut / from.expected(density));
+  return from && lane ? { from, lane } : undefined;
+}
+
+/** The lane with the most records left, in halves, when it holds at least `least`. */
+function halve(order: CreatedAtLane[], density: number, least: number): Split | undefined {
+  const from = widest(order, density);
+  const lane = from && from.expected(density) >= least ? from.split() : undefined;
+  return from && lane ? { from, lane } : undefined;
+}
+
+function widest(order: CreatedAtLane[], density: number): CreatedAtLane | undefined {
+  let found: CreatedAtLane | undefined;
+  for (const l of order) if (!found || l.expected(density) > found.expected(density)) found = l;
+  return found;
 }

@@ -66,7 +66,7 @@ export const concurrencyOption = z
   .max(MAX_CONCURRENCY)
   .default(DEFAULT_CONCURRENCY)
   .describe(
-    `Page requests kept in flight, and at most as many pages buffered ahead of the consumer (default ${DEFAULT_CONCURRENCY}); the rate limit still applies.`,
+    `Page requests kept in flight (default ${DEFAULT_CONCURRENCY}; with several keys about 2 per key); pages buffered ahead of the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request plus 2; the rate limit still applies.`,
   );
 
 export const maxLineLengthOption = z

@@ -8,6 +8,7 @@
 // It also keeps what the paged and the stream reader share: the running total
 // over segments (chunks, windows), and dropping records already delivered
 // when code chunks can overlap (see code-chunks.ts).
+import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { replacedFields } from '../client/utf8.js';
 import { AbortedError } from '../errors.js';
@@ -62,6 +63,9 @@ export abstract class CatalogSource extends Readable {
     },
   ) {
     super({ objectMode: true });
+    // Every request on its way or waiting for a key listens to this signal: up to 16 of them (the
+    // largest concurrency) and a lookup's or a probe's beside them, past Node's warning at 10.
+    setMaxListeners(64, this.controller.signal);
     this.endpoint = endpoint;
     this.events = run.events;
     this.#seen = run.dedupe ? new Set() : undefined;

@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { RunEvents } from '../../src/events.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
-import { type ConnectionOverride, runPipeline } from '../../src/pipeline/runner.js';
+import { CatalogClient } from '../../src/client/index.js';
+import { clientOptions, type ConnectionOverride, resolveConnection, runPipeline } from '../../src/pipeline/runner.js';
 import { ParquetFormat, parquetFormatOptions } from '../../src/sinks/parquet/parquet-encoding.js';
 import { type Measurement, measure, round, scenarioMain } from './measure.js';
 import { PublicApiParquetEncoder } from './public-parquet-encoder.js';
@@ -27,6 +28,11 @@ export interface PipelineRunArgs {
    * instead of ParquetEncoder, to measure our encoder against it; default `own`.
    */
   parquetWriter?: 'own' | 'public';
+  /**
+   * The service's rate-limit window, ms, for a sandbox started with a shorter one (`--rate-window-ms`):
+   * the run's client is then made here with it (a file's connection block has no such setting).
+   */
+  rateLimitWindowMs?: number;
 }
 
 export interface PipelineRunResult extends Measurement {
@@ -40,6 +46,10 @@ export interface PipelineRunResult extends Measurement {
   /** Seconds from the run start to the first and to the last request start. */
   firstRequestSeconds: number;
   lastRequestSeconds: number;
+  /** Request durations (sent to body read; limiter waits not included), ms: mean, median, 90th percentile. */
+  requestMs: { mean: number; p50: number; p90: number };
+  /** Requests on their way on average: the durations' sum over the wall time. */
+  inFlight: number;
 }
 
 /**
@@ -59,16 +69,30 @@ export async function runBenchPipeline(args: PipelineRunArgs): Promise<PipelineR
   const events = new RunEvents();
   // A request event comes when the exchange ends; its start is then minus its duration.
   const starts: number[] = [];
+  const durations: number[] = [];
   let t0 = 0;
-  events.on('request', (e) => starts.push(performance.now() - e.durationMs - t0));
+  events.on('request', (e) => {
+    starts.push(performance.now() - e.durationMs - t0);
+    durations.push(e.durationMs);
+  });
   const result = await measure(async () => {
     t0 = performance.now();
+    // Made as the runner makes it (clientOptions), plus the window: part of the measured run.
+    const client =
+      args.rateLimitWindowMs === undefined
+        ? undefined
+        : new CatalogClient({
+            ...clientOptions(resolveConnection(loaded!, args.connection)),
+            rateLimitWindowMs: args.rateLimitWindowMs,
+            events,
+          });
     const summary = await runPipeline(loaded!, {
       registry: createRegistry(),
       connection: args.connection,
       events,
       fullRefresh: true,
-    });
+      ...(client ? { client } : {}),
+    }).finally(() => client?.close());
     return {
       records: summary.records.read,
       status: summary.status,
@@ -80,8 +104,13 @@ export async function runBenchPipeline(args: PipelineRunArgs): Promise<PipelineR
       outputs: summary.outputs.map((o) => ({ location: o.location, rows: o.rows, bytes: o.bytes })),
     };
   });
+  const sorted = [...durations].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  const sum = durations.reduce((a, b) => a + b, 0);
   return {
     ...result,
+    requestMs: { mean: Math.round(sum / Math.max(1, durations.length)), p50: at(0.5), p90: at(0.9) },
+    inFlight: round(sum / 1000 / result.wallSeconds),
     firstRequestSeconds: round(Math.min(...starts) / 1000, 3),
     lastRequestSeconds: round(Math.max(...starts) / 1000, 3),
   };

@@ -12,8 +12,10 @@ import type { SandboxFaults, SandboxStats } from '../../src/sandbox/index.js';
 
 export interface SandboxProcessOptions {
   products: number;
-  /** Requests per minute (0: off, the default here). */
+  /** Requests per minute (0: off, the default here), or per `rateWindowMs` when given. */
   rateLimit?: number;
+  /** Length of the rolling rate-limit window, ms (`--rate-window-ms`; default 60 000). */
+  rateWindowMs?: number;
   /** products/query reports its real total (no 10000 cap). */
   trueTotal?: boolean;
   seed?: number;
@@ -36,10 +38,15 @@ export interface SandboxProcess extends SandboxConnection {
   startupSeconds: number;
   stats(): Promise<SandboxStats & { memory: { rss: number } }>;
   setFaults(faults: SandboxFaults): Promise<void>;
+  /** CPU seconds (user + system) the sandbox process used so far (Linux /proc), undefined elsewhere. */
+  cpuSeconds(): Promise<number | undefined>;
   /** Peak RSS of the sandbox process in MB (Linux /proc), undefined elsewhere. */
   peakRssMb(): Promise<number | undefined>;
   stop(): Promise<void>;
 }
+
+/** USER_HZ of /proc/<pid>/stat: 100 on Linux. */
+const CLOCK_TICKS = 100;
 
 export async function startSandboxProcess(options: SandboxProcessOptions): Promise<SandboxProcess> {
   const main = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -53,6 +60,7 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
     '--rate-limit',
     String(options.rateLimit ?? 0),
   ];
+  if (options.rateWindowMs !== undefined) args.push('--rate-window-ms', String(options.rateWindowMs));
   if (options.trueTotal) args.push('--true-total');
   if (options.seed !== undefined) args.push('--seed', String(options.seed));
   if (options.keys !== undefined) args.push('--keys', String(options.keys));
@@ -97,6 +105,16 @@ export async function startSandboxProcess(options: SandboxProcessOptions): Promi
     startupSeconds: Math.round(startupSeconds * 100) / 100,
     stats: async () => (await admin('stats')) as SandboxStats & { memory: { rss: number } },
     setFaults: async (faults) => void (await admin('faults', faults)),
+    async cpuSeconds() {
+      try {
+        // Fields 14 and 15 of /proc/<pid>/stat (after the command's closing parenthesis): utime, stime in ticks.
+        const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      } catch {
+        return undefined;
+      }
+    },
     async peakRssMb() {
       try {
         const hwm = /VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${child.pid}/status`, 'utf8'));

@@ -1,0 +1,82 @@
+// K keys give a createdAt read K times one key's request rate (issue 40, the budget as the
+// bench's yardstick). Every answer takes LATENCY_MS at the sandbox, several times one key's
+// interval, so the rate is reached only with requests on their way at once from several lanes:
+// the lanes after the head used to wait, full, behind it, which left one request in flight and
+// every key at a fraction of its budget. Checked on the sandbox's recorded arrival times per key
+// (their median spacing against the key's interval: load stretches a few gaps, not the median),
+// not on the run's duration; and never past the budget (no 429, no key over its window).
+import { afterEach, describe, expect, it } from 'vitest';
+import { CatalogClient } from '../../src/client/index.js';
+import { productsQuery } from '../../src/sources/index.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { startTestSandbox } from '../helpers/sandbox.js';
+import { expectCreatedAtRead, productIdsWithStatus } from './sandbox-harness.js';
+
+const KEYS = Array.from({ length: 4 }, (_, i) => ({ apiKey: `rate-key-${i + 1}`, apiSecret: `rate-secret-${i + 1}` }));
+/** Each key's budget: 20 per 2 s window (600/min, one start every ~100 ms). */
+const PER_WINDOW = 20;
+const WINDOW_MS = 2_000;
+const PER_MINUTE = (PER_WINDOW * 60_000) / WINDOW_MS;
+const INTERVAL_MS = 60_000 / PER_MINUTE;
+/** Each answer's delay at the sandbox: three intervals, so one request at a time gets a third of one key. */
+const LATENCY_MS = 300;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe('several keys reading by createdAt', () => {
+  let sandbox: Sandbox | undefined;
+  let client: CatalogClient | undefined;
+  afterEach(async () => {
+    await client?.close();
+    await sandbox?.close();
+    client = sandbox = undefined;
+  });
+
+  it('4 keys: each key spaced at its own interval at the same time, 4 x one key`s rate, no 429', async () => {
+    sandbox = await startTestSandbox({
+      products: 2_000,
+      seed: 7,
+      credentials: KEYS[0],
+      extraCredentials: KEYS.slice(1),
+      rateLimit: PER_WINDOW,
+      rateLimitWindowMs: WINDOW_MS,
+      recordRequestTimes: true,
+      faults: { latencyMs: LATENCY_MS },
+    });
+    client = new CatalogClient({
+      baseUrl: sandbox.url,
+      credentials: KEYS,
+      rateLimit: PER_MINUTE,
+      rateLimitWindowMs: WINDOW_MS,
+      connections: 16,
+    });
+    const expected = productIdsWithStatus(sandbox, 'active');
+    // 4 keys x 10 requests/s x 0.3 s: 12 requests on their way keep every key busy.
+    const records = await productsQuery(client, {
+      filter: { status: 'active' },
+      pageSize: 10,
+      concurrency: 16,
+    }).toArray();
+    expectCreatedAtRead(records, expected);
+    expect(sandbox.stats.rateLimited).toBe(0);
+
+    const times = sandbox.requestTimes();
+    const counts = times.map((t) => t.length);
+    expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+    expect(Math.min(...counts)).toBeGreaterThan(30);
+    for (const t of times) {
+      const gaps = t.slice(1).map((at, i) => at - t[i]!);
+      // At its budget: half of its starts within 1.5 intervals of the one before. One request at
+      // a time over 4 keys spaces each key's by 4 x LATENCY_MS (12 intervals).
+      expect(median(gaps)).toBeLessThan(1.5 * INTERVAL_MS);
+      // Politeness: any PER_WINDOW + 1 of its arrivals span more than the window (arrivals may
+      // bunch after a stall; the budget is per window).
+      for (let i = 0; i + PER_WINDOW < t.length; i++) expect(t[i + PER_WINDOW]! - t[i]!).toBeGreaterThan(WINDOW_MS);
+    }
+    // At the same time: each key's first and last start inside the others' span, give or take a few intervals.
+    const firsts = times.map((t) => t[0]!);
+    const lasts = times.map((t) => t.at(-1)!);
+    expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThan(10 * INTERVAL_MS);
+    expect(Math.max(...lasts) - Math.min(...lasts)).toBeLessThan(10 * INTERVAL_MS + LATENCY_MS);
+  }, 60_000);
+});
