@@ -1255,7 +1255,8 @@ export interface StageOptionDocs {
      */
     catalog?: unknown;
     /**
-     * The field (dotted path) that identifies a record; one snapshot row per key. Keep id for products: a
+     * The field (dotted path) that identifies a record, or several comma-separated (region,id: a fan-out
+     * over regions, whose product ids are per region); one snapshot row per key. Keep id for products: a
      * code (eanGtin14) can be on several products, and records of another id sharing a key are warned
      * about (table.shared_key) and counted
      *
