@@ -20,7 +20,6 @@ import type { PlannedStage } from '../core/planned-stage.js';
 import type { StageRegistry } from '../core/registry.js';
 import { newRunId } from '../core/run-id.js';
 import type { RunDescription, RunMode, SinkStream, StageContext } from '../core/stage.js';
-import type { RunLock } from '../core/lock.js';
 import type { Region } from '../catalog/regions.js';
 import {
   clientOptions,
