@@ -947,6 +947,10 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'nothing usually: a later run inserts it again; give the table a source with a find endpoint to check them',
   ),
   info(
+    'table.files',
+    "an Iceberg table's commit of current/: files written and replaced (copy-on-write per key range), files and bytes in the table; the summary's tables says the same",
+  ),
+  info(
     'table.foreign_files',
     "the table's folders hold files no run of the table wrote (no journal of the table names them: another engine's, a person's, or written before journals); they were left alone",
     'nothing, or move them out of the table folder to silence this',
