@@ -12,13 +12,11 @@ import {
 import { type TypedColumn, type ShapedRow } from '../shared/column-types.js';
 import { changeColumnsDescription, changeParquetColumns } from './table-columns.js';
 import type { TableLineage } from './table-lineage.js';
-import type { CHANGE_COLUMNS } from './table-options.js';
-import type { ResolvedConfig } from './table-options.js';
-import type { TableLayout } from './table-layout.js';
+import { currentFileRows, type CHANGE_COLUMNS, type ResolvedConfig } from './table-options.js';
+import type { PreviousVersion, TableLayout } from './table-layout.js';
 import type { StagedFile } from './table-store.js';
 import type { ChangeKind, RowOrigin } from './table-merge.js';
 import { CurrentFiles } from './current-files.js';
-import type { TableFile } from './table-layout.js';
 
 type Folder = 'snapshot' | 'changes';
 
@@ -67,11 +65,10 @@ export interface TablePartsInput {
   stage(rel: string): Promise<StagedFile>;
   /**
    * The previous snapshot's files in key order, when the layout keeps unchanged ones (Iceberg):
-   * only the ranges with a change are written (current-files.ts); undefined: every row is.
+   * only the ranges with a change are written (current-files.ts), if their rows were written as
+   * this run's are (`filesKey`); else every row is.
    */
-  previousFiles?: readonly TableFile[] | undefined;
-  /** Rows per snapshot file (default `maxRows`). */
-  fileRows?: number | undefined;
+  previousFiles?: PreviousVersion['files'];
 }
 
 /** The run's snapshot and changes parts, and how a merged row goes into them. */
@@ -83,6 +80,8 @@ export class TableParts {
   readonly #changedAt: bigint;
   readonly #runId: string;
   readonly #changeNames: ReadonlyArray<(typeof CHANGE_COLUMNS)[number]>;
+  /** What the snapshot's rows are written as: the next run keeps these files only if its own match. */
+  readonly filesKey: string;
 
   constructor(input: TablePartsInput) {
     const { config, schema, layout, run } = input;
@@ -134,8 +133,10 @@ export class TableParts {
       return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(folder, listener)) };
     };
     const rotation = { maxRows: config.maxRows };
-    const fileRows = input.fileRows ?? config.maxRows;
-    this.#snapshot = new CurrentFiles(input.previousFiles, fileRows, opener('snapshot', columns));
+    this.filesKey = `${schema.hash} timestamps=${config.timestamps}`;
+    const previous = input.previousFiles?.filesKey === this.filesKey ? input.previousFiles.files : undefined;
+    const fileRows = config.format === 'iceberg' ? currentFileRows(config) : config.maxRows;
+    this.#snapshot = new CurrentFiles(previous, fileRows, opener('snapshot', columns));
     this.#changes = new SequentialParts(opener('changes', changeColumns), rotation);
   }
 
@@ -170,10 +171,11 @@ export class TableParts {
   }
 
   /** Every file of the new snapshot in key order: the previous files kept and this run's. */
-  currentFiles(): Array<TableFileEntry & { kept: boolean }> {
-    return this.#snapshot.order.map((f) =>
+  currentFiles(): { filesKey: string; files: Array<TableFileEntry & { kept: boolean }> } {
+    const files = this.#snapshot.order.map((f) =>
       'kept' in f ? { ...f.kept, kept: true } : { ...fileEntry(f.written), kept: false },
     );
+    return { filesKey: this.filesKey, files };
   }
 
   /** The changes files as a version lists them. */

@@ -1,9 +1,7 @@
-// The `table` sink: the catalog as a table with history, merged in flat memory and published
-// through _table.json. Its layout, its merge and why it is built this way: ARCHITECTURE.md,
-// "The table sink"; the user's contract: README "Snapshots and change history". This file is the
-// stream: its options (table-options.ts), columns (table-columns.ts), the delete check
-// (delete-check.ts), the merge (table-merge.ts), its files (table-parts.ts, merge-state.ts) and
-// the lifecycle every publishing sink shares (shared/publishing-sink.ts) are beside it.
+// The `table` sink: the catalog as a table with history, merged in flat memory and published through
+// _table.json (why: ARCHITECTURE.md, "The table sink"; the contract: README "Snapshots and change history").
+// This file is the stream; its options, columns, delete check, merge, files (parts, merge state) and
+// the lifecycle every publishing sink shares (shared/publishing-sink.ts) are the modules beside it.
 import { AbortedError, SinkError } from '../../errors.js';
 import type { OutputRecord } from '../../events.js';
 import { RunLock } from '../../core/lock.js';
@@ -17,7 +15,6 @@ import { checkCompression } from '../parquet/parquet-encoder.js';
 import type { TableStore } from './table-store.js';
 import type { PreviousVersion, TableLayout, TableMode } from './table-layout.js';
 import {
-  currentFileRows,
   tableSinkOptions,
   withTimestamps,
   type ResolvedConfig,
@@ -157,11 +154,8 @@ export class TableSink extends PublishingSink {
     const mode = !previous ? 'first' : ctx.mode.incremental ? 'incremental' : 'full';
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
     const check = mode === 'full' ? await this.#inputs.checkDeletes(previous!.state) : undefined;
-    const filesKey = `${this.#schema.hash} timestamps=${this.#config.timestamps}`;
     const parts = new TableParts({
-      // Rows written as the previous files' were: the unchanged ranges keep their files.
-      previousFiles: previous?.files?.filesKey === filesKey ? previous.files.files : undefined,
-      fileRows: this.#config.format === 'iceberg' ? currentFileRows(this.#config) : undefined,
+      previousFiles: previous?.files,
       config: this.#config,
       schema: this.#schema,
       layout: this.#layout,
@@ -202,7 +196,7 @@ export class TableSink extends PublishingSink {
         counts: result.counts,
         ...(shared.count() > 0 ? { sharedKeys: shared.count() } : {}),
         snapshot: parts.snapshotEntries(),
-        currentFiles: { filesKey, files: parts.currentFiles() },
+        currentFiles: parts.currentFiles(),
         changes: parts.changeEntries(),
         state: stateRel,
       }),
