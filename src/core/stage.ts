@@ -135,6 +135,12 @@ export interface StageContext {
    * throw a ConfigError when it is absent; the runner sets it.
    */
   client?: CatalogClient | undefined;
+  /**
+   * The regions of a fan-out (`connection.regions`) whose source failed so far: a sink that
+   * replaces earlier files keeps those of a failed region's partition (shared/failed-regions.ts).
+   * Call it when committing. Absent outside a fan-out.
+   */
+  failedRegions?(): ReadonlySet<string>;
 }
 
 /** What a resource-schema lookup may be: a function or a map by resource name. */

@@ -60,6 +60,11 @@ export function regionStatePath(statePath: string, region: Region): string {
   return ext ? `${statePath.slice(0, -ext.length)}.${region}${ext}` : `${statePath}.${region}`;
 }
 
+/** The regions whose lane failed. */
+export function failedRegions(lanes: readonly SourceLane[]): ReadonlySet<string> {
+  return new Set(lanes.filter((l) => l.error !== undefined).map((l) => l.region!));
+}
+
 /** A fence over every lane's state lock: the run publishes only while it holds them all. */
 export function fenceOfAll(locks: readonly (RunLock | undefined)[]): Fence | undefined {
   const held = locks.filter((l): l is RunLock => l !== undefined);

@@ -108,15 +108,39 @@ function fanOutProblems(
       );
     if (source) problems.push(...sourceFilterProblems(region, source));
   }
-  for (const sink of sinks) {
-    const key = sink?.type === 'table' ? sink.options.key : undefined;
-    if (typeof key === 'string' && !key.split(',').some((k) => k.trim() === REGION_FIELD.name))
-      problem(
-        [...sink!.at.replace(/\]/g, '').split('['), 'key'].map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
-        `a fan-out over regions needs the table keyed by region and id (key: region,id): product ids are per region, so "${key}" alone would merge two regions' products`,
-      );
-  }
+  for (const sink of sinks) if (sink) problems.push(...fanOutSinkProblems(sink));
   return problems;
+}
+
+/** The file sinks and the option that holds their path template. */
+const FILE_SINK_PATHS: Readonly<Record<string, string>> = { parquet: 'path', jsonl: 'path', csv: 'path', s3: 'key' };
+
+/**
+ * A sink of a fan-out: a table keyed without the region (product ids are per platform: two
+ * regions share ids); a file dataset that each run replaces (no {run}) not partitioned by region:
+ * a run where one region fails would overwrite or remove that region's published files with the
+ * others' alone (a published output is never damaged; shared/failed-regions.ts keeps a failed
+ * region's partition, which needs the partition).
+ */
+function fanOutSinkProblems(sink: PlannedStage<'sink'>): PlanProblem[] {
+  const at = (option: string) =>
+    [...sink.at.replace(/\]/g, '').split('['), option].map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  const refuse = (option: string, message: string): PlanProblem[] => [
+    { at: at(option), issue: { path: [], message }, code: 'config.region' },
+  ];
+  const key = sink.type === 'table' ? sink.options.key : undefined;
+  if (typeof key === 'string' && !key.split(',').some((k) => k.trim() === REGION_FIELD.name))
+    return refuse(
+      'key',
+      `a fan-out over regions needs the table keyed by region and id (key: region,id): product ids are per region, so "${key}" alone would merge two regions' products`,
+    );
+  const option = FILE_SINK_PATHS[sink.type];
+  const template = option === undefined ? undefined : (sink.options as Record<string, unknown>)[option];
+  if (typeof template !== 'string' || template === '-' || /\{\s*(?:run|region)\s*\}/.test(template)) return [];
+  return refuse(
+    option!,
+    `a fan-out over regions needs "${template}" partitioned by region (region={region} in the ${option}, e.g. "products/region={region}/part-{part}.parquet") or written per run ({run}): each run replaces this dataset, so a run where one region fails would replace that region's published files with the other regions' records alone`,
+  );
 }
 
 function sourceFilterProblems(region: Region, source: PlannedStage<'source'>): PlanProblem[] {

@@ -47,6 +47,7 @@ import { RunFailedError, summarizeRun, type RunSummary } from './run-summary.js'
 import {
   FanOutSource,
   fanOutLookup,
+  failedRegions,
   fenceOfAll,
   regionStatePath,
   type RegionOutcome,
@@ -326,6 +327,8 @@ class PipelineRun {
       recordLookup: this.#recordLookup(() => ctx),
       // Every sink's commit points prove the run still holds its state locks (core/lock.ts, Fencing).
       fence: fenceOfAll(this.#lanes.map((l) => l.lock)),
+      // A fan-out's failed regions: their earlier files are not superseded (shared/failed-regions.ts).
+      failedRegions: plan.connection.regions ? () => failedRegions(this.#lanes) : undefined,
     };
     this.#ctx = ctx;
     return ctx;

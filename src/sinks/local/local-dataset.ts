@@ -106,6 +106,8 @@ interface DatasetRecord {
 
 export interface SupersedeResult {
   removed: string[];
+  /** Earlier files this run did not write that `keep` kept (a failed region's): still recorded. */
+  kept: string[];
   /** Files the template matches that no record of this dataset lists: left in place. */
   unlisted: string[];
 }
@@ -134,7 +136,9 @@ export async function recordPending(
 
 /**
  * Removes the dataset's files that an earlier run of it recorded and this run did not write
- * (`written`: absolute paths), and records this run's files for the next run.
+ * (`written`: absolute paths), and records this run's files for the next run. `keep` (a path as
+ * the template renders it) spares earlier files: a failed region's (shared/failed-regions.ts),
+ * which stay recorded, so the run that next reads the region replaces them.
  */
 export async function removeSuperseded(
   template: PathTemplate,
@@ -142,22 +146,25 @@ export async function removeSuperseded(
   written: ReadonlySet<string>,
   runId: string,
   events: RunEvents,
+  keep?: (rendered: string) => boolean,
 ): Promise<SupersedeResult> {
   const store = datasetStore(template, baseDir);
   const root = store.root;
   const ours = [...written].map((file) => relativeTo(store, file));
   const previous = await readDatasetRecord(store, template, events);
-  const stale = previous.filter((rel) => !ours.includes(rel));
+  const earlier = previous.filter((rel) => !ours.includes(rel));
+  const spared = keep ? earlier.filter((rel) => keep(`${template.fixedPrefix()}${rel}`)) : [];
+  const stale = earlier.filter((rel) => !spared.includes(rel));
   // Recorded before anything goes: a run killed during the removal leaves the rest listed.
   const record = (files: string[]) => writeDatasetRecord(store, template, { template: template.source, runId, files });
-  await record([...ours, ...stale]);
+  await record([...ours, ...earlier]);
   const removed: string[] = [];
   for (const rel of stale) {
     const file = await removeStale(store, template, rel, events);
     if (file) removed.push(file);
   }
-  await record(ours);
-  const kept = new Set([...written, ...stale.map((rel) => path.resolve(root, rel))]);
+  await record([...ours, ...spared]);
+  const kept = new Set([...written, ...earlier.map((rel) => path.resolve(root, rel))]);
   const unlisted: string[] = [];
   const depth = templateDepth(template);
   for await (const { rel } of store.list('', depth)) {
@@ -166,7 +173,7 @@ export async function removeSuperseded(
     if (segments.length !== depth || segments.at(-1)!.startsWith('.') || kept.has(file)) continue;
     if (template.pattern.test(`${template.fixedPrefix()}${rel}`)) unlisted.push(file);
   }
-  return { removed, unlisted };
+  return { removed, kept: spared.map((rel) => path.resolve(root, rel)), unlisted };
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   removeSuperseded,
   templateCheckedFrom,
 } from './local-dataset.js';
+import { failedRegionFiles, reportKept } from '../shared/failed-regions.js';
 import { StdoutDestination } from '../shared/byte-destination.js';
 import { PathTemplate } from '../shared/path-template.js';
 import { RecordSink, type RecordEncoding } from '../shared/record-sink.js';
@@ -145,7 +146,17 @@ async function prepareLocal(
 
 /** The files earlier runs of a replaced dataset recorded that this run did not write: removed, and said. */
 async function supersedeLocal(template: PathTemplate, ctx: StageContext, written: ReadonlySet<string>): Promise<void> {
-  const { removed, unlisted } = await removeSuperseded(template, ctx.baseDir, written, ctx.run.id, ctx.events);
+  // A fan-out region that failed this run keeps its partition's earlier files (shared/failed-regions.ts).
+  const keep = failedRegionFiles(ctx, [template]);
+  const { removed, kept, unlisted } = await removeSuperseded(
+    template,
+    ctx.baseDir,
+    written,
+    ctx.run.id,
+    ctx.events,
+    keep,
+  );
+  reportKept(ctx, 'local', kept);
   if (removed.length > 0)
     ctx.events.emit('info', {
       code: 'superseded',

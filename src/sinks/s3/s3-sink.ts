@@ -24,6 +24,7 @@ import { defineStage } from '../../core/stage.js';
 import { ConfigError } from '../../errors.js';
 import { byteSize, rotationOptions } from '../shared/option-schemas.js';
 import { PathTemplate, RUN_ID_PATTERN, escapePathValue, escapeRegExp } from '../shared/path-template.js';
+import { failedRegionFiles, reportKept } from '../shared/failed-regions.js';
 import { RecordSink, type CommittedOutput } from '../shared/record-sink.js';
 import { datasetTag, RunKeyedDataset, runKeyedRoot } from '../shared/run-keyed-dataset.js';
 import { reportSchemaChange, schemaChange, type SchemaChange } from '../shared/schema-change.js';
@@ -201,6 +202,8 @@ function createS3Sink(
             previouslyListed,
             patterns: [template.pattern, given.pattern],
             keep: new Set([...written, manifestObjectKey, `${prefix}${LOCK_NAME}`]),
+            // A fan-out region that failed this run keeps its partition's objects (shared/failed-regions.ts).
+            failedRegion: failedRegionFiles(ctx, [template, given]),
           })
       : runKeyed && (() => runKeyed.settle()),
     release: async () => {
@@ -318,11 +321,17 @@ async function supersedeObjects(o: {
   previouslyListed: ReadonlySet<string>;
   patterns: readonly RegExp[];
   keep: ReadonlySet<string | undefined>;
+  failedRegion?: ((key: string) => boolean) | undefined;
 }): Promise<void> {
   const { store, ctx, bucket, prefix } = o;
   const candidates: string[] = [];
-  for await (const { rel: k } of store.list(prefix))
-    if (!o.keep.has(k) && o.patterns.some((p) => p.test(k))) candidates.push(k);
+  const spared: string[] = [];
+  for await (const { rel: k } of store.list(prefix)) {
+    if (o.keep.has(k) || !o.patterns.some((p) => p.test(k))) continue;
+    if (o.failedRegion?.(k)) spared.push(s3Location(bucket, k));
+    else candidates.push(k);
+  }
+  reportKept(ctx, 's3', spared);
   const stale: string[] = [];
   const unlisted: string[] = [];
   for (const k of candidates) {

@@ -46,6 +46,9 @@ export interface PartitionField {
 /** A run id as newRunId() makes it (`20260102T030405Z-a1b2c3`). */
 export const RUN_ID_PATTERN = '\\d{8}T\\d{6}Z-[0-9a-f]{6}';
 
+/** What a partition value matches in `pattern`: no other part of a pattern has this text. */
+const FIELD_VALUE = '[^/\\\\]*';
+
 export class PathTemplate {
   readonly source: string;
   readonly fields: readonly PartitionField[];
@@ -58,6 +61,8 @@ export class PathTemplate {
    */
   readonly pattern: RegExp;
   readonly #tokens: Token[];
+  /** `pattern` with a group per partition field (kept apart: `pattern.source` names datasets' records). */
+  readonly #capture: RegExp;
 
   private constructor(source: string, tokens: Token[], fields: PartitionField[], hasRun: boolean, pattern: string) {
     this.source = source;
@@ -66,6 +71,7 @@ export class PathTemplate {
     this.hasPart = tokens.some((t) => 'part' in t);
     this.hasRun = hasRun;
     this.pattern = new RegExp(`^${pattern}$`);
+    this.#capture = new RegExp(`^${pattern.replaceAll(FIELD_VALUE, `(${FIELD_VALUE})`)}$`);
   }
 
   /**
@@ -132,7 +138,7 @@ export class PathTemplate {
       }
       fields.push({ path: name.split('.'), key: hive![1]! });
       tokens.push({ field: fields.length - 1 });
-      pattern += '[^/\\\\]*';
+      pattern += FIELD_VALUE;
     }
     return new PathTemplate(source, tokens, fields, hasRun, pattern);
   }
@@ -168,6 +174,16 @@ export class PathTemplate {
       }
     }
     return values;
+  }
+
+  /**
+   * The escaped value the record field `field` (dotted) has in `rendered`, a path this template
+   * renders; undefined when the template has no such partition or the path is not one of its own.
+   */
+  fieldValue(rendered: string, field: string): string | undefined {
+    const index = this.fields.findIndex((f) => f.path.join('.') === field);
+    if (index < 0) return undefined;
+    return this.#capture.exec(rendered)?.[index + 1];
   }
 
   /** The path of part `part` of the partition with these (escaped) values. */
