@@ -186,3 +186,55 @@ describe('a fan-out into datasets that each run replaces', () => {
     expect(be.stats.requests).toBe(0);
   });
 });
+
+describe('a region that fails part-way', () => {
+  const yaml = PIPELINE.replace('products.query', 'products.stream')
+    .replace('name: eu-keep', 'name: eu-midway')
+    .replace(/ {2}- type: s3\n[\s\S]*?maxRows: \$\{PART_ROWS\}\n/, '')
+    .replace('lake/fixed/', 'mid/fixed/')
+    .replace('lake/parts/', 'mid/parts/');
+  const files = async () => {
+    const out = new Map<string, Buffer>();
+    for (const dataset of ['mid/fixed', 'mid/parts'])
+      for (const region of ['be', 'fr']) {
+        const dir = join(ws.dir, dataset, `region=${region}`);
+        for (const f of (await readdir(dir)).filter((n) => n.endsWith('.parquet')).sort())
+          out.set(`${dataset}/region=${region}/${f}`, await readFile(join(dir, f)));
+      }
+    return out;
+  };
+
+  it("publishes none of what it wrote: its earlier files stay byte for byte, BE's are replaced", async () => {
+    await writeFile(join(ws.dir, 'midway.yml'), yaml);
+    expect(yaml).not.toContain('type: s3');
+    const first = await run(env(10), 'midway.yml');
+    expect(first.code, first.stderr).toBe(0);
+    const before = await files();
+    expect(named(before, 'mid/parts/region=fr/')).toHaveLength(Math.ceil(ids.fr!.length / 10));
+
+    // FR's stream breaks after 25 records: two full parts of 10 and the fixed file were written.
+    fr.setFaults({ errorLine: { atIndex: 25, times: Infinity } });
+    try {
+      const { code, stderr, summary } = await run(env(10), 'midway.yml');
+      expect(code, stderr).toBe(1);
+      expect(summary.regions.map((r: Rec) => [r.region, r.status])).toEqual([
+        ['be', 'succeeded'],
+        ['fr', 'failed'],
+      ]);
+      expect(summary.regions[1].records).toBeGreaterThan(0);
+      const now = await files();
+      for (const dataset of ['mid/fixed/region=fr/', 'mid/parts/region=fr/']) {
+        expect(named(now, dataset)).toEqual(named(before, dataset));
+        for (const f of named(before, dataset)) expect(now.get(f)!.equals(before.get(f)!), f).toBe(true);
+      }
+      for (const dataset of ['mid/fixed/region=be/', 'mid/parts/region=be/'])
+        expect(await idsOf(named(now, dataset).map((f) => now.get(f)!))).toEqual(ids.be);
+      const withheld = jsonLines(stderr).filter(
+        (l) => l.event === 'sink.region_kept' && /did not publish/.test(l.message),
+      );
+      expect(withheld).toHaveLength(2);
+    } finally {
+      fr.setFaults({});
+    }
+  });
+});

@@ -84,6 +84,8 @@ export function createLocalFileSink<Item>(
     writeEmpty: !template || template.fields.length === 0,
     prepare: template ? () => prepareLocal(template, ctx, runKeyed, held, (err) => sink.destroy(err)) : undefined,
     lock: () => runKeyed ?? held.lock,
+    // A fan-out region that failed part-way: its files of this run would replace its published ones.
+    withhold: replaced && (() => failedRegionLocations(replaced, ctx)),
     beforePublish:
       replaced || schemaCheck
         ? async (written) => {
@@ -142,6 +144,14 @@ async function prepareLocal(
       { what: `dataset ${dir}${sep}`, code: 'publish.locked', onLost },
     );
   }
+}
+
+/** Which absolute paths of a replaced dataset lie in a failed fan-out region's partition, if any region failed. */
+function failedRegionLocations(template: PathTemplate, ctx: StageContext): ((location: string) => boolean) | undefined {
+  const failed = failedRegionFiles(ctx, [template]);
+  if (!failed) return undefined;
+  const root = resolve(ctx.baseDir, template.fixedPrefix());
+  return (location) => failed(`${template.fixedPrefix()}${relative(root, location).split(sep).join('/')}`);
 }
 
 /** The files earlier runs of a replaced dataset recorded that this run did not write: removed, and said. */

@@ -41,3 +41,13 @@ export function reportKept(ctx: StageContext, sinkType: string, kept: readonly s
     message: `${sinkType} sink kept ${kept.length} earlier file(s) of region ${failed}, which failed this run (the next run that reads it replaces them): ${kept.join(', ')}`,
   });
 }
+
+/** The warning naming the files a failed region wrote this run that were not published. */
+export function reportWithheld(ctx: StageContext, sinkType: string, dropped: readonly string[]): void {
+  if (dropped.length === 0) return;
+  const failed = [...(ctx.failedRegions?.() ?? [])].join(', ');
+  ctx.events.emit('warning', {
+    code: 'sink.region_kept',
+    message: `${sinkType} sink did not publish ${dropped.length} file(s) of region ${failed}, which failed this run part-way: its earlier files stay as they were (${dropped.join(', ')})`,
+  });
+}

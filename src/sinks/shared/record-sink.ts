@@ -19,6 +19,7 @@ import type { OutputRecord } from '../../events.js';
 import type { Fence } from '../../core/lock.js';
 import type { StageContext } from '../../core/stage.js';
 import type { ByteDestination } from './byte-destination.js';
+import { reportWithheld } from './failed-regions.js';
 import { isPlainObject } from '../../values.js';
 import type { PartEncoder } from './part-encoder.js';
 import type { PathTemplate } from './path-template.js';
@@ -83,6 +84,12 @@ export interface RecordSinkSpec<Item> {
    * record claims (local-dataset.ts).
    */
   beforePublish?(written: ReadonlySet<string>): Promise<void>;
+  /**
+   * Right before publishing (after the hold): which written locations not to publish, if any (a
+   * failed fan-out region's files of a dataset each run replaces: shared/failed-regions.ts). Only
+   * for outputs committed at the end (`commitOnClose: false`).
+   */
+  withhold?(): ((location: string) => boolean) | undefined;
   /** Runs once every data output is committed (S3: writes the manifest); may add outputs. */
   afterCommit?(committed: readonly CommittedOutput[]): Promise<CommittedOutput[]>;
   /** Runs once before the first record (loads the S3 SDK, takes the dataset lock); a failure fails the sink. */
@@ -227,6 +234,7 @@ export class RecordSink<Item> extends PublishingSink {
     if (this.#destroying) return;
     // A run that lost its lock (paused past it, another run took over) publishes nothing.
     await this.#assertHeld();
+    await this.#withhold();
     await this.#spec.beforePublish?.(this.#parts.locations);
     if (this.#destroying) return;
     // The renames publish a local dataset: checked again after its record was written.
@@ -239,6 +247,12 @@ export class RecordSink<Item> extends PublishingSink {
     // the tee settles every sink. Alone: settled before `finish`, so whoever waits for the sink
     // finds the earlier files gone and the dataset unlocked.
     await this.settleIfAlone();
+  }
+
+  /** Drops the parts `withhold` names before they are published, and says so. */
+  async #withhold(): Promise<void> {
+    const drop = this.#spec.withhold?.();
+    if (drop) reportWithheld(this.ctx, this.sinkType, await this.#parts.discard(drop));
   }
 
   /** No record arrived at a fixed path: an empty output when the format can write one, else a warning. */

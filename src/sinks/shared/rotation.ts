@@ -250,6 +250,23 @@ export class PartitionedParts<Item> {
     }
   }
 
+  /**
+   * Drops the closed parts not committed yet whose location `drop` picks (their temp files go):
+   * what a fan-out region that failed wrote must not replace its published files
+   * (shared/failed-regions.ts). Returns their locations, no longer among `locations`.
+   */
+  async discard(drop: (location: string) => boolean): Promise<string[]> {
+    const dropped: string[] = [];
+    for (const part of this.#all) {
+      if (part.state !== 'closed' || !drop(part.location)) continue;
+      await part.destination.abort(new Error('not published: its region failed'));
+      part.state = 'aborted';
+      this.#locations.delete(part.location);
+      dropped.push(part.location);
+    }
+    return dropped;
+  }
+
   /** Every location this run opened (committed or not). */
   get locations(): ReadonlySet<string> {
     return this.#locations;
@@ -263,6 +280,7 @@ export class PartitionedParts<Item> {
     this.#aborted = true;
     const failures: Error[] = [];
     for (const part of this.#all) {
+      if (part.state === 'aborted') continue;
       try {
         if (part.state === 'committed') {
           await part.destination.revoke?.();
