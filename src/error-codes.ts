@@ -214,8 +214,8 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   usageError(
     'config.region',
-    "connection.region refuses the pipeline: a filter the region does not document (ecommerce outside be and fr, another region's national code), a code value of the wrong length (cnk 7 digits, pzn 8, cip13/acl13 13, EAN/GTIN 8, 12, 13 or 14), or an environment the region lacks; caught before any request",
-    'remove the filter or correct the code the message names, or set connection.region to the region the filter belongs to',
+    "connection.region refuses the pipeline: a filter the region does not document (ecommerce outside be and fr, another region's national code), a code value of the wrong length (cnk 7 digits, pzn 8, cip13/acl13 13, EAN/GTIN 8, 12, 13 or 14), or an environment the region lacks; in a fan-out (connection.regions), a table keyed without region or a file dataset each run replaces that is not partitioned by region={region}; caught before any request",
+    'remove the filter or correct the code the message names, or set connection.region to the region the filter belongs to; in a fan-out, key tables by region,id and put region={region} (or {run}) in file paths',
   ),
   usageError(
     'config.rename_conflict',
