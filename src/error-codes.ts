@@ -708,16 +708,16 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'more partitions were open at once than maxOpenPartitions, and the template has no {part} to continue one',
     'add {part}, raise maxOpenPartitions, or sort the input by the partition field',
   ),
-  warning(
-    'sink.region_kept',
-    "a region of a fan-out failed, so a dataset that each run replaces kept that region's earlier files (the ones this run would have removed); the other regions' files were published",
-    'fix what the region.failed warning names; the next run that reads the region replaces its files',
-  ),
   runError(
     'sink.record',
     'fix',
     'a sink received something that is not a plain object',
     'pipe records (objects) into sinks',
+  ),
+  warning(
+    'sink.region_kept',
+    "a region of a fan-out failed, so a dataset that each run replaces kept that region's earlier files (the ones this run would have removed); the other regions' files were published",
+    'fix what the region.failed warning names; the next run that reads the region replaces its files',
   ),
   warning(
     'sink.revoke',
