@@ -85,7 +85,7 @@ export {
   type MediaMirrorConfig,
   type MediaMirrorOptions,
 } from './media/media-mirror-sink.js';
-export { icebergTableVersions } from './table/iceberg-layout.js';
+export { icebergTableVersions } from './table/iceberg-versions.js';
 export { COLUMN_TYPE_NAMES, EXTRA_COLUMN, type ColumnTypeName } from './shared/column-schema.js';
 export { recordSchemaFromZod, type ResourceSchemas } from '../core/zod-column-hints.js';
 export { HIVE_DEFAULT_PARTITION } from './shared/path-template.js';

@@ -31,11 +31,14 @@ describe('docs/iceberg.md engine snippets', () => {
     expect(page.text).toContain('org.apache.iceberg.aws.s3.S3FileIO');
   });
 
-  it('states the storage cost of rewriting current/ on every run', () => {
-    const cost = /\*\*Storage cost\.\*\* Every run rewrites `current\/` whole[\s\S]*?\n\n/.exec(page.text)?.[0];
+  it('states what a run writes into current/ and what the kept snapshots store', () => {
+    const cost = /\*\*Costs\.\*\* A run writes the files of the key ranges it touched[\s\S]*?\n\n/.exec(page.text)?.[0];
     expect(cost).toBeDefined();
-    expect(cost).toContain('`keepSnapshots + 1` times');
-    // The worked example follows the formula: 30 kept + 1, of 100 MB.
-    expect(cost).toContain('30 nightly runs of a 100 MB table: about 3.1 GB');
+    // The share of files a uniform change touches, and the figure it gives at the default.
+    expect(cost).toContain('`1 - (1 - c)^fileRows`');
+    expect(cost).toContain('every file\nat the default 1000 rows');
+    const storage = /\*\*Storage\.\*\* [\s\S]*?\n\n/.exec(page.text)?.[0];
+    expect(storage).toContain('a file kept\nfrom run to run is stored once');
+    expect(storage).toContain('`keepSnapshotsDays`');
   });
 });

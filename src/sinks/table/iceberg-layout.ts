@@ -15,8 +15,8 @@ import { SinkError } from '../../errors.js';
 import type { ObjectStore } from '../../storage/object-store.js';
 import type { TypedColumn } from '../shared/column-types.js';
 import { isTableFile, type TableStore } from './table-store.js';
-import { TABLE_MANIFEST, type TableVersion } from './hive-layout.js';
-import { FilesCatalog, VERSION_HINT } from './iceberg/files-catalog.js';
+import { TABLE_MANIFEST } from './hive-layout.js';
+import { VERSION_HINT } from './iceberg/files-catalog.js';
 import type {
   CleanupWarning,
   NewVersion,
@@ -36,7 +36,7 @@ import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
-const RUN_ID = 'catalog-streams.run-id';
+export const RUN_ID = 'catalog-streams.run-id';
 const STATE = 'catalog-streams.state';
 const KEY = 'catalog-streams.key';
 /**
@@ -483,37 +483,4 @@ function describedColumns(property: string | undefined, hash: string | undefined
   } catch {
     return undefined;
   }
-}
-
-/**
- * The versions of a files-only Iceberg layout, from the snapshots `current/` keeps (oldest
- * first), as `catalog-streams history` shows them; undefined when `current` holds no table.
- * The data files are not listed: engines read them through the table.
- */
-export async function icebergTableVersions(current: ObjectStore): Promise<TableVersion[] | undefined> {
-  const loaded = await new FilesCatalog().load({ name: 'current', location: storeUri(current), store: current });
-  if (!loaded) return undefined;
-  return (loaded.metadata.snapshots ?? []).map((snapshot) => {
-    const summary = snapshot.summary;
-    const count = (name: string) => Number(summary[`catalog-streams.${name}`] ?? 0);
-    const mode = summary['catalog-streams.mode'];
-    return {
-      runId: summary[RUN_ID] ?? String(snapshot['snapshot-id']),
-      date: summary['catalog-streams.date'] ?? new Date(snapshot['timestamp-ms']).toISOString().slice(0, 10),
-      mode: mode === 'first' || mode === 'incremental' ? mode : 'full',
-      startedAt: summary['catalog-streams.started-at'] ?? new Date(snapshot['timestamp-ms']).toISOString(),
-      committedAt: new Date(snapshot['timestamp-ms']).toISOString(),
-      schemaHash: summary['catalog-streams.schema-hash'] ?? '',
-      rows: count('rows'),
-      counts: {
-        inserted: count('inserted'),
-        updated: count('updated'),
-        deleted: count('deleted'),
-        unchanged: count('unchanged'),
-      },
-      ...(summary['catalog-streams.shared-keys'] ? { sharedKeys: count('shared-keys') } : {}),
-      snapshot: [],
-      changes: [],
-    };
-  });
 }
