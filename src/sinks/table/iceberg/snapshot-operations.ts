@@ -289,11 +289,7 @@ export class Overwrite extends SnapshotProducer {
   }
 
   protected override deletedSummary(deleted: readonly ManifestEntry[]): Record<string, string> {
-    return {
-      'deleted-data-files': String(deleted.length),
-      'deleted-records': String(sum(deleted.map((e) => e.data_file.record_count))),
-      'removed-files-size': String(sum(deleted.map((e) => e.data_file.file_size_in_bytes))),
-    };
+    return deletedFilesSummary(deleted);
   }
 }
 
@@ -354,12 +350,17 @@ export class RewriteFiles extends SnapshotProducer {
   }
 
   protected override deletedSummary(deleted: readonly ManifestEntry[]): Record<string, string> {
-    return {
-      'deleted-data-files': String(deleted.length),
-      'deleted-records': String(sum(deleted.map((e) => e.data_file.record_count))),
-      'removed-files-size': String(sum(deleted.map((e) => e.data_file.file_size_in_bytes))),
-    };
+    return deletedFilesSummary(deleted);
   }
+}
+
+/** The spec's summary keys for the data files a snapshot deletes (overwrite and rewrite alike). */
+function deletedFilesSummary(deleted: readonly ManifestEntry[]): Record<string, string> {
+  return {
+    'deleted-data-files': String(deleted.length),
+    'deleted-records': String(sum(deleted.map((e) => e.data_file.record_count))),
+    'removed-files-size': String(sum(deleted.map((e) => e.data_file.file_size_in_bytes))),
+  };
 }
 
 /** The operation by name: `overwrite` or `append` (what tests and callers that choose by a value use). */
