@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, jsonLines, readJson, runCli, runMain, workspace } from '../cli/cli-process.js';
 import { startS3Server, S3RVER_CREDENTIALS, type S3TestServer } from '../helpers/s3-server.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { listedIds } from './region-ids.js';
 
 type Rec = Record<string, any>;
 
@@ -49,14 +50,7 @@ beforeAll(async () => {
     startTestSandbox({ products: 45, seed: 41, profile: 'fr' }),
     startS3Server({ bucket: 'lake' }),
   ]);
-  for (const [region, sb] of [
-    ['be', be],
-    ['fr', fr],
-  ] as const) {
-    const { lines } = await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } });
-    const listed = lines.map((l) => l.result).filter((p) => ['active', 'inactive'].includes(p.status));
-    ids[region] = listed.map((p) => p.id as string).sort();
-  }
+  Object.assign(ids, await listedIds({ be, fr }));
   await writeFile(join(ws.dir, 'eu.yml'), PIPELINE);
 });
 afterAll(async () => {

@@ -13,6 +13,7 @@ import { formatSummaryText } from '../../src/cli/summary.js';
 import type { RunSummary } from '../../src/pipeline/runner.js';
 import { readIceberg } from '../helpers/iceberg-reader.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { listedIds } from './region-ids.js';
 
 type Rec = Record<string, any>;
 
@@ -42,14 +43,7 @@ beforeAll(async () => {
     startTestSandbox({ products: 60, seed: 40, profile: 'be' }),
     startTestSandbox({ products: 45, seed: 41, profile: 'fr' }),
   ]);
-  for (const [region, sb] of [
-    ['be', be],
-    ['fr', fr],
-  ] as const) {
-    const { lines } = await sb.stream('/v4/products/stream', { filter: { createdAt: 0 }, sorting: { id: 'ASC' } });
-    const listed = lines.map((l) => l.result).filter((p) => ['active', 'inactive'].includes(p.status));
-    ids[region] = listed.map((p) => p.id as string).sort();
-  }
+  Object.assign(ids, await listedIds({ be, fr }));
   await writeFile(join(ws.dir, 'eu.yml'), PIPELINE);
 });
 afterAll(async () => {
