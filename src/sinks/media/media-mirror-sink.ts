@@ -2,6 +2,7 @@
 // once), and at the end of the stream mirrors them into a folder or S3 prefix with its media table
 // (media-mirror.ts; docs/media-mirror.md). A sink rather than a pipeline kind: a mirror is fed by
 // the same sources, filters and incremental windows as every other output.
+import { once } from 'node:events';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { z } from 'zod';
@@ -22,6 +23,8 @@ import type { WithOptionDocs } from '../../generated/stage-option-docs.js';
 import { MediaMirror, type MirrorSummary } from './media-mirror.js';
 import { type MediaTarget, mergeTargets, targetsOf } from './media-targets.js';
 import { estimateMirror, type MirrorEstimate } from './mirror-estimate.js';
+import { feedTable, mediaTableConfig, mediaTableOption, openMediaTable } from './media-table-sink.js';
+import type { TableSink, TableSinkConfig } from '../table/table-sink.js';
 
 const DAY_MS = 86_400_000;
 /** One run at a time per mirror folder (docs/media-mirror.md, "One run at a time"). */
@@ -119,6 +122,7 @@ export const mediaMirrorOptions = z.strictObject({
   endpoint: z.url().optional().describe('s3:// paths: S3-compatible endpoint URL; default: env S3_ENDPOINT, else AWS'),
   region: z.string().min(1).optional().describe('s3:// paths: region'),
   forcePathStyle: z.boolean().optional().describe('s3:// paths: path-style URLs; default: true with a custom endpoint'),
+  table: mediaTableOption.optional(),
 });
 export type MediaMirrorConfig = z.output<typeof mediaMirrorOptions>;
 /** Options as a caller writes them (defaults optional), each option's description shown on hover. */
@@ -143,6 +147,11 @@ export class MediaMirrorSink extends Writable implements SinkStream {
   #invalid = 0;
   #store: ObjectStore | undefined;
   #lock: RunLock | undefined;
+  /** The `table:` option's table sink (media-table-sink.ts), made once the folder's lock is held. */
+  readonly #tableConfig: TableSinkConfig | undefined;
+  #table: TableSink | undefined;
+  /** Set while the rows go to the table: its failure is then the mirror's `_final`'s. */
+  #feeding = false;
   /** The last run's summary (tests, the code API). */
   summary: MirrorSummary | undefined;
   readonly outputs: OutputRecord[] = [];
@@ -150,9 +159,12 @@ export class MediaMirrorSink extends Writable implements SinkStream {
   published = false;
 
   constructor(config: MediaMirrorConfig, ctx: StageContext) {
+    // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
+    const tableConfig = config.table && mediaTableConfig(config.table, config, ctx.baseDir);
     super({ objectMode: true, highWaterMark: 64 });
     this.#config = config;
     this.#ctx = ctx;
+    this.#tableConfig = tableConfig;
   }
 
   /**
@@ -190,6 +202,14 @@ export class MediaMirrorSink extends Writable implements SinkStream {
     ).then(
       (lock) => {
         this.#lock = lock;
+        try {
+          this.#openTable();
+        } catch (err) {
+          this.#releaseLock()
+            .then(() => this.#closeStore())
+            .finally(() => callback(err as Error));
+          return;
+        }
         callback();
       },
       (err: unknown) => {
@@ -198,8 +218,31 @@ export class MediaMirrorSink extends Writable implements SinkStream {
     );
   }
 
+  /**
+   * The table sink takes its own lock now, beside the folder's: a table another run holds fails
+   * this run before a record is read. Its commit points assert the mirror's locks too.
+   */
+  #openTable(): void {
+    if (!this.#tableConfig) return;
+    const table = openMediaTable(this.#tableConfig, this.#ctx, fences(this.#ctx.fence, this.#lock));
+    this.#table = table;
+    table.on('error', (err) => {
+      if (!this.#feeding) this.destroy(err);
+    });
+  }
+
+  /** A table not published yet discards what it staged and releases its lock (its own stop). */
+  async #stopTable(error: Error | null): Promise<void> {
+    const table = this.#table;
+    if (!table || table.closed) return;
+    const closed = once(table, 'close').catch(() => {});
+    table.destroy(error ?? undefined);
+    await closed;
+  }
+
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#releaseLock()
+    this.#stopTable(error)
+      .then(() => this.#releaseLock())
       .then(() => this.#closeStore())
       .finally(() => callback(error));
   }
@@ -271,6 +314,12 @@ export class MediaMirrorSink extends Writable implements SinkStream {
         };
         this.outputs.push(output);
         ctx.events.emit('output', output);
+      }
+      // Before the failure check: the table describes the files as media.parquet does, failed ones included.
+      if (this.#table) {
+        this.#feeding = true;
+        await feedTable(this.#table, mirror.tableRecords());
+        this.outputs.push(...this.#table.outputs);
       }
       if (s.failed > c.maxFailedShare * s.files) throw failedError(s, c.maxFailedShare);
       // Only now: the runner counts a sink that published as a run that succeeded.

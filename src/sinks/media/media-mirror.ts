@@ -13,7 +13,7 @@ import { DownloadedBody } from './downloaded-body.js';
 import { FILES_FOLDER, type MediaTarget } from './media-targets.js';
 import { PublishQueue } from './publish-queue.js';
 import { type FileState, MirrorState, STATE_REL } from './mirror-state.js';
-import { TABLE_REL, writeMediaTable } from './media-table.js';
+import { mediaTableRecords, TABLE_REL, writeMediaTable } from './media-table.js';
 import { createHash } from 'node:crypto';
 
 export interface MirrorSettings extends FetcherOptions {
@@ -122,6 +122,11 @@ export class MediaMirror {
     } finally {
       await this.#fetcher.close();
     }
+  }
+
+  /** After `run`: the media table's rows (media.parquet's), for the table sink of the `table:` option. */
+  tableRecords(): Iterable<Record<string, unknown>> {
+    return mediaTableRecords(this.#store, this.#state);
   }
 
   /** State, journals, the listing of stored files, the sweep; each target marked seen. */

@@ -5,6 +5,7 @@ import type { ObjectStore } from '../../storage/object-store.js';
 import type { ByteDestination } from '../shared/byte-destination.js';
 import { ParquetEncoder } from '../parquet/parquet-encoder.js';
 import { type TypedColumn } from '../shared/column-types.js';
+import type { FieldType, RecordSchema } from '../../core/record-schema.js';
 import type { FileState, MirrorState } from './mirror-state.js';
 
 export const TABLE_REL = 'media.parquet';
@@ -89,4 +90,39 @@ export async function writeMediaTable(
   const body = Buffer.concat(dest.chunks);
   await store.write(TABLE_REL, body, { contentType: 'application/vnd.apache.parquet' });
   return { location: dest.location, bytes: body.length, rows: names.length };
+}
+
+/**
+ * The media table's rows as records, for the `table:` option (media-table-sink.ts): the same
+ * values as `media.parquet`'s, timestamps as dates and sizes as numbers, so the table sink's
+ * column schema (MEDIA_RECORD_SCHEMA) writes them in its own timestamp unit.
+ */
+export function* mediaTableRecords(store: ObjectStore, state: MirrorState): Generator<Record<string, unknown>> {
+  for (const rel of [...state.files.keys()].sort()) {
+    const values = rowOf(store, rel, state.files.get(rel)!);
+    const record: Record<string, unknown> = {};
+    MEDIA_TABLE_COLUMNS.forEach((c, i) => {
+      const v = values[i];
+      record[c.name] = typeof v !== 'bigint' ? v : c.type.kind === 'timestamp-millis' ? new Date(Number(v)) : Number(v);
+    });
+    yield record;
+  }
+}
+
+/** The records' schema for the table sink: MEDIA_TABLE_COLUMNS as record fields. */
+export const MEDIA_RECORD_SCHEMA: RecordSchema = {
+  fields: MEDIA_TABLE_COLUMNS.map(({ name, type }) => ({ name, type: fieldType(type) })),
+};
+
+function fieldType(type: TypedColumn['type']): FieldType {
+  switch (type.kind) {
+    case 'list':
+      return { kind: 'list', element: fieldType(type.element) };
+    case 'timestamp-millis':
+      return { kind: 'timestamp' };
+    case 'int64':
+      return { kind: 'int64' };
+    default:
+      return { kind: 'string' };
+  }
 }

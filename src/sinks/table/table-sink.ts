@@ -35,6 +35,16 @@ import { TablePublication } from './table-publication.js';
 export { TABLE_MANIFEST, type TableFile, type TableManifest, type TableVersion } from './hive-layout.js';
 export { tableSinkOptions, type TableSinkConfig, type TableSinkOptions } from './table-options.js';
 
+/** A table sink another sink feeds in-process (the media mirror's `table:` option). */
+export interface TableFeed {
+  /**
+   * The records are the whole table each run (the media mirror's state), and the run is full: a key
+   * they miss is a delete decided by the feeder, so no key is looked up by id and no share of
+   * deletes is refused.
+   */
+  complete: boolean;
+}
+
 /** Interval of the merge's progress events (table.merge). */
 const MERGE_PROGRESS_MS = 15_000;
 
@@ -54,8 +64,9 @@ export class TableSink extends PublishingSink {
   #progressAt = performance.now();
   #previous: PreviousVersion | undefined;
   readonly #publication: TablePublication;
+  readonly #complete: boolean;
 
-  constructor(options: TableSinkConfig, ctx: StageContext) {
+  constructor(options: TableSinkConfig, ctx: StageContext, feed?: TableFeed) {
     const config = withTimestamps(options);
     // Checked before the Writable exists: its _construct (which takes the lock) must not run for a sink that fails here.
     checkCompression(config.compression);
@@ -64,6 +75,7 @@ export class TableSink extends PublishingSink {
     const { store, layout } = openTableLocation(config, ctx);
     super('table', ctx);
     this.#config = config;
+    this.#complete = feed?.complete ?? false;
     this.#store = store;
     this.#layout = layout;
     this.#keySteps = keyPaths(config.key);
@@ -151,9 +163,9 @@ export class TableSink extends PublishingSink {
   async #finalize(): Promise<void> {
     const { ctx } = this;
     const previous = this.#previous;
-    const mode = !previous ? 'first' : ctx.mode.incremental ? 'incremental' : 'full';
+    const mode = !previous ? 'first' : ctx.mode.incremental && !this.#complete ? 'incremental' : 'full';
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
-    const check = mode === 'full' ? await this.#inputs.checkDeletes(previous!.state) : undefined;
+    const check = mode === 'full' && !this.#complete ? await this.#inputs.checkDeletes(previous!.state) : undefined;
     const parts = new TableParts({
       previousFiles: previous?.files,
       config: this.#config,
@@ -177,7 +189,7 @@ export class TableSink extends PublishingSink {
       state: (body) => state.write(body),
     });
     if (check) reportCheck(ctx.events, this.#where, check, result);
-    if (mode === 'full')
+    if (mode === 'full' && !this.#complete)
       refuseDeletes(result, check, { ...this.#config.deletes, allow: this.ctx.mode.allowDeletes, where: this.#where });
     await parts.end();
     await state.end();
