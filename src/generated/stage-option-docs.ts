@@ -1505,6 +1505,13 @@ export interface StageOptionDocs {
      * s3:// paths: path-style URLs; default: true with a custom endpoint
      */
     forcePathStyle?: unknown;
+    /**
+     * Also keep the media table as a table with history through the table sink: snapshot/ and changes/
+     * (format: hive) or Iceberg current/ and changes/ (format: iceberg), keyed by source_url; a file the
+     * mirror removed is a delete. Its other options are the table stage's (above), but key and deletes;
+     * path defaults to <path>/table
+     */
+    table?: unknown;
   };
 }
 

@@ -388,7 +388,7 @@ export const mediaMirrorStage = defineStage({
   kind: 'sink',
   type: 'media-mirror',
   description:
-    'Mirrors the chosen image format of photos/frontals and the brochure PDFs that product or media records name into a folder or S3 prefix, each file once, with a media table (media.parquet)',
+    'Mirrors the chosen image format of photos/frontals and the brochure PDFs that product or media records name into a folder or S3 prefix, each file once, with a media table (media.parquet; with table:, also kept by the table sink: snapshot/changes or Iceberg)',
   options: mediaMirrorOptions,
   create: (options, ctx): SinkStream => new MediaMirrorSink(options, ctx),
   // An item can leave the catalog's available set with no timestamp moving (availableUntil

@@ -43,7 +43,7 @@ export const mediaTableOption = tableSinkOptions
       ),
   })
   .describe(
-    'Also keep the media table as a table with history through the table sink: snapshot/ and changes/ (format: hive) or Iceberg current/ and changes/ (format: iceberg), keyed by source_url; a file the mirror removed is a delete. Its other options are the table sink\'s (docs/stages.md, "table")',
+    "Also keep the media table as a table with history through the table sink: snapshot/ and changes/ (format: hive) or Iceberg current/ and changes/ (format: iceberg), keyed by source_url; a file the mirror removed is a delete. Its other options are the table stage's (above), but key and deletes; path defaults to <path>/table",
   );
 
 export type MediaTableOption = z.output<typeof mediaTableOption>;
