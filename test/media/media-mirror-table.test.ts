@@ -4,12 +4,15 @@
 // new file inserted, its old one deleted once removed), an expired one (deleted) and a file gone
 // from the host (its row updated with the error): the Iceberg current/ read back by icebird, and
 // the hive snapshot read by DuckDB, hold media.parquet's rows; changes/ holds exactly those changes.
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../src/client/index.js';
+import { RunLock, storeLockBackend } from '../../src/core/lock.js';
 import { RunEvents } from '../../src/events.js';
+import { LocalObjectStore } from '../../src/storage/object-store.js';
 import { createRegistry } from '../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../src/pipeline/loader.js';
 import { runPipeline } from '../../src/pipeline/runner.js';
@@ -180,6 +183,27 @@ describe('media-mirror table:', () => {
     const rows = changesOf(changes.rows, second.runId);
     for (const c of expected.filter(([kind]) => kind !== 'update')) expect(rows).toContainEqual(c);
     expect(rows.filter(([kind]) => kind === 'update').length).toBe(after.size - 1);
+  });
+
+  it('a table another run holds stops the run (publish.locked): nothing published, the mirror folder unlocked', async () => {
+    await ws.write('media-table.yml', pipeline('{ format: iceberg }'));
+    const tableStore = new LocalObjectStore(ws.path('out/media/table'));
+    const held = await RunLock.acquire(
+      storeLockBackend(tableStore, '.publish.lock'),
+      { runId: 'other-run', pipeline: 'other' },
+      { what: 'table', code: 'publish.locked' },
+    );
+    try {
+      await expect(run()).rejects.toMatchObject({ code: 'publish.locked' });
+      expect(existsSync(ws.path('out/media/table/current'))).toBe(false);
+      expect(existsSync(ws.path('out/media/_mirror/lock.json'))).toBe(false);
+    } finally {
+      await held.release();
+      await tableStore.close();
+    }
+    // Released: the next run publishes.
+    await run();
+    expect(existsSync(ws.path('out/media/table/current/metadata/version-hint.text'))).toBe(true);
   });
 
   it('refuses a table in the mirror folder itself', async () => {
