@@ -24,7 +24,7 @@ describe('the installed package', () => {
   const bin = () => join(project, 'node_modules/.bin/catalog-streams');
 
   beforeAll(async () => {
-    packed = await packedProject('catalog-streams-pack-');
+    packed = await packedProject('catalog-streams-package-test-');
     project = packed.project;
     installed = join(project, 'node_modules/catalog-streams');
   }, 180_000);

@@ -11,15 +11,14 @@
 // config.schema_unknown: they are written as a user writes them, with no `columns` or `schemaHint`.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery, sqlString } from '../helpers/duckdb.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { cleanEnv } from '../cli/cli-process.js';
-import { packInto } from '../helpers/packed-project.js';
+import { packedProject, type PackedProject } from '../helpers/packed-project.js';
 import { allBlocks, at, type DocBlock } from './doc-blocks.js';
 
 const run = promisify(execFile);
@@ -45,25 +44,22 @@ function outputsOf(code: string): string[] {
 }
 
 describe('JavaScript of the README and docs/, from the installed package', () => {
-  let dir: string;
+  let packed: PackedProject;
   let project: string;
   let sandbox: TestSandbox;
   let runs = 0;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'catalog-streams-doc-code-'));
-    project = join(dir, 'project');
-    sandbox = await startTestSandbox({ products: 1500 });
-    // dist/ is current (tsc built it before vitest): pack without running prepack again.
-    const { tarball } = await packInto(dir);
-    await mkdir(project);
-    await writeFile(join(project, 'package.json'), '{ "name": "doc-examples", "private": true, "type": "module" }\n');
-    // A default install, as a user types it (no AWS SDK: these examples write local files).
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: project });
+    // A copy of the suite's one install of the packed package (a default install, as a user types
+    // it: no AWS SDK, these examples write local files); dist/ is current (tsc built it before vitest).
+    [sandbox, packed] = await Promise.all([
+      startTestSandbox({ products: 1500 }),
+      packedProject('catalog-streams-doc-code-', { name: 'doc-examples', type: 'module' }),
+    ]);
+    project = packed.project;
   }, 300_000);
   afterAll(async () => {
-    await sandbox?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await Promise.all([sandbox?.close(), packed?.remove()]);
   });
 
   /** Writes `code` into the project, runs it with node in a folder of its own, checks what it wrote. */

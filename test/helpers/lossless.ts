@@ -279,6 +279,24 @@ export function lostLeaves(
   return lost;
 }
 
+/**
+ * An output leaf's array positions and name tokens, worked out once: a value shared by many leaves
+ * of a record (`true`, `0`, a locale code) is a candidate for each of them.
+ */
+interface Shape {
+  indexes: string;
+  tokens: Set<string>;
+}
+const shapes = new WeakMap<Plan, WeakMap<Leaf, Shape>>();
+
+function shapeOf(leaf: Leaf, plan: Plan): Shape {
+  let byLeaf = shapes.get(plan);
+  if (!byLeaf) shapes.set(plan, (byLeaf = new WeakMap()));
+  let shape = byLeaf.get(leaf);
+  if (!shape) byLeaf.set(leaf, (shape = { indexes: indexesOf(leaf.steps), tokens: tokensOf(leaf.steps, plan) }));
+  return shape;
+}
+
 function found(leaf: Leaf, candidates: readonly Leaf[], plan: Plan): boolean {
   if (candidates.length === 0) return false;
   let steps = leaf.steps;
@@ -288,19 +306,20 @@ function found(leaf: Leaf, candidates: readonly Leaf[], plan: Plan): boolean {
   const localeKey =
     typeof last === 'string' && LOCALE.test(last) && plan.localized.has(generic(leaf.steps.slice(0, -1)));
   const required = steps.filter((s, i): s is string => typeof s === 'string' && !(localeKey && i === steps.length - 1));
+  // A column named in snake_case (columnNames) names `updatedAt` as `updated_at`: each key, or all
+  // of its snake_case parts, among the output path's tokens.
+  const keys = required.map((k) => ({
+    k,
+    parts: snakeCase(k)
+      .split('_')
+      .filter((t) => t !== ''),
+  }));
   const indexes = indexesOf(steps);
   return candidates.some((c) => {
     const top = c.steps[0];
     if (typeof top === 'string' && plan.copies.has(top)) return true;
-    if (indexesOf(c.steps) !== indexes) return false;
-    const tokens = tokensOf(c.steps, plan);
-    // A column named in snake_case (columnNames) names `updatedAt` as `updated_at`.
-    return required.every(
-      (k) =>
-        tokens.has(k) ||
-        snakeCase(k)
-          .split('_')
-          .every((t) => t === '' || tokens.has(t)),
-    );
+    const { indexes: at, tokens } = shapeOf(c, plan);
+    if (at !== indexes) return false;
+    return keys.every(({ k, parts }) => tokens.has(k) || parts.every((t) => tokens.has(t)));
   });
 }

@@ -1,61 +1,104 @@
-// The package as a user gets it, once per test file: `npm pack` of the repository (one tarball
-// shared by the files, see sharedPack), then a default
-// `npm install <tarball>` into an empty project (npm's cache, or the registry). Tests then run
-// commands in that project as a user types them (`npx catalog-streams ...`), with node's folder on
-// PATH so `npx` and `npm` resolve as in a shell.
-import { execFile } from 'node:child_process';
+// The package as a user gets it: `npm pack` of the repository, then `npm install` of the tarball
+// into an empty project as docs/deploy.md types it (npm's cache, or the registry). Both are done
+// once for all test files (sharedFolder: the first to ask does it, the others wait), and each file
+// gets a copy of the installed project to run in (a copy takes well under a second, an install
+// seconds to a minute). Tests then run commands in that project as a user types them
+// (`npx catalog-streams ...`), with node's folder on PATH so `npx` and `npm` resolve as in a shell.
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { REPO } from '../cli/cli-process.js';
+import { sharedFolder } from './shared-folder.js';
 
 const run = promisify(execFile);
-
 export interface PackedProject {
-  /** A temp folder holding the tarball and the project. */
+  /** A temp folder of this test file holding the project. */
   dir: string;
-  /** The project (a package.json and node_modules/catalog-streams). */
+  /** The project: package.json, the tarball, node_modules/catalog-streams. */
   project: string;
+  /** The tarball, in the project (where docs/deploy.md's install line finds it). */
   tarball: string;
   /** The tarball's files, as `npm pack --json` lists them. */
   files: string[];
-  /** What `npm install` printed. */
+  /** The install command line, run by /bin/sh in the project: docs/deploy.md's. */
+  installCommand: string;
+  /** What `npm install` printed (it exited 0: a failed install throws). */
   installOutput: string;
   remove(): Promise<void>;
 }
 
+interface Installed {
+  project: string;
+  tarball: string;
+  files: string[];
+  installCommand: string;
+  installOutput: string;
+}
+
 /**
- * Packs the repository (dist/ is current: the suite's tsc built it, so without running prepare
- * again) and installs the tarball into `<dir>/project`.
+ * A copy of the shared installed project in a temp folder of the caller's; `packageJson` fields
+ * are merged into its package.json (the dependency npm recorded is kept).
  */
 export async function packedProject(prefix: string, packageJson: object = {}): Promise<PackedProject> {
+  const installed = await sharedInstall();
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const project = join(dir, 'project');
-  const { tarball, files } = await packInto(dir);
-  await mkdir(project);
-  const pkg = { name: 'a-data-project', private: true, ...packageJson };
-  await writeFile(join(project, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
-  // A default install, as a user types it: optional peers (the AWS SDK) are not installed.
-  const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], {
-    cwd: project,
-  });
+  // Symlinks as they are (node_modules/.bin holds relative ones): pointing into the shared copy would
+  // let a test's project reach outside its own folder.
+  await cp(installed.project, project, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+  const pkgFile = join(project, 'package.json');
+  const pkg = JSON.parse(await readFile(pkgFile, 'utf8')) as object;
+  await writeFile(pkgFile, `${JSON.stringify({ ...pkg, ...packageJson }, null, 2)}\n`);
   return {
+    ...installed,
     dir,
     project,
-    tarball,
-    files,
-    installOutput: install.stdout + install.stderr,
+    tarball: join(project, basename(installed.tarball)),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }
 
 /**
- * `npm pack` of the repository into `dir` (dist/ as built: prepare is not run again): the tarball
- * and its files. Several test files need the same tarball: it is packed once per content of what
- * the package ships (sharedPack) and copied into `dir`.
+ * The installed project, once per tarball content and checkout: an empty project (package.json
+ * only) where docs/deploy.md's `npm install ./catalog-streams-<version>.tgz` ran, by the shell, with
+ * the tarball beside it. A default install: optional peers (the AWS SDK) are not installed.
+ */
+async function sharedInstall(): Promise<Installed> {
+  const pack = await sharedPack();
+  const content = await readFile(pack.tarball);
+  const key = createHash('sha256').update(`${REPO}\n`).update(content).digest('hex').slice(0, 16);
+  const shared = await sharedFolder('catalog-streams-install-', key, REPO, async (dir) => {
+    const project = join(dir, 'project');
+    await mkdir(project);
+    await writeFile(join(project, 'package.json'), '{ "name": "a-data-project", "private": true }\n');
+    const tarball = join(project, basename(pack.tarball));
+    await copyFile(pack.tarball, tarball);
+    const installCommand = `npm install ./${basename(tarball)}`;
+    const env = {
+      ...process.env,
+      PATH: shellPath(),
+      // npm's own settings, not the command: its cache first, no audit, funding or update notice.
+      npm_config_prefer_offline: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+    };
+    const done = await run('/bin/sh', ['-c', installCommand], { cwd: project, env, maxBuffer: 16 * 1024 * 1024 }).catch(
+      (err: { stdout?: string; stderr?: string; message: string }) => {
+        throw new Error(`${installCommand} failed in ${project}:\n${err.stdout ?? ''}${err.stderr ?? err.message}`);
+      },
+    );
+    return { project, tarball, files: pack.files, installCommand, installOutput: done.stdout + done.stderr };
+  });
+  return shared.value;
+}
+
+/**
+ * The tarball of `npm pack` and its files, copied into `dir` (for a test that installs it its own
+ * way, or reads it).
  */
 export async function packInto(dir: string): Promise<{ tarball: string; files: string[] }> {
   const shared = await sharedPack();
@@ -69,7 +112,7 @@ const PACKED_ROOTS = ['package.json', 'README.md', 'LICENSE', 'dist/src', 'pipel
 
 /**
  * A key of the shipped files' names, sizes and modification times: a rebuild or an edit gives a
- * new key, so a cached tarball is never older than the tree.
+ * new key, so a shared tarball is never older than the tree.
  */
 async function packKey(): Promise<string> {
   // The checkout's own path too: another worktree's tree is another package.
@@ -88,38 +131,19 @@ async function packKey(): Promise<string> {
 }
 
 /**
- * One `npm pack` per key for all test files (of this run or a later one with the same tree): the
- * first file to make the key's folder packs into it and writes `pack.json` last (renamed into
- * place); the others wait for that file. A pack that never finishes (its process was killed) is
- * taken over after two minutes.
+ * `npm pack` of the repository (dist/ is current: the suite's tsc built it, so prepare is not run
+ * again), once per key for all test files.
  */
 async function sharedPack(): Promise<{ tarball: string; files: string[] }> {
-  const folder = join(tmpdir(), `catalog-streams-pack-${await packKey()}`);
-  const done = join(folder, 'pack.json');
-  const mine = await mkdir(folder).then(
-    () => true,
-    (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-      return false;
-    },
-  );
-  if (!mine) {
-    for (let waited = 0; waited < 120_000; waited += 250) {
-      const text = await readFile(done, 'utf8').catch(() => undefined);
-      if (text !== undefined) return JSON.parse(text) as { tarball: string; files: string[] };
-      await sleep(250);
-    }
-  }
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', folder, '--json'], {
-    cwd: REPO,
-    maxBuffer: 64 * 1024 * 1024,
+  const shared = await sharedFolder('catalog-streams-pack-', await packKey(), REPO, async (dir) => {
+    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir, '--json'], {
+      cwd: REPO,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const packed = (JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>)[0]!;
+    return { tarball: join(dir, packed.filename), files: packed.files.map((f) => f.path) };
   });
-  const packed = (JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>)[0]!;
-  const result = { tarball: join(folder, packed.filename), files: packed.files.map((f) => f.path) };
-  const temp = `${done}.${process.pid}`;
-  await writeFile(temp, JSON.stringify(result));
-  await rename(temp, done);
-  return result;
+  return shared.value;
 }
 
 /** PATH with this node's folder first: `npx` and `npm` as a shell finds them, whatever PATH vitest got. */
