@@ -437,6 +437,16 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'another writer committed to an Iceberg table since this run loaded it, or a killed run left its next metadata file',
     'run again: the run reloads the table, removes what a killed run left, and commits on the new version',
   ),
+  info(
+    'iceberg.commit_retried',
+    "a sharded table commit lost the race to another shard: the run reloaded the table, rebased its files on the winner's snapshot and committed again",
+  ),
+  runError(
+    'iceberg.shard_conflict',
+    'fix',
+    "a sharded table commit (table option shard) found another writer's change to this shard's files of current/, or a table written without shard: (or with it, by a run without it); nothing of this commit is visible",
+    'run each shard in one process at a time (the shard lock), and every run of the table with shard: set, or none; point path at a new folder to change',
+  ),
   runError(
     'iceberg.commit_unknown',
     'fix',
