@@ -15,6 +15,8 @@ import { createRegistry } from '../../../src/pipeline/builtins.js';
 import { parsePipelines } from '../../../src/pipeline/loader.js';
 import { runPipeline, type RunSummary } from '../../../src/pipeline/runner.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
+import { rollbackTo } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { localTable } from './iceberg-helpers.js';
 import { readIceberg, readIcebergMetadata } from '../../helpers/iceberg-reader.js';
 import { seededRandom } from '../../helpers/random-records.js';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.js';
@@ -75,7 +77,7 @@ async function runRegion(
 }
 
 /** The next `parties` calls of FilesCatalog.commit wait for each other: they were all built on the versions loaded before. */
-function collideNext(parties: number, delay: () => number): { retried: () => number } {
+function collideNext(parties: number, delay: () => number): void {
   const original = FilesCatalog.prototype.commit;
   let arrived = 0;
   let release!: () => void;
@@ -88,7 +90,6 @@ function collideNext(parties: number, delay: () => number): { retried: () => num
     }
     return original.apply(this, args);
   });
-  return { retried: () => 0 };
 }
 
 type Summary = Record<string, string>;
@@ -146,4 +147,70 @@ describe('several processes, one Iceberg table (table option shard)', () => {
     // Each shard's files are in its own folder; no file of an earlier round is live twice.
     expect((await readdir(join(dir, 'lake/current/data'))).sort()).toEqual(['shard=be', 'shard=fr']);
   }, 120_000);
+
+  it("fails with iceberg.shard_conflict when another writer changed the shard's files of current/ before its commit", async () => {
+    const dir = await tempDir('iceberg-shards-overlap-');
+    const current = localTable(join(dir, 'lake'), 'current');
+    const catalog = new FilesCatalog();
+    const headId = async () => (await catalog.load(current))!.metadata['current-snapshot-id']!;
+    for (const region of ['be', 'fr', 'be'] as const) expect((await runRegion(dir, region)).status).toBe('succeeded');
+    // BE's files of the second BE run replaced its first ones; the snapshot before holds the first.
+    const meta = (await catalog.load(current))!.metadata;
+    const second = meta.snapshots!.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])!;
+    const before = second['parent-snapshot-id']!;
+    // Another writer (a run of the same shard without its lock) puts BE's first files back
+    // between this run's read and its commit: the rebase would drop rows this run never merged.
+    const original = FilesCatalog.prototype.commit;
+    let interfered = false;
+    vi.spyOn(FilesCatalog.prototype, 'commit').mockImplementation(async function (this: FilesCatalog, ...args) {
+      if (!interfered) {
+        interfered = true;
+        await original.call(catalog, [rollbackTo(current, (await catalog.load(current))!, before)]);
+      }
+      return original.apply(this, args);
+    });
+    const failed = await runRegion(dir, 'be').then(
+      () => undefined,
+      (err: unknown) => err as { code?: string; message?: string },
+    );
+    expect(interfered).toBe(true);
+    expect(failed?.code).toBe('iceberg.shard_conflict');
+    expect(failed?.message).toMatch(/another writer changed this shard's files/);
+    // Nothing of the failed run reached current/: it is at the other writer's snapshot.
+    expect(await headId()).toBe(before);
+  }, 60_000);
+
+  it("a shard's run stopped between its two commits is repaired by its next run, the other shard's rows kept", async () => {
+    const dir = await tempDir('iceberg-shards-repair-');
+    expect((await runRegion(dir, 'fr')).status).toBe('succeeded');
+    // BE's first run commits changes/ (every BE product an insert) and stops before current/.
+    const original = FilesCatalog.prototype.commit;
+    vi.spyOn(FilesCatalog.prototype, 'commit').mockImplementation(async function (this: FilesCatalog, changes, fence) {
+      await original.call(this, changes.slice(0, 1), fence);
+      throw new Error('killed between the two commits');
+    });
+    await expect(runRegion(dir, 'be')).rejects.toThrow(/killed between/);
+    vi.restoreAllMocks();
+    const repaired: string[] = [];
+    const events = new RunEvents();
+    events.on('info', (i) => {
+      if (i.code === 'table.repaired') repaired.push(i.message);
+    });
+    expect((await runRegion(dir, 'be', events)).status).toBe('succeeded');
+    expect(repaired).toHaveLength(1);
+    expect(repaired[0]).toMatch(/1 snapshot\(s\) of shard be/);
+    // Every insert once: the stopped run's change rows went, FR's stayed.
+    expect(keysOf(await readIceberg(join(dir, 'lake/changes')))).toEqual(expectedKeys());
+    expect(keysOf(await readIceberg(join(dir, 'lake/current')))).toEqual(expectedKeys());
+  }, 60_000);
+
+  it('refuses shard: with the hive layout, naming Iceberg', async () => {
+    const dir = await tempDir('iceberg-shards-hive-');
+    const failed = await runRegion(dir, 'be', new RunEvents(), 'hive').then(
+      () => undefined,
+      (err: unknown) => err as { code?: string; message?: string },
+    );
+    expect(failed?.code).toBe('config.invalid');
+    expect(failed?.message).toMatch(/shard: .*format: iceberg/);
+  });
 });
