@@ -42,7 +42,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-function yaml(region: Region, table: string, format = 'iceberg'): string {
+function yaml(region: Region, table: string, format = 'iceberg', shard: string = region): string {
   return [
     `name: ${region}-products`,
     'connection:',
@@ -50,7 +50,7 @@ function yaml(region: Region, table: string, format = 'iceberg'): string {
     `    - { region: ${region}, baseUrl: "${sandboxes[region].url}" }`,
     'source: { type: products.query, filter: { status: [active, inactive] } }',
     'sinks:',
-    `  - { type: table, path: "${table}", format: ${format}, key: "region,id", shard: ${region}, keepSnapshots: 5 }`,
+    `  - { type: table, path: "${table}", format: ${format}, key: "region,id", shard: ${shard}, keepSnapshots: 5 }`,
     '',
   ].join('\n');
 }
@@ -69,8 +69,9 @@ async function runRegion(
   region: Region,
   events = new RunEvents(),
   format = 'iceberg',
+  shard: string = region,
 ): Promise<RunSummary> {
-  const [loaded] = parsePipelines(yaml(region, join(dir, 'lake'), format), registry, {
+  const [loaded] = parsePipelines(yaml(region, join(dir, 'lake'), format, shard), registry, {
     file: join(dir, `${region}.yml`),
   });
   return runPipeline(loaded!, { registry, env: env(), events });
@@ -203,6 +204,17 @@ describe('several processes, one Iceberg table (table option shard)', () => {
     expect(keysOf(await readIceberg(join(dir, 'lake/changes')))).toEqual(expectedKeys());
     expect(keysOf(await readIceberg(join(dir, 'lake/current')))).toEqual(expectedKeys());
   }, 60_000);
+
+  it("refuses a record of another region than the shard's, before anything is committed", async () => {
+    const dir = await tempDir('iceberg-shards-region-');
+    const failed = await runRegion(dir, 'be', new RunEvents(), 'iceberg', 'fr').then(
+      () => undefined,
+      (err: unknown) => err as { code?: string; message?: string },
+    );
+    expect(failed?.code).toBe('iceberg.shard_conflict');
+    expect(failed?.message).toMatch(/region "be", this run writes shard fr/);
+    await expect(readdir(join(dir, 'lake/current/metadata'))).rejects.toThrow(/ENOENT/);
+  });
 
   it('refuses shard: with the hive layout, naming Iceberg', async () => {
     const dir = await tempDir('iceberg-shards-hive-');
