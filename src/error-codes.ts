@@ -444,8 +444,8 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   runError(
     'iceberg.shard_conflict',
     'fix',
-    "a sharded table commit (table option shard) found another writer's change to this shard's files of current/, or a table written without shard: (or with it, by a run without it); nothing of this commit is visible",
-    'run each shard in one process at a time (the shard lock), and every run of the table with shard: set, or none; point path at a new folder to change',
+    "a sharded table run (table option shard) found another writer's change to this shard's files of current/, a table written without shard: (or with it, by a run without it), or a record of another region than its shard; nothing of this commit is visible",
+    'run each shard in one process at a time (its lock does), every run of the table with shard: set (or none), and shard: the region the process reads; point path at a new folder to change',
   ),
   runError(
     'iceberg.commit_unknown',
