@@ -16,6 +16,9 @@ import { parsePipelines } from '../../../src/pipeline/loader.js';
 import { runPipeline, type RunSummary } from '../../../src/pipeline/runner.js';
 import { FilesCatalog } from '../../../src/sinks/table/iceberg/files-catalog.js';
 import { rollbackTo } from '../../../src/sinks/table/iceberg/iceberg-commit.js';
+import { RestCatalog } from '../../../src/sinks/table/iceberg/rest-catalog.js';
+import type { IcebergCatalog } from '../../../src/sinks/table/iceberg/iceberg-catalog.js';
+import { startIcebergRestServer, type IcebergRestServer } from '../../helpers/iceberg-rest-server.js';
 import { localTable } from './iceberg-helpers.js';
 import { readIceberg, readIcebergMetadata } from '../../helpers/iceberg-reader.js';
 import { seededRandom } from '../../helpers/random-records.js';
@@ -42,7 +45,11 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** A REST catalog the runs commit through (undefined: the files-only catalog). */
+let restUri: string | undefined;
+
 function yaml(region: Region, table: string, format = 'iceberg', shard: string = region): string {
+  const catalog = restUri ? `, catalog: { type: rest, uri: "${restUri}", namespace: [lake, eu] }` : '';
   return [
     `name: ${region}-products`,
     'connection:',
@@ -50,7 +57,7 @@ function yaml(region: Region, table: string, format = 'iceberg', shard: string =
     `    - { region: ${region}, baseUrl: "${sandboxes[region].url}" }`,
     'source: { type: products.query, filter: { status: [active, inactive] } }',
     'sinks:',
-    `  - { type: table, path: "${table}", format: ${format}, key: "region,id", shard: ${shard}, keepSnapshots: 5 }`,
+    `  - { type: table, path: "${table}", format: ${format}, key: "region,id", shard: ${shard}, keepSnapshots: 5${catalog} }`,
     '',
   ].join('\n');
 }
@@ -77,13 +84,21 @@ async function runRegion(
   return runPipeline(loaded!, { registry, env: env(), events });
 }
 
-/** The next `parties` calls of FilesCatalog.commit wait for each other: they were all built on the versions loaded before. */
-function collideNext(parties: number, delay: () => number): void {
-  const original = FilesCatalog.prototype.commit;
+type Commit = IcebergCatalog['commit'];
+
+/**
+ * The next `parties` calls of the catalog's commit wait for each other: each was built on the
+ * versions its run loaded before any of them committed, so all but one lose the race.
+ */
+function collideNext(parties: number, delay: () => number, on: { prototype: { commit: Commit } } = FilesCatalog): void {
+  const original = on.prototype.commit;
   let arrived = 0;
   let release!: () => void;
   const all = new Promise<void>((resolve) => (release = resolve));
-  vi.spyOn(FilesCatalog.prototype, 'commit').mockImplementation(async function (this: FilesCatalog, ...args) {
+  vi.spyOn(on.prototype, 'commit').mockImplementation(async function (
+    this: IcebergCatalog,
+    ...args: Parameters<Commit>
+  ) {
     if (arrived < parties) {
       if (++arrived === parties) release();
       await all;
@@ -225,4 +240,54 @@ describe('several processes, one Iceberg table (table option shard)', () => {
     expect(failed?.code).toBe('config.invalid');
     expect(failed?.message).toMatch(/shard: .*format: iceberg/);
   });
+});
+
+describe('several processes, one Iceberg table, through a REST catalog', () => {
+  let server: IcebergRestServer;
+  beforeAll(async () => {
+    server = await startIcebergRestServer({ clients: { 'lake-writer': 'writer-secret-1234' } });
+    restUri = server.url;
+    // The catalog's credential is read from the process's environment (iceberg-catalog-option.ts).
+    process.env.ICEBERG_REST_CREDENTIAL = 'lake-writer:writer-secret-1234';
+  });
+  afterAll(async () => {
+    delete process.env.ICEBERG_REST_CREDENTIAL;
+    restUri = undefined;
+    await server?.close();
+  });
+
+  it('two region runs whose transactions collide, 4 rounds: both regions once each, every run committed', async () => {
+    const dir = await tempDir('iceberg-shards-rest-');
+    const rnd = seededRandom(41);
+    const read = (name: string, folder: string) =>
+      readIceberg(join(dir, 'lake', folder), {
+        metadataFileName: server.table(['lake', 'eu'], name)!.metadataLocation.split('/').at(-1)!,
+      });
+    // The tables created first, one run after the other: the test server answers two concurrent
+    // creates of a table with a 500 (its metadata file exists), where a catalog answers 409.
+    expect((await runRegion(dir, 'be')).status).toBe('succeeded');
+    for (let round = 0; round < 4; round++) {
+      collideNext(2, () => Math.floor(rnd() * 10), RestCatalog);
+      const retried: string[] = [];
+      const events = new RunEvents();
+      events.on('info', (i) => {
+        if (i.code === 'iceberg.commit_retried') retried.push(i.message);
+      });
+      const [be, fr] = await Promise.all([runRegion(dir, 'be', events), runRegion(dir, 'fr', events)]);
+      vi.restoreAllMocks();
+      expect([be.status, fr.status]).toEqual(['succeeded', 'succeeded']);
+      expect(retried.length).toBeGreaterThan(0);
+      expect(keysOf(await read('lake', 'current'))).toEqual(expectedKeys());
+      const changes = await read('lake_changes', 'changes');
+      // The first runs inserted every product once; later rounds changed nothing.
+      expect(keysOf(changes)).toEqual(expectedKeys());
+      const head = server.table(['lake', 'eu'], 'lake')!.metadata;
+      const snapshots = head.snapshots as unknown as Array<{ 'snapshot-id': number; summary: Summary }>;
+      const summary = snapshots.find((x) => x['snapshot-id'] === head['current-snapshot-id'])!.summary;
+      expect([summary['catalog-streams.shard.be.run-id'], summary['catalog-streams.shard.fr.run-id']]).toEqual([
+        be.runId,
+        fr.runId,
+      ]);
+    }
+  }, 90_000);
 });
