@@ -437,6 +437,10 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'another writer committed to an Iceberg table since this run loaded it, or a killed run left its next metadata file',
     'run again: the run reloads the table, removes what a killed run left, and commits on the new version',
   ),
+  info(
+    'iceberg.commit_retried',
+    "a sharded table commit lost the race to another shard: the run reloaded the table, rebased its files on the winner's snapshot and committed again",
+  ),
   runError(
     'iceberg.commit_unknown',
     'fix',
@@ -484,6 +488,12 @@ export const ERROR_CODES: readonly CodeEntry[] = [
     'retry',
     'the Iceberg REST catalog could not be reached or kept failing (5xx, 429) on a request other than a commit',
     'run again later; check the uri and the network if it repeats',
+  ),
+  runError(
+    'iceberg.shard_conflict',
+    'fix',
+    "a sharded table run (table option shard) found another writer's change to this shard's files of current/, a table written without shard: (or with it, by a run without it), or a record of another region than its shard; nothing of this commit is visible",
+    'run each shard in one process at a time (its lock does), every run of the table with shard: set (or none), and shard: the region the process reads; point path at a new folder to change',
   ),
   runError(
     'iceberg.update_invalid',

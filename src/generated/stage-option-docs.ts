@@ -1255,6 +1255,13 @@ export interface StageOptionDocs {
      */
     catalog?: unknown;
     /**
+     * format: iceberg: this run's part of a table several processes commit (a region of a region-keyed
+     * table, one per process or pod): it replaces only the files of current/ it wrote under this shard,
+     * appends to changes/, keeps its own merge state and lock, and rebases on another shard's commit when
+     * it loses the race. Every run of the table sets one (docs/iceberg.md, Several processes, one table)
+     */
+    shard?: unknown;
+    /**
      * The field (dotted path) that identifies a record, or several comma-separated (region,id: a fan-out
      * over regions, whose product ids are per region); one snapshot row per key. Keep id for products: a
      * code (eanGtin14) can be on several products, and records of another id sharing a key are warned

@@ -39,10 +39,12 @@ export const ConnectionBlock = z
   .strictObject({
     regions: z
       .array(RegionConnection)
-      .min(2, { message: 'a fan-out reads two regions or more; for one, use region:' })
+      // One entry is allowed: a process (or pod) of one region writing its shard of a table
+      // keyed (region, id) needs the region field a fan-out adds (docs/iceberg.md, Several processes).
+      .min(1, { message: 'a fan-out reads one region or more; list them, or use region:' })
       .optional()
       .describe(
-        'a fan-out: read each region with its own credentials, limiter and state cursor into one output, with a region field on every record (docs/live-service.md, Several regions in one run)',
+        'a fan-out: read each region with its own credentials, limiter and state cursor into one output, with a region field on every record (docs/live-service.md, Several regions in one run); one entry: one region with the region field, as a shard of a table keyed (region, id) needs (docs/iceberg.md)',
       ),
     baseUrl: z
       .url({ message: 'must be an absolute URL such as https://api.example.com' })

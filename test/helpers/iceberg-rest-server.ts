@@ -673,6 +673,7 @@ export async function startIcebergRestServer(options: IcebergRestServerOptions =
     void handle(req, res);
   });
 
+  let writes: Promise<unknown> = Promise.resolve();
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -729,7 +730,10 @@ export async function startIcebergRestServer(options: IcebergRestServerOptions =
       if (fault && !fault.applied) return fail(fault);
       let result: { status: number; body: unknown };
       try {
-        result = await route(method, url.pathname, url.searchParams, req, text);
+        const run = () => route(method, url.pathname, url.searchParams, req, text);
+        // One write at a time, as a catalog commits: a commit's requirements are checked and its
+        // version published with no other commit in between (two writers racing get a 409).
+        result = await (method === 'POST' ? (writes = writes.then(run, run)) : run());
       } catch (err) {
         if (!(err instanceof Reply)) throw err;
         const echo = options.echoAuthorization

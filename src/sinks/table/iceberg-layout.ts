@@ -29,24 +29,23 @@ import type {
 } from './table-layout.js';
 import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from './iceberg/iceberg-catalog.js';
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
-import { refSnapshotIds, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
+import {
+  currentSnapshot,
+  refSnapshotIds,
+  rollbackTo,
+  tableSchema,
+  withoutSnapshots,
+} from './iceberg/iceberg-commit.js';
 import { FastAppend, Overwrite, RewriteFiles } from './iceberg/snapshot-operations.js';
 import { DELETED, readSnapshotManifests } from './iceberg/manifests.js';
 import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
+import { KEY, COLUMNS, SCHEMA_HASH, changedProperties, describedColumns } from './iceberg-properties.js';
+import { IcebergShard, shardFolder, shardRun, type ShardAttempt } from './iceberg-shard.js';
 
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
 export const RUN_ID = 'catalog-streams.run-id';
 const STATE = 'catalog-streams.state';
-const KEY = 'catalog-streams.key';
-/**
- * The table property holding the columns of the version `current/` holds, as `_table.json` keeps a
- * hive table's (`{hash, columns: [{name, type}]}`, DuckDB type names): the next run compares its
- * own with them to say when they changed (shared/schema-change.ts). Iceberg's schema has the
- * Iceberg types; these are the ones the run summary and the other sinks name.
- */
-const COLUMNS = 'catalog-streams.columns';
-const SCHEMA_HASH = 'catalog-streams.schema-hash';
 /**
  * Set on a snapshot of `current/` whose live files one manifest lists in key order (RewriteFiles),
  * with what the rows were written as: the next run keeps the files of unchanged key ranges.
@@ -67,6 +66,10 @@ export interface IcebergLayoutOptions {
   catalog: IcebergCatalog;
   /** The stores rooted at `<path>/current` and `<path>/changes`. */
   stores: Record<TableName, ObjectStore>;
+  /** This run's part of a table several processes commit (iceberg-shard.ts). */
+  shard?: string | undefined;
+  /** Told each commit a sharded run lost to another shard and retries (iceberg.commit_retried). */
+  retried?: (message: string) => void;
 }
 
 /** The URI of a store's root as Iceberg metadata writes locations: file:///abs/path or s3://bucket/prefix. */
@@ -76,13 +79,6 @@ export function storeUri(store: ObjectStore): string {
 }
 
 const days = (n: number | undefined) => (n === undefined ? undefined : n * 24 * 60 * 60 * 1000);
-
-function currentSnapshot(loaded: LoadedTable | undefined): Snapshot | undefined {
-  const metadata = loaded?.metadata;
-  const id = metadata?.refs?.main?.['snapshot-id'] ?? metadata?.['current-snapshot-id'];
-  if (id === undefined || id === null || id < 0) return undefined;
-  return metadata!.snapshots?.find((s) => s['snapshot-id'] === id);
-}
 
 export class IcebergLayout implements TableLayout {
   readonly name = 'iceberg' as const;
@@ -98,6 +94,8 @@ export class IcebergLayout implements TableLayout {
   readonly #schemas: Partial<Record<TableName, IcebergSchemaResult>> = {};
   readonly #columns: Partial<Record<TableName, readonly TypedColumn[]>> = {};
   #previous: PreviousVersion | undefined;
+  /** A sharded run's side of the table (table option `shard`). */
+  readonly #shard: IcebergShard | undefined;
   /** This run's merge state, which its commit names. */
   #state: string | undefined;
   /** The summary of this run's snapshot of `current/` (files added, deleted, in the table). */
@@ -114,6 +112,13 @@ export class IcebergLayout implements TableLayout {
       store: options.stores[name],
     });
     this.#tables = { current: ref('current'), changes: ref('changes') };
+    if (options.shard !== undefined)
+      this.#shard = new IcebergShard(options.shard, {
+        catalog: options.catalog,
+        tables: this.#tables,
+        root: `${storeUri(store.objects)}/`,
+        retried: (message: string) => options.retried?.(`table: ${message}`),
+      });
   }
 
   get commitPoint(): string {
@@ -146,19 +151,26 @@ export class IcebergLayout implements TableLayout {
       );
     }
     const snapshot = currentSnapshot(current);
-    this.#previous = snapshot ? this.#previousOf(snapshot, current!.metadata) : undefined;
-    if (snapshot && this.#previous) {
+    const shard = this.#shard;
+    // A run without shard: on a sharded table (or the other way round) is refused here.
+    const named = shardRun(snapshot, shard?.name, this.#tables.current.location);
+    if (shard) await shard.open(snapshot, named);
+    const merged = shard ? named && snapshot : snapshot;
+    this.#previous = merged ? this.#previousOf(merged, current!.metadata) : undefined;
+    // A shard's run rewrites its own files whole: the files' key order is the whole table's.
+    if (!shard && snapshot && this.#previous) {
       const files = await this.#filesOf(snapshot);
       if (files) this.#previous.files = files;
     }
-    const repaired = await this.#repairChanges();
+    const repaired = shard ? await this.#repairShard(shard) : await this.#repairChanges();
     const { removed, foreign } = await this.#removeGarbage();
     return { previous: this.#previous, removed, foreign, ...(repaired ? { repaired } : {}) };
   }
 
   #previousOf(snapshot: Snapshot, metadata: TableMetadata): PreviousVersion {
-    const runId = snapshot.summary[RUN_ID];
-    const state = snapshot.summary[STATE];
+    const named = this.#shard?.run;
+    const runId = named ? named.runId : snapshot.summary[RUN_ID];
+    const state = named ? named.state : snapshot.summary[STATE];
     if (typeof runId !== 'string' || typeof state !== 'string' || !isTableFile(state) || !state.startsWith('_table/')) {
       throw new SinkError(
         `table: the current snapshot ${snapshot['snapshot-id']} of ${this.#tables.current.location} names no state of this table (summary ${STATE}: ${JSON.stringify(state)}); ` +
@@ -249,7 +261,9 @@ export class IcebergLayout implements TableLayout {
    */
   async #removeGarbage(): Promise<{ removed: string[]; foreign: string[] }> {
     const kept = await this.#kept(this.#loaded, this.#previous?.state);
-    const { removed, foreign, ignored } = await this.#store.sweep((rel) => kept.has(rel), FOLDERS);
+    // A shard looks only in its own data folders: the other shards' runs write beside it.
+    const folders = this.#shard?.folders ?? FOLDERS;
+    const { removed, foreign, ignored } = await this.#store.sweep((rel) => kept.has(rel), folders);
     return { removed, foreign: [...foreign, ...ignored] };
   }
 
@@ -288,7 +302,9 @@ export class IcebergLayout implements TableLayout {
   }
 
   dataFile(kind: 'snapshot' | 'changes', _date: string, part: number, runId: string): string {
-    return `${kind === 'snapshot' ? 'current' : 'changes'}/data/part-${String(part).padStart(5, '0')}-${runId}.parquet`;
+    const table = kind === 'snapshot' ? 'current' : 'changes';
+    const folder = this.#options.shard === undefined ? `${table}/data/` : shardFolder(table, this.#options.shard);
+    return `${folder}part-${String(part).padStart(5, '0')}-${runId}.parquet`;
   }
 
   columns(planned: TableColumns): TableColumns {
@@ -325,10 +341,16 @@ export class IcebergLayout implements TableLayout {
       ...(version.sharedKeys ? { 'catalog-streams.shared-keys': String(version.sharedKeys) } : {}),
     };
     const uri = (f: { path: string }) => `${storeUri(this.#store.objects)}/${f.path}`;
-    const commit = async (name: TableName, files: NewVersion['snapshot'], extra: Record<string, string>) => {
+    const commit = async (
+      name: TableName,
+      files: readonly TableFile[],
+      extra: Record<string, string>,
+      base = this.#loaded[name],
+      sharded?: readonly string[],
+    ): Promise<ShardAttempt> => {
       const args = {
         table: this.#tables[name],
-        base: this.#loaded[name],
+        base,
         files: files.map((f) => ({ location: uri(f), rows: f.rows, bytes: f.bytes })),
         columns: this.#columns[name]!,
         summary: { ...summary, ...extra },
@@ -340,20 +362,27 @@ export class IcebergLayout implements TableLayout {
       };
       // `current/`: the files of changed key ranges replaced (copy-on-write per file), `changes/`
       // appended to (ARCHITECTURE.md).
-      const order = version.currentFiles?.files.map(uri);
+      const order = sharded ?? version.currentFiles?.files.map(uri);
       const operation =
         name === 'changes' ? new FastAppend(args) : order ? new RewriteFiles({ ...args, order }) : new Overwrite(args);
       const prepared = await operation.commit();
       if (name === 'current') this.#rewrite = prepared.snapshot.summary;
       const commit = prepared.commit;
-      const properties = this.#properties(name, version);
+      const properties = changedProperties(name, this.#options.key, version, base);
       if (Object.keys(properties).length > 0) commit.updates.push({ action: 'set-properties', updates: properties });
-      return commit;
+      return { commit, snapshotId: prepared.snapshot['snapshot-id'] };
     };
     this.#state = version.state;
-    const changes = await commit('changes', version.changes, {});
+    if (this.#shard) {
+      this.#committed = await this.#shard.publish(version, this.#loaded, fence, commit);
+      return [
+        { location: this.#committed.changes!.metadataLocation },
+        { location: this.#committed.current!.metadataLocation },
+      ];
+    }
+    const { commit: changes } = await commit('changes', version.changes, {});
     const filesKey: Record<string, string> = version.currentFiles ? { [FILES_KEY]: version.currentFiles.filesKey } : {};
-    const current = await commit('current', version.snapshot, { [STATE]: version.state, ...filesKey });
+    const { commit: current } = await commit('current', version.snapshot, { [STATE]: version.state, ...filesKey });
     // The files catalog asserts the fence before each of its writes; a REST catalog's commit is
     // conditional on the versions loaded besides (its requirements).
     await fence.assertHeld();
@@ -363,15 +392,10 @@ export class IcebergLayout implements TableLayout {
     return [{ location: changed!.metadataLocation }, { location: currented!.metadataLocation }];
   }
 
-  /** The table properties this commit of `name` changes: the key, and on `current/` the columns (COLUMNS). */
-  #properties(name: TableName, version: NewVersion): Record<string, string> {
-    const had = this.#loaded[name]?.metadata.properties ?? {};
-    const wanted: Record<string, string> = { [KEY]: this.#options.key };
-    if (name === 'current') {
-      const columns = version.schema.describe().map((c) => ({ name: c.name, type: c.type }));
-      wanted[COLUMNS] = JSON.stringify({ hash: version.schema.hash, columns });
-    }
-    return Object.fromEntries(Object.entries(wanted).filter(([k, v]) => had[k] !== v));
+  async #repairShard(shard: IcebergShard): Promise<string | undefined> {
+    const repaired = await shard.repair(this.#loaded.changes, (args) => withoutSnapshots({ ...args, now: new Date() }));
+    if (repaired) this.#loaded.changes = repaired.changes;
+    return repaired?.message;
   }
 
   /** What this run's commit of `current/` wrote against the table's size (the summary's `tables`). */
@@ -437,6 +461,14 @@ export class IcebergLayout implements TableLayout {
   async revoke(warn: CleanupWarning): Promise<boolean> {
     const committed = this.#committed;
     if (!committed) return true;
+    if (this.#shard) {
+      // A rollback would take back the other shards' commits made since; this run's version stays.
+      warn(
+        'sink.cleanup',
+        `table sink did not take back its commit of ${this.#tables.current.location}: shard ${this.#options.shard} shares the table with other shards, and a rollback would drop their commits; the run's version stays the table's`,
+      );
+      return false;
+    }
     // current/ first, on its own: it is the commit point. Once it names the earlier run again the
     // run is taken back; changes/ left one run ahead is what the next run's repair rolls back.
     const back = (name: TableName) =>
@@ -460,27 +492,5 @@ export class IcebergLayout implements TableLayout {
       ),
     );
     return true;
-  }
-}
-
-/**
- * The columns the COLUMNS property describes, when they are those of the current snapshot (its
- * summary's schema hash): a property left by a version that was taken back afterwards (a revoke
- * rolls the snapshot back, not the properties), or one another writer set, compares nothing.
- */
-function describedColumns(property: string | undefined, hash: string | undefined): PreviousVersion['schema'] {
-  if (property === undefined || hash === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(property) as { hash?: unknown; columns?: unknown };
-    const columns = parsed.columns;
-    const valid =
-      parsed.hash === hash &&
-      Array.isArray(columns) &&
-      columns.every(
-        (c: { name?: unknown; type?: unknown }) => typeof c?.name === 'string' && typeof c.type === 'string',
-      );
-    return valid ? { hash, columns: columns as Array<{ name: string; type: string }> } : undefined;
-  } catch {
-    return undefined;
   }
 }

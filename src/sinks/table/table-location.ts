@@ -31,13 +31,15 @@ export function openTableLocation(
         new LocalObjectStore(path.resolve(ctx.baseDir, config.path, sub), {
           checkedFrom: path.resolve(ctx.baseDir, config.path),
         });
-  const store = new TableStore(storeAt(''));
+  const store = new TableStore(storeAt(''), { shard: config.shard });
   const layout =
     config.format === 'iceberg'
       ? new IcebergLayout(store, {
           key: config.key,
           keepSnapshots: config.keepSnapshots,
           keepSnapshotsDays: config.keepSnapshotsDays,
+          shard: config.shard,
+          retried: (message) => ctx.events.emit('info', { code: 'iceberg.commit_retried', message }),
           catalog: icebergCatalog(config, ctx),
           // Their writes (data files aside: staged by the sink) are journaled in the table's root.
           stores: {

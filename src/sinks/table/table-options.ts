@@ -53,6 +53,13 @@ export const tableSinkOptions = z.strictObject({
       'format: iceberg: rows per data file of current/ (files hold key ranges; a run rewrites only the files whose keys changed, so smaller files mean fewer bytes rewritten per change and more files per table). Default 1000, or maxRows if smaller',
     ),
   catalog: icebergCatalogOption.optional(),
+  shard: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, _ and - (at most 64), starting with a letter or digit')
+    .optional()
+    .describe(
+      "format: iceberg: this run's part of a table several processes commit (a region of a region-keyed table, one per process or pod): it replaces only the files of current/ it wrote under this shard, appends to changes/, keeps its own merge state and lock, and rebases on another shard's commit when it loses the race. Every run of the table sets one (docs/iceberg.md, Several processes, one table)",
+    ),
   key: z
     .string()
     .min(1)
@@ -145,6 +152,14 @@ export function withTimestamps(config: TableSinkConfig): ResolvedConfig {
           path: option,
         },
       );
+  if (config.shard !== undefined && config.format !== 'iceberg') {
+    // The hive layout has one commit point (_table.json) that every run rewrites whole: two
+    // processes would drop each other's versions. Iceberg commits are conditional and rebase.
+    throw new ConfigError(
+      `table: shard: is for several processes committing one table, which format: hive cannot do safely (_table.json is rewritten whole by each run); add format: iceberg, whose commits rebase on each other, or run the shards as one fan-out (connection.regions) into one hive table`,
+      { path: 'shard' },
+    );
+  }
   if (config.format === 'iceberg' && config.timestamps === 'millis') {
     throw new ConfigError(
       'table: format: iceberg writes timestamps in microseconds (Iceberg has no millisecond timestamp); remove timestamps: millis, or set micros or raw',

@@ -53,6 +53,8 @@ export class TableSink extends PublishingSink {
   readonly #store: TableStore;
   readonly #layout: TableLayout;
   readonly #keySteps: string[][];
+  /** With `shard`: whether the key has `region`, whose value must then be the shard. */
+  readonly #shardByRegion: boolean;
   readonly #schema: ColumnSchema;
   readonly #shaper: RecordShaper;
   readonly #previousShaper: RecordShaper;
@@ -79,6 +81,7 @@ export class TableSink extends PublishingSink {
     this.#store = store;
     this.#layout = layout;
     this.#keySteps = keyPaths(config.key);
+    this.#shardByRegion = this.#keySteps.some((steps) => steps.join('.') === 'region');
     this.#schema = schema;
     // The incoming records' shaper warns of fields it puts in _extra; the previous records' is silent.
     this.#shaper = recordShaper(schema, ctx.events);
@@ -150,6 +153,15 @@ export class TableSink extends PublishingSink {
     }
     const key = keyOf(record, this.#keySteps);
     if (!isKey(key)) return callback(keyError(`record #${this.#inputs.count + 1}`, this.#config.key, key));
+    const shard = this.#config.shard;
+    // A shard keyed by region holds its region's rows only: another's would be in two shards' files.
+    if (shard !== undefined && this.#shardByRegion && record.region !== shard)
+      return callback(
+        new SinkError(
+          `table: record #${this.#inputs.count + 1} is of region ${JSON.stringify(record.region)}, this run writes shard ${shard} of a table keyed by region; set shard: to the region this process reads (one process per region)`,
+          { code: 'iceberg.shard_conflict' },
+        ),
+      );
     this.#inputs.add(key, record).then(
       () => callback(),
       (err: unknown) => callback(this.wrap(err)),

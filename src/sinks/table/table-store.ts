@@ -55,10 +55,21 @@ export interface Leftovers {
 
 export class TableStore {
   readonly objects: ObjectStore;
+  /** A sharded table's shard (table option `shard`): its own lock and journals beside the other shards'. */
+  readonly shard: string | undefined;
   #journal: WriteJournal | undefined;
 
-  constructor(objects: ObjectStore) {
+  constructor(objects: ObjectStore, options: { shard?: string | undefined } = {}) {
     this.objects = objects;
+    this.shard = options.shard;
+  }
+
+  /**
+   * The journal id of a run: its run id, and with a shard `<run>.shard-<shard>`, so a run sweeps
+   * only its own shard's journals: another shard's run may be writing at the same time.
+   */
+  #journalId(runId: string): string {
+    return this.shard === undefined ? runId : `${runId}.shard-${this.shard}`;
   }
 
   get kind(): 'file' | 'object' {
@@ -72,7 +83,9 @@ export class TableStore {
   /** Where the table's publication lock lives (one run publishes into a table at a time). */
   lockBackend(): LockBackend {
     // The names earlier versions used: a hidden file locally, `_publish.lock` on S3.
-    return storeLockBackend(this.objects, this.objects.kind === 'file' ? '.publish.lock' : '_publish.lock');
+    // A shard's runs exclude each other; the shards commit beside each other (iceberg-shard.ts).
+    const name = this.shard === undefined ? 'publish' : `publish-${this.shard}`;
+    return storeLockBackend(this.objects, this.objects.kind === 'file' ? `.${name}.lock` : `_${name}.lock`);
   }
 
   /**
@@ -81,7 +94,7 @@ export class TableStore {
    * or a `journaled` store records its name first.
    */
   async openJournal(runId: string): Promise<WriteJournal> {
-    this.#journal = await WriteJournal.open(this.objects, runId, '');
+    this.#journal = await WriteJournal.open(this.objects, this.#journalId(runId), '');
     return this.#journal;
   }
 
@@ -122,8 +135,10 @@ export class TableStore {
   async sweep(keep: (rel: string) => boolean, folders: readonly string[]): Promise<Leftovers> {
     const self = this.#journal?.runId;
     const ignored: string[] = [];
+    const suffix = this.shard === undefined ? undefined : `.shard-${this.shard}`;
     const result = await WriteJournal.sweep(this.objects, '', keep, {
       ...(self !== undefined ? { self } : {}),
+      ...(suffix !== undefined ? { only: (id: string) => id.endsWith(suffix) } : {}),
       ignored: (at, reason) => ignored.push(`${at} (${reason})`),
       shared: isCommitPoint,
     });

@@ -79,6 +79,14 @@ export function newSnapshotId(metadata: TableMetadata | undefined): number {
   }
 }
 
+/** The snapshot `main` names (or the current one of a table without refs); undefined for none. */
+export function currentSnapshot(loaded: LoadedTable | undefined): Snapshot | undefined {
+  const metadata = loaded?.metadata;
+  const id = metadata?.refs?.main?.['snapshot-id'] ?? metadata?.['current-snapshot-id'];
+  if (id === undefined || id === null || id < 0) return undefined;
+  return metadata!.snapshots?.find((s) => s['snapshot-id'] === id);
+}
+
 export function mainRequirements(base: LoadedTable | undefined): TableRequirement[] {
   if (!base) return [{ type: 'assert-create' }];
   return [
