@@ -74,7 +74,9 @@ function infoEvents(events: RunEvents, code: string): Array<Record<string, any>>
 
 describe('table sink: a full refresh over a catalog that changes while it reads', () => {
   it('keeps every product touched during the run (latest version), deletes only the hidden ones', async () => {
-    sandbox = await startTestSandbox({ products: 1500, seed: 22 });
+    // 1000 products, 10 pages (issue 38: was 1,500): the touches after the first 10 requests miss
+    // about 65 unread products, 1.3 times the 5 % below, as 1,500 products' 15 pages missed ~95 of 75.
+    sandbox = await startTestSandbox({ products: 1000, seed: 22 });
     const dir = await tempDir('table-deletes-');
     const days = new TableDays(sandbox, dir, pipelineYaml('lake/products'));
     await days.write();
