@@ -1,6 +1,6 @@
 // Kill at every step (issue 23): a run of the CLI is stopped with SIGKILL just before its N-th
 // visible storage step (storage/step-hook.ts), for N = 1, 2, ... until a run gets through, and a
-// good run follows each kill. The catalog changes before every run (products touched), so each
+// good run follows each kill (in-process: only the killed runs need a process of their own). The catalog changes before every run (products touched), so each
 // run has updates to publish.
 //
 // The oracle is the test's own bookkeeping, not the code under test: the ids the sandbox touched

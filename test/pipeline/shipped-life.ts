@@ -1,5 +1,5 @@
-// Every file in pipelines/, its whole life (issue 35), on a sandbox profile: a first run,
-// incremental runs after changes (touches, status changes, new products), a product hidden,
+// Every file in pipelines/, its whole life (issue 35), on a sandbox profile: a first run, an
+// incremental run after changes (touches, status changes, new products, a product hidden),
 // three products turned invalid then a --full-refresh (the weekly job of the table pipelines),
 // the invalid products repaired and a rerun the same day, and a run killed (SIGKILL half-way
 // through its storage steps) followed by one that succeeds.
@@ -200,12 +200,13 @@ export function shippedPipelinesLife(profile: SandboxProfile): void {
 
       await all('first');
 
+      // One incremental day for every kind of change (issue 38: each outcome is checked per product
+      // against the model, so a day per change proved no more); the good run after the kill below
+      // is an incremental run after an incremental one.
       sandbox.touch(touched, now());
       sandbox.setStatus({ ids: [inactive], status: 'inactive' }, now());
       sandbox.setStatus({ ids: [noSelection], status: 'no_selection' }, now());
       expect(sandbox.add({ count: 2 }, now()).products).toHaveLength(2);
-      await all('incremental');
-
       sandbox.hide({ ids: [hidden] });
       sandbox.touch(chosen.slice(50, 52), now());
       await all('incremental');

@@ -35,7 +35,10 @@ it('a source at 600/min with 150 ms responses: no 429, exact ids, concurrent req
   const answered: { at: number; line: string }[] = [];
   h = await sandboxHarness(
     {
-      products: 2_000,
+      // About 1,100 active: 111 pages at least, past one window's 100, in three quarters of the
+      // time 2,000 products took (issue 38); the time is the rate's, so the fewer the requests
+      // the shorter.
+      products: 1_400,
       seed: 4,
       rateLimit: 100,
       rateLimitWindowMs: 9_000,
