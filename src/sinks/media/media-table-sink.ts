@@ -26,7 +26,7 @@ export const MEDIA_TABLE_KEY = 'source_url';
 export const MEDIA_TABLE_IGNORED = ['last_seen', 'last_attempt_at', 'last_status'] as const;
 
 export const mediaTableOption = tableSinkOptions
-  .omit({ key: true, deletes: true })
+  .omit({ key: true, deletes: true, shard: true })
   .extend({
     path: z
       .string()
