@@ -23,7 +23,6 @@ import type {
   PreviousVersion,
   PublishedFile,
   TableColumns,
-  TableFile,
   TableFilesReport,
   TableLayout,
 } from './table-layout.js';
@@ -34,6 +33,7 @@ import { FastAppend, Overwrite, RewriteFiles } from './iceberg/snapshot-operatio
 import { DELETED, readSnapshotManifests } from './iceberg/manifests.js';
 import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
+import { decodePositions } from './merge-positions.js';
 
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
 export const RUN_ID = 'catalog-streams.run-id';
@@ -52,6 +52,10 @@ const SCHEMA_HASH = 'catalog-streams.schema-hash';
  * with what the rows were written as: the next run keeps the files of unchanged key ranges.
  */
 const FILES_KEY = 'catalog-streams.files-key';
+/** The row positions beside the merge state (merge-positions.ts): the next run writes position deletes from them. */
+const POSITIONS = 'catalog-streams.positions';
+/** The name a positions file has (a summary naming anything else names no file of this table). */
+const POSITIONS_FILE = /^_table\/positions-[A-Za-z0-9][\w.-]*\.bin\.gz$/;
 
 const TABLES = ['current', 'changes'] as const;
 type TableName = (typeof TABLES)[number];
@@ -100,6 +104,8 @@ export class IcebergLayout implements TableLayout {
   #previous: PreviousVersion | undefined;
   /** This run's merge state, which its commit names. */
   #state: string | undefined;
+  /** This run's row positions, which its commit names beside the state. */
+  #positions: string | undefined;
   /** The summary of this run's snapshot of `current/` (files added, deleted, in the table). */
   #rewrite: Snapshot['summary'] | undefined;
   /** The tables as this run committed them, for the settle (expired files) and a revoke. */
@@ -115,6 +121,12 @@ export class IcebergLayout implements TableLayout {
     });
     this.#tables = { current: ref('current'), changes: ref('changes') };
   }
+
+  /** Position deletes: one file per run under current/data/, naming data files by their table locations. */
+  readonly positionDeletes = {
+    file: (runId: string) => `current/data/deletes-${runId}.parquet`,
+    location: (rel: string) => `${storeUri(this.#store.objects)}/${rel}`,
+  };
 
   get commitPoint(): string {
     return this.#options.catalog.kind === 'files'
@@ -148,8 +160,8 @@ export class IcebergLayout implements TableLayout {
     const snapshot = currentSnapshot(current);
     this.#previous = snapshot ? this.#previousOf(snapshot, current!.metadata) : undefined;
     if (snapshot && this.#previous) {
-      const files = await this.#filesOf(snapshot);
-      if (files) this.#previous.files = files;
+      const delta = await this.#deltaOf(snapshot);
+      if (delta) this.#previous.delta = delta;
     }
     const repaired = await this.#repairChanges();
     const { removed, foreign } = await this.#removeGarbage();
@@ -177,29 +189,44 @@ export class IcebergLayout implements TableLayout {
   }
 
   /**
-   * The live files of the current snapshot in key order, when its summary says one manifest lists
-   * them so (RewriteFiles) and their rows add up to the snapshot's (the merge state has one frame
-   * per row, in the same order); else none: the run writes every row again, as before this layout.
+   * Each state frame's data file and position (merge-positions.ts), when the snapshot names a
+   * positions file whose data and delete files are exactly the snapshot's live ones; else none:
+   * the run writes every row again (a table another engine rewrote, or one written before).
    */
-  async #filesOf(snapshot: Snapshot): Promise<PreviousVersion['files']> {
-    const filesKey = snapshot.summary[FILES_KEY];
-    if (typeof filesKey !== 'string') return undefined;
+  async #deltaOf(snapshot: Snapshot): Promise<PreviousVersion['delta']> {
+    const rel = snapshot.summary[POSITIONS];
+    if (typeof rel !== 'string' || !POSITIONS_FILE.test(rel)) return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.#store.objects.readStream(rel)) chunks.push(chunk);
+    const delta = decodePositions(
+      Buffer.concat(chunks),
+      Number(snapshot.summary['catalog-streams.rows']),
+      this.#store.location(rel),
+    );
     const table = this.#tables.current;
     const manifests = await readSnapshotManifests(table.store, table.location, snapshot['manifest-list']);
     const live = manifests.flatMap((m) => m.entries).filter((e) => e.status !== DELETED);
-    const root = `${storeUri(this.#store.objects)}/`;
-    const files: TableFile[] = [];
-    for (const e of live) {
-      const path = e.data_file.file_path;
-      if (!path.startsWith(root)) return undefined;
-      files.push({
-        path: path.slice(root.length),
-        rows: e.data_file.record_count,
-        bytes: e.data_file.file_size_in_bytes,
-      });
-    }
-    const rows = files.reduce((n, f) => n + f.rows, 0);
-    return String(rows) === snapshot.summary['catalog-streams.rows'] ? { filesKey, files } : undefined;
+    const uri = this.positionDeletes.location;
+    const same = (content: 0 | 1, paths: readonly string[]) => {
+      const have = live
+        .filter((e) => e.data_file.content === content)
+        .map((e) => e.data_file.file_path)
+        .sort();
+      const want = paths.map(uri).sort();
+      return have.length === want.length && have.every((p, i) => p === want[i]);
+    };
+    if (
+      !same(
+        0,
+        delta.files.map((f) => f.path),
+      ) ||
+      !same(
+        1,
+        delta.deleteFiles.map((d) => d.path),
+      )
+    )
+      return undefined;
+    return delta;
   }
 
   /**
@@ -248,20 +275,30 @@ export class IcebergLayout implements TableLayout {
    * written before journals) stay whatever their names: reported, never removed.
    */
   async #removeGarbage(): Promise<{ removed: string[]; foreign: string[] }> {
-    const kept = await this.#kept(this.#loaded, this.#previous?.state);
+    const kept = await this.#kept(this.#loaded, this.#previous?.state, this.#previousPositions());
     const { removed, foreign, ignored } = await this.#store.sweep((rel) => kept.has(rel), FOLDERS);
     return { removed, foreign: [...foreign, ...ignored] };
   }
 
   /** Root-relative names of what `loaded` keeps of both tables, and the merge state `state`. */
-  async #kept(loaded: Partial<Record<TableName, LoadedTable>>, state: string | undefined): Promise<Set<string>> {
-    const kept = new Set<string>(state ? [state] : []);
+  async #kept(
+    loaded: Partial<Record<TableName, LoadedTable>>,
+    state: string | undefined,
+    positions: string | undefined,
+  ): Promise<Set<string>> {
+    const kept = new Set<string>([state, positions].filter((f): f is string => f !== undefined));
     for (const name of TABLES) {
       kept.add(`${name}/${VERSION_HINT}`);
       for (const rel of await referenced(this.#tables[name], loaded[name], this.#manifestNames[name]))
         kept.add(`${name}/${rel}`);
     }
     return kept;
+  }
+
+  /** The positions file the current snapshot names (this run merged from it). */
+  #previousPositions(): string | undefined {
+    const named = currentSnapshot(this.#loaded.current)?.summary[POSITIONS];
+    return typeof named === 'string' && POSITIONS_FILE.test(named) ? named : undefined;
   }
 
   async close(): Promise<void> {
@@ -341,8 +378,17 @@ export class IcebergLayout implements TableLayout {
       // `current/`: the files of changed key ranges replaced (copy-on-write per file), `changes/`
       // appended to (ARCHITECTURE.md).
       const order = version.currentFiles?.files.map(uri);
+      const deleteFiles = version.currentFiles?.deleteFiles;
+      const deletes = deleteFiles && {
+        order: deleteFiles.map(uri),
+        added: deleteFiles.filter((d) => !d.kept).map((d) => ({ location: uri(d), rows: d.rows, bytes: d.bytes })),
+      };
       const operation =
-        name === 'changes' ? new FastAppend(args) : order ? new RewriteFiles({ ...args, order }) : new Overwrite(args);
+        name === 'changes'
+          ? new FastAppend(args)
+          : order
+            ? new RewriteFiles({ ...args, order, deletes })
+            : new Overwrite(args);
       const prepared = await operation.commit();
       if (name === 'current') this.#rewrite = prepared.snapshot.summary;
       const commit = prepared.commit;
@@ -351,8 +397,10 @@ export class IcebergLayout implements TableLayout {
       return commit;
     };
     this.#state = version.state;
+    this.#positions = version.currentFiles?.positions;
     const changes = await commit('changes', version.changes, {});
     const filesKey: Record<string, string> = version.currentFiles ? { [FILES_KEY]: version.currentFiles.filesKey } : {};
+    if (this.#positions) filesKey[POSITIONS] = this.#positions;
     const current = await commit('current', version.snapshot, { [STATE]: version.state, ...filesKey });
     // The files catalog asserts the fence before each of its writes; a REST catalog's commit is
     // conditional on the versions loaded besides (its requirements).
@@ -414,7 +462,7 @@ export class IcebergLayout implements TableLayout {
     const state = this.#previous?.state;
     let journaled: ReadonlySet<string> = new Set();
     try {
-      const kept = await this.#kept(committed, this.#state);
+      const kept = await this.#kept(committed, this.#state, this.#positions);
       ({ journaled } = await this.#store.sweep((rel) => kept.has(rel), []));
     } catch (err) {
       warn(
