@@ -30,10 +30,9 @@ import type { IcebergCatalog, IcebergTableRef, LoadedTable, TableCommit } from '
 import { parquetFooterMetadata, type IcebergSchemaResult } from './iceberg/iceberg-schema.js';
 import { refSnapshotIds, rollbackTo, tableSchema, withoutSnapshots } from './iceberg/iceberg-commit.js';
 import { FastAppend, Overwrite, RewriteFiles } from './iceberg/snapshot-operations.js';
-import { DELETED, readSnapshotManifests } from './iceberg/manifests.js';
 import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
-import { decodePositions } from './merge-positions.js';
+import { POSITIONS, positionsOf, snapshotPositions } from './iceberg-positions.js';
 
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
 export const RUN_ID = 'catalog-streams.run-id';
@@ -52,10 +51,6 @@ const SCHEMA_HASH = 'catalog-streams.schema-hash';
  * with what the rows were written as: the next run keeps the files of unchanged key ranges.
  */
 const FILES_KEY = 'catalog-streams.files-key';
-/** The row positions beside the merge state (merge-positions.ts): the next run writes position deletes from them. */
-const POSITIONS = 'catalog-streams.positions';
-/** The name a positions file has (a summary naming anything else names no file of this table). */
-const POSITIONS_FILE = /^_table\/positions-[A-Za-z0-9][\w.-]*\.bin\.gz$/;
 
 const TABLES = ['current', 'changes'] as const;
 type TableName = (typeof TABLES)[number];
@@ -160,7 +155,8 @@ export class IcebergLayout implements TableLayout {
     const snapshot = currentSnapshot(current);
     this.#previous = snapshot ? this.#previousOf(snapshot, current!.metadata) : undefined;
     if (snapshot && this.#previous) {
-      const delta = await this.#deltaOf(snapshot);
+      const table = this.#tables.current;
+      const delta = await snapshotPositions(this.#store.objects, table, snapshot, this.positionDeletes.location);
       if (delta) this.#previous.delta = delta;
     }
     const repaired = await this.#repairChanges();
@@ -186,47 +182,6 @@ export class IcebergLayout implements TableLayout {
       columnNames: schema?.fields.map((f) => f.name),
       ...(described ? { schema: described } : {}),
     };
-  }
-
-  /**
-   * Each state frame's data file and position (merge-positions.ts), when the snapshot names a
-   * positions file whose data and delete files are exactly the snapshot's live ones; else none:
-   * the run writes every row again (a table another engine rewrote, or one written before).
-   */
-  async #deltaOf(snapshot: Snapshot): Promise<PreviousVersion['delta']> {
-    const rel = snapshot.summary[POSITIONS];
-    if (typeof rel !== 'string' || !POSITIONS_FILE.test(rel)) return undefined;
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.#store.objects.readStream(rel)) chunks.push(chunk);
-    const delta = decodePositions(
-      Buffer.concat(chunks),
-      Number(snapshot.summary['catalog-streams.rows']),
-      this.#store.location(rel),
-    );
-    const table = this.#tables.current;
-    const manifests = await readSnapshotManifests(table.store, table.location, snapshot['manifest-list']);
-    const live = manifests.flatMap((m) => m.entries).filter((e) => e.status !== DELETED);
-    const uri = this.positionDeletes.location;
-    const same = (content: 0 | 1, paths: readonly string[]) => {
-      const have = live
-        .filter((e) => e.data_file.content === content)
-        .map((e) => e.data_file.file_path)
-        .sort();
-      const want = paths.map(uri).sort();
-      return have.length === want.length && have.every((p, i) => p === want[i]);
-    };
-    if (
-      !same(
-        0,
-        delta.files.map((f) => f.path),
-      ) ||
-      !same(
-        1,
-        delta.deleteFiles.map((d) => d.path),
-      )
-    )
-      return undefined;
-    return delta;
   }
 
   /**
@@ -297,8 +252,8 @@ export class IcebergLayout implements TableLayout {
 
   /** The positions file the current snapshot names (this run merged from it). */
   #previousPositions(): string | undefined {
-    const named = currentSnapshot(this.#loaded.current)?.summary[POSITIONS];
-    return typeof named === 'string' && POSITIONS_FILE.test(named) ? named : undefined;
+    const snapshot = currentSnapshot(this.#loaded.current);
+    return snapshot && positionsOf(snapshot);
   }
 
   async close(): Promise<void> {
