@@ -48,7 +48,7 @@ const COLUMNS = 'catalog-streams.columns';
 const SCHEMA_HASH = 'catalog-streams.schema-hash';
 /**
  * Set on a snapshot of `current/` whose live files one manifest lists in key order (RewriteFiles),
- * with what the rows were written as: the next run keeps the files of unchanged key ranges.
+ * with what the rows were written as (kept for tables an earlier version read; the positions file now records it).
  */
 const FILES_KEY = 'catalog-streams.files-key';
 
@@ -330,7 +330,7 @@ export class IcebergLayout implements TableLayout {
         keep: this.#rollbackTarget(name),
         now,
       };
-      // `current/`: the files of changed key ranges replaced (copy-on-write per file), `changes/`
+      // `current/`: the changed rows added with position deletes (a row delta, delta-files.ts), `changes/`
       // appended to (ARCHITECTURE.md).
       const order = version.currentFiles?.files.map(uri);
       const deleteFiles = version.currentFiles?.deleteFiles;
