@@ -963,7 +963,7 @@ export const ERROR_CODES: readonly CodeEntry[] = [
   ),
   info(
     'table.files',
-    "an Iceberg table's commit of current/: files written and replaced (copy-on-write per key range), files and bytes in the table; the summary's tables says the same",
+    "an Iceberg table's commit of current/: files written (new rows and a position-delete file) and replaced (rewrites), files and bytes in the table; the summary's tables says the same",
   ),
   info(
     'table.foreign_files',

@@ -80,6 +80,11 @@ export interface RunMode {
   readonly previousCursor?: number | undefined;
   /** `run --allow-deletes`: a table sink publishes a full run's deletes above its `deletes.maxRatio`. */
   readonly allowDeletes: boolean;
+  /**
+   * `run --full-refresh`: the user asked for everything again, not only a full read (a first run,
+   * `fullReadEvery`): an Iceberg table sink writes every row again and drops its delete files.
+   */
+  readonly fullRefresh?: boolean;
 }
 
 /** A full run that may not publish more deletes than its sinks allow: a code-API stage's default. */

@@ -1243,9 +1243,8 @@ export interface StageOptionDocs {
      */
     keepSnapshotsDays?: unknown;
     /**
-     * format: iceberg: rows per data file of current/ (files hold key ranges; a run rewrites only the
-     * files whose keys changed, so smaller files mean fewer bytes rewritten per change and more files per
-     * table). Default 1000, or maxRows if smaller
+     * format: iceberg: rows per data file a run writes into current/ (its changed rows, with position
+     * deletes for the rows they replace; a rewrite; a full refresh). Default 1000, or maxRows if smaller
      */
     fileRows?: unknown;
     /**

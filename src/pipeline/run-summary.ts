@@ -57,7 +57,7 @@ export interface RunSummary {
    */
   schemaChanges?: OutputSchemaChange[];
   /**
-   * Iceberg `current/` tables (copy-on-write per file): files written and replaced by this run, its
+   * Iceberg `current/` tables (row deltas with position deletes): files written and replaced by this run, its
    * bytes written, and the files and bytes in the table; absent when no such sink ran.
    */
   tables?: TableFilesReport[];

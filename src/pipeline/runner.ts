@@ -307,6 +307,7 @@ class PipelineRun {
       incremental,
       previousCursor: incremental ? Math.min(...(cursors as number[])) : undefined,
       allowDeletes: this.#opts.allowDeletes === true,
+      ...(this.#opts.fullRefresh ? { fullRefresh: true } : {}),
     };
     const ctx: StageContext = {
       run: { id: this.#runId, name: plan.name, startedAt: this.#startedAt },

@@ -1,10 +1,12 @@
-// Iceberg current/ copy-on-write per file (issue 41): simulated days over a synthetic catalog fed
-// to the table sink in code. Day 0 is the first run; each later day an incremental run gets
-// `--changes` of the catalog (updates of keys drawn uniformly, or `--skew` of them among the
-// newest tenth of the ids, and new products with higher ids: a tenth of the changes), and one day
-// is a full refresh that also drops a few products (deletes). For each run the bytes of data files
-// written into current/ (added-files-size of its snapshot) against the table's size (what a full
-// rewrite writes, total-files-size), with files added/replaced and the files in the table.
+// Iceberg current/ row deltas (issue 41): simulated days over a synthetic catalog fed to the table
+// sink in code. Day 0 is the first run; each later day an incremental run gets `--changes` of the
+// catalog (updates of keys drawn uniformly, or `--skew` of them among the newest tenth of the ids,
+// and new products with higher ids: a tenth of the changes); one day is a full read (no cursor, as
+// after fullReadEvery) and one a full refresh (--full-refresh), both dropping a few products
+// (deletes: position deletes on the full read, a rewrite on the refresh). For each run the bytes
+// of data and delete files written into current/ (added-files-size of its snapshot) against the
+// table's size (total-files-size) and against what the full refresh wrote (a full rewrite), with
+// files added/replaced, delete files and position deletes in the table.
 //
 //   npx tsc -p tsconfig.json && node dist/test/bench/iceberg-cow.js [--products 100000] [--days 20]
 //     [--changes 0.01] [--file-rows 1000] [--skew 0] [--seed 1]
@@ -34,6 +36,8 @@ const CHANGES = Number(args.changes);
 const FILE_ROWS = Number(args['file-rows']);
 const SKEW = Number(args.skew);
 const FULL_DAY = Math.floor(DAYS / 2);
+/** A full read (no cursor): its changes and deletes written as a row delta. */
+const READ_DAY = Math.max(1, Math.floor(DAYS / 4));
 
 let seed = Number(args.seed);
 /** A small deterministic generator (mulberry32): the same days for the same seed. */
@@ -82,8 +86,9 @@ function changeDay(catalog: Catalog, day: number): number[] {
   return [...changed];
 }
 
-async function run(dir: string, day: number, records: Array<Record<string, unknown>>, incremental: boolean) {
-  const ctx = testContext({ baseDir: dir, run: incremental ? { cursor: { previous: 1 } } : {} });
+async function run(dir: string, day: number, records: Array<Record<string, unknown>>, mode: string) {
+  const ctx = testContext({ baseDir: dir, run: mode === 'incremental' ? { cursor: { previous: 1 } } : {} });
+  if (mode === 'full refresh') ctx.mode = { ...ctx.mode, fullRefresh: true };
   ctx.run.id = `run-${String(day).padStart(2, '0')}`;
   ctx.run.startedAt = new Date(Date.UTC(2026, 10, 1 + day, 2));
   const infos: Array<Record<string, unknown>> = [];
@@ -96,7 +101,21 @@ async function run(dir: string, day: number, records: Array<Record<string, unkno
     ),
   );
   const files = infos.find((e) => e.code === 'table.files')?.files as TableFilesReport;
-  return files;
+  const meta = JSON.parse(
+    await readFile(
+      join(
+        dir,
+        `table/current/metadata/v${(await readFile(join(dir, 'table/current/metadata/version-hint.text'), 'utf8')).trim()}.metadata.json`,
+      ),
+      'utf8',
+    ),
+  ) as { 'current-snapshot-id': number; snapshots: Array<{ 'snapshot-id': number; summary: Record<string, string> }> };
+  const summary = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snapshot-id'])!.summary;
+  return {
+    ...files,
+    deleteFiles: Number(summary['total-delete-files']),
+    positionDeletes: Number(summary['total-position-deletes']),
+  };
 }
 
 async function main(): Promise<void> {
@@ -104,18 +123,18 @@ async function main(): Promise<void> {
   const catalog: Catalog = { versions: new Map(), next: PRODUCTS };
   for (let n = 0; n < PRODUCTS; n++) catalog.versions.set(n, 0);
   console.log(
-    `iceberg current/ copy-on-write: ${PRODUCTS} products, ${DAYS} days, ${CHANGES * 100} % changed a day, fileRows ${FILE_ROWS}, skew ${SKEW}, full refresh on day ${FULL_DAY}`,
+    `iceberg current/ row deltas: ${PRODUCTS} products, ${DAYS} days, ${CHANGES * 100} % changed a day, fileRows ${FILE_ROWS}, skew ${SKEW}, full read on day ${READ_DAY}, full refresh on day ${FULL_DAY}`,
   );
-  console.log('day mode          files +added -replaced  bytes written  table bytes  written/table');
-  const ratios: number[] = [];
+  console.log('day mode          files +added -replaced  deletes (files)  bytes written  table bytes  written/table');
+  const written: Array<{ mode: string; bytes: number; ratio: number }> = [];
   for (let day = 0; day <= DAYS; day++) {
     let records: Array<Record<string, unknown>>;
     let mode: string;
     if (day === 0) {
       mode = 'first';
       records = [...catalog.versions].map(([n, v]) => product(n, v));
-    } else if (day === FULL_DAY) {
-      mode = 'full';
+    } else if (day === FULL_DAY || day === READ_DAY) {
+      mode = day === FULL_DAY ? 'full refresh' : 'full read';
       changeDay(catalog, day);
       // A few products gone: the full run infers their deletes.
       const keys = [...catalog.versions.keys()];
@@ -126,17 +145,22 @@ async function main(): Promise<void> {
       mode = 'incremental';
       records = changeDay(catalog, day).map((n) => product(n, catalog.versions.get(n)!));
     }
-    const f = await run(dir, day, records, mode === 'incremental');
+    const f = await run(dir, day, records, mode);
     const ratio = f.bytesWritten / f.bytesInTable;
-    if (mode === 'incremental') ratios.push(ratio);
+    written.push({ mode, bytes: f.bytesWritten, ratio });
+    const deletes = `${f.positionDeletes} (${f.deleteFiles})`;
     console.log(
-      `${String(day).padStart(3)} ${mode.padEnd(11)} ${String(f.filesInTable).padStart(6)} ${String(f.filesAdded).padStart(6)} ${String(f.filesRemoved).padStart(9)}  ${String(f.bytesWritten).padStart(13)}  ${String(f.bytesInTable).padStart(11)}  ${(ratio * 100).toFixed(1).padStart(12)} %`,
+      `${String(day).padStart(3)} ${mode.padEnd(12)} ${String(f.filesInTable).padStart(5)} ${String(f.filesAdded).padStart(6)} ${String(f.filesRemoved).padStart(9)}  ${deletes.padStart(15)}  ${String(f.bytesWritten).padStart(13)}  ${String(f.bytesInTable).padStart(11)}  ${(ratio * 100).toFixed(1).padStart(12)} %`,
     );
   }
-  const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+  const incremental = written.filter((w) => w.mode === 'incremental');
+  const full = written.find((w) => w.mode === 'full refresh')!.bytes;
+  const share = incremental.map((w) => w.bytes / full);
+  const mean = share.reduce((a, b) => a + b, 0) / share.length;
+  const ofTable = incremental.reduce((a, w) => a + w.ratio, 0) / incremental.length;
   const state = (await readFile(join(dir, 'table/current/metadata/version-hint.text'), 'utf8')).trim();
   console.log(
-    `incremental runs: bytes written into current/ = ${(mean * 100).toFixed(1)} % of a full rewrite on average (max ${(Math.max(...ratios) * 100).toFixed(1)} %); target <= 5 %; metadata version ${state}`,
+    `incremental runs: bytes written into current/ (data and delete files) = ${(mean * 100).toFixed(2)} % of the full refresh's rewrite on average (max ${(Math.max(...share) * 100).toFixed(2)} %; ${(ofTable * 100).toFixed(2)} % of the table's bytes); target <= 5 %; metadata version ${state}`,
   );
   await rm(dir, { recursive: true, force: true });
 }

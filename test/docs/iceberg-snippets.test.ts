@@ -32,13 +32,17 @@ describe('docs/iceberg.md engine snippets', () => {
   });
 
   it('states what a run writes into current/ and what the kept snapshots store', () => {
-    const cost = /\*\*Costs\.\*\* A run writes the files of the key ranges it touched[\s\S]*?\n\n/.exec(page.text)?.[0];
+    const cost = /\*\*Costs\.\*\* An incremental run writes the rows it changed[\s\S]*?\n\n/.exec(page.text)?.[0];
     expect(cost).toBeDefined();
-    // The share of files a uniform change touches, and the figure it gives at the default.
-    expect(cost).toContain('`1 - (1 - c)^fileRows`');
-    expect(cost).toContain('every file\nat the default 1000 rows');
+    // The measured share of a full rewrite an incremental run writes, against issue 41's target.
+    expect(cost).toMatch(
+      /\*\*\d+(\.\d+)?\s%\sof\sa\sfull\srewrite\*\*\sper\sincremental\srun\s\(the\starget\swas\s5\s%\)/,
+    );
+    expect(page.text).toContain('**Engines that read position deletes**');
+    expect(page.text).toMatch(/more\sthan\s20\s%\sof\sits\srows\sare\sdeleted/);
     const storage = /\*\*Storage\.\*\* [\s\S]*?\n\n/.exec(page.text)?.[0];
     expect(storage).toContain('a file kept\nfrom run to run is stored once');
+    expect(storage).toContain('its live delete files');
     expect(storage).toContain('`keepSnapshotsDays`');
   });
 });

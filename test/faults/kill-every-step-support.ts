@@ -422,7 +422,7 @@ export function icebergCheck(root: string, foreign: readonly string[] = []) {
       // Beside them: the foreign files, and journals: one per run whose change rows changes/
       // holds, and none that names no file left (a killed run's journal stays while the metadata
       // log still names a metadata file it wrote).
-      const referenced = new Set<string>([head.state!, ...foreign]);
+      const referenced = new Set<string>([head.state!, ...(head.positions ? [head.positions] : []), ...foreign]);
       for (const table of ['current', 'changes']) {
         const refs = await icebergReferences(join(root, table));
         for (const rel of refs.files) referenced.add(`${table}/${rel}`);

@@ -89,7 +89,7 @@ export async function readIcebergMetadata(
  */
 export async function icebergReferences(
   tableDir: string,
-): Promise<{ files: string[]; currentRunId?: string; state?: string; snapshots: number }> {
+): Promise<{ files: string[]; currentRunId?: string; state?: string; positions?: string; snapshots: number }> {
   const tableUrl = pathToFileURL(tableDir).href;
   const rel = (url: string) => {
     if (!url.startsWith(`${tableUrl}/`)) throw new Error(`${url} is not under ${tableUrl}`);
@@ -114,6 +114,7 @@ export async function icebergReferences(
       files: [...files].sort(),
       currentRunId: summary?.['catalog-streams.run-id'],
       state: summary?.['catalog-streams.state'],
+      positions: summary?.['catalog-streams.positions'],
       snapshots: metadata.snapshots?.length ?? 0,
     };
   });

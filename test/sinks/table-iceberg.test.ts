@@ -100,6 +100,7 @@ describe('table sink, format: iceberg on S3 (s3rver)', () => {
     expect(keys.filter((k) => !/^ice\/products\/(current|changes)\/(data|metadata)\//.test(k)).sort()).toEqual([
       `ice/products/_journal/${first.runId}.json`,
       `ice/products/_journal/${second.runId}.json`,
+      `ice/products/_table/positions-${second.runId}.bin.gz`,
       `ice/products/_table/state-${second.runId}.v8.gz`,
     ]);
   }, 120_000);

@@ -86,8 +86,10 @@ async function runTable(
   startedAt: string,
   options: Record<string, unknown> = {},
   count = 5,
+  fullRefresh = false,
 ): Promise<{ runId: string; info: Array<{ code: string; message: string }> }> {
   const ctx = testContext({ baseDir: '/' });
+  if (fullRefresh) ctx.mode = { ...ctx.mode, fullRefresh: true };
   ctx.run.id = newRunId(new Date(startedAt));
   ctx.run.startedAt = new Date(startedAt);
   const info: Array<{ code: string; message: string }> = [];
@@ -196,9 +198,11 @@ describe.each(places)('iceberg tables %s: only journaled files are removed, refs
       const killed = newRunId(new Date('2026-05-02T01:00:00Z'));
       const killedFiles = [`current/data/part-00000-${killed}.parquet`, `current/metadata/${killed}-m0.avro`];
       await plantKilled(where, killed, killedFiles);
-      // A product more each run: current/'s file (copy-on-write per file) is written again by each.
+      // A product more each run (a new data file each: a row delta keeps the earlier ones); the
+      // third is a full refresh, which writes every row again: the second's file is left only in
+      // the second's snapshot.
       const second = await runTable(where, '2026-05-02T02:00:00Z', options, 6);
-      await runTable(where, '2026-05-03T02:00:00Z', options, 7);
+      await runTable(where, '2026-05-03T02:00:00Z', options, 7, true);
       // The second run's snapshot is the third's rollback target: the fourth expires it.
       const fourth = await runTable(where, '2026-05-04T02:00:00Z', options, 8);
       await intact();

@@ -1,10 +1,12 @@
-// The data files of an Iceberg `current/` snapshot, copy-on-write per file (ARCHITECTURE.md, "The
+// The data files of a table snapshot in key-range files, copy-on-write per file (ARCHITECTURE.md, "The
 // table sink: Iceberg"): the rows are in key order and each file holds a range of keys, so the
 // merge, which walks the keys in that order, knows which previous file a key was in by counting
 // the previous keys (the previous files' row counts, in order: the merge state holds one frame
 // per snapshot row, in the same order). A range whose rows all come through unchanged keeps its
 // file; a range with an inserted, updated or deleted key is written again, from the merge's rows.
 // Only the rows of the range being walked are held until it is known to be unchanged.
+// Iceberg's `current/` now writes row deltas (delta-files.ts); the hive layout writes its snapshot
+// through this class with no previous files (every row written), so the ranges are unused there.
 import { SinkError } from '../../errors.js';
 import type { ShapedRow } from '../shared/column-types.js';
 import type { RowOrigin } from './table-merge.js';

@@ -37,19 +37,16 @@ import {
   withoutSnapshots,
 } from './iceberg/iceberg-commit.js';
 import { FastAppend, Overwrite, RewriteFiles } from './iceberg/snapshot-operations.js';
-import { DELETED, readSnapshotManifests } from './iceberg/manifests.js';
 import { ManifestNames, referenced } from './iceberg/iceberg-garbage.js';
 import type { Snapshot, TableMetadata } from './iceberg/iceberg-types.js';
 import { KEY, COLUMNS, SCHEMA_HASH, changedProperties, describedColumns } from './iceberg-properties.js';
 import { IcebergShard, shardFolder, shardRun, type ShardAttempt } from './iceberg-shard.js';
+import { POSITIONS, positionsOf, snapshotPositions } from './iceberg-positions.js';
 
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
 export const RUN_ID = 'catalog-streams.run-id';
 const STATE = 'catalog-streams.state';
-/**
- * Set on a snapshot of `current/` whose live files one manifest lists in key order (RewriteFiles),
- * with what the rows were written as: the next run keeps the files of unchanged key ranges.
- */
+/** What `current/`'s rows were written as (the positions file records it too; earlier versions read this). */
 const FILES_KEY = 'catalog-streams.files-key';
 
 const TABLES = ['current', 'changes'] as const;
@@ -98,6 +95,8 @@ export class IcebergLayout implements TableLayout {
   readonly #shard: IcebergShard | undefined;
   /** This run's merge state, which its commit names. */
   #state: string | undefined;
+  /** This run's row positions, which its commit names beside the state. */
+  #positions: string | undefined;
   /** The summary of this run's snapshot of `current/` (files added, deleted, in the table). */
   #rewrite: Snapshot['summary'] | undefined;
   /** The tables as this run committed them, for the settle (expired files) and a revoke. */
@@ -119,7 +118,16 @@ export class IcebergLayout implements TableLayout {
         root: `${storeUri(store.objects)}/`,
         retried: (message: string) => options.retried?.(`table: ${message}`),
       });
+    // A shard rewrites its own files whole: positions would name the other shards' files too.
+    else
+      this.positionDeletes = {
+        file: (runId: string) => `current/data/deletes-${runId}.parquet`,
+        location: (rel: string) => `${storeUri(store.objects)}/${rel}`,
+      };
   }
+
+  /** Position deletes: one file per run under current/data/, naming data files by their table locations. */
+  readonly positionDeletes: TableLayout['positionDeletes'];
 
   get commitPoint(): string {
     return this.#options.catalog.kind === 'files'
@@ -157,10 +165,11 @@ export class IcebergLayout implements TableLayout {
     if (shard) await shard.open(snapshot, named);
     const merged = shard ? named && snapshot : snapshot;
     this.#previous = merged ? this.#previousOf(merged, current!.metadata) : undefined;
-    // A shard's run rewrites its own files whole: the files' key order is the whole table's.
+    // A shard's run rewrites its own files whole: the positions name the whole table's files.
     if (!shard && snapshot && this.#previous) {
-      const files = await this.#filesOf(snapshot);
-      if (files) this.#previous.files = files;
+      const table = this.#tables.current;
+      const delta = await snapshotPositions(this.#store.objects, table, snapshot, this.positionDeletes!.location);
+      if (delta) this.#previous.delta = delta;
     }
     const repaired = shard ? await this.#repairShard(shard) : await this.#repairChanges();
     const { removed, foreign } = await this.#removeGarbage();
@@ -186,32 +195,6 @@ export class IcebergLayout implements TableLayout {
       columnNames: schema?.fields.map((f) => f.name),
       ...(described ? { schema: described } : {}),
     };
-  }
-
-  /**
-   * The live files of the current snapshot in key order, when its summary says one manifest lists
-   * them so (RewriteFiles) and their rows add up to the snapshot's (the merge state has one frame
-   * per row, in the same order); else none: the run writes every row again, as before this layout.
-   */
-  async #filesOf(snapshot: Snapshot): Promise<PreviousVersion['files']> {
-    const filesKey = snapshot.summary[FILES_KEY];
-    if (typeof filesKey !== 'string') return undefined;
-    const table = this.#tables.current;
-    const manifests = await readSnapshotManifests(table.store, table.location, snapshot['manifest-list']);
-    const live = manifests.flatMap((m) => m.entries).filter((e) => e.status !== DELETED);
-    const root = `${storeUri(this.#store.objects)}/`;
-    const files: TableFile[] = [];
-    for (const e of live) {
-      const path = e.data_file.file_path;
-      if (!path.startsWith(root)) return undefined;
-      files.push({
-        path: path.slice(root.length),
-        rows: e.data_file.record_count,
-        bytes: e.data_file.file_size_in_bytes,
-      });
-    }
-    const rows = files.reduce((n, f) => n + f.rows, 0);
-    return String(rows) === snapshot.summary['catalog-streams.rows'] ? { filesKey, files } : undefined;
   }
 
   /**
@@ -260,7 +243,7 @@ export class IcebergLayout implements TableLayout {
    * written before journals) stay whatever their names: reported, never removed.
    */
   async #removeGarbage(): Promise<{ removed: string[]; foreign: string[] }> {
-    const kept = await this.#kept(this.#loaded, this.#previous?.state);
+    const kept = await this.#kept(this.#loaded, this.#previous?.state, this.#previousPositions());
     // A shard looks only in its own data folders: the other shards' runs write beside it.
     const folders = this.#shard?.folders ?? FOLDERS;
     const { removed, foreign, ignored } = await this.#store.sweep((rel) => kept.has(rel), folders);
@@ -268,14 +251,24 @@ export class IcebergLayout implements TableLayout {
   }
 
   /** Root-relative names of what `loaded` keeps of both tables, and the merge state `state`. */
-  async #kept(loaded: Partial<Record<TableName, LoadedTable>>, state: string | undefined): Promise<Set<string>> {
-    const kept = new Set<string>(state ? [state] : []);
+  async #kept(
+    loaded: Partial<Record<TableName, LoadedTable>>,
+    state: string | undefined,
+    positions: string | undefined,
+  ): Promise<Set<string>> {
+    const kept = new Set<string>([state, positions].filter((f): f is string => f !== undefined));
     for (const name of TABLES) {
       kept.add(`${name}/${VERSION_HINT}`);
       for (const rel of await referenced(this.#tables[name], loaded[name], this.#manifestNames[name]))
         kept.add(`${name}/${rel}`);
     }
     return kept;
+  }
+
+  /** The positions file the current snapshot names (this run merged from it). */
+  #previousPositions(): string | undefined {
+    const snapshot = currentSnapshot(this.#loaded.current);
+    return snapshot && positionsOf(snapshot);
   }
 
   async close(): Promise<void> {
@@ -360,11 +353,20 @@ export class IcebergLayout implements TableLayout {
         keep: this.#rollbackTarget(name),
         now,
       };
-      // `current/`: the files of changed key ranges replaced (copy-on-write per file), `changes/`
+      // `current/`: the changed rows added with position deletes (a row delta, delta-files.ts), `changes/`
       // appended to (ARCHITECTURE.md).
       const order = sharded ?? version.currentFiles?.files.map(uri);
+      const deleteFiles = sharded ? undefined : version.currentFiles?.deleteFiles;
+      const deletes = deleteFiles && {
+        order: deleteFiles.map(uri),
+        added: deleteFiles.filter((d) => !d.kept).map((d) => ({ location: uri(d), rows: d.rows, bytes: d.bytes })),
+      };
       const operation =
-        name === 'changes' ? new FastAppend(args) : order ? new RewriteFiles({ ...args, order }) : new Overwrite(args);
+        name === 'changes'
+          ? new FastAppend(args)
+          : order
+            ? new RewriteFiles({ ...args, order, deletes })
+            : new Overwrite(args);
       const prepared = await operation.commit();
       if (name === 'current') this.#rewrite = prepared.snapshot.summary;
       const commit = prepared.commit;
@@ -380,8 +382,10 @@ export class IcebergLayout implements TableLayout {
         { location: this.#committed.current!.metadataLocation },
       ];
     }
+    this.#positions = version.currentFiles?.positions;
     const { commit: changes } = await commit('changes', version.changes, {});
     const filesKey: Record<string, string> = version.currentFiles ? { [FILES_KEY]: version.currentFiles.filesKey } : {};
+    if (this.#positions) filesKey[POSITIONS] = this.#positions;
     const { commit: current } = await commit('current', version.snapshot, { [STATE]: version.state, ...filesKey });
     // The files catalog asserts the fence before each of its writes; a REST catalog's commit is
     // conditional on the versions loaded besides (its requirements).
@@ -438,7 +442,7 @@ export class IcebergLayout implements TableLayout {
     const state = this.#previous?.state;
     let journaled: ReadonlySet<string> = new Set();
     try {
-      const kept = await this.#kept(committed, this.#state);
+      const kept = await this.#kept(committed, this.#state, this.#positions);
       ({ journaled } = await this.#store.sweep((rel) => kept.has(rel), []));
     } catch (err) {
       warn(

@@ -6,6 +6,7 @@
 import type { Fence } from '../../core/lock.js';
 import type { TypedColumn } from '../shared/column-types.js';
 import type { ColumnSchema } from '../shared/column-schema.js';
+import type { MergePositions } from './merge-positions.js';
 
 export interface TableFile {
   /** Relative to the table's root. */
@@ -31,6 +32,8 @@ export interface PreviousVersion {
    * rows were written as (`filesKey`): a run whose rows would be written otherwise writes them all.
    */
   files?: { filesKey: string; files: readonly TableFile[] };
+  /** Iceberg `current/`: each state frame's data file and position, its data and delete files (merge-positions.ts). */
+  delta?: MergePositions;
 }
 
 export type TableMode = 'first' | 'incremental' | 'full';
@@ -51,7 +54,14 @@ export interface NewVersion {
   /** The snapshot files this run wrote. */
   snapshot: TableFile[];
   /** Every file of the new snapshot in key order, the previous ones it kept included, and what its rows were written as. */
-  currentFiles?: { filesKey: string; files: Array<TableFile & { kept: boolean }> };
+  currentFiles?: {
+    filesKey: string;
+    files: Array<TableFile & { kept: boolean }>;
+    /** A row delta's live position-delete files (those of earlier runs kept, this run's new). */
+    deleteFiles?: Array<TableFile & { kept: boolean }>;
+    /** The row positions beside the state (merge-positions.ts), relative to the table's root. */
+    positions?: string;
+  };
   changes: TableFile[];
   /** The new merge state, relative to the table's root. */
   state: string;
@@ -102,6 +112,8 @@ export interface TableLayout {
   open(): Promise<{ previous: PreviousVersion | undefined; removed: string[]; repaired?: string; foreign?: string[] }>;
   /** The relative name of a data file of this run. */
   dataFile(kind: 'snapshot' | 'changes', date: string, part: number, runId: string): string;
+  /** A layout that takes position deletes (Iceberg): the delete file's name, and a data file's location as delete rows name it. */
+  readonly positionDeletes?: { file(runId: string): string; location(rel: string): string };
   /** The columns the data files are written with (a layout may add field ids); after open. */
   columns(planned: TableColumns): TableColumns;
   /** Key-value metadata for every data file's footer, beside the sink's own. */

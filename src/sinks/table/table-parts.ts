@@ -13,10 +13,12 @@ import { type TypedColumn, type ShapedRow } from '../shared/column-types.js';
 import { changeColumnsDescription, changeParquetColumns } from './table-columns.js';
 import type { TableLineage } from './table-lineage.js';
 import { currentFileRows, type CHANGE_COLUMNS, type ResolvedConfig } from './table-options.js';
-import type { PreviousVersion, TableLayout } from './table-layout.js';
+import type { NewVersion, PreviousVersion, TableLayout } from './table-layout.js';
 import type { StagedFile } from './table-store.js';
 import type { ChangeKind, RowOrigin } from './table-merge.js';
 import { CurrentFiles } from './current-files.js';
+import { DeltaFiles, type DeleteWriter } from './delta-files.js';
+import { encodePositions, type MergePositions } from './merge-positions.js';
 
 type Folder = 'snapshot' | 'changes';
 
@@ -69,11 +71,23 @@ export interface TablePartsInput {
    * this run's are (`filesKey`); else every row is.
    */
   previousFiles?: PreviousVersion['files'];
+  /**
+   * Iceberg `current/`: every row's file and position in the previous snapshot, when this run
+   * writes a row delta (an incremental run: delta-files.ts); undefined: every row is written.
+   */
+  previousDelta?: MergePositions | undefined;
 }
+
+/** The reserved Iceberg field ids of a position-delete file's columns (the spec's "Position Delete Files"). */
+const DELETE_FILE_PATH_ID = 2147483546;
+const DELETE_POS_ID = 2147483545;
+
+type SnapshotPart = { staged: StagedFile; encoder: ParquetEncoder; path(): string; bytes(): number };
 
 /** The run's snapshot and changes parts, and how a merged row goes into them. */
 export class TableParts {
-  readonly #snapshot: CurrentFiles<{ staged: StagedFile; encoder: ParquetEncoder }>;
+  readonly #snapshot: CurrentFiles<SnapshotPart> | DeltaFiles<SnapshotPart>;
+  readonly #input: TablePartsInput;
   readonly #changes: SequentialParts<ShapedRow, { staged: StagedFile; encoder: ParquetEncoder }>;
   readonly #copied: FirstRunChanges | undefined;
   readonly #extraAt: number;
@@ -85,6 +99,7 @@ export class TableParts {
 
   constructor(input: TablePartsInput) {
     const { config, schema, layout, run } = input;
+    this.#input = input;
     // Iceberg has only microsecond timestamps, whatever the record columns keep (timestamps: raw).
     const timestampKind =
       config.timestamps === 'micros' || config.format === 'iceberg' ? 'timestamp-micros' : 'timestamp-millis';
@@ -130,13 +145,22 @@ export class TableParts {
     const opener = (folder: Folder, cols: readonly TypedColumn[]) => async (part: number) => {
       const staged = await stage(folder, part);
       const listener = folder === 'snapshot' ? this.#copied?.listener(part) : undefined;
-      return { staged, encoder: new ParquetEncoder(staged.file, cols, encoderOptions(folder, listener)) };
+      const encoder = new ParquetEncoder(staged.file, cols, encoderOptions(folder, listener));
+      return { staged, encoder, path: () => staged.rel, bytes: () => staged.file.bytes };
     };
     const rotation = { maxRows: config.maxRows };
     this.filesKey = `${schema.hash} timestamps=${config.timestamps}`;
     const previous = input.previousFiles?.filesKey === this.filesKey ? input.previousFiles.files : undefined;
     const fileRows = config.format === 'iceberg' ? currentFileRows(config) : config.maxRows;
-    this.#snapshot = new CurrentFiles(previous, fileRows, opener('snapshot', columns));
+    this.#snapshot =
+      config.format === 'iceberg'
+        ? new DeltaFiles(
+            input.previousDelta?.filesKey === this.filesKey ? input.previousDelta : undefined,
+            fileRows,
+            opener('snapshot', columns),
+            this.#deleteWriter(encoderOptions('snapshot')),
+          )
+        : new CurrentFiles(previous, fileRows, opener('snapshot', columns));
     this.#changes = new SequentialParts(opener('changes', changeColumns), rotation);
   }
 
@@ -159,11 +183,50 @@ export class TableParts {
     return name === '_change' ? kind : name === '_changed_at' ? this.#changedAt : this.#runId;
   }
 
-  /** Ends the open parts: a snapshot has at least one file (its schema), changes may have none. */
-  async end(): Promise<void> {
-    await this.#snapshot.end();
+  /** The run's position-delete file (Parquet, `file_path` and `pos`, rows sorted by both). */
+  #deleteWriter(options: ConstructorParameters<typeof ParquetEncoder>[2]): DeleteWriter {
+    const { layout, run } = this.#input;
+    return {
+      write: async (rows) => {
+        const names = layout.positionDeletes!;
+        const staged = await this.#input.stage(names.file(run.id));
+        const columns: TypedColumn[] = [
+          { name: 'file_path', type: { kind: 'string' }, fieldId: DELETE_FILE_PATH_ID },
+          { name: 'pos', type: { kind: 'int64' }, fieldId: DELETE_POS_ID },
+        ];
+        const { metadata: _metadata, rowGroupListener: _listener, ...rest } = options;
+        const encoder = new ParquetEncoder(staged.file, columns, rest);
+        for (const { path, pos } of rows) {
+          const pending = encoder.write({ values: [names.location(path), BigInt(pos)], bytes: path.length + 8 });
+          if (pending) await pending;
+        }
+        await encoder.end();
+        return { path: staged.rel, rows: rows.length, bytes: staged.file.bytes };
+      },
+    };
+  }
+
+  /**
+   * Ends the open parts: a snapshot has at least one file (its schema), changes may have none.
+   * A row delta writes its delete file and the new positions (`positionsRel`) here.
+   */
+  async end(positionsRel?: string): Promise<void> {
+    const snapshot = this.#snapshot;
+    if (snapshot instanceof DeltaFiles) {
+      const result = await snapshot.end();
+      if (positionsRel) {
+        const staged = await this.#input.stage(positionsRel);
+        const { files, deleteFiles, positions } = result;
+        const pending = staged.file.write(encodePositions({ filesKey: this.filesKey, files, deleteFiles, positions }));
+        if (pending) await pending;
+        this.positions = positionsRel;
+      }
+    } else await snapshot.end();
     await this.#changes.end(false);
   }
+
+  /** The positions file this run wrote, when it wrote one. */
+  positions: string | undefined;
 
   /** The snapshot files this run wrote, as a version lists them; once the files are complete. */
   snapshotEntries(): TableFileEntry[] {
@@ -171,8 +234,24 @@ export class TableParts {
   }
 
   /** Every file of the new snapshot in key order: the previous files kept and this run's. */
-  currentFiles(): { filesKey: string; files: Array<TableFileEntry & { kept: boolean }> } {
-    const files = this.#snapshot.order.map((f) =>
+  currentFiles(): NewVersion['currentFiles'] {
+    const snapshot = this.#snapshot;
+    if (snapshot instanceof DeltaFiles) {
+      const result = snapshot.result!;
+      const mine = new Set(snapshot.written.map((p) => p.staged.rel));
+      return {
+        filesKey: this.filesKey,
+        files: result.files.map((f) => ({ path: f.path, rows: f.rows, bytes: f.bytes, kept: !mine.has(f.path) })),
+        deleteFiles: result.deleteFiles.map((d) => ({
+          path: d.path,
+          rows: d.rows,
+          bytes: d.bytes,
+          kept: d.path !== result.addedDeletes,
+        })),
+        ...(this.positions ? { positions: this.positions } : {}),
+      };
+    }
+    const files = snapshot.order.map((f) =>
       'kept' in f ? { ...f.kept, kept: true } : { ...fileEntry(f.written), kept: false },
     );
     return { filesKey: this.filesKey, files };

@@ -180,6 +180,9 @@ export class TableSink extends PublishingSink {
     const check = mode === 'full' && !this.#complete ? await this.#inputs.checkDeletes(previous!.state) : undefined;
     const parts = new TableParts({
       previousFiles: previous?.files,
+      // A full refresh writes every row again and drops the deletes (docs/iceberg.md, Costs); a
+      // full read (no cursor, fullReadEvery) writes its changes and deletes as any other run.
+      previousDelta: ctx.mode.fullRefresh ? undefined : previous?.delta,
       config: this.#config,
       schema: this.#schema,
       layout: this.#layout,
@@ -203,7 +206,7 @@ export class TableSink extends PublishingSink {
     if (check) reportCheck(ctx.events, this.#where, check, result);
     if (mode === 'full' && !this.#complete)
       refuseDeletes(result, check, { ...this.#config.deletes, allow: this.ctx.mode.allowDeletes, where: this.#where });
-    await parts.end();
+    await parts.end(this.#layout.positionDeletes ? `_table/positions-${ctx.run.id}.bin.gz` : undefined);
     await state.end();
     await this.#publication.finishFiles();
     await this.waitForPublish();

@@ -135,7 +135,8 @@ export const MANIFEST_FILE_SCHEMA = {
 
 /** The `data_file` fields this toolkit sets; the optional metrics are left null (readers then scan the file). */
 export interface DataFileRecord {
-  content: 0;
+  /** 0: data, 1: position deletes. */
+  content: 0 | 1;
   file_path: string;
   file_format: 'PARQUET' | string;
   partition: Record<string, never>;
@@ -211,7 +212,13 @@ function container(
 /** The bytes of a manifest file: its entries, and the key-value metadata the spec requires of a v2 manifest. */
 export function encodeManifest(
   entries: readonly ManifestEntry[],
-  meta: { schemaJson: string; schemaId: number; partitionSpecId: number; partitionFieldsJson: string },
+  meta: {
+    schemaJson: string;
+    schemaId: number;
+    partitionSpecId: number;
+    partitionFieldsJson: string;
+    content?: 'data' | 'deletes';
+  },
 ): Buffer {
   const data = entries.map((e) => ({
     ...e,
@@ -236,7 +243,7 @@ export function encodeManifest(
     'partition-spec': meta.partitionFieldsJson,
     'partition-spec-id': String(meta.partitionSpecId),
     'format-version': '2',
-    content: 'data',
+    content: meta.content ?? 'data',
   });
 }
 

@@ -48,6 +48,7 @@ function manifestFile(
   entries: readonly ManifestEntry[],
   snapshotId: number,
   sequenceNumber: number,
+  content: 0 | 1,
 ): ManifestFile {
   const count = (status: number): ManifestEntry[] => entries.filter((e) => e.status === status);
   const live = entries.filter((e) => e.status !== DELETED);
@@ -55,7 +56,7 @@ function manifestFile(
     manifest_path: path,
     manifest_length: length,
     partition_spec_id: SPEC_ID,
-    content: 0,
+    content,
     sequence_number: sequenceNumber,
     // A manifest of DELETED entries only has no live file: its own sequence number bounds nothing.
     min_sequence_number: Math.min(sequenceNumber, ...live.map((e) => e.sequence_number ?? sequenceNumber)),
@@ -121,6 +122,15 @@ abstract class SnapshotProducer {
     return {};
   }
 
+  /** The position-delete files live in the new snapshot, and those it added and removed (the summary's counts). */
+  protected deleteFiles(): {
+    live: readonly ManifestEntry[];
+    added: readonly ManifestEntry[];
+    removed: readonly ManifestEntry[];
+  } {
+    return { live: [], added: [], removed: [] };
+  }
+
   /**
    * Writes the manifests and the manifest list of the run's snapshot, and returns the commit that
    * makes it the table's current snapshot (a new table: the create commit with it).
@@ -173,7 +183,7 @@ abstract class SnapshotProducer {
    * Never replaces a file: a run that prepares again after a commit it could not confirm (a REST
    * timeout) may find its first manifests committed, so it takes the next free number instead.
    */
-  protected async writeManifest(entries: ManifestEntry[]): Promise<void> {
+  protected async writeManifest(entries: ManifestEntry[], content: 0 | 1 = 0): Promise<void> {
     const { table, runId } = this.args;
     const schema = this.#schema.schema;
     const bytes = encodeManifest(entries, {
@@ -181,13 +191,14 @@ abstract class SnapshotProducer {
       schemaId: schema['schema-id'],
       partitionSpecId: SPEC_ID,
       partitionFieldsJson: '[]',
+      content: content === 1 ? 'deletes' : 'data',
     });
     let rel: string;
     do rel = `metadata/${runId}-m${this.#next++}.avro`;
     while (!(await table.store.putIfAbsent(rel, bytes, { contentType: 'application/octet-stream' })));
     this.#written.push(rel);
     this.listed.push(
-      manifestFile(`${table.location}/${rel}`, bytes.length, entries, this.snapshotId, this.#sequenceNumber),
+      manifestFile(`${table.location}/${rel}`, bytes.length, entries, this.snapshotId, this.#sequenceNumber, content),
     );
   }
 
@@ -198,19 +209,33 @@ abstract class SnapshotProducer {
     const deletedRecords = sum(deleted.map((e) => e.data_file.record_count));
     const deletedSize = sum(deleted.map((e) => e.data_file.file_size_in_bytes));
     const totals = parentTotals(this.parent);
+    const deletes = this.deleteFiles();
+    const rows = (entries: readonly ManifestEntry[]) => sum(entries.map((e) => e.data_file.record_count));
+    const size = (entries: readonly ManifestEntry[]) => sum(entries.map((e) => e.data_file.file_size_in_bytes));
     const summary: Snapshot['summary'] = {
       ...this.args.summary,
       operation: this.operation,
       'added-data-files': String(files.length),
       'added-records': String(addedRecords),
-      'added-files-size': String(addedSize),
+      'added-files-size': String(addedSize + size(deletes.added)),
+      ...(deletes.added.length > 0 && {
+        'added-delete-files': String(deletes.added.length),
+        'added-position-delete-files': String(deletes.added.length),
+        'added-position-deletes': String(rows(deletes.added)),
+      }),
+      ...(deletes.removed.length > 0 && {
+        'removed-delete-files': String(deletes.removed.length),
+        'removed-position-delete-files': String(deletes.removed.length),
+        'removed-position-deletes': String(rows(deletes.removed)),
+      }),
       ...this.deletedSummary(deleted),
       ...(totals && {
+        // total-records counts the data files' rows, deleted positions included (as Iceberg's own writers do).
         'total-records': String(totals.records + addedRecords - deletedRecords),
         'total-data-files': String(totals.files + files.length - deleted.length),
-        'total-files-size': String(totals.size + addedSize - deletedSize),
-        'total-delete-files': '0',
-        'total-position-deletes': '0',
+        'total-files-size': String(totals.size + addedSize - deletedSize + size(deletes.added) - size(deletes.removed)),
+        'total-delete-files': String(deletes.live.length),
+        'total-position-deletes': String(rows(deletes.live)),
         'total-equality-deletes': '0',
       }),
     };
@@ -268,24 +293,32 @@ export class FastAppend extends SnapshotProducer {
   }
 }
 
-/** The current table's snapshot: the run's files added, every live file of the parent deleted. */
+/** The current table's snapshot: the run's files added, every live file of the parent deleted (its delete files too). */
 export class Overwrite extends SnapshotProducer {
   readonly operation = 'overwrite';
+  #removedDeletes: ManifestEntry[] = [];
 
   protected async carryOver(): Promise<ManifestEntry[]> {
     if (!this.parent) return [];
     const { table } = this.args;
     const parentManifests = await readSnapshotManifests(table.store, table.location, this.parent['manifest-list']);
     const liveOfParent = parentManifests.flatMap((m) => m.entries.filter((e) => e.status !== DELETED));
-    const deleted = liveOfParent.map((e): ManifestEntry => ({
+    const gone = (e: ManifestEntry): ManifestEntry => ({
       status: DELETED,
       snapshot_id: this.snapshotId,
       sequence_number: e.sequence_number,
       file_sequence_number: e.file_sequence_number,
       data_file: e.data_file,
-    }));
+    });
+    const deleted = liveOfParent.filter((e) => e.data_file.content === 0).map(gone);
+    this.#removedDeletes = liveOfParent.filter((e) => e.data_file.content === 1).map(gone);
     if (deleted.length > 0) await this.writeManifest(deleted);
+    if (this.#removedDeletes.length > 0) await this.writeManifest(this.#removedDeletes, 1);
     return deleted;
+  }
+
+  protected override deleteFiles() {
+    return { live: [], added: [], removed: this.#removedDeletes };
   }
 
   protected override deletedSummary(deleted: readonly ManifestEntry[]): Record<string, string> {
@@ -293,24 +326,35 @@ export class Overwrite extends SnapshotProducer {
   }
 }
 
+/** A run's position-delete files, as RewriteFiles takes them. */
+export interface DeleteFilesArgs {
+  /** Every live delete file of the new snapshot (locations): the parent's kept and the run's. */
+  order: readonly string[];
+  /** The run's delete files (their locations are in `order`). */
+  added: ReadonlyArray<{ location: string; rows: number; bytes: number }>;
+}
+
 /**
- * The current table's snapshot, copy-on-write per file: `order` is every live file of the new
- * snapshot in key order, each either one of the run's files or a live file of the parent kept as
- * it is; the parent's other files are deleted. One manifest lists the live files in that order
- * (the kept ones EXISTING, with their own snapshot ids and sequence numbers), so a reader that
- * reads files in manifest order reads the rows in key order, and the next run finds the files'
- * order there (iceberg-layout.ts); a second one the DELETED files. Its cost is the run's files
- * plus two manifests, whatever the table's size.
+ * The current table's snapshot, copy-on-write per file or as a row delta: `order` is every live
+ * data file of the new snapshot, each either one of the run's files or a live file of the parent
+ * kept as it is; the parent's other files are deleted. One manifest lists the live files in that
+ * order (the kept ones EXISTING, with their own snapshot ids and sequence numbers), a second one
+ * the DELETED files. With `deletes` (a row delta, table/delta-files.ts), the live position-delete
+ * files go in a delete manifest (content 1) the same way, and the parent's others in a DELETED
+ * one. Its cost is the run's files plus up to four manifests, whatever the table's size.
  */
 export class RewriteFiles extends SnapshotProducer {
   readonly operation = 'overwrite';
   readonly #order: readonly string[];
+  readonly #deletes: DeleteFilesArgs | undefined;
   #added: ManifestEntry[] = [];
+  #deleteFiles = { live: [] as ManifestEntry[], added: [] as ManifestEntry[], removed: [] as ManifestEntry[] };
 
-  constructor(args: SnapshotArgs & { order: readonly string[] }) {
-    const { order, ...rest } = args;
+  constructor(args: SnapshotArgs & { order: readonly string[]; deletes?: DeleteFilesArgs | undefined }) {
+    const { order, deletes, ...rest } = args;
     super(rest);
     this.#order = order;
+    this.#deletes = deletes;
   }
 
   protected override addFiles(added: ManifestEntry[]): Promise<void> {
@@ -324,8 +368,44 @@ export class RewriteFiles extends SnapshotProducer {
     if (this.parent)
       for (const m of await readSnapshotManifests(table.store, table.location, this.parent['manifest-list']))
         for (const e of m.entries) if (e.status !== DELETED) parentLive.set(e.data_file.file_path, e);
-    const added = new Map(this.#added.map((e) => [e.data_file.file_path, e]));
-    const live = this.#order.map((location): ManifestEntry => {
+    const ofContent = (content: 0 | 1) => new Map([...parentLive].filter(([, e]) => e.data_file.content === content));
+    const { live, deleted } = this.#carry(ofContent(0), this.#added, this.#order);
+    if (live.length > 0) await this.writeManifest(live);
+    if (deleted.length > 0) await this.writeManifest(deleted);
+    const added = (this.#deletes?.added ?? []).map((f) => this.#entry(f, 1));
+    const deletes = this.#carry(ofContent(1), added, this.#deletes?.order ?? []);
+    if (deletes.live.length > 0) await this.writeManifest(deletes.live, 1);
+    if (deletes.deleted.length > 0) await this.writeManifest(deletes.deleted, 1);
+    this.#deleteFiles = { live: deletes.live, added, removed: deletes.deleted };
+    return deleted;
+  }
+
+  #entry(f: { location: string; rows: number; bytes: number }, content: 0 | 1): ManifestEntry {
+    return {
+      status: ADDED,
+      snapshot_id: this.snapshotId,
+      sequence_number: null,
+      file_sequence_number: null,
+      data_file: {
+        content,
+        file_path: f.location,
+        file_format: 'PARQUET',
+        partition: {},
+        record_count: f.rows,
+        file_size_in_bytes: f.bytes,
+      },
+    };
+  }
+
+  /** The live entries in `order` (the run's ADDED, the parent's EXISTING) and the parent's others DELETED. */
+  #carry(
+    parentLive: ReadonlyMap<string, ManifestEntry>,
+    addedEntries: readonly ManifestEntry[],
+    order: readonly string[],
+  ): { live: ManifestEntry[]; deleted: ManifestEntry[] } {
+    const { table } = this.args;
+    const added = new Map(addedEntries.map((e) => [e.data_file.file_path, e]));
+    const live = order.map((location): ManifestEntry => {
       const mine = added.get(location);
       if (mine) return mine;
       const kept = parentLive.get(location);
@@ -340,13 +420,15 @@ export class RewriteFiles extends SnapshotProducer {
       throw new IcebergMetadataError(`the run's files of ${table.location} are not all in the new snapshot's order`, {
         code: 'iceberg.update_invalid',
       });
-    const keptPaths = new Set(this.#order);
+    const keptPaths = new Set(order);
     const deleted = [...parentLive.values()]
       .filter((e) => !keptPaths.has(e.data_file.file_path))
       .map((e): ManifestEntry => ({ ...e, status: DELETED, snapshot_id: this.snapshotId }));
-    if (live.length > 0) await this.writeManifest(live);
-    if (deleted.length > 0) await this.writeManifest(deleted);
-    return deleted;
+    return { live, deleted };
+  }
+
+  protected override deleteFiles() {
+    return this.#deleteFiles;
   }
 
   protected override deletedSummary(deleted: readonly ManifestEntry[]): Record<string, string> {
