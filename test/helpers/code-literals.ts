@@ -16,7 +16,13 @@ import { join, relative } from 'node:path';
 const ZOD_ISSUE_CODES = new Set(['custom', 'invalid_type']);
 
 /** Dotted literals that are option paths, not codes. */
-const OPTION_PATHS = new Set(['state.path', 'source.type', 'connection.credentials', 'connection.environment']);
+const OPTION_PATHS = new Set([
+  'state.path',
+  'source.type',
+  'connection.credentials',
+  'connection.environment',
+  'table.path',
+]);
 
 function isNotACode(literal: string): boolean {
   return (
