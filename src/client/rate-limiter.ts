@@ -17,8 +17,8 @@
 //   late (a new grid, later than the old one, so spacing only grows). A start
 //   whose waiter was queued (its timer fired late: the process stalled, the
 //   budget had work) may be later than that, up to STALL_CATCH_UP of the
-//   window, and keep the grid: the slots the stall skipped are used back to
-//   back (issue 40: on a busy machine stalls of a few intervals each cost a
+//   window, and keep the grid: the slots the stall skipped are used half an
+//   interval apart (issue 40: on a busy machine stalls of a few intervals each cost a
 //   run with one key 8 % of its budget). What keeps the server's window safe
 //   whatever the catch-up is a log of the last `limit` starts: no start
 //   comes earlier than window + window * margin / 2 after the start `limit`
@@ -239,7 +239,8 @@ export class RateLimiter {
     this.#logged = Math.min(this.#log.length, this.#logged + 1);
     // The start `limit` before the next one is the oldest logged: the window it opened must be over.
     const windowEnd = this.#logged === this.#log.length ? this.#log[this.#logAt]! + this.#spanMs : -Infinity;
-    this.#next = Math.max(this.#grid, windowEnd);
+    // Catching up, starts are still half an interval apart: a stall is made up for, not burst out.
+    this.#next = Math.max(this.#grid, windowEnd, now + this.intervalMs / 2);
   }
 
   #arm(): void {

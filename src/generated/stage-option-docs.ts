@@ -26,8 +26,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -56,8 +56,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -86,8 +86,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -115,8 +115,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -144,8 +144,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -169,8 +169,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -199,8 +199,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -228,8 +228,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -257,8 +257,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -285,8 +285,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -314,8 +314,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -343,8 +343,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -372,8 +372,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -401,8 +401,8 @@ export interface StageOptionDocs {
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
      * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
-     * budget at the latency seen needs more (up to the client's sockets, 4 per key), with up to 4 pages
-     * held per request.
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */

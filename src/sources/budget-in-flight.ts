@@ -15,14 +15,15 @@ const HEADROOM = 1.25;
 
 /**
  * Requests to keep on their way: `configured` at least; more when the budget at the latency seen
- * so far needs more, up to the client's sockets plus one waiting per key. Unlimited budgets, and
- * runs before their first answer, keep `configured`.
+ * so far needs more, up to the client's sockets plus one waiting per key and to `most` (what the
+ * source's memory bound leaves). Unlimited budgets, and runs before their first answer, keep
+ * `configured`.
  */
-export function budgetInFlight(client: BudgetView, configured: number): number {
+export function budgetInFlight(client: BudgetView, configured: number, most = Infinity): number {
   const { budgetPerMinute, keyCount, latencyMs, connections } = client;
   if (!Number.isFinite(budgetPerMinute) || latencyMs === undefined) return configured;
   const onTheWire = Math.ceil((budgetPerMinute / 60_000) * latencyMs * HEADROOM);
-  return Math.max(configured, Math.min(onTheWire + keyCount, connections + keyCount));
+  return Math.max(configured, Math.floor(Math.min(onTheWire + keyCount, connections + keyCount, most)));
 }
 
 /** Fewest pages a lane is cut to: each lane costs about half a request more (its last page is not full). */

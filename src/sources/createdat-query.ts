@@ -41,8 +41,6 @@ export interface QueryChunk {
 
 /** Pages a lane keeps fetched ahead of the consumer. */
 const PAGES_AHEAD = 2;
-/** Pages the lanes after the head may hold per request the budget keeps on its way (past `concurrency`'s). */
-const HELD_PER_REQUEST = 4;
 /** A chunk whose first total is under this many pages is read in one lane. */
 const FEW_PAGES = 16;
 
@@ -161,19 +159,21 @@ export class CreatedAtQuerySource extends CatalogSource {
     }
   }
 
-  /** Requests to keep on their way: `concurrency`, or what the budget needs at the latency seen (budget-in-flight.ts). */
+  /**
+   * Requests to keep on their way: `concurrency`, or what the budget needs at the latency seen
+   * (budget-in-flight.ts), within half the pages the lanes may hold (the rest is for their pages).
+   */
   #target(): number {
-    return budgetInFlight(this.#client, this.#concurrency);
+    return budgetInFlight(this.#client, this.#concurrency, this.#heldBound / 2);
   }
 
   /**
    * Pages the lanes after the head may hold, with the requests on their way: what `concurrency`
-   * lanes of AHEAD_LANE_PAGES hold, or, when the budget needs more requests on their way, 4 pages
-   * for each (memory grows with the requests the keys need, only): what lanes of a few pages need
-   * to go on while the head reads (budget-in-flight.ts, `lanePages`).
+   * lanes of AHEAD_LANE_PAGES hold. It does not grow with the requests the budget adds: memory
+   * stays what `concurrency` says (pages of 250 are ~1.5 MB).
    */
   get #heldBound(): number {
-    return Math.max(this.#concurrency * AHEAD_LANE_PAGES, this.#target() * HELD_PER_REQUEST);
+    return this.#concurrency * AHEAD_LANE_PAGES;
   }
 
   /** Pages a lane after the head is cut to: AHEAD_LANE_PAGES, fewer when the budget needs it (budget-in-flight.ts). */

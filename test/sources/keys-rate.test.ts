@@ -102,10 +102,10 @@ describe('several keys reading by createdAt', () => {
     expectCreatedAtRead(records, expected);
     // More than `concurrency` on the wire at once (at 4 the keys got a third of their budget).
     expect(mostAtOnce(exchanges)).toBeGreaterThanOrEqual(8);
-    // Each key nearer its budget than one request per key allows (LATENCY_MS, 3 intervals, between
-    // its starts), though not as near as above: load on a 2-core test machine stretches this run
-    // more (its lanes are shorter, so a stall of the head holds more back).
-    expectEveryKeyAtItsBudget(sandbox, 2.9);
+    // Each key's median spacing within 4 intervals: loose, as load on a 2-core test machine
+    // stretches this run more than the one above (the lanes are shorter: `concurrency` 4 bounds the
+    // pages held, so a stall of the head holds more back); at 4 on the wire it was 6.5 under load.
+    expectEveryKeyAtItsBudget(sandbox, 4);
   }, 60_000);
 });
 
