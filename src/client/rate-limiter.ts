@@ -14,15 +14,8 @@
 //   lower the rate: the next one keeps its slot. Catching up is bounded: a
 //   start later than half the window's slack (windowMs * margin / 2: 300 ms
 //   per 60 s window) re-anchors the grid as if that start were exactly that
-//   late (a new grid, later than the old one, so spacing only grows). A start
-//   whose waiter was queued (its timer fired late: the process stalled, the
-//   budget had work) may be later than that, up to STALL_CATCH_UP of the
-//   window, and keep the grid: the slots the stall skipped are used half an
-//   interval apart (issue 40: on a busy machine stalls of a few intervals each cost a
-//   run with one key 8 % of its budget). What keeps the server's window safe
-//   whatever the catch-up is a log of the last `limit` starts: no start
-//   comes earlier than window + window * margin / 2 after the start `limit`
-//   before it. So any `limit + 1` consecutive starts span at least that,
+//   late (a new grid, later than the old one, so spacing only grows). So any
+//   `limit + 1` consecutive starts span at least window + window * margin / 2,
 //   whatever the stalls, and the other half of the slack absorbs network
 //   jitter between our clock and the server's.
 // - Idle: after a pause the next start is immediate; spacing resumes from it.
@@ -62,31 +55,19 @@ interface Waiter {
 }
 
 const WINDOW_MS = 60_000;
-/** How late (a fraction of the window) a start with a queued waiter may be and keep the grid. */
-const STALL_CATCH_UP = 0.05;
 
 export class RateLimiter {
   readonly perMinute: number;
   readonly #baseInterval: number;
   /** How late a start may be and still keep the grid (half the window's slack). */
   readonly #maxCatchUp: number;
-  /** How late a start after a stall may be and still keep the grid (the log keeps the window safe). */
-  readonly #stallCatchUp: number;
-  /** The window plus half its slack: the least time between a start and the `limit`-th one after it. */
-  readonly #spanMs: number;
-  /** Start times of the last `limit` starts (a ring; `#logged` of them filled). */
-  readonly #log: Float64Array;
-  #logAt = 0;
-  #logged = 0;
   readonly #maxSlowdown: number;
   readonly #recoveryMs: number;
   readonly #now: () => number;
   readonly #queue: Waiter[] = [];
   #slowdown = 1;
   #lastPenalty = 0;
-  /** The evenly spaced slot of the next start. */
-  #grid = -Infinity;
-  /** Earliest time of the next start: its slot, or later when the log says so. */
+  /** Scheduled time of the next start. */
   #next = -Infinity;
   #timer: NodeJS.Timeout | undefined;
   #closed: Error | undefined;
@@ -100,12 +81,7 @@ export class RateLimiter {
     this.perMinute = perMinute === 0 ? Infinity : perMinute;
     const margin = options.safetyMargin ?? 0.01;
     this.#baseInterval = Number.isFinite(this.perMinute) ? (WINDOW_MS / this.perMinute) * (1 + margin) : 0;
-    const windowMs = options.windowMs ?? WINDOW_MS;
-    this.#maxCatchUp = (windowMs * margin) / 2;
-    this.#stallCatchUp = Math.max(this.#maxCatchUp, windowMs * STALL_CATCH_UP);
-    this.#spanMs = windowMs + this.#maxCatchUp;
-    const limit = Number.isFinite(this.perMinute) ? Math.floor((this.perMinute * windowMs) / WINDOW_MS) : 0;
-    this.#log = new Float64Array(Math.max(1, limit));
+    this.#maxCatchUp = ((options.windowMs ?? WINDOW_MS) * margin) / 2;
     this.#maxSlowdown = options.maxSlowdown ?? 8;
     this.#recoveryMs = options.recoveryMs ?? 30_000;
     this.#now = options.now ?? (() => performance.now());
@@ -163,7 +139,7 @@ export class RateLimiter {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.unlimited) return Promise.resolve();
     if (this.#queue.length === 0 && this.#now() >= this.#next) {
-      this.#start(false);
+      this.#start();
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
@@ -186,14 +162,11 @@ export class RateLimiter {
   /** A 429 came back: slow down (double the interval) and return the new interval in ms. */
   penalize(): number {
     if (this.unlimited) return 0;
-    const last = this.#grid - this.intervalMs;
+    const last = this.#next - this.intervalMs;
     this.#slowdown = Math.min(this.#maxSlowdown, this.#slowdown * 2);
     this.#lastPenalty = this.#now();
     const interval = this.intervalMs;
-    if (Number.isFinite(last)) {
-      this.#grid = Math.max(this.#grid, last + interval);
-      this.#next = Math.max(this.#next, this.#grid);
-    }
+    if (Number.isFinite(last)) this.#next = Math.max(this.#next, last + interval);
     if (this.#timer) {
       this.#disarm();
       this.#arm();
@@ -205,7 +178,6 @@ export class RateLimiter {
   holdUntil(time: number): void {
     if (this.unlimited || !(time > this.#next)) return;
     this.#next = time;
-    this.#grid = Math.max(this.#grid, time);
     if (this.#timer) {
       this.#disarm();
       this.#arm();
@@ -222,25 +194,14 @@ export class RateLimiter {
     }
   }
 
-  /**
-   * Books the slot for a start happening now and schedules the one after it. `stalled`: a queued
-   * waiter's timer fired late (the process was busy), not a request that came after a pause.
-   */
-  #start(stalled: boolean): void {
+  /** Books the slot for a start happening now and schedules the one after it. */
+  #start(): void {
     const now = this.#now();
-    // On time, early by a fraction (timers), or a little late: keep the grid. Later than that
-    // (an idle pause, or a stall past its catch-up): a new grid on which this start is as late
-    // as allowed. A 429's slowdown catches up no stall: the pacing was wrong, not late.
-    const catchUp = stalled && this.#slowdown === 1 ? this.#stallCatchUp : this.#maxCatchUp;
-    const base = now - this.#next <= catchUp ? this.#grid : now - catchUp;
-    this.#grid = base + this.intervalMs;
-    this.#log[this.#logAt] = now;
-    this.#logAt = (this.#logAt + 1) % this.#log.length;
-    this.#logged = Math.min(this.#log.length, this.#logged + 1);
-    // The start `limit` before the next one is the oldest logged: the window it opened must be over.
-    const windowEnd = this.#logged === this.#log.length ? this.#log[this.#logAt]! + this.#spanMs : -Infinity;
-    // Catching up, starts are still half an interval apart: a stall is made up for, not burst out.
-    this.#next = Math.max(this.#grid, windowEnd, now + this.intervalMs / 2);
+    const slot = this.#next;
+    // On time, early by a fraction (timers), or a little late: keep the grid.
+    // Later than that (a stall, or an idle pause): a new grid on which this
+    // start is as late as allowed.
+    this.#next = (now - slot <= this.#maxCatchUp ? slot : now - this.#maxCatchUp) + this.intervalMs;
   }
 
   #arm(): void {
@@ -261,7 +222,7 @@ export class RateLimiter {
     const waiter = this.#queue.shift();
     if (waiter) {
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
-      this.#start(true);
+      this.#start();
       waiter.resolve();
     }
     this.#arm();
