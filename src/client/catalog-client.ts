@@ -149,7 +149,7 @@ export interface CatalogClientOptions {
    * sandbox set up with a smaller window (to exercise slicing on less data): sources slice past it.
    */
   resultWindow?: number;
-  /** Sockets kept open to the service (default 8). */
+  /** Sockets kept open to the service (default 8, or 4 per key with more than two keys, at most 64). */
   connections?: number;
   timeouts?: ClientTimeouts;
   retry?: RetryOptions;
@@ -179,6 +179,11 @@ export interface RequestOptions {
    * pipelines sharing one client each hear their own requests.
    */
   events?: RunEvents;
+  /**
+   * Waits for its key's next slot ahead of the requests already queued there: the request the
+   * consumer is waiting for (a createdAt read's head lane, which the lanes after it wait on).
+   */
+  first?: boolean;
 }
 
 /** `CATALOG_RATE_LIMIT`: requests per minute of the credential, when the file's connection block does not say (0: no limit). */
@@ -287,6 +292,15 @@ export const DEFAULT_MAX_PAGE_BYTES = 256 * 1024 * 1024;
 const PAGE_BUFFER_POOL = 8;
 const PAGE_BUFFER_SIZE = 2 * 1024 * 1024;
 const DEFAULT_CONNECTIONS = 8;
+/**
+ * Sockets per key when several keys share the client (at most MAX_DEFAULT_CONNECTIONS): a key's
+ * budget is used only with as many requests on their way as its rate times the latency, so the
+ * sockets follow the keys (issue 40: 8 sockets capped 8 and 16 keys below their budget).
+ */
+const CONNECTIONS_PER_KEY = 4;
+const MAX_DEFAULT_CONNECTIONS = 64;
+/** Weight of the latest successful attempt in the latency estimate (an exponential average). */
+const LATENCY_WEIGHT = 0.2;
 const MAX_ERROR_BODY = 64 * 1024;
 const UNREACHABLE = new Set([
   'ECONNREFUSED',
@@ -335,6 +349,9 @@ export class CatalogClient {
 
   /** The region preset the client was made with: its requests are checked against the region's filters. */
   readonly region: Region | undefined;
+  /** Sockets kept open to the service: requests beyond them wait for one. */
+  readonly connections: number;
+  #latencyMs: number | undefined;
 
   constructor(options: CatalogClientOptions) {
     const url = parseBaseUrl(presetBaseUrl(options));
@@ -384,8 +401,11 @@ export class CatalogClient {
       ...common,
       accept: 'application/x-json-stream, application/x-ndjson;q=0.9, application/json;q=0.5',
     };
+    this.connections =
+      options.connections ??
+      Math.min(MAX_DEFAULT_CONNECTIONS, Math.max(DEFAULT_CONNECTIONS, CONNECTIONS_PER_KEY * credentials.length));
     this.#pool = new Pool(url.origin, {
-      connections: options.connections ?? DEFAULT_CONNECTIONS,
+      connections: this.connections,
       pipelining: 1,
       connect: { timeout: this.#timeouts.connect },
       headersTimeout: this.#timeouts.headers,
@@ -456,6 +476,14 @@ export class CatalogClient {
   /** Each key's limiter, in the order the keys were given. */
   get limiters(): RateLimiter[] {
     return this.#keys.limiters;
+  }
+
+  /**
+   * How long a successful attempt takes, ms (an exponential average; undefined before the first):
+   * with the budget, how many requests must be on their way to use it (sources/budget-in-flight.ts).
+   */
+  get latencyMs(): number | undefined {
+    return this.#latencyMs;
   }
 
   /** Attempts made (or waiting) with each key, in key order. */
@@ -722,7 +750,7 @@ export class CatalogClient {
       body: JSON.stringify(toWireRequest(endpoint, body).body),
       signal,
     };
-    return this.#send(endpoint, request, body, options.events ?? this.events, signal, consume);
+    return this.#send(endpoint, request, body, options.events ?? this.events, signal, consume, options.first);
   }
 
   /**
@@ -794,11 +822,12 @@ export class CatalogClient {
     events: RunEvents,
     signal: AbortSignal | undefined,
     consume: (res: Dispatcher.ResponseData, body: Readable) => Promise<T>,
+    first = false,
   ): Promise<T> {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw aborted(endpoint, signal);
-      const key = await this.#keys.acquire(signal);
+      const key = await this.#keys.acquire(signal, first);
       const started = performance.now();
       let failure: Failure;
       let status: number | undefined;
@@ -900,10 +929,14 @@ export class CatalogClient {
   ): void {
     this.stats.requests++;
     this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
+    const durationMs = performance.now() - started;
+    if (typeof status === 'number' && status >= 200 && status < 300)
+      this.#latencyMs =
+        this.#latencyMs === undefined ? durationMs : this.#latencyMs + LATENCY_WEIGHT * (durationMs - this.#latencyMs);
     events.emit('request', {
       endpoint,
       status: status === 'network' ? 0 : status,
-      durationMs: Math.round(performance.now() - started),
+      durationMs: Math.round(durationMs),
       attempt,
     });
   }

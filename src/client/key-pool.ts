@@ -61,8 +61,8 @@ export class KeyPool {
     return this.#keys.map((k) => k.started);
   }
 
-  /** Resolves with the key this attempt uses, once its budget allows a start. */
-  async acquire(signal?: AbortSignal): Promise<PooledKey> {
+  /** Resolves with the key this attempt uses, once its budget allows a start (`first`: ahead of its queue). */
+  async acquire(signal?: AbortSignal, first = false): Promise<PooledKey> {
     const key = this.#choose();
     // Counted when chosen, not when started: requests chosen in the same tick see each other.
     key.started++;
@@ -71,7 +71,7 @@ export class KeyPool {
       if (key.heldUntil > now) {
         await delay(key.heldUntil - now, signal);
       }
-      await key.limiter.acquire(signal);
+      await key.limiter.acquire(signal, first);
     } catch (err) {
       key.started--;
       throw err;

@@ -130,8 +130,11 @@ export class RateLimiter {
     return this.#now();
   }
 
-  /** Resolves when this request may start; rejects with AbortedError if `signal` aborts first. */
-  acquire(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when this request may start; rejects with AbortedError if `signal` aborts first.
+   * `first`: ahead of the waiters already queued (a request the consumer is waiting for).
+   */
+  acquire(signal?: AbortSignal, first = false): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closed);
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.unlimited) return Promise.resolve();
@@ -150,7 +153,8 @@ export class RateLimiter {
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      this.#queue.push(waiter);
+      if (first) this.#queue.unshift(waiter);
+      else this.#queue.push(waiter);
       this.#arm();
     });
   }

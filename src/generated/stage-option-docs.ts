@@ -25,7 +25,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -53,7 +55,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -81,7 +85,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -108,7 +114,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -135,7 +143,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -158,7 +168,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -186,7 +198,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -213,7 +227,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -240,7 +256,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -266,7 +284,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -293,7 +313,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -320,7 +342,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -347,7 +371,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */
@@ -374,7 +400,9 @@ export interface StageOptionDocs {
     /**
      * Page requests kept in flight (default 3; with several keys about 2 per key); pages buffered ahead of
      * the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request
-     * plus 2; the rate limit still applies.
+     * plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys'
+     * budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages
+     * held).
      *
      * Default: `3`
      */

@@ -17,6 +17,9 @@
 // end, and leave one request on its way (issue 40: a run with 4 or 8 keys went no faster than
 // one key's budget).
 //
+// Requests on their way: `concurrency`, or more when the keys' budget at the latency seen needs
+// more (budget-in-flight.ts); the lanes follow that number.
+//
 // Code chunks (code-chunks.ts) are read one after the other, each by its own lanes.
 import type { CatalogClient, CatalogRecord, LazyPage, QueryEndpointName } from '../client/index.js';
 import { DataError } from '../errors.js';
@@ -26,6 +29,7 @@ import { CatalogSource } from './source-stream.js';
 import { type PagedQueryOptions, type SourceBody, pageRequest } from './paged-query.js';
 import { CreatedAtLane, type Direction, type LaneStep, createdAtOf, listedCodes } from './createdat-lane.js';
 import { AHEAD_LANE_PAGES, estimateFarEnd, rebalance } from './createdat-split.js';
+import { budgetInFlight, lanePages } from './budget-in-flight.js';
 import { listedIds } from './read-window.js';
 import { PROBE_PAGE_SIZE, isCapped } from './sliced-products-query.js';
 
@@ -142,8 +146,9 @@ export class CreatedAtQuerySource extends CatalogSource {
   #pump(): void {
     let held = this.#inFlight;
     for (const pages of this.#pages.values()) held += pages.length;
+    const target = this.#target();
     for (const [i, lane] of this.#lanes.entries()) {
-      if (this.#inFlight >= this.#concurrency || this.destroyed) return;
+      if (this.#inFlight >= target || this.destroyed) return;
       // The first page decides the split: nothing else is asked for before it.
       if (this.#lanes[0]!.requests === 1 && this.#lanes[0]!.inFlight) return;
       if (lane.done || lane.inFlight) continue;
@@ -154,14 +159,31 @@ export class CreatedAtQuerySource extends CatalogSource {
     }
   }
 
-  /** Pages the lanes after the head may hold, with the requests on their way. */
+  /**
+   * Requests to keep on their way: `concurrency`, or what the budget needs at the latency seen
+   * (budget-in-flight.ts), within half the pages the lanes may hold (the rest is for their pages).
+   */
+  #target(): number {
+    return budgetInFlight(this.#client, this.#concurrency, this.#heldBound / 2);
+  }
+
+  /**
+   * Pages the lanes after the head may hold, with the requests on their way: what `concurrency`
+   * lanes of AHEAD_LANE_PAGES hold. It does not grow with the requests the budget adds: memory
+   * stays what `concurrency` says (pages of 250 are ~1.5 MB).
+   */
   get #heldBound(): number {
     return this.#concurrency * AHEAD_LANE_PAGES;
   }
 
-  /** A lane after the head that holds AHEAD_LANE_PAGES pages: what it has left more is worth a lane of its own. */
+  /** Pages a lane after the head is cut to: AHEAD_LANE_PAGES, fewer when the budget needs it (budget-in-flight.ts). */
+  #lanePages(): number {
+    return lanePages(this.#client, this.#heldBound, AHEAD_LANE_PAGES);
+  }
+
+  /** A lane after the head that holds its pages: what it has left more is worth a lane of its own. */
   #stalled(lane: CreatedAtLane): boolean {
-    return lane !== this.#lanes[0] && (this.#pages.get(lane)?.length ?? 0) >= AHEAD_LANE_PAGES;
+    return lane !== this.#lanes[0] && (this.#pages.get(lane)?.length ?? 0) >= this.#lanePages();
   }
 
   #request(lane: CreatedAtLane, retried = false): void {
@@ -170,7 +192,9 @@ export class CreatedAtQuerySource extends CatalogSource {
     lane.inFlight = true;
     this.#inFlight++;
     const request = pageRequest<QueryEndpointName>(step.body, step.page, this.#size);
-    this.#client.queryLazy(this.#endpoint, request, { signal: this.signal, events: this.events }).then(
+    // The head lane's pages are what the consumer and every lane after it wait for: ahead of the queue.
+    const first = lane === this.#lanes[0];
+    this.#client.queryLazy(this.#endpoint, request, { signal: this.signal, events: this.events, first }).then(
       (page) => {
         lane.inFlight = false;
         this.#inFlight--;
@@ -218,16 +242,17 @@ export class CreatedAtQuerySource extends CatalogSource {
     // A chunk of a few pages is read in one lane: a split costs a request, and saves little time there.
     if (first) this.#few = !isCapped(total, this.#client.resultWindow) && total < FEW_PAGES * this.#size;
     this.#pages.get(lane)!.push({ step, page });
-    if (first && !lane.done && this.#concurrency > 1 && isCapped(total, this.#client.resultWindow))
+    if (first && !lane.done && this.#target() > 1 && isCapped(total, this.#client.resultWindow))
       this.#probeFarEnd(lane);
     this.#rebalance();
   }
 
-  /** Splits lanes (none while the far end is being asked for) until `concurrency` are being read. */
+  /** Splits lanes (none while the far end is being asked for) until as many as requests kept on their way are being read. */
   #rebalance(): void {
-    if (this.#concurrency === 1 || this.#probing || this.#few) return;
+    const target = this.#target();
+    if (target === 1 || this.#probing || this.#few) return;
     const stalled = (lane: CreatedAtLane) => this.#stalled(lane);
-    for (const l of rebalance(this.#lanes, this.#concurrency, this.#size, this.#density, stalled))
+    for (const l of rebalance(this.#lanes, target, this.#size, this.#density, stalled, this.#lanePages()))
       this.#pages.set(l, []);
   }
 

@@ -35,7 +35,8 @@ export const AHEAD_LANE_PAGES = 8;
 
 /**
  * Keeps `lanes` + 1 lanes readable (not done, not `stalled`: holding as many pages as it may). A
- * stalled lane with at least twice AHEAD_LANE_PAGES pages left keeps AHEAD_LANE_PAGES of them
+ * stalled lane with at least twice `lanePages` (AHEAD_LANE_PAGES, or fewer when the budget needs
+ * shorter lanes: budget-in-flight.ts) pages left keeps `lanePages` of them
  * and gives the rest to a new lane right after it, which can be read at once (density is uneven:
  * a lane cut by an estimate may hold far more than it); else the last lane, while it is expected
  * to hold that much, keeps its near AHEAD_LANE_PAGES pages and gives the rest to a new last lane.
@@ -50,9 +51,10 @@ export function rebalance(
   pageSize: number,
   density: number,
   stalled: (lane: CreatedAtLane) => boolean = () => false,
+  lanePages = AHEAD_LANE_PAGES,
 ): CreatedAtLane[] {
   const added: CreatedAtLane[] = [];
-  const cut = AHEAD_LANE_PAGES * pageSize;
+  const cut = lanePages * pageSize;
   for (;;) {
     const open = order.filter((l) => !l.done && !stalled(l));
     if (open.length >= lanes + 1) break;

@@ -66,7 +66,7 @@ export const concurrencyOption = z
   .max(MAX_CONCURRENCY)
   .default(DEFAULT_CONCURRENCY)
   .describe(
-    `Page requests kept in flight (default ${DEFAULT_CONCURRENCY}; with several keys about 2 per key); pages buffered ahead of the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request plus 2; the rate limit still applies.`,
+    `Page requests kept in flight (default ${DEFAULT_CONCURRENCY}; with several keys about 2 per key); pages buffered ahead of the consumer: as many, and for products.query and media.query read by createdAt up to 8 per request plus 2; the rate limit still applies. Reads by createdAt keep more on their way when the keys' budget at the latency seen needs more (up to the client's sockets, 4 per key, and half the pages held).`,
   );
 
 export const maxLineLengthOption = z

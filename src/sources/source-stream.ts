@@ -63,9 +63,11 @@ export abstract class CatalogSource extends Readable {
     },
   ) {
     super({ objectMode: true });
-    // Every request on its way or waiting for a key listens to this signal: up to 16 of them (the
-    // largest concurrency) and a lookup's or a probe's beside them, past Node's warning at 10.
-    setMaxListeners(64, this.controller.signal);
+    // Every request on its way or waiting for a key listens to this signal, at a few layers
+    // (the key's limiter, the socket pool): up to the client's sockets (64 at most) plus one per
+    // key when the budget needs them (budget-in-flight.ts), and a lookup's or a probe's beside
+    // them, past Node's warning at 10.
+    setMaxListeners(256, this.controller.signal);
     this.endpoint = endpoint;
     this.events = run.events;
     this.#seen = run.dedupe ? new Set() : undefined;
