@@ -52,7 +52,16 @@ interface Waiter {
   reject(err: unknown): void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** Times a `first` waiter went ahead of this one. */
+  passed: number;
 }
+
+/**
+ * How often a waiter lets a `first` one go ahead: once. A source whose head request is always
+ * asked again before the next slot would otherwise starve every other waiter of the key (the
+ * progress display's plan probes, another pipeline sharing the client).
+ */
+const MAX_PASSED = 1;
 
 const WINDOW_MS = 60_000;
 
@@ -143,7 +152,7 @@ export class RateLimiter {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, passed: 0 };
       if (signal) {
         waiter.onAbort = () => {
           const i = this.#queue.indexOf(waiter);
@@ -153,10 +162,18 @@ export class RateLimiter {
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      if (first) this.#queue.unshift(waiter);
+      if (first) this.#jump(waiter);
       else this.#queue.push(waiter);
       this.#arm();
     });
+  }
+
+  /** Queues a `first` waiter ahead of those not yet passed over MAX_PASSED times. */
+  #jump(waiter: Waiter): void {
+    let at = this.#queue.length;
+    while (at > 0 && this.#queue[at - 1]!.passed < MAX_PASSED) at--;
+    for (let i = at; i < this.#queue.length; i++) this.#queue[i]!.passed++;
+    this.#queue.splice(at, 0, waiter);
   }
 
   /** A 429 came back: slow down (double the interval) and return the new interval in ms. */

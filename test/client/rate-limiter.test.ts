@@ -72,6 +72,24 @@ describe('RateLimiter', () => {
     expect((await startTimes(l, 3)).map((t) => t - t0)).toEqual([0, 100, 200]);
   });
 
+  it('a `first` waiter goes ahead of the queue, but never past a waiter it already passed once', async () => {
+    const l = limiter(600);
+    await l.acquire(); // takes the slot at 0: the rest wait
+    const order: string[] = [];
+    const other = l.acquire().then(() => order.push('other'));
+    // A head request asked again as soon as the previous one started, as a source's head lane does.
+    let heads = 0;
+    const head = (): Promise<void> =>
+      l.acquire(undefined, true).then(() => {
+        order.push(`head${++heads}`);
+        if (heads < 4) void head();
+      });
+    void head();
+    while (order.length < 5) await vi.advanceTimersToNextTimerAsync();
+    await other;
+    expect(order).toEqual(['head1', 'other', 'head2', 'head3', 'head4']);
+  });
+
   it('an aborted waiter leaves the queue without using a slot', async () => {
     const l = limiter(600);
     const times: Record<string, number> = {};
