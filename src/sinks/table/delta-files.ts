@@ -13,7 +13,7 @@
 // rewritten by the next.
 import { SinkError } from '../../errors.js';
 import type { ShapedRow } from '../shared/column-types.js';
-import type { WrittenPart } from './current-files.js';
+import type { WrittenPart } from './snapshot-files.js';
 import type { DeltaDataFile, DeltaDeleteFile, MergePositions } from './merge-positions.js';
 import type { RowOrigin } from './table-merge.js';
 

@@ -27,11 +27,6 @@ export interface PreviousVersion {
    * `catalog-streams.columns` property (iceberg layout), to say when this run's differ.
    */
   schema?: { hash: string; columns: ReadonlyArray<{ name: string; type: string }> };
-  /**
-   * The snapshot's files in key order (Iceberg `current/`: copy-on-write per file), with what the
-   * rows were written as (`filesKey`): a run whose rows would be written otherwise writes them all.
-   */
-  files?: { filesKey: string; files: readonly TableFile[] };
   /** Iceberg `current/`: each state frame's data file and position, its data and delete files (merge-positions.ts). */
   delta?: MergePositions;
 }

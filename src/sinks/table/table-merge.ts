@@ -22,7 +22,7 @@ export type ChangeKind = 'insert' | 'update' | 'delete';
 
 /**
  * Where a snapshot row comes from: a previous key's row as it was, a previous key's new row, or a
- * new key's. The Iceberg layout keeps the files whose rows are all `unchanged` (current-files.ts).
+ * new key's. Iceberg's row delta writes only the rows that are not `unchanged` (delta-files.ts).
  */
 export type RowOrigin = 'unchanged' | 'updated' | 'inserted';
 

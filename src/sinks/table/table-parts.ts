@@ -13,10 +13,10 @@ import { type TypedColumn, type ShapedRow } from '../shared/column-types.js';
 import { changeColumnsDescription, changeParquetColumns } from './table-columns.js';
 import type { TableLineage } from './table-lineage.js';
 import { currentFileRows, type CHANGE_COLUMNS, type ResolvedConfig } from './table-options.js';
-import type { NewVersion, PreviousVersion, TableLayout } from './table-layout.js';
+import type { NewVersion, TableLayout } from './table-layout.js';
 import type { StagedFile } from './table-store.js';
 import type { ChangeKind, RowOrigin } from './table-merge.js';
-import { CurrentFiles } from './current-files.js';
+import { SnapshotFiles } from './snapshot-files.js';
 import { DeltaFiles, type DeleteWriter } from './delta-files.js';
 import { encodePositions, type MergePositions } from './merge-positions.js';
 
@@ -66,12 +66,6 @@ export interface TablePartsInput {
   /** Stages a file of the table (`rel` from its root). */
   stage(rel: string): Promise<StagedFile>;
   /**
-   * The previous snapshot's files in key order, when the layout keeps unchanged ones (Iceberg):
-   * only the ranges with a change are written (current-files.ts), if their rows were written as
-   * this run's are (`filesKey`); else every row is.
-   */
-  previousFiles?: PreviousVersion['files'];
-  /**
    * Iceberg `current/`: every row's file and position in the previous snapshot, when this run
    * writes a row delta (an incremental run: delta-files.ts); undefined: every row is written.
    */
@@ -86,7 +80,7 @@ type SnapshotPart = { staged: StagedFile; encoder: ParquetEncoder; path(): strin
 
 /** The run's snapshot and changes parts, and how a merged row goes into them. */
 export class TableParts {
-  readonly #snapshot: CurrentFiles<SnapshotPart> | DeltaFiles<SnapshotPart>;
+  readonly #snapshot: SnapshotFiles<SnapshotPart> | DeltaFiles<SnapshotPart>;
   readonly #input: TablePartsInput;
   readonly #changes: SequentialParts<ShapedRow, { staged: StagedFile; encoder: ParquetEncoder }>;
   readonly #copied: FirstRunChanges | undefined;
@@ -150,7 +144,6 @@ export class TableParts {
     };
     const rotation = { maxRows: config.maxRows };
     this.filesKey = `${schema.hash} timestamps=${config.timestamps}`;
-    const previous = input.previousFiles?.filesKey === this.filesKey ? input.previousFiles.files : undefined;
     const fileRows = config.format === 'iceberg' ? currentFileRows(config) : config.maxRows;
     this.#snapshot =
       config.format === 'iceberg'
@@ -160,7 +153,7 @@ export class TableParts {
             opener('snapshot', columns),
             this.#deleteWriter(encoderOptions('snapshot')),
           )
-        : new CurrentFiles(previous, fileRows, opener('snapshot', columns));
+        : new SnapshotFiles(fileRows, opener('snapshot', columns));
     this.#changes = new SequentialParts(opener('changes', changeColumns), rotation);
   }
 
@@ -251,10 +244,7 @@ export class TableParts {
         ...(this.positions ? { positions: this.positions } : {}),
       };
     }
-    const files = snapshot.order.map((f) =>
-      'kept' in f ? { ...f.kept, kept: true } : { ...fileEntry(f.written), kept: false },
-    );
-    return { filesKey: this.filesKey, files };
+    return { filesKey: this.filesKey, files: snapshot.written.map((p) => ({ ...fileEntry(p), kept: false })) };
   }
 
   /** The changes files as a version lists them. */

@@ -179,7 +179,6 @@ export class TableSink extends PublishingSink {
     // Before any output is staged: the candidates' lookups are requests, which may take a while.
     const check = mode === 'full' && !this.#complete ? await this.#inputs.checkDeletes(previous!.state) : undefined;
     const parts = new TableParts({
-      previousFiles: previous?.files,
       // A full refresh writes every row again and drops the deletes (docs/iceberg.md, Costs); a
       // full read (no cursor, fullReadEvery) writes its changes and deletes as any other run.
       previousDelta: ctx.mode.fullRefresh ? undefined : previous?.delta,
