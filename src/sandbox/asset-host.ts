@@ -106,6 +106,7 @@ export class AssetHost {
   readonly #secrets: readonly string[];
   readonly #removed = new Set<string>();
   readonly #records: AssetRequestRecord[] = [];
+  #halfSent = 0;
   readonly #servers: Server[] = [];
   #url = '';
   #otherUrl = '';
@@ -223,11 +224,21 @@ export class AssetHost {
 
   async #body(res: ServerResponse, path: string, bytes: Buffer): Promise<void> {
     const half = bytes.subarray(0, bytes.length >> 1);
-    res.write(half);
-    if (this.faults.slowBodyMs) await sleep(this.faults.slowBodyMs);
-    // A truncated body: the declared length is never reached, the connection just ends.
-    if (share(path, 'truncate') < (this.faults.truncateRate ?? 0)) return void res.destroy();
-    res.end(bytes.subarray(half.length));
+    this.#halfSent++;
+    try {
+      res.write(half);
+      if (this.faults.slowBodyMs) await sleep(this.faults.slowBodyMs);
+      // A truncated body: the declared length is never reached, the connection just ends.
+      if (share(path, 'truncate') < (this.faults.truncateRate ?? 0)) return void res.destroy();
+      res.end(bytes.subarray(half.length));
+    } finally {
+      this.#halfSent--;
+    }
+  }
+
+  /** Bodies whose first half is sent and whose rest is not yet: downloads in the middle of their bodies. */
+  get bodiesInProgress(): number {
+    return this.#halfSent;
   }
 
   async close(): Promise<void> {

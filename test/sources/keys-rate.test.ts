@@ -127,7 +127,9 @@ function expectEveryKeyAtItsBudget(sandbox: Sandbox, medianIntervals = 1.5): voi
 
   const times = sandbox.requestTimes();
   const counts = times.map((t) => t.length);
-  expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+  // Spread over the keys evenly: within 2 of each other (of 30+ each; the pool picks the key whose
+  // next slot comes first, and a head request going ahead can tip one pick).
+  expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(2);
   expect(Math.min(...counts)).toBeGreaterThan(30);
   for (const t of times) {
     const gaps = t.slice(1).map((at, i) => at - t[i]!);
