@@ -8,8 +8,11 @@
 // table's size (total-files-size) and against what the full refresh wrote (a full rewrite), with
 // files added/replaced, delete files and position deletes in the table.
 //
+// With --verify, icebird reads current/ after every run and compares it with the catalog of that
+// day (ids and values), then reads every earlier version (time travel) against its day's.
+//
 //   npx tsc -p tsconfig.json && node dist/test/bench/iceberg-cow.js [--products 100000] [--days 20]
-//     [--changes 0.01] [--file-rows 1000] [--skew 0] [--seed 1]
+//     [--changes 0.01] [--file-rows 1000] [--skew 0] [--seed 1] [--verify]
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { tableSink } from '../../src/sinks/index.js';
 import type { TableFilesReport } from '../../src/sinks/table/table-layout.js';
 import { testContext } from '../helpers/stage-context.js';
+import { readIceberg } from '../helpers/iceberg-reader.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,6 +32,7 @@ const { values: args } = parseArgs({
     'file-rows': { type: 'string', default: '1000' },
     skew: { type: 'string', default: '0' },
     seed: { type: 'string', default: '1' },
+    verify: { type: 'boolean', default: false },
   },
 });
 const PRODUCTS = Number(args.products);
@@ -118,6 +123,31 @@ async function run(dir: string, day: number, records: Array<Record<string, unkno
   };
 }
 
+/** A row as the catalog model says it, and as icebird read it: the values the sink was given. */
+function expectedRow(n: number, version: number): string {
+  const p = product(n, version);
+  return `${String(p.id)}|${String(p.name)}|${String(p.price)}|${String(p.status)}`;
+}
+
+function readRow(r: Record<string, unknown>): string {
+  return `${String(r.id)}|${String(r.name)}|${String(r.price)}|${String(r.status)}`;
+}
+
+/** Fails the bench when `current/` (or version `metadataFileName`) does not hold exactly `versions`. */
+async function verify(dir: string, versions: ReadonlyMap<number, number>, label: string, metadataFileName?: string) {
+  const rows = await readIceberg(join(dir, 'table/current'), metadataFileName ? { metadataFileName } : {});
+  const got = rows.map(readRow).sort();
+  const want = [...versions].map(([n, v]) => expectedRow(n, v)).sort();
+  const first = got.findIndex((g, i) => g !== want[i]);
+  if (got.length !== want.length || first >= 0)
+    throw new Error(
+      `${label}: current/ holds ${got.length} rows, the catalog ${want.length}; first difference at #${first}: ${got[first]} vs ${want[first]}`,
+    );
+}
+
+const hint = async (dir: string) =>
+  `v${(await readFile(join(dir, 'table/current/metadata/version-hint.text'), 'utf8')).trim()}.metadata.json`;
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-iceberg-cow-'));
   const catalog: Catalog = { versions: new Map(), next: PRODUCTS };
@@ -127,6 +157,7 @@ async function main(): Promise<void> {
   );
   console.log('day mode          files +added -replaced  deletes (files)  bytes written  table bytes  written/table');
   const written: Array<{ mode: string; bytes: number; ratio: number }> = [];
+  const versions: Array<{ day: number; metadata: string; catalog: Map<number, number> }> = [];
   for (let day = 0; day <= DAYS; day++) {
     let records: Array<Record<string, unknown>>;
     let mode: string;
@@ -146,6 +177,10 @@ async function main(): Promise<void> {
       records = changeDay(catalog, day).map((n) => product(n, catalog.versions.get(n)!));
     }
     const f = await run(dir, day, records, mode);
+    if (args.verify) {
+      await verify(dir, catalog.versions, `day ${day}`);
+      versions.push({ day, metadata: await hint(dir), catalog: new Map(catalog.versions) });
+    }
     const ratio = f.bytesWritten / f.bytesInTable;
     written.push({ mode, bytes: f.bytesWritten, ratio });
     const deletes = `${f.positionDeletes} (${f.deleteFiles})`;
@@ -158,6 +193,11 @@ async function main(): Promise<void> {
   const share = incremental.map((w) => w.bytes / full);
   const mean = share.reduce((a, b) => a + b, 0) / share.length;
   const ofTable = incremental.reduce((a, w) => a + w.ratio, 0) / incremental.length;
+  for (const v of versions) await verify(dir, v.catalog, `day ${v.day} read back later`, v.metadata);
+  if (args.verify)
+    console.log(
+      `verified: current/ equal to the catalog after each of the ${versions.length} runs, and each earlier version (time travel) equal to its day's`,
+    );
   const state = (await readFile(join(dir, 'table/current/metadata/version-hint.text'), 'utf8')).trim();
   console.log(
     `incremental runs: bytes written into current/ (data and delete files) = ${(mean * 100).toFixed(2)} % of the full refresh's rewrite on average (max ${(Math.max(...share) * 100).toFixed(2)} %; ${(ofTable * 100).toFixed(2)} % of the table's bytes); target <= 5 %; metadata version ${state}`,
