@@ -40,16 +40,7 @@ describe('several keys reading by createdAt', () => {
   });
 
   it('4 keys: each key spaced at its own interval at the same time, 4 x one key`s rate, no 429', async () => {
-    sandbox = await startTestSandbox({
-      products: 2_000,
-      seed: 7,
-      credentials: KEYS[0],
-      extraCredentials: KEYS.slice(1),
-      rateLimit: PER_WINDOW,
-      rateLimitWindowMs: WINDOW_MS,
-      recordRequestTimes: true,
-      faults: { latencyMs: LATENCY_MS },
-    });
+    sandbox = await startKeysSandbox();
     client = new CatalogClient({
       baseUrl: sandbox.url,
       credentials: KEYS,
@@ -72,16 +63,7 @@ describe('several keys reading by createdAt', () => {
     // Concurrency 4 is one request per key; at 3 intervals per answer that is a third of the
     // budget. The source raises it to rate x latency (budget-in-flight.ts), the client's sockets
     // follow the keys (16 for 4), and each key is spaced at its interval as with concurrency 16.
-    sandbox = await startTestSandbox({
-      products: 2_000,
-      seed: 7,
-      credentials: KEYS[0],
-      extraCredentials: KEYS.slice(1),
-      rateLimit: PER_WINDOW,
-      rateLimitWindowMs: WINDOW_MS,
-      recordRequestTimes: true,
-      faults: { latencyMs: LATENCY_MS },
-    });
+    sandbox = await startKeysSandbox();
     const events = new RunEvents();
     const exchanges: [number, number][] = [];
     events.on('request', (e) => exchanges.push([performance.now() - e.durationMs, performance.now()]));
@@ -120,6 +102,20 @@ function mostAtOnce(exchanges: [number, number][]): number {
   let most = 0;
   for (const [, d] of edges) most = Math.max(most, (now += d!));
   return most;
+}
+
+/** The sandbox both cases read: 4 keys, each at PER_WINDOW a window, answers after LATENCY_MS. */
+function startKeysSandbox(): Promise<Sandbox> {
+  return startTestSandbox({
+    products: 2_000,
+    seed: 7,
+    credentials: KEYS[0],
+    extraCredentials: KEYS.slice(1),
+    rateLimit: PER_WINDOW,
+    rateLimitWindowMs: WINDOW_MS,
+    recordRequestTimes: true,
+    faults: { latencyMs: LATENCY_MS },
+  });
 }
 
 function expectEveryKeyAtItsBudget(sandbox: Sandbox, medianIntervals = 1.5): void {
