@@ -46,8 +46,6 @@ import { POSITIONS, positionsOf, snapshotPositions } from './iceberg-positions.j
 /** The summary and property keys the sink reads back; prefixed as Iceberg asks of writers' own keys. */
 export const RUN_ID = 'catalog-streams.run-id';
 const STATE = 'catalog-streams.state';
-/** What `current/`'s rows were written as (the positions file records it too; earlier versions read this). */
-const FILES_KEY = 'catalog-streams.files-key';
 
 const TABLES = ['current', 'changes'] as const;
 type TableName = (typeof TABLES)[number];
@@ -384,9 +382,8 @@ export class IcebergLayout implements TableLayout {
     }
     this.#positions = version.currentFiles?.positions;
     const { commit: changes } = await commit('changes', version.changes, {});
-    const filesKey: Record<string, string> = version.currentFiles ? { [FILES_KEY]: version.currentFiles.filesKey } : {};
-    if (this.#positions) filesKey[POSITIONS] = this.#positions;
-    const { commit: current } = await commit('current', version.snapshot, { [STATE]: version.state, ...filesKey });
+    const positions: Record<string, string> = this.#positions ? { [POSITIONS]: this.#positions } : {};
+    const { commit: current } = await commit('current', version.snapshot, { [STATE]: version.state, ...positions });
     // The files catalog asserts the fence before each of its writes; a REST catalog's commit is
     // conditional on the versions loaded besides (its requirements).
     await fence.assertHeld();
